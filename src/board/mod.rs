@@ -1,0 +1,339 @@
+//! Redis: the day's boards, the roster lookup and the per-department outbox. Every write that
+//! one check-in makes is one Lua script call on its department's keys (no lock).
+
+pub mod record;
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, NaiveDate, Utc};
+use chrono_tz::Tz;
+use redis::{Commands, ConnectionLike};
+
+use crate::config::Policy;
+use crate::db::roster::Member;
+use crate::event::Kind;
+use crate::keys::Keys;
+use crate::policy::PunchFacts;
+use record::{DayRecord, MAX_TOKENS};
+
+static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("punch.lua")));
+static LAYOUT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("layout.lua")));
+
+/// An employee as the roster cache knows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Employee {
+    pub id: String,
+    pub department_id: String,
+    pub name: String,
+}
+
+/// Look an employee up in the Redis roster cache.
+pub fn lookup(con: &mut impl ConnectionLike, keys: &Keys, id: &str) -> Result<Option<Employee>> {
+    let v: Option<String> = con.hget(keys.roster(), id)?;
+    Ok(v.and_then(|v| decode_roster(id, &v)))
+}
+
+fn decode_roster(id: &str, v: &str) -> Option<Employee> {
+    let (dept, name) = v.split_once('\t')?;
+    Some(Employee {
+        id: id.to_string(),
+        department_id: dept.to_string(),
+        name: name.to_string(),
+    })
+}
+
+/// Write employees into the Redis roster cache, in chunks of one HSET each.
+pub fn cache_roster<'a>(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    members: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+) -> Result<usize> {
+    let key = keys.roster();
+    let mut n = 0;
+    let mut pipe = redis::pipe();
+    let mut items: Vec<(String, String)> = Vec::with_capacity(1000);
+    let flush = |pipe: &mut redis::Pipeline, items: &mut Vec<(String, String)>| {
+        if !items.is_empty() {
+            pipe.hset_multiple(&key, items).ignore();
+            items.clear();
+        }
+    };
+    for (id, dept, name) in members {
+        items.push((id.to_string(), format!("{dept}\t{name}")));
+        n += 1;
+        if items.len() == 1000 {
+            flush(&mut pipe, &mut items);
+        }
+    }
+    flush(&mut pipe, &mut items);
+    pipe.query::<()>(con).context("writing the roster to Redis")?;
+    Ok(n)
+}
+
+/// One punch to record.
+#[derive(Debug, Clone)]
+pub struct Punch {
+    pub employee: Employee,
+    /// `None`: let the board decide (see `punch.lua`).
+    pub kind: Option<Kind>,
+    pub at: DateTime<Utc>,
+    pub facts: PunchFacts,
+    pub source: String,
+    pub event_id: String,
+}
+
+impl Punch {
+    /// Build a punch at `at` under the policy, with a fresh event id.
+    pub fn new(
+        employee: Employee,
+        kind: Option<Kind>,
+        at: DateTime<Utc>,
+        source: &str,
+        policy: &Policy,
+        tz: Tz,
+    ) -> Punch {
+        Punch {
+            facts: crate::policy::classify(policy, tz, at),
+            employee,
+            kind,
+            at,
+            source: source.to_string(),
+            event_id: uuid::Uuid::new_v4().to_string(),
+        }
+    }
+}
+
+/// What the board made of a punch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PunchOutcome {
+    pub kind: Kind,
+    /// The day's first check-in or last check-out moved.
+    pub changed: bool,
+    /// The very same punch was already recorded (nothing written, no event).
+    pub duplicate: bool,
+    pub first_in: Option<i64>,
+    pub last_out: Option<i64>,
+    /// The event written to the outbox (`None` for a duplicate).
+    pub event_json: Option<String>,
+}
+
+/// Settings the script needs besides the punch.
+#[derive(Debug, Clone, Copy)]
+pub struct PunchRules {
+    pub repeat_window_secs: i64,
+    pub tz: Tz,
+}
+
+impl PunchRules {
+    pub fn new(policy: &Policy, tz: Tz) -> Self {
+        PunchRules {
+            repeat_window_secs: i64::from(policy.repeat_window_minutes) * 60,
+            tz,
+        }
+    }
+}
+
+fn invocation(keys: &Keys, rules: PunchRules, p: &Punch) -> redis::ScriptInvocation<'static> {
+    let template = serde_json::json!({
+        "event_id": p.event_id,
+        "employee_id": p.employee.id,
+        "employee_name": p.employee.name,
+        "department_id": p.employee.department_id,
+        "at": p.at.with_timezone(&rules.tz).to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        "work_date": p.facts.work_date.format("%Y-%m-%d").to_string(),
+        "source": p.source,
+    });
+    let mut inv = PUNCH.key(keys.board(&p.employee.department_id, p.facts.work_date));
+    inv.key(keys.outbox(&p.employee.department_id))
+        .arg(&p.employee.id)
+        .arg(p.facts.secs)
+        .arg(p.kind.map_or("auto", Kind::as_str))
+        .arg(rules.repeat_window_secs)
+        .arg(MAX_TOKENS)
+        .arg(p.facts.late_minutes_if_in)
+        .arg(p.facts.early_minutes_if_out)
+        .arg(&p.event_id)
+        .arg(template.to_string());
+    inv
+}
+
+type Reply = (String, i64, i64, i64, i64, String);
+
+fn outcome(r: Reply) -> Result<PunchOutcome> {
+    let (kind, changed, dup, fi, lo, ev) = r;
+    Ok(PunchOutcome {
+        kind: kind.parse().map_err(anyhow::Error::msg)?,
+        changed: changed == 1,
+        duplicate: dup == 1,
+        first_in: (fi >= 0).then_some(fi),
+        last_out: (lo >= 0).then_some(lo),
+        event_json: (!ev.is_empty()).then_some(ev),
+    })
+}
+
+/// Record one punch: one EVALSHA (loaded on first use).
+pub fn punch(con: &mut impl ConnectionLike, keys: &Keys, rules: PunchRules, p: &Punch) -> Result<PunchOutcome> {
+    let r: Reply = invocation(keys, rules, p)
+        .invoke(con)
+        .context("recording the punch in Redis")?;
+    outcome(r)
+}
+
+/// Record many punches in pipelines of `depth`, in order. Same script, same outcomes.
+pub fn punch_many(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    rules: PunchRules,
+    punches: &[Punch],
+    depth: usize,
+    mut progress: impl FnMut(usize),
+) -> Result<Vec<PunchOutcome>> {
+    // In a pipeline EVALSHA does not load the script on NOSCRIPT: load it first.
+    PUNCH
+        .prepare_invoke()
+        .load(con)
+        .context("loading the punch script into Redis")?;
+    let mut out = Vec::with_capacity(punches.len());
+    for chunk in punches.chunks(depth.max(1)) {
+        let mut pipe = redis::pipe();
+        for p in chunk {
+            pipe.invoke_script(&invocation(keys, rules, p));
+        }
+        let replies: Vec<Reply> = pipe.query(con).context("recording punches in Redis")?;
+        for r in replies {
+            out.push(outcome(r)?);
+        }
+        progress(chunk.len());
+    }
+    Ok(out)
+}
+
+/// One employee's record for a day: `None` if the board has no field for them (not laid
+/// out and no punch), `Some(empty)` if laid out with no punch yet.
+pub fn day_record(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    dept: &str,
+    date: NaiveDate,
+    emp: &str,
+) -> Result<Option<DayRecord>> {
+    let v: Option<String> = con.hget(keys.board(dept, date), emp)?;
+    Ok(v.map(|v| DayRecord::parse(&v)))
+}
+
+/// A whole department board for a day: employee id -> record.
+pub fn department_board(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    dept: &str,
+    date: NaiveDate,
+) -> Result<HashMap<String, DayRecord>> {
+    let m: HashMap<String, String> = con.hgetall(keys.board(dept, date))?;
+    Ok(m.into_iter().map(|(k, v)| (k, DayRecord::parse(&v))).collect())
+}
+
+/// What `init-day` did.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct LayoutReport {
+    pub date: String,
+    pub departments: usize,
+    pub employees: usize,
+    /// Fields created now; the rest were already there (and kept their punches).
+    pub laid_out: u64,
+}
+
+/// Lay out every department's board for `date` from the roster (which must be ordered by
+/// department), and refresh the roster cache. Idempotent: HSETNX never clobbers a punch.
+pub fn layout_day(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    date: NaiveDate,
+    members: &[Member],
+    mut progress: impl FnMut(usize),
+) -> Result<LayoutReport> {
+    cache_roster(
+        con,
+        keys,
+        members
+            .iter()
+            .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str())),
+    )?;
+    LAYOUT
+        .prepare_invoke()
+        .load(con)
+        .context("loading the layout script into Redis")?;
+    let mut report = LayoutReport {
+        date: date.to_string(),
+        employees: members.len(),
+        ..Default::default()
+    };
+    let depts: Vec<&[Member]> = members.chunk_by(|a, b| a.department_id == b.department_id).collect();
+    report.departments = depts.len();
+    // Pipeline a few departments at a time; split big ones so one call stays short.
+    let mut pipe = redis::pipe();
+    let mut queued = 0usize;
+    for dept in depts {
+        for part in dept.chunks(1000) {
+            let mut inv = LAYOUT.key(keys.board(&part[0].department_id, date));
+            for m in part {
+                inv.arg(&m.employee_id);
+            }
+            pipe.invoke_script(&inv);
+            queued += part.len();
+        }
+        if queued >= 5_000 {
+            let added: Vec<u64> = pipe.query(con).context("laying out boards in Redis")?;
+            report.laid_out += added.iter().sum::<u64>();
+            progress(queued);
+            pipe = redis::pipe();
+            queued = 0;
+        }
+    }
+    if queued > 0 {
+        let added: Vec<u64> = pipe.query(con).context("laying out boards in Redis")?;
+        report.laid_out += added.iter().sum::<u64>();
+        progress(queued);
+    }
+    Ok(report)
+}
+
+/// Pending events of one department's outbox, oldest first: (event id, JSON).
+pub fn outbox_pending(con: &mut impl ConnectionLike, keys: &Keys, dept: &str) -> Result<Vec<(String, String)>> {
+    let m: HashMap<String, String> = con.hgetall(keys.outbox(dept))?;
+    let mut v: Vec<(String, String, String)> = m
+        .into_iter()
+        .map(|(id, json)| {
+            let at = serde_json::from_str::<serde_json::Value>(&json)
+                .ok()
+                .and_then(|e| e.get("at").and_then(|a| a.as_str()).map(str::to_string))
+                .unwrap_or_default();
+            (at, id, json)
+        })
+        .collect();
+    v.sort();
+    Ok(v.into_iter().map(|(_, id, json)| (id, json)).collect())
+}
+
+/// Remove confirmed events from a department's outbox.
+pub fn outbox_ack(con: &mut impl ConnectionLike, keys: &Keys, dept: &str, ids: &[String]) -> Result<()> {
+    if !ids.is_empty() {
+        let _: u64 = con.hdel(keys.outbox(dept), ids)?;
+    }
+    Ok(())
+}
+
+/// Departments whose outbox holds anything.
+pub fn outbox_departments(con: &mut redis::Connection, keys: &Keys) -> Result<Vec<String>> {
+    let found: Vec<String> = con
+        .scan_match::<_, String>(keys.outbox_pattern())?
+        .collect::<Result<_, _>>()?;
+    let mut depts: Vec<String> = found
+        .iter()
+        .filter_map(|k| Keys::dept_of(k).map(str::to_string))
+        .collect();
+    depts.sort();
+    depts.dedup();
+    Ok(depts)
+}

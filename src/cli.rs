@@ -1,0 +1,163 @@
+//! The command line: clap types only. A field's doc comment is its `--help` text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::Overrides;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "attendance",
+    version,
+    about = "Daily attendance on Redis, RabbitMQ and MySQL: check-ins, supervisors' notifications, nightly settle, reports",
+    after_help = "Exit codes: 0 done, 1 refused by a rule, 2 bad usage or input, 3 a service unreachable, 4 done but some items refused or failed."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalOpts,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Connection and output flags shared by every command.
+#[derive(Debug, Args, Clone)]
+pub struct GlobalOpts {
+    /// TOML config file (see README: Configuration)
+    #[arg(long, global = true, env = "ATTENDANCE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Redis URL [default: redis://127.0.0.1:6379/]
+    #[arg(
+        long,
+        global = true,
+        env = "ATTENDANCE_REDIS_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub redis_url: Option<String>,
+    /// MySQL URL with the database [default: mysql://root@127.0.0.1:3306/attendance]
+    #[arg(
+        long,
+        global = true,
+        env = "ATTENDANCE_MYSQL_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub mysql_url: Option<String>,
+    /// RabbitMQ URL [default: amqp://guest:guest@127.0.0.1:5672/%2f]
+    #[arg(
+        long,
+        global = true,
+        env = "ATTENDANCE_AMQP_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub amqp_url: Option<String>,
+    /// Prefix of every Redis key and AMQP name [default: att]
+    #[arg(long, global = true, env = "ATTENDANCE_NAMESPACE", value_name = "NAME")]
+    pub namespace: Option<String>,
+    /// The company's IANA time zone, which decides "today" and "09:00" [default: UTC]
+    #[arg(long, global = true, env = "ATTENDANCE_TIMEZONE", value_name = "ZONE")]
+    pub timezone: Option<String>,
+    /// Print nothing on stderr but errors
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Say more on stderr
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+impl GlobalOpts {
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            config_file: self.config.clone(),
+            redis_url: self.redis_url.clone(),
+            mysql_url: self.mysql_url.clone(),
+            amqp_url: self.amqp_url.clone(),
+            namespace: self.namespace.clone(),
+            timezone: self.timezone.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create the MySQL database if missing and apply the schema migrations
+    Migrate,
+    /// The roster: import employees and departments, generate a sample roster
+    #[command(subcommand)]
+    Org(OrgCommand),
+    /// Lay out every department's board for a day in Redis (idempotent)
+    InitDay(InitDayArgs),
+    /// Record a punch (check-in or check-out) for an employee
+    Checkin(CheckinArgs),
+    /// Show an employee's own state for a day
+    Status(StatusArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OrgCommand {
+    /// Upsert employees and departments from a CSV file
+    /// (header: employee_id,name,department_id,department_name,role). A file with any bad row
+    /// is rejected whole, every bad line listed, and nothing is written.
+    Import {
+        /// The CSV file ('-' for stdin)
+        file: PathBuf,
+    },
+    /// Write a realistic roster CSV: departments of uneven sizes, one supervisor each
+    Generate {
+        /// Number of employees
+        #[arg(long, default_value_t = 100_000)]
+        employees: u32,
+        /// Number of departments
+        #[arg(long, default_value_t = 500)]
+        departments: u32,
+        /// Seed of the random generator, for a reproducible roster
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Output file [default: stdout]
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct InitDayArgs {
+    /// The day, YYYY-MM-DD [default: today in the company's zone]
+    #[arg(long)]
+    pub date: Option<String>,
+    /// Print the summary as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckinArgs {
+    /// The employee's id
+    pub employee_id: String,
+    /// in or out. Without it: the first punch of the day is a check-in, a punch within
+    /// policy.repeat_window_minutes (30) of the first check-in repeats it, any later punch is a check-out.
+    #[arg(long, value_parser = ["in", "out"])]
+    pub kind: Option<String>,
+    /// When the punch happened, RFC 3339 (for kiosks replaying offline punches) [default: now]
+    #[arg(long, value_name = "RFC3339")]
+    pub at: Option<String>,
+    /// Where the punch comes from (kiosk name)
+    #[arg(long, default_value = "cli")]
+    pub source: String,
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The employee's id
+    pub employee_id: String,
+    /// The day, YYYY-MM-DD [default: today in the company's zone]
+    #[arg(long)]
+    pub date: Option<String>,
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,33 @@
+//! `attendance init-day`: lay out a day's boards in Redis from the MySQL roster.
+
+use anyhow::Result;
+
+use super::Ctx;
+use crate::cli::InitDayArgs;
+use crate::{board, db, keys::Keys, services};
+
+pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
+    let date = ctx.date_or_today(args.date.as_deref())?;
+    let pool = services::mysql(&ctx.cfg)?;
+    let members = db::roster::active_members(&pool)?;
+    let mut con = services::redis(&ctx.cfg)?;
+    let pb = ctx.out.progress(members.len() as u64, "init-day");
+    let started = std::time::Instant::now();
+    let report = board::layout_day(&mut con, &Keys::new(&ctx.cfg.namespace), date, &members, |n| {
+        pb.inc(n as u64)
+    })?;
+    pb.finish_and_clear();
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        ctx.out.status(format!(
+            "{date}: {} boards, {} employees, {} newly laid out, {} kept ({:.2}s)",
+            report.departments,
+            report.employees,
+            report.laid_out,
+            report.employees as u64 - report.laid_out,
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! One file per subcommand: turn arguments into plain options, call the domain layer, print.
+
+use anyhow::Result;
+use chrono::NaiveDate;
+
+use crate::cli::{Cli, Command};
+use crate::config::Config;
+use crate::error::Error;
+use crate::output::Out;
+
+mod checkin;
+mod init_day;
+mod migrate;
+mod org;
+mod status;
+
+/// What every command gets: the validated config and the output settings.
+pub struct Ctx {
+    pub cfg: Config,
+    pub out: Out,
+}
+
+impl Ctx {
+    /// Today in the company's zone.
+    pub fn today(&self) -> NaiveDate {
+        chrono::Utc::now().with_timezone(&self.cfg.timezone).date_naive()
+    }
+
+    /// A `--date` flag, or today.
+    pub fn date_or_today(&self, date: Option<&str>) -> Result<NaiveDate> {
+        match date {
+            Some(d) => Ok(parse_date(d)?),
+            None => Ok(self.today()),
+        }
+    }
+}
+
+/// A YYYY-MM-DD date, or a usage error that says what was expected.
+pub fn parse_date(s: &str) -> Result<NaiveDate, Error> {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .map_err(|_| Error::input(format!("invalid date '{s}': expected YYYY-MM-DD")))
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    let cfg = Config::load(&cli.global.overrides())?;
+    let ctx = Ctx {
+        cfg,
+        out: Out {
+            quiet: cli.global.quiet,
+            verbose: cli.global.verbose,
+        },
+    };
+    match cli.command {
+        Command::Migrate => migrate::run(&ctx),
+        Command::Org(c) => org::run(&ctx, c),
+        Command::InitDay(a) => init_day::run(&ctx, a),
+        Command::Checkin(a) => checkin::run(&ctx, a),
+        Command::Status(a) => status::run(&ctx, a),
+    }
+}
+
+/// Find an employee: the Redis roster cache first, then MySQL (and cache what it finds).
+/// Unknown everywhere: refused (exit 1). MySQL is opened only on a cache miss.
+pub fn resolve_employee(
+    ctx: &Ctx,
+    con: &mut redis::Connection,
+    keys: &crate::keys::Keys,
+    id: &str,
+) -> Result<crate::board::Employee> {
+    if let Some(e) = crate::board::lookup(con, keys, id)? {
+        return Ok(e);
+    }
+    let pool = crate::services::mysql(&ctx.cfg)?;
+    match crate::db::roster::employee(&pool, id)? {
+        Some((dept, name)) => {
+            crate::board::cache_roster(con, keys, [(id, dept.as_str(), name.as_str())])?;
+            Ok(crate::board::Employee {
+                id: id.to_string(),
+                department_id: dept,
+                name,
+            })
+        }
+        None => Err(Error::refused(format!("unknown employee '{id}'")).into()),
+    }
+}

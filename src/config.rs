@@ -1,0 +1,441 @@
+//! The one configuration of every command: defaults, then a TOML file, then `ATTENDANCE_*`
+//! environment variables, then command-line flags. Validated once; every error names its key.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use chrono::{NaiveTime, Weekday};
+use chrono_tz::Tz;
+use serde::Deserialize;
+
+use crate::error::{redact, Error};
+
+pub const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:6379/";
+pub const DEFAULT_MYSQL_URL: &str = "mysql://root@127.0.0.1:3306/attendance";
+pub const DEFAULT_AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+pub const DEFAULT_NAMESPACE: &str = "att";
+
+/// Values given on the command line or in the environment (clap reads both); `None` = not given.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub config_file: Option<PathBuf>,
+    pub redis_url: Option<String>,
+    pub mysql_url: Option<String>,
+    pub amqp_url: Option<String>,
+    pub namespace: Option<String>,
+    pub timezone: Option<String>,
+}
+
+/// The attendance rules of the company, in its own time zone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// A check-in after this local time (plus grace) is late.
+    pub checkin_deadline: NaiveTime,
+    /// A check-out before this local time (minus grace) is early.
+    pub checkout_from: NaiveTime,
+    /// Minutes of tolerance on both sides.
+    pub grace_minutes: u32,
+    /// Days of the week that are work days unless the calendar says otherwise.
+    pub work_days: Vec<Weekday>,
+    /// Without `--kind`, a punch this close to the day's first check-in counts as a repeat
+    /// of that check-in, never as a check-out.
+    pub repeat_window_minutes: u32,
+    /// How far in the future (clock skew between kiosk and server) a punch may be.
+    pub max_future_skew_secs: u32,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            checkin_deadline: NaiveTime::from_hms_opt(9, 0, 0).expect("valid"),
+            checkout_from: NaiveTime::from_hms_opt(18, 0, 0).expect("valid"),
+            grace_minutes: 0,
+            work_days: vec![Weekday::Mon, Weekday::Tue, Weekday::Wed, Weekday::Thu, Weekday::Fri],
+            repeat_window_minutes: 30,
+            max_future_skew_secs: 120,
+        }
+    }
+}
+
+/// Kind of RabbitMQ queue for the department queues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueType {
+    Quorum,
+    Classic,
+}
+
+/// Notification settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AmqpSettings {
+    pub queue_type: QueueType,
+    /// Deliveries a message gets before it is parked.
+    pub max_retries: u32,
+    /// Back-off before a rejected message goes back to its department queue.
+    pub retry_delay_ms: u32,
+    /// Outstanding publisher confirms in bulk publishing.
+    pub confirm_window: usize,
+}
+
+impl Default for AmqpSettings {
+    fn default() -> Self {
+        AmqpSettings {
+            queue_type: QueueType::Quorum,
+            max_retries: 5,
+            retry_delay_ms: 5_000,
+            confirm_window: 1_000,
+        }
+    }
+}
+
+/// Settle settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettleSettings {
+    /// Rows per multi-row upsert.
+    pub batch_size: usize,
+    /// Attempts to reach MySQL before giving up (exit 3).
+    pub mysql_retries: u32,
+}
+
+impl Default for SettleSettings {
+    fn default() -> Self {
+        SettleSettings {
+            batch_size: 1_000,
+            mysql_retries: 4,
+        }
+    }
+}
+
+#[derive(Clone, PartialEq)]
+pub struct Config {
+    pub redis_url: String,
+    pub mysql_url: String,
+    pub amqp_url: String,
+    pub namespace: String,
+    pub timezone: Tz,
+    pub policy: Policy,
+    pub amqp: AmqpSettings,
+    pub settle: SettleSettings,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("redis_url", &redact(&self.redis_url))
+            .field("mysql_url", &redact(&self.mysql_url))
+            .field("amqp_url", &redact(&self.amqp_url))
+            .field("namespace", &self.namespace)
+            .field("timezone", &self.timezone)
+            .field("policy", &self.policy)
+            .field("amqp", &self.amqp)
+            .field("settle", &self.settle)
+            .finish()
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            redis_url: DEFAULT_REDIS_URL.into(),
+            mysql_url: DEFAULT_MYSQL_URL.into(),
+            amqp_url: DEFAULT_AMQP_URL.into(),
+            namespace: DEFAULT_NAMESPACE.into(),
+            timezone: Tz::UTC,
+            policy: Policy::default(),
+            amqp: AmqpSettings::default(),
+            settle: SettleSettings::default(),
+        }
+    }
+}
+
+/// The file's shape. Every field optional: what is absent keeps its default.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    redis_url: Option<String>,
+    mysql_url: Option<String>,
+    amqp_url: Option<String>,
+    namespace: Option<String>,
+    timezone: Option<String>,
+    #[serde(default)]
+    policy: FilePolicy,
+    #[serde(default)]
+    amqp: FileAmqp,
+    #[serde(default)]
+    settle: FileSettle,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilePolicy {
+    checkin_deadline: Option<String>,
+    checkout_from: Option<String>,
+    grace_minutes: Option<u32>,
+    work_days: Option<Vec<String>>,
+    repeat_window_minutes: Option<u32>,
+    max_future_skew_secs: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileAmqp {
+    queue_type: Option<String>,
+    max_retries: Option<u32>,
+    retry_delay_ms: Option<u32>,
+    confirm_window: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSettle {
+    batch_size: Option<usize>,
+    mysql_retries: Option<u32>,
+}
+
+fn bad(key: &str, value: &str, expected: &str) -> Error {
+    Error::input(format!("config: {key}: invalid value '{}' ({expected})", redact(value)))
+}
+
+impl Config {
+    /// Defaults, then the file (`--config` / `ATTENDANCE_CONFIG`), then env and flags.
+    pub fn load(o: &Overrides) -> Result<Config, Error> {
+        let mut c = Config::default();
+        if let Some(path) = &o.config_file {
+            c.apply_file(path)?;
+        }
+        if let Some(v) = &o.redis_url {
+            c.redis_url = v.clone();
+        }
+        if let Some(v) = &o.mysql_url {
+            c.mysql_url = v.clone();
+        }
+        if let Some(v) = &o.amqp_url {
+            c.amqp_url = v.clone();
+        }
+        if let Some(v) = &o.namespace {
+            c.namespace = v.clone();
+        }
+        if let Some(v) = &o.timezone {
+            c.timezone = parse_tz("timezone (ATTENDANCE_TIMEZONE)", v)?;
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
+    fn apply_file(&mut self, path: &Path) -> Result<(), Error> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::input(format!("config: cannot read {}: {e}", path.display())))?;
+        let f: FileConfig = toml::from_str(&text).map_err(|e| {
+            Error::input(format!(
+                "config: {}: {}",
+                path.display(),
+                e.message().replace('\n', " ")
+            ))
+        })?;
+        if let Some(v) = f.redis_url {
+            self.redis_url = v;
+        }
+        if let Some(v) = f.mysql_url {
+            self.mysql_url = v;
+        }
+        if let Some(v) = f.amqp_url {
+            self.amqp_url = v;
+        }
+        if let Some(v) = f.namespace {
+            self.namespace = v;
+        }
+        if let Some(v) = f.timezone {
+            self.timezone = parse_tz("timezone", &v)?;
+        }
+        let p = &mut self.policy;
+        if let Some(v) = f.policy.checkin_deadline {
+            p.checkin_deadline = parse_hhmm("policy.checkin_deadline", &v)?;
+        }
+        if let Some(v) = f.policy.checkout_from {
+            p.checkout_from = parse_hhmm("policy.checkout_from", &v)?;
+        }
+        if let Some(v) = f.policy.grace_minutes {
+            if v > 240 {
+                return Err(bad("policy.grace_minutes", &v.to_string(), "0 to 240"));
+            }
+            p.grace_minutes = v;
+        }
+        if let Some(days) = f.policy.work_days {
+            let mut parsed = Vec::new();
+            for d in &days {
+                let wd: Weekday = d
+                    .parse()
+                    .map_err(|_| bad("policy.work_days", d, "a day name such as mon or monday"))?;
+                if !parsed.contains(&wd) {
+                    parsed.push(wd);
+                }
+            }
+            p.work_days = parsed;
+        }
+        if let Some(v) = f.policy.repeat_window_minutes {
+            p.repeat_window_minutes = v;
+        }
+        if let Some(v) = f.policy.max_future_skew_secs {
+            p.max_future_skew_secs = v;
+        }
+        if let Some(v) = f.amqp.queue_type {
+            self.amqp.queue_type = match v.as_str() {
+                "quorum" => QueueType::Quorum,
+                "classic" => QueueType::Classic,
+                _ => return Err(bad("amqp.queue_type", &v, "quorum or classic")),
+            };
+        }
+        if let Some(v) = f.amqp.max_retries {
+            self.amqp.max_retries = v;
+        }
+        if let Some(v) = f.amqp.retry_delay_ms {
+            self.amqp.retry_delay_ms = v;
+        }
+        if let Some(v) = f.amqp.confirm_window {
+            if v == 0 {
+                return Err(bad("amqp.confirm_window", "0", "at least 1"));
+            }
+            self.amqp.confirm_window = v;
+        }
+        if let Some(v) = f.settle.batch_size {
+            if !(1..=10_000).contains(&v) {
+                return Err(bad("settle.batch_size", &v.to_string(), "1 to 10000"));
+            }
+            self.settle.batch_size = v;
+        }
+        if let Some(v) = f.settle.mysql_retries {
+            self.settle.mysql_retries = v;
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        let ns = &self.namespace;
+        if ns.is_empty()
+            || ns.len() > 32
+            || !ns
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+        {
+            return Err(bad("namespace", ns, "1 to 32 of a-z, 0-9, '_' and '-'"));
+        }
+        for (key, url, schemes) in [
+            (
+                "redis_url",
+                &self.redis_url,
+                &["redis", "rediss", "redis+unix", "unix"][..],
+            ),
+            ("mysql_url", &self.mysql_url, &["mysql"][..]),
+            ("amqp_url", &self.amqp_url, &["amqp"][..]),
+        ] {
+            let scheme = url.split("://").next().unwrap_or("");
+            if !url.contains("://") || !schemes.contains(&scheme) {
+                return Err(bad(key, url, &format!("a URL starting with {}://", schemes[0])));
+            }
+        }
+        if self.mysql_database().is_none() {
+            return Err(bad(
+                "mysql_url",
+                &self.mysql_url,
+                "the URL must name a database, as in mysql://host/attendance",
+            ));
+        }
+        if self.policy.checkout_from <= self.policy.checkin_deadline {
+            return Err(Error::input(
+                "config: policy.checkout_from must be later than policy.checkin_deadline",
+            ));
+        }
+        if self.policy.work_days.is_empty() {
+            return Err(Error::input("config: policy.work_days: at least one day is needed"));
+        }
+        Ok(())
+    }
+
+    /// The database named in the MySQL URL.
+    pub fn mysql_database(&self) -> Option<String> {
+        let after = self.mysql_url.split("://").nth(1)?;
+        let path = after.split_once('/')?.1;
+        let name = path.split('?').next()?;
+        (!name.is_empty()
+            && name.len() <= 64
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .then(|| name.to_string())
+    }
+
+    /// The MySQL URL without its database, to create the database itself.
+    pub fn mysql_server_url(&self) -> String {
+        let (scheme, after) = self.mysql_url.split_once("://").unwrap_or(("mysql", &self.mysql_url));
+        let (auth_host, rest) = after.split_once('/').unwrap_or((after, ""));
+        let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
+        format!("{scheme}://{auth_host}/{query}")
+    }
+}
+
+fn parse_tz(key: &str, v: &str) -> Result<Tz, Error> {
+    v.parse::<Tz>()
+        .map_err(|_| bad(key, v, "an IANA time zone such as Europe/Paris"))
+}
+
+fn parse_hhmm(key: &str, v: &str) -> Result<NaiveTime, Error> {
+    NaiveTime::parse_from_str(v, "%H:%M").map_err(|_| bad(key, v, "HH:MM"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_file(text: &str) -> Result<Config, Error> {
+        let dir = std::env::temp_dir().join(format!("att-cfg-{}", uuid::Uuid::new_v4()));
+        std::fs::write(&dir, text).unwrap();
+        let r = Config::load(&Overrides {
+            config_file: Some(dir.clone()),
+            ..Default::default()
+        });
+        std::fs::remove_file(dir).ok();
+        r
+    }
+
+    #[test]
+    fn defaults_point_at_local_services() {
+        let c = Config::load(&Overrides::default()).unwrap();
+        assert_eq!(c.namespace, "att");
+        assert_eq!(c.mysql_database().as_deref(), Some("attendance"));
+        assert_eq!(c.mysql_server_url(), "mysql://root@127.0.0.1:3306/");
+    }
+
+    #[test]
+    fn file_then_overrides() {
+        let c = with_file("namespace = \"acme\"\ntimezone = \"Asia/Tokyo\"\n[policy]\ngrace_minutes = 5\nwork_days = [\"mon\", \"sat\"]\n").unwrap();
+        assert_eq!(c.namespace, "acme");
+        assert_eq!(c.timezone, chrono_tz::Asia::Tokyo);
+        assert_eq!(c.policy.grace_minutes, 5);
+        assert_eq!(c.policy.work_days, vec![Weekday::Mon, Weekday::Sat]);
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let e = with_file("[policy]\ncheckin_deadline = \"9h\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("policy.checkin_deadline"), "{e}");
+        let e = with_file("timezone = \"Mars/Base\"\n").unwrap_err().to_string();
+        assert!(e.contains("timezone"), "{e}");
+        let e = with_file("colour = 1\n").unwrap_err().to_string();
+        assert!(e.contains("colour"), "{e}");
+        let e = Config::load(&Overrides {
+            namespace: Some("Bad NS".into()),
+            ..Default::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("namespace"), "{e}");
+    }
+
+    #[test]
+    fn debug_redacts_passwords() {
+        let c = Config {
+            amqp_url: "amqp://u:topsecret@h:5672/%2f".into(),
+            ..Config::default()
+        };
+        assert!(!format!("{c:?}").contains("topsecret"));
+    }
+}

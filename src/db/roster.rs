@@ -1,0 +1,141 @@
+//! Roster queries: upserting an imported roster, reading it for the day's boards.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use mysql::prelude::Queryable;
+use mysql::{Pool, TxOpts, Value};
+
+use super::placeholders;
+use crate::roster::{Role, RosterRow};
+
+/// Rows per multi-row INSERT: well under 65,535 placeholders and max_allowed_packet.
+const CHUNK: usize = 2_000;
+
+/// What an import did.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct ImportReport {
+    pub employees: usize,
+    pub departments: usize,
+    pub supervisors: usize,
+    /// Departments that still have no supervisor after the import.
+    pub departments_without_supervisor: Vec<String>,
+}
+
+/// Upsert the whole roster in one transaction: all of it lands, or none of it.
+pub fn upsert(pool: &Pool, rows: &[RosterRow]) -> Result<ImportReport> {
+    let mut depts: BTreeMap<&str, &str> = BTreeMap::new();
+    for r in rows {
+        depts.entry(&r.department_id).or_insert(&r.department_name);
+    }
+    let mut conn = pool.get_conn()?;
+    let mut tx = conn.start_transaction(TxOpts::default())?;
+    let depts: Vec<(&str, &str)> = depts.into_iter().collect();
+    for chunk in depts.chunks(CHUNK) {
+        let sql = format!(
+            "INSERT INTO departments (id, name) VALUES {} ON DUPLICATE KEY UPDATE name = VALUES(name)",
+            placeholders(chunk.len(), 2)
+        );
+        let params: Vec<Value> = chunk
+            .iter()
+            .flat_map(|(id, n)| [Value::from(*id), Value::from(*n)])
+            .collect();
+        tx.exec_drop(sql, params)?;
+    }
+    for chunk in rows.chunks(CHUNK) {
+        let sql = format!(
+            "INSERT INTO employees (id, name, department_id, role, active) VALUES {} \
+             ON DUPLICATE KEY UPDATE name = VALUES(name), department_id = VALUES(department_id), \
+             role = VALUES(role), active = TRUE",
+            placeholders(chunk.len(), 5)
+        );
+        let params: Vec<Value> = chunk
+            .iter()
+            .flat_map(|r| {
+                [
+                    Value::from(&r.employee_id),
+                    Value::from(&r.name),
+                    Value::from(&r.department_id),
+                    Value::from(r.role.as_str()),
+                    Value::from(true),
+                ]
+            })
+            .collect();
+        tx.exec_drop(sql, params)?;
+    }
+    let sups: Vec<&RosterRow> = rows.iter().filter(|r| r.role == Role::Supervisor).collect();
+    for chunk in sups.chunks(CHUNK) {
+        // A new supervisor replaces the old one; the old one, if still listed elsewhere, is freed first.
+        let ids: Vec<Value> = chunk.iter().map(|r| Value::from(&r.employee_id)).collect();
+        tx.exec_drop(
+            format!(
+                "DELETE FROM supervisors WHERE employee_id IN ({})",
+                vec!["?"; ids.len()].join(",")
+            ),
+            ids,
+        )?;
+        let sql = format!(
+            "INSERT INTO supervisors (department_id, employee_id) VALUES {} \
+             ON DUPLICATE KEY UPDATE employee_id = VALUES(employee_id)",
+            placeholders(chunk.len(), 2)
+        );
+        let params: Vec<Value> = chunk
+            .iter()
+            .flat_map(|r| [Value::from(&r.department_id), Value::from(&r.employee_id)])
+            .collect();
+        tx.exec_drop(sql, params)?;
+    }
+    // Someone listed as a plain employee no longer supervises anything.
+    let plain: Vec<&RosterRow> = rows.iter().filter(|r| r.role == Role::Employee).collect();
+    for chunk in plain.chunks(CHUNK) {
+        let ids: Vec<Value> = chunk.iter().map(|r| Value::from(&r.employee_id)).collect();
+        tx.exec_drop(
+            format!(
+                "DELETE FROM supervisors WHERE employee_id IN ({})",
+                vec!["?"; ids.len()].join(",")
+            ),
+            ids,
+        )?;
+    }
+    let without: Vec<String> = tx.query(
+        "SELECT d.id FROM departments d LEFT JOIN supervisors s ON s.department_id = d.id \
+         WHERE s.employee_id IS NULL ORDER BY d.id",
+    )?;
+    tx.commit()?;
+    Ok(ImportReport {
+        employees: rows.len(),
+        departments: depts.len(),
+        supervisors: sups.len(),
+        departments_without_supervisor: without,
+    })
+}
+
+/// An active employee: (department id, name).
+pub fn employee(pool: &Pool, id: &str) -> Result<Option<(String, String)>> {
+    let mut conn = pool.get_conn()?;
+    Ok(conn.exec_first(
+        "SELECT department_id, name FROM employees WHERE id = ? AND active",
+        (id,),
+    )?)
+}
+
+/// One active employee as the boards need them.
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub employee_id: String,
+    pub department_id: String,
+    pub name: String,
+}
+
+/// Every active employee, ordered by department then id.
+pub fn active_members(pool: &Pool) -> Result<Vec<Member>> {
+    let mut conn = pool.get_conn()?;
+    Ok(conn.query_map(
+        "SELECT id, department_id, name FROM employees WHERE active ORDER BY department_id, id",
+        |(employee_id, department_id, name)| Member {
+            employee_id,
+            department_id,
+            name,
+        },
+    )?)
+}

@@ -1,0 +1,69 @@
+//! Every Redis key name, in one place. All start with the namespace; the keys one check-in
+//! touches (its department's board and outbox) share the Redis Cluster hash tag `{DEPT}`.
+
+use chrono::NaiveDate;
+
+/// Key names under one namespace.
+#[derive(Debug, Clone)]
+pub struct Keys {
+    ns: String,
+}
+
+impl Keys {
+    pub fn new(namespace: &str) -> Self {
+        Keys {
+            ns: namespace.to_string(),
+        }
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.ns
+    }
+
+    /// Hash: employee id -> `"<department id>\t<name>"`. Written by `org import` and `init-day`.
+    pub fn roster(&self) -> String {
+        format!("{}:roster", self.ns)
+    }
+
+    /// Hash of one department's day: employee id -> that day's punches (see `board` module).
+    pub fn board(&self, dept: &str, date: NaiveDate) -> String {
+        format!("{}:board:{{{dept}}}:{}", self.ns, date.format("%Y-%m-%d"))
+    }
+
+    /// Hash of a department's events not yet confirmed by the broker: event id -> event JSON.
+    pub fn outbox(&self, dept: &str) -> String {
+        format!("{}:outbox:{{{dept}}}", self.ns)
+    }
+
+    /// Pattern that matches every outbox of the namespace (for `relay` and `settle`).
+    pub fn outbox_pattern(&self) -> String {
+        format!("{}:outbox:*", self.ns)
+    }
+
+    /// Pattern that matches every board of one date.
+    pub fn board_pattern(&self, date: NaiveDate) -> String {
+        format!("{}:board:*:{}", self.ns, date.format("%Y-%m-%d"))
+    }
+
+    /// The department id inside a board or outbox key (between the braces).
+    pub fn dept_of(key: &str) -> Option<&str> {
+        let start = key.find('{')? + 1;
+        let end = start + key[start..].find('}')?;
+        Some(&key[start..end])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn board_and_outbox_share_the_department_hash_tag() {
+        let k = Keys::new("att");
+        let d = NaiveDate::from_ymd_opt(2026, 11, 30).unwrap();
+        assert_eq!(k.board("D042", d), "att:board:{D042}:2026-11-30");
+        assert_eq!(k.outbox("D042"), "att:outbox:{D042}");
+        assert_eq!(Keys::dept_of(&k.board("D042", d)), Some("D042"));
+        assert_eq!(Keys::dept_of(&k.outbox("D-7")), Some("D-7"));
+    }
+}

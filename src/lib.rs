@@ -1,0 +1,16 @@
+//! attendance: the daily attendance of a company on Redis (the day's boards), RabbitMQ
+//! (supervisors' notifications) and MySQL (the record). The binary in `main.rs` is a thin
+//! shell over this library, which the tests, examples and benchmarks use too.
+
+pub mod board;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod event;
+pub mod keys;
+pub mod output;
+pub mod policy;
+pub mod roster;
+pub mod services;

@@ -1,0 +1,321 @@
+//! The attendance rules as pure functions: which local day a punch belongs to, whether a
+//! check-in is late or a check-out early, and what a whole day comes to for one employee.
+//! No I/O here; unit and property tests pin the rules down.
+
+use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, TimeZone, Utc};
+use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+
+use crate::config::Policy;
+
+/// The local midnight that starts `date` in `tz`, as an instant. On a DST change at midnight
+/// (a day that starts at 01:00) the first instant of the day is taken.
+pub fn day_start(tz: Tz, date: NaiveDate) -> DateTime<Utc> {
+    let mut t = NaiveTime::MIN;
+    loop {
+        if let Some(dt) = tz.from_local_datetime(&date.and_time(t)).earliest() {
+            return dt.with_timezone(&Utc);
+        }
+        // A local time that does not exist (skipped by DST): try a minute later.
+        t += Duration::minutes(1);
+    }
+}
+
+/// Seconds from the start of `date` to the local wall-clock `time` on it.
+pub fn local_offset_secs(tz: Tz, date: NaiveDate, time: NaiveTime) -> i64 {
+    let start = day_start(tz, date);
+    let mut t = time;
+    loop {
+        if let Some(dt) = tz.from_local_datetime(&date.and_time(t)).earliest() {
+            return (dt.with_timezone(&Utc) - start).num_seconds();
+        }
+        t += Duration::minutes(1);
+    }
+}
+
+/// What the rules say of one punch at one instant, before the board decides its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PunchFacts {
+    /// The company-local date the punch belongs to.
+    pub work_date: NaiveDate,
+    /// Seconds since the start of `work_date` (the board stores these).
+    pub secs: i64,
+    /// Minutes late if this punch is a check-in (0 = on time).
+    pub late_minutes_if_in: u32,
+    /// Minutes early if this punch is a check-out (0 = not early).
+    pub early_minutes_if_out: u32,
+}
+
+/// Minutes, rounded up, in a positive number of seconds.
+fn minutes_up(secs: i64) -> u32 {
+    ((secs.max(0) + 59) / 60) as u32
+}
+
+/// Late minutes of a check-in `secs` into `date`: counted from the deadline, once past the grace.
+pub fn late_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32 {
+    let deadline = local_offset_secs(tz, date, policy.checkin_deadline);
+    let grace = i64::from(policy.grace_minutes) * 60;
+    if secs > deadline + grace {
+        minutes_up(secs - deadline)
+    } else {
+        0
+    }
+}
+
+/// Early minutes of a check-out `secs` into `date`: counted to the end of day, once past the grace.
+pub fn early_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32 {
+    let end = local_offset_secs(tz, date, policy.checkout_from);
+    let grace = i64::from(policy.grace_minutes) * 60;
+    if secs < end - grace {
+        minutes_up(end - secs)
+    } else {
+        0
+    }
+}
+
+/// Classify a punch at `at` under the policy, in the company's zone.
+pub fn classify(policy: &Policy, tz: Tz, at: DateTime<Utc>) -> PunchFacts {
+    let work_date = at.with_timezone(&tz).date_naive();
+    let secs = (at - day_start(tz, work_date)).num_seconds();
+    PunchFacts {
+        work_date,
+        secs,
+        late_minutes_if_in: late_minutes(policy, tz, work_date, secs),
+        early_minutes_if_out: early_minutes(policy, tz, work_date, secs),
+    }
+}
+
+/// The instant `secs` into `date`, in the company's zone (for display and for MySQL).
+pub fn instant(tz: Tz, date: NaiveDate, secs: i64) -> DateTime<Tz> {
+    (day_start(tz, date) + Duration::seconds(secs)).with_timezone(&tz)
+}
+
+/// Whether `date` is a work day by the week alone (the calendar may override it).
+pub fn is_policy_workday(policy: &Policy, date: NaiveDate) -> bool {
+    policy.work_days.contains(&date.weekday())
+}
+
+/// What one employee's day comes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum DayStatus {
+    Present,
+    Late,
+    EarlyLeave,
+    LateAndEarly,
+    MissingCheckout,
+    MissingCheckin,
+    Absent,
+    OnLeave,
+    RestDay,
+}
+
+impl DayStatus {
+    pub const ALL: [DayStatus; 9] = [
+        DayStatus::Present,
+        DayStatus::Late,
+        DayStatus::EarlyLeave,
+        DayStatus::LateAndEarly,
+        DayStatus::MissingCheckout,
+        DayStatus::MissingCheckin,
+        DayStatus::Absent,
+        DayStatus::OnLeave,
+        DayStatus::RestDay,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DayStatus::Present => "present",
+            DayStatus::Late => "late",
+            DayStatus::EarlyLeave => "early_leave",
+            DayStatus::LateAndEarly => "late_and_early",
+            DayStatus::MissingCheckout => "missing_checkout",
+            DayStatus::MissingCheckin => "missing_checkin",
+            DayStatus::Absent => "absent",
+            DayStatus::OnLeave => "on_leave",
+            DayStatus::RestDay => "rest_day",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DayStatus> {
+        DayStatus::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for DayStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One employee's settled day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DayOutcome {
+    pub status: DayStatus,
+    pub late_minutes: u32,
+    pub early_minutes: u32,
+}
+
+/// The status of a day from its first check-in and last check-out (seconds into the day).
+/// Punches win over leave: someone on leave who came in anyway is counted as they came.
+pub fn day_outcome(
+    policy: &Policy,
+    tz: Tz,
+    date: NaiveDate,
+    workday: bool,
+    on_leave: bool,
+    first_in: Option<i64>,
+    last_out: Option<i64>,
+) -> DayOutcome {
+    let plain = |status| DayOutcome {
+        status,
+        late_minutes: 0,
+        early_minutes: 0,
+    };
+    if !workday {
+        return plain(DayStatus::RestDay);
+    }
+    let late = first_in.map_or(0, |s| late_minutes(policy, tz, date, s));
+    let early = last_out.map_or(0, |s| early_minutes(policy, tz, date, s));
+    let status = match (first_in, last_out) {
+        (None, None) if on_leave => DayStatus::OnLeave,
+        (None, None) => DayStatus::Absent,
+        (Some(_), None) => DayStatus::MissingCheckout,
+        (None, Some(_)) => DayStatus::MissingCheckin,
+        (Some(_), Some(_)) => match (late > 0, early > 0) {
+            (false, false) => DayStatus::Present,
+            (true, false) => DayStatus::Late,
+            (false, true) => DayStatus::EarlyLeave,
+            (true, true) => DayStatus::LateAndEarly,
+        },
+    };
+    DayOutcome {
+        status,
+        late_minutes: late,
+        early_minutes: early,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn p(grace: u32) -> Policy {
+        Policy {
+            grace_minutes: grace,
+            ..Policy::default()
+        }
+    }
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn late_after_deadline_plus_grace_counted_from_deadline() {
+        let tz = chrono_tz::Europe::Paris;
+        let f = classify(&p(5), tz, at("2026-11-30T09:04:00+01:00"));
+        assert_eq!(f.late_minutes_if_in, 0);
+        let f = classify(&p(5), tz, at("2026-11-30T09:06:00+01:00"));
+        assert_eq!(f.late_minutes_if_in, 6);
+        let f = classify(&p(0), tz, at("2026-11-30T09:00:00+01:00"));
+        assert_eq!(f.late_minutes_if_in, 0, "09:00 sharp is on time");
+        let f = classify(&p(0), tz, at("2026-11-30T09:00:01+01:00"));
+        assert_eq!(f.late_minutes_if_in, 1);
+    }
+
+    #[test]
+    fn early_before_end_minus_grace() {
+        let tz = chrono_tz::Europe::Paris;
+        assert_eq!(
+            classify(&p(0), tz, at("2026-11-30T18:00:00+01:00")).early_minutes_if_out,
+            0
+        );
+        assert_eq!(
+            classify(&p(0), tz, at("2026-11-30T17:30:00+01:00")).early_minutes_if_out,
+            30
+        );
+        assert_eq!(
+            classify(&p(10), tz, at("2026-11-30T17:55:00+01:00")).early_minutes_if_out,
+            0
+        );
+    }
+
+    #[test]
+    fn work_date_is_the_local_date_not_utc() {
+        // 23:30 UTC on the 29th is 08:30 on the 30th in Tokyo.
+        let tz = chrono_tz::Asia::Tokyo;
+        let f = classify(&p(0), tz, at("2026-11-29T23:30:00Z"));
+        assert_eq!(f.work_date, NaiveDate::from_ymd_opt(2026, 11, 30).unwrap());
+        assert_eq!(f.secs, 8 * 3600 + 30 * 60);
+        assert_eq!(f.late_minutes_if_in, 0);
+    }
+
+    #[test]
+    fn dst_day_uses_wall_clock_deadline() {
+        // 2026-03-29: Paris skips 02:00-03:00, so 09:00 is 8 h after midnight.
+        let tz = chrono_tz::Europe::Paris;
+        let d = NaiveDate::from_ymd_opt(2026, 3, 29).unwrap();
+        assert_eq!(
+            local_offset_secs(tz, d, NaiveTime::from_hms_opt(9, 0, 0).unwrap()),
+            8 * 3600
+        );
+        let f = classify(&p(0), tz, at("2026-03-29T08:59:00+02:00"));
+        assert_eq!(f.late_minutes_if_in, 0);
+    }
+
+    #[test]
+    fn day_outcomes() {
+        let tz = chrono_tz::UTC;
+        let d = NaiveDate::from_ymd_opt(2026, 11, 30).unwrap();
+        let h = |x: i64| Some(x * 3600);
+        let o = |w, l, i, out| day_outcome(&p(0), tz, d, w, l, i, out).status;
+        assert_eq!(o(true, false, h(8), h(18)), DayStatus::Present);
+        assert_eq!(o(true, false, h(10), h(18)), DayStatus::Late);
+        assert_eq!(o(true, false, h(8), h(17)), DayStatus::EarlyLeave);
+        assert_eq!(o(true, false, h(10), h(17)), DayStatus::LateAndEarly);
+        assert_eq!(o(true, false, h(8), None), DayStatus::MissingCheckout);
+        assert_eq!(o(true, false, None, h(18)), DayStatus::MissingCheckin);
+        assert_eq!(o(true, false, None, None), DayStatus::Absent);
+        assert_eq!(o(true, true, None, None), DayStatus::OnLeave);
+        assert_eq!(o(false, false, None, None), DayStatus::RestDay);
+        assert_eq!(o(false, false, h(8), h(18)), DayStatus::RestDay);
+    }
+
+    proptest! {
+        #[test]
+        fn a_punch_always_falls_on_its_local_date(secs in 1_600_000_000i64..1_900_000_000, tzi in 0usize..4) {
+            let tz = [chrono_tz::UTC, chrono_tz::Asia::Tokyo, chrono_tz::America::Los_Angeles, chrono_tz::Pacific::Kiritimati][tzi];
+            let t = DateTime::from_timestamp(secs, 0).unwrap();
+            let f = classify(&Policy::default(), tz, t);
+            prop_assert_eq!(f.work_date, t.with_timezone(&tz).date_naive());
+            prop_assert!(f.secs >= 0 && f.secs < 25 * 3600);
+            prop_assert_eq!(instant(tz, f.work_date, f.secs).with_timezone(&Utc), t);
+        }
+
+        #[test]
+        fn late_grows_with_time_and_never_with_grace(a in 0i64..86_400, b in 0i64..86_400, g1 in 0u32..60, g2 in 0u32..60) {
+            let tz = chrono_tz::Europe::Berlin;
+            let d = NaiveDate::from_ymd_opt(2026, 6, 1).unwrap();
+            let (lo, hi) = (a.min(b), a.max(b));
+            prop_assert!(late_minutes(&p(g1), tz, d, lo) <= late_minutes(&p(g1), tz, d, hi));
+            prop_assert!(early_minutes(&p(g1), tz, d, lo) >= early_minutes(&p(g1), tz, d, hi));
+            let (gl, gh) = (g1.min(g2), g1.max(g2));
+            prop_assert!(late_minutes(&p(gh), tz, d, a) <= late_minutes(&p(gl), tz, d, a));
+            // A late check-in is never late by less than its grace.
+            let l = late_minutes(&p(g1), tz, d, a);
+            prop_assert!(l == 0 || l > g1);
+        }
+
+        #[test]
+        fn a_day_with_both_punches_is_one_of_four(i in 0i64..86_400, o in 0i64..86_400) {
+            let tz = chrono_tz::UTC;
+            let d = NaiveDate::from_ymd_opt(2026, 11, 30).unwrap();
+            let out = day_outcome(&Policy::default(), tz, d, true, true, Some(i), Some(o));
+            prop_assert!(matches!(out.status, DayStatus::Present | DayStatus::Late | DayStatus::EarlyLeave | DayStatus::LateAndEarly));
+            prop_assert_eq!(out.late_minutes > 0, matches!(out.status, DayStatus::Late | DayStatus::LateAndEarly));
+            prop_assert_eq!(out.early_minutes > 0, matches!(out.status, DayStatus::EarlyLeave | DayStatus::LateAndEarly));
+        }
+    }
+}

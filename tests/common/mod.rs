@@ -1,0 +1,158 @@
+//! Test harness: each test gets its own MySQL database and its own Redis/AMQP namespace on the
+//! real services, and removes them when it ends (also when it fails).
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use assert_cmd::Command;
+use mysql::prelude::Queryable;
+
+pub const REDIS_URL: &str = "redis://127.0.0.1:6379/";
+pub const MYSQL_SERVER: &str = "mysql://root@127.0.0.1:3306/";
+pub const AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+
+pub struct TestEnv {
+    pub ns: String,
+    pub db: String,
+    pub tz: String,
+    pub dir: PathBuf,
+}
+
+impl TestEnv {
+    /// A fresh namespace and database (not yet migrated), in the given company zone.
+    pub fn new(tz: &str) -> TestEnv {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let ns = format!("t{}", &id[..12]);
+        let dir = std::env::temp_dir().join(format!("att-test-{ns}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        TestEnv { db: format!("att_{ns}"), ns, tz: tz.to_string(), dir }
+    }
+
+    /// A fresh environment, migrated.
+    pub fn migrated(tz: &str) -> TestEnv {
+        let env = TestEnv::new(tz);
+        env.ok(&["migrate"]);
+        env
+    }
+
+    /// A fresh environment with a generated roster imported.
+    pub fn with_roster(tz: &str, employees: u32, departments: u32) -> TestEnv {
+        let env = TestEnv::migrated(tz);
+        let path = env.file("roster.csv", "");
+        env.ok(&["org", "generate", "--employees", &employees.to_string(), "--departments", &departments.to_string(), "-o", path.to_str().unwrap()]);
+        env.ok(&["org", "import", path.to_str().unwrap()]);
+        env
+    }
+
+    pub fn mysql_url(&self) -> String {
+        format!("{MYSQL_SERVER}{}", self.db)
+    }
+
+    /// The binary, with this environment's settings and nothing from the caller's.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("attendance").unwrap();
+        for (k, _) in std::env::vars() {
+            if k.starts_with("ATTENDANCE_") {
+                c.env_remove(k);
+            }
+        }
+        c.env("ATTENDANCE_REDIS_URL", REDIS_URL)
+            .env("ATTENDANCE_MYSQL_URL", self.mysql_url())
+            .env("ATTENDANCE_AMQP_URL", AMQP_URL)
+            .env("ATTENDANCE_NAMESPACE", &self.ns)
+            .env("ATTENDANCE_TIMEZONE", &self.tz);
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    /// Run and require exit 0; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert!(
+            o.status.success(),
+            "attendance {args:?} failed ({:?}): {}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap()
+    }
+
+    /// Run and require the exit code; returns stderr.
+    pub fn fails(&self, args: &[&str], code: i32) -> String {
+        let o = self.run(args);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(code), "attendance {args:?}: stderr {err} stdout {}", String::from_utf8_lossy(&o.stdout));
+        err
+    }
+
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let out = self.ok(args);
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    }
+
+    /// Write a file in the test's own folder.
+    pub fn file(&self, name: &str, content: &str) -> PathBuf {
+        let p = self.dir.join(name);
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    pub fn redis(&self) -> redis::Connection {
+        redis::Client::open(REDIS_URL).unwrap().get_connection().unwrap()
+    }
+
+    pub fn mysql(&self) -> mysql::PooledConn {
+        mysql::Pool::new(self.mysql_url().as_str()).unwrap().get_conn().unwrap()
+    }
+
+    /// Every Redis key of this namespace, sorted.
+    pub fn redis_keys(&self) -> Vec<String> {
+        let mut con = self.redis();
+        let mut keys: Vec<String> = redis::cmd("KEYS").arg(format!("{}:*", self.ns)).query(&mut con).unwrap();
+        keys.sort();
+        keys
+    }
+
+    /// A snapshot of every key of the namespace and its content, to prove nothing changed.
+    pub fn redis_snapshot(&self) -> Vec<(String, String)> {
+        let mut con = self.redis();
+        self.redis_keys()
+            .into_iter()
+            .map(|k| {
+                let dump: Option<Vec<u8>> = redis::cmd("DUMP").arg(&k).query(&mut con).unwrap();
+                (k, format!("{dump:?}"))
+            })
+            .collect()
+    }
+
+    /// Row count of a table in this test's database.
+    pub fn count(&self, table: &str) -> u64 {
+        self.mysql().query_first(format!("SELECT COUNT(*) FROM {table}")).unwrap().unwrap()
+    }
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        if let Ok(mut con) = redis::Client::open(REDIS_URL).and_then(|c| c.get_connection()) {
+            let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{}:*", self.ns)).query(&mut con).unwrap_or_default();
+            for chunk in keys.chunks(500) {
+                let _: redis::RedisResult<()> = redis::cmd("DEL").arg(chunk).query(&mut con);
+            }
+        }
+        if let Ok(pool) = mysql::Pool::new(MYSQL_SERVER) {
+            if let Ok(mut c) = pool.get_conn() {
+                let _ = c.query_drop(format!("DROP DATABASE IF EXISTS `{}`", self.db));
+            }
+        }
+        cleanup_amqp(&self.ns);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Delete every exchange and queue of the namespace (AMQP names start with `<ns>.`).
+/// Nothing declares AMQP names before the notifications land, so there is nothing to delete yet.
+pub fn cleanup_amqp(_ns: &str) {}
