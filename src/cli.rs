@@ -93,6 +93,13 @@ pub enum Command {
     Checkin(CheckinArgs),
     /// Show an employee's own state for a day
     Status(StatusArgs),
+    /// Publish the events left in the outboxes (the broker was down at check-in time)
+    Relay(RelayArgs),
+    /// A supervisor's view of one department: its board and each punch as it arrives
+    WatchDept(WatchDeptArgs),
+    /// The parking queue: notifications that failed too often
+    #[command(subcommand)]
+    Dlq(DlqCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -158,6 +165,62 @@ pub struct StatusArgs {
     #[arg(long)]
     pub date: Option<String>,
     /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RelayArgs {
+    /// Keep draining until Ctrl-C, instead of draining once and exiting
+    #[arg(long)]
+    pub follow: bool,
+    /// With --follow: pause between two drains, in milliseconds
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub interval_ms: u64,
+    /// Print the counts as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchDeptArgs {
+    /// The department's id
+    pub department_id: String,
+    /// Take the events waiting in the queue, print them and exit
+    #[arg(long)]
+    pub once: bool,
+    /// One JSON object per event (the event as published), one per line
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DlqCommand {
+    /// Show the parked messages: event id, department, failures, why
+    List {
+        /// Show at most this many
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        /// One JSON object per message, one per line
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put parked messages back on their department's queue, with a fresh failure count
+    Replay(DlqSelect),
+    /// Delete parked messages for good
+    Purge(DlqSelect),
+}
+
+/// Which parked messages: some event ids, or --all.
+#[derive(Debug, Args)]
+pub struct DlqSelect {
+    /// Event ids (the messages' message_id)
+    #[arg(required_unless_present = "all")]
+    pub event_ids: Vec<String>,
+    /// Every parked message
+    #[arg(long, conflicts_with = "event_ids")]
+    pub all: bool,
+    /// Print the counts as JSON
     #[arg(long)]
     pub json: bool,
 }

@@ -74,6 +74,10 @@ pub struct AmqpSettings {
     pub retry_delay_ms: u32,
     /// Outstanding publisher confirms in bulk publishing.
     pub confirm_window: usize,
+    /// How long opening a connection to the broker may take before it counts as unreachable.
+    pub connect_timeout_ms: u32,
+    /// How long to wait for the broker to confirm a publish before the event stays pending.
+    pub confirm_timeout_ms: u32,
 }
 
 impl Default for AmqpSettings {
@@ -83,6 +87,8 @@ impl Default for AmqpSettings {
             max_retries: 5,
             retry_delay_ms: 5_000,
             confirm_window: 1_000,
+            connect_timeout_ms: 2_000,
+            confirm_timeout_ms: 5_000,
         }
     }
 }
@@ -182,6 +188,8 @@ struct FileAmqp {
     max_retries: Option<u32>,
     retry_delay_ms: Option<u32>,
     confirm_window: Option<usize>,
+    connect_timeout_ms: Option<u32>,
+    confirm_timeout_ms: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -284,17 +292,41 @@ impl Config {
                 _ => return Err(bad("amqp.queue_type", &v, "quorum or classic")),
             };
         }
-        if let Some(v) = f.amqp.max_retries {
-            self.amqp.max_retries = v;
-        }
-        if let Some(v) = f.amqp.retry_delay_ms {
-            self.amqp.retry_delay_ms = v;
-        }
         if let Some(v) = f.amqp.confirm_window {
             if v == 0 {
                 return Err(bad("amqp.confirm_window", "0", "at least 1"));
             }
             self.amqp.confirm_window = v;
+        }
+        if let Some(v) = f.amqp.max_retries {
+            if v == 0 {
+                return Err(bad("amqp.max_retries", "0", "at least 1"));
+            }
+            self.amqp.max_retries = v;
+        }
+        for (key, v, field) in [
+            (
+                "amqp.connect_timeout_ms",
+                f.amqp.connect_timeout_ms,
+                &mut self.amqp.connect_timeout_ms,
+            ),
+            (
+                "amqp.confirm_timeout_ms",
+                f.amqp.confirm_timeout_ms,
+                &mut self.amqp.confirm_timeout_ms,
+            ),
+            (
+                "amqp.retry_delay_ms",
+                f.amqp.retry_delay_ms,
+                &mut self.amqp.retry_delay_ms,
+            ),
+        ] {
+            if let Some(v) = v {
+                if !(1..=600_000).contains(&v) {
+                    return Err(bad(key, &v.to_string(), "1 to 600000"));
+                }
+                *field = v;
+            }
         }
         if let Some(v) = f.settle.batch_size {
             if !(1..=10_000).contains(&v) {

@@ -2,6 +2,7 @@
 //! one check-in makes is one Lua script call on its department's keys (no lock).
 
 pub mod record;
+pub mod summary;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -232,6 +233,19 @@ pub fn department_board(
 ) -> Result<HashMap<String, DayRecord>> {
     let m: HashMap<String, String> = con.hgetall(keys.board(dept, date))?;
     Ok(m.into_iter().map(|(k, v)| (k, DayRecord::parse(&v))).collect())
+}
+
+/// Names of the given employees from the roster cache (id -> name); unknown ids are left out.
+pub fn names(con: &mut impl ConnectionLike, keys: &Keys, ids: &[String]) -> Result<HashMap<String, String>> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let vals: Vec<Option<String>> = redis::cmd("HMGET").arg(keys.roster()).arg(ids).query(con)?;
+    Ok(ids
+        .iter()
+        .zip(vals)
+        .filter_map(|(id, v)| Some((id.clone(), decode_roster(id, &v?)?.name)))
+        .collect())
 }
 
 /// What `init-day` did.

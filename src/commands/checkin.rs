@@ -9,7 +9,7 @@ use crate::cli::CheckinArgs;
 use crate::error::Error;
 use crate::event::Kind;
 use crate::keys::Keys;
-use crate::{policy, services};
+use crate::{notify, policy, services};
 
 /// Parse `--at`: RFC 3339 with an offset, or a usage error.
 pub fn parse_at(s: &str) -> Result<DateTime<Utc>, Error> {
@@ -63,6 +63,7 @@ pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
     } else {
         0
     };
+    let notification = notify(ctx, &mut con, &keys, &p, o.event_json.is_some());
     let local = at.with_timezone(&tz);
     if args.json {
         let v = serde_json::json!({
@@ -81,6 +82,7 @@ pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
             "first_in": o.first_in.map(|s| policy::instant(tz, p.facts.work_date, s).to_rfc3339()),
             "last_out": o.last_out.map(|s| policy::instant(tz, p.facts.work_date, s).to_rfc3339()),
             "event_id": o.event_json.as_ref().map(|_| &p.event_id),
+            "notification": notification,
         });
         println!("{v}");
     } else {
@@ -94,8 +96,13 @@ pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
             (_, e, true) if e > 0 => format!(" (early by {e} min)"),
             _ => String::new(),
         };
+        let pending = if notification == "pending" {
+            "; supervisor notification pending"
+        } else {
+            ""
+        };
         println!(
-            "{} {} {what} at {} on {}{note}",
+            "{} {} {what} at {} on {}{note}{pending}",
             p.employee.id,
             p.employee.name,
             local.format("%H:%M:%S"),
@@ -103,6 +110,30 @@ pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Publish the punch's event (the punch itself is already recorded, so nothing here fails
+/// the check-in): "sent" once confirmed, "pending" if it stays in the outbox, "none" if the
+/// punch made no event (an exact duplicate).
+fn notify(ctx: &Ctx, con: &mut redis::Connection, keys: &Keys, p: &Punch, has_event: bool) -> &'static str {
+    if !has_event {
+        return "none";
+    }
+    match notify::send_punch(&ctx.cfg, con, keys, &p.employee.department_id, &p.event_id) {
+        Ok(true) => "sent",
+        Ok(false) => {
+            ctx.out
+                .status("notification pending: the broker did not confirm it; `attendance relay` will send it");
+            "pending"
+        }
+        Err(e) => {
+            ctx.out.status(format!(
+                "notification pending ({}); `attendance relay` will send it",
+                crate::error::one_line(&e)
+            ));
+            "pending"
+        }
+    }
 }
 
 #[cfg(test)]

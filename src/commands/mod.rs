@@ -9,10 +9,13 @@ use crate::error::Error;
 use crate::output::Out;
 
 mod checkin;
+mod dlq;
 mod init_day;
 mod migrate;
 mod org;
+mod relay;
 mod status;
+mod watch_dept;
 
 /// What every command gets: the validated config and the output settings.
 pub struct Ctx {
@@ -56,6 +59,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::InitDay(a) => init_day::run(&ctx, a),
         Command::Checkin(a) => checkin::run(&ctx, a),
         Command::Status(a) => status::run(&ctx, a),
+        Command::Relay(a) => relay::run(&ctx, a),
+        Command::WatchDept(a) => watch_dept::run(&ctx, a),
+        Command::Dlq(c) => dlq::run(&ctx, c),
     }
 }
 

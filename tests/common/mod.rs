@@ -143,16 +143,28 @@ impl Drop for TestEnv {
                 let _: redis::RedisResult<()> = redis::cmd("DEL").arg(chunk).query(&mut con);
             }
         }
+        // The departments name the AMQP queues to delete: read them before the database goes.
+        let mut depts: Vec<String> = Vec::new();
         if let Ok(pool) = mysql::Pool::new(MYSQL_SERVER) {
             if let Ok(mut c) = pool.get_conn() {
+                depts = c.query(format!("SELECT id FROM `{}`.departments", self.db)).unwrap_or_default();
                 let _ = c.query_drop(format!("DROP DATABASE IF EXISTS `{}`", self.db));
             }
         }
-        cleanup_amqp(&self.ns);
+        cleanup_amqp(&self.ns, &depts);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
-/// Delete every exchange and queue of the namespace (AMQP names start with `<ns>.`).
-/// Nothing declares AMQP names before the notifications land, so there is nothing to delete yet.
-pub fn cleanup_amqp(_ns: &str) {}
+/// Delete every exchange and queue of the namespace (AMQP names start with `<ns>.`): the
+/// common ones and one queue per department of the roster.
+pub fn cleanup_amqp(ns: &str, departments: &[String]) {
+    let cfg = attendance::config::Config {
+        amqp_url: AMQP_URL.to_string(),
+        namespace: ns.to_string(),
+        ..Default::default()
+    };
+    if let Err(e) = attendance::notify::teardown(&cfg, departments) {
+        eprintln!("cleanup of AMQP names under {ns} failed: {e:#}");
+    }
+}

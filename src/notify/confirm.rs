@@ -1,0 +1,97 @@
+//! A confirm-mode channel: publish, then learn from the broker's acks which messages it took.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use amiquip::{Channel, Confirm, ConfirmSmoother, Connection, Publish, Return};
+use anyhow::Result;
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+
+use super::topology;
+use crate::error::{Error, Service};
+
+pub(crate) struct Confirming {
+    pub(crate) channel: Channel,
+    confirms: Receiver<Confirm>,
+    returns: Receiver<Return>,
+    smoother: ConfirmSmoother,
+    /// Delivery tag of the last publish (tags count from 1 once confirms are on).
+    last_tag: u64,
+}
+
+/// What one wait brought: single (smoothed) confirms, and the message ids returned unroutable.
+pub(crate) struct Confirmed {
+    pub(crate) confirms: Vec<Confirm>,
+    pub(crate) returned: Vec<Return>,
+}
+
+impl Confirming {
+    pub(crate) fn open(conn: &mut Connection) -> Result<Confirming> {
+        let channel = topology::open_channel(conn)?;
+        let svc = |e| Error::service(Service::Rabbitmq, e);
+        // The listeners must exist before confirms are enabled, or early confirms are lost.
+        let confirms = channel.listen_for_publisher_confirms().map_err(svc)?;
+        let returns = channel.listen_for_returns().map_err(svc)?;
+        channel.enable_publisher_confirms().map_err(svc)?;
+        Ok(Confirming {
+            channel,
+            confirms,
+            returns,
+            smoother: ConfirmSmoother::new(),
+            last_tag: 0,
+        })
+    }
+
+    /// Publish; returns the message's delivery tag, which its confirm will carry.
+    pub(crate) fn publish(&mut self, exchange: &str, publish: Publish) -> Result<u64> {
+        self.channel
+            .basic_publish(exchange, publish)
+            .map_err(|e| Error::service(Service::Rabbitmq, e))?;
+        self.last_tag += 1;
+        Ok(self.last_tag)
+    }
+
+    /// Wait up to `timeout` for the next confirm from the broker; `Err(why)` when none came.
+    pub(crate) fn wait(&mut self, timeout: Duration) -> Result<Confirmed, String> {
+        let raw = match self.confirms.recv_deadline(Instant::now() + timeout) {
+            Ok(c) => c,
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(format!("no publisher confirm within {} ms", timeout.as_millis()))
+            }
+            Err(RecvTimeoutError::Disconnected) => return Err("the connection to the broker closed".into()),
+        };
+        // The broker sends a message's return before its ack, so it is already queued here.
+        let returned = self.returns.try_iter().collect();
+        Ok(Confirmed {
+            confirms: self.smoother.process(raw).collect(),
+            returned,
+        })
+    }
+
+    /// Publish one message and wait for its confirm: true if the broker acked it and routed it.
+    pub(crate) fn publish_and_wait(&mut self, exchange: &str, publish: Publish, timeout: Duration) -> Result<bool> {
+        let tag = self.publish(exchange, publish)?;
+        let mut returned = false;
+        loop {
+            let got = self
+                .wait(timeout)
+                .map_err(|why| Error::service(Service::Rabbitmq, why))?;
+            returned |= !got.returned.is_empty();
+            for c in got.confirms {
+                match c {
+                    Confirm::Ack(p) if p.delivery_tag == tag => return Ok(!returned),
+                    Confirm::Nack(p) if p.delivery_tag == tag => return Ok(false),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// The message ids among returned messages.
+pub(crate) fn returned_ids(returned: &[Return]) -> HashSet<String> {
+    returned
+        .iter()
+        .filter_map(|r| r.properties.message_id().clone())
+        .collect()
+}

@@ -1,0 +1,15 @@
+//! Notifications on RabbitMQ: topology, confirmed publishing from the Redis outboxes, the
+//! supervisor's consumer and the parking queue. All amiquip code lives under this module;
+//! the rest of the crate sees plain values and `anyhow` errors.
+
+mod confirm;
+mod consume;
+pub mod dlq;
+mod publish;
+mod relay;
+mod topology;
+
+pub use consume::{watch_department, WatchItem, WatchOptions, WatchReport};
+pub use publish::Publisher;
+pub use relay::{drain_outboxes, drain_with, send_punch, DrainReport, STALE_AFTER_SECS};
+pub use topology::{teardown, Names};

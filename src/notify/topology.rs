@@ -1,0 +1,219 @@
+//! AMQP names, connections and the topology every notification command declares before use.
+//!
+//! Declaring is idempotent: the broker accepts a redeclare with the same arguments, so every
+//! command declares what it touches instead of relying on an install step. A redeclare with
+//! other arguments (a changed `amqp.queue_type` or `amqp.retry_delay_ms`) is refused by the
+//! broker (PRECONDITION_FAILED, exit 3): delete the old queues first (see docs/notifications.md).
+
+use amiquip::{
+    AmqpValue, Channel, Connection, ExchangeDeclareOptions, ExchangeType, FieldTable, QueueDeclareOptions,
+    QueueDeleteOptions,
+};
+use anyhow::{Context, Result};
+
+use crate::config::{AmqpSettings, Config, QueueType};
+use crate::error::{Error, Service};
+
+/// Every AMQP name of one namespace; all start with `<ns>.`.
+#[derive(Debug, Clone)]
+pub struct Names {
+    ns: String,
+}
+
+impl Names {
+    pub fn new(namespace: &str) -> Names {
+        Names {
+            ns: namespace.to_string(),
+        }
+    }
+    /// Topic exchange every event is published to, routing key `<dept>.<kind>`.
+    pub fn events(&self) -> String {
+        format!("{}.events", self.ns)
+    }
+    /// Fanout exchange that department queues dead-letter to; feeds the retry queue.
+    pub fn dead_letters(&self) -> String {
+        format!("{}.dlx", self.ns)
+    }
+    /// Queue where a rejected message waits `retry_delay_ms` before going back.
+    pub fn retry(&self) -> String {
+        format!("{}.retry", self.ns)
+    }
+    /// Direct exchange that takes a message back to one department queue (routing key = dept id).
+    /// Retries and `dlq replay` use it, so other teams' queues on `events` never see a retry.
+    pub fn requeue(&self) -> String {
+        format!("{}.requeue", self.ns)
+    }
+    /// Queue of messages that failed `max_retries` times.
+    pub fn parking(&self) -> String {
+        format!("{}.parking", self.ns)
+    }
+    /// A department's queue.
+    pub fn department(&self, dept: &str) -> String {
+        format!("{}.dept.{dept}", self.ns)
+    }
+    /// The department a department queue's name names.
+    pub fn department_of<'a>(&self, queue: &'a str) -> Option<&'a str> {
+        queue.strip_prefix(&self.ns)?.strip_prefix(".dept.")
+    }
+}
+
+/// Open a connection with the configured connect timeout; unreachable = exit 3.
+pub(crate) fn connect(cfg: &Config) -> Result<Connection> {
+    let url = with_timeout(&cfg.amqp_url, cfg.amqp.connect_timeout_ms);
+    Connection::insecure_open(&url).map_err(|e| Error::service(Service::Rabbitmq, e).into())
+}
+
+/// The URL with amiquip's `connection_timeout` query parameter, unless the URL sets one.
+/// Without it a black-holed host would hang the handshake; a closed port fails at once anyway.
+fn with_timeout(url: &str, ms: u32) -> String {
+    if url.contains("connection_timeout=") {
+        return url.to_string();
+    }
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}connection_timeout={ms}")
+}
+
+/// A channel on `conn`, wrapped as a RabbitMQ error.
+pub(crate) fn open_channel(conn: &mut Connection) -> Result<Channel> {
+    conn.open_channel(None)
+        .map_err(|e| Error::service(Service::Rabbitmq, e).into())
+}
+
+fn args(pairs: &[(&str, AmqpValue)]) -> FieldTable {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+}
+
+fn queue_type(s: &AmqpSettings) -> AmqpValue {
+    AmqpValue::LongString(
+        match s.queue_type {
+            QueueType::Quorum => "quorum",
+            QueueType::Classic => "classic",
+        }
+        .into(),
+    )
+}
+
+fn durable_queue(ch: &Channel, name: &str, arguments: FieldTable) -> Result<()> {
+    let opts = QueueDeclareOptions {
+        durable: true,
+        arguments,
+        ..Default::default()
+    };
+    ch.queue_declare(name, opts)
+        .map_err(|e| Error::service(Service::Rabbitmq, e))
+        .with_context(|| format!("declaring queue {name}"))?;
+    Ok(())
+}
+
+fn durable_exchange(ch: &Channel, kind: ExchangeType, name: &str) -> Result<()> {
+    let opts = ExchangeDeclareOptions {
+        durable: true,
+        ..Default::default()
+    };
+    ch.exchange_declare(kind, name, opts)
+        .map_err(|e| Error::service(Service::Rabbitmq, e))
+        .with_context(|| format!("declaring exchange {name}"))?;
+    Ok(())
+}
+
+fn bind(ch: &Channel, queue: &str, exchange: &str, key: &str) -> Result<()> {
+    ch.queue_bind(queue, exchange, key, FieldTable::new())
+        .map_err(|e| Error::service(Service::Rabbitmq, e))
+        .with_context(|| format!("binding {queue} to {exchange} with '{key}'"))?;
+    Ok(())
+}
+
+/// The exchanges, the retry queue and the parking queue.
+pub(crate) fn declare_common(ch: &Channel, names: &Names, s: &AmqpSettings) -> Result<()> {
+    durable_exchange(ch, ExchangeType::Topic, &names.events())?;
+    durable_exchange(ch, ExchangeType::Fanout, &names.dead_letters())?;
+    durable_exchange(ch, ExchangeType::Direct, &names.requeue())?;
+    // A rejected message waits here for the TTL, then dead-letters (keeping its routing key,
+    // the department id set by the department queue) back through `requeue`.
+    durable_queue(
+        ch,
+        &names.retry(),
+        args(&[
+            ("x-queue-type", queue_type(s)),
+            ("x-message-ttl", AmqpValue::LongInt(s.retry_delay_ms as i32)),
+            ("x-dead-letter-exchange", AmqpValue::LongString(names.requeue())),
+        ]),
+    )?;
+    bind(ch, &names.retry(), &names.dead_letters(), "")?;
+    durable_queue(ch, &names.parking(), args(&[("x-queue-type", queue_type(s))]))?;
+    Ok(())
+}
+
+/// One department's queue, bound to the events (`<dept>.*`) and to requeue (`<dept>`).
+pub(crate) fn declare_department(ch: &Channel, names: &Names, s: &AmqpSettings, dept: &str) -> Result<()> {
+    let q = names.department(dept);
+    // Dead letters carry the department id as routing key, whatever key the message came with
+    // (even one published straight to the queue), so the retry finds its way back.
+    durable_queue(
+        ch,
+        &q,
+        args(&[
+            ("x-queue-type", queue_type(s)),
+            ("x-dead-letter-exchange", AmqpValue::LongString(names.dead_letters())),
+            ("x-dead-letter-routing-key", AmqpValue::LongString(dept.to_string())),
+        ]),
+    )?;
+    bind(ch, &q, &names.events(), &format!("{dept}.*"))?;
+    bind(ch, &q, &names.requeue(), dept)?;
+    Ok(())
+}
+
+/// Delete every exchange and queue of the namespace: the common ones and the given
+/// departments' queues. For tests and for moving to another queue type.
+pub fn teardown(cfg: &Config, departments: &[String]) -> Result<()> {
+    let names = Names::new(&cfg.namespace);
+    let mut conn = connect(cfg)?;
+    let ch = open_channel(&mut conn)?;
+    let mut queues: Vec<String> = departments.iter().map(|d| names.department(d)).collect();
+    queues.extend([names.retry(), names.parking()]);
+    for q in queues {
+        ch.queue_delete(q, QueueDeleteOptions::default())
+            .map_err(|e| Error::service(Service::Rabbitmq, e))?;
+    }
+    for x in [names.events(), names.dead_letters(), names.requeue()] {
+        ch.exchange_delete(x, false)
+            .map_err(|e| Error::service(Service::Rabbitmq, e))?;
+    }
+    conn.close().ok();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_stay_under_the_namespace() {
+        let n = Names::new("acme");
+        for name in [
+            n.events(),
+            n.dead_letters(),
+            n.retry(),
+            n.requeue(),
+            n.parking(),
+            n.department("D7"),
+        ] {
+            assert!(name.starts_with("acme."), "{name}");
+        }
+        assert_eq!(n.department_of(&n.department("D7")), Some("D7"));
+        assert_eq!(n.department_of("other.dept.D7"), None);
+    }
+
+    #[test]
+    fn connect_timeout_is_added_once() {
+        assert_eq!(with_timeout("amqp://h/%2f", 50), "amqp://h/%2f?connection_timeout=50");
+        assert_eq!(
+            with_timeout("amqp://h/%2f?heartbeat=5", 50),
+            "amqp://h/%2f?heartbeat=5&connection_timeout=50"
+        );
+        assert_eq!(
+            with_timeout("amqp://h/?connection_timeout=9", 50),
+            "amqp://h/?connection_timeout=9"
+        );
+    }
+}
