@@ -35,3 +35,44 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 20, ..ProptestConfig::default() })]
+    /// Bulk (many punches per call, grouped by department) gives the same boards and outcomes
+    /// as one call per punch, and every outbox entry is a valid `Event`.
+    #[test]
+    fn punch_many_matches_one_by_one(punches in prop::collection::vec((0usize..6, 20_000i64..70_000, prop::option::of(prop::bool::ANY)), 1..300)) {
+        let env = common::TestEnv::new("Europe/Paris");
+        let policy = Policy::default();
+        let tz = chrono_tz::Europe::Paris;
+        let rules = PunchRules::new(&policy, tz);
+        let day = NaiveDate::from_ymd_opt(2026, 11, 2).unwrap();
+        let start = attendance::policy::day_start(tz, day);
+        let make = |&(e, secs, kind): &(usize, i64, Option<bool>)| {
+            let emp = Employee { id: format!("E{e}"), department_id: format!("D{}", e % 3), name: format!("N{e}") };
+            let kind = kind.map(|b| if b { Kind::In } else { Kind::Out });
+            Punch::new(emp, kind, start + chrono::Duration::seconds(secs), "test", &policy, tz)
+        };
+        let list: Vec<Punch> = punches.iter().map(make).collect();
+        // Both under the test namespace, so TestEnv removes them even if the test fails.
+        let (one, many) = (Keys::new(&format!("{}:a", env.ns)), Keys::new(&format!("{}:b", env.ns)));
+        let mut con = env.redis();
+        let singles: Vec<_> = list.iter().map(|p| board::punch(&mut con, &one, rules, p).unwrap()).collect();
+        let bulk = board::punch_many(&mut con, &many, rules, &list, |_| {}).unwrap();
+        for (s, b) in singles.iter().zip(&bulk) {
+            prop_assert_eq!((s.kind, s.changed, s.duplicate, s.first_in, s.last_out), (b.kind, b.changed, b.duplicate, b.first_in, b.last_out));
+        }
+        for d in 0..3 {
+            let dept = format!("D{d}");
+            let a: std::collections::HashMap<String, String> = con.hgetall(one.board(&dept, day)).unwrap();
+            let b: std::collections::HashMap<String, String> = con.hgetall(many.board(&dept, day)).unwrap();
+            prop_assert_eq!(a, b);
+            let events: std::collections::HashMap<String, String> = con.hgetall(many.outbox(&dept)).unwrap();
+            for (id, json) in events {
+                let e: attendance::event::Event = serde_json::from_str(&json).unwrap();
+                prop_assert_eq!(e.event_id, id);
+                prop_assert_eq!(e.late, e.late_minutes > 0);
+            }
+        }
+    }
+}
