@@ -68,7 +68,9 @@ pub fn cache_roster<'a>(
         }
     }
     flush(&mut pipe, &mut items);
-    pipe.query::<()>(con).context("writing the roster to Redis")?;
+    if n > 0 {
+        pipe.query::<()>(con).context("writing the roster to Redis")?;
+    }
     Ok(n)
 }
 
