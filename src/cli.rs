@@ -141,7 +141,13 @@ pub struct InitDayArgs {
 #[derive(Debug, Args)]
 pub struct CheckinArgs {
     /// The employee's id
-    pub employee_id: String,
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    pub employee_id: Option<String>,
+    /// Bulk: a CSV of punches with the header employee_id,kind,at[,source] ('-' for stdin).
+    /// kind may be empty (the board decides, as without --kind). Bad rows are refused and
+    /// listed; good rows still land; exit 4 if any row was refused.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["kind", "at"])]
+    pub file: Option<PathBuf>,
     /// in or out. Without it: the first punch of the day is a check-in, a punch within
     /// policy.repeat_window_minutes (30) of the first check-in repeats it, any later punch is a check-out.
     #[arg(long, value_parser = ["in", "out"])]

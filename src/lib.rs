@@ -3,6 +3,7 @@
 //! shell over this library, which the tests, examples and benchmarks use too.
 
 pub mod board;
+pub mod bulk;
 pub mod cli;
 pub mod commands;
 pub mod config;

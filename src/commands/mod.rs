@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::output::Out;
 
 mod checkin;
+mod checkin_bulk;
 mod dlq;
 mod init_day;
 mod migrate;

@@ -26,7 +26,12 @@ impl TestEnv {
         let ns = format!("t{}", &id[..12]);
         let dir = std::env::temp_dir().join(format!("att-test-{ns}"));
         std::fs::create_dir_all(&dir).unwrap();
-        TestEnv { db: format!("att_{ns}"), ns, tz: tz.to_string(), dir }
+        TestEnv {
+            db: format!("att_{ns}"),
+            ns,
+            tz: tz.to_string(),
+            dir,
+        }
     }
 
     /// A fresh environment, migrated.
@@ -40,7 +45,16 @@ impl TestEnv {
     pub fn with_roster(tz: &str, employees: u32, departments: u32) -> TestEnv {
         let env = TestEnv::migrated(tz);
         let path = env.file("roster.csv", "");
-        env.ok(&["org", "generate", "--employees", &employees.to_string(), "--departments", &departments.to_string(), "-o", path.to_str().unwrap()]);
+        env.ok(&[
+            "org",
+            "generate",
+            "--employees",
+            &employees.to_string(),
+            "--departments",
+            &departments.to_string(),
+            "-o",
+            path.to_str().unwrap(),
+        ]);
         env.ok(&["org", "import", path.to_str().unwrap()]);
         env
     }
@@ -50,8 +64,8 @@ impl TestEnv {
     }
 
     /// The binary, with this environment's settings and nothing from the caller's.
-    pub fn cmd(&self) -> Command {
-        let mut c = Command::cargo_bin("attendance").unwrap();
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("attendance"));
         for (k, _) in std::env::vars() {
             if k.starts_with("ATTENDANCE_") {
                 c.env_remove(k);
@@ -63,6 +77,11 @@ impl TestEnv {
             .env("ATTENDANCE_NAMESPACE", &self.ns)
             .env("ATTENDANCE_TIMEZONE", &self.tz);
         c
+    }
+
+    /// The binary as an assert_cmd `Command`.
+    pub fn cmd(&self) -> Command {
+        Command::from_std(self.std_cmd())
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
@@ -85,7 +104,12 @@ impl TestEnv {
     pub fn fails(&self, args: &[&str], code: i32) -> String {
         let o = self.run(args);
         let err = String::from_utf8_lossy(&o.stderr).to_string();
-        assert_eq!(o.status.code(), Some(code), "attendance {args:?}: stderr {err} stdout {}", String::from_utf8_lossy(&o.stdout));
+        assert_eq!(
+            o.status.code(),
+            Some(code),
+            "attendance {args:?}: stderr {err} stdout {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
         err
     }
 
@@ -112,7 +136,10 @@ impl TestEnv {
     /// Every Redis key of this namespace, sorted.
     pub fn redis_keys(&self) -> Vec<String> {
         let mut con = self.redis();
-        let mut keys: Vec<String> = redis::cmd("KEYS").arg(format!("{}:*", self.ns)).query(&mut con).unwrap();
+        let mut keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{}:*", self.ns))
+            .query(&mut con)
+            .unwrap();
         keys.sort();
         keys
     }
@@ -131,14 +158,20 @@ impl TestEnv {
 
     /// Row count of a table in this test's database.
     pub fn count(&self, table: &str) -> u64 {
-        self.mysql().query_first(format!("SELECT COUNT(*) FROM {table}")).unwrap().unwrap()
+        self.mysql()
+            .query_first(format!("SELECT COUNT(*) FROM {table}"))
+            .unwrap()
+            .unwrap()
     }
 }
 
 impl Drop for TestEnv {
     fn drop(&mut self) {
         if let Ok(mut con) = redis::Client::open(REDIS_URL).and_then(|c| c.get_connection()) {
-            let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{}:*", self.ns)).query(&mut con).unwrap_or_default();
+            let keys: Vec<String> = redis::cmd("KEYS")
+                .arg(format!("{}:*", self.ns))
+                .query(&mut con)
+                .unwrap_or_default();
             for chunk in keys.chunks(500) {
                 let _: redis::RedisResult<()> = redis::cmd("DEL").arg(chunk).query(&mut con);
             }
@@ -147,7 +180,9 @@ impl Drop for TestEnv {
         let mut depts: Vec<String> = Vec::new();
         if let Ok(pool) = mysql::Pool::new(MYSQL_SERVER) {
             if let Ok(mut c) = pool.get_conn() {
-                depts = c.query(format!("SELECT id FROM `{}`.departments", self.db)).unwrap_or_default();
+                depts = c
+                    .query(format!("SELECT id FROM `{}`.departments", self.db))
+                    .unwrap_or_default();
                 let _ = c.query_drop(format!("DROP DATABASE IF EXISTS `{}`", self.db));
             }
         }
