@@ -1,0 +1,329 @@
+//! Notifications against the real RabbitMQ, Redis and MySQL: the event in its department's
+//! queue, the outbox when the broker is down, retry and parking, watch-dept, redelivery.
+//! The test itself plays an outside client (another team) with amiquip, to look at queues.
+
+mod common;
+use std::time::Duration;
+
+use amiquip::{AmqpProperties, AmqpValue, Connection, Publish, QueueDeclareOptions};
+use common::{TestEnv, AMQP_URL};
+use mysql::prelude::Queryable;
+use redis::Commands;
+use serde_json::Value;
+
+/// A past day, so that `--at` is never in the future.
+const DAY: &str = "2026-11-02";
+
+fn amqp() -> Connection {
+    Connection::insecure_open(AMQP_URL).unwrap()
+}
+
+/// Messages ready in a queue (which must exist).
+fn depth(queue: &str) -> u32 {
+    let mut conn = amqp();
+    let ch = conn.open_channel(None).unwrap();
+    let q = ch.queue_declare_passive(queue).unwrap();
+    let n = q.declared_message_count().unwrap();
+    conn.close().ok();
+    n
+}
+
+/// Take every message of a queue (acking them): (routing key, properties, body).
+fn drain(queue: &str) -> Vec<(String, AmqpProperties, String)> {
+    let mut conn = amqp();
+    let ch = conn.open_channel(None).unwrap();
+    let mut out = Vec::new();
+    while let Some(g) = ch.basic_get(queue, false).unwrap() {
+        let d = g.delivery;
+        out.push((
+            d.routing_key.clone(),
+            d.properties.clone(),
+            String::from_utf8(d.body.clone()).unwrap(),
+        ));
+        d.ack(&ch).unwrap();
+    }
+    conn.close().ok();
+    out
+}
+
+fn publish_raw(exchange: &str, key: &str, body: &[u8], message_id: &str) {
+    let mut conn = amqp();
+    let ch = conn.open_channel(None).unwrap();
+    let props = AmqpProperties::default()
+        .with_message_id(message_id.into())
+        .with_delivery_mode(2);
+    ch.basic_publish(exchange, Publish::with_properties(body, key, props))
+        .unwrap();
+    conn.close().unwrap();
+}
+
+fn outbox(env: &TestEnv, dept: &str) -> std::collections::HashMap<String, String> {
+    env.redis().hgetall(format!("{}:outbox:{{{dept}}}", env.ns)).unwrap()
+}
+
+/// An address where nothing listens: bound, then released.
+fn closed_port_url() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("amqp://guest:hunter2@127.0.0.1:{port}/%2f")
+}
+
+fn lines(out: &str) -> Vec<Value> {
+    out.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn a_checkin_event_reaches_its_department_queue_only_with_every_field() {
+    let env = TestEnv::with_roster("Europe/Paris", 20, 2);
+    // Declare D002's queue, so that "nowhere else" is checked on a queue that exists.
+    assert_eq!(env.ok(&["watch-dept", "D002", "--once", "--json"]), "");
+    let c = env.json(&[
+        "checkin",
+        "E000002",
+        "--at",
+        "2026-11-02T09:07:00+01:00",
+        "--source",
+        "kiosk-3",
+        "--json",
+    ]);
+    assert_eq!(c["notification"], "sent");
+    let q = |d: &str| format!("{}.dept.{d}", env.ns);
+    assert_eq!(depth(&q("D002")), 0, "another department's queue got nothing");
+    let got = drain(&q("D001"));
+    assert_eq!(got.len(), 1);
+    let (key, props, body) = &got[0];
+    assert_eq!(key, "D001.in");
+    let e: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(props.message_id().as_deref(), e["event_id"].as_str());
+    assert_eq!(e["event_id"], c["event_id"]);
+    assert_eq!(props.content_type().as_deref(), Some("application/json"));
+    assert_eq!(*props.delivery_mode(), Some(2), "persistent");
+    let expected = serde_json::json!({
+        "event_id": c["event_id"],
+        "employee_id": "E000002",
+        "employee_name": c["employee_name"],
+        "department_id": "D001",
+        "kind": "in",
+        "at": "2026-11-02T09:07:00+01:00",
+        "work_date": DAY,
+        "late": true,
+        "late_minutes": 7,
+        "early": false,
+        "early_minutes": 0,
+        "changed": true,
+        "source": "kiosk-3",
+    });
+    assert_eq!(e, expected);
+    assert!(outbox(&env, "D001").is_empty(), "a confirmed event leaves the outbox");
+}
+
+#[test]
+fn broker_unreachable_the_checkin_succeeds_and_relay_delivers_it_exactly_once() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let down = closed_port_url();
+    let started = std::time::Instant::now();
+    let o = env
+        .cmd()
+        .args(["checkin", "E000002", "--at", "2026-11-02T08:30:00Z", "--json"])
+        .env("ATTENDANCE_AMQP_URL", &down)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["notification"], "pending");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("pending") && !err.contains("hunter2"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "a closed port fails fast");
+    let id = c["event_id"].as_str().unwrap();
+    assert_eq!(outbox(&env, "D001").keys().collect::<Vec<_>>(), [id]);
+    // The human line says so too.
+    let o = env
+        .cmd()
+        .args(["checkin", "E000002", "--at", "2026-11-02T08:30:00Z"])
+        .env("ATTENDANCE_AMQP_URL", &down)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("repeat"),
+        "an exact repeat makes no event"
+    );
+
+    // relay against the dead broker: exit 3, nothing lost.
+    let e = env
+        .cmd()
+        .args(["relay"])
+        .env("ATTENDANCE_AMQP_URL", &down)
+        .output()
+        .unwrap();
+    assert_eq!(e.status.code(), Some(3));
+    assert!(!String::from_utf8_lossy(&e.stderr).contains("hunter2"));
+    assert_eq!(outbox(&env, "D001").len(), 1);
+
+    let r = env.json(&["relay", "--json"]);
+    assert_eq!(r, serde_json::json!({"departments": 1, "sent": 1, "pending": 0}));
+    assert!(outbox(&env, "D001").is_empty());
+    let r = env.json(&["relay", "--json"]);
+    assert_eq!(r["sent"], 0);
+    let got = drain(&format!("{}.dept.D001", env.ns));
+    assert_eq!(got.len(), 1, "exactly once");
+    assert_eq!(got[0].1.message_id().as_deref(), Some(id));
+}
+
+#[test]
+fn a_duplicate_punch_has_no_notification() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let args = ["checkin", "E000002", "--at", "2026-11-02T08:30:00Z", "--json"];
+    assert_eq!(env.json(&args)["notification"], "sent");
+    assert_eq!(env.json(&args)["notification"], "none");
+    assert_eq!(depth(&format!("{}.dept.D001", env.ns)), 1);
+}
+
+#[test]
+fn a_malformed_message_goes_through_retry_to_parking_and_replay_brings_it_back() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let cfg = env.file("att.toml", "[amqp]\nretry_delay_ms = 100\nmax_retries = 2\n");
+    let cfg = cfg.to_str().unwrap();
+    let watch = ["watch-dept", "D001", "--once", "--json", "--config", cfg];
+    assert_eq!(env.ok(&watch), "", "declares the topology");
+    publish_raw(&format!("{}.events", env.ns), "D001.in", b"{not an event", "bad-1");
+    // The first delivery fails and waits in the retry queue; the second fails and is parked.
+    let parking = format!("{}.parking", env.ns);
+    let mut runs = 0;
+    while depth(&parking) == 0 {
+        runs += 1;
+        assert!(runs < 30, "never parked");
+        let o = env.run(&watch);
+        assert!(o.status.success());
+        assert!(o.stdout.is_empty(), "a malformed message is never shown");
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    assert!(runs >= 2, "it went through retry first");
+    let listed = lines(&env.ok(&["dlq", "list", "--json", "--config", cfg]));
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["message_id"], "bad-1");
+    assert_eq!(listed[0]["department"], "D001");
+    assert_eq!(listed[0]["failures"], 2);
+    assert!(listed[0]["reason"].as_str().unwrap().contains("not an event"));
+    assert_eq!(listed[0]["body"], "{not an event");
+    assert_eq!(depth(&parking), 1, "list leaves the queue as it was");
+
+    env.fails(&["dlq", "replay", "no-such-id", "--config", cfg], 4);
+    assert_eq!(
+        env.ok(&["dlq", "replay", "bad-1", "--config", cfg]).trim(),
+        "1 replayed, 0 left in the parking queue"
+    );
+    assert_eq!(depth(&parking), 0);
+    let back = drain(&format!("{}.dept.D001", env.ns));
+    assert_eq!(back.len(), 1);
+    let headers = back[0].1.headers().clone().unwrap_or_default();
+    assert!(!headers.contains_key("x-death"), "replay starts a fresh failure count");
+    assert_eq!(headers.get("x-att-replays"), Some(&AmqpValue::LongLongInt(1)));
+
+    // Park it again and purge it for good.
+    publish_raw(&format!("{}.events", env.ns), "D001.in", b"[]", "bad-2");
+    for _ in 0..30 {
+        env.ok(&watch);
+        if depth(&parking) == 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    assert_eq!(
+        env.ok(&["dlq", "purge", "--all", "--config", cfg]).trim(),
+        "1 purged, 0 left in the parking queue"
+    );
+    assert_eq!(depth(&parking), 0);
+}
+
+#[test]
+fn watch_dept_once_prints_its_department_in_order_then_nothing_new() {
+    let env = TestEnv::with_roster("UTC", 20, 2);
+    let mut ids = Vec::new();
+    for (emp, at) in [
+        ("E000002", "2026-11-02T08:01:00Z"),
+        ("E000003", "2026-11-02T08:02:00Z"),
+        ("E000002", "2026-11-02T17:00:00Z"),
+    ] {
+        let c = env.json(&["checkin", emp, "--at", at, "--json"]);
+        ids.push(c["event_id"].as_str().unwrap().to_string());
+    }
+    // D002's first employee (the roster lists departments in order).
+    let other: String = env
+        .mysql()
+        .query_first("SELECT MIN(id) FROM employees WHERE department_id = 'D002'")
+        .unwrap()
+        .unwrap();
+    env.ok(&["checkin", &other, "--at", "2026-11-02T08:00:00Z"]);
+    let shown = lines(&env.ok(&["watch-dept", "D001", "--once", "--json"]));
+    let shown_ids: Vec<&str> = shown.iter().map(|e| e["event_id"].as_str().unwrap()).collect();
+    assert_eq!(shown_ids, ids);
+    assert!(shown.iter().all(|e| e["department_id"] == "D001"));
+    assert_eq!(shown[2]["kind"], "out");
+    assert_eq!(shown[2]["early"], true);
+    assert_eq!(
+        env.ok(&["watch-dept", "D001", "--once", "--json"]),
+        "",
+        "acked: nothing new"
+    );
+    assert_eq!(depth(&format!("{}.dept.D001", env.ns)), 0);
+    assert_eq!(depth(&format!("{}.dept.D002", env.ns)), 1, "untouched");
+    let plain = env.ok(&["watch-dept", "D002", "--once"]);
+    assert!(
+        plain.starts_with("08:00:00 D002 ") && plain.trim_end().ends_with(" in"),
+        "{plain}"
+    );
+}
+
+#[test]
+fn redelivery_after_a_consumer_dies_before_acking_is_shown_once() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let c = env.json(&["checkin", "E000002", "--at", "2026-11-02T08:30:00Z", "--json"]);
+    let queue = format!("{}.dept.D001", env.ns);
+    {
+        // A consumer takes the event, and (at-least-once) a second copy is published, then the
+        // consumer dies before acking: its channel closes and the broker requeues the message.
+        let mut conn = amqp();
+        let ch = conn.open_channel(None).unwrap();
+        let got = ch.basic_get(queue.as_str(), false).unwrap().unwrap();
+        let d = got.delivery;
+        let copy = Publish::with_properties(&d.body, d.routing_key.clone(), d.properties.clone());
+        ch.basic_publish(format!("{}.events", env.ns), copy).unwrap();
+        ch.close().unwrap();
+        conn.close().unwrap();
+    }
+    assert_eq!(depth(&queue), 2);
+    let shown = lines(&env.ok(&["watch-dept", "D001", "--once", "--json"]));
+    assert_eq!(shown.len(), 1, "shown once: {shown:?}");
+    assert_eq!(shown[0]["event_id"], c["event_id"]);
+    assert_eq!(depth(&queue), 0, "both copies acked");
+    assert_eq!(env.ok(&["watch-dept", "D001", "--once", "--json"]), "");
+}
+
+#[test]
+fn classic_queues_when_configured() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let cfg = env.file("att.toml", "[amqp]\nqueue_type = \"classic\"\n");
+    let c = env.json(&["checkin", "E000002", "--json", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(c["notification"], "sent");
+    // Redeclaring the queue as classic succeeds only if it is classic.
+    let mut conn = amqp();
+    let ch = conn.open_channel(None).unwrap();
+    let mut args = amiquip::FieldTable::new();
+    args.insert("x-queue-type".into(), AmqpValue::LongString("classic".into()));
+    args.insert(
+        "x-dead-letter-exchange".into(),
+        AmqpValue::LongString(format!("{}.dlx", env.ns)),
+    );
+    args.insert("x-dead-letter-routing-key".into(), AmqpValue::LongString("D001".into()));
+    let opts = QueueDeclareOptions {
+        durable: true,
+        arguments: args,
+        ..Default::default()
+    };
+    let q = ch.queue_declare(format!("{}.dept.D001", env.ns), opts).unwrap();
+    assert_eq!(q.declared_message_count(), Some(1));
+    conn.close().ok();
+}
