@@ -79,10 +79,12 @@ fn late_on_time_early_and_repeated_punches() {
     assert_eq!(st["early"], false);
     let human = env.ok(&["status", "E000003", "--date", DAY]);
     assert!(human.contains("in at 09:15 (late by 15 min)"), "{human}");
-    // Every punch that was not an exact duplicate queued one event for the supervisor.
-    let outbox: std::collections::HashMap<String, String> =
-        env.redis().hgetall(format!("{}:outbox:{{D001}}", env.ns)).unwrap();
-    assert_eq!(outbox.len(), 6);
+    // Every punch that was not an exact duplicate sent one event to the supervisor, and a
+    // confirmed event leaves the outbox.
+    let outbox: u64 = env.redis().hlen(format!("{}:outbox:{{D001}}", env.ns)).unwrap();
+    assert_eq!(outbox, 0);
+    let events = env.ok(&["watch-dept", "D001", "--once", "--json"]);
+    assert_eq!(events.lines().count(), 6, "{events}");
 }
 
 #[test]
@@ -145,7 +147,9 @@ fn fifty_concurrent_scans_of_one_employee_record_one_checkin() {
     assert_eq!(outs.iter().filter(|j| j["duplicate"] == true).count(), 49);
     assert_eq!(board(&env, "D001", DAY)["E000003"], "i30600");
     let outbox: u64 = env.redis().hlen(format!("{}:outbox:{{D001}}", env.ns)).unwrap();
-    assert_eq!(outbox, 1);
+    assert_eq!(outbox, 0, "the one event was sent");
+    let events = env.ok(&["watch-dept", "D001", "--once", "--json"]);
+    assert_eq!(events.lines().count(), 1, "{events}");
 }
 
 #[test]
