@@ -78,6 +78,9 @@ pub struct AmqpSettings {
     pub connect_timeout_ms: u32,
     /// How long to wait for the broker to confirm a publish before the event stays pending.
     pub confirm_timeout_ms: u32,
+    /// The same, for the one event of a single check-in: a kiosk must not hang on a slow
+    /// broker. A confirm later than this leaves the event in the outbox (relay resends it).
+    pub checkin_confirm_ms: u32,
 }
 
 impl Default for AmqpSettings {
@@ -89,6 +92,7 @@ impl Default for AmqpSettings {
             confirm_window: 1_000,
             connect_timeout_ms: 2_000,
             confirm_timeout_ms: 5_000,
+            checkin_confirm_ms: 1_000,
         }
     }
 }
@@ -190,6 +194,7 @@ struct FileAmqp {
     confirm_window: Option<usize>,
     connect_timeout_ms: Option<u32>,
     confirm_timeout_ms: Option<u32>,
+    checkin_confirm_ms: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -314,6 +319,11 @@ impl Config {
                 "amqp.confirm_timeout_ms",
                 f.amqp.confirm_timeout_ms,
                 &mut self.amqp.confirm_timeout_ms,
+            ),
+            (
+                "amqp.checkin_confirm_ms",
+                f.amqp.checkin_confirm_ms,
+                &mut self.amqp.checkin_confirm_ms,
             ),
             (
                 "amqp.retry_delay_ms",
@@ -460,6 +470,28 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("namespace"), "{e}");
+    }
+
+    #[test]
+    fn amqp_keys_are_checked() {
+        let c = with_file(
+            "[amqp]\nqueue_type = \"classic\"\nretry_delay_ms = 100\nmax_retries = 2\ncheckin_confirm_ms = 300\n",
+        )
+        .unwrap();
+        assert_eq!(c.amqp.queue_type, QueueType::Classic);
+        assert_eq!(
+            (c.amqp.retry_delay_ms, c.amqp.max_retries, c.amqp.checkin_confirm_ms),
+            (100, 2, 300)
+        );
+        for (text, key) in [
+            ("[amqp]\nmax_retries = 0\n", "amqp.max_retries"),
+            ("[amqp]\nretry_delay_ms = 0\n", "amqp.retry_delay_ms"),
+            ("[amqp]\nconnect_timeout_ms = 0\n", "amqp.connect_timeout_ms"),
+            ("[amqp]\nqueue_type = \"stream\"\n", "amqp.queue_type"),
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
     }
 
     #[test]

@@ -70,11 +70,19 @@ fn bulk_gives_the_same_boards_as_single_checkins_and_reports_refusals() {
     assert_eq!(boards(&bulk), boards(&single));
     assert_eq!(boards(&bulk)["E000002"], "i29400,i29420,o61200");
 
-    // One event per punch that was not an exact duplicate, in the department's outbox.
+    // One event per punch that was not an exact duplicate, sent to the broker with confirms
+    // (so gone from the outboxes) and waiting in the department queues.
+    assert_eq!(report["notifications"]["sent"], 6);
+    assert_eq!(report["notifications"]["pending"], 0);
     let mut con = bulk.redis();
-    let events: usize = ["D001", "D002"]
+    let left: usize = ["D001", "D002"]
         .iter()
         .map(|d| con.hlen::<_, usize>(format!("{}:outbox:{{{d}}}", bulk.ns)).unwrap())
+        .sum();
+    assert_eq!(left, 0);
+    let events: usize = ["D001", "D002"]
+        .iter()
+        .map(|d| bulk.ok(&["watch-dept", d, "--once", "--json"]).lines().count())
         .sum();
     assert_eq!(events, 6);
 }

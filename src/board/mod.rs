@@ -376,6 +376,16 @@ pub fn outbox_ack(con: &mut impl ConnectionLike, keys: &Keys, dept: &str, ids: &
     Ok(())
 }
 
+/// Events waiting in the given departments' outboxes.
+pub fn outbox_len(con: &mut impl ConnectionLike, keys: &Keys, depts: &[String]) -> Result<usize> {
+    let mut pipe = redis::pipe();
+    for d in depts {
+        pipe.hlen(keys.outbox(d));
+    }
+    let lens: Vec<usize> = pipe.query(con)?;
+    Ok(lens.into_iter().sum())
+}
+
 /// Departments whose outbox holds anything.
 pub fn outbox_departments(con: &mut redis::Connection, keys: &Keys) -> Result<Vec<String>> {
     let found: Vec<String> = con

@@ -9,7 +9,8 @@ use crate::cli::CheckinArgs;
 use crate::error::Error;
 use crate::event::Kind;
 use crate::keys::Keys;
-use crate::{notify, policy, services};
+use crate::notify::{self, Connecting, Publisher};
+use crate::{policy, services};
 
 /// Parse `--at`: RFC 3339 with an offset, or a usage error.
 pub fn parse_at(s: &str) -> Result<DateTime<Utc>, Error> {
@@ -54,6 +55,8 @@ pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
         None => now,
     };
     check_not_future(at, now, ctx.cfg.policy.max_future_skew_secs)?;
+    // The broker handshake runs while Redis records the punch: it is most of the publish's cost.
+    let connecting = Publisher::connect_in_background(&ctx.cfg);
     let keys = Keys::new(&ctx.cfg.namespace);
     let mut con = services::redis(&ctx.cfg)?;
     let employee = super::resolve_employee(ctx, &mut con, &keys, employee_id)?;
@@ -70,7 +73,11 @@ pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
     } else {
         0
     };
-    let notification = notify(ctx, &mut con, &keys, &p, o.event_json.is_some());
+    let notification = if o.event_json.is_some() {
+        notify(ctx, &mut con, &keys, &p, connecting)
+    } else {
+        "none"
+    };
     let local = at.with_timezone(&tz);
     if args.json {
         let v = serde_json::json!({
@@ -120,13 +127,14 @@ pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
 }
 
 /// Publish the punch's event (the punch itself is already recorded, so nothing here fails
-/// the check-in): "sent" once confirmed, "pending" if it stays in the outbox, "none" if the
-/// punch made no event (an exact duplicate).
-fn notify(ctx: &Ctx, con: &mut redis::Connection, keys: &Keys, p: &Punch, has_event: bool) -> &'static str {
-    if !has_event {
-        return "none";
-    }
-    match notify::send_punch(&ctx.cfg, con, keys, &p.employee.department_id, &p.event_id) {
+/// the check-in): "sent" once confirmed, "pending" if it stays in the outbox. A punch that
+/// made no event (an exact duplicate) says "none" and does not come here.
+fn notify(ctx: &Ctx, con: &mut redis::Connection, keys: &Keys, p: &Punch, connecting: Connecting) -> &'static str {
+    let sent = connecting.wait().and_then(|mut publisher| {
+        publisher.set_confirm_timeout_ms(ctx.cfg.amqp.checkin_confirm_ms);
+        notify::send_punch(publisher, con, keys, &p.employee.department_id, &p.event_id)
+    });
+    match sent {
         Ok(true) => "sent",
         Ok(false) => {
             ctx.out

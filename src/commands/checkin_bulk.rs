@@ -9,7 +9,8 @@ use anyhow::Result;
 use super::Ctx;
 use crate::error::Error;
 use crate::keys::Keys;
-use crate::{bulk, services};
+use crate::notify::{self, DrainReport, Publisher};
+use crate::{board, bulk, services};
 
 pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
     let reader: Box<dyn Read> = if file.as_os_str() == "-" {
@@ -27,8 +28,11 @@ pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
     let report = bulk::record(&ctx.cfg, &mut con, &keys, rows, refused, |n| pb.inc(n as u64))?;
     pb.finish_and_clear();
     let secs = started.elapsed().as_secs_f64();
+    let sent = publish(ctx, &mut con, &keys, &report.departments)?;
     if json {
-        println!("{}", serde_json::to_string(&report)?);
+        let mut v = serde_json::to_value(&report)?;
+        v["notifications"] = serde_json::to_value(&sent)?;
+        println!("{v}");
     } else {
         for r in &report.refused {
             ctx.out.status(format!("refused line {}: {}", r.line, r.reason));
@@ -41,9 +45,35 @@ pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
             report.refused.len(),
             secs
         );
+        println!("notifications: {} sent, {} pending", sent.sent, sent.pending);
+    }
+    if let Some(why) = &sent.problem {
+        ctx.out.status(format!(
+            "notifications pending ({why}); `attendance relay` will send them"
+        ));
     }
     if !report.refused.is_empty() {
         return Err(Error::Partial(format!("{} of {} rows refused", report.refused.len(), report.rows)).into());
     }
     Ok(())
+}
+
+/// Publish what the punches put in their departments' outboxes, with a window of confirms.
+/// An unreachable broker leaves them pending (the punches are recorded all the same).
+fn publish(ctx: &Ctx, con: &mut redis::Connection, keys: &Keys, depts: &[String]) -> Result<DrainReport> {
+    if depts.is_empty() {
+        return Ok(DrainReport::default());
+    }
+    match Publisher::connect(&ctx.cfg) {
+        Ok(mut p) => {
+            let r = notify::drain_departments(&mut p, con, keys, depts)?;
+            p.close();
+            Ok(r)
+        }
+        Err(e) => Ok(DrainReport {
+            pending: board::outbox_len(con, keys, depts)?,
+            problem: Some(crate::error::one_line(&e)),
+            ..Default::default()
+        }),
+    }
 }

@@ -70,8 +70,8 @@ fn print(ctx: &Ctx, args: &RelayArgs, r: &DrainReport) {
             r.sent, r.pending, r.departments
         );
         if r.pending > 0 {
-            ctx.out
-                .status("relay: pending events stay in Redis; run relay again once the broker is back");
+            let why = r.problem.as_deref().unwrap_or("nacked or returned by the broker");
+            ctx.out.status(format!("relay: pending events stay in Redis ({why})"));
         }
     }
 }

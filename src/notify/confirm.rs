@@ -58,7 +58,14 @@ impl Confirming {
             Err(RecvTimeoutError::Timeout) => {
                 return Err(format!("no publisher confirm within {} ms", timeout.as_millis()))
             }
-            Err(RecvTimeoutError::Disconnected) => return Err("the connection to the broker closed".into()),
+            // The broker closed the channel (a refused declare, say): any call now returns its
+            // reason, which is worth more to an operator than "closed".
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(match self.channel.qos(0, 0, false) {
+                    Err(e) => e.to_string(),
+                    Ok(()) => "the broker stopped confirming".into(),
+                })
+            }
         };
         // The broker sends a message's return before its ack, so it is already queued here.
         let returned = self.returns.try_iter().collect();

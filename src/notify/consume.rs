@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::confirm::Confirming;
 use super::dlq;
-use super::topology::{self, Names};
+use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config};
 use crate::error::{Error, Service};
 use crate::event::Event;
@@ -80,8 +80,8 @@ pub fn watch_department(
     let names = Names::new(&cfg.namespace);
     let mut conn = topology::connect(cfg)?;
     let ch = topology::open_channel(&mut conn)?;
-    topology::declare_common(&ch, &names, &cfg.amqp)?;
-    topology::declare_department(&ch, &names, &cfg.amqp, dept)?;
+    topology::declare_common(&ch, Wait::Answer, &names, &cfg.amqp)?;
+    topology::declare_department(&ch, Wait::Answer, &names, &cfg.amqp, dept)?;
     let mut w = Watcher {
         queue: names.department(dept),
         dept: dept.to_string(),

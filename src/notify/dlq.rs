@@ -11,7 +11,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::confirm::Confirming;
-use super::topology::{self, Names};
+use super::topology::{self, Names, Wait};
 use crate::config::Config;
 use crate::error::{Error, Service};
 
@@ -160,7 +160,7 @@ fn sweep(
     let names = Names::new(&cfg.namespace);
     let mut conn = topology::connect(cfg)?;
     let ch: Channel = topology::open_channel(&mut conn)?;
-    topology::declare_common(&ch, &names, &cfg.amqp)?;
+    topology::declare_common(&ch, Wait::Answer, &names, &cfg.amqp)?;
     let mut out = Confirming::open(&mut conn)?;
     for _ in 0..limit {
         let Some(got) = ch.basic_get(names.parking(), false).map_err(svc)? else {
@@ -216,7 +216,7 @@ pub fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
         }
         let routed = match &p.department {
             Some(dept) => {
-                topology::declare_department(&out.channel, &names, &cfg.amqp, dept)?;
+                topology::declare_department(&out.channel, Wait::Answer, &names, &cfg.amqp, dept)?;
                 let publish = Publish {
                     mandatory: true,
                     ..Publish::with_properties(&d.body, dept.as_str(), replay_properties(&d.properties))

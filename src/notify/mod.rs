@@ -10,6 +10,6 @@ mod relay;
 mod topology;
 
 pub use consume::{watch_department, WatchItem, WatchOptions, WatchReport};
-pub use publish::Publisher;
-pub use relay::{drain_outboxes, drain_with, send_punch, DrainReport, STALE_AFTER_SECS};
+pub use publish::{Connecting, Publisher};
+pub use relay::{drain_departments, drain_outboxes, drain_with, send_punch, DrainReport, STALE_AFTER_SECS};
 pub use topology::{teardown, Names};

@@ -7,7 +7,7 @@ use amiquip::{AmqpProperties, Confirm, Connection, Publish};
 use anyhow::Result;
 
 use super::confirm::{returned_ids, Confirming};
-use super::topology::{self, Names};
+use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config};
 use crate::error::{Error, Service};
 use crate::event::Event;
@@ -40,7 +40,7 @@ impl Publisher {
         let mut conn = topology::connect(cfg)?;
         let out = Confirming::open(&mut conn)?;
         let names = Names::new(&cfg.namespace);
-        topology::declare_common(&out.channel, &names, &cfg.amqp)?;
+        topology::declare_common(&out.channel, Wait::NoWait, &names, &cfg.amqp)?;
         Ok(Publisher {
             out,
             conn,
@@ -49,6 +49,11 @@ impl Publisher {
             settings: cfg.amqp.clone(),
             broken: None,
         })
+    }
+
+    /// Wait at most this long for each confirm (a check-in answers sooner than a bulk drain).
+    pub fn set_confirm_timeout_ms(&mut self, ms: u32) {
+        self.settings.confirm_timeout_ms = ms;
     }
 
     /// Why publishing stopped working, if it did (timeout, closed channel); reconnect then.
@@ -77,7 +82,7 @@ impl Publisher {
                     w.pending.insert(tag, i);
                 }
                 Err(e) => {
-                    self.broken = Some(e.to_string());
+                    self.broken = Some(format!("{e:#}"));
                     break;
                 }
             }
@@ -93,7 +98,13 @@ impl Publisher {
 
     fn publish_one(&mut self, id: &str, ev: &Event, json: &str) -> Result<u64> {
         if !self.declared.contains(&ev.department_id) {
-            topology::declare_department(&self.out.channel, &self.names, &self.settings, &ev.department_id)?;
+            topology::declare_department(
+                &self.out.channel,
+                Wait::NoWait,
+                &self.names,
+                &self.settings,
+                &ev.department_id,
+            )?;
             self.declared.insert(ev.department_id.clone());
         }
         // Mandatory: a message no queue takes (a department queue deleted behind our back) comes
@@ -139,11 +150,41 @@ impl Publisher {
         true
     }
 
-    /// Close the channel and the connection politely (dropping does it too, silently).
+    /// Close the connection politely, which closes its channel too (one round trip, not two).
     pub fn close(self) {
         let Publisher { out, conn, .. } = self;
-        out.channel.close().ok();
         conn.close().ok();
+        drop(out);
+    }
+
+    /// Connect on a thread, so that the handshake overlaps the caller's own work (a check-in
+    /// records its punch in Redis meanwhile).
+    pub fn connect_in_background(cfg: &Config) -> Connecting {
+        let cfg = cfg.clone();
+        Connecting(Some(std::thread::spawn(move || Publisher::connect(&cfg))))
+    }
+}
+
+/// A publisher being connected; see [`Publisher::connect_in_background`]. Dropped unused (the
+/// check-in was refused, or made no event), it closes the connection politely, so the broker
+/// does not log an abrupt disconnect for every refused check-in.
+pub struct Connecting(Option<std::thread::JoinHandle<Result<Publisher>>>);
+
+impl Connecting {
+    /// The publisher, once connected (or why not).
+    pub fn wait(mut self) -> Result<Publisher> {
+        let handle = self.0.take().expect("waited once");
+        handle
+            .join()
+            .unwrap_or_else(|_| Err(Error::service(Service::Rabbitmq, "the connecting thread panicked").into()))
+    }
+}
+
+impl Drop for Connecting {
+    fn drop(&mut self) {
+        if let Some(Ok(Ok(p))) = self.0.take().map(|h| h.join()) {
+            p.close();
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::Publisher;
 use crate::board;
 use crate::config::Config;
+use crate::error::{Error, Service};
 use crate::keys::Keys;
 
 /// A check-in also sends its department's older pending events (left by an earlier broker
@@ -26,6 +27,9 @@ pub struct DrainReport {
     pub sent: usize,
     /// Events still in an outbox (nacked, unconfirmed, or the broker went away mid-way).
     pub pending: usize,
+    /// Why the broker stopped taking events, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// Drain every outbox of the namespace once, on a fresh connection.
@@ -38,9 +42,21 @@ pub fn drain_outboxes(cfg: &Config, con: &mut redis::Connection, keys: &Keys) ->
 
 /// Drain every outbox once on an open publisher (`relay --follow` keeps one across rounds).
 pub fn drain_with(publisher: &mut Publisher, con: &mut redis::Connection, keys: &Keys) -> Result<DrainReport> {
+    let depts = board::outbox_departments(con, keys)?;
+    drain_departments(publisher, con, keys, &depts)
+}
+
+/// Drain the given departments' outboxes (a bulk check-in knows which ones it filled), with
+/// `amqp.confirm_window` confirms outstanding per department.
+pub fn drain_departments(
+    publisher: &mut Publisher,
+    con: &mut redis::Connection,
+    keys: &Keys,
+    depts: &[String],
+) -> Result<DrainReport> {
     let mut report = DrainReport::default();
-    for dept in board::outbox_departments(con, keys)? {
-        let items = board::outbox_pending(con, keys, &dept)?;
+    for dept in depts {
+        let items = board::outbox_pending(con, keys, dept)?;
         if items.is_empty() {
             continue;
         }
@@ -50,16 +66,24 @@ pub fn drain_with(publisher: &mut Publisher, con: &mut redis::Connection, keys: 
         } else {
             Vec::new()
         };
-        board::outbox_ack(con, keys, &dept, &acked)?;
+        board::outbox_ack(con, keys, dept, &acked)?;
         report.sent += acked.len();
         report.pending += items.len() - acked.len();
     }
+    report.problem = publisher.problem().map(str::to_string);
     Ok(report)
 }
 
-/// Publish one check-in's event and its department's stale pending events; true if the
-/// check-in's own event was confirmed (and left the outbox).
-pub fn send_punch(cfg: &Config, con: &mut redis::Connection, keys: &Keys, dept: &str, event_id: &str) -> Result<bool> {
+/// Publish one check-in's event and its department's stale pending events on `publisher`
+/// (then closed); Ok(true) if the check-in's own event was confirmed (and left the outbox),
+/// Ok(false) if the broker refused it, Err if the broker failed on the way.
+pub fn send_punch(
+    mut publisher: Publisher,
+    con: &mut redis::Connection,
+    keys: &Keys,
+    dept: &str,
+    event_id: &str,
+) -> Result<bool> {
     let now = Utc::now();
     let pending = board::outbox_pending(con, keys, dept)?;
     let mut items: Vec<(String, String)> = pending
@@ -73,11 +97,15 @@ pub fn send_punch(cfg: &Config, con: &mut redis::Connection, keys: &Keys, dept: 
         // Only a confirmed publish removes an event: a concurrent `relay` already sent it.
         None => return Ok(true),
     }
-    let mut publisher = Publisher::connect(cfg)?;
     let acked = publisher.publish_confirmed(&items)?;
+    let problem = publisher.problem().map(str::to_string);
     publisher.close();
     board::outbox_ack(con, keys, dept, &acked)?;
-    Ok(acked.iter().any(|id| id == event_id))
+    match (acked.iter().any(|id| id == event_id), problem) {
+        (true, _) => Ok(true),
+        (false, Some(why)) => Err(Error::service(Service::Rabbitmq, why).into()),
+        (false, None) => Ok(false),
+    }
 }
 
 fn is_stale(json: &str, now: DateTime<Utc>) -> bool {

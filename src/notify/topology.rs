@@ -93,45 +93,62 @@ fn queue_type(s: &AmqpSettings) -> AmqpValue {
     )
 }
 
-fn durable_queue(ch: &Channel, name: &str, arguments: FieldTable) -> Result<()> {
+/// How to declare: waiting for each answer (a refusal is reported with its reason), or
+/// pipelined without answers (a refusal closes the channel, and the publish that follows on
+/// it fails, so nothing is lost; used on the check-in's hot path, where ten round trips to the
+/// broker would cost more than the rest of the check-in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    Answer,
+    NoWait,
+}
+
+fn durable_queue(ch: &Channel, w: Wait, name: &str, arguments: FieldTable) -> Result<()> {
     let opts = QueueDeclareOptions {
         durable: true,
         arguments,
         ..Default::default()
     };
-    ch.queue_declare(name, opts)
-        .map_err(|e| Error::service(Service::Rabbitmq, e))
-        .with_context(|| format!("declaring queue {name}"))?;
-    Ok(())
+    match w {
+        Wait::Answer => ch.queue_declare(name, opts).map(drop),
+        Wait::NoWait => ch.queue_declare_nowait(name, opts).map(drop),
+    }
+    .map_err(|e| Error::service(Service::Rabbitmq, e))
+    .with_context(|| format!("declaring queue {name}"))
 }
 
-fn durable_exchange(ch: &Channel, kind: ExchangeType, name: &str) -> Result<()> {
+fn durable_exchange(ch: &Channel, w: Wait, kind: ExchangeType, name: &str) -> Result<()> {
     let opts = ExchangeDeclareOptions {
         durable: true,
         ..Default::default()
     };
-    ch.exchange_declare(kind, name, opts)
-        .map_err(|e| Error::service(Service::Rabbitmq, e))
-        .with_context(|| format!("declaring exchange {name}"))?;
-    Ok(())
+    match w {
+        Wait::Answer => ch.exchange_declare(kind, name, opts).map(drop),
+        Wait::NoWait => ch.exchange_declare_nowait(kind, name, opts).map(drop),
+    }
+    .map_err(|e| Error::service(Service::Rabbitmq, e))
+    .with_context(|| format!("declaring exchange {name}"))
 }
 
-fn bind(ch: &Channel, queue: &str, exchange: &str, key: &str) -> Result<()> {
-    ch.queue_bind(queue, exchange, key, FieldTable::new())
-        .map_err(|e| Error::service(Service::Rabbitmq, e))
-        .with_context(|| format!("binding {queue} to {exchange} with '{key}'"))?;
-    Ok(())
+fn bind(ch: &Channel, w: Wait, queue: &str, exchange: &str, key: &str) -> Result<()> {
+    match w {
+        Wait::Answer => ch.queue_bind(queue, exchange, key, FieldTable::new()),
+        Wait::NoWait => ch.queue_bind_nowait(queue, exchange, key, FieldTable::new()),
+    }
+    .map_err(|e| Error::service(Service::Rabbitmq, e))
+    .with_context(|| format!("binding {queue} to {exchange} with '{key}'"))
 }
 
 /// The exchanges, the retry queue and the parking queue.
-pub(crate) fn declare_common(ch: &Channel, names: &Names, s: &AmqpSettings) -> Result<()> {
-    durable_exchange(ch, ExchangeType::Topic, &names.events())?;
-    durable_exchange(ch, ExchangeType::Fanout, &names.dead_letters())?;
-    durable_exchange(ch, ExchangeType::Direct, &names.requeue())?;
+pub(crate) fn declare_common(ch: &Channel, w: Wait, names: &Names, s: &AmqpSettings) -> Result<()> {
+    durable_exchange(ch, w, ExchangeType::Topic, &names.events())?;
+    durable_exchange(ch, w, ExchangeType::Fanout, &names.dead_letters())?;
+    durable_exchange(ch, w, ExchangeType::Direct, &names.requeue())?;
     // A rejected message waits here for the TTL, then dead-letters (keeping its routing key,
     // the department id set by the department queue) back through `requeue`.
     durable_queue(
         ch,
+        w,
         &names.retry(),
         args(&[
             ("x-queue-type", queue_type(s)),
@@ -139,18 +156,19 @@ pub(crate) fn declare_common(ch: &Channel, names: &Names, s: &AmqpSettings) -> R
             ("x-dead-letter-exchange", AmqpValue::LongString(names.requeue())),
         ]),
     )?;
-    bind(ch, &names.retry(), &names.dead_letters(), "")?;
-    durable_queue(ch, &names.parking(), args(&[("x-queue-type", queue_type(s))]))?;
+    bind(ch, w, &names.retry(), &names.dead_letters(), "")?;
+    durable_queue(ch, w, &names.parking(), args(&[("x-queue-type", queue_type(s))]))?;
     Ok(())
 }
 
 /// One department's queue, bound to the events (`<dept>.*`) and to requeue (`<dept>`).
-pub(crate) fn declare_department(ch: &Channel, names: &Names, s: &AmqpSettings, dept: &str) -> Result<()> {
+pub(crate) fn declare_department(ch: &Channel, w: Wait, names: &Names, s: &AmqpSettings, dept: &str) -> Result<()> {
     let q = names.department(dept);
     // Dead letters carry the department id as routing key, whatever key the message came with
     // (even one published straight to the queue), so the retry finds its way back.
     durable_queue(
         ch,
+        w,
         &q,
         args(&[
             ("x-queue-type", queue_type(s)),
@@ -158,8 +176,8 @@ pub(crate) fn declare_department(ch: &Channel, names: &Names, s: &AmqpSettings, 
             ("x-dead-letter-routing-key", AmqpValue::LongString(dept.to_string())),
         ]),
     )?;
-    bind(ch, &q, &names.events(), &format!("{dept}.*"))?;
-    bind(ch, &q, &names.requeue(), dept)?;
+    bind(ch, w, &q, &names.events(), &format!("{dept}.*"))?;
+    bind(ch, w, &q, &names.requeue(), dept)?;
     Ok(())
 }
 
