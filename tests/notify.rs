@@ -327,3 +327,95 @@ fn classic_queues_when_configured() {
     assert_eq!(q.declared_message_count(), Some(1));
     conn.close().ok();
 }
+
+/// Read stdout lines of a child on a thread, so a test can wait for one with a timeout.
+fn line_reader(out: std::process::ChildStdout) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+fn interrupt(child: &std::process::Child) {
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+}
+
+#[test]
+fn watch_dept_follows_new_events_and_leaves_cleanly_on_ctrl_c() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let mut child = env
+        .std_cmd()
+        .args(["watch-dept", "D001", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = line_reader(child.stdout.take().unwrap());
+    let c = env.json(&["checkin", "E000002", "--at", "2026-11-02T08:30:00Z", "--json"]);
+    let shown = lines.recv_timeout(Duration::from_secs(10)).expect("the event arrives");
+    assert_eq!(
+        serde_json::from_str::<Value>(&shown).unwrap()["event_id"],
+        c["event_id"]
+    );
+    interrupt(&child);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("1 events shown"));
+    assert_eq!(depth(&format!("{}.dept.D001", env.ns)), 0, "shown, so acked");
+}
+
+#[test]
+fn relay_follow_sends_what_a_broker_outage_left_behind() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let mut child = env
+        .std_cmd()
+        .args(["relay", "--follow", "--interval-ms", "100", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = line_reader(child.stdout.take().unwrap());
+    let o = env
+        .cmd()
+        .args(["checkin", "E000002", "--at", "2026-11-02T08:30:00Z", "--json"])
+        .env("ATTENDANCE_AMQP_URL", closed_port_url())
+        .output()
+        .unwrap();
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["notification"], "pending");
+    let round: Value = serde_json::from_str(&lines.recv_timeout(Duration::from_secs(10)).unwrap()).unwrap();
+    assert_eq!(round["sent"], 1);
+    interrupt(&child);
+    assert!(child.wait().unwrap().success());
+    assert!(outbox(&env, "D001").is_empty());
+    let got = drain(&format!("{}.dept.D001", env.ns));
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1.message_id().as_deref(), c["event_id"].as_str());
+}
+
+#[test]
+fn a_queue_declared_otherwise_leaves_events_pending_and_says_why() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    env.ok(&["checkin", "E000002", "--at", "2026-11-02T08:30:00Z"]);
+    // The queues exist as quorum queues; a config asking for classic ones cannot redeclare them.
+    let cfg = env.file("att.toml", "[amqp]\nqueue_type = \"classic\"\n");
+    let cfg = cfg.to_str().unwrap();
+    let o = env.run(&["checkin", "E000003", "--json", "--config", cfg]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("PRECONDITION_FAILED"), "{err}");
+    let err = env.fails(&["relay", "--config", cfg], 4);
+    assert!(err.contains("PRECONDITION_FAILED"), "{err}");
+    assert_eq!(outbox(&env, "D001").len(), 1, "still pending, not lost");
+    assert_eq!(
+        env.ok(&["relay"]).trim(),
+        "1 events sent, 0 pending, from 1 departments"
+    );
+}
