@@ -44,7 +44,10 @@ else
         mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld 2>/dev/null || true
         start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd ;;
       rabbitmq)
-        rabbitmq-server -detached ;;
+        # RabbitMQ 3.x reserves about 3 file handles per quorum queue and sizes its handle
+        # cache from this limit: at 1024, some 300 department queues exhaust it and the broker
+        # stops accepting connections. 500 departments need more.
+        (ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; rabbitmq-server -detached) ;;
     esac
   done
 fi

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
@@ -19,6 +19,8 @@ use crate::{interrupt, services};
 const RECENT: usize = 15;
 /// Names listed per state on the live screen before "and N more".
 const NAMES: usize = 12;
+/// The live screen's refresh: at most this often on events, and this often when idle.
+const REDRAW: Duration = Duration::from_millis(500);
 
 pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     crate::roster::check_id("department id", &args.department_id)?;
@@ -27,13 +29,14 @@ pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
         Some(Screen {
             con: services::redis(&ctx.cfg)?,
             recent: VecDeque::new(),
+            drawn: Instant::now() - REDRAW,
         })
     } else {
         None
     };
     let opts = WatchOptions {
         once: args.once,
-        tick: Duration::from_secs(2),
+        tick: REDRAW,
     };
     let dept = &args.department_id;
     let report = notify::watch_department(&ctx.cfg, dept, opts, interrupt::stop_flag(), |item| {
@@ -41,7 +44,10 @@ pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
             WatchItem::Event { event, .. } => match screen.as_mut() {
                 Some(s) => {
                     s.push(line(ctx, event));
-                    s.draw(ctx, dept)?;
+                    // A backlog arrives in a burst: redraw a few times a second, not per event.
+                    if s.drawn.elapsed() >= REDRAW {
+                        s.draw(ctx, dept)?;
+                    }
                 }
                 None if args.json => println!("{}", serde_json::to_string(event)?),
                 None => println!("{}", line(ctx, event)),
@@ -100,6 +106,7 @@ fn line(ctx: &Ctx, e: &Event) -> String {
 struct Screen {
     con: redis::Connection,
     recent: VecDeque<String>,
+    drawn: Instant,
 }
 
 impl Screen {
@@ -164,6 +171,7 @@ impl Screen {
             out.push('\n');
         }
         print!("{out}");
+        self.drawn = Instant::now();
         Ok(())
     }
 }
