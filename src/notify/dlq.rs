@@ -58,7 +58,7 @@ fn number(v: Option<&AmqpValue>) -> Option<i64> {
     }
 }
 
-/// Copy `d` to the parking queue with why and how often it failed; true once confirmed.
+/// Copy `d` to the parking queue with why and how often it failed; Ok once the broker confirmed it.
 pub(crate) fn park(
     out: &mut Confirming,
     names: &Names,
