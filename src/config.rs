@@ -94,6 +94,8 @@ pub struct SettleSettings {
     pub batch_size: usize,
     /// Attempts to reach MySQL before giving up (exit 3).
     pub mysql_retries: u32,
+    /// Pause before the second attempt; each later pause doubles it.
+    pub retry_backoff_ms: u64,
 }
 
 impl Default for SettleSettings {
@@ -101,6 +103,7 @@ impl Default for SettleSettings {
         SettleSettings {
             batch_size: 1_000,
             mysql_retries: 4,
+            retry_backoff_ms: 1_000,
         }
     }
 }
@@ -189,6 +192,7 @@ struct FileAmqp {
 struct FileSettle {
     batch_size: Option<usize>,
     mysql_retries: Option<u32>,
+    retry_backoff_ms: Option<u64>,
 }
 
 fn bad(key: &str, value: &str, expected: &str) -> Error {
@@ -303,7 +307,16 @@ impl Config {
             self.settle.batch_size = v;
         }
         if let Some(v) = f.settle.mysql_retries {
+            if !(1..=20).contains(&v) {
+                return Err(bad("settle.mysql_retries", &v.to_string(), "1 to 20"));
+            }
             self.settle.mysql_retries = v;
+        }
+        if let Some(v) = f.settle.retry_backoff_ms {
+            if v > 60_000 {
+                return Err(bad("settle.retry_backoff_ms", &v.to_string(), "0 to 60000"));
+            }
+            self.settle.retry_backoff_ms = v;
         }
         Ok(())
     }

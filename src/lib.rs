@@ -3,14 +3,18 @@
 //! shell over this library, which the tests, examples and benchmarks use too.
 
 pub mod board;
+pub mod calendar;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod correct;
 pub mod db;
 pub mod error;
 pub mod event;
 pub mod keys;
 pub mod output;
 pub mod policy;
+pub mod report;
 pub mod roster;
 pub mod services;
+pub mod settle;

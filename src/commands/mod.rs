@@ -8,10 +8,15 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::output::Out;
 
+mod calendar;
 mod checkin;
+mod correct;
 mod init_day;
+mod leave;
 mod migrate;
 mod org;
+mod report;
+mod settle;
 mod status;
 
 /// What every command gets: the validated config and the output settings.
@@ -56,6 +61,11 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::InitDay(a) => init_day::run(&ctx, a),
         Command::Checkin(a) => checkin::run(&ctx, a),
         Command::Status(a) => status::run(&ctx, a),
+        Command::Settle(a) => settle::run(&ctx, a),
+        Command::Calendar(c) => calendar::run(&ctx, c),
+        Command::Leave(c) => leave::run(&ctx, c),
+        Command::Correct(a) => correct::run(&ctx, a),
+        Command::Report(c) => report::run(&ctx, c),
     }
 }
 
