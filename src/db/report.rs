@@ -29,26 +29,35 @@ fn counts(row: &Row, from: usize, n: usize) -> Vec<u64> {
     (from..from + n).map(|i| row.get::<u64, _>(i).unwrap_or(0)).collect()
 }
 
-/// Add a totals row: `label` in the first column, blanks in the next `blanks`, then the sums.
-fn push_totals(t: &mut Table, label: &str, blanks: usize, sums: &[u64]) {
-    let mut row = vec![Cell::text(label)];
-    row.extend(std::iter::repeat_n(Cell::Null, blanks));
-    row.extend(sums.iter().map(|n| Cell::from(*n)));
-    t.push(row);
-}
-
-fn add_into(sums: &mut Vec<u64>, v: &[u64]) {
-    sums.resize(v.len(), 0);
-    for (s, x) in sums.iter_mut().zip(v) {
-        *s += x;
+/// Fill a table whose rows are an id, a name, then counts; and add a totals row of the sums.
+fn with_totals(mut t: Table, rows: &[Row]) -> Table {
+    let n = t.columns.len() - 2;
+    let mut sums = vec![0u64; n];
+    for r in rows {
+        let c = counts(r, 2, n);
+        for (s, x) in sums.iter_mut().zip(&c) {
+            *s += x;
+        }
+        let mut row = vec![
+            Cell::text(r.get::<String, _>(0).unwrap_or_default()),
+            Cell::text(r.get::<String, _>(1).unwrap_or_default()),
+        ];
+        row.extend(c.into_iter().map(Cell::from));
+        t.push(row);
     }
+    if !rows.is_empty() {
+        let mut row = vec![Cell::text("total"), Cell::Null];
+        row.extend(sums.into_iter().map(Cell::from));
+        t.push(row);
+    }
+    t
 }
 
 /// Per department: headcount and rows by status on a day, with a totals row.
 pub fn day(pool: &Pool, date: NaiveDate, dept: Option<&str>) -> Result<Table> {
     let mut cols = vec!["department", "name", "headcount"];
     cols.extend(status_columns());
-    let mut t = Table::new(&cols);
+    let t = Table::new(&cols);
     let rows: Vec<Row> = pool.get_conn()?.exec(
         format!(
             "SELECT a.department_id, COALESCE(d.name, ''), COUNT(*), {} FROM attendance a \
@@ -59,21 +68,7 @@ pub fn day(pool: &Pool, date: NaiveDate, dept: Option<&str>) -> Result<Table> {
         ),
         (date, dept, dept),
     )?;
-    let mut sums = Vec::new();
-    for r in &rows {
-        let c = counts(r, 2, 1 + DayStatus::ALL.len());
-        add_into(&mut sums, &c);
-        let mut row = vec![
-            Cell::text(r.get::<String, _>(0).unwrap_or_default()),
-            Cell::text(r.get::<String, _>(1).unwrap_or_default()),
-        ];
-        row.extend(c.into_iter().map(Cell::from));
-        t.push(row);
-    }
-    if !rows.is_empty() {
-        push_totals(&mut t, "total", 1, &sums);
-    }
-    Ok(t)
+    Ok(with_totals(t, &rows))
 }
 
 /// Who was absent on a day.
@@ -162,7 +157,7 @@ pub fn dept(pool: &Pool, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<T
     let mut cols = vec!["employee", "name", "days"];
     cols.extend(status_columns());
     cols.extend(["late_minutes", "early_minutes"]);
-    let mut t = Table::new(&cols);
+    let t = Table::new(&cols);
     let rows: Vec<Row> = pool.get_conn()?.exec(
         format!(
             "SELECT a.employee_id, COALESCE(e.name, ''), COUNT(*), {}, \
@@ -174,21 +169,7 @@ pub fn dept(pool: &Pool, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<T
         ),
         (dept, from, to),
     )?;
-    let mut sums = Vec::new();
-    for r in &rows {
-        let c = counts(r, 2, 3 + DayStatus::ALL.len());
-        add_into(&mut sums, &c);
-        let mut row = vec![
-            Cell::text(r.get::<String, _>(0).unwrap_or_default()),
-            Cell::text(r.get::<String, _>(1).unwrap_or_default()),
-        ];
-        row.extend(c.into_iter().map(Cell::from));
-        t.push(row);
-    }
-    if !rows.is_empty() {
-        push_totals(&mut t, "total", 1, &sums);
-    }
-    Ok(t)
+    Ok(with_totals(t, &rows))
 }
 
 /// Settle runs, newest first.

@@ -26,7 +26,12 @@ impl TestEnv {
         let ns = format!("t{}", &id[..12]);
         let dir = std::env::temp_dir().join(format!("att-test-{ns}"));
         std::fs::create_dir_all(&dir).unwrap();
-        TestEnv { db: format!("att_{ns}"), ns, tz: tz.to_string(), dir }
+        TestEnv {
+            db: format!("att_{ns}"),
+            ns,
+            tz: tz.to_string(),
+            dir,
+        }
     }
 
     /// A fresh environment, migrated.
@@ -40,7 +45,16 @@ impl TestEnv {
     pub fn with_roster(tz: &str, employees: u32, departments: u32) -> TestEnv {
         let env = TestEnv::migrated(tz);
         let path = env.file("roster.csv", "");
-        env.ok(&["org", "generate", "--employees", &employees.to_string(), "--departments", &departments.to_string(), "-o", path.to_str().unwrap()]);
+        env.ok(&[
+            "org",
+            "generate",
+            "--employees",
+            &employees.to_string(),
+            "--departments",
+            &departments.to_string(),
+            "-o",
+            path.to_str().unwrap(),
+        ]);
         env.ok(&["org", "import", path.to_str().unwrap()]);
         env
     }
@@ -85,7 +99,12 @@ impl TestEnv {
     pub fn fails(&self, args: &[&str], code: i32) -> String {
         let o = self.run(args);
         let err = String::from_utf8_lossy(&o.stderr).to_string();
-        assert_eq!(o.status.code(), Some(code), "attendance {args:?}: stderr {err} stdout {}", String::from_utf8_lossy(&o.stdout));
+        assert_eq!(
+            o.status.code(),
+            Some(code),
+            "attendance {args:?}: stderr {err} stdout {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
         err
     }
 
@@ -112,7 +131,10 @@ impl TestEnv {
     /// Every Redis key of this namespace, sorted.
     pub fn redis_keys(&self) -> Vec<String> {
         let mut con = self.redis();
-        let mut keys: Vec<String> = redis::cmd("KEYS").arg(format!("{}:*", self.ns)).query(&mut con).unwrap();
+        let mut keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{}:*", self.ns))
+            .query(&mut con)
+            .unwrap();
         keys.sort();
         keys
     }
@@ -131,14 +153,20 @@ impl TestEnv {
 
     /// Row count of a table in this test's database.
     pub fn count(&self, table: &str) -> u64 {
-        self.mysql().query_first(format!("SELECT COUNT(*) FROM {table}")).unwrap().unwrap()
+        self.mysql()
+            .query_first(format!("SELECT COUNT(*) FROM {table}"))
+            .unwrap()
+            .unwrap()
     }
 }
 
 impl Drop for TestEnv {
     fn drop(&mut self) {
         if let Ok(mut con) = redis::Client::open(REDIS_URL).and_then(|c| c.get_connection()) {
-            let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{}:*", self.ns)).query(&mut con).unwrap_or_default();
+            let keys: Vec<String> = redis::cmd("KEYS")
+                .arg(format!("{}:*", self.ns))
+                .query(&mut con)
+                .unwrap_or_default();
             for chunk in keys.chunks(500) {
                 let _: redis::RedisResult<()> = redis::cmd("DEL").arg(chunk).query(&mut con);
             }
