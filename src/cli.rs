@@ -93,6 +93,33 @@ pub enum Command {
     Checkin(CheckinArgs),
     /// Show an employee's own state for a day
     Status(StatusArgs),
+    /// Write a realistic morning or evening of punches for the roster (demos, benchmarks)
+    Simulate(SimulateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The day, YYYY-MM-DD [default: today in the company's zone]
+    #[arg(long)]
+    pub date: Option<String>,
+    /// Morning check-ins or evening check-outs (the same people are absent in both)
+    #[arg(long, value_enum)]
+    pub phase: crate::simulate::Phase,
+    /// Percent of the roster that never comes
+    #[arg(long, default_value_t = 3.0)]
+    pub absent_pct: f64,
+    /// Percent that arrive after the deadline
+    #[arg(long, default_value_t = 8.0)]
+    pub late_pct: f64,
+    /// Percent that leave before the end of the day
+    #[arg(long, default_value_t = 5.0)]
+    pub early_pct: f64,
+    /// Seed of the random generator
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Output file [default: stdout]
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -15,3 +15,4 @@ pub mod output;
 pub mod policy;
 pub mod roster;
 pub mod services;
+pub mod simulate;

@@ -13,6 +13,7 @@ mod checkin_bulk;
 mod init_day;
 mod migrate;
 mod org;
+mod simulate;
 mod status;
 
 /// What every command gets: the validated config and the output settings.
@@ -57,6 +58,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::InitDay(a) => init_day::run(&ctx, a),
         Command::Checkin(a) => checkin::run(&ctx, a),
         Command::Status(a) => status::run(&ctx, a),
+        Command::Simulate(a) => simulate::run(&ctx, a),
     }
 }
 
