@@ -107,6 +107,8 @@ pub enum Command {
     /// HR's reports, from MySQL
     #[command(subcommand)]
     Report(ReportCommand),
+    /// Write a realistic morning or evening of punches for the roster (demos, benchmarks)
+    Simulate(SimulateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -298,6 +300,31 @@ pub enum ReportCommand {
     },
 }
 
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The day, YYYY-MM-DD [default: today in the company's zone]
+    #[arg(long)]
+    pub date: Option<String>,
+    /// Morning check-ins or evening check-outs (the same people are absent in both)
+    #[arg(long, value_enum)]
+    pub phase: crate::simulate::Phase,
+    /// Percent of the roster that never comes
+    #[arg(long, default_value_t = 3.0)]
+    pub absent_pct: f64,
+    /// Percent that arrive after the deadline
+    #[arg(long, default_value_t = 8.0)]
+    pub late_pct: f64,
+    /// Percent that leave before the end of the day
+    #[arg(long, default_value_t = 5.0)]
+    pub early_pct: f64,
+    /// Seed of the random generator
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Output file [default: stdout]
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum OrgCommand {
     /// Upsert employees and departments from a CSV file
@@ -337,7 +364,13 @@ pub struct InitDayArgs {
 #[derive(Debug, Args)]
 pub struct CheckinArgs {
     /// The employee's id
-    pub employee_id: String,
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    pub employee_id: Option<String>,
+    /// Bulk: a CSV of punches with the header employee_id,kind,at[,source] ('-' for stdin).
+    /// kind may be empty (the board decides, as without --kind). Bad rows are refused and
+    /// listed; good rows still land; exit 4 if any row was refused.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["kind", "at"])]
+    pub file: Option<PathBuf>,
     /// in or out. Without it: the first punch of the day is a check-in, a punch within
     /// policy.repeat_window_minutes (30) of the first check-in repeats it, any later punch is a check-out.
     #[arg(long, value_parser = ["in", "out"])]

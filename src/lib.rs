@@ -3,6 +3,7 @@
 //! shell over this library, which the tests, examples and benchmarks use too.
 
 pub mod board;
+pub mod bulk;
 pub mod calendar;
 pub mod cli;
 pub mod commands;
@@ -18,3 +19,4 @@ pub mod report;
 pub mod roster;
 pub mod services;
 pub mod settle;
+pub mod simulate;

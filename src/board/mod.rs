@@ -68,7 +68,9 @@ pub fn cache_roster<'a>(
         }
     }
     flush(&mut pipe, &mut items);
-    pipe.query::<()>(con).context("writing the roster to Redis")?;
+    if n > 0 {
+        pipe.query::<()>(con).context("writing the roster to Redis")?;
+    }
     Ok(n)
 }
 
@@ -135,27 +137,45 @@ impl PunchRules {
     }
 }
 
-fn invocation(keys: &Keys, rules: PunchRules, p: &Punch) -> redis::ScriptInvocation<'static> {
-    let template = serde_json::json!({
+/// The event JSON up to its last fields, which the script appends once it knows the kind.
+fn event_prefix(p: &Punch, tz: Tz) -> String {
+    let mut json = serde_json::json!({
         "event_id": p.event_id,
         "employee_id": p.employee.id,
         "employee_name": p.employee.name,
         "department_id": p.employee.department_id,
-        "at": p.at.with_timezone(&rules.tz).to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        "at": p.at.with_timezone(&tz).to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
         "work_date": p.facts.work_date.format("%Y-%m-%d").to_string(),
         "source": p.source,
-    });
-    let mut inv = PUNCH.key(keys.board(&p.employee.department_id, p.facts.work_date));
-    inv.key(keys.outbox(&p.employee.department_id))
-        .arg(&p.employee.id)
-        .arg(p.facts.secs)
-        .arg(p.kind.map_or("auto", Kind::as_str))
+    })
+    .to_string();
+    json.pop(); // the closing brace
+    json
+}
+
+/// One script call for punches that all share a department and a work date.
+fn invocation<'p>(
+    keys: &Keys,
+    rules: PunchRules,
+    punches: impl IntoIterator<Item = &'p Punch>,
+    want_json: bool,
+) -> redis::ScriptInvocation<'static> {
+    let mut punches = punches.into_iter().peekable();
+    let first = punches.peek().expect("at least one punch");
+    let mut inv = PUNCH.key(keys.board(&first.employee.department_id, first.facts.work_date));
+    inv.key(keys.outbox(&first.employee.department_id))
         .arg(rules.repeat_window_secs)
         .arg(MAX_TOKENS)
-        .arg(p.facts.late_minutes_if_in)
-        .arg(p.facts.early_minutes_if_out)
-        .arg(&p.event_id)
-        .arg(template.to_string());
+        .arg(if want_json { "1" } else { "0" });
+    for p in punches {
+        inv.arg(&p.employee.id)
+            .arg(p.facts.secs)
+            .arg(p.kind.map_or("auto", Kind::as_str))
+            .arg(p.facts.late_minutes_if_in)
+            .arg(p.facts.early_minutes_if_out)
+            .arg(&p.event_id)
+            .arg(event_prefix(p, rules.tz));
+    }
     inv
 }
 
@@ -173,21 +193,27 @@ fn outcome(r: Reply) -> Result<PunchOutcome> {
     })
 }
 
-/// Record one punch: one EVALSHA (loaded on first use).
+/// Record one punch: one EVALSHA (the script is loaded on first use).
 pub fn punch(con: &mut impl ConnectionLike, keys: &Keys, rules: PunchRules, p: &Punch) -> Result<PunchOutcome> {
-    let r: Reply = invocation(keys, rules, p)
+    let mut r: Vec<Reply> = invocation(keys, rules, [p], true)
         .invoke(con)
         .context("recording the punch in Redis")?;
-    outcome(r)
+    outcome(r.pop().context("the punch script returned nothing")?)
 }
 
-/// Record many punches in pipelines of `depth`, in order. Same script, same outcomes.
+/// Punches per script call and script calls per pipeline in [`punch_many`].
+pub const PUNCHES_PER_CALL: usize = 100;
+pub const CALLS_PER_PIPELINE: usize = 32;
+
+/// Record many punches: grouped by department and day (order kept within each group, which is
+/// all the rules depend on), many punches per script call, many calls per pipeline. Same
+/// script, same outcomes as one by one; the outcomes come back in input order, without the
+/// event JSON (the events wait in the outboxes for the publisher).
 pub fn punch_many(
     con: &mut impl ConnectionLike,
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
-    depth: usize,
     mut progress: impl FnMut(usize),
 ) -> Result<Vec<PunchOutcome>> {
     // In a pipeline EVALSHA does not load the script on NOSCRIPT: load it first.
@@ -195,19 +221,31 @@ pub fn punch_many(
         .prepare_invoke()
         .load(con)
         .context("loading the punch script into Redis")?;
-    let mut out = Vec::with_capacity(punches.len());
-    for chunk in punches.chunks(depth.max(1)) {
-        let mut pipe = redis::pipe();
-        for p in chunk {
-            pipe.invoke_script(&invocation(keys, rules, p));
-        }
-        let replies: Vec<Reply> = pipe.query(con).context("recording punches in Redis")?;
-        for r in replies {
-            out.push(outcome(r)?);
-        }
-        progress(chunk.len());
+    let mut groups: HashMap<(&str, NaiveDate), Vec<usize>> = HashMap::new();
+    for (i, p) in punches.iter().enumerate() {
+        groups
+            .entry((&p.employee.department_id, p.facts.work_date))
+            .or_default()
+            .push(i);
     }
-    Ok(out)
+    let calls: Vec<&[usize]> = groups.values().flat_map(|v| v.chunks(PUNCHES_PER_CALL)).collect();
+    let mut out: Vec<Option<PunchOutcome>> = vec![None; punches.len()];
+    for batch in calls.chunks(CALLS_PER_PIPELINE) {
+        let mut pipe = redis::pipe();
+        for call in batch {
+            pipe.invoke_script(&invocation(keys, rules, call.iter().map(|&i| &punches[i]), false));
+        }
+        let replies: Vec<Vec<Reply>> = pipe.query(con).context("recording punches in Redis")?;
+        for (call, reply) in batch.iter().zip(replies) {
+            for (&i, r) in call.iter().zip(reply) {
+                out[i] = Some(outcome(r)?);
+            }
+            progress(call.len());
+        }
+    }
+    out.into_iter()
+        .map(|o| o.context("a punch got no reply from Redis"))
+        .collect()
 }
 
 /// One employee's record for a day: `None` if the board has no field for them (not laid

@@ -35,7 +35,14 @@ pub fn check_not_future(at: DateTime<Utc>, now: DateTime<Utc>, skew_secs: u32) -
 }
 
 pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
-    crate::roster::check_id("employee id", &args.employee_id)?;
+    if let Some(file) = args.file.as_deref() {
+        return super::checkin_bulk::run(ctx, file, args.json);
+    }
+    let employee_id = args
+        .employee_id
+        .as_deref()
+        .ok_or_else(|| Error::input("an employee id or --file is needed"))?;
+    crate::roster::check_id("employee id", employee_id)?;
     let kind: Option<Kind> = args
         .kind
         .as_deref()
@@ -49,7 +56,7 @@ pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
     check_not_future(at, now, ctx.cfg.policy.max_future_skew_secs)?;
     let keys = Keys::new(&ctx.cfg.namespace);
     let mut con = services::redis(&ctx.cfg)?;
-    let employee = super::resolve_employee(ctx, &mut con, &keys, &args.employee_id)?;
+    let employee = super::resolve_employee(ctx, &mut con, &keys, employee_id)?;
     let tz = ctx.cfg.timezone;
     let p = Punch::new(employee, kind, at, &args.source, &ctx.cfg.policy, tz);
     let o = board::punch(&mut con, &keys, PunchRules::new(&ctx.cfg.policy, tz), &p)?;

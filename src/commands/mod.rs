@@ -10,6 +10,7 @@ use crate::output::Out;
 
 mod calendar;
 mod checkin;
+mod checkin_bulk;
 mod correct;
 mod init_day;
 mod leave;
@@ -17,6 +18,7 @@ mod migrate;
 mod org;
 mod report;
 mod settle;
+mod simulate;
 mod status;
 
 /// What every command gets: the validated config and the output settings.
@@ -66,6 +68,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Leave(c) => leave::run(&ctx, c),
         Command::Correct(a) => correct::run(&ctx, a),
         Command::Report(c) => report::run(&ctx, c),
+        Command::Simulate(a) => simulate::run(&ctx, a),
     }
 }
 

@@ -64,8 +64,8 @@ impl TestEnv {
     }
 
     /// The binary, with this environment's settings and nothing from the caller's.
-    pub fn cmd(&self) -> Command {
-        let mut c = Command::cargo_bin("attendance").unwrap();
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("attendance"));
         for (k, _) in std::env::vars() {
             if k.starts_with("ATTENDANCE_") {
                 c.env_remove(k);
@@ -77,6 +77,11 @@ impl TestEnv {
             .env("ATTENDANCE_NAMESPACE", &self.ns)
             .env("ATTENDANCE_TIMEZONE", &self.tz);
         c
+    }
+
+    /// The binary as an assert_cmd `Command`.
+    pub fn cmd(&self) -> Command {
+        Command::from_std(self.std_cmd())
     }
 
     pub fn run(&self, args: &[&str]) -> Output {

@@ -1,0 +1,250 @@
+//! Bulk check-in: a CSV of punches (`employee_id,kind,at[,source]`) checked row by row. Unlike
+//! a roster import, a batch of punches is not one transaction: a bad row is refused and
+//! reported with its line, and the good rows still land, through the same script as one punch.
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use mysql::prelude::Queryable;
+use redis::ConnectionLike;
+use serde::Serialize;
+
+use crate::board::{self, Employee, Punch, PunchOutcome, PunchRules};
+use crate::config::Config;
+use crate::error::Error;
+use crate::event::Kind;
+use crate::keys::Keys;
+use crate::roster::valid_id;
+
+/// One row as read, before the employee is resolved.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub line: u64,
+    pub employee_id: String,
+    pub kind: Option<Kind>,
+    pub at: DateTime<Utc>,
+    pub source: String,
+}
+
+/// A row that was refused, and why.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Refusal {
+    pub line: u64,
+    pub reason: String,
+}
+
+/// Read every row; bad rows become refusals. A bad header refuses the whole file (exit 2).
+pub fn parse(reader: impl Read, now: DateTime<Utc>, skew_secs: u32) -> Result<(Vec<Row>, Vec<Refusal>), Error> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(reader);
+    let header: Vec<String> = rdr
+        .headers()
+        .map_err(|e| Error::input(format!("punches: cannot read the header: {e}")))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    if !(header == ["employee_id", "kind", "at"] || header == ["employee_id", "kind", "at", "source"]) {
+        return Err(Error::input(format!(
+            "punches: line 1: header must be 'employee_id,kind,at[,source]', found '{}'",
+            header.join(",")
+        )));
+    }
+    let (mut rows, mut refused) = (Vec::new(), Vec::new());
+    for rec in rdr.records() {
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                refused.push(Refusal {
+                    line: e.position().map_or(0, |p| p.line()),
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        };
+        let line = rec.position().map_or(0, |p| p.line());
+        match parse_row(&rec, now, skew_secs) {
+            Ok((employee_id, kind, at, source)) => rows.push(Row {
+                line,
+                employee_id,
+                kind,
+                at,
+                source,
+            }),
+            Err(reason) => refused.push(Refusal { line, reason }),
+        }
+    }
+    Ok((rows, refused))
+}
+
+type Parsed = (String, Option<Kind>, DateTime<Utc>, String);
+
+fn parse_row(rec: &csv::StringRecord, now: DateTime<Utc>, skew_secs: u32) -> Result<Parsed, String> {
+    if rec.len() < 3 || rec.len() > 4 {
+        return Err(format!("expected 3 or 4 fields, found {}", rec.len()));
+    }
+    let id = rec[0].to_string();
+    if !valid_id(&id) {
+        return Err(format!("invalid employee_id '{id}'"));
+    }
+    let kind = match &rec[1] {
+        "" | "auto" => None,
+        k => Some(k.parse::<Kind>()?),
+    };
+    let at = DateTime::parse_from_rfc3339(&rec[2])
+        .map_err(|_| format!("invalid at '{}': expected RFC 3339", &rec[2]))?
+        .with_timezone(&Utc);
+    if (at - now).num_seconds() > i64::from(skew_secs) {
+        return Err(format!("punch at {} is in the future", &rec[2]));
+    }
+    let source = rec.get(3).filter(|s| !s.is_empty()).unwrap_or("bulk").to_string();
+    if source.len() > 64 {
+        return Err("source longer than 64 characters".into());
+    }
+    Ok((id, kind, at, source))
+}
+
+/// Look many employees up: the Redis roster in one HMGET per chunk, then MySQL for the misses
+/// (cached back into Redis). Returns the ones found.
+pub fn resolve(
+    cfg: &Config,
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    ids: &[&str],
+) -> Result<HashMap<String, Employee>> {
+    let mut found = HashMap::with_capacity(ids.len());
+    let mut missing = Vec::new();
+    for chunk in ids.chunks(5_000) {
+        let vals: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(keys.roster())
+            .arg(chunk)
+            .query(con)
+            .context("reading the roster from Redis")?;
+        for (id, v) in chunk.iter().zip(vals) {
+            match v.as_deref().and_then(|v| v.split_once('\t')) {
+                Some((dept, name)) => {
+                    found.insert(
+                        id.to_string(),
+                        Employee {
+                            id: id.to_string(),
+                            department_id: dept.into(),
+                            name: name.into(),
+                        },
+                    );
+                }
+                None => missing.push(*id),
+            }
+        }
+    }
+    if !missing.is_empty() {
+        let pool = crate::services::mysql(cfg)?;
+        let mut db = pool.get_conn()?;
+        let mut from_db = Vec::new();
+        for chunk in missing.chunks(1_000) {
+            let sql = format!(
+                "SELECT id, department_id, name FROM employees WHERE active AND id IN ({})",
+                vec!["?"; chunk.len()].join(",")
+            );
+            let rows: Vec<(String, String, String)> = db.exec(sql, chunk.to_vec())?;
+            from_db.extend(rows);
+        }
+        board::cache_roster(
+            con,
+            keys,
+            from_db.iter().map(|(i, d, n)| (i.as_str(), d.as_str(), n.as_str())),
+        )?;
+        for (id, department_id, name) in from_db {
+            found.insert(
+                id.clone(),
+                Employee {
+                    id,
+                    department_id,
+                    name,
+                },
+            );
+        }
+    }
+    Ok(found)
+}
+
+/// What a bulk check-in did.
+#[derive(Debug, Default, Serialize)]
+pub struct BulkReport {
+    pub rows: usize,
+    /// Punches that moved someone's first check-in or last check-out.
+    pub recorded: usize,
+    /// Punches kept as history (a repeat) or exact duplicates: the record did not move.
+    pub unchanged: usize,
+    pub refused: Vec<Refusal>,
+    /// Departments whose outbox got events.
+    #[serde(skip)]
+    pub departments: Vec<String>,
+}
+
+/// Resolve, classify and record every good row on the boards (no publishing here).
+pub fn record(
+    cfg: &Config,
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    rows: Vec<Row>,
+    mut refused: Vec<Refusal>,
+    progress: impl FnMut(usize),
+) -> Result<BulkReport> {
+    let mut ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let known = resolve(cfg, con, keys, &ids)?;
+    let total = rows.len() + refused.len();
+    let (tz, policy) = (cfg.timezone, &cfg.policy);
+    let mut punches = Vec::with_capacity(rows.len());
+    for r in rows {
+        match known.get(&r.employee_id) {
+            Some(e) => punches.push(Punch::new(e.clone(), r.kind, r.at, &r.source, policy, tz)),
+            None => refused.push(Refusal {
+                line: r.line,
+                reason: format!("unknown employee '{}'", r.employee_id),
+            }),
+        }
+    }
+    refused.sort_by_key(|r| r.line);
+    let outcomes: Vec<PunchOutcome> = board::punch_many(con, keys, PunchRules::new(policy, tz), &punches, progress)?;
+    let recorded = outcomes.iter().filter(|o| o.changed).count();
+    let mut departments: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
+    departments.sort_unstable();
+    departments.dedup();
+    Ok(BulkReport {
+        rows: total,
+        recorded,
+        unchanged: outcomes.len() - recorded,
+        refused,
+        departments,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_rows_are_refused_with_their_line_and_good_rows_kept() {
+        let now = DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let csv = "employee_id,kind,at,source\n\
+                   E1,in,2026-11-30T08:00:00Z,k1\n\
+                   E2,sideways,2026-11-30T08:00:00Z\n\
+                   E3,in,yesterday\n\
+                   E 4,in,2026-11-30T08:00:00Z\n\
+                   E5,,2026-11-30T13:00:00Z\n\
+                   E6,out,2026-11-30T11:00:00Z\n";
+        let (rows, refused) = parse(csv.as_bytes(), now, 120).unwrap();
+        assert_eq!(rows.iter().map(|r| r.line).collect::<Vec<_>>(), vec![2, 7]);
+        assert_eq!(rows[0].source, "k1");
+        assert_eq!(rows[1].source, "bulk");
+        assert_eq!(refused.iter().map(|r| r.line).collect::<Vec<_>>(), vec![3, 4, 5, 6]);
+        assert!(parse("id,when\n".as_bytes(), now, 120).is_err());
+    }
+}

@@ -1,0 +1,78 @@
+//! The punch script on the real Redis agrees with its reference model, punch by punch.
+
+mod common;
+use attendance::board::record::DayRecord;
+use attendance::board::{self, Employee, Punch, PunchRules};
+use attendance::config::Policy;
+use attendance::event::Kind;
+use attendance::keys::Keys;
+use chrono::{DateTime, NaiveDate, Utc};
+use proptest::prelude::*;
+use redis::Commands;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+    #[test]
+    fn script_matches_model(punches in prop::collection::vec((0i64..86_400, prop::option::of(prop::bool::ANY)), 1..40)) {
+        let env = common::TestEnv::new("UTC");
+        let keys = Keys::new(&env.ns);
+        let mut con = env.redis();
+        let policy = Policy::default();
+        let rules = PunchRules::new(&policy, chrono_tz::UTC);
+        let day = NaiveDate::from_ymd_opt(2026, 11, 2).unwrap();
+        let start: DateTime<Utc> = day.and_hms_opt(0, 0, 0).unwrap().and_utc();
+        let emp = Employee { id: "E1".into(), department_id: "D1".into(), name: "Ann".into() };
+        let mut model = DayRecord::default();
+        for (secs, kind) in punches {
+            let kind = kind.map(|b| if b { Kind::In } else { Kind::Out });
+            let p = Punch::new(emp.clone(), kind, start + chrono::Duration::seconds(secs), "test", &policy, chrono_tz::UTC);
+            let got = board::punch(&mut con, &keys, rules, &p).unwrap();
+            let (k, changed, dup) = model.apply(secs, kind, rules.repeat_window_secs);
+            prop_assert_eq!((got.kind, got.changed, got.duplicate), (k, changed, dup));
+            prop_assert_eq!((got.first_in, got.last_out), (model.first_in(), model.last_out()));
+            let stored: String = con.hget(keys.board("D1", day), "E1").unwrap();
+            prop_assert_eq!(DayRecord::parse(&stored), model.clone());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 20, ..ProptestConfig::default() })]
+    /// Bulk (many punches per call, grouped by department) gives the same boards and outcomes
+    /// as one call per punch, and every outbox entry is a valid `Event`.
+    #[test]
+    fn punch_many_matches_one_by_one(punches in prop::collection::vec((0usize..6, 20_000i64..70_000, prop::option::of(prop::bool::ANY)), 1..300)) {
+        let env = common::TestEnv::new("Europe/Paris");
+        let policy = Policy::default();
+        let tz = chrono_tz::Europe::Paris;
+        let rules = PunchRules::new(&policy, tz);
+        let day = NaiveDate::from_ymd_opt(2026, 11, 2).unwrap();
+        let start = attendance::policy::day_start(tz, day);
+        let make = |&(e, secs, kind): &(usize, i64, Option<bool>)| {
+            let emp = Employee { id: format!("E{e}"), department_id: format!("D{}", e % 3), name: format!("N{e}") };
+            let kind = kind.map(|b| if b { Kind::In } else { Kind::Out });
+            Punch::new(emp, kind, start + chrono::Duration::seconds(secs), "test", &policy, tz)
+        };
+        let list: Vec<Punch> = punches.iter().map(make).collect();
+        // Both under the test namespace, so TestEnv removes them even if the test fails.
+        let (one, many) = (Keys::new(&format!("{}:a", env.ns)), Keys::new(&format!("{}:b", env.ns)));
+        let mut con = env.redis();
+        let singles: Vec<_> = list.iter().map(|p| board::punch(&mut con, &one, rules, p).unwrap()).collect();
+        let bulk = board::punch_many(&mut con, &many, rules, &list, |_| {}).unwrap();
+        for (s, b) in singles.iter().zip(&bulk) {
+            prop_assert_eq!((s.kind, s.changed, s.duplicate, s.first_in, s.last_out), (b.kind, b.changed, b.duplicate, b.first_in, b.last_out));
+        }
+        for d in 0..3 {
+            let dept = format!("D{d}");
+            let a: std::collections::HashMap<String, String> = con.hgetall(one.board(&dept, day)).unwrap();
+            let b: std::collections::HashMap<String, String> = con.hgetall(many.board(&dept, day)).unwrap();
+            prop_assert_eq!(a, b);
+            let events: std::collections::HashMap<String, String> = con.hgetall(many.outbox(&dept)).unwrap();
+            for (id, json) in events {
+                let e: attendance::event::Event = serde_json::from_str(&json).unwrap();
+                prop_assert_eq!(e.event_id, id);
+                prop_assert_eq!(e.late, e.late_minutes > 0);
+            }
+        }
+    }
+}

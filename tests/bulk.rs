@@ -1,0 +1,104 @@
+//! `checkin --file`: same outcomes as single check-ins, refused rows reported, good rows landed.
+
+mod common;
+use std::collections::HashMap;
+
+use common::TestEnv;
+use redis::Commands;
+
+const PUNCHES: &str = "employee_id,kind,at,source\n\
+E000002,in,2026-11-02T08:10:00+01:00,gate-a\n\
+E000003,,2026-11-02T09:20:00+01:00,gate-a\n\
+E000002,,2026-11-02T08:10:20+01:00,gate-a\n\
+NOBODY,in,2026-11-02T08:00:00+01:00,gate-a\n\
+E000004,in,not-a-time,gate-b\n\
+E000011,in,2026-11-02T08:30:00+01:00,gate-b\n\
+E000002,out,2026-11-02T17:00:00+01:00,gate-a\n\
+E000003,,2026-11-02T18:30:00+01:00,gate-a\n\
+E000011,in,2026-11-02T08:30:00+01:00,gate-b\n";
+
+fn boards(env: &TestEnv) -> HashMap<String, String> {
+    let mut con = env.redis();
+    let mut all = HashMap::new();
+    for d in ["D001", "D002"] {
+        let b: HashMap<String, String> = con.hgetall(format!("{}:board:{{{d}}}:2026-11-02", env.ns)).unwrap();
+        all.extend(b);
+    }
+    all
+}
+
+#[test]
+fn bulk_gives_the_same_boards_as_single_checkins_and_reports_refusals() {
+    let bulk = TestEnv::with_roster("Europe/Paris", 20, 2);
+    let f = bulk.file("punches.csv", PUNCHES);
+    let o = bulk.run(&["checkin", "--file", f.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "some rows refused: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["rows"], 9);
+    let refused: Vec<u64> = report["refused"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(refused, vec![5, 6]);
+    assert!(report["refused"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("unknown employee"));
+    assert_eq!(report["recorded"], 5);
+    assert_eq!(report["unchanged"], 2);
+
+    // The same good punches, one process each.
+    let single = TestEnv::with_roster("Europe/Paris", 20, 2);
+    for line in PUNCHES.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        if f[0] == "NOBODY" || f[2] == "not-a-time" {
+            continue;
+        }
+        let mut args = vec!["checkin", f[0], "--at", f[2], "--source", f[3]];
+        if !f[1].is_empty() {
+            args.extend(["--kind", f[1]]);
+        }
+        single.ok(&args);
+    }
+    assert_eq!(boards(&bulk), boards(&single));
+    assert_eq!(boards(&bulk)["E000002"], "i29400,i29420,o61200");
+
+    // One event per punch that was not an exact duplicate, in the department's outbox.
+    let mut con = bulk.redis();
+    let events: usize = ["D001", "D002"]
+        .iter()
+        .map(|d| con.hlen::<_, usize>(format!("{}:outbox:{{{d}}}", bulk.ns)).unwrap())
+        .sum();
+    assert_eq!(events, 6);
+}
+
+#[test]
+fn a_bad_header_refuses_the_whole_file_and_changes_nothing() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let before = env.redis_snapshot();
+    let f = env.file("p.csv", "who,when\nE000002,2026-11-02T08:00:00Z\n");
+    let e = env.fails(&["checkin", "--file", f.to_str().unwrap()], 2);
+    assert!(e.contains("header"), "{e}");
+    env.fails(&["checkin", "E000002", "--file", f.to_str().unwrap()], 2);
+    assert_eq!(env.redis_snapshot(), before);
+}
+
+#[test]
+fn bulk_reads_stdin() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let o = env
+        .cmd()
+        .args(["checkin", "--file", "-"])
+        .write_stdin("employee_id,kind,at\nE000002,in,2026-11-02T08:00:00Z\n")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("1 recorded"));
+}
