@@ -96,6 +96,8 @@ pub struct SettleSettings {
     pub mysql_retries: u32,
     /// Pause before the second attempt; each later pause doubles it.
     pub retry_backoff_ms: u64,
+    /// Connections writing batches at once.
+    pub writers: usize,
 }
 
 impl Default for SettleSettings {
@@ -104,6 +106,7 @@ impl Default for SettleSettings {
             batch_size: 1_000,
             mysql_retries: 4,
             retry_backoff_ms: 1_000,
+            writers: 2,
         }
     }
 }
@@ -193,6 +196,7 @@ struct FileSettle {
     batch_size: Option<usize>,
     mysql_retries: Option<u32>,
     retry_backoff_ms: Option<u64>,
+    writers: Option<usize>,
 }
 
 fn bad(key: &str, value: &str, expected: &str) -> Error {
@@ -317,6 +321,13 @@ impl Config {
                 return Err(bad("settle.retry_backoff_ms", &v.to_string(), "0 to 60000"));
             }
             self.settle.retry_backoff_ms = v;
+        }
+        if let Some(v) = f.settle.writers {
+            // The MySQL pool holds 8 connections: the run's own, and the writers'.
+            if !(1..=6).contains(&v) {
+                return Err(bad("settle.writers", &v.to_string(), "1 to 6"));
+            }
+            self.settle.writers = v;
         }
         Ok(())
     }

@@ -181,7 +181,7 @@ fn killed_mid_run_then_rerun_gives_identical_rows_and_never_loses_a_board() {
     let boards_before = board_snapshot(&env, DAY);
     assert_eq!(boards_before.len(), 3);
 
-    // Killed (as by kill -9) after two batches: 20 rows in, every board still there.
+    // Killed (as by kill -9) after two batches: some rows in, every board still there.
     let o = env
         .cmd()
         .env("ATTENDANCE_CONFIG", &cfg)
@@ -190,7 +190,9 @@ fn killed_mid_run_then_rerun_gives_identical_rows_and_never_loses_a_board() {
         .output()
         .unwrap();
     assert!(!o.status.success());
-    assert_eq!(env.count("attendance"), 20);
+    // Two writers: the other one may have committed one more batch by then.
+    let written = env.count("attendance");
+    assert!((20..=30).contains(&written), "{written} rows");
     assert_eq!(
         board_snapshot(&env, DAY),
         boards_before,

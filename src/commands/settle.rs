@@ -31,6 +31,9 @@ pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
+    for (step, secs) in &report.steps {
+        ctx.out.verbose(format!("{step}: {secs:.3}s"));
+    }
     for f in &report.failures {
         ctx.out
             .status(format!("failed: {} ({}): {}", f.employee_id, f.department_id, f.reason));

@@ -98,12 +98,36 @@ pub struct Report {
     /// The next work day's layout, when it was laid out.
     pub next_day: Option<LayoutReport>,
     pub seconds: f64,
+    /// Seconds spent in each step, in order (for `-v` and the benchmark).
+    pub steps: Vec<(&'static str, f64)>,
+}
+
+/// Wall time of each step of a run.
+struct Steps {
+    last: Instant,
+    done: Vec<(&'static str, f64)>,
+}
+
+impl Steps {
+    fn new() -> Steps {
+        Steps {
+            last: Instant::now(),
+            done: Vec::new(),
+        }
+    }
+
+    fn mark(&mut self, step: &'static str) {
+        let now = Instant::now();
+        self.done.push((step, (now - self.last).as_secs_f64()));
+        self.last = now;
+    }
 }
 
 /// Settle one day. Returns the report also when rows failed (`failed > 0`): the caller shows
 /// them and exits 4. MySQL unreachable after the retries: a service error, nothing deleted.
 pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) -> Result<Report> {
     let started = Instant::now();
+    let mut steps = Steps::new();
     let date = opts.date;
     if date >= opts.today {
         return Err(Error::refused(format!(
@@ -122,36 +146,36 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
         return Err(Error::refused("another settle is running on this database").into());
     }
     let run_id = runs::start(&mut lock, date)?;
+    steps.mark("connect and start the run");
 
     let members = db::roster::active_members(&pool)?;
     let overrides = calendar_around(&mut lock, date)?;
     let workday = calendar::is_workday(&cfg.policy, &overrides, date);
     let on_leave = db::leave::on_leave(&mut lock, date)?;
     let stored = attendance::stored_punches(&mut lock, date)?;
+    steps.mark("read roster, calendar, leave and stored rows");
     let day_boards = boards::read(&mut con, &keys, date)?;
-    let day = Day {
-        date,
-        tz: cfg.timezone,
-        policy: &cfg.policy,
-        workday,
-    };
-    let (rows, mut failures) = rows::day_rows(&day, &members, &day_boards.entries, &stored, &on_leave);
+    steps.mark("read the boards");
+    let day = Day::new(date, cfg.timezone, &cfg.policy, workday);
+    let (mut rows, mut failures) = rows::day_rows(&day, &members, &day_boards.entries, &stored, &on_leave);
+    // In primary-key order, InnoDB appends to the end of the table instead of splitting pages.
+    rows.sort_unstable_by(|a, b| a.employee_id.cmp(&b.employee_id));
     // Employees considered: a row each, or a failure for those whose punches cannot be read.
     let employees = (rows.len() + failures.len()) as u64;
+    steps.mark("compute the rows");
 
     progress(Progress::Rows(rows.len() as u64));
     let per_batch = cfg.settle.batch_size.clamp(1, attendance::MAX_ROWS_PER_STATEMENT);
     let mut batches = 0u64;
-    let mut written = 0u64;
-    for chunk in rows.chunks(per_batch) {
-        let refused = write::batch(&pool, &cfg.settle, date, chunk)?;
-        written += (chunk.len() - refused.len()) as u64;
-        failures.extend(refused);
+    let refused = write::all(&pool, &cfg.settle, date, &rows, per_batch, |n| {
         batches += 1;
-        progress(Progress::Written(chunk.len() as u64));
+        progress(Progress::Written(n as u64));
         Hooks::check(opts.hooks.abort_after_batches, batches);
-    }
+    })?;
+    let written = (rows.len() - refused.len()) as u64;
+    failures.extend(refused);
     runs::record_failures(&mut lock, run_id, date, &failures)?;
+    steps.mark("write the rows");
 
     // Every row is committed: the boards may go, except those of a department with a failed
     // row, whose punches a rerun still needs.
@@ -171,6 +195,7 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
         Hooks::check(opts.hooks.abort_after_deletes, deleted_so_far);
     })?;
 
+    steps.mark("delete the boards");
     let outbox = drain_outboxes(&mut con, &keys)?;
     let next_workday = calendar::next_workday(&cfg.policy, &overrides, date);
     // A failed row may mean a roster to fix: the next day waits for a clean run (init-day
@@ -182,6 +207,7 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
         _ => None,
     };
 
+    steps.mark("outboxes and the next day");
     let counts = attendance::counts(&mut lock, date)?;
     let fin = runs::Finish {
         outcome: if failures.is_empty() { "ok" } else { "partial" },
@@ -194,6 +220,7 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
     runs::finish(&mut lock, run_id, &fin)?;
     lock.query_drop("SELECT RELEASE_LOCK(CONCAT('attendance-settle-', MD5(DATABASE())))")
         .context("releasing the settle lock")?;
+    steps.mark("finish the run");
     Ok(Report {
         run_id,
         date,
@@ -209,6 +236,7 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
         next_workday,
         next_day,
         seconds: started.elapsed().as_secs_f64(),
+        steps: steps.done,
     })
 }
 

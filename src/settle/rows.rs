@@ -51,6 +51,20 @@ pub struct Day<'a> {
     pub tz: Tz,
     pub policy: &'a Policy,
     pub workday: bool,
+    /// The local midnight that starts the day (board seconds count from it).
+    pub start: DateTime<Utc>,
+}
+
+impl<'a> Day<'a> {
+    pub fn new(date: NaiveDate, tz: Tz, policy: &'a Policy, workday: bool) -> Day<'a> {
+        Day {
+            date,
+            tz,
+            policy,
+            workday,
+            start: policy::day_start(tz, date),
+        }
+    }
 }
 
 /// The stored punch history: `in@2026-11-27T07:55:00Z,out@...`, oldest first.
@@ -87,7 +101,7 @@ fn board_stamps(day: &Day, value: &str) -> Result<Vec<Stamp>, String> {
     Ok(rec
         .punches
         .iter()
-        .map(|(k, s)| (policy::instant(day.tz, day.date, *s).with_timezone(&Utc), *k))
+        .map(|(k, s)| (day.start + chrono::Duration::seconds(*s), *k))
         .collect())
 }
 
@@ -95,7 +109,7 @@ fn board_stamps(day: &Day, value: &str) -> Result<Vec<Stamp>, String> {
 pub fn row(day: &Day, member: &Member, mut punches: Vec<Stamp>, on_leave: bool) -> DayRow {
     punches.sort_by_key(|(t, k)| (*t, k.as_str()));
     punches.dedup();
-    let start = policy::day_start(day.tz, day.date);
+    let start = day.start;
     let first_in = punches.iter().filter(|(_, k)| *k == Kind::In).map(|(t, _)| *t).min();
     let last_out = punches.iter().filter(|(_, k)| *k == Kind::Out).map(|(t, _)| *t).max();
     let secs = |t: DateTime<Utc>| (t - start).num_seconds();
@@ -206,12 +220,12 @@ mod tests {
     #[test]
     fn board_and_stored_history_give_the_same_row() {
         let policy = Policy::default();
-        let day = Day {
-            date: NaiveDate::from_ymd_opt(2026, 11, 27).unwrap(),
-            tz: chrono_tz::Europe::Paris,
-            policy: &policy,
-            workday: true,
-        };
+        let day = Day::new(
+            NaiveDate::from_ymd_opt(2026, 11, 27).unwrap(),
+            chrono_tz::Europe::Paris,
+            &policy,
+            true,
+        );
         let members = vec![member("E1"), member("E2"), member("E3")];
         let boards: HashMap<String, BoardEntry> = [
             ("E1".to_string(), entry("i34200,o57600")),
@@ -244,12 +258,12 @@ mod tests {
     #[test]
     fn an_unreadable_value_is_a_failure_not_a_guess() {
         let policy = Policy::default();
-        let day = Day {
-            date: NaiveDate::from_ymd_opt(2026, 11, 27).unwrap(),
-            tz: chrono_tz::UTC,
-            policy: &policy,
-            workday: true,
-        };
+        let day = Day::new(
+            NaiveDate::from_ymd_opt(2026, 11, 27).unwrap(),
+            chrono_tz::UTC,
+            &policy,
+            true,
+        );
         let boards: HashMap<String, BoardEntry> = [("E1".to_string(), entry("i30000,garbage"))].into();
         let (rows, fails) = day_rows(&day, &[member("E1")], &boards, &HashMap::new(), &HashSet::new());
         assert!(rows.is_empty());

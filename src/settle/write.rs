@@ -2,6 +2,8 @@
 //! back-off when MySQL is briefly away, and split row by row only when a batch holds a row
 //! MySQL refuses (so that one bad row never stops the others).
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::thread::sleep;
 use std::time::Duration;
 
@@ -105,4 +107,60 @@ fn row_by_row(pool: &Pool, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<Ve
     }
     tx.commit()?;
     Ok(failures)
+}
+
+/// Write every row in batches of `per_batch`, on `writers` connections at once (MySQL has
+/// more than one core to write with). `on_batch` runs on the caller's thread after each
+/// committed batch, with its size. Returns the refused rows; stops at the first service
+/// error, which it returns once the other writers have finished their batch.
+pub fn all(
+    pool: &Pool,
+    s: &SettleSettings,
+    date: NaiveDate,
+    rows: &[DayRow],
+    per_batch: usize,
+    mut on_batch: impl FnMut(usize),
+) -> Result<Vec<Failure>> {
+    let batches: Vec<&[DayRow]> = rows.chunks(per_batch.max(1)).collect();
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<Result<(usize, Vec<Failure>)>>();
+    std::thread::scope(|scope| {
+        for _ in 0..s.writers.max(1) {
+            let tx = tx.clone();
+            let (next, stop, batches) = (&next, &stop, &batches);
+            scope.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let Some(chunk) = batches.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        break;
+                    };
+                    let r = batch(pool, s, date, chunk).map(|f| (chunk.len(), f));
+                    if r.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    if tx.send(r).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut failures = Vec::new();
+        let mut first_error = None;
+        for r in rx {
+            match r {
+                Ok((n, f)) => {
+                    failures.extend(f);
+                    on_batch(n);
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(failures),
+        }
+    })
 }
