@@ -386,3 +386,20 @@ fn settle_lays_out_the_next_work_day_by_the_calendar_and_refuses_today() {
     assert!(boards(&env, &today.to_string()).is_empty(), "a holiday gets no boards");
     env.fails(&["settle", "--date", &today.to_string()], 1);
 }
+
+#[test]
+fn a_second_settle_while_one_runs_is_refused() {
+    let env = TestEnv::with_roster(TZ, 5, 1);
+    // Hold the lock a running settle holds.
+    let mut running = env.mysql();
+    let got: Option<i64> = running
+        .query_first("SELECT GET_LOCK(CONCAT('attendance-settle-', MD5(DATABASE())), 0)")
+        .unwrap();
+    assert_eq!(got, Some(1));
+    let err = env.fails(&["settle", "--date", DAY], 1);
+    assert!(err.contains("another settle"), "{err}");
+    assert_eq!(env.count("attendance"), 0);
+    drop(running);
+    env.ok(&["settle", "--date", DAY]);
+    assert_eq!(env.count("attendance"), 5);
+}

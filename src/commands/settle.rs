@@ -47,9 +47,10 @@ pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
             (None, Some(d)) => format!("; next work day {d} not laid out"),
             (None, None) => String::new(),
         };
-        let pending = match report.outbox.pending {
-            0 => String::new(),
-            n => format!("; {n} notification(s) still pending in outboxes"),
+        let pending = match (&report.outbox.problem, report.outbox.pending) {
+            (Some(p), n) => format!("; {n} notification(s) pending in outboxes ({p})"),
+            (None, 0) => String::new(),
+            (None, n) => format!("; {n} notification(s) still pending in outboxes"),
         };
         ctx.out.status(format!(
             "settled {} ({}) run {}: {} rows written, {} failed [{}]; {} boards deleted, {} kept{next}{pending} ({:.2}s)",

@@ -80,13 +80,21 @@ pub fn delete(
     Ok(n)
 }
 
-/// Events still waiting in the outboxes, and in how many departments.
+/// What became of the outboxes' events (the shape of `notify::DrainReport`).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Outboxes {
-    pub departments: u64,
-    pub pending: u64,
+    /// Departments whose outbox holds events.
+    pub departments: usize,
+    /// Events delivered (and gone from their outbox).
+    pub sent: usize,
+    /// Events still waiting in an outbox.
+    pub pending: usize,
+    /// Why they could not be delivered, if something stood in the way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
+/// Count what the outboxes hold, touching nothing.
 pub fn pending_outboxes(con: &mut redis::Connection, keys: &Keys) -> Result<Outboxes> {
     let depts = crate::board::outbox_departments(con, keys)?;
     if depts.is_empty() {
@@ -97,9 +105,10 @@ pub fn pending_outboxes(con: &mut redis::Connection, keys: &Keys) -> Result<Outb
     for d in &depts {
         pipe.hlen(keys.outbox(d));
     }
-    let lens: Vec<u64> = pipe.query(con).context("reading the outboxes in Redis")?;
+    let lens: Vec<usize> = pipe.query(con).context("reading the outboxes in Redis")?;
     Ok(Outboxes {
-        departments: lens.iter().filter(|n| **n > 0).count() as u64,
+        departments: lens.iter().filter(|n| **n > 0).count(),
         pending: lens.iter().sum(),
+        ..Outboxes::default()
     })
 }

@@ -196,7 +196,10 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
     })?;
 
     steps.mark("delete the boards");
-    let outbox = drain_outboxes(&mut con, &keys)?;
+    let outbox = drain_outboxes(cfg, &mut con, &keys).unwrap_or_else(|e| boards::Outboxes {
+        problem: Some(crate::error::one_line(&e)),
+        ..boards::Outboxes::default()
+    });
     let next_workday = calendar::next_workday(&cfg.policy, &overrides, date);
     // A failed row may mean a roster to fix: the next day waits for a clean run (init-day
     // can lay it out meanwhile). A next work day in the past is never laid out.
@@ -245,10 +248,14 @@ fn calendar_around(conn: &mut impl Queryable, date: NaiveDate) -> Result<calenda
     db::calendar::overrides(conn, date, date + Duration::days(367))
 }
 
-/// Deliver what the outboxes still hold. Settle never deletes an outbox: its events are not
-/// yet confirmed by the broker. This is the one place where settle hands the outboxes to the
-/// notifications module (`notify::drain_outboxes`); until that is wired in, it reports what
-/// is pending so that the run's summary says so.
-pub fn drain_outboxes(con: &mut redis::Connection, keys: &Keys) -> Result<boards::Outboxes> {
+/// The outbox step: deliver the notifications still waiting in the outboxes. Settle never
+/// deletes an outbox (its events are not yet confirmed by the broker), and a broker outage
+/// never fails a settle whose rows are committed: the problem goes into the report.
+///
+/// This is the one call site for the notifications module: once it is merged, the body is
+/// `notify::drain_outboxes(cfg, con, keys)` (same arguments, same report fields). Until then
+/// it counts what is pending, so that the summary says so.
+pub fn drain_outboxes(cfg: &Config, con: &mut redis::Connection, keys: &Keys) -> Result<boards::Outboxes> {
+    let _ = cfg; // the broker's settings, for notify::drain_outboxes
     boards::pending_outboxes(con, keys)
 }
