@@ -403,3 +403,53 @@ fn a_second_settle_while_one_runs_is_refused() {
     env.ok(&["settle", "--date", DAY]);
     assert_eq!(env.count("attendance"), 5);
 }
+
+#[test]
+fn kill_9_mid_write_then_rerun_gives_the_rows_of_an_unbroken_run() {
+    // A simulated day: the same roster and seed give the same punches in any environment.
+    let simulated_day = |env: &TestEnv| {
+        for phase in ["morning", "evening"] {
+            let f = env.dir.join(format!("{phase}.csv"));
+            let f = f.to_str().unwrap();
+            env.ok(&["simulate", "--date", DAY, "--phase", phase, "-o", f]);
+            env.ok(&["checkin", "--file", f]);
+        }
+    };
+    let env = TestEnv::with_roster(TZ, 300, 4);
+    simulated_day(&env);
+    let boards_before = board_snapshot(&env, DAY);
+    // One row per transaction, so the run lasts long enough to be caught half-way.
+    let cfg = with_config(&env, "[settle]\nbatch_size = 1\nwriters = 1\n");
+    let mut child = env
+        .std_cmd()
+        .env("ATTENDANCE_CONFIG", &cfg)
+        .args(["settle", "--date", DAY])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    while env.count("attendance") == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let at_kill = env.count("attendance");
+    assert!(
+        at_kill < 300,
+        "the run ended before the kill ({at_kill} rows): nothing was tested"
+    );
+    assert_eq!(
+        board_snapshot(&env, DAY),
+        boards_before,
+        "no board deleted by a killed run"
+    );
+
+    env.ok(&["settle", "--date", DAY]);
+    let rerun = rows(&env);
+    assert_eq!(rerun.len(), 300);
+    // The same day settled without a kill.
+    let twin = TestEnv::with_roster(TZ, 300, 4);
+    simulated_day(&twin);
+    twin.ok(&["settle", "--date", DAY]);
+    assert_eq!(rows(&twin), rerun);
+}
