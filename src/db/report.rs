@@ -140,7 +140,7 @@ pub fn employee(pool: &Pool, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -
         let summary: Vec<String> = by_status.iter().map(|(s, n)| format!("{s} {n}")).collect();
         t.push(vec![
             Cell::text("total"),
-            Cell::text(format!("{} days", rows.len())),
+            Cell::text(format!("{} day{}", rows.len(), if rows.len() == 1 { "" } else { "s" })),
             Cell::Text(summary.join(", ")),
             Cell::Null,
             Cell::Null,

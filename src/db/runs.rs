@@ -102,40 +102,18 @@ pub fn list(conn: &mut impl Queryable, date: Option<NaiveDate>, limit: u32) -> R
     )?;
     Ok(rows
         .into_iter()
-        .map(|r| {
-            let (
-                id,
-                work_date,
-                started_at,
-                finished_at,
-                outcome,
-                employees,
-                rows_written,
-                failed,
-                boards_deleted,
-                counts,
-            ): (
-                u64,
-                NaiveDate,
-                NaiveDateTime,
-                Option<NaiveDateTime>,
-                String,
-                u64,
-                u64,
-                u64,
-                u64,
-                String,
-            ) = mysql::from_row(r);
+        .map(|mut r| {
+            let counts: String = r.take(9).unwrap_or_default();
             Run {
-                id,
-                work_date,
-                started_at,
-                finished_at,
-                outcome,
-                employees,
-                rows_written,
-                failed,
-                boards_deleted,
+                id: r.take(0).unwrap_or_default(),
+                work_date: r.take(1).unwrap_or_default(),
+                started_at: r.take(2).unwrap_or_default(),
+                finished_at: r.take(3).flatten(),
+                outcome: r.take(4).unwrap_or_default(),
+                employees: r.take(5).unwrap_or_default(),
+                rows_written: r.take(6).unwrap_or_default(),
+                failed: r.take(7).unwrap_or_default(),
+                boards_deleted: r.take(8).unwrap_or_default(),
                 counts: serde_json::from_str(&counts).unwrap_or_default(),
             }
         })
