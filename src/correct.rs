@@ -63,6 +63,19 @@ pub fn correct(cfg: &Config, pool: &Pool, req: &Request) -> Result<Outcome> {
     if req.reason.trim().is_empty() || req.reason.chars().count() > 500 {
         return Err(Error::input("--reason must say why, in at most 500 characters").into());
     }
+    for t in [req.first_in, req.last_out].into_iter().flatten() {
+        // The board files every punch under its local date; a correction does the same.
+        let local = t.with_timezone(&cfg.timezone);
+        if local.date_naive() != req.date {
+            return Err(Error::input(format!(
+                "{} is not on {} in {}",
+                local.to_rfc3339(),
+                req.date,
+                cfg.timezone
+            ))
+            .into());
+        }
+    }
     match supervisor_of(pool, req.employee_id)? {
         None => return Err(Error::refused(format!("unknown employee '{}'", req.employee_id)).into()),
         Some(sup) if sup.as_deref() != Some(req.by) => {
@@ -165,4 +178,19 @@ pub fn correct(cfg: &Config, pool: &Pool, req: &Request) -> Result<Outcome> {
         before,
         after,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_local_hh_mm_or_rfc3339() {
+        let tz = chrono_tz::Europe::Paris;
+        let d = NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
+        let t = parse_time(tz, d, "18:15").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-20T17:15:00+00:00");
+        assert_eq!(parse_time(tz, d, "2026-11-20T18:15:00+01:00").unwrap(), t);
+        assert!(parse_time(tz, d, "6pm").is_err());
+    }
 }

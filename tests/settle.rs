@@ -335,6 +335,9 @@ fn a_correction_survives_a_rerun_and_the_wrong_supervisor_is_refused() {
     env.fails(&a.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     assert_eq!(env.count("corrections"), 0);
 
+    let mut a = args(&sup("D001"));
+    a[5] = "2026-11-21T18:15:00+01:00".into();
+    env.fails(&a.iter().map(String::as_str).collect::<Vec<_>>(), 2);
     let a = args(&sup("D001"));
     env.ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
     let row = |env: &TestEnv| -> (String, Option<String>, bool) {
