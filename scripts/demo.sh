@@ -6,7 +6,8 @@
 #
 #   scripts/demo.sh [--employees N] [--departments N]
 #
-# It works in its own namespace (demo) and database (attendance_demo), reset at every run.
+# It works in its own namespace (demo) and database (attendance_demo). Every step is idempotent,
+# so a second run redoes the same day and lands the same rows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,9 +38,6 @@ day=$(date -d yesterday +%F)
 while [ "$(date -d "$day" +%u)" -gt 5 ]; do day=$(date -d "$day -1 day" +%F); done
 started=$(date +%s)
 step() { echo; echo "== $*" >&2; }
-
-step "resetting the demo namespace and database"
-$att reset --yes
 
 step "migrate"
 $att migrate
