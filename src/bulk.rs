@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::event::Kind;
 use crate::keys::Keys;
+use crate::policy::{self, DayClock};
 use crate::roster::valid_id;
 
 /// One row as read, before the employee is resolved.
@@ -200,9 +201,14 @@ pub fn record(
     let total = rows.len() + refused.len();
     let (tz, policy) = (cfg.timezone, &cfg.policy);
     let mut punches = Vec::with_capacity(rows.len());
+    let mut clocks: HashMap<chrono::NaiveDate, DayClock> = HashMap::new();
     for r in rows {
         match known.get(&r.employee_id) {
-            Some(e) => punches.push(Punch::new(e.clone(), r.kind, r.at, &r.source, policy, tz)),
+            Some(e) => {
+                let date = policy::work_date(tz, r.at);
+                let clock = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
+                punches.push(Punch::with_facts(e.clone(), r.kind, r.at, &r.source, clock.facts(r.at)));
+            }
             None => refused.push(Refusal {
                 line: r.line,
                 reason: format!("unknown employee '{}'", r.employee_id),
