@@ -192,6 +192,21 @@ fn leave_is_checked_listed_and_cancelled() {
     ]);
     let id = added["id"].as_u64().unwrap().to_string();
     env.fails(&["leave", "add", "E000002", "2026-12-03", "2026-12-05"], 1);
+    let again = env.json(&[
+        "leave",
+        "add",
+        "E000002",
+        "2026-12-01",
+        "2026-12-03",
+        "--kind",
+        "sick",
+        "--json",
+    ]);
+    assert_eq!(
+        (again["id"].clone(), again["repeat"].clone()),
+        (added["id"].clone(), true.into()),
+        "a rerun of the same add"
+    );
     env.ok(&["leave", "add", "E000003", "2026-12-02", "2026-12-02"]);
     let mine = env.json(&["leave", "list", "--employee", "E000002", "--json"]);
     assert_eq!(mine.as_array().unwrap().len(), 1);

@@ -29,28 +29,41 @@ pub fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             if db::roster::employee(&pool, &employee_id)?.is_none() {
                 return Err(Error::refused(format!("unknown employee '{employee_id}'")).into());
             }
-            if let Some(l) = leave::overlapping(&pool, &employee_id, from, to)?.first() {
+            let overlapping = leave::overlapping(&pool, &employee_id, from, to)?;
+            // The very same leave again is a repeat (scripts rerun), not a conflict.
+            let same = overlapping
+                .iter()
+                .find(|l| l.from == from && l.to == to && l.kind == kind);
+            if let (Some(l), None) = (overlapping.first(), same) {
                 return Err(Error::refused(format!(
                     "{employee_id} already has leave {} from {} to {} ({}): cancel it first",
                     l.id, l.from, l.to, l.kind
                 ))
                 .into());
             }
-            let id = leave::add(
-                &pool,
-                &NewLeave {
-                    employee_id: &employee_id,
-                    from,
-                    to,
-                    kind: &kind,
-                    note: &note,
-                },
-            )?;
+            let (id, repeat) = match same {
+                Some(l) => (l.id, true),
+                None => (
+                    leave::add(
+                        &pool,
+                        &NewLeave {
+                            employee_id: &employee_id,
+                            from,
+                            to,
+                            kind: &kind,
+                            note: &note,
+                        },
+                    )?,
+                    false,
+                ),
+            };
             if json {
                 println!(
                     "{}",
-                    serde_json::json!({ "id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind })
+                    serde_json::json!({ "id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "repeat": repeat })
                 );
+            } else if repeat {
+                println!("leave {id}: {employee_id} {kind} from {from} to {to} (already recorded)");
             } else {
                 println!("leave {id}: {employee_id} {kind} from {from} to {to}");
             }
