@@ -180,7 +180,7 @@ fn leave_is_checked_listed_and_cancelled() {
         &["leave", "add", "E000002", "2026-12-01", "2026-12-03", "--kind", "party"],
         2,
     );
-    let added = env.json(&[
+    let sick = [
         "leave",
         "add",
         "E000002",
@@ -189,19 +189,11 @@ fn leave_is_checked_listed_and_cancelled() {
         "--kind",
         "sick",
         "--json",
-    ]);
+    ];
+    let added = env.json(&sick);
     let id = added["id"].as_u64().unwrap().to_string();
     env.fails(&["leave", "add", "E000002", "2026-12-03", "2026-12-05"], 1);
-    let again = env.json(&[
-        "leave",
-        "add",
-        "E000002",
-        "2026-12-01",
-        "2026-12-03",
-        "--kind",
-        "sick",
-        "--json",
-    ]);
+    let again = env.json(&sick);
     assert_eq!(
         (again["id"].clone(), again["repeat"].clone()),
         (added["id"].clone(), true.into()),
