@@ -148,14 +148,23 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
     let run_id = runs::start(&mut lock, date)?;
     steps.mark("connect and start the run");
 
-    let members = db::roster::active_members(&pool)?;
-    let overrides = calendar_around(&mut lock, date)?;
+    // The three reads wait on three servers' worth of work: do them at once.
+    let (day_boards, stored, roster) = std::thread::scope(|s| {
+        let boards = s.spawn(|| boards::read(&mut con, &keys, date));
+        let stored = s.spawn(|| -> Result<_> { attendance::stored_punches(&mut pool.get_conn()?, date) });
+        let roster = (|| -> Result<_> {
+            let members = db::roster::active_members(&pool)?;
+            let overrides = calendar_around(&mut lock, date)?;
+            let on_leave = db::leave::on_leave(&mut lock, date)?;
+            Ok((members, overrides, on_leave))
+        })();
+        let boards = boards.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let stored = stored.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (boards, stored, roster)
+    });
+    let (day_boards, stored, (members, overrides, on_leave)) = (day_boards?, stored?, roster?);
     let workday = calendar::is_workday(&cfg.policy, &overrides, date);
-    let on_leave = db::leave::on_leave(&mut lock, date)?;
-    let stored = attendance::stored_punches(&mut lock, date)?;
-    steps.mark("read roster, calendar, leave and stored rows");
-    let day_boards = boards::read(&mut con, &keys, date)?;
-    steps.mark("read the boards");
+    steps.mark("read the boards, roster, calendar, leave and stored rows");
     let day = Day::new(date, cfg.timezone, &cfg.policy, workday);
     let (mut rows, mut failures) = rows::day_rows(&day, &members, &day_boards.entries, &stored, &on_leave);
     // In primary-key order, InnoDB appends to the end of the table instead of splitting pages.
