@@ -34,9 +34,17 @@ pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     for (step, secs) in &report.steps {
         ctx.out.verbose(format!("{step}: {secs:.3}s"));
     }
-    for f in &report.failures {
+    // A broken roster can fail every row: show a screenful, the rest are in MySQL.
+    const SHOWN: usize = 20;
+    for f in report.failures.iter().take(SHOWN) {
         ctx.out
             .status(format!("failed: {} ({}): {}", f.employee_id, f.department_id, f.reason));
+    }
+    if report.failures.len() > SHOWN {
+        ctx.out.status(format!(
+            "... and {} more failed rows (attendance report runs --failures)",
+            report.failures.len() - SHOWN
+        ));
     }
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
