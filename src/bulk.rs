@@ -38,22 +38,7 @@ pub struct Refusal {
 
 /// Read every row; bad rows become refusals. A bad header refuses the whole file (exit 2).
 pub fn parse(reader: impl Read, now: DateTime<Utc>, skew_secs: u32) -> Result<(Vec<Row>, Vec<Refusal>), Error> {
-    let mut rdr = csv::ReaderBuilder::new()
-        .flexible(true)
-        .trim(csv::Trim::All)
-        .from_reader(reader);
-    let header: Vec<String> = rdr
-        .headers()
-        .map_err(|e| Error::input(format!("punches: cannot read the header: {e}")))?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    if !(header == ["employee_id", "kind", "at"] || header == ["employee_id", "kind", "at", "source"]) {
-        return Err(Error::input(format!(
-            "punches: line 1: header must be 'employee_id,kind,at[,source]', found '{}'",
-            header.join(",")
-        )));
-    }
+    let mut rdr = crate::csvfile::open(reader, "punches", &["employee_id", "kind", "at"], &["source"])?;
     let (mut rows, mut refused) = (Vec::new(), Vec::new());
     for rec in rdr.records() {
         let rec = match rec {

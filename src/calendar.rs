@@ -69,24 +69,7 @@ pub fn next_workday(policy: &Policy, overrides: &Overrides, date: NaiveDate) -> 
 /// Parse a calendar file (`date,kind,note`, note optional). Any bad line rejects the file,
 /// and the error lists every bad line.
 pub fn parse_csv(reader: impl Read) -> Result<Vec<Entry>, Error> {
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(true)
-        .trim(csv::Trim::All)
-        .from_reader(reader);
-    let header: Vec<String> = rdr
-        .headers()
-        .map_err(|e| Error::input(format!("calendar: cannot read the header: {e}")))?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    if header != HEADER && header != HEADER[..2] {
-        return Err(Error::input(format!(
-            "calendar: line 1: header must be '{}', found '{}'",
-            HEADER.join(","),
-            header.join(",")
-        )));
-    }
+    let mut rdr = crate::csvfile::open(reader, "calendar", &HEADER[..2], &HEADER[2..])?;
     let mut entries: BTreeMap<NaiveDate, (u64, Entry)> = BTreeMap::new();
     let mut bad = Vec::new();
     for rec in rdr.records() {

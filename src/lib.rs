@@ -9,6 +9,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod correct;
+pub mod csvfile;
 pub mod db;
 pub mod error;
 pub mod event;
