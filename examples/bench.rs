@@ -6,6 +6,9 @@
 //! It uses its own namespace (`bench`) and database (`attendance_bench`), which it resets first,
 //! and writes the figures to `bench-results/latest.md` as well as the screen.
 
+#[path = "common/mysql_refs.rs"]
+mod mysql_refs;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -311,6 +314,18 @@ fn main() -> Result<()> {
             after as f64 / 1e6
         ),
         "<= 8 MB",
+    );
+
+    // The night: settle the day, then MySQL's own bulk paths with the same rows.
+    let t = b.run(&["settle", "--date", day])?;
+    let pool = attendance::services::mysql(&b.cfg)?;
+    let date = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")?;
+    let (load_s, insert_s) = mysql_refs::references(&pool, date, b.cfg.settle.batch_size)?;
+    b.report(
+        "settle (process, every row written, boards deleted)",
+        format!("{:.2} s = {:.2}x LOAD DATA", t.as_secs_f64(), t.as_secs_f64() / load_s),
+        format!("LOAD DATA LOCAL INFILE of the same rows: {load_s:.2} s; multi-row INSERT: {insert_s:.2} s"),
+        "<= 2x LOAD DATA",
     );
 
     // Single processes, as a kiosk calls them.
