@@ -138,6 +138,74 @@ fn delete_pattern(con: &mut redis::Connection, pattern: &str) -> Result<()> {
     Ok(())
 }
 
+/// Notification latency: from a `checkin` process's return to its event line from a
+/// `watch-dept --json` process that follows the department's queue. Returns (p50, p99) in ms
+/// and how many events reached the consumer before the check-in process had even exited.
+fn notification_latency(b: &Bench, dept: &str, ids: &[String], runs: usize) -> Result<(f64, f64, usize)> {
+    use std::collections::HashMap;
+    use std::io::{BufRead, BufReader};
+    use std::sync::mpsc;
+
+    let mut watcher = b
+        .cmd()
+        .args(["watch-dept", dept, "--json", "-q"])
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let stdout = watcher.stdout.take().context("watch-dept has no stdout")?;
+    let (tx, rx) = mpsc::channel::<(String, Instant)>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let id = serde_json::from_str::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| v["event_id"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            if tx.send((id, Instant::now())).is_err() {
+                break;
+            }
+        }
+    });
+    // Let the watcher empty the queue of the day's earlier events first.
+    while rx.recv_timeout(Duration::from_secs(2)).is_ok() {}
+    let mut returned: HashMap<String, Instant> = HashMap::new();
+    let mut arrived: HashMap<String, Instant> = HashMap::new();
+    for i in 0..runs {
+        let o = b.cmd().args(["checkin", &ids[i % ids.len()], "--json"]).output()?;
+        let done = Instant::now();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).context("checkin --json")?;
+        if let Some(id) = v["event_id"].as_str() {
+            returned.insert(id.to_string(), done);
+        }
+        while let Ok((id, t)) = rx.try_recv() {
+            arrived.insert(id, t);
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while arrived.len() < returned.len() && Instant::now() < deadline {
+        if let Ok((id, t)) = rx.recv_timeout(Duration::from_millis(200)) {
+            arrived.insert(id, t);
+        }
+    }
+    watcher.kill().ok();
+    watcher.wait().ok();
+    let mut early = 0;
+    let mut lat: Vec<f64> = Vec::new();
+    for (id, done) in &returned {
+        let Some(t) = arrived.get(id) else { continue };
+        match t.checked_duration_since(*done) {
+            Some(d) => lat.push(d.as_secs_f64() * 1000.0),
+            None => {
+                early += 1;
+                lat.push(0.0);
+            }
+        }
+    }
+    if lat.len() < returned.len() {
+        bail!("only {} of {} events reached watch-dept", lat.len(), returned.len());
+    }
+    let (p50, p99) = percentiles(&mut lat);
+    Ok((p50, p99, early))
+}
+
 fn arg(name: &str, default: u32) -> u32 {
     let args: Vec<String> = std::env::args().collect();
     args.windows(2)
@@ -361,6 +429,23 @@ fn main() -> Result<()> {
         format!("median {:.2} ms, p99 {:.2} ms", status.0, status.1),
         pref,
         "median <= 3 ms",
+    );
+
+    // The biggest department's supervisor, following its queue.
+    let mut sizes: std::collections::HashMap<&str, Vec<String>> = std::collections::HashMap::new();
+    for e in known.values() {
+        sizes.entry(e.department_id.as_str()).or_default().push(e.id.clone());
+    }
+    let (dept, people) = sizes
+        .into_iter()
+        .max_by_key(|(_, v)| v.len())
+        .context("no department")?;
+    let (p50, p99, early) = notification_latency(&b, dept, &people, runs.min(200))?;
+    b.report(
+        "notification latency, checkin return -> watch-dept",
+        format!("p50 {p50:.1} ms, p99 {p99:.1} ms ({early} events arrived before the process exited)"),
+        "-".into(),
+        "p99 <= 50 ms",
     );
 
     let out = b.dir.join("latest.md");
