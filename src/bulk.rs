@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::event::Kind;
 use crate::keys::Keys;
+use crate::policy::{self, DayClock};
 use crate::roster::valid_id;
 
 /// One row as read, before the employee is resolved.
@@ -37,22 +38,7 @@ pub struct Refusal {
 
 /// Read every row; bad rows become refusals. A bad header refuses the whole file (exit 2).
 pub fn parse(reader: impl Read, now: DateTime<Utc>, skew_secs: u32) -> Result<(Vec<Row>, Vec<Refusal>), Error> {
-    let mut rdr = csv::ReaderBuilder::new()
-        .flexible(true)
-        .trim(csv::Trim::All)
-        .from_reader(reader);
-    let header: Vec<String> = rdr
-        .headers()
-        .map_err(|e| Error::input(format!("punches: cannot read the header: {e}")))?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    if !(header == ["employee_id", "kind", "at"] || header == ["employee_id", "kind", "at", "source"]) {
-        return Err(Error::input(format!(
-            "punches: line 1: header must be 'employee_id,kind,at[,source]', found '{}'",
-            header.join(",")
-        )));
-    }
+    let mut rdr = crate::csvfile::open(reader, "punches", &["employee_id", "kind", "at"], &["source"])?;
     let (mut rows, mut refused) = (Vec::new(), Vec::new());
     for rec in rdr.records() {
         let rec = match rec {
@@ -200,9 +186,14 @@ pub fn record(
     let total = rows.len() + refused.len();
     let (tz, policy) = (cfg.timezone, &cfg.policy);
     let mut punches = Vec::with_capacity(rows.len());
+    let mut clocks: HashMap<chrono::NaiveDate, DayClock> = HashMap::new();
     for r in rows {
         match known.get(&r.employee_id) {
-            Some(e) => punches.push(Punch::new(e.clone(), r.kind, r.at, &r.source, policy, tz)),
+            Some(e) => {
+                let date = policy::work_date(tz, r.at);
+                let clock = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
+                punches.push(Punch::with_facts(e.clone(), r.kind, r.at, &r.source, clock.facts(r.at)));
+            }
             None => refused.push(Refusal {
                 line: r.line,
                 reason: format!("unknown employee '{}'", r.employee_id),

@@ -91,7 +91,7 @@ pub enum Command {
     InitDay(InitDayArgs),
     /// Record a punch (check-in or check-out) for an employee
     Checkin(CheckinArgs),
-    /// Show an employee's own state for a day
+    /// Show an employee's own state for a day (a settled day: from MySQL)
     Status(StatusArgs),
     /// Publish the events left in the outboxes (the broker was down at check-in time)
     Relay(RelayArgs),
@@ -100,6 +100,236 @@ pub enum Command {
     /// The parking queue: notifications that failed too often
     #[command(subcommand)]
     Dlq(DlqCommand),
+    /// Write a finished day to MySQL, then clear its boards and lay out the next work day.
+    /// Safe to rerun and safe to kill: a rerun gives the same rows. Meant for cron: `30 0 * * *`.
+    Settle(SettleArgs),
+    /// The work calendar: holidays and extra work days over the policy's week
+    #[command(subcommand)]
+    Calendar(CalendarCommand),
+    /// Approved leave: an employee on leave is on_leave, never absent
+    #[command(subcommand)]
+    Leave(LeaveCommand),
+    /// A supervisor fixes a settled day of one of their people (audited; kept by later settles)
+    Correct(CorrectArgs),
+    /// HR's reports, from MySQL
+    #[command(subcommand)]
+    Report(ReportCommand),
+    /// Write a realistic morning or evening of punches for the roster (demos, benchmarks)
+    Simulate(SimulateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SettleArgs {
+    /// The day, YYYY-MM-DD [default: yesterday in the company's zone]
+    #[arg(long)]
+    pub date: Option<String>,
+    /// Print the summary as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CalendarCommand {
+    /// Make a day a work day or a holiday, whatever its weekday
+    Set {
+        /// The day, YYYY-MM-DD
+        date: String,
+        /// workday or holiday
+        #[arg(value_parser = ["workday", "holiday"])]
+        kind: String,
+        /// Why (shown by `calendar list`)
+        #[arg(long, default_value = "")]
+        note: String,
+    },
+    /// Set many days from a CSV file (header: date,kind,note). A file with any bad line is
+    /// rejected whole, every bad line listed, and nothing is written.
+    Import {
+        /// The CSV file
+        file: PathBuf,
+    },
+    /// Show each day of a range as it counts: calendar entry, else the policy's week
+    List {
+        /// First day [default: today]
+        #[arg(long)]
+        from: Option<String>,
+        /// Last day [default: 30 days after --from]
+        #[arg(long)]
+        to: Option<String>,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LeaveCommand {
+    /// Record an approved leave, FROM and TO included
+    Add {
+        /// The employee's id
+        employee_id: String,
+        /// First day, YYYY-MM-DD
+        from: String,
+        /// Last day, YYYY-MM-DD
+        to: String,
+        /// annual, sick, parental, unpaid, training or other
+        #[arg(long, default_value = "annual", value_parser = LEAVE_KINDS)]
+        kind: String,
+        /// A note for HR
+        #[arg(long, default_value = "")]
+        note: String,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// List leave, newest first
+    List {
+        /// Only this employee
+        #[arg(long)]
+        employee: Option<String>,
+        /// Only leave that ends on or after this day
+        #[arg(long)]
+        from: Option<String>,
+        /// Only leave that starts on or before this day
+        #[arg(long)]
+        to: Option<String>,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a leave (kept in the history as cancelled)
+    Cancel {
+        /// The leave's id, as `leave add` and `leave list` show it
+        id: u64,
+    },
+}
+
+/// The kinds of leave HR records.
+pub const LEAVE_KINDS: [&str; 6] = ["annual", "sick", "parental", "unpaid", "training", "other"];
+
+#[derive(Debug, Args)]
+pub struct CorrectArgs {
+    /// The employee whose day is fixed
+    pub employee_id: String,
+    /// The settled day, YYYY-MM-DD
+    #[arg(long)]
+    pub date: String,
+    /// The check-in: HH:MM (local time on --date) or RFC 3339
+    #[arg(long = "in", value_name = "TIME")]
+    pub check_in: Option<String>,
+    /// The check-out: HH:MM (local time on --date) or RFC 3339
+    #[arg(long = "out", value_name = "TIME")]
+    pub check_out: Option<String>,
+    /// Why (kept in the audit)
+    #[arg(long)]
+    pub reason: String,
+    /// The correcting supervisor's employee id: only the employee's own department supervisor may
+    #[arg(long, value_name = "SUPERVISOR_ID")]
+    pub by: String,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How a report is printed.
+#[derive(Debug, Args, Clone)]
+pub struct ReportFormat {
+    /// table, csv or json
+    #[arg(long, default_value = "table", value_parser = ["table", "csv", "json"])]
+    pub format: String,
+}
+
+/// A date range; both ends included.
+#[derive(Debug, Args, Clone)]
+pub struct DateRange {
+    /// First day [default: the first of this month]
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Last day [default: today]
+    #[arg(long)]
+    pub to: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Per department: headcount and rows by status for a day
+    Day {
+        /// The day [default: yesterday]
+        #[arg(long)]
+        date: Option<String>,
+        /// Only this department
+        #[arg(long)]
+        dept: Option<String>,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// Who was absent on a day
+    Absent {
+        /// The day [default: yesterday]
+        #[arg(long)]
+        date: Option<String>,
+        /// Only this department
+        #[arg(long)]
+        dept: Option<String>,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// One employee's days over a range (a month sheet), with totals
+    Employee {
+        /// The employee's id
+        employee_id: String,
+        #[command(flatten)]
+        range: DateRange,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// A department over a range: each employee's days by status and minutes, with totals
+    Dept {
+        /// The department's id
+        department_id: String,
+        #[command(flatten)]
+        range: DateRange,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// Settle runs, newest first, or with --failures the rows they could not write
+    Runs {
+        /// Only runs of this day
+        #[arg(long)]
+        date: Option<String>,
+        /// How many runs
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        /// List the failed rows of those runs instead
+        #[arg(long)]
+        failures: bool,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The day, YYYY-MM-DD [default: today in the company's zone]
+    #[arg(long)]
+    pub date: Option<String>,
+    /// Morning check-ins or evening check-outs (the same people are absent in both)
+    #[arg(long, value_enum)]
+    pub phase: crate::simulate::Phase,
+    /// Percent of the roster that never comes
+    #[arg(long, default_value_t = 3.0)]
+    pub absent_pct: f64,
+    /// Percent that arrive after the deadline
+    #[arg(long, default_value_t = 8.0)]
+    pub late_pct: f64,
+    /// Percent that leave before the end of the day
+    #[arg(long, default_value_t = 5.0)]
+    pub early_pct: f64,
+    /// Seed of the random generator
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Output file [default: stdout]
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

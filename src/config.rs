@@ -104,6 +104,10 @@ pub struct SettleSettings {
     pub batch_size: usize,
     /// Attempts to reach MySQL before giving up (exit 3).
     pub mysql_retries: u32,
+    /// Pause before the second attempt; each later pause doubles it.
+    pub retry_backoff_ms: u64,
+    /// Connections writing batches at once.
+    pub writers: usize,
 }
 
 impl Default for SettleSettings {
@@ -111,6 +115,8 @@ impl Default for SettleSettings {
         SettleSettings {
             batch_size: 1_000,
             mysql_retries: 4,
+            retry_backoff_ms: 1_000,
+            writers: 2,
         }
     }
 }
@@ -202,6 +208,8 @@ struct FileAmqp {
 struct FileSettle {
     batch_size: Option<usize>,
     mysql_retries: Option<u32>,
+    retry_backoff_ms: Option<u64>,
+    writers: Option<usize>,
 }
 
 fn bad(key: &str, value: &str, expected: &str) -> Error {
@@ -345,7 +353,23 @@ impl Config {
             self.settle.batch_size = v;
         }
         if let Some(v) = f.settle.mysql_retries {
+            if !(1..=20).contains(&v) {
+                return Err(bad("settle.mysql_retries", &v.to_string(), "1 to 20"));
+            }
             self.settle.mysql_retries = v;
+        }
+        if let Some(v) = f.settle.retry_backoff_ms {
+            if v > 60_000 {
+                return Err(bad("settle.retry_backoff_ms", &v.to_string(), "0 to 60000"));
+            }
+            self.settle.retry_backoff_ms = v;
+        }
+        if let Some(v) = f.settle.writers {
+            // The MySQL pool holds 8 connections: the run's own, and the writers'.
+            if !(1..=6).contains(&v) {
+                return Err(bad("settle.writers", &v.to_string(), "1 to 6"));
+            }
+            self.settle.writers = v;
         }
         Ok(())
     }

@@ -4,9 +4,12 @@
 
 pub mod board;
 pub mod bulk;
+pub mod calendar;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod correct;
+pub mod csvfile;
 pub mod db;
 pub mod error;
 pub mod event;
@@ -15,5 +18,8 @@ pub mod keys;
 pub mod notify;
 pub mod output;
 pub mod policy;
+pub mod report;
 pub mod roster;
 pub mod services;
+pub mod settle;
+pub mod simulate;

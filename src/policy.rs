@@ -73,16 +73,56 @@ pub fn early_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32
     }
 }
 
+/// One work day's clock: where the day starts and where its deadlines fall, worked out once so
+/// that a bulk check-in does not redo the time-zone arithmetic for every punch.
+#[derive(Debug, Clone, Copy)]
+pub struct DayClock {
+    pub date: NaiveDate,
+    pub start: DateTime<Utc>,
+    deadline: i64,
+    end: i64,
+    grace: i64,
+}
+
+impl DayClock {
+    pub fn new(policy: &Policy, tz: Tz, date: NaiveDate) -> DayClock {
+        DayClock {
+            date,
+            start: day_start(tz, date),
+            deadline: local_offset_secs(tz, date, policy.checkin_deadline),
+            end: local_offset_secs(tz, date, policy.checkout_from),
+            grace: i64::from(policy.grace_minutes) * 60,
+        }
+    }
+
+    /// The facts of a punch at `at`, which must fall on this clock's date.
+    pub fn facts(&self, at: DateTime<Utc>) -> PunchFacts {
+        let secs = (at - self.start).num_seconds();
+        PunchFacts {
+            work_date: self.date,
+            secs,
+            late_minutes_if_in: if secs > self.deadline + self.grace {
+                minutes_up(secs - self.deadline)
+            } else {
+                0
+            },
+            early_minutes_if_out: if secs < self.end - self.grace {
+                minutes_up(self.end - secs)
+            } else {
+                0
+            },
+        }
+    }
+}
+
+/// The company-local date of an instant.
+pub fn work_date(tz: Tz, at: DateTime<Utc>) -> NaiveDate {
+    at.with_timezone(&tz).date_naive()
+}
+
 /// Classify a punch at `at` under the policy, in the company's zone.
 pub fn classify(policy: &Policy, tz: Tz, at: DateTime<Utc>) -> PunchFacts {
-    let work_date = at.with_timezone(&tz).date_naive();
-    let secs = (at - day_start(tz, work_date)).num_seconds();
-    PunchFacts {
-        work_date,
-        secs,
-        late_minutes_if_in: late_minutes(policy, tz, work_date, secs),
-        early_minutes_if_out: early_minutes(policy, tz, work_date, secs),
-    }
+    DayClock::new(policy, tz, work_date(tz, at)).facts(at)
 }
 
 /// The instant `secs` into `date`, in the company's zone (for display and for MySQL).
@@ -306,6 +346,15 @@ mod tests {
             // A late check-in is never late by less than its grace.
             let l = late_minutes(&p(g1), tz, d, a);
             prop_assert!(l == 0 || l > g1);
+        }
+
+        #[test]
+        fn the_day_clock_agrees_with_the_plain_rules(secs in 0i64..86_400, g in 0u32..30, tzi in 0usize..3) {
+            let tz = [chrono_tz::Europe::Paris, chrono_tz::Asia::Tokyo, chrono_tz::America::New_York][tzi];
+            let d = NaiveDate::from_ymd_opt(2026, 3, 29).unwrap();
+            let f = DayClock::new(&p(g), tz, d).facts(day_start(tz, d) + Duration::seconds(secs));
+            prop_assert_eq!(f.late_minutes_if_in, late_minutes(&p(g), tz, d, secs));
+            prop_assert_eq!(f.early_minutes_if_out, early_minutes(&p(g), tz, d, secs));
         }
 
         #[test]

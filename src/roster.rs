@@ -55,24 +55,7 @@ pub fn check_id(what: &str, s: &str) -> Result<(), Error> {
 
 /// Parse a whole roster file. Any bad row rejects the file: the error lists every bad line.
 pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(true)
-        .trim(csv::Trim::All)
-        .from_reader(reader);
-    let header: Vec<String> = rdr
-        .headers()
-        .map_err(|e| Error::input(format!("roster: cannot read the header: {e}")))?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    if header != HEADER {
-        return Err(Error::input(format!(
-            "roster: line 1: header must be '{}', found '{}'",
-            HEADER.join(","),
-            header.join(",")
-        )));
-    }
+    let mut rdr = crate::csvfile::open(reader, "roster", &HEADER, &[])?;
     let mut rows = Vec::new();
     let mut bad: Vec<String> = Vec::new();
     let mut seen: HashMap<String, u64> = HashMap::new();

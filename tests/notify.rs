@@ -419,3 +419,34 @@ fn a_queue_declared_otherwise_leaves_events_pending_and_says_why() {
         "1 events sent, 0 pending, from 1 departments"
     );
 }
+
+#[test]
+fn settle_drains_the_outboxes_and_a_broker_outage_does_not_fail_it() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let down = closed_port_url();
+    for (emp, day) in [("E000002", "2026-11-19"), ("E000003", "2026-11-20")] {
+        let o = env
+            .cmd()
+            .args(["checkin", emp, "--at", &format!("{day}T08:00:00Z"), "--json"])
+            .env("ATTENDANCE_AMQP_URL", &down)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+    }
+    assert_eq!(outbox(&env, "D001").len(), 2);
+    let o = env
+        .cmd()
+        .args(["settle", "--date", "2026-11-19", "--json"])
+        .env("ATTENDANCE_AMQP_URL", &down)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["outbox"]["pending"], 2);
+    assert!(s["outbox"]["problem"].as_str().unwrap().contains("RabbitMQ"), "{s}");
+    assert_eq!(outbox(&env, "D001").len(), 2, "nothing lost");
+    let s = env.json(&["settle", "--date", "2026-11-20", "--json"]);
+    assert_eq!(s["outbox"]["sent"], 2);
+    assert!(outbox(&env, "D001").is_empty());
+    assert_eq!(depth(&format!("{}.dept.D001", env.ns)), 2);
+}

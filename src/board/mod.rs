@@ -97,8 +97,19 @@ impl Punch {
         policy: &Policy,
         tz: Tz,
     ) -> Punch {
+        Punch::with_facts(employee, kind, at, source, crate::policy::classify(policy, tz, at))
+    }
+
+    /// Build a punch whose facts are already known (bulk: one `DayClock` per day).
+    pub fn with_facts(
+        employee: Employee,
+        kind: Option<Kind>,
+        at: DateTime<Utc>,
+        source: &str,
+        facts: PunchFacts,
+    ) -> Punch {
         Punch {
-            facts: crate::policy::classify(policy, tz, at),
+            facts,
             employee,
             kind,
             at,
@@ -139,19 +150,20 @@ impl PunchRules {
 }
 
 /// The event JSON up to its last fields, which the script appends once it knows the kind.
+/// Written by hand: this runs once per punch in bulk, and a `json!` map costs more than the rest.
 fn event_prefix(p: &Punch, tz: Tz) -> String {
-    let mut json = serde_json::json!({
-        "event_id": p.event_id,
-        "employee_id": p.employee.id,
-        "employee_name": p.employee.name,
-        "department_id": p.employee.department_id,
-        "at": p.at.with_timezone(&tz).to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
-        "work_date": p.facts.work_date.format("%Y-%m-%d").to_string(),
-        "source": p.source,
-    })
-    .to_string();
-    json.pop(); // the closing brace
-    json
+    let q = |s: &str| serde_json::to_string(s).expect("a string always serialises");
+    format!(
+        r#"{{"event_id":{},"employee_id":{},"employee_name":{},"department_id":{},"at":"{}","work_date":"{}","source":{}"#,
+        q(&p.event_id),
+        q(&p.employee.id),
+        q(&p.employee.name),
+        q(&p.employee.department_id),
+        p.at.with_timezone(&tz)
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        p.facts.work_date.format("%Y-%m-%d"),
+        q(&p.source),
+    )
 }
 
 /// One script call for punches that all share a department and a work date.
@@ -398,4 +410,28 @@ pub fn outbox_departments(con: &mut redis::Connection, keys: &Keys) -> Result<Ve
     depts.sort();
     depts.dedup();
     Ok(depts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_event_prefix_escapes_names_and_sources() {
+        let e = Employee {
+            id: "E1".into(),
+            department_id: "D1".into(),
+            name: "Ann \"Q\" O'Neil \\ é".into(),
+        };
+        let at = DateTime::parse_from_rfc3339("2026-11-02T08:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let p = Punch::new(e, None, at, "gate \"7\"", &Policy::default(), chrono_tz::Asia::Tokyo);
+        let json = event_prefix(&p, chrono_tz::Asia::Tokyo)
+            + r#","kind":"in","late":false,"late_minutes":0,"early":false,"early_minutes":0,"changed":true}"#;
+        let ev: crate::event::Event = serde_json::from_str(&json).unwrap();
+        assert_eq!(ev.employee_name, "Ann \"Q\" O'Neil \\ é");
+        assert_eq!(ev.source, "gate \"7\"");
+        assert_eq!(ev.at, "2026-11-02T17:00:00+09:00");
+    }
 }

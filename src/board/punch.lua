@@ -10,8 +10,18 @@ local board, outbox = KEYS[1], KEYS[2]
 local window, maxtok, want_json = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1'
 local out = {}
 
+-- Read every employee's day in one HMGET and write them back in one HSET: per-punch redis.call
+-- overhead is what limits a bulk check-in, not the rules.
+local emps = {}
+for i = 4, #ARGV, 7 do emps[#emps + 1] = ARGV[i] end
+local cur, dirty, events = {}, {}, {}
+local vals = redis.call('HMGET', board, unpack(emps))
+for j = 1, #emps do
+  if cur[emps[j]] == nil then cur[emps[j]] = vals[j] or '' end
+end
+
 local function punch(emp, t, kind, late, early, id, prefix)
-  local value = redis.call('HGET', board, emp) or ''
+  local value = cur[emp]
   local toks, n, first_in, last_out = {}, 0, nil, nil
   for tok in string.gmatch(value, '[^,]+') do
     local k, s = string.match(tok, '^([io])(%-?%d+)$')
@@ -63,14 +73,16 @@ local function punch(emp, t, kind, late, early, id, prefix)
   else
     toks[n + 1] = tok
   end
-  redis.call('HSET', board, emp, table.concat(toks, ','))
+  cur[emp] = table.concat(toks, ',')
+  dirty[emp] = true
 
   local is_in = kind == 'in'
   if not is_in then late = 0 end
   if is_in then early = 0 end
   local ev = prefix .. ',"kind":"' .. kind .. '","late":' .. tostring(late > 0) .. ',"late_minutes":' .. late
     .. ',"early":' .. tostring(early > 0) .. ',"early_minutes":' .. early .. ',"changed":' .. tostring(changed) .. '}'
-  redis.call('HSET', outbox, id, ev)
+  events[#events + 1] = id
+  events[#events + 1] = ev
   return kind, changed and 1 or 0, 0, nf or -1, nl or -1, ev
 end
 
@@ -84,4 +96,12 @@ for i = 4, #ARGV, 7 do
   out[#out + 1] = nl
   out[#out + 1] = want_json and ev or ''
 end
+
+local writes = {}
+for emp in pairs(dirty) do
+  writes[#writes + 1] = emp
+  writes[#writes + 1] = cur[emp]
+end
+if #writes > 0 then redis.call('HSET', board, unpack(writes)) end
+if #events > 0 then redis.call('HSET', outbox, unpack(events)) end
 return out

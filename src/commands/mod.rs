@@ -8,13 +8,19 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::output::Out;
 
+mod calendar;
 mod checkin;
 mod checkin_bulk;
+mod correct;
 mod dlq;
 mod init_day;
+mod leave;
 mod migrate;
 mod org;
 mod relay;
+mod report;
+mod settle;
+mod simulate;
 mod status;
 mod watch_dept;
 
@@ -63,6 +69,12 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Relay(a) => relay::run(&ctx, a),
         Command::WatchDept(a) => watch_dept::run(&ctx, a),
         Command::Dlq(c) => dlq::run(&ctx, c),
+        Command::Settle(a) => settle::run(&ctx, a),
+        Command::Calendar(c) => calendar::run(&ctx, c),
+        Command::Leave(c) => leave::run(&ctx, c),
+        Command::Correct(a) => correct::run(&ctx, a),
+        Command::Report(c) => report::run(&ctx, c),
+        Command::Simulate(a) => simulate::run(&ctx, a),
     }
 }
 

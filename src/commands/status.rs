@@ -1,4 +1,5 @@
-//! `attendance status`: an employee's own state for a day, straight from the board.
+//! `attendance status`: an employee's own state for a day: from the board, or from MySQL once
+//! the day is settled.
 
 use anyhow::Result;
 use serde::Serialize;
@@ -6,6 +7,7 @@ use serde::Serialize;
 use super::Ctx;
 use crate::board;
 use crate::cli::StatusArgs;
+use crate::db;
 use crate::keys::Keys;
 use crate::policy;
 use crate::services;
@@ -26,9 +28,67 @@ struct Status {
     early_minutes: u32,
 }
 
+/// A settled day, as MySQL holds it.
+#[derive(Debug, Serialize)]
+struct Settled {
+    employee_id: String,
+    department_id: String,
+    date: String,
+    settled: bool,
+    status: policy::DayStatus,
+    first_in: Option<String>,
+    last_out: Option<String>,
+    late_minutes: u32,
+    early_minutes: u32,
+    corrected: bool,
+}
+
+/// A day before today answers from MySQL once settled; `false` if it is not settled yet.
+fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool> {
+    let pool = services::mysql(&ctx.cfg)?;
+    let Some(r) = db::attendance::row(&mut pool.get_conn()?, date, &args.employee_id)? else {
+        return Ok(false);
+    };
+    let tz = ctx.cfg.timezone;
+    let local = |t: Option<chrono::NaiveDateTime>| t.map(|t| t.and_utc().with_timezone(&tz));
+    let hhmm = |t: Option<chrono::NaiveDateTime>| local(t).map_or("-".into(), |t| t.format("%H:%M").to_string());
+    let s = Settled {
+        employee_id: r.employee_id,
+        department_id: r.department_id,
+        date: date.to_string(),
+        settled: true,
+        status: r.status,
+        first_in: local(r.first_in).map(|t| t.to_rfc3339()),
+        last_out: local(r.last_out).map(|t| t.to_rfc3339()),
+        late_minutes: r.late_minutes,
+        early_minutes: r.early_minutes,
+        corrected: r.corrected,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&s)?);
+    } else {
+        println!(
+            "{} ({}) on {}: {} (in {}, out {}, late {} min, early {} min){}",
+            s.employee_id,
+            s.department_id,
+            s.date,
+            s.status,
+            hhmm(r.first_in),
+            hhmm(r.last_out),
+            s.late_minutes,
+            s.early_minutes,
+            if s.corrected { ", corrected" } else { "" }
+        );
+    }
+    Ok(true)
+}
+
 pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     crate::roster::check_id("employee id", &args.employee_id)?;
     let date = ctx.date_or_today(args.date.as_deref())?;
+    if date < ctx.today() && settled(ctx, &args, date)? {
+        return Ok(());
+    }
     let keys = Keys::new(&ctx.cfg.namespace);
     let mut con = services::redis(&ctx.cfg)?;
     let e = super::resolve_employee(ctx, &mut con, &keys, &args.employee_id)?;

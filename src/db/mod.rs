@@ -1,7 +1,12 @@
 //! MySQL: the system of record. Migrations (refinery, files in `migrations/`) and queries,
 //! one submodule per area.
 
+pub mod attendance;
+pub mod calendar;
+pub mod leave;
+pub mod report;
 pub mod roster;
+pub mod runs;
 
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;

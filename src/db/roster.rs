@@ -63,17 +63,18 @@ pub fn upsert(pool: &Pool, rows: &[RosterRow]) -> Result<ImportReport> {
             .collect();
         tx.exec_drop(sql, params)?;
     }
+    // Whom an imported employee supervises is whatever the file says: clear them all, then
+    // insert the file's supervisors (a new supervisor replaces the department's old one).
+    for chunk in rows.chunks(CHUNK) {
+        let ids: Vec<Value> = chunk.iter().map(|r| Value::from(&r.employee_id)).collect();
+        let sql = format!(
+            "DELETE FROM supervisors WHERE employee_id IN ({})",
+            vec!["?"; ids.len()].join(",")
+        );
+        tx.exec_drop(sql, ids)?;
+    }
     let sups: Vec<&RosterRow> = rows.iter().filter(|r| r.role == Role::Supervisor).collect();
     for chunk in sups.chunks(CHUNK) {
-        // A new supervisor replaces the old one; the old one, if still listed elsewhere, is freed first.
-        let ids: Vec<Value> = chunk.iter().map(|r| Value::from(&r.employee_id)).collect();
-        tx.exec_drop(
-            format!(
-                "DELETE FROM supervisors WHERE employee_id IN ({})",
-                vec!["?"; ids.len()].join(",")
-            ),
-            ids,
-        )?;
         let sql = format!(
             "INSERT INTO supervisors (department_id, employee_id) VALUES {} \
              ON DUPLICATE KEY UPDATE employee_id = VALUES(employee_id)",
@@ -84,18 +85,6 @@ pub fn upsert(pool: &Pool, rows: &[RosterRow]) -> Result<ImportReport> {
             .flat_map(|r| [Value::from(&r.department_id), Value::from(&r.employee_id)])
             .collect();
         tx.exec_drop(sql, params)?;
-    }
-    // Someone listed as a plain employee no longer supervises anything.
-    let plain: Vec<&RosterRow> = rows.iter().filter(|r| r.role == Role::Employee).collect();
-    for chunk in plain.chunks(CHUNK) {
-        let ids: Vec<Value> = chunk.iter().map(|r| Value::from(&r.employee_id)).collect();
-        tx.exec_drop(
-            format!(
-                "DELETE FROM supervisors WHERE employee_id IN ({})",
-                vec!["?"; ids.len()].join(",")
-            ),
-            ids,
-        )?;
     }
     let without: Vec<String> = tx.query(
         "SELECT d.id FROM departments d LEFT JOIN supervisors s ON s.department_id = d.id \

@@ -1,0 +1,458 @@
+//! The day benchmark: a 100,000-employee, 500-department day on the local services, each step's
+//! figure printed beside a reference measured in the same run on the same machine.
+//!
+//! cargo build --release --bins --examples && target/release/examples/bench [--employees N] [--departments N] [--runs N]
+//!
+//! It uses its own namespace (`bench`) and database (`attendance_bench`), which it resets first,
+//! and writes the figures to `bench-results/latest.md` as well as the screen.
+
+#[path = "common/mysql_refs.rs"]
+mod mysql_refs;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use attendance::board::{self, Punch, PunchRules};
+use attendance::config::{Config, Overrides};
+use attendance::keys::Keys;
+use redis::Commands;
+
+struct Bench {
+    bin: PathBuf,
+    cfg: Config,
+    dir: PathBuf,
+    lines: Vec<String>,
+}
+
+impl Bench {
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(&self.bin);
+        c.env("ATTENDANCE_REDIS_URL", &self.cfg.redis_url)
+            .env("ATTENDANCE_MYSQL_URL", &self.cfg.mysql_url)
+            .env("ATTENDANCE_AMQP_URL", &self.cfg.amqp_url)
+            .env("ATTENDANCE_NAMESPACE", &self.cfg.namespace)
+            .env("ATTENDANCE_TIMEZONE", self.cfg.timezone.name())
+            .env_remove("ATTENDANCE_CONFIG");
+        c
+    }
+
+    /// Run the binary; fail on a non-zero exit. Returns the wall time.
+    fn run(&self, args: &[&str]) -> Result<Duration> {
+        let t = Instant::now();
+        let o = self.cmd().args(args).arg("-q").stdout(Stdio::null()).output()?;
+        let d = t.elapsed();
+        if !o.status.success() {
+            bail!("attendance {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        Ok(d)
+    }
+
+    fn report(&mut self, step: &str, figure: String, reference: String, target: &str) {
+        let line = format!("| {step} | {figure} | {reference} | {target} |");
+        println!("{line}");
+        self.lines.push(line);
+    }
+}
+
+/// Wall times of `runs` runs of a process: (median, p99) in milliseconds.
+fn process_times(runs: usize, mut make: impl FnMut() -> Command) -> Result<(f64, f64)> {
+    let mut v = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let t = Instant::now();
+        let o = make().stdout(Stdio::null()).stderr(Stdio::piped()).output()?;
+        v.push(t.elapsed().as_secs_f64() * 1000.0);
+        if !o.status.success() {
+            bail!("process failed: {}", String::from_utf8_lossy(&o.stderr));
+        }
+    }
+    Ok(percentiles(&mut v))
+}
+
+fn percentiles(v: &mut [f64]) -> (f64, f64) {
+    v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
+    let at = |q: f64| v[((v.len() as f64 - 1.0) * q).round() as usize];
+    (at(0.5), at(0.99))
+}
+
+/// `redis-benchmark -t hset`: requests per second.
+fn redis_benchmark(extra: &[&str]) -> Result<f64> {
+    let o = Command::new("redis-benchmark")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            "6379",
+            "-t",
+            "hset",
+            "-n",
+            "200000",
+            "-c",
+            "50",
+            "-q",
+        ])
+        .args(extra)
+        .output()
+        .context("redis-benchmark is needed for the reference figures")?;
+    let s = String::from_utf8_lossy(&o.stdout);
+    let rps = s
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .windows(2)
+        .find(|w| w[1] == "requests")
+        .and_then(|w| w[0].parse().ok())
+        .with_context(|| format!("cannot read redis-benchmark's output: {s}"))?;
+    Ok(rps)
+}
+
+fn used_memory(con: &mut redis::Connection) -> Result<u64> {
+    let info: String = redis::cmd("INFO").arg("memory").query(con)?;
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .context("INFO memory has no used_memory")
+}
+
+/// Bytes held by the keys matching a pattern (MEMORY USAGE, exact).
+fn keys_memory(con: &mut redis::Connection, pattern: &str) -> Result<(usize, u64)> {
+    let keys: Vec<String> = con.scan_match::<_, String>(pattern)?.collect::<Result<_, _>>()?;
+    let mut total = 0u64;
+    for k in &keys {
+        let n: Option<u64> = redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(k)
+            .arg("SAMPLES")
+            .arg(0)
+            .query(con)?;
+        total += n.unwrap_or(0);
+    }
+    Ok((keys.len(), total))
+}
+
+fn delete_pattern(con: &mut redis::Connection, pattern: &str) -> Result<()> {
+    let keys: Vec<String> = con.scan_match::<_, String>(pattern)?.collect::<Result<_, _>>()?;
+    for chunk in keys.chunks(500) {
+        let _: () = con.del(chunk)?;
+    }
+    Ok(())
+}
+
+/// Notification latency: from a `checkin` process's return to its event line from a
+/// `watch-dept --json` process that follows the department's queue. Returns (p50, p99) in ms
+/// and how many events reached the consumer before the check-in process had even exited.
+fn notification_latency(b: &Bench, dept: &str, ids: &[String], runs: usize) -> Result<(f64, f64, usize)> {
+    use std::collections::HashMap;
+    use std::io::{BufRead, BufReader};
+    use std::sync::mpsc;
+
+    let mut watcher = b
+        .cmd()
+        .args(["watch-dept", dept, "--json", "-q"])
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let stdout = watcher.stdout.take().context("watch-dept has no stdout")?;
+    let (tx, rx) = mpsc::channel::<(String, Instant)>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let id = serde_json::from_str::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| v["event_id"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            if tx.send((id, Instant::now())).is_err() {
+                break;
+            }
+        }
+    });
+    // Let the watcher empty the queue of the day's earlier events first.
+    while rx.recv_timeout(Duration::from_secs(2)).is_ok() {}
+    let mut returned: HashMap<String, Instant> = HashMap::new();
+    let mut arrived: HashMap<String, Instant> = HashMap::new();
+    for i in 0..runs {
+        let o = b.cmd().args(["checkin", &ids[i % ids.len()], "--json"]).output()?;
+        let done = Instant::now();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).context("checkin --json")?;
+        if let Some(id) = v["event_id"].as_str() {
+            returned.insert(id.to_string(), done);
+        }
+        while let Ok((id, t)) = rx.try_recv() {
+            arrived.insert(id, t);
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while arrived.len() < returned.len() && Instant::now() < deadline {
+        if let Ok((id, t)) = rx.recv_timeout(Duration::from_millis(200)) {
+            arrived.insert(id, t);
+        }
+    }
+    watcher.kill().ok();
+    watcher.wait().ok();
+    let mut early = 0;
+    let mut lat: Vec<f64> = Vec::new();
+    for (id, done) in &returned {
+        let Some(t) = arrived.get(id) else { continue };
+        match t.checked_duration_since(*done) {
+            Some(d) => lat.push(d.as_secs_f64() * 1000.0),
+            None => {
+                early += 1;
+                lat.push(0.0);
+            }
+        }
+    }
+    if lat.len() < returned.len() {
+        bail!("only {} of {} events reached watch-dept", lat.len(), returned.len());
+    }
+    let (p50, p99) = percentiles(&mut lat);
+    Ok((p50, p99, early))
+}
+
+fn arg(name: &str, default: u32) -> u32 {
+    let args: Vec<String> = std::env::args().collect();
+    args.windows(2)
+        .find(|w| w[0] == name)
+        .and_then(|w| w[1].parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() -> Result<()> {
+    let employees = arg("--employees", 100_000);
+    let departments = arg("--departments", 500);
+    let runs = arg("--runs", 300) as usize;
+    let exe = std::env::current_exe()?;
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .context("no target dir")?
+        .join("attendance");
+    if !bin.exists() {
+        bail!(
+            "{} is missing: run `cargo build --release --bins --examples` first",
+            bin.display()
+        );
+    }
+    let mut cfg = Config::load(&Overrides {
+        namespace: Some("bench".into()),
+        timezone: std::env::var("ATTENDANCE_TIMEZONE")
+            .ok()
+            .or(Some("Europe/Paris".into())),
+        ..Default::default()
+    })?;
+    cfg.mysql_url = format!("{}attendance_bench", cfg.mysql_server_url());
+    let dir = PathBuf::from("bench-results");
+    std::fs::create_dir_all(&dir)?;
+    let mut b = Bench {
+        bin,
+        cfg,
+        dir,
+        lines: Vec::new(),
+    };
+    let keys = Keys::new(&b.cfg.namespace);
+    let mut con = attendance::services::redis(&b.cfg)?;
+    delete_pattern(&mut con, "bench:*")?;
+    // The broker too: every run publishes the day's events, which would pile up run after run.
+    let depts: Vec<String> = (1..=departments).map(|d| format!("D{d:03}")).collect();
+    attendance::notify::teardown(&b.cfg, &depts)?;
+    let mut server = attendance::services::mysql_server(&b.cfg)?;
+    mysql::prelude::Queryable::query_drop(&mut server, "DROP DATABASE IF EXISTS attendance_bench")?;
+
+    println!("# attendance day benchmark: {employees} employees, {departments} departments");
+    println!("| step | figure | reference (same run) | target |");
+    println!("| --- | --- | --- | --- |");
+    b.lines.push(format!(
+        "# attendance day benchmark: {employees} employees, {departments} departments\n"
+    ));
+    b.lines
+        .push("| step | figure | reference (same run) | target |\n| --- | --- | --- | --- |".into());
+
+    let hset = redis_benchmark(&[])?;
+    let hset_p16 = redis_benchmark(&["-P", "16"])?;
+    let href = format!("redis-benchmark HSET: {hset:.0}/s (50 clients), {hset_p16:.0}/s (-P 16)");
+
+    b.run(&["migrate"])?;
+    let roster = b.dir.join("roster.csv");
+    let r = roster.to_str().expect("utf-8 path");
+    b.run(&[
+        "org",
+        "generate",
+        "--employees",
+        &employees.to_string(),
+        "--departments",
+        &departments.to_string(),
+        "-o",
+        r,
+    ])?;
+    let t = b.run(&["org", "import", r])?;
+    b.report(
+        "org import",
+        format!("{:.2} s", t.as_secs_f64()),
+        "-".into(),
+        "seconds, not minutes",
+    );
+
+    // A past work day, so that every punch is in the past.
+    let day = "2026-11-26";
+    let before = used_memory(&mut con)?;
+    let t = b.run(&["init-day", "--date", day])?;
+    b.report("init-day", format!("{:.3} s", t.as_secs_f64()), "-".into(), "<= 1 s");
+
+    let morning = b.dir.join("morning.csv");
+    let evening = b.dir.join("evening.csv");
+    b.run(&[
+        "simulate",
+        "--date",
+        day,
+        "--phase",
+        "morning",
+        "-o",
+        morning.to_str().expect("utf-8"),
+    ])?;
+    b.run(&[
+        "simulate",
+        "--date",
+        day,
+        "--phase",
+        "evening",
+        "-o",
+        evening.to_str().expect("utf-8"),
+    ])?;
+
+    // The board alone: the same script, pipelined, no publish, on another day's keys.
+    let (rows, _) = attendance::bulk::parse(std::fs::File::open(&morning)?, chrono::Utc::now(), 120)?;
+    let ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
+    let known = attendance::bulk::resolve(&b.cfg, &mut con, &keys, &ids)?;
+    let other = Keys::new("bench:alone");
+    let punches: Vec<Punch> = rows
+        .iter()
+        .map(|r| {
+            let e = known[&r.employee_id].clone();
+            Punch::new(e, r.kind, r.at, &r.source, &b.cfg.policy, b.cfg.timezone)
+        })
+        .collect();
+    let t = Instant::now();
+    board::punch_many(
+        &mut con,
+        &other,
+        PunchRules::new(&b.cfg.policy, b.cfg.timezone),
+        &punches,
+        |_| {},
+    )?;
+    let alone = punches.len() as f64 / t.elapsed().as_secs_f64();
+    b.report(
+        "board alone (Lua, pipelined, no publish)",
+        format!("{alone:.0} punches/s"),
+        href.clone(),
+        ">= 150,000/s",
+    );
+    delete_pattern(&mut con, "bench:alone:*")?;
+
+    let n = rows.len() as f64;
+    let t = b.run(&["checkin", "--file", morning.to_str().expect("utf-8")])?;
+    b.report(
+        "bulk check-in, morning, end to end (process)",
+        format!(
+            "{:.2} s for {n} punches = {:.0}/s",
+            t.as_secs_f64(),
+            n / t.as_secs_f64()
+        ),
+        href.clone(),
+        "100,000 in <= 4 s",
+    );
+    let t = b.run(&["checkin", "--file", evening.to_str().expect("utf-8")])?;
+    b.report(
+        "bulk check-out, evening (process)",
+        format!("{:.2} s", t.as_secs_f64()),
+        "-".into(),
+        "-",
+    );
+
+    let (nb, board_bytes) = keys_memory(
+        &mut con,
+        &keys.board_pattern(chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")?),
+    )?;
+    let (no, outbox_bytes) = keys_memory(&mut con, &keys.outbox_pattern())?;
+    let after = used_memory(&mut con)?;
+    b.report(
+        "Redis memory of one day (boards + outboxes)",
+        format!(
+            "{:.1} MB ({nb} boards {:.1} MB, {no} outboxes {:.1} MB)",
+            (board_bytes + outbox_bytes) as f64 / 1e6,
+            board_bytes as f64 / 1e6,
+            outbox_bytes as f64 / 1e6
+        ),
+        format!(
+            "used_memory {:.1} MB before init-day, {:.1} MB after the day",
+            before as f64 / 1e6,
+            after as f64 / 1e6
+        ),
+        "<= 8 MB",
+    );
+
+    // The night: settle the day, then MySQL's own bulk paths with the same rows.
+    let t = b.run(&["settle", "--date", day])?;
+    let pool = attendance::services::mysql(&b.cfg)?;
+    let date = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")?;
+    let (load_s, insert_s) = mysql_refs::references(&pool, date, b.cfg.settle.batch_size)?;
+    b.report(
+        "settle (process, every row written, boards deleted)",
+        format!("{:.2} s = {:.2}x LOAD DATA", t.as_secs_f64(), t.as_secs_f64() / load_s),
+        format!("LOAD DATA LOCAL INFILE of the same rows: {load_s:.2} s; multi-row INSERT: {insert_s:.2} s"),
+        "<= 2x LOAD DATA",
+    );
+
+    // Single processes, as a kiosk calls them.
+    let ping = process_times(runs, || {
+        let mut c = Command::new("redis-cli");
+        c.args(["-h", "127.0.0.1", "PING"]);
+        c
+    })?;
+    let ids: Vec<String> = rows.iter().take(runs).map(|r| r.employee_id.clone()).collect();
+    let mut i = 0;
+    let checkin = process_times(runs, || {
+        let mut c = b.cmd();
+        c.args(["checkin", &ids[i % ids.len()], "-q"]);
+        i += 1;
+        c
+    })?;
+    let mut i = 0;
+    let status = process_times(runs, || {
+        let mut c = b.cmd();
+        c.args(["status", &ids[i % ids.len()]]);
+        i += 1;
+        c
+    })?;
+    let pref = format!("redis-cli PING process: median {:.2} ms, p99 {:.2} ms", ping.0, ping.1);
+    b.report(
+        "single checkin process",
+        format!("median {:.2} ms, p99 {:.2} ms", checkin.0, checkin.1),
+        pref.clone(),
+        "median <= 10 ms",
+    );
+    b.report(
+        "single status process",
+        format!("median {:.2} ms, p99 {:.2} ms", status.0, status.1),
+        pref,
+        "median <= 3 ms",
+    );
+
+    // The biggest department's supervisor, following its queue.
+    let mut sizes: std::collections::HashMap<&str, Vec<String>> = std::collections::HashMap::new();
+    for e in known.values() {
+        sizes.entry(e.department_id.as_str()).or_default().push(e.id.clone());
+    }
+    let (dept, people) = sizes
+        .into_iter()
+        .max_by_key(|(_, v)| v.len())
+        .context("no department")?;
+    let (p50, p99, early) = notification_latency(&b, dept, &people, runs.min(200))?;
+    b.report(
+        "notification latency, checkin return -> watch-dept",
+        format!("p50 {p50:.1} ms, p99 {p99:.1} ms ({early} events arrived before the process exited)"),
+        "-".into(),
+        "p99 <= 50 ms",
+    );
+
+    let out = b.dir.join("latest.md");
+    std::fs::write(&out, b.lines.join("\n") + "\n")?;
+    println!("\nfigures written to {}", out.display());
+    Ok(())
+}

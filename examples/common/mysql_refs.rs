@@ -1,0 +1,109 @@
+//! MySQL's own bulk paths as references for settle: the rows settle wrote for a day, loaded
+//! again into same-shaped tables with `LOAD DATA LOCAL INFILE` and with plain multi-row INSERTs.
+//! Shared by the `bench` and `settle_bench` examples.
+
+use std::io::Write;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use attendance::db::{self, attendance as rows_db};
+use chrono::NaiveDate;
+use mysql::prelude::Queryable;
+
+/// A table shaped exactly like `attendance` (keys, foreign key and all), empty.
+fn twin_table(conn: &mut mysql::PooledConn, name: &str) -> Result<()> {
+    let (_, ddl): (String, String) = conn
+        .query_first("SHOW CREATE TABLE attendance")?
+        .context("no attendance table")?;
+    conn.query_drop(format!("DROP TABLE IF EXISTS {name}"))?;
+    conn.query_drop(
+        ddl.replacen("CREATE TABLE `attendance`", &format!("CREATE TABLE `{name}`"), 1)
+            .replace("`attendance_employee_fk`", &format!("`{name}_fk`")),
+    )?;
+    Ok(())
+}
+
+/// Seconds for (LOAD DATA, multi-row INSERT in batches of `batch`) of the rows settled for `date`.
+pub fn references(pool: &mysql::Pool, date: NaiveDate, batch: usize) -> Result<(f64, f64)> {
+    // The same rows, as settle wrote them.
+    let mut conn = pool.get_conn()?;
+    let rows: Vec<mysql::Row> = conn.exec(
+        format!("{} WHERE work_date = ? ORDER BY employee_id", rows_db::SELECT_STORED),
+        (date,),
+    )?;
+    let stored: Vec<rows_db::Stored> = rows.into_iter().map(rows_db::stored_from_row).collect();
+    let mut tsv = Vec::with_capacity(stored.len() * 120);
+    let dt =
+        |t: Option<chrono::NaiveDateTime>| t.map_or("\\N".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string());
+    for r in &stored {
+        writeln!(
+            tsv,
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            r.work_date,
+            r.employee_id,
+            r.department_id,
+            r.status,
+            dt(r.first_in),
+            dt(r.last_out),
+            r.late_minutes,
+            r.early_minutes,
+            r.punches,
+            u8::from(r.corrected)
+        )?;
+    }
+
+    twin_table(&mut conn, "attendance_load")?;
+    let data = std::sync::Arc::new(tsv);
+    let feed = data.clone();
+    conn.set_local_infile_handler(Some(mysql::LocalInfileHandler::new(move |_, w| {
+        w.write_all(&feed)?;
+        Ok(())
+    })));
+    let t = Instant::now();
+    conn.query_drop(
+        "LOAD DATA LOCAL INFILE 'rows.tsv' INTO TABLE attendance_load (work_date, employee_id, department_id, \
+         status, first_in, last_out, late_minutes, early_minutes, punches, corrected)",
+    )?;
+    let load_s = t.elapsed().as_secs_f64();
+    let loaded: u64 = conn.query_first("SELECT COUNT(*) FROM attendance_load")?.unwrap_or(0);
+    if loaded != stored.len() as u64 {
+        bail!("LOAD DATA loaded {loaded} rows of {}", stored.len());
+    }
+
+    twin_table(&mut conn, "attendance_insert")?;
+    let t = Instant::now();
+    for chunk in stored.chunks(batch) {
+        let mut tx = conn.start_transaction(mysql::TxOpts::default())?;
+        let params: Vec<mysql::Value> = chunk
+            .iter()
+            .flat_map(|r| {
+                [
+                    r.work_date.into(),
+                    r.employee_id.clone().into(),
+                    r.department_id.clone().into(),
+                    r.status.as_str().into(),
+                    r.first_in.into(),
+                    r.last_out.into(),
+                    r.late_minutes.into(),
+                    r.early_minutes.into(),
+                    r.punches.clone().into(),
+                    r.corrected.into(),
+                ]
+            })
+            .collect::<Vec<mysql::Value>>();
+        tx.exec_drop(
+            format!(
+                "INSERT INTO attendance_insert (work_date, employee_id, department_id, status, first_in, last_out, \
+                 late_minutes, early_minutes, punches, corrected) VALUES {}",
+                db::placeholders(chunk.len(), 10)
+            ),
+            params,
+        )?;
+        tx.commit()?;
+    }
+    let insert_s = t.elapsed().as_secs_f64();
+
+    conn.query_drop("DROP TABLE attendance_load")?;
+    conn.query_drop("DROP TABLE attendance_insert")?;
+    Ok((load_s, insert_s))
+}

@@ -1,0 +1,175 @@
+//! The settle benchmark: settle a realistic day of 100,000 employees (500 departments) and,
+//! in the same run on the same server, load the very same rows into same-shaped tables with
+//! `LOAD DATA LOCAL INFILE` and with plain multi-row INSERTs, as the references.
+//!
+//! cargo run --release --example settle_bench [-- --employees N --departments N]
+//!
+//! It uses its own namespace (`benchsettle`) and database (`attendance_settle_bench`), resets
+//! them first and drops them at the end. `ATTENDANCE_REDIS_URL` and `ATTENDANCE_MYSQL_URL`
+//! (server part only) point it elsewhere.
+
+#[path = "common/mysql_refs.rs"]
+mod mysql_refs;
+
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use attendance::config::{Config, Overrides};
+use attendance::db;
+use attendance::keys::Keys;
+use attendance::settle::{self, Hooks, Options};
+use attendance::{policy, roster, services};
+use chrono::{Duration, NaiveDate};
+use mysql::prelude::Queryable;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const NS: &str = "benchsettle";
+const DB: &str = "attendance_settle_bench";
+
+fn arg(name: &str, default: u32) -> Result<u32> {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == name) {
+        Some(i) => Ok(args.get(i + 1).context("a value after the flag")?.parse()?),
+        None => Ok(default),
+    }
+}
+
+fn config() -> Result<Config> {
+    let server = std::env::var("ATTENDANCE_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/x".into());
+    let base = server.rsplit_once('/').map_or(server.as_str(), |(b, _)| b);
+    Ok(Config::load(&Overrides {
+        redis_url: std::env::var("ATTENDANCE_REDIS_URL").ok(),
+        mysql_url: Some(format!("{base}/{DB}")),
+        namespace: Some(NS.into()),
+        timezone: Some("Europe/Paris".into()),
+        ..Default::default()
+    })?)
+}
+
+/// Delete every key of the namespace.
+fn clear_redis(con: &mut redis::Connection) -> Result<()> {
+    let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{NS}:*")).query(con)?;
+    for chunk in keys.chunks(1_000) {
+        let _: () = redis::cmd("DEL").arg(chunk).query(con)?;
+    }
+    Ok(())
+}
+
+/// A realistic day straight onto the boards: 3% absent, 8% late, 5% early, 2% never check out.
+fn write_day(cfg: &Config, con: &mut redis::Connection, members: &[db::roster::Member], date: NaiveDate) -> Result<()> {
+    let keys = Keys::new(NS);
+    let tz = cfg.timezone;
+    let at = |h: u32, m: u32| policy::local_offset_secs(tz, date, chrono::NaiveTime::from_hms_opt(h, m, 0).unwrap());
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut pipe = redis::pipe();
+    for dept in members.chunk_by(|a, b| a.department_id == b.department_id) {
+        let mut fields = Vec::with_capacity(dept.len());
+        for m in dept {
+            let roll: f64 = rng.gen_range(0.0..100.0);
+            let value = if roll < 3.0 {
+                String::new()
+            } else {
+                let inn = if roll < 11.0 {
+                    rng.gen_range(at(9, 1)..at(10, 30))
+                } else {
+                    rng.gen_range(at(8, 0)..at(9, 0))
+                };
+                let out = if roll > 98.0 {
+                    None
+                } else if roll > 93.0 {
+                    Some(rng.gen_range(at(16, 0)..at(18, 0)))
+                } else {
+                    Some(rng.gen_range(at(18, 0)..at(20, 0)))
+                };
+                match out {
+                    Some(o) => format!("i{inn},o{o}"),
+                    None => format!("i{inn}"),
+                }
+            };
+            fields.push((m.employee_id.clone(), value));
+        }
+        pipe.hset_multiple(keys.board(&dept[0].department_id, date), &fields)
+            .ignore();
+    }
+    pipe.query::<()>(con)?;
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let employees = arg("--employees", 100_000)?;
+    let departments = arg("--departments", 500)?;
+    let mut cfg = config()?;
+    cfg.settle.batch_size = arg("--batch", cfg.settle.batch_size as u32)? as usize;
+    cfg.settle.writers = arg("--writers", cfg.settle.writers as u32)? as usize;
+    let mut server = services::mysql_server(&cfg)?;
+    server.query_drop(format!("DROP DATABASE IF EXISTS {DB}"))?;
+    drop(server);
+    db::migrate(&cfg)?;
+    let mut con = services::redis(&cfg)?;
+    clear_redis(&mut con)?;
+
+    let mut csv = Vec::new();
+    roster::generate(&mut csv, employees, departments, 42)?;
+    let pool = services::mysql(&cfg)?;
+    db::roster::upsert(&pool, &roster::parse(csv.as_slice())?)?;
+    let members = db::roster::active_members(&pool)?;
+    // The last work day by the policy's week, a few days back (so no next day is laid out).
+    let today = chrono::Utc::now().with_timezone(&cfg.timezone).date_naive();
+    let date = (4..12)
+        .map(|d| today - Duration::days(d))
+        .find(|d| policy::is_policy_workday(&cfg.policy, *d))
+        .context("no work day in a week")?;
+    write_day(&cfg, &mut con, &members, date)?;
+    println!(
+        "settle benchmark: {employees} employees, {departments} departments, day {date}, batch {}, writers {}",
+        cfg.settle.batch_size, cfg.settle.writers
+    );
+
+    let opts = Options {
+        date,
+        today,
+        hooks: Hooks::default(),
+    };
+    let t = Instant::now();
+    let report = settle::settle(&cfg, &opts, |_| {})?;
+    let settle_s = t.elapsed().as_secs_f64();
+    if report.failed > 0 || report.rows_written != u64::from(employees) {
+        bail!(
+            "settle wrote {} rows with {} failures",
+            report.rows_written,
+            report.failed
+        );
+    }
+    println!("  counts: {:?}", report.counts);
+    for (step, secs) in &report.steps {
+        println!("  {step}: {secs:.3}s");
+    }
+    let t = Instant::now();
+    settle::settle(&cfg, &opts, |_| {})?;
+    let rerun_s = t.elapsed().as_secs_f64();
+
+    let (load_s, insert_s) = mysql_refs::references(&pool, date, cfg.settle.batch_size)?;
+
+    println!("| step | seconds | vs LOAD DATA |");
+    println!("| --- | --- | --- |");
+    println!(
+        "| settle (first run, {employees} rows, boards deleted) | {settle_s:.2} | {:.2}x |",
+        settle_s / load_s
+    );
+    println!(
+        "| settle (rerun, from stored histories) | {rerun_s:.2} | {:.2}x |",
+        rerun_s / load_s
+    );
+    println!("| LOAD DATA LOCAL INFILE, same rows, same-shaped table | {load_s:.2} | 1.00x |");
+    println!(
+        "| plain multi-row INSERT, same rows and batches | {insert_s:.2} | {:.2}x |",
+        insert_s / load_s
+    );
+
+    clear_redis(&mut con)?;
+
+    drop(pool);
+    services::mysql_server(&cfg)?.query_drop(format!("DROP DATABASE IF EXISTS {DB}"))?;
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! Leave queries: approved leave, both ends included; cancelling keeps the row.
+
+use std::collections::HashSet;
+
+use anyhow::Result;
+use chrono::{NaiveDate, NaiveDateTime};
+use mysql::prelude::Queryable;
+use mysql::Pool;
+use serde::Serialize;
+
+/// One leave as stored.
+#[derive(Debug, Clone, Serialize)]
+pub struct Leave {
+    pub id: u64,
+    pub employee_id: String,
+    pub from: NaiveDate,
+    pub to: NaiveDate,
+    pub kind: String,
+    pub note: String,
+    pub status: String,
+    /// UTC.
+    pub created_at: NaiveDateTime,
+}
+
+/// A leave to add.
+#[derive(Debug, Clone)]
+pub struct NewLeave<'a> {
+    pub employee_id: &'a str,
+    pub from: NaiveDate,
+    pub to: NaiveDate,
+    pub kind: &'a str,
+    pub note: &'a str,
+}
+
+/// The approved leaves of an employee that overlap a range.
+pub fn overlapping(pool: &Pool, employee: &str, from: NaiveDate, to: NaiveDate) -> Result<Vec<Leave>> {
+    list(pool, Some(employee), Some(from), Some(to), true)
+}
+
+/// Add an approved leave; returns its id.
+pub fn add(pool: &Pool, l: &NewLeave) -> Result<u64> {
+    let mut conn = pool.get_conn()?;
+    conn.exec_drop(
+        "INSERT INTO leaves (employee_id, from_date, to_date, kind, note, created_at) \
+         VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())",
+        (l.employee_id, l.from, l.to, l.kind, l.note),
+    )?;
+    Ok(conn.last_insert_id())
+}
+
+/// Leaves, newest range first, optionally of one employee, overlapping a range, approved only.
+pub fn list(
+    pool: &Pool,
+    employee: Option<&str>,
+    from: Option<NaiveDate>,
+    to: Option<NaiveDate>,
+    approved_only: bool,
+) -> Result<Vec<Leave>> {
+    let mut conn = pool.get_conn()?;
+    let rows: Vec<mysql::Row> = conn.exec(
+        "SELECT id, employee_id, from_date, to_date, kind, note, status, created_at FROM leaves \
+         WHERE (? IS NULL OR employee_id = ?) AND (? IS NULL OR to_date >= ?) \
+         AND (? IS NULL OR from_date <= ?) AND (NOT ? OR status = 'approved') \
+         ORDER BY from_date DESC, id DESC",
+        (employee, employee, from, from, to, to, approved_only),
+    )?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let (id, employee_id, from, to, kind, note, status, created_at) = mysql::from_row(r);
+            Leave {
+                id,
+                employee_id,
+                from,
+                to,
+                kind,
+                note,
+                status,
+                created_at,
+            }
+        })
+        .collect())
+}
+
+/// Cancel a leave. `None`: no such leave; `Some(false)`: it was already cancelled.
+pub fn cancel(pool: &Pool, id: u64) -> Result<Option<bool>> {
+    let mut conn = pool.get_conn()?;
+    let status: Option<String> = conn.exec_first("SELECT status FROM leaves WHERE id = ?", (id,))?;
+    match status.as_deref() {
+        None => Ok(None),
+        Some("cancelled") => Ok(Some(false)),
+        Some(_) => {
+            conn.exec_drop(
+                "UPDATE leaves SET status = 'cancelled', cancelled_at = UTC_TIMESTAMP() WHERE id = ?",
+                (id,),
+            )?;
+            Ok(Some(true))
+        }
+    }
+}
+
+/// The employees on approved leave on a day.
+pub fn on_leave(conn: &mut impl Queryable, date: NaiveDate) -> Result<HashSet<String>> {
+    Ok(conn
+        .exec(
+            "SELECT DISTINCT employee_id FROM leaves \
+             WHERE status = 'approved' AND from_date <= ? AND to_date >= ?",
+            (date, date),
+        )?
+        .into_iter()
+        .collect())
+}

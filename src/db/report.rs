@@ -1,0 +1,237 @@
+//! HR's reports, straight from the attendance rows: each query returns a [`Table`] with times
+//! shown in the company's zone.
+
+use anyhow::Result;
+use chrono::{NaiveDate, NaiveDateTime};
+use chrono_tz::Tz;
+use mysql::prelude::Queryable;
+use mysql::{Pool, Row};
+
+use super::runs;
+use crate::policy::DayStatus;
+use crate::report::{Cell, Table};
+
+/// `COUNT(IF(status = 'present', 1, NULL)), ...` in `DayStatus::ALL` order.
+fn status_counts_sql() -> String {
+    DayStatus::ALL
+        .iter()
+        .map(|s| format!("COUNT(IF(a.status = '{}', 1, NULL))", s.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn status_columns() -> Vec<&'static str> {
+    DayStatus::ALL.iter().map(|s| s.as_str()).collect()
+}
+
+/// Read `n` counts from a row starting at column `from`.
+fn counts(row: &Row, from: usize, n: usize) -> Vec<u64> {
+    (from..from + n).map(|i| row.get::<u64, _>(i).unwrap_or(0)).collect()
+}
+
+/// Fill a table whose rows are an id, a name, then counts; and add a totals row of the sums.
+fn with_totals(mut t: Table, rows: &[Row]) -> Table {
+    let n = t.columns.len() - 2;
+    let mut sums = vec![0u64; n];
+    for r in rows {
+        let c = counts(r, 2, n);
+        for (s, x) in sums.iter_mut().zip(&c) {
+            *s += x;
+        }
+        let mut row = vec![
+            Cell::text(r.get::<String, _>(0).unwrap_or_default()),
+            Cell::text(r.get::<String, _>(1).unwrap_or_default()),
+        ];
+        row.extend(c.into_iter().map(Cell::from));
+        t.push(row);
+    }
+    if !rows.is_empty() {
+        let mut row = vec![Cell::text("total"), Cell::Null];
+        row.extend(sums.into_iter().map(Cell::from));
+        t.push(row);
+    }
+    t
+}
+
+/// Per department: headcount and rows by status on a day, with a totals row.
+pub fn day(pool: &Pool, date: NaiveDate, dept: Option<&str>) -> Result<Table> {
+    let mut cols = vec!["department", "name", "headcount"];
+    cols.extend(status_columns());
+    let t = Table::new(&cols);
+    let rows: Vec<Row> = pool.get_conn()?.exec(
+        format!(
+            "SELECT a.department_id, COALESCE(d.name, ''), COUNT(*), {} FROM attendance a \
+             LEFT JOIN departments d ON d.id = a.department_id \
+             WHERE a.work_date = ? AND (? IS NULL OR a.department_id = ?) \
+             GROUP BY a.department_id, d.name ORDER BY a.department_id",
+            status_counts_sql()
+        ),
+        (date, dept, dept),
+    )?;
+    Ok(with_totals(t, &rows))
+}
+
+/// Who was absent on a day.
+pub fn absent(pool: &Pool, date: NaiveDate, dept: Option<&str>) -> Result<Table> {
+    let mut t = Table::new(&["employee", "name", "department"]);
+    let rows: Vec<(String, String, String)> = pool.get_conn()?.exec(
+        "SELECT a.employee_id, COALESCE(e.name, ''), a.department_id FROM attendance a \
+         LEFT JOIN employees e ON e.id = a.employee_id \
+         WHERE a.work_date = ? AND a.status = 'absent' AND (? IS NULL OR a.department_id = ?) \
+         ORDER BY a.department_id, a.employee_id",
+        (date, dept, dept),
+    )?;
+    for (id, name, d) in rows {
+        t.push(vec![Cell::Text(id), Cell::Text(name), Cell::Text(d)]);
+    }
+    Ok(t)
+}
+
+fn local(tz: Tz, t: Option<NaiveDateTime>, fmt: &str) -> Cell {
+    Cell::opt(t.map(|t| t.and_utc().with_timezone(&tz).format(fmt).to_string()))
+}
+
+/// One employee's days over a range, and a totals row (days, minutes, corrections, and the
+/// days by status in the status column).
+pub fn employee(pool: &Pool, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
+    let mut t = Table::new(&[
+        "date",
+        "weekday",
+        "status",
+        "first_in",
+        "last_out",
+        "late_minutes",
+        "early_minutes",
+        "corrected",
+    ]);
+    let rows: Vec<Row> = pool.get_conn()?.exec(
+        "SELECT work_date, CAST(status AS CHAR), first_in, last_out, late_minutes, early_minutes, corrected \
+         FROM attendance WHERE employee_id = ? AND work_date BETWEEN ? AND ? ORDER BY work_date",
+        (id, from, to),
+    )?;
+    let (mut late, mut early, mut corrected) = (0u64, 0u64, 0u64);
+    let mut by_status = std::collections::BTreeMap::<String, u64>::new();
+    for r in rows.iter().cloned() {
+        let (date, status, fi, lo, l, e, c): (
+            NaiveDate,
+            String,
+            Option<NaiveDateTime>,
+            Option<NaiveDateTime>,
+            u64,
+            u64,
+            bool,
+        ) = mysql::from_row(r);
+        late += l;
+        early += e;
+        corrected += u64::from(c);
+        *by_status.entry(status.clone()).or_default() += 1;
+        t.push(vec![
+            Cell::Text(date.to_string()),
+            Cell::Text(date.format("%a").to_string()),
+            Cell::Text(status),
+            local(tz, fi, "%H:%M"),
+            local(tz, lo, "%H:%M"),
+            Cell::from(l),
+            Cell::from(e),
+            Cell::text(if c { "yes" } else { "" }),
+        ]);
+    }
+    if !rows.is_empty() {
+        let summary: Vec<String> = by_status.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        t.push(vec![
+            Cell::text("total"),
+            Cell::text(format!("{} day{}", rows.len(), if rows.len() == 1 { "" } else { "s" })),
+            Cell::Text(summary.join(", ")),
+            Cell::Null,
+            Cell::Null,
+            Cell::from(late),
+            Cell::from(early),
+            Cell::text(corrected.to_string()),
+        ]);
+    }
+    Ok(t)
+}
+
+/// A department over a range: each employee's days by status and minutes, and totals.
+pub fn dept(pool: &Pool, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
+    let mut cols = vec!["employee", "name", "days"];
+    cols.extend(status_columns());
+    cols.extend(["late_minutes", "early_minutes"]);
+    let t = Table::new(&cols);
+    let rows: Vec<Row> = pool.get_conn()?.exec(
+        format!(
+            "SELECT a.employee_id, COALESCE(e.name, ''), COUNT(*), {}, \
+             CAST(SUM(a.late_minutes) AS UNSIGNED), CAST(SUM(a.early_minutes) AS UNSIGNED) \
+             FROM attendance a LEFT JOIN employees e ON e.id = a.employee_id \
+             WHERE a.department_id = ? AND a.work_date BETWEEN ? AND ? \
+             GROUP BY a.employee_id, e.name ORDER BY a.employee_id",
+            status_counts_sql()
+        ),
+        (dept, from, to),
+    )?;
+    Ok(with_totals(t, &rows))
+}
+
+/// Settle runs, newest first.
+pub fn runs(pool: &Pool, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Result<Table> {
+    let mut t = Table::new(&[
+        "run",
+        "date",
+        "started",
+        "finished",
+        "outcome",
+        "employees",
+        "written",
+        "failed",
+        "boards_deleted",
+        "counts",
+    ]);
+    for r in runs::list(&mut pool.get_conn()?, date, limit)? {
+        let counts: Vec<String> = r.counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        t.push(vec![
+            Cell::from(r.id),
+            Cell::Text(r.work_date.to_string()),
+            local(tz, Some(r.started_at), "%Y-%m-%d %H:%M:%S"),
+            local(tz, r.finished_at, "%Y-%m-%d %H:%M:%S"),
+            Cell::Text(r.outcome),
+            Cell::from(r.employees),
+            Cell::from(r.rows_written),
+            Cell::from(r.failed),
+            Cell::from(r.boards_deleted),
+            Cell::Text(counts.join(", ")),
+        ]);
+    }
+    Ok(t)
+}
+
+/// The rows those runs could not write.
+pub fn failures(pool: &Pool, date: Option<NaiveDate>, limit: u32) -> Result<Table> {
+    let mut t = Table::new(&["run", "date", "employee", "department", "reason"]);
+    for f in runs::failures(&mut pool.get_conn()?, date, limit)? {
+        t.push(vec![
+            Cell::from(f.run_id),
+            Cell::Text(f.work_date.to_string()),
+            Cell::Text(f.employee_id),
+            Cell::Text(f.department_id),
+            Cell::Text(f.reason),
+        ]);
+    }
+    Ok(t)
+}
+
+/// Whether an employee (active or not) or a department is known: reports of an unknown one
+/// are refused rather than shown empty.
+pub fn known(pool: &Pool, what: Known, id: &str) -> Result<bool> {
+    let sql = match what {
+        Known::Employee => "SELECT COUNT(*) FROM employees WHERE id = ?",
+        Known::Department => "SELECT COUNT(*) FROM departments WHERE id = ?",
+    };
+    let n: Option<u64> = pool.get_conn()?.exec_first(sql, (id,))?;
+    Ok(n.unwrap_or(0) > 0)
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Known {
+    Employee,
+    Department,
+}

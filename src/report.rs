@@ -1,0 +1,127 @@
+//! Reports as plain tables of cells, and their three renderings: a comfy-table for people,
+//! CSV and JSON (an array of objects, one per row, keyed by column) for programs. The three
+//! hold the very same cells, so a script and a person always read the same numbers.
+
+use serde_json::{Map, Value};
+
+/// One cell: text, a count, or nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    Text(String),
+    Int(i64),
+    Null,
+}
+
+impl Cell {
+    pub fn text(s: impl Into<String>) -> Cell {
+        Cell::Text(s.into())
+    }
+
+    pub fn opt(s: Option<String>) -> Cell {
+        s.map_or(Cell::Null, Cell::Text)
+    }
+
+    fn plain(&self) -> String {
+        match self {
+            Cell::Text(s) => s.clone(),
+            Cell::Int(n) => n.to_string(),
+            Cell::Null => String::new(),
+        }
+    }
+
+    fn json(&self) -> Value {
+        match self {
+            Cell::Text(s) => Value::from(s.as_str()),
+            Cell::Int(n) => Value::from(*n),
+            Cell::Null => Value::Null,
+        }
+    }
+}
+
+impl From<u64> for Cell {
+    fn from(n: u64) -> Cell {
+        Cell::Int(n as i64)
+    }
+}
+
+/// A report: named columns and rows of cells (a totals row, if any, is the last row).
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    pub fn new(columns: &[&str]) -> Table {
+        Table {
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, row: Vec<Cell>) {
+        debug_assert_eq!(row.len(), self.columns.len());
+        self.rows.push(row);
+    }
+
+    /// A person's view.
+    pub fn to_table(&self) -> String {
+        let mut t = comfy_table::Table::new();
+        t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+        t.set_header(self.columns.clone());
+        for r in &self.rows {
+            t.add_row(r.iter().map(Cell::plain).collect::<Vec<_>>());
+        }
+        t.to_string()
+    }
+
+    /// CSV with a header line; empty cells for nothing.
+    pub fn to_csv(&self) -> anyhow::Result<String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(&self.columns)?;
+        for r in &self.rows {
+            w.write_record(r.iter().map(Cell::plain))?;
+        }
+        Ok(String::from_utf8(w.into_inner()?)?)
+    }
+
+    /// An array of objects; counts are numbers, nothing is null.
+    pub fn to_json(&self) -> String {
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let m: Map<String, Value> = self.columns.iter().cloned().zip(r.iter().map(Cell::json)).collect();
+                Value::Object(m)
+            })
+            .collect();
+        Value::Array(rows).to_string()
+    }
+
+    /// Render as `table`, `csv` or `json`.
+    pub fn render(&self, format: &str) -> anyhow::Result<String> {
+        match format {
+            "csv" => self.to_csv(),
+            "json" => Ok(self.to_json()),
+            _ => Ok(self.to_table()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_three_renderings_hold_the_same_cells() {
+        let mut t = Table::new(&["dept", "absent", "note"]);
+        t.push(vec![Cell::text("D1"), Cell::from(3u64), Cell::Null]);
+        t.push(vec![Cell::text("D,2"), Cell::from(0u64), Cell::text("x")]);
+        assert_eq!(t.to_csv().unwrap(), "dept,absent,note\nD1,3,\n\"D,2\",0,x\n");
+        assert_eq!(
+            t.to_json(),
+            r#"[{"absent":3,"dept":"D1","note":null},{"absent":0,"dept":"D,2","note":"x"}]"#
+        );
+        assert!(t.to_table().contains("D,2"));
+    }
+}

@@ -1,0 +1,218 @@
+//! `attendance report`, `calendar` and `leave` against the real MySQL: the three formats of
+//! every report agree, calendar files are all or nothing, leave is checked before it lands.
+
+mod common;
+
+use common::TestEnv;
+use mysql::prelude::Queryable;
+
+const TZ: &str = "Europe/Paris";
+const DAY: &str = "2026-11-20";
+
+/// The cells of a comfy-table: header first, then each row.
+fn table_cells(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter(|l| l.starts_with('│'))
+        .map(|l| l.trim_matches('│').split('┆').map(|c| c.trim().to_string()).collect())
+        .collect()
+}
+
+fn csv_cells(text: &str) -> Vec<Vec<String>> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(text.as_bytes())
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect()
+}
+
+/// JSON rows laid out in the header's column order.
+fn json_cells(v: &serde_json::Value, header: &[String]) -> Vec<Vec<String>> {
+    let mut out = vec![header.to_vec()];
+    for row in v.as_array().expect("an array of rows") {
+        out.push(
+            header
+                .iter()
+                .map(|c| match &row[c] {
+                    serde_json::Value::Null => String::new(),
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect(),
+        );
+    }
+    out
+}
+
+/// Run a report in all three formats; they must hold the same cells. Returns them.
+fn agree(env: &TestEnv, args: &[&str]) -> Vec<Vec<String>> {
+    let with = |f: &str| {
+        let mut a = args.to_vec();
+        a.extend(["--format", f]);
+        env.ok(&a)
+    };
+    let table = table_cells(&with("table"));
+    let csv = csv_cells(&with("csv"));
+    let json: serde_json::Value = serde_json::from_str(&with("json")).unwrap();
+    assert_eq!(csv, table, "{args:?}: CSV and table differ");
+    assert_eq!(json_cells(&json, &table[0]), table, "{args:?}: JSON and table differ");
+    table
+}
+
+fn punch(env: &TestEnv, emp: &str, kind: &str, local: &str) {
+    env.ok(&["checkin", emp, "--kind", kind, "--at", &format!("{local}+01:00")]);
+}
+
+#[test]
+fn every_report_agrees_in_table_csv_and_json() {
+    let env = TestEnv::with_roster(TZ, 30, 2);
+    let d1: Vec<String> = env
+        .mysql()
+        .query("SELECT id FROM employees WHERE department_id = 'D001' ORDER BY id")
+        .unwrap();
+    punch(&env, &d1[0], "in", "2026-11-20T08:50:00");
+    punch(&env, &d1[0], "out", "2026-11-20T18:05:00");
+    punch(&env, &d1[1], "in", "2026-11-20T09:15:00");
+    punch(&env, &d1[1], "out", "2026-11-20T18:00:00");
+    punch(&env, &d1[0], "in", "2026-11-19T09:40:00");
+    env.ok(&["settle", "--date", DAY]);
+    env.ok(&["settle", "--date", "2026-11-19"]);
+
+    let day = agree(&env, &["report", "day", "--date", DAY]);
+    let total = day.last().unwrap();
+    assert_eq!(total[0], "total");
+    assert_eq!(total[2], "30", "headcount");
+    let col = |name: &str| day[0].iter().position(|c| c == name).unwrap();
+    assert_eq!(total[col("present")], "1");
+    assert_eq!(total[col("late")], "1");
+    assert_eq!(total[col("absent")], "28");
+
+    let absent = agree(&env, &["report", "absent", "--date", DAY, "--dept", "D001"]);
+    assert_eq!(absent.len() - 1, d1.len() - 2);
+    assert!(absent[1..].iter().all(|r| r[2] == "D001"));
+
+    let sheet = agree(
+        &env,
+        &[
+            "report",
+            "employee",
+            &d1[0],
+            "--from",
+            "2026-11-01",
+            "--to",
+            "2026-11-30",
+        ],
+    );
+    assert_eq!(sheet.len(), 4, "header, two days, totals");
+    assert_eq!(sheet[1][..5], ["2026-11-19", "Thu", "missing_checkout", "09:40", ""]);
+    assert_eq!(sheet[2][..5], ["2026-11-20", "Fri", "present", "08:50", "18:05"]);
+    assert_eq!(sheet[3][5], "40", "late minutes summed");
+
+    let dept = agree(&env, &["report", "dept", "D001", "--from", "2026-11-19", "--to", DAY]);
+    assert_eq!(dept.len() - 2, d1.len(), "one line per employee, and totals");
+    assert_eq!(dept.last().unwrap()[2], (2 * d1.len()).to_string(), "days in total");
+
+    let runs = agree(&env, &["report", "runs"]);
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[1][1], "2026-11-19", "newest first");
+    assert_eq!(runs[1][4], "ok");
+
+    env.fails(&["report", "employee", "NOBODY"], 1);
+    env.fails(&["report", "dept", "D999"], 1);
+    env.fails(&["report", "day", "--date", "2026-02-30"], 2);
+}
+
+#[test]
+fn a_calendar_file_with_a_bad_line_is_refused_whole() {
+    let env = TestEnv::migrated(TZ);
+    let bad = env.file(
+        "cal.csv",
+        "date,kind,note\n2026-12-25,holiday,Christmas\n2026-12-32,holiday,\n2026-12-26,weekend,\n",
+    );
+    let err = env.fails(&["calendar", "import", bad.to_str().unwrap()], 2);
+    assert!(err.contains("line 3") && err.contains("line 4"), "{err}");
+    assert_eq!(env.count("calendar_days"), 0, "nothing written");
+
+    let good = env.file(
+        "cal.csv",
+        "date,kind,note\n2026-12-25,holiday,Christmas\n2026-12-26,workday,stock-taking\n",
+    );
+    env.ok(&["calendar", "import", good.to_str().unwrap()]);
+    let days = env.json(&[
+        "calendar",
+        "list",
+        "--from",
+        "2026-12-24",
+        "--to",
+        "2026-12-27",
+        "--json",
+    ]);
+    let kinds: Vec<(String, String, String)> = days
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["date"].as_str().unwrap().to_string(),
+                d["kind"].as_str().unwrap().to_string(),
+                d["source"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let k = |d: &str, kind: &str, src: &str| (d.to_string(), kind.to_string(), src.to_string());
+    assert_eq!(
+        kinds,
+        [
+            k("2026-12-24", "workday", "policy"),
+            k("2026-12-25", "holiday", "calendar"),
+            k("2026-12-26", "workday", "calendar"),
+            k("2026-12-27", "holiday", "policy"),
+        ]
+    );
+}
+
+#[test]
+fn leave_is_checked_listed_and_cancelled() {
+    let env = TestEnv::with_roster(TZ, 5, 1);
+    env.fails(&["leave", "add", "NOBODY", "2026-12-01", "2026-12-03"], 1);
+    env.fails(&["leave", "add", "E000002", "2026-12-03", "2026-12-01"], 2);
+    env.fails(
+        &["leave", "add", "E000002", "2026-12-01", "2026-12-03", "--kind", "party"],
+        2,
+    );
+    let sick = [
+        "leave",
+        "add",
+        "E000002",
+        "2026-12-01",
+        "2026-12-03",
+        "--kind",
+        "sick",
+        "--json",
+    ];
+    let added = env.json(&sick);
+    let id = added["id"].as_u64().unwrap().to_string();
+    env.fails(&["leave", "add", "E000002", "2026-12-03", "2026-12-05"], 1);
+    let again = env.json(&sick);
+    assert_eq!(
+        (again["id"].clone(), again["repeat"].clone()),
+        (added["id"].clone(), true.into()),
+        "a rerun of the same add"
+    );
+    env.ok(&["leave", "add", "E000003", "2026-12-02", "2026-12-02"]);
+    let mine = env.json(&["leave", "list", "--employee", "E000002", "--json"]);
+    assert_eq!(mine.as_array().unwrap().len(), 1);
+    assert_eq!(mine[0]["kind"], "sick");
+    let on_the_2nd = env.json(&["leave", "list", "--from", "2026-12-02", "--to", "2026-12-02", "--json"]);
+    assert_eq!(on_the_2nd.as_array().unwrap().len(), 2);
+    env.ok(&["leave", "cancel", &id]);
+    env.fails(&["leave", "cancel", "999999"], 1);
+    let status: String = env
+        .mysql()
+        .exec_first("SELECT status FROM leaves WHERE id = ?", (&id,))
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, "cancelled");
+    // Cancelled leave no longer blocks a new one.
+    env.ok(&["leave", "add", "E000002", "2026-12-03", "2026-12-05"]);
+}
