@@ -450,3 +450,33 @@ fn settle_drains_the_outboxes_and_a_broker_outage_does_not_fail_it() {
     assert!(outbox(&env, "D001").is_empty());
     assert_eq!(depth(&format!("{}.dept.D001", env.ns)), 2);
 }
+
+#[test]
+fn fifty_concurrent_checkins_each_reach_the_queue_at_least_once() {
+    let env = TestEnv::with_roster("UTC", 60, 1);
+    let children: Vec<_> = (2..52)
+        .map(|i| {
+            env.std_cmd()
+                .args(["checkin", &format!("E{i:06}"), "--at", "2026-11-02T08:30:00Z", "--json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut ids = std::collections::BTreeSet::new();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success());
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(v["notification"] == "sent" || v["notification"] == "pending", "{v}");
+        ids.insert(v["event_id"].as_str().unwrap().to_string());
+    }
+    // A confirm slower than checkin_confirm_ms under this load leaves its event pending: relay sends it.
+    env.ok(&["relay"]);
+    let got: std::collections::BTreeSet<String> = drain(&format!("{}.dept.D001", env.ns))
+        .into_iter()
+        .map(|(_, p, _)| p.message_id().clone().unwrap())
+        .collect();
+    assert_eq!(got, ids);
+}
