@@ -480,3 +480,43 @@ fn fifty_concurrent_checkins_each_reach_the_queue_at_least_once() {
         .collect();
     assert_eq!(got, ids);
 }
+
+#[test]
+fn watch_dept_piped_into_head_stops_quietly_and_keeps_the_rest() {
+    let env = TestEnv::with_roster("UTC", 60, 1);
+    // Enough events (about 100 KB of JSON) to fill the pipe before `head` goes away.
+    let mut csv = String::from("employee_id,kind,at\n");
+    for m in 0..6 {
+        for e in 2..=61 {
+            csv += &format!("E{e:06},in,2026-11-02T08:{m:02}:{:02}Z\n", e % 60);
+        }
+    }
+    let f = env.file("punches.csv", &csv);
+    let o = env.run(&["checkin", "--file", f.to_str().unwrap(), "--json"]);
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let sent = r["notifications"]["sent"].as_u64().unwrap();
+    assert!(sent >= 300, "{r}");
+    // The demo's own use: bash with pipefail, so the exit code is watch-dept's.
+    let bin = assert_cmd::cargo::cargo_bin("attendance");
+    let mut sh = std::process::Command::new("bash");
+    sh.args([
+        "-c",
+        "set -o pipefail; \"$0\" watch-dept D001 --once --json | head -n 1 >/dev/null",
+        bin.to_str().unwrap(),
+    ]);
+    for (k, v) in env.std_cmd().get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    let o = sh.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let left = u64::from(depth(&format!("{}.dept.D001", env.ns)));
+    assert!(
+        left > 0 && left < sent,
+        "the unwritten rest stays queued: {left} of {sent}"
+    );
+}

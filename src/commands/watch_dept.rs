@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
         tick: REDRAW,
     };
     let dept = &args.department_id;
-    let report = notify::watch_department(&ctx.cfg, dept, opts, interrupt::stop_flag(), |item| {
+    let watched = notify::watch_department(&ctx.cfg, dept, opts, interrupt::stop_flag(), |item| {
         match item {
             WatchItem::Event { event, .. } => match screen.as_mut() {
                 Some(s) => {
@@ -49,8 +49,8 @@ pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
                         s.draw(ctx, dept)?;
                     }
                 }
-                None if args.json => println!("{}", serde_json::to_string(event)?),
-                None => println!("{}", line(ctx, event)),
+                None if args.json => writeln!(std::io::stdout(), "{}", serde_json::to_string(event)?)?,
+                None => writeln!(std::io::stdout(), "{}", line(ctx, event))?,
             },
             WatchItem::Rejected {
                 reason,
@@ -74,12 +74,25 @@ pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
         // Shown means written out: flush before the message is acked.
         std::io::stdout().flush()?;
         Ok(())
-    })?;
+    });
+    // The reader went away (`watch-dept D | head`): a normal end. The message that could not
+    // be written was not acked, so it stays in the queue.
+    let report = match watched {
+        Err(e) if is_broken_pipe(&e) => return Ok(()),
+        r => r?,
+    };
     ctx.out.status(format!(
         "watch-dept: {} events shown, {} duplicates dropped, {} malformed retried, {} parked",
         report.shown, report.duplicates, report.retried, report.parked
     ));
     Ok(())
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// One plain line per event: time, employee, kind and what it means.
