@@ -23,6 +23,7 @@ mod settle;
 mod simulate;
 mod status;
 mod watch_dept;
+mod watch_screen;
 
 /// What every command gets: the validated config and the output settings.
 pub struct Ctx {

@@ -1,36 +1,22 @@
 //! `attendance watch-dept DEPT`: a supervisor's view. On a terminal, a live screen of the
 //! department's board and its latest events; piped, one line (or JSON object) per event.
 
-use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use super::watch_screen::{Screen, REDRAW};
 use super::Ctx;
-use crate::board::{self, summary};
 use crate::cli::WatchDeptArgs;
 use crate::event::{Event, Kind};
-use crate::keys::Keys;
 use crate::notify::{self, WatchItem, WatchOptions};
 use crate::{interrupt, services};
-
-/// Event lines kept under the board on the live screen.
-const RECENT: usize = 15;
-/// Names listed per state on the live screen before "and N more".
-const NAMES: usize = 12;
-/// The live screen's refresh: at most this often on events, and this often when idle.
-const REDRAW: Duration = Duration::from_millis(500);
 
 pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     crate::roster::check_id("department id", &args.department_id)?;
     let live = !args.once && !args.json && std::io::stdout().is_terminal();
     let mut screen = if live {
-        Some(Screen {
-            con: services::redis(&ctx.cfg)?,
-            recent: VecDeque::new(),
-            drawn: Instant::now() - REDRAW,
-        })
+        Some(Screen::new(services::redis(&ctx.cfg)?))
     } else {
         None
     };
@@ -114,77 +100,4 @@ fn line(ctx: &Ctx, e: &Event) -> String {
         "{at} {} {} {} {what}{note}",
         e.department_id, e.employee_id, e.employee_name
     )
-}
-
-struct Screen {
-    con: redis::Connection,
-    recent: VecDeque<String>,
-    drawn: Instant,
-}
-
-impl Screen {
-    fn push(&mut self, line: String) {
-        if self.recent.len() == RECENT {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(line);
-    }
-
-    fn draw(&mut self, ctx: &Ctx, dept: &str) -> Result<()> {
-        let keys = Keys::new(&ctx.cfg.namespace);
-        let date = ctx.today();
-        let b = board::department_board(&mut self.con, &keys, dept, date)?;
-        let s = summary::summarize(&b, &ctx.cfg.policy, ctx.cfg.timezone, date);
-        let ids: Vec<String> = [&s.late, &s.not_in, &s.early]
-            .into_iter()
-            .flatten()
-            .take(3 * NAMES)
-            .cloned()
-            .collect();
-        let names = board::names(&mut self.con, &keys, &ids)?;
-        let list = |v: &[String]| {
-            let shown: Vec<String> = v
-                .iter()
-                .take(NAMES)
-                .map(|id| names.get(id).map_or(id.clone(), |n| format!("{id} {n}")))
-                .collect();
-            let more = v.len().saturating_sub(NAMES);
-            format!(
-                "{}{}",
-                shown.join(", "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
-            )
-        };
-        let now = chrono::Utc::now().with_timezone(&ctx.cfg.timezone);
-        let mut out = String::from("\x1b[2J\x1b[H");
-        out += &format!(
-            "Department {dept}, {date}, {} (Ctrl-C to leave)\n\n",
-            now.format("%H:%M:%S")
-        );
-        out += &format!(
-            "in {} (late {}) | not yet in {} | out {} (early {})\n\n",
-            s.on_time.len() + s.late.len(),
-            s.late.len(),
-            s.not_in.len(),
-            s.out.len(),
-            s.early.len()
-        );
-        out += &format!(
-            "Late:       {}\nNot yet in: {}\nEarly out:  {}\n\nLatest events:\n",
-            list(&s.late),
-            list(&s.not_in),
-            list(&s.early)
-        );
-        for l in &self.recent {
-            out += l;
-            out.push('\n');
-        }
-        print!("{out}");
-        self.drawn = Instant::now();
-        Ok(())
-    }
 }
