@@ -35,6 +35,11 @@ impl Keys {
         format!("{}:outbox:{{{dept}}}", self.ns)
     }
 
+    /// Set of the event ids a department's watchers have shown (dedup across restarts).
+    pub fn shown(&self, dept: &str) -> String {
+        format!("{}:shown:{{{dept}}}", self.ns)
+    }
+
     /// Pattern that matches every outbox of the namespace (for `relay` and `settle`).
     pub fn outbox_pattern(&self) -> String {
         format!("{}:outbox:*", self.ns)

@@ -47,11 +47,15 @@ fn drain(queue: &str) -> Vec<(String, AmqpProperties, String)> {
 }
 
 fn publish_raw(exchange: &str, key: &str, body: &[u8], message_id: &str) {
-    let mut conn = amqp();
-    let ch = conn.open_channel(None).unwrap();
     let props = AmqpProperties::default()
         .with_message_id(message_id.into())
         .with_delivery_mode(2);
+    publish_raw_with(exchange, key, body, props);
+}
+
+fn publish_raw_with(exchange: &str, key: &str, body: &[u8], props: AmqpProperties) {
+    let mut conn = amqp();
+    let ch = conn.open_channel(None).unwrap();
     ch.basic_publish(exchange, Publish::with_properties(body, key, props))
         .unwrap();
     conn.close().unwrap();
@@ -519,4 +523,28 @@ fn watch_dept_piped_into_head_stops_quietly_and_keeps_the_rest() {
         left > 0 && left < sent,
         "the unwritten rest stays queued: {left} of {sent}"
     );
+}
+
+#[test]
+fn an_event_shown_by_an_earlier_watcher_is_not_shown_again() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    env.ok(&["checkin", "E000002", "--at", "2026-11-02T08:30:00Z"]);
+    let queue = format!("{}.dept.D001", env.ns);
+    // Keep a copy of the message, as a watcher that dies after showing and before acking would
+    // leave it in the queue.
+    let (key, props, body) = {
+        let mut conn = amqp();
+        let ch = conn.open_channel(None).unwrap();
+        let d = ch.basic_get(queue.as_str(), false).unwrap().unwrap().delivery;
+        let copy = (d.routing_key.clone(), d.properties.clone(), d.body.clone());
+        conn.close().unwrap();
+        copy
+    };
+    assert_eq!(lines(&env.ok(&["watch-dept", "D001", "--once", "--json"])).len(), 1);
+    publish_raw_with(&format!("{}.events", env.ns), &key, &body, props);
+    let o = env.run(&["watch-dept", "D001", "--once", "--json"]);
+    assert!(o.status.success());
+    assert!(o.stdout.is_empty(), "a restarted watcher drops what was shown");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("1 duplicates dropped"));
+    assert_eq!(depth(&queue), 0, "and acks it");
 }

@@ -388,6 +388,28 @@ pub fn outbox_ack(con: &mut impl ConnectionLike, keys: &Keys, dept: &str, ids: &
     Ok(())
 }
 
+/// How long a department remembers the event ids its watchers showed: past a day and a
+/// weekend of redeliveries, short enough that the set stays small.
+const SHOWN_TTL_SECS: i64 = 3 * 24 * 3600;
+
+/// Whether a watcher of the department already showed this event (it came back, redelivered
+/// after a watcher died before acking, or published twice).
+pub fn shown_before(con: &mut impl ConnectionLike, keys: &Keys, dept: &str, event_id: &str) -> Result<bool> {
+    Ok(con.sismember(keys.shown(dept), event_id)?)
+}
+
+/// Remember that the event was shown (the set's expiry moves on with each one).
+pub fn mark_shown(con: &mut impl ConnectionLike, keys: &Keys, dept: &str, event_id: &str) -> Result<()> {
+    let key = keys.shown(dept);
+    redis::pipe()
+        .sadd(&key, event_id)
+        .ignore()
+        .expire(&key, SHOWN_TTL_SECS)
+        .ignore()
+        .query::<()>(con)?;
+    Ok(())
+}
+
 /// Events waiting in the given departments' outboxes.
 pub fn outbox_len(con: &mut impl ConnectionLike, keys: &Keys, depts: &[String]) -> Result<usize> {
     let mut pipe = redis::pipe();

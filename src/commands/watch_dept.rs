@@ -20,12 +20,13 @@ pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     } else {
         None
     };
+    let mut redis = services::redis(&ctx.cfg)?;
     let opts = WatchOptions {
         once: args.once,
         tick: REDRAW,
     };
     let dept = &args.department_id;
-    let watched = notify::watch_department(&ctx.cfg, dept, opts, interrupt::stop_flag(), |item| {
+    let watched = notify::watch_department(&ctx.cfg, &mut redis, dept, opts, interrupt::stop_flag(), |item| {
         match item {
             WatchItem::Event { event, .. } => match screen.as_mut() {
                 Some(s) => {

@@ -1,7 +1,6 @@
 //! The supervisor's consumer of one department queue: show, then ack; dedup by event id;
 //! a malformed message goes to the retry queue, and to parking after `amqp.max_retries` tries.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -13,9 +12,11 @@ use serde::Serialize;
 use super::confirm::Confirming;
 use super::dlq;
 use super::topology::{self, Names, Wait};
+use crate::board;
 use crate::config::{AmqpSettings, Config};
 use crate::error::{Error, Service};
 use crate::event::Event;
+use crate::keys::Keys;
 
 /// Deliveries in flight to one watcher: enough to keep a burst flowing, few enough that a
 /// crash hands little back.
@@ -32,7 +33,7 @@ pub struct WatchOptions {
 /// What the watcher hands to its caller to show.
 #[derive(Debug)]
 pub enum WatchItem<'a> {
-    /// A new event (never one already shown by this watcher).
+    /// A new event (never one already shown by a watcher of this department).
     Event { event: &'a Event, redelivered: bool },
     /// A malformed message, sent to retry, or parked when it failed too often.
     Rejected {
@@ -48,7 +49,8 @@ pub enum WatchItem<'a> {
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct WatchReport {
     pub shown: usize,
-    /// Deliveries of an event id already shown (at-least-once delivery), acked unshown.
+    /// Deliveries of an event id already shown (at-least-once delivery, or a watcher that died
+    /// before acking), acked unshown.
     pub duplicates: usize,
     /// Malformed messages sent to the retry queue.
     pub retried: usize,
@@ -56,13 +58,15 @@ pub struct WatchReport {
     pub parked: usize,
 }
 
-struct Watcher {
+struct Watcher<'r> {
+    /// Where shown event ids are kept, so that a restarted watcher drops them too.
+    redis: &'r mut redis::Connection,
+    keys: Keys,
     queue: String,
     dept: String,
     settings: AmqpSettings,
     names: Names,
     parker: Confirming,
-    seen: HashSet<String>,
     report: WatchReport,
 }
 
@@ -71,6 +75,7 @@ struct Watcher {
 /// ends the watch and the broker takes back every unacked message.
 pub fn watch_department(
     cfg: &Config,
+    redis: &mut redis::Connection,
     dept: &str,
     opts: WatchOptions,
     stop: &AtomicBool,
@@ -83,12 +88,13 @@ pub fn watch_department(
     topology::declare_common(&ch, Wait::Answer, &names, &cfg.amqp)?;
     topology::declare_department(&ch, Wait::Answer, &names, &cfg.amqp, dept)?;
     let mut w = Watcher {
+        redis,
+        keys: Keys::new(&cfg.namespace),
         queue: names.department(dept),
         dept: dept.to_string(),
         settings: cfg.amqp.clone(),
         parker: Confirming::open(&mut conn)?,
         names,
-        seen: HashSet::new(),
         report: WatchReport::default(),
     };
     if opts.once {
@@ -124,19 +130,22 @@ pub fn watch_department(
     Ok(w.report)
 }
 
-impl Watcher {
+impl Watcher<'_> {
     fn handle(&mut self, ch: &Channel, d: Delivery, show: &mut impl FnMut(WatchItem<'_>) -> Result<()>) -> Result<()> {
         let svc = |e| Error::service(Service::Rabbitmq, e);
         match parse_event(&d.body) {
             Ok(event) => {
-                if self.seen.insert(event.event_id.clone()) {
+                if board::shown_before(self.redis, &self.keys, &self.dept, &event.event_id)? {
+                    self.report.duplicates += 1;
+                } else {
                     show(WatchItem::Event {
                         event: &event,
                         redelivered: d.redelivered,
                     })?;
+                    // Shown, then remembered, then acked: a crash in between shows it again
+                    // rather than never.
+                    board::mark_shown(self.redis, &self.keys, &self.dept, &event.event_id)?;
                     self.report.shown += 1;
-                } else {
-                    self.report.duplicates += 1;
                 }
                 d.ack(ch).map_err(svc)?;
             }
