@@ -3,6 +3,7 @@
 //! the rest of the crate sees plain values and `anyhow` errors.
 
 mod confirm;
+mod connect;
 mod consume;
 pub mod dlq;
 mod publish;

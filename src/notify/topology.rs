@@ -59,18 +59,7 @@ impl Names {
 
 /// Open a connection with the configured connect timeout; unreachable = exit 3.
 pub(crate) fn connect(cfg: &Config) -> Result<Connection> {
-    let url = with_timeout(&cfg.amqp_url, cfg.amqp.connect_timeout_ms);
-    Connection::insecure_open(&url).map_err(|e| Error::service(Service::Rabbitmq, e).into())
-}
-
-/// The URL with amiquip's `connection_timeout` query parameter, unless the URL sets one.
-/// Without it a black-holed host would hang the handshake; a closed port fails at once anyway.
-fn with_timeout(url: &str, ms: u32) -> String {
-    if url.contains("connection_timeout=") {
-        return url.to_string();
-    }
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}connection_timeout={ms}")
+    super::connect::open(&cfg.amqp_url, cfg.amqp.connect_timeout_ms)
 }
 
 /// A channel on `conn`, wrapped as a RabbitMQ error.
@@ -220,18 +209,5 @@ mod tests {
         }
         assert_eq!(n.department_of(&n.department("D7")), Some("D7"));
         assert_eq!(n.department_of("other.dept.D7"), None);
-    }
-
-    #[test]
-    fn connect_timeout_is_added_once() {
-        assert_eq!(with_timeout("amqp://h/%2f", 50), "amqp://h/%2f?connection_timeout=50");
-        assert_eq!(
-            with_timeout("amqp://h/%2f?heartbeat=5", 50),
-            "amqp://h/%2f?heartbeat=5&connection_timeout=50"
-        );
-        assert_eq!(
-            with_timeout("amqp://h/?connection_timeout=9", 50),
-            "amqp://h/?connection_timeout=9"
-        );
     }
 }
