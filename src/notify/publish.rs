@@ -40,14 +40,19 @@ impl Publisher {
         let mut conn = topology::connect(cfg)?;
         let out = Confirming::open(&mut conn)?;
         let names = Names::new(&cfg.namespace);
-        topology::declare_common(&out.channel, Wait::NoWait, &names, &cfg.amqp)?;
+        // Declarations do not wait for answers, so the broker's refusal of one (a queue declared
+        // otherwise) closes the channel at some later call: here or at the first publish. Either
+        // way it is the channel that is broken, not the connection: the events stay pending.
+        let broken = topology::declare_common(&out.channel, Wait::NoWait, &names, &cfg.amqp)
+            .err()
+            .map(|e| format!("{e:#}"));
         Ok(Publisher {
             out,
             conn,
             declared: HashSet::new(),
             names,
             settings: cfg.amqp.clone(),
-            broken: None,
+            broken,
         })
     }
 

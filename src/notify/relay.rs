@@ -46,8 +46,10 @@ pub fn drain_with(publisher: &mut Publisher, con: &mut redis::Connection, keys: 
     drain_departments(publisher, con, keys, &depts)
 }
 
-/// Drain the given departments' outboxes (a bulk check-in knows which ones it filled), with
-/// `amqp.confirm_window` confirms outstanding per department.
+/// Drain the given departments' outboxes (a bulk check-in knows which ones it filled). Events
+/// of many departments go out in one `publish_confirmed` call, so the confirm window spans
+/// departments: waiting for each department's last confirm in turn cost one broker round trip
+/// per department (500 of them for a whole company).
 pub fn drain_departments(
     publisher: &mut Publisher,
     con: &mut redis::Connection,
@@ -55,23 +57,51 @@ pub fn drain_departments(
     depts: &[String],
 ) -> Result<DrainReport> {
     let mut report = DrainReport::default();
-    for dept in depts {
+    let mut batch: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    let mut queued = 0;
+    for (i, dept) in depts.iter().enumerate() {
         let items = board::outbox_pending(con, keys, dept)?;
-        if items.is_empty() {
-            continue;
+        if !items.is_empty() {
+            report.departments += 1;
+            queued += items.len();
+            batch.push((dept.clone(), items));
         }
-        report.departments += 1;
-        let acked = if publisher.problem().is_none() {
-            publisher.publish_confirmed(&items)?
-        } else {
-            Vec::new()
-        };
-        board::outbox_ack(con, keys, dept, &acked)?;
-        report.sent += acked.len();
-        report.pending += items.len() - acked.len();
+        if queued >= DRAIN_BATCH || (i + 1 == depts.len() && !batch.is_empty()) {
+            publish_batch(publisher, con, keys, std::mem::take(&mut batch), &mut report)?;
+            queued = 0;
+        }
     }
     report.problem = publisher.problem().map(str::to_string);
     Ok(report)
+}
+
+/// Events published per `publish_confirmed` call while draining.
+const DRAIN_BATCH: usize = 10_000;
+
+fn publish_batch(
+    publisher: &mut Publisher,
+    con: &mut redis::Connection,
+    keys: &Keys,
+    batch: Vec<(String, Vec<(String, String)>)>,
+    report: &mut DrainReport,
+) -> Result<()> {
+    let all: Vec<(String, String)> = batch.iter().flat_map(|(_, items)| items.iter().cloned()).collect();
+    let acked: std::collections::HashSet<String> = if publisher.problem().is_none() {
+        publisher.publish_confirmed(&all)?.into_iter().collect()
+    } else {
+        Default::default()
+    };
+    for (dept, items) in &batch {
+        let done: Vec<String> = items
+            .iter()
+            .filter(|(id, _)| acked.contains(id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        board::outbox_ack(con, keys, dept, &done)?;
+        report.sent += done.len();
+        report.pending += items.len() - done.len();
+    }
+    Ok(())
 }
 
 /// Publish one check-in's event and its department's stale pending events on `publisher`
