@@ -323,6 +323,8 @@ fn main() -> Result<()> {
 
     let hset = redis_benchmark(&[])?;
     let hset_p16 = redis_benchmark(&["-P", "16"])?;
+    // redis-benchmark leaves its key behind.
+    let _: () = con.del("myhash")?;
     let href = format!("redis-benchmark HSET: {hset:.0}/s (50 clients), {hset_p16:.0}/s (-P 16)");
 
     b.run(&["migrate"])?;
