@@ -65,6 +65,10 @@ pub struct Event {
     pub changed: bool,
     /// Where the punch came from (kiosk name, "cli", "bulk", ...).
     pub source: String,
+    /// When the punch was recorded on the board (RFC 3339, UTC). Differs from `at` for a
+    /// punch replayed by a kiosk that was offline. Absent in events from before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<String>,
 }
 
 impl Event {

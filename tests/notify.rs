@@ -100,7 +100,16 @@ fn a_checkin_event_reaches_its_department_queue_only_with_every_field() {
     assert_eq!(got.len(), 1);
     let (key, props, body) = &got[0];
     assert_eq!(key, "D001.in");
-    let e: Value = serde_json::from_str(body).unwrap();
+    let mut e: Value = serde_json::from_str(body).unwrap();
+    // When it was recorded: now, not the punch's own (replayed) time.
+    let recorded = e.as_object_mut().unwrap().remove("recorded_at").expect("recorded_at");
+    let recorded = chrono::DateTime::parse_from_rfc3339(recorded.as_str().unwrap()).unwrap();
+    assert!(
+        (chrono::Utc::now() - recorded.with_timezone(&chrono::Utc))
+            .num_seconds()
+            .abs()
+            < 60
+    );
     assert_eq!(props.message_id().as_deref(), e["event_id"].as_str());
     assert_eq!(e["event_id"], c["event_id"]);
     assert_eq!(props.content_type().as_deref(), Some("application/json"));

@@ -85,6 +85,8 @@ pub struct Punch {
     pub facts: PunchFacts,
     pub source: String,
     pub event_id: String,
+    /// When this process recorded the punch (`at` may be earlier: a kiosk replaying offline punches).
+    pub recorded_at: DateTime<Utc>,
 }
 
 impl Punch {
@@ -115,6 +117,7 @@ impl Punch {
             at,
             source: source.to_string(),
             event_id: uuid::Uuid::new_v4().to_string(),
+            recorded_at: Utc::now(),
         }
     }
 }
@@ -154,7 +157,7 @@ impl PunchRules {
 fn event_prefix(p: &Punch, tz: Tz) -> String {
     let q = |s: &str| serde_json::to_string(s).expect("a string always serialises");
     format!(
-        r#"{{"event_id":{},"employee_id":{},"employee_name":{},"department_id":{},"at":"{}","work_date":"{}","source":{}"#,
+        r#"{{"event_id":{},"employee_id":{},"employee_name":{},"department_id":{},"at":"{}","work_date":"{}","source":{},"recorded_at":"{}""#,
         q(&p.event_id),
         q(&p.employee.id),
         q(&p.employee.name),
@@ -163,6 +166,7 @@ fn event_prefix(p: &Punch, tz: Tz) -> String {
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
         p.facts.work_date.format("%Y-%m-%d"),
         q(&p.source),
+        p.recorded_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
     )
 }
 

@@ -138,10 +138,18 @@ pub fn send_punch(
     }
 }
 
+/// An event that has waited in the outbox for a while: one an earlier publish left behind.
+/// Its age counts from when it was recorded, not from the punch itself, which a kiosk that was
+/// offline may replay hours later (events from before `recorded_at` existed fall back on `at`).
 fn is_stale(json: &str, now: DateTime<Utc>) -> bool {
     serde_json::from_str::<serde_json::Value>(json)
         .ok()
-        .and_then(|v| v.get("at")?.as_str().map(str::to_string))
+        .and_then(|v| {
+            v.get("recorded_at")
+                .or_else(|| v.get("at"))?
+                .as_str()
+                .map(str::to_string)
+        })
         .and_then(|at| DateTime::parse_from_rfc3339(&at).ok())
         .is_some_and(|at| (now - at.with_timezone(&Utc)).num_seconds() >= STALE_AFTER_SECS)
 }
@@ -158,5 +166,10 @@ mod tests {
         assert!(is_stale(r#"{"at":"2026-11-30T09:00:00+01:00"}"#, now));
         assert!(!is_stale(r#"{"at":"2026-11-30T09:00:08+01:00"}"#, now));
         assert!(!is_stale("not json", now));
+        // A punch replayed from an hour ago, recorded a moment ago, is not stale.
+        assert!(!is_stale(
+            r#"{"at":"2026-11-30T08:00:00+01:00","recorded_at":"2026-11-30T08:00:08.000Z"}"#,
+            now
+        ));
     }
 }
