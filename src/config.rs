@@ -274,12 +274,13 @@ impl Config {
         if let Some(v) = f.policy.checkout_from {
             p.checkout_from = parse_hhmm("policy.checkout_from", &v)?;
         }
-        if let Some(v) = f.policy.grace_minutes {
-            if v > 240 {
-                return Err(bad("policy.grace_minutes", &v.to_string(), "0 to 240"));
-            }
-            p.grace_minutes = v;
-        }
+        in_range(
+            "policy.grace_minutes",
+            f.policy.grace_minutes,
+            0..=240,
+            "0 to 240",
+            &mut p.grace_minutes,
+        )?;
         if let Some(days) = f.policy.work_days {
             let mut parsed = Vec::new();
             for d in &days {
@@ -305,72 +306,65 @@ impl Config {
                 _ => return Err(bad("amqp.queue_type", &v, "quorum or classic")),
             };
         }
-        if let Some(v) = f.amqp.confirm_window {
-            if v == 0 {
-                return Err(bad("amqp.confirm_window", "0", "at least 1"));
-            }
-            self.amqp.confirm_window = v;
-        }
-        if let Some(v) = f.amqp.max_retries {
-            if v == 0 {
-                return Err(bad("amqp.max_retries", "0", "at least 1"));
-            }
-            self.amqp.max_retries = v;
-        }
+        let a = &mut self.amqp;
+        in_range(
+            "amqp.confirm_window",
+            f.amqp.confirm_window,
+            1..=usize::MAX,
+            "at least 1",
+            &mut a.confirm_window,
+        )?;
+        in_range(
+            "amqp.max_retries",
+            f.amqp.max_retries,
+            1..=u32::MAX,
+            "at least 1",
+            &mut a.max_retries,
+        )?;
         for (key, v, field) in [
             (
                 "amqp.connect_timeout_ms",
                 f.amqp.connect_timeout_ms,
-                &mut self.amqp.connect_timeout_ms,
+                &mut a.connect_timeout_ms,
             ),
             (
                 "amqp.confirm_timeout_ms",
                 f.amqp.confirm_timeout_ms,
-                &mut self.amqp.confirm_timeout_ms,
+                &mut a.confirm_timeout_ms,
             ),
             (
                 "amqp.checkin_confirm_ms",
                 f.amqp.checkin_confirm_ms,
-                &mut self.amqp.checkin_confirm_ms,
+                &mut a.checkin_confirm_ms,
             ),
-            (
-                "amqp.retry_delay_ms",
-                f.amqp.retry_delay_ms,
-                &mut self.amqp.retry_delay_ms,
-            ),
+            ("amqp.retry_delay_ms", f.amqp.retry_delay_ms, &mut a.retry_delay_ms),
         ] {
-            if let Some(v) = v {
-                if !(1..=600_000).contains(&v) {
-                    return Err(bad(key, &v.to_string(), "1 to 600000"));
-                }
-                *field = v;
-            }
+            in_range(key, v, 1..=600_000, "1 to 600000", field)?;
         }
-        if let Some(v) = f.settle.batch_size {
-            if !(1..=10_000).contains(&v) {
-                return Err(bad("settle.batch_size", &v.to_string(), "1 to 10000"));
-            }
-            self.settle.batch_size = v;
-        }
-        if let Some(v) = f.settle.mysql_retries {
-            if !(1..=20).contains(&v) {
-                return Err(bad("settle.mysql_retries", &v.to_string(), "1 to 20"));
-            }
-            self.settle.mysql_retries = v;
-        }
-        if let Some(v) = f.settle.retry_backoff_ms {
-            if v > 60_000 {
-                return Err(bad("settle.retry_backoff_ms", &v.to_string(), "0 to 60000"));
-            }
-            self.settle.retry_backoff_ms = v;
-        }
-        if let Some(v) = f.settle.writers {
-            // The MySQL pool holds 8 connections: the run's own, and the writers'.
-            if !(1..=6).contains(&v) {
-                return Err(bad("settle.writers", &v.to_string(), "1 to 6"));
-            }
-            self.settle.writers = v;
-        }
+        let st = &mut self.settle;
+        in_range(
+            "settle.batch_size",
+            f.settle.batch_size,
+            1..=10_000,
+            "1 to 10000",
+            &mut st.batch_size,
+        )?;
+        in_range(
+            "settle.mysql_retries",
+            f.settle.mysql_retries,
+            1..=20,
+            "1 to 20",
+            &mut st.mysql_retries,
+        )?;
+        in_range(
+            "settle.retry_backoff_ms",
+            f.settle.retry_backoff_ms,
+            0..=60_000,
+            "0 to 60000",
+            &mut st.retry_backoff_ms,
+        )?;
+        // The MySQL pool holds 8 connections: the run's own, and the writers'.
+        in_range("settle.writers", f.settle.writers, 1..=6, "1 to 6", &mut st.writers)?;
         Ok(())
     }
 
@@ -436,6 +430,24 @@ impl Config {
     }
 }
 
+/// Set `field` to a value given in the file, if it lies in `ok`; else an error naming the key.
+fn in_range<T: PartialOrd + ToString + Copy>(
+    key: &str,
+    v: Option<T>,
+    ok: std::ops::RangeInclusive<T>,
+    expected: &str,
+    field: &mut T,
+) -> Result<(), Error> {
+    match v {
+        Some(v) if !ok.contains(&v) => Err(bad(key, &v.to_string(), expected)),
+        Some(v) => {
+            *field = v;
+            Ok(())
+        }
+        None => Ok(()),
+    }
+}
+
 fn parse_tz(key: &str, v: &str) -> Result<Tz, Error> {
     v.parse::<Tz>()
         .map_err(|_| bad(key, v, "an IANA time zone such as Europe/Paris"))
@@ -485,6 +497,16 @@ mod tests {
         assert!(e.contains("policy.checkin_deadline"), "{e}");
         let e = with_file("timezone = \"Mars/Base\"\n").unwrap_err().to_string();
         assert!(e.contains("timezone"), "{e}");
+        for (text, key) in [
+            ("[settle]\nwriters = 9\n", "settle.writers"),
+            ("[amqp]\nconfirm_window = 0\n", "amqp.confirm_window"),
+            ("[amqp]\nretry_delay_ms = 0\n", "amqp.retry_delay_ms"),
+            ("[policy]\ngrace_minutes = 241\n", "policy.grace_minutes"),
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+        assert_eq!(with_file("[settle]\nwriters = 6\n").unwrap().settle.writers, 6);
         let e = with_file("colour = 1\n").unwrap_err().to_string();
         assert!(e.contains("colour"), "{e}");
         let e = Config::load(&Overrides {
