@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use chrono::{DateTime, Utc};
 use mysql::prelude::Queryable;
 use redis::ConnectionLike;
@@ -94,7 +94,7 @@ fn parse_row(rec: &csv::StringRecord, now: DateTime<Utc>, skew_secs: u32) -> Res
 }
 
 /// Look many employees up: the Redis roster in one HMGET per chunk, then MySQL for the misses
-/// (cached back into Redis). Returns the ones found.
+/// (cached back into Redis). Returns the ones found. One check-in resolves its employee here too.
 pub fn resolve(
     cfg: &Config,
     con: &mut impl ConnectionLike,
@@ -103,26 +103,12 @@ pub fn resolve(
 ) -> Result<HashMap<String, Employee>> {
     let mut found = HashMap::with_capacity(ids.len());
     let mut missing = Vec::new();
-    for chunk in ids.chunks(5_000) {
-        let vals: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(keys.roster())
-            .arg(chunk)
-            .query(con)
-            .context("reading the roster from Redis")?;
-        for (id, v) in chunk.iter().zip(vals) {
-            match v.as_deref().and_then(|v| v.split_once('\t')) {
-                Some((dept, name)) => {
-                    found.insert(
-                        id.to_string(),
-                        Employee {
-                            id: id.to_string(),
-                            department_id: dept.into(),
-                            name: name.into(),
-                        },
-                    );
-                }
-                None => missing.push(*id),
+    for (id, e) in ids.iter().zip(board::lookup_many(con, keys, ids)?) {
+        match e {
+            Some(e) => {
+                found.insert(id.to_string(), e);
             }
+            None => missing.push(*id),
         }
     }
     if !missing.is_empty() {

@@ -30,10 +30,23 @@ pub struct Employee {
     pub name: String,
 }
 
-/// Look an employee up in the Redis roster cache.
-pub fn lookup(con: &mut impl ConnectionLike, keys: &Keys, id: &str) -> Result<Option<Employee>> {
-    let v: Option<String> = con.hget(keys.roster(), id)?;
-    Ok(v.and_then(|v| decode_roster(id, &v)))
+/// Look employees up in the Redis roster cache, one HMGET per 5,000 ids; `None` for a miss.
+pub fn lookup_many<S: AsRef<str>>(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    ids: &[S],
+) -> Result<Vec<Option<Employee>>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(5_000) {
+        let names: Vec<&str> = chunk.iter().map(AsRef::as_ref).collect();
+        let vals: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(keys.roster())
+            .arg(&names)
+            .query(con)
+            .context("reading the roster from Redis")?;
+        out.extend(names.iter().zip(vals).map(|(id, v)| decode_roster(id, &v?)));
+    }
+    Ok(out)
 }
 
 fn decode_roster(id: &str, v: &str) -> Option<Employee> {
@@ -291,14 +304,10 @@ pub fn department_board(
 
 /// Names of the given employees from the roster cache (id -> name); unknown ids are left out.
 pub fn names(con: &mut impl ConnectionLike, keys: &Keys, ids: &[String]) -> Result<HashMap<String, String>> {
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let vals: Vec<Option<String>> = redis::cmd("HMGET").arg(keys.roster()).arg(ids).query(con)?;
-    Ok(ids
-        .iter()
-        .zip(vals)
-        .filter_map(|(id, v)| Some((id.clone(), decode_roster(id, &v?)?.name)))
+    Ok(lookup_many(con, keys, ids)?
+        .into_iter()
+        .flatten()
+        .map(|e| (e.id, e.name))
         .collect())
 }
 

@@ -87,19 +87,7 @@ pub fn resolve_employee(
     keys: &crate::keys::Keys,
     id: &str,
 ) -> Result<crate::board::Employee> {
-    if let Some(e) = crate::board::lookup(con, keys, id)? {
-        return Ok(e);
-    }
-    let pool = crate::services::mysql(&ctx.cfg)?;
-    match crate::db::roster::employee(&pool, id)? {
-        Some((dept, name)) => {
-            crate::board::cache_roster(con, keys, [(id, dept.as_str(), name.as_str())])?;
-            Ok(crate::board::Employee {
-                id: id.to_string(),
-                department_id: dept,
-                name,
-            })
-        }
-        None => Err(Error::refused(format!("unknown employee '{id}'")).into()),
-    }
+    crate::bulk::resolve(&ctx.cfg, con, keys, &[id])?
+        .remove(id)
+        .ok_or_else(|| Error::refused(format!("unknown employee '{id}'")).into())
 }
