@@ -1,6 +1,7 @@
 //! Redis: the day's boards, the roster lookup and the per-department outbox. Every write that
 //! one check-in makes is one Lua script call on its department's keys (no lock).
 
+pub mod health;
 pub mod record;
 pub mod summary;
 

@@ -11,6 +11,7 @@ pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
     let pool = services::mysql(&ctx.cfg)?;
     let members = db::roster::active_members(&pool)?;
     let mut con = services::redis(&ctx.cfg)?;
+    ctx.warn_redis_persistence(&mut con);
     let pb = ctx.out.progress(members.len() as u64, "init-day");
     let started = std::time::Instant::now();
     let report = board::layout_day(&mut con, &Keys::new(&ctx.cfg.namespace), date, &members, |n| {

@@ -37,6 +37,14 @@ impl Ctx {
         chrono::Utc::now().with_timezone(&self.cfg.timezone).date_naive()
     }
 
+    /// The one-line persistence warning (no AOF, an evicting policy) on stderr, unless `-q`:
+    /// the commands that lay out and settle a day are the ones an operator watches.
+    pub fn warn_redis_persistence(&self, con: &mut redis::Connection) {
+        if let Some(w) = crate::board::health::warning(con) {
+            self.out.status(w);
+        }
+    }
+
     /// A `--date` flag, or today.
     pub fn date_or_today(&self, date: Option<&str>) -> Result<NaiveDate> {
         match date {

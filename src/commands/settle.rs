@@ -14,6 +14,10 @@ pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
         Some(d) => super::parse_date(d)?,
         None => today - Duration::days(1),
     };
+    // An unreachable Redis is settle's own error to report, with its retries: only warn here.
+    if let Ok(mut con) = crate::services::redis(&ctx.cfg) {
+        ctx.warn_redis_persistence(&mut con);
+    }
     let opts = Options {
         date,
         today,
