@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::event::Kind;
 use crate::keys::Keys;
-use crate::policy::{self, DayClock};
+use crate::policy::{self, DayClock, PunchWindow};
 use crate::roster::valid_id;
 
 /// One row as read, before the employee is resolved.
@@ -37,7 +37,7 @@ pub struct Refusal {
 }
 
 /// Read every row; bad rows become refusals. A bad header refuses the whole file (exit 2).
-pub fn parse(reader: impl Read, now: DateTime<Utc>, skew_secs: u32) -> Result<(Vec<Row>, Vec<Refusal>), Error> {
+pub fn parse(reader: impl Read, window: &PunchWindow) -> Result<(Vec<Row>, Vec<Refusal>), Error> {
     let mut rdr = crate::csvfile::open(reader, "punches", &["employee_id", "kind", "at"], &["source"])?;
     let (mut rows, mut refused) = (Vec::new(), Vec::new());
     for rec in rdr.records() {
@@ -52,7 +52,7 @@ pub fn parse(reader: impl Read, now: DateTime<Utc>, skew_secs: u32) -> Result<(V
             }
         };
         let line = rec.position().map_or(0, |p| p.line());
-        match parse_row(&rec, now, skew_secs) {
+        match parse_row(&rec, window) {
             Ok((employee_id, kind, at, source)) => rows.push(Row {
                 line,
                 employee_id,
@@ -68,7 +68,7 @@ pub fn parse(reader: impl Read, now: DateTime<Utc>, skew_secs: u32) -> Result<(V
 
 type Parsed = (String, Option<Kind>, DateTime<Utc>, String);
 
-fn parse_row(rec: &csv::StringRecord, now: DateTime<Utc>, skew_secs: u32) -> Result<Parsed, String> {
+fn parse_row(rec: &csv::StringRecord, window: &PunchWindow) -> Result<Parsed, String> {
     if rec.len() < 3 || rec.len() > 4 {
         return Err(format!("expected 3 or 4 fields, found {}", rec.len()));
     }
@@ -83,9 +83,7 @@ fn parse_row(rec: &csv::StringRecord, now: DateTime<Utc>, skew_secs: u32) -> Res
     let at = DateTime::parse_from_rfc3339(&rec[2])
         .map_err(|_| format!("invalid at '{}': expected RFC 3339", &rec[2]))?
         .with_timezone(&Utc);
-    if (at - now).num_seconds() > i64::from(skew_secs) {
-        return Err(format!("punch at {} is in the future", &rec[2]));
-    }
+    window.check(at)?;
     let source = rec.get(3).filter(|s| !s.is_empty()).unwrap_or("bulk").to_string();
     if source.len() > 64 {
         return Err("source longer than 64 characters".into());
@@ -216,12 +214,15 @@ mod tests {
                    E3,in,yesterday\n\
                    E 4,in,2026-11-30T08:00:00Z\n\
                    E5,,2026-11-30T13:00:00Z\n\
-                   E6,out,2026-11-30T11:00:00Z\n";
-        let (rows, refused) = parse(csv.as_bytes(), now, 120).unwrap();
+                   E6,out,2026-11-30T11:00:00Z\n\
+                   E7,in,2026-11-22T08:00:00Z\n";
+        let window = PunchWindow::new(&crate::config::Policy::default(), chrono_tz::UTC, now);
+        let (rows, refused) = parse(csv.as_bytes(), &window).unwrap();
         assert_eq!(rows.iter().map(|r| r.line).collect::<Vec<_>>(), vec![2, 7]);
         assert_eq!(rows[0].source, "k1");
         assert_eq!(rows[1].source, "bulk");
-        assert_eq!(refused.iter().map(|r| r.line).collect::<Vec<_>>(), vec![3, 4, 5, 6]);
-        assert!(parse("id,when\n".as_bytes(), now, 120).is_err());
+        assert_eq!(refused.iter().map(|r| r.line).collect::<Vec<_>>(), vec![3, 4, 5, 6, 8]);
+        assert!(refused[4].reason.contains("max_backdate_days"), "{:?}", refused[4]);
+        assert!(parse("id,when\n".as_bytes(), &window).is_err());
     }
 }

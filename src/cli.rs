@@ -100,6 +100,9 @@ pub enum Command {
     /// The parking queue: notifications that failed too often
     #[command(subcommand)]
     Dlq(DlqCommand),
+    /// Rebuild a day's boards from the event journal after Redis lost them (lay the day out,
+    /// replay its punches; idempotent; publishes nothing)
+    Recover(RecoverArgs),
     /// Write a finished day to MySQL, then clear its boards and lay out the next work day.
     /// Safe to rerun and safe to kill: a rerun gives the same rows. Meant for cron: `30 0 * * *`.
     Settle(SettleArgs),
@@ -356,6 +359,19 @@ pub enum OrgCommand {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// The day to rebuild, YYYY-MM-DD
+    #[arg(long)]
+    pub date: String,
+    /// The read ends when no journal message arrives for this long (milliseconds)
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=60_000))]
+    pub idle_ms: u64,
+    /// Print the summary as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -42,6 +42,9 @@ pub struct Policy {
     pub repeat_window_minutes: u32,
     /// How far in the future (clock skew between kiosk and server) a punch may be.
     pub max_future_skew_secs: u32,
+    /// How many days before today a punch's work date may be: an older punch is refused, so a
+    /// day stops changing a week after it (and the journal read by `recover` stays bounded).
+    pub max_backdate_days: u32,
 }
 
 impl Default for Policy {
@@ -53,6 +56,7 @@ impl Default for Policy {
             work_days: vec![Weekday::Mon, Weekday::Tue, Weekday::Wed, Weekday::Thu, Weekday::Fri],
             repeat_window_minutes: 30,
             max_future_skew_secs: 120,
+            max_backdate_days: 7,
         }
     }
 }
@@ -97,6 +101,24 @@ impl Default for AmqpSettings {
     }
 }
 
+/// The event journal: a RabbitMQ stream bound to the events exchange, read by `recover`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalSettings {
+    /// Declare and bind the journal (off: events reach the department queues only).
+    pub enabled: bool,
+    /// Retention (`x-max-age`): how many days back `recover` can rebuild a day.
+    pub max_age_days: u32,
+}
+
+impl Default for JournalSettings {
+    fn default() -> Self {
+        JournalSettings {
+            enabled: true,
+            max_age_days: 31,
+        }
+    }
+}
+
 /// Settle settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SettleSettings {
@@ -131,6 +153,7 @@ pub struct Config {
     pub policy: Policy,
     pub amqp: AmqpSettings,
     pub settle: SettleSettings,
+    pub journal: JournalSettings,
 }
 
 impl fmt::Debug for Config {
@@ -144,6 +167,7 @@ impl fmt::Debug for Config {
             .field("policy", &self.policy)
             .field("amqp", &self.amqp)
             .field("settle", &self.settle)
+            .field("journal", &self.journal)
             .finish()
     }
 }
@@ -159,6 +183,7 @@ impl Default for Config {
             policy: Policy::default(),
             amqp: AmqpSettings::default(),
             settle: SettleSettings::default(),
+            journal: JournalSettings::default(),
         }
     }
 }
@@ -178,6 +203,8 @@ struct FileConfig {
     amqp: FileAmqp,
     #[serde(default)]
     settle: FileSettle,
+    #[serde(default)]
+    journal: FileJournal,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -189,6 +216,7 @@ struct FilePolicy {
     work_days: Option<Vec<String>>,
     repeat_window_minutes: Option<u32>,
     max_future_skew_secs: Option<u32>,
+    max_backdate_days: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -201,6 +229,13 @@ struct FileAmqp {
     connect_timeout_ms: Option<u32>,
     confirm_timeout_ms: Option<u32>,
     checkin_confirm_ms: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileJournal {
+    enabled: Option<bool>,
+    max_age_days: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -238,6 +273,7 @@ impl Config {
         if let Some(v) = &o.timezone {
             c.timezone = parse_tz("timezone (ATTENDANCE_TIMEZONE)", v)?;
         }
+        c.apply_env(|k| std::env::var(k).ok())?;
         c.validate()?;
         Ok(c)
     }
@@ -299,6 +335,23 @@ impl Config {
         if let Some(v) = f.policy.max_future_skew_secs {
             p.max_future_skew_secs = v;
         }
+        in_range(
+            "policy.max_backdate_days",
+            f.policy.max_backdate_days,
+            BACKDATE_DAYS,
+            BACKDATE_DAYS_TEXT,
+            &mut p.max_backdate_days,
+        )?;
+        if let Some(v) = f.journal.enabled {
+            self.journal.enabled = v;
+        }
+        in_range(
+            "journal.max_age_days",
+            f.journal.max_age_days,
+            JOURNAL_DAYS,
+            JOURNAL_DAYS_TEXT,
+            &mut self.journal.max_age_days,
+        )?;
         if let Some(v) = f.amqp.queue_type {
             self.amqp.queue_type = match v.as_str() {
                 "quorum" => QueueType::Quorum,
@@ -368,6 +421,42 @@ impl Config {
         Ok(())
     }
 
+    /// Settings that deployments flip without a file (a container's environment): each as
+    /// `ATTENDANCE_<SECTION>_<KEY>`, checked like the file's keys.
+    fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), Error> {
+        let num = |key: &str, env: &str| -> Result<Option<u32>, Error> {
+            var(env)
+                .map(|v| {
+                    v.trim()
+                        .parse()
+                        .map_err(|_| bad(&format!("{key} ({env})"), &v, "a whole number"))
+                })
+                .transpose()
+        };
+        in_range(
+            "policy.max_backdate_days (ATTENDANCE_POLICY_MAX_BACKDATE_DAYS)",
+            num("policy.max_backdate_days", "ATTENDANCE_POLICY_MAX_BACKDATE_DAYS")?,
+            BACKDATE_DAYS,
+            BACKDATE_DAYS_TEXT,
+            &mut self.policy.max_backdate_days,
+        )?;
+        in_range(
+            "journal.max_age_days (ATTENDANCE_JOURNAL_MAX_AGE_DAYS)",
+            num("journal.max_age_days", "ATTENDANCE_JOURNAL_MAX_AGE_DAYS")?,
+            JOURNAL_DAYS,
+            JOURNAL_DAYS_TEXT,
+            &mut self.journal.max_age_days,
+        )?;
+        if let Some(v) = var("ATTENDANCE_JOURNAL_ENABLED") {
+            self.journal.enabled = match v.trim() {
+                "true" | "1" | "yes" | "on" => true,
+                "false" | "0" | "no" | "off" => false,
+                _ => return Err(bad("journal.enabled (ATTENDANCE_JOURNAL_ENABLED)", &v, "true or false")),
+            };
+        }
+        Ok(())
+    }
+
     fn validate(&self) -> Result<(), Error> {
         let ns = &self.namespace;
         if ns.is_empty()
@@ -429,6 +518,13 @@ impl Config {
         format!("{scheme}://{auth_host}/{query}")
     }
 }
+
+/// A week is the default; a month the most, so a day is final within the journal's reach.
+const BACKDATE_DAYS: std::ops::RangeInclusive<u32> = 0..=31;
+const BACKDATE_DAYS_TEXT: &str = "0 to 31";
+/// At least a day (recover needs the day's events); at most a year of stream on the broker's disk.
+const JOURNAL_DAYS: std::ops::RangeInclusive<u32> = 1..=366;
+const JOURNAL_DAYS_TEXT: &str = "1 to 366";
 
 /// Set `field` to a value given in the file, if it lies in `ok`; else an error naming the key.
 fn in_range<T: PartialOrd + ToString + Copy>(
@@ -537,6 +633,46 @@ mod tests {
         ] {
             let e = with_file(text).unwrap_err().to_string();
             assert!(e.contains(key), "{e}");
+        }
+    }
+
+    #[test]
+    fn backdating_and_journal_keys_from_the_file_and_the_environment() {
+        let c = with_file("[policy]\nmax_backdate_days = 3\n[journal]\nenabled = false\nmax_age_days = 60\n").unwrap();
+        assert_eq!(c.policy.max_backdate_days, 3);
+        assert_eq!(
+            c.journal,
+            JournalSettings {
+                enabled: false,
+                max_age_days: 60
+            }
+        );
+        assert_eq!(Config::default().policy.max_backdate_days, 7);
+        for (text, key) in [
+            ("[policy]\nmax_backdate_days = 32\n", "policy.max_backdate_days"),
+            ("[journal]\nmax_age_days = 0\n", "journal.max_age_days"),
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        };
+        let mut c = Config::default();
+        c.apply_env(env(&[
+            ("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "2"),
+            ("ATTENDANCE_JOURNAL_ENABLED", "off"),
+        ]))
+        .unwrap();
+        assert_eq!((c.policy.max_backdate_days, c.journal.enabled), (2, false));
+        for bad_env in [
+            &[("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "40")][..],
+            &[("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "x")][..],
+            &[("ATTENDANCE_JOURNAL_ENABLED", "maybe")][..],
+        ] {
+            let pairs: &'static [(&'static str, &'static str)] = Box::leak(bad_env.to_vec().into_boxed_slice());
+            let e = Config::default().apply_env(env(pairs)).unwrap_err().to_string();
+            assert!(e.contains(bad_env[0].0), "{e}");
         }
     }
 

@@ -18,6 +18,7 @@ pub mod keys;
 pub mod notify;
 pub mod output;
 pub mod policy;
+pub mod recover;
 pub mod report;
 pub mod roster;
 pub mod services;

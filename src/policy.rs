@@ -125,6 +125,50 @@ pub fn classify(policy: &Policy, tz: Tz, at: DateTime<Utc>) -> PunchFacts {
     DayClock::new(policy, tz, work_date(tz, at)).facts(at)
 }
 
+/// Which punch instants are accepted, as seen at `now`: none further in the future than the
+/// clock skew, none on a work date more than `max_backdate_days` before today's (a day must
+/// stop changing: settle has written it and `recover` reads its journal from its start).
+#[derive(Debug, Clone, Copy)]
+pub struct PunchWindow {
+    pub now: DateTime<Utc>,
+    pub tz: Tz,
+    pub max_future_skew_secs: u32,
+    pub max_backdate_days: u32,
+}
+
+impl PunchWindow {
+    pub fn new(policy: &Policy, tz: Tz, now: DateTime<Utc>) -> PunchWindow {
+        PunchWindow {
+            now,
+            tz,
+            max_future_skew_secs: policy.max_future_skew_secs,
+            max_backdate_days: policy.max_backdate_days,
+        }
+    }
+
+    /// `Err(why)` for a punch the rules refuse.
+    pub fn check(&self, at: DateTime<Utc>) -> Result<(), String> {
+        let skew = self.max_future_skew_secs;
+        if (at - self.now).num_seconds() > i64::from(skew) {
+            return Err(format!(
+                "punch at {} is in the future (now {}; at most {skew}s of clock skew allowed)",
+                at.to_rfc3339(),
+                self.now.to_rfc3339()
+            ));
+        }
+        let (date, today) = (work_date(self.tz, at), work_date(self.tz, self.now));
+        let days = (today - date).num_days();
+        if days > i64::from(self.max_backdate_days) {
+            return Err(format!(
+                "punch at {} is {days} days old (work date {date}; at most {} days back, policy.max_backdate_days)",
+                at.to_rfc3339(),
+                self.max_backdate_days
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The instant `secs` into `date`, in the company's zone (for display and for MySQL).
 pub fn instant(tz: Tz, date: NaiveDate, secs: i64) -> DateTime<Tz> {
     (day_start(tz, date) + Duration::seconds(secs)).with_timezone(&tz)
@@ -239,6 +283,25 @@ pub fn day_outcome(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_punch_window_refuses_the_future_and_days_past_the_backdate_limit() {
+        let tz = chrono_tz::Asia::Tokyo;
+        let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
+        let w = PunchWindow::new(&Policy::default(), tz, at("2026-11-30T09:00:00+09:00"));
+        assert!(w.check(at("2026-11-30T09:01:59+09:00")).is_ok());
+        assert!(w.check(at("2026-11-30T09:02:01+09:00")).unwrap_err().contains("future"));
+        // Seven days back is the limit, counted in local dates, whatever the hour.
+        assert!(w.check(at("2026-11-23T00:00:00+09:00")).is_ok());
+        let e = w.check(at("2026-11-22T23:59:59+09:00")).unwrap_err();
+        assert!(e.contains("8 days old") && e.contains("max_backdate_days"), "{e}");
+        let today_only = PunchWindow {
+            max_backdate_days: 0,
+            ..w
+        };
+        assert!(today_only.check(at("2026-11-30T00:00:00+09:00")).is_ok());
+        assert!(today_only.check(at("2026-11-29T23:59:59+09:00")).is_err());
+    }
     use proptest::prelude::*;
 
     fn p(grace: u32) -> Policy {

@@ -184,12 +184,23 @@ fn event_prefix(p: &Punch, tz: Tz) -> String {
     )
 }
 
+/// What the punch script does with the events it makes (see `punch.lua`'s `ARGV[3]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Events {
+    /// Into the outbox, and back to the caller (one check-in publishes it at once).
+    OutboxAndReply,
+    /// Into the outbox only (bulk: the publisher drains the outboxes).
+    Outbox,
+    /// Nowhere: a replay of journaled events, which were published once already.
+    Drop,
+}
+
 /// One script call for punches that all share a department and a work date.
 fn invocation<'p>(
     keys: &Keys,
     rules: PunchRules,
     punches: impl IntoIterator<Item = &'p Punch>,
-    want_json: bool,
+    events: Events,
 ) -> redis::ScriptInvocation<'static> {
     let mut punches = punches.into_iter().peekable();
     let first = punches.peek().expect("at least one punch");
@@ -197,7 +208,11 @@ fn invocation<'p>(
     inv.key(keys.outbox(&first.employee.department_id))
         .arg(rules.repeat_window_secs)
         .arg(MAX_TOKENS)
-        .arg(if want_json { "1" } else { "0" });
+        .arg(match events {
+            Events::OutboxAndReply => "1",
+            Events::Outbox => "0",
+            Events::Drop => "r",
+        });
     for p in punches {
         inv.arg(&p.employee.id)
             .arg(p.facts.secs)
@@ -226,7 +241,7 @@ fn outcome(r: Reply) -> Result<PunchOutcome> {
 
 /// Record one punch: one EVALSHA (the script is loaded on first use).
 pub fn punch(con: &mut impl ConnectionLike, keys: &Keys, rules: PunchRules, p: &Punch) -> Result<PunchOutcome> {
-    let mut r: Vec<Reply> = invocation(keys, rules, [p], true)
+    let mut r: Vec<Reply> = invocation(keys, rules, [p], Events::OutboxAndReply)
         .invoke(con)
         .context("recording the punch in Redis")?;
     outcome(r.pop().context("the punch script returned nothing")?)
@@ -245,6 +260,30 @@ pub fn punch_many(
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
+    progress: impl FnMut(usize),
+) -> Result<Vec<PunchOutcome>> {
+    punch_batched(con, keys, rules, punches, Events::Outbox, progress)
+}
+
+/// Put journaled punches back on their boards (`recover`): the same script and rules as a
+/// check-in, so a punch already there is a duplicate, but no event goes to an outbox: the
+/// journal has these events because they were published once already.
+pub fn replay_many(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    rules: PunchRules,
+    punches: &[Punch],
+    progress: impl FnMut(usize),
+) -> Result<Vec<PunchOutcome>> {
+    punch_batched(con, keys, rules, punches, Events::Drop, progress)
+}
+
+fn punch_batched(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    rules: PunchRules,
+    punches: &[Punch],
+    events: Events,
     mut progress: impl FnMut(usize),
 ) -> Result<Vec<PunchOutcome>> {
     // In a pipeline EVALSHA does not load the script on NOSCRIPT: load it first.
@@ -264,7 +303,7 @@ pub fn punch_many(
     for batch in calls.chunks(CALLS_PER_PIPELINE) {
         let mut pipe = redis::pipe();
         for call in batch {
-            pipe.invoke_script(&invocation(keys, rules, call.iter().map(|&i| &punches[i]), false));
+            pipe.invoke_script(&invocation(keys, rules, call.iter().map(|&i| &punches[i]), events));
         }
         let replies: Vec<Vec<Reply>> = pipe.query(con).context("recording punches in Redis")?;
         for (call, reply) in batch.iter().zip(replies) {

@@ -2,12 +2,14 @@
 -- in one atomic step. Many punches per call amortise the call itself (bulk check-in).
 -- KEYS[1] board hash (field = employee id, value = "i<secs>,o<secs>,..." see board/record.rs)
 -- KEYS[2] outbox hash (field = event id, value = event JSON)
--- ARGV[1] repeat window secs, ARGV[2] max tokens per employee, ARGV[3] '1' to return event JSON
+-- ARGV[1] repeat window secs, ARGV[2] max tokens per employee, ARGV[3] mode: '1' return the event
+-- JSON, '0' do not, 'r' a replay from the journal (recover): no event JSON and nothing to the
+-- outbox, since the event was published once already
 -- then 7 per punch: employee id, secs into the work day, kind (in|out|auto), late minutes if in,
 -- early minutes if out, event id, event JSON prefix ('{"event_id":...' with no closing brace)
 -- Returns 6 per punch: kind, changed 0|1, duplicate 0|1, first_in or -1, last_out or -1, event JSON or ''
 local board, outbox = KEYS[1], KEYS[2]
-local window, maxtok, want_json = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1'
+local window, maxtok, want_json, replay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1', ARGV[3] == 'r'
 local out = {}
 
 -- Read every employee's day in one HMGET and write them back in one HSET: per-punch redis.call
@@ -103,5 +105,5 @@ for emp in pairs(dirty) do
   writes[#writes + 1] = cur[emp]
 end
 if #writes > 0 then redis.call('HSET', board, unpack(writes)) end
-if #events > 0 then redis.call('HSET', outbox, unpack(events)) end
+if #events > 0 and not replay then redis.call('HSET', outbox, unpack(events)) end
 return out

@@ -20,7 +20,8 @@ pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
             File::open(file).map_err(|e| Error::input(format!("cannot open {}: {e}", file.display())))?,
         ))
     };
-    let (rows, refused) = bulk::parse(reader, chrono::Utc::now(), ctx.cfg.policy.max_future_skew_secs)?;
+    let window = crate::policy::PunchWindow::new(&ctx.cfg.policy, ctx.cfg.timezone, chrono::Utc::now());
+    let (rows, refused) = bulk::parse(reader, &window)?;
     let keys = Keys::new(&ctx.cfg.namespace);
     let mut con = services::redis(&ctx.cfg)?;
     let pb = ctx.out.progress(rows.len() as u64, "punches");

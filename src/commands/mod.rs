@@ -17,6 +17,7 @@ mod init_day;
 mod leave;
 mod migrate;
 mod org;
+mod recover;
 mod relay;
 mod report;
 mod settle;
@@ -78,6 +79,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Relay(a) => relay::run(&ctx, a),
         Command::WatchDept(a) => watch_dept::run(&ctx, a),
         Command::Dlq(c) => dlq::run(&ctx, c),
+        Command::Recover(a) => recover::run(&ctx, a),
         Command::Settle(a) => settle::run(&ctx, a),
         Command::Calendar(c) => calendar::run(&ctx, c),
         Command::Leave(c) => leave::run(&ctx, c),

@@ -85,7 +85,7 @@ pub fn watch_department(
     let names = Names::new(&cfg.namespace);
     let mut conn = topology::connect(cfg)?;
     let ch = topology::open_channel(&mut conn)?;
-    topology::declare_common(&ch, Wait::Answer, &names, &cfg.amqp)?;
+    topology::declare_common(&ch, Wait::Answer, &names, cfg)?;
     topology::declare_department(&ch, Wait::Answer, &names, &cfg.amqp, dept)?;
     let mut w = Watcher {
         redis,

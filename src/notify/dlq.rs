@@ -160,7 +160,7 @@ fn sweep(
     let names = Names::new(&cfg.namespace);
     let mut conn = topology::connect(cfg)?;
     let ch: Channel = topology::open_channel(&mut conn)?;
-    topology::declare_common(&ch, Wait::Answer, &names, &cfg.amqp)?;
+    topology::declare_common(&ch, Wait::Answer, &names, cfg)?;
     let mut out = Confirming::open(&mut conn)?;
     for _ in 0..limit {
         let Some(got) = ch.basic_get(names.parking(), false).map_err(svc)? else {

@@ -6,11 +6,13 @@ mod confirm;
 mod connect;
 mod consume;
 pub mod dlq;
+mod journal;
 mod publish;
 mod relay;
 mod topology;
 
 pub use consume::{watch_department, WatchItem, WatchOptions, WatchReport};
+pub use journal::{read_journal, EndedBy, ReadReport};
 pub use publish::{Connecting, Publisher};
 pub use relay::{drain_departments, drain_outboxes, drain_with, send_punch, DrainReport, STALE_AFTER_SECS};
 pub use topology::{teardown, Names};

@@ -43,7 +43,7 @@ impl Publisher {
         // Declarations do not wait for answers, so the broker's refusal of one (a queue declared
         // otherwise) closes the channel at some later call: here or at the first publish. Either
         // way it is the channel that is broken, not the connection: the events stay pending.
-        let broken = topology::declare_common(&out.channel, Wait::NoWait, &names, &cfg.amqp)
+        let broken = topology::declare_common(&out.channel, Wait::NoWait, &names, cfg)
             .err()
             .map(|e| format!("{e:#}"));
         Ok(Publisher {

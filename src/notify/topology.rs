@@ -11,7 +11,7 @@ use amiquip::{
 };
 use anyhow::{Context, Result};
 
-use crate::config::{AmqpSettings, Config, QueueType};
+use crate::config::{AmqpSettings, Config, JournalSettings, QueueType};
 use crate::error::{Error, Service};
 
 /// Every AMQP name of one namespace; all start with `<ns>.`.
@@ -46,6 +46,10 @@ impl Names {
     /// Queue of messages that failed `max_retries` times.
     pub fn parking(&self) -> String {
         format!("{}.parking", self.ns)
+    }
+    /// Stream queue keeping every event for `journal.max_age_days`, read by `recover`.
+    pub fn journal(&self) -> String {
+        format!("{}.journal", self.ns)
     }
     /// A department's queue.
     pub fn department(&self, dept: &str) -> String {
@@ -128,8 +132,9 @@ fn bind(ch: &Channel, w: Wait, queue: &str, exchange: &str, key: &str) -> Result
     .with_context(|| format!("binding {queue} to {exchange} with '{key}'"))
 }
 
-/// The exchanges, the retry queue and the parking queue.
-pub(crate) fn declare_common(ch: &Channel, w: Wait, names: &Names, s: &AmqpSettings) -> Result<()> {
+/// The exchanges, the retry queue, the parking queue and the journal (unless turned off).
+pub(crate) fn declare_common(ch: &Channel, w: Wait, names: &Names, cfg: &Config) -> Result<()> {
+    let s = &cfg.amqp;
     durable_exchange(ch, w, ExchangeType::Topic, &names.events())?;
     durable_exchange(ch, w, ExchangeType::Fanout, &names.dead_letters())?;
     durable_exchange(ch, w, ExchangeType::Direct, &names.requeue())?;
@@ -147,7 +152,27 @@ pub(crate) fn declare_common(ch: &Channel, w: Wait, names: &Names, s: &AmqpSetti
     )?;
     bind(ch, w, &names.retry(), &names.dead_letters(), "")?;
     durable_queue(ch, w, &names.parking(), args(&[("x-queue-type", queue_type(s))]))?;
-    Ok(())
+    declare_journal(ch, w, names, &cfg.journal)
+}
+
+/// The journal: a stream (an append-only log the broker keeps on disk, replicated on a cluster,
+/// read from any point without being consumed away) bound to every event. With it bound, a
+/// publisher confirm means the event is in the journal too. Age-based retention only: a day's
+/// events must all stay for `recover`, however many there were.
+pub(crate) fn declare_journal(ch: &Channel, w: Wait, names: &Names, j: &JournalSettings) -> Result<()> {
+    if !j.enabled {
+        return Ok(());
+    }
+    durable_queue(
+        ch,
+        w,
+        &names.journal(),
+        args(&[
+            ("x-queue-type", AmqpValue::LongString("stream".into())),
+            ("x-max-age", AmqpValue::LongString(format!("{}D", j.max_age_days))),
+        ]),
+    )?;
+    bind(ch, w, &names.journal(), &names.events(), "#")
 }
 
 /// One department's queue, bound to the events (`<dept>.*`) and to requeue (`<dept>`).
@@ -177,7 +202,7 @@ pub fn teardown(cfg: &Config, departments: &[String]) -> Result<()> {
     let mut conn = connect(cfg)?;
     let ch = open_channel(&mut conn)?;
     let mut queues: Vec<String> = departments.iter().map(|d| names.department(d)).collect();
-    queues.extend([names.retry(), names.parking()]);
+    queues.extend([names.retry(), names.parking(), names.journal()]);
     for q in queues {
         ch.queue_delete(q, QueueDeleteOptions::default())
             .map_err(|e| Error::service(Service::Rabbitmq, e))?;
@@ -203,6 +228,7 @@ mod tests {
             n.retry(),
             n.requeue(),
             n.parking(),
+            n.journal(),
             n.department("D7"),
         ] {
             assert!(name.starts_with("acme."), "{name}");
