@@ -2,6 +2,8 @@
 # Make sure Redis, MariaDB/MySQL and RabbitMQ answer on their local ports; start what is missing.
 # Order of preference: a service already running; Docker Compose (deploy/docker-compose.yml) when a
 # Docker engine answers; otherwise the distribution's packages (Debian/Ubuntu, as root).
+# Redis is started durable (an append-only file fsynced every second, no eviction: see
+# docs/durability.md); a running service is never restarted or reconfigured, only warned about.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +13,32 @@ wait_port() { # name port seconds
   for _ in $(seq 1 "$3"); do up "$2" && return 0; sleep 1; done
   echo "services: $1 did not come up on 127.0.0.1:$2" >&2
   return 1
+}
+
+# RabbitMQ 3.x needs about 3 file handles per quorum queue and sizes its handle cache from the
+# process's open-files limit: 5,000 department queues need some 16,000. `rabbitmq-server
+# -detached` run as root goes through `su`, whose PAM limits reset `ulimit -n` to 1024, so the
+# broker is started as its own user directly, under the raised limit.
+RABBIT_NOFILE=20000
+start_rabbitmq() {
+  local n=$RABBIT_NOFILE hard
+  hard=$(ulimit -Hn)
+  [ "$hard" != unlimited ] && [ "$hard" -lt "$n" ] && n=$hard
+  if id rabbitmq >/dev/null 2>&1 && [ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] && command -v setpriv >/dev/null 2>&1; then
+    mkdir -p /var/lib/rabbitmq /var/log/rabbitmq
+    chown rabbitmq:rabbitmq /var/lib/rabbitmq /var/log/rabbitmq
+    (cd /var/lib/rabbitmq && ulimit -n "$n" && setpriv --reuid rabbitmq --regid rabbitmq --init-groups \
+      env HOME=/var/lib/rabbitmq /usr/lib/rabbitmq/bin/rabbitmq-server -detached)
+  else
+    (ulimit -n "$n"; rabbitmq-server -detached)
+  fi
+}
+
+# The open-files limit of the running local broker's Erlang VM, or nothing if it cannot be read.
+rabbitmq_nofile() {
+  local pid
+  pid=$(timeout 30 rabbitmqctl -q eval 'os:getpid().' 2>/dev/null | tr -d '"') || return 0
+  [ -r "/proc/$pid/limits" ] && awk '/Max open files/ {print $4}' "/proc/$pid/limits"
 }
 
 missing=()
@@ -38,16 +66,14 @@ if [ ${#missing[@]} -gt 0 ]; then
       case $s in
         redis)
           mkdir -p /var/lib/redis /var/log/redis
-          redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+          # The day's boards live here until settle: without the AOF a restart loses them.
+          redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" \
+            --appendonly yes --appendfsync everysec --maxmemory-policy noeviction \
             --dir /var/lib/redis --logfile /var/log/redis/ci.log ;;
         mariadb)
           mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld 2>/dev/null || true
           start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd ;;
-        rabbitmq)
-          # RabbitMQ 3.x reserves about 3 file handles per quorum queue and sizes its handle
-          # cache from this limit: at 1024, some 300 department queues exhaust it and the broker
-          # stops accepting connections. 500 departments need more.
-          (ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; rabbitmq-server -detached) ;;
+        rabbitmq) start_rabbitmq ;;
       esac
     done
   fi
@@ -64,14 +90,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "services: Redis, MariaDB and RabbitMQ are up" >&2
 fi
 
-# A broker already running with a small open-files limit (ulimit -n 1024 gives RabbitMQ about 900
-# handles) hangs new connections once ~300 quorum queues exist: one per department is 500. Raise
-# the handle cache of a local broker that is too small; `rabbitmq-server` started above already
-# has a large limit.
+# A running service is someone's: say what is wrong with it, never restart or reconfigure it.
+# (Raising RabbitMQ's handle cache above the process's real limit, as `file_handle_cache:set_limit`
+# does, makes classic queues crash with emfile instead of refusing cleanly: only a broker started
+# under a higher `ulimit -n` has more handles.)
 if command -v rabbitmqctl >/dev/null 2>&1; then
-  limit=$(timeout 30 rabbitmqctl -q eval 'file_handle_cache:get_limit().' 2>/dev/null || echo 0)
-  if [ "${limit:-0}" -lt 4096 ] 2>/dev/null; then
-    timeout 30 rabbitmqctl -q eval 'file_handle_cache:set_limit(18000).' >/dev/null 2>&1 \
-      && echo "services: raised RabbitMQ's file handle limit from $limit to 18000" >&2 || true
+  nofile=$(rabbitmq_nofile || true)
+  if [ -n "$nofile" ] && [ "$nofile" != unlimited ] && [ "$nofile" -lt 16384 ] 2>/dev/null; then
+    echo "services: WARNING: the local RabbitMQ has an open-files limit of $nofile; 5,000 department queues need about 16000 (restart it under ulimit -n $RABBIT_NOFILE, see docs/durability.md)" >&2
+  fi
+fi
+if command -v redis-cli >/dev/null 2>&1; then
+  aof=$(timeout 5 redis-cli -p 6379 config get appendonly 2>/dev/null | sed -n 2p || true)
+  policy=$(timeout 5 redis-cli -p 6379 config get maxmemory-policy 2>/dev/null | sed -n 2p || true)
+  if [ "$aof" = no ] || { [ -n "$policy" ] && [ "$policy" != noeviction ]; }; then
+    echo "services: WARNING: the local Redis runs with appendonly $aof, maxmemory-policy $policy: a restart or eviction can lose the day's boards (see docs/durability.md)" >&2
   fi
 fi
