@@ -519,9 +519,9 @@ impl Config {
     }
 }
 
-/// A week is the default; a month the most, so a day is final within the journal's reach.
-const BACKDATE_DAYS: std::ops::RangeInclusive<u32> = 0..=31;
-const BACKDATE_DAYS_TEXT: &str = "0 to 31";
+/// A week is the default; a year the most (a day must become final some time).
+const BACKDATE_DAYS: std::ops::RangeInclusive<u32> = 0..=366;
+const BACKDATE_DAYS_TEXT: &str = "0 to 366";
 /// At least a day (recover needs the day's events); at most a year of stream on the broker's disk.
 const JOURNAL_DAYS: std::ops::RangeInclusive<u32> = 1..=366;
 const JOURNAL_DAYS_TEXT: &str = "1 to 366";
@@ -649,7 +649,7 @@ mod tests {
         );
         assert_eq!(Config::default().policy.max_backdate_days, 7);
         for (text, key) in [
-            ("[policy]\nmax_backdate_days = 32\n", "policy.max_backdate_days"),
+            ("[policy]\nmax_backdate_days = 367\n", "policy.max_backdate_days"),
             ("[journal]\nmax_age_days = 0\n", "journal.max_age_days"),
         ] {
             let e = with_file(text).unwrap_err().to_string();
@@ -666,7 +666,7 @@ mod tests {
         .unwrap();
         assert_eq!((c.policy.max_backdate_days, c.journal.enabled), (2, false));
         for bad_env in [
-            &[("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "40")][..],
+            &[("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "400")][..],
             &[("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "x")][..],
             &[("ATTENDANCE_JOURNAL_ENABLED", "maybe")][..],
         ] {

@@ -65,6 +65,8 @@ pub fn recover(
 ) -> Result<RecoverReport> {
     let started = Instant::now();
     let keys = Keys::new(&cfg.namespace);
+    // No journal, nothing to replay: refuse before laying anything out.
+    notify::require_journal(cfg)?;
     let laid_out = board::layout_day(con, &keys, opts.date, members, |_| {})?.laid_out;
     let mut r = Replayer {
         con,

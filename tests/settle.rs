@@ -20,13 +20,7 @@ fn members(env: &TestEnv, dept: &str) -> Vec<String> {
 
 /// Every attendance row, one string each, in key order.
 fn rows(env: &TestEnv) -> Vec<String> {
-    env.mysql()
-        .query(
-            "SELECT CONCAT_WS('|', work_date, employee_id, department_id, status, IFNULL(first_in, '-'), \
-             IFNULL(last_out, '-'), late_minutes, early_minutes, punches, corrected) \
-             FROM attendance ORDER BY work_date, employee_id",
-        )
-        .unwrap()
+    env.attendance_rows()
 }
 
 /// employee id -> status for one day.

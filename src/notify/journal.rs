@@ -118,6 +118,18 @@ pub fn read_journal(
     Ok(report)
 }
 
+/// Fail (exit 1) unless the namespace's journal exists, before a caller changes anything.
+pub fn require_journal(cfg: &Config) -> Result<()> {
+    let mut conn = topology::connect(cfg)?;
+    let ch = topology::open_channel(&mut conn)?;
+    let found = check_journal(&ch, &Names::new(&cfg.namespace));
+    if found.is_ok() {
+        ch.close().ok();
+    }
+    conn.close().ok();
+    found
+}
+
 /// The journal must exist: a passive declare, so that a namespace with the journal turned off
 /// (or a typo'd namespace) is a clear error instead of an empty read, and nothing is created.
 fn check_journal(ch: &Channel, names: &Names) -> Result<()> {

@@ -12,7 +12,7 @@ mod relay;
 mod topology;
 
 pub use consume::{watch_department, WatchItem, WatchOptions, WatchReport};
-pub use journal::{read_journal, EndedBy, ReadReport};
+pub use journal::{read_journal, require_journal, EndedBy, ReadReport};
 pub use publish::{Connecting, Publisher};
 pub use relay::{drain_departments, drain_outboxes, drain_with, send_punch, DrainReport, STALE_AFTER_SECS};
 pub use topology::{teardown, Names};

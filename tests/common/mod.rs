@@ -75,7 +75,10 @@ impl TestEnv {
             .env("ATTENDANCE_MYSQL_URL", self.mysql_url())
             .env("ATTENDANCE_AMQP_URL", AMQP_URL)
             .env("ATTENDANCE_NAMESPACE", &self.ns)
-            .env("ATTENDANCE_TIMEZONE", &self.tz);
+            .env("ATTENDANCE_TIMEZONE", &self.tz)
+            // Tests punch on fixed days in the past; the default week-long back-dating limit
+            // would refuse them as the calendar moves on (tests/durability.rs tests the limit).
+            .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "366");
         c
     }
 
@@ -90,14 +93,18 @@ impl TestEnv {
 
     /// Run and require exit 0; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
-        let o = self.run(args);
-        assert!(
-            o.status.success(),
-            "attendance {args:?} failed ({:?}): {}",
-            o.status.code(),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8(o.stdout).unwrap()
+        expect_ok(args, self.run(args))
+    }
+
+    /// Every attendance row, one string each, in key order.
+    pub fn attendance_rows(&self) -> Vec<String> {
+        self.mysql()
+            .query(
+                "SELECT CONCAT_WS('|', work_date, employee_id, department_id, status, IFNULL(first_in, '-'), \
+                 IFNULL(last_out, '-'), late_minutes, early_minutes, punches, corrected) \
+                 FROM attendance ORDER BY work_date, employee_id",
+            )
+            .unwrap()
     }
 
     /// Run and require the exit code; returns stderr.
@@ -189,6 +196,17 @@ impl Drop for TestEnv {
         cleanup_amqp(&self.ns, &depts);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Require exit 0 of a run of `attendance args`; returns stdout.
+pub fn expect_ok(args: &[&str], o: Output) -> String {
+    assert!(
+        o.status.success(),
+        "attendance {args:?} failed ({:?}): {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
 }
 
 /// Delete every exchange and queue of the namespace (AMQP names start with `<ns>.`): the

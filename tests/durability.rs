@@ -1,0 +1,437 @@
+//! Durability through the binary: a Redis of the test's own (with and without an append-only
+//! file) killed with SIGKILL mid-day and restarted on the same port and directory; the journal
+//! and `recover`; the persistence warnings; the back-dating limit in single and bulk check-ins.
+//! Each crashed day is compared with an uncrashed twin: the same punches in another namespace
+//! and database on the shared Redis.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use amiquip::Connection;
+use chrono::{Duration as Days, SecondsFormat, Utc};
+use common::{TestEnv, AMQP_URL};
+use mysql::prelude::Queryable;
+use serde_json::Value;
+
+const TZ: &str = "Europe/Paris";
+/// A Friday in the past (tests/common lifts the back-dating limit for fixed days like this one).
+const DAY: &str = "2026-11-20";
+
+/// A redis-server of the test's own on a free port, with its own directory.
+struct PrivateRedis {
+    port: u16,
+    dir: PathBuf,
+    aof: bool,
+    child: Option<Child>,
+}
+
+impl PrivateRedis {
+    fn start(env: &TestEnv, aof: bool) -> PrivateRedis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = env.dir.join("redis");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut r = PrivateRedis {
+            port,
+            dir,
+            aof,
+            child: None,
+        };
+        r.spawn();
+        r
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .args([
+                "--appendonly",
+                if self.aof { "yes" } else { "no" },
+                "--appendfsync",
+                "everysec",
+            ])
+            .args(["--maxmemory-policy", "noeviction"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server is installed");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.con().is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "private redis on {} did not start",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    fn con(&self) -> redis::RedisResult<redis::Connection> {
+        let mut c = redis::Client::open(self.url())?.get_connection()?;
+        redis::cmd("PING").query::<String>(&mut c)?;
+        Ok(c)
+    }
+
+    /// SIGKILL (no shutdown save, no AOF rewrite), wait for it, start again on the same port/dir.
+    fn crash_and_restart(&mut self) {
+        let mut child = self.child.take().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        self.spawn();
+    }
+
+    /// Every key of the namespace with its content, to prove that nothing changed.
+    fn snapshot(&self, ns: &str) -> Vec<(String, String)> {
+        let mut con = self.con().unwrap();
+        let mut keys: Vec<String> = redis::cmd("KEYS").arg(format!("{ns}:*")).query(&mut con).unwrap();
+        keys.sort();
+        keys.into_iter()
+            .map(|k| {
+                let v: Vec<(String, String)> = redis::cmd("HGETALL").arg(&k).query(&mut con).unwrap_or_default();
+                let mut v = v;
+                v.sort();
+                (k, format!("{v:?}"))
+            })
+            .collect()
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            c.kill().ok();
+            c.wait().ok();
+        }
+    }
+}
+
+/// The binary on the private Redis (or the shared one for `None`).
+fn cmd(env: &TestEnv, redis: Option<&PrivateRedis>) -> Command {
+    let mut c = env.std_cmd();
+    if let Some(r) = redis {
+        c.env("ATTENDANCE_REDIS_URL", r.url());
+    }
+    c
+}
+
+fn run(env: &TestEnv, redis: Option<&PrivateRedis>, args: &[&str]) -> std::process::Output {
+    cmd(env, redis).args(args).output().unwrap()
+}
+
+fn ok(env: &TestEnv, redis: Option<&PrivateRedis>, args: &[&str]) -> String {
+    common::expect_ok(args, run(env, redis, args))
+}
+
+/// A morning and an evening of the day: most punches in one bulk file, a few one by one
+/// (one unlabelled, one a repeat), so both paths reach the journal.
+fn day_of_punches(env: &TestEnv, redis: Option<&PrivateRedis>) -> usize {
+    let all: Vec<String> = env.mysql().query("SELECT id FROM employees ORDER BY id").unwrap();
+    let mut csv = String::from("employee_id,kind,at\n");
+    let mut n = 0;
+    for (i, e) in all.iter().enumerate().skip(3) {
+        if i % 4 == 0 {
+            continue; // absent
+        }
+        csv += &format!("{e},in,{DAY}T08:{:02}:00+01:00\n", 15 + i % 45);
+        n += 1;
+        if i % 3 != 0 {
+            csv += &format!("{e},out,{DAY}T18:{:02}:00+01:00\n", i % 50);
+            n += 1;
+        }
+    }
+    let path = env.file("punches.csv", &csv);
+    ok(env, redis, &["checkin", "--file", path.to_str().unwrap(), "-q"]);
+    for (emp, kind, at) in [
+        (&all[0], "in", "08:55:00"),
+        (&all[0], "auto", "17:10:00"),
+        (&all[1], "auto", "09:20:00"),
+        (&all[1], "auto", "09:20:00"),
+        (&all[2], "out", "18:30:00"),
+    ] {
+        let at = format!("{DAY}T{at}+01:00");
+        let mut args = vec!["checkin", emp.as_str(), "--at", &at, "-q"];
+        if kind != "auto" {
+            args.extend(["--kind", kind]);
+        }
+        ok(env, redis, &args);
+        n += 1;
+    }
+    n
+}
+
+/// The twin: the same roster and punches on the shared Redis, never crashed, settled.
+fn twin_rows(employees: u32, departments: u32) -> Vec<String> {
+    let twin = TestEnv::with_roster(TZ, employees, departments);
+    ok(&twin, None, &["init-day", "--date", DAY, "-q"]);
+    day_of_punches(&twin, None);
+    ok(&twin, None, &["settle", "--date", DAY, "-q"]);
+    twin.attendance_rows()
+}
+
+fn recover_json(env: &TestEnv, redis: &PrivateRedis) -> Value {
+    let out = ok(
+        env,
+        Some(redis),
+        &["recover", "--date", DAY, "--idle-ms", "1000", "--json"],
+    );
+    serde_json::from_str(out.trim()).unwrap()
+}
+
+/// Messages ready in a queue.
+fn depth(queue: &str) -> u32 {
+    let mut conn = Connection::insecure_open(AMQP_URL).unwrap();
+    let ch = conn.open_channel(None).unwrap();
+    let n = ch
+        .queue_declare_passive(queue)
+        .unwrap()
+        .declared_message_count()
+        .unwrap();
+    conn.close().ok();
+    n
+}
+
+#[test]
+fn with_aof_a_redis_killed_mid_day_keeps_every_punch_and_settles_like_its_twin() {
+    let env = TestEnv::with_roster(TZ, 40, 3);
+    let mut redis = PrivateRedis::start(&env, true);
+    let o = run(&env, Some(&redis), &["init-day", "--date", DAY]);
+    assert!(o.status.success());
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("warning"),
+        "an AOF Redis with noeviction gets no warning: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    day_of_punches(&env, Some(&redis));
+    let before = redis.snapshot(&env.ns);
+    redis.crash_and_restart();
+    assert_eq!(redis.snapshot(&env.ns), before, "the AOF brought every board back");
+    ok(&env, Some(&redis), &["settle", "--date", DAY, "-q"]);
+    let settled = env.attendance_rows();
+    assert_eq!(settled.len(), 40);
+    assert_eq!(settled, twin_rows(40, 3), "crashed with AOF == never crashed");
+}
+
+#[test]
+fn without_aof_a_killed_redis_loses_the_day_and_recover_rebuilds_it_from_the_journal() {
+    let env = TestEnv::with_roster(TZ, 40, 3);
+    let mut redis = PrivateRedis::start(&env, false);
+    let o = run(&env, Some(&redis), &["init-day", "--date", DAY]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("warning: Redis has no persistence"), "{err}");
+    let punches = day_of_punches(&env, Some(&redis));
+    redis.crash_and_restart();
+    assert!(redis.snapshot(&env.ns).is_empty(), "no AOF: the day is gone");
+
+    let queues: Vec<String> = ["D001", "D002", "D003"]
+        .iter()
+        .map(|d| format!("{}.dept.{d}", env.ns))
+        .collect();
+    let depths: Vec<u32> = queues.iter().map(|q| depth(q)).collect();
+    let first = recover_json(&env, &redis);
+    // Every punch of the day but the exact repeat, which the board took as a duplicate and
+    // published nothing for, so the journal never had it.
+    let journaled = punches as u64 - 1;
+    assert_eq!(first["read"], journaled, "{first}");
+    assert_eq!(first["restored"], journaled, "{first}");
+    assert_eq!(first["already_present"], 0, "{first}");
+    assert_eq!(first["laid_out"], 40, "{first}");
+    let after_first = redis.snapshot(&env.ns);
+    assert!(
+        after_first.iter().all(|(k, _)| !k.contains(":outbox:")),
+        "recover writes no outbox: {after_first:?}"
+    );
+    assert_eq!(
+        queues.iter().map(|q| depth(q)).collect::<Vec<_>>(),
+        depths,
+        "recover publishes nothing"
+    );
+
+    let second = recover_json(&env, &redis);
+    assert_eq!(second["restored"], 0, "{second}");
+    assert_eq!(second["already_present"], journaled, "{second}");
+    assert_eq!(second["laid_out"], 0, "{second}");
+    assert_eq!(redis.snapshot(&env.ns), after_first, "a second recover changes nothing");
+
+    let o = run(&env, Some(&redis), &["settle", "--date", DAY]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("warning: Redis has no persistence"), "{err}");
+    assert_eq!(
+        env.attendance_rows(),
+        twin_rows(40, 3),
+        "crashed and recovered == never crashed"
+    );
+}
+
+#[test]
+fn warnings_name_an_evicting_policy_and_stay_quiet_with_q() {
+    let env = TestEnv::with_roster(TZ, 6, 1);
+    let redis = PrivateRedis::start(&env, true);
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("allkeys-lru")
+        .query(&mut redis.con().unwrap())
+        .unwrap();
+    let o = run(&env, Some(&redis), &["init-day", "--date", DAY]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let warning: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warning.len(), 1, "{err}");
+    assert!(
+        warning[0].contains("allkeys-lru") && !warning[0].contains("no persistence"),
+        "{err}"
+    );
+    let o = run(&env, Some(&redis), &["-q", "init-day", "--date", DAY]);
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "", "-q prints no warning");
+}
+
+#[test]
+fn recover_without_a_journal_is_refused_and_changes_nothing() {
+    let env = TestEnv::with_roster(TZ, 6, 1);
+    let redis = PrivateRedis::start(&env, true);
+    // Nothing was ever published in this namespace: no journal on the broker.
+    let o = run(&env, Some(&redis), &["recover", "--date", DAY]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("journal"));
+    assert!(redis.snapshot(&env.ns).is_empty());
+    let o = cmd(&env, Some(&redis))
+        .env("ATTENDANCE_JOURNAL_ENABLED", "false")
+        .args(["recover", "--date", DAY])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let o = run(&env, Some(&redis), &["recover", "--date", "2026-11-31"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn journal_off_declares_no_journal_and_punches_still_notify() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_JOURNAL_ENABLED", "false")
+        .args(["checkin", "E000002", "--at", &format!("{DAY}T08:00:00+01:00"), "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["notification"], "sent");
+    assert_eq!(depth(&format!("{}.dept.D001", env.ns)), 1);
+    let mut conn = Connection::insecure_open(AMQP_URL).unwrap();
+    let ch = conn.open_channel(None).unwrap();
+    assert!(ch.queue_declare_passive(format!("{}.journal", env.ns)).is_err());
+    conn.close().ok();
+}
+
+/// An instant `days` days before now, RFC 3339.
+fn days_ago(days: i64) -> String {
+    (Utc::now() - Days::days(days)).to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+#[test]
+fn a_punch_older_than_max_backdate_days_is_refused_by_a_rule_and_recorded_nowhere() {
+    let env = TestEnv::with_roster("UTC", 4, 1);
+    let week = |c: &mut Command| {
+        c.env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "7");
+    };
+    let before = env.redis_snapshot();
+    let mut c = env.std_cmd();
+    week(&mut c);
+    let o = c.args(["checkin", "E000002", "--at", &days_ago(8)]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("max_backdate_days") && err.lines().count() == 1, "{err}");
+    assert_eq!(env.redis_snapshot(), before);
+
+    let mut c = env.std_cmd();
+    week(&mut c);
+    let o = c
+        .args(["checkin", "E000002", "--at", &days_ago(7), "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // The limit from the config file: a day back at most.
+    let cfg = env.file("backdate.toml", "[policy]\nmax_backdate_days = 1\n");
+    let mut c = env.std_cmd();
+    c.env_remove("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS")
+        .env("ATTENDANCE_CONFIG", &cfg);
+    let o = c.args(["checkin", "E000003", "--at", &days_ago(2)]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn bulk_lists_a_back_dated_row_as_refused_exit_4_and_records_the_rest() {
+    let env = TestEnv::with_roster("UTC", 4, 1);
+    let csv = format!(
+        "employee_id,kind,at\nE000002,in,{}\nE000003,in,{}\n",
+        days_ago(9),
+        days_ago(1)
+    );
+    let path = env.file("old.csv", &csv);
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "7")
+        .args(["checkin", "--file", path.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["recorded"], 1, "{v}");
+    assert_eq!(v["refused"][0]["line"], 2, "{v}");
+    assert!(
+        v["refused"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("max_backdate_days"),
+        "{v}"
+    );
+    let status: Value = serde_json::from_str(
+        env.ok(&["status", "E000003", "--date", &days_ago(1)[..10], "--json"])
+            .trim(),
+    )
+    .unwrap();
+    assert_eq!(status["state"], "in", "{status}");
+    let status: Value = serde_json::from_str(
+        env.ok(&["status", "E000002", "--date", &days_ago(9)[..10], "--json"])
+            .trim(),
+    )
+    .unwrap();
+    assert_ne!(status["state"], "in", "{status}");
+}
+
+/// NEEDS BRANCH `settle` (init-day records the laid-out day; settle refuses a laid-out day whose
+/// boards are gone, exit 6). Ignored until that lands here; run with `--ignored`.
+#[test]
+#[ignore = "needs settle's refusal of a lost day (exit 6) from branch settle"]
+fn without_aof_settle_refuses_the_lost_day_until_recover_rebuilds_it() {
+    let env = TestEnv::with_roster(TZ, 40, 3);
+    let mut redis = PrivateRedis::start(&env, false);
+    ok(&env, Some(&redis), &["init-day", "--date", DAY, "-q"]);
+    day_of_punches(&env, Some(&redis));
+    redis.crash_and_restart();
+    let o = run(&env, Some(&redis), &["settle", "--date", DAY]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(6), "{err}");
+    assert!(err.contains(&format!("attendance recover --date {DAY}")), "{err}");
+    assert_eq!(env.count("attendance"), 0, "a refused settle writes no row");
+    recover_json(&env, &redis);
+    ok(&env, Some(&redis), &["settle", "--date", DAY, "-q"]);
+    assert_eq!(env.attendance_rows(), twin_rows(40, 3));
+}
