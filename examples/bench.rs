@@ -34,14 +34,23 @@ impl Bench {
             .env("ATTENDANCE_AMQP_URL", &self.cfg.amqp_url)
             .env("ATTENDANCE_NAMESPACE", &self.cfg.namespace)
             .env("ATTENDANCE_TIMEZONE", self.cfg.timezone.name())
+            // The benchmark's days are fixed dates: keep them within the back-dating limit.
+            .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "366")
             .env_remove("ATTENDANCE_CONFIG");
         c
     }
 
     /// Run the binary; fail on a non-zero exit. Returns the wall time.
     fn run(&self, args: &[&str]) -> Result<Duration> {
+        self.run_with(&[], args)
+    }
+
+    /// The same, with extra environment variables.
+    fn run_with(&self, env: &[(&str, &str)], args: &[&str]) -> Result<Duration> {
         let t = Instant::now();
-        let o = self.cmd().args(args).arg("-q").stdout(Stdio::null()).output()?;
+        let mut c = self.cmd();
+        c.envs(env.iter().copied());
+        let o = c.args(args).arg("-q").stdout(Stdio::null()).output()?;
         let d = t.elapsed();
         if !o.status.success() {
             bail!("attendance {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
@@ -485,6 +494,8 @@ fn main() -> Result<()> {
         "<= 2x LOAD DATA",
     );
 
+    journal_figures(&mut b, &mut con, &keys, &depts)?;
+
     // Single processes, as a kiosk calls them.
     let ping = process_times(runs, || {
         let mut c = Command::new("redis-cli");
@@ -543,5 +554,103 @@ fn main() -> Result<()> {
     let out = b.dir.join("latest.md");
     std::fs::write(&out, b.lines.join("\n") + "\n")?;
     println!("\nfigures written to {}", out.display());
+    // Leave the shared services as found: the journal alone holds a day of events.
+    delete_pattern(&mut con, "bench:*")?;
+    let all: Vec<String> = (1..=departments).map(|d| format!("D{d:03}")).collect();
+    attendance::notify::teardown(&b.cfg, &all)?;
+    mysql::prelude::Queryable::query_drop(&mut server, "DROP DATABASE IF EXISTS attendance_bench")?;
+    Ok(())
+}
+
+/// What the journal costs the bulk check-in, and how long `recover` takes: the same kind of
+/// morning (every employee in) on other days, alternately without the journal (deleted, so
+/// nothing is bound) and with it; then the last day's evening too, the day's boards deleted
+/// as a Redis without AOF would lose them, and the day recovered from the journal.
+fn journal_figures(b: &mut Bench, con: &mut redis::Connection, keys: &Keys, queues: &[String]) -> Result<()> {
+    let days = ["2026-11-23", "2026-11-24", "2026-11-25", "2026-11-27"];
+    let (mut without, mut with) = (Vec::new(), Vec::new());
+    let mut n = 0usize;
+    for (i, day) in days.iter().enumerate() {
+        let journal = i % 2 == 1;
+        if !journal {
+            delete_journal(&b.cfg)?;
+        }
+        let file = b.dir.join(format!("morning-{day}.csv"));
+        let f = file.to_str().expect("utf-8");
+        b.run(&["simulate", "--date", day, "--phase", "morning", "-o", f])?;
+        n = std::fs::read_to_string(&file)?.lines().count() - 1;
+        b.run(&["init-day", "--date", day])?;
+        let on = if journal { "true" } else { "false" };
+        let t = b.run_with(&[("ATTENDANCE_JOURNAL_ENABLED", on)], &["checkin", "--file", f])?;
+        if journal { &mut with } else { &mut without }.push(t.as_secs_f64());
+        purge(&b.cfg, queues)?;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (w, wo) = (mean(&with), mean(&without));
+    b.report(
+        "journal cost: bulk check-in (morning) end to end, with the journal vs without (2 runs each, alternating)",
+        format!(
+            "with {w:.2} s = {:.0}/s; {:+.0}% ({:+.2} s)",
+            n as f64 / w,
+            (w / wo - 1.0) * 100.0,
+            w - wo
+        ),
+        format!(
+            "without {wo:.2} s = {:.0}/s (runs: with {with:.2?}, without {without:.2?})",
+            n as f64 / wo
+        ),
+        "-",
+    );
+    let last = days[days.len() - 1];
+    let file = b.dir.join(format!("evening-{last}.csv"));
+    let f = file.to_str().expect("utf-8");
+    b.run(&["simulate", "--date", last, "--phase", "evening", "-o", f])?;
+    b.run(&["checkin", "--file", f])?;
+    purge(&b.cfg, queues)?;
+    let date = chrono::NaiveDate::parse_from_str(last, "%Y-%m-%d")?;
+    delete_pattern(con, &keys.board_pattern(date))?;
+    let t = Instant::now();
+    let o = b.cmd().args(["recover", "--date", last, "--json", "-q"]).output()?;
+    let secs = t.elapsed().as_secs_f64();
+    if !o.status.success() {
+        bail!("recover failed: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+    b.report(
+        "recover: a lost day rebuilt from the journal (lay out + replay; ends after a 2 s pause in deliveries)",
+        format!(
+            "{secs:.2} s for {} punches read, {} restored, {} employees laid out (of which the 2 s pause that ends the read: replay {:.2} s = {:.0} punches/s)",
+            r["read"],
+            r["restored"],
+            r["laid_out"],
+            secs - 2.0,
+            r["read"].as_f64().unwrap_or(0.0) / (secs - 2.0)
+        ),
+        format!("{} journal messages read; the bulk check-ins above", r["messages"]),
+        "-",
+    );
+    Ok(())
+}
+
+/// Delete the namespace's journal: with no queue bound, publishing is as it was before it.
+fn delete_journal(cfg: &Config) -> Result<()> {
+    let mut conn = amiquip::Connection::insecure_open(&cfg.amqp_url)?;
+    let ch = conn.open_channel(None)?;
+    ch.queue_delete(
+        attendance::notify::Names::new(&cfg.namespace).journal(),
+        amiquip::QueueDeleteOptions::default(),
+    )?;
+    conn.close()?;
+    Ok(())
+}
+
+/// Empty the department queues between runs, so the broker's memory does not grow run to run.
+fn purge(cfg: &Config, queues: &[String]) -> Result<()> {
+    let mut conn = amiquip::Connection::insecure_open(&cfg.amqp_url)?;
+    let ch = conn.open_channel(None)?;
+    for q in queues {
+        ch.queue_purge(q)?;
+    }
+    conn.close()?;
     Ok(())
 }
