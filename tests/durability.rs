@@ -339,6 +339,31 @@ fn journal_off_declares_no_journal_and_punches_still_notify() {
     conn.close().ok();
 }
 
+#[test]
+fn recover_ends_on_its_own_on_a_busy_journal_at_the_first_message_newer_than_its_start() {
+    let env = TestEnv::with_roster(TZ, 12, 2);
+    env.ok(&["init-day", "--date", DAY, "-q"]);
+    let punches = day_of_punches(&env, None);
+    // An idle wait far longer than the test: only the newer message can end this read.
+    let started = Instant::now();
+    let child = env
+        .std_cmd()
+        .args(["recover", "--date", DAY, "--idle-ms", "60000", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    env.ok(&["checkin", "E000012", "-q"]);
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["ended_by"], "newer_message", "{r}");
+    assert_eq!(r["read"], punches as u64 - 1, "{r}");
+    assert_eq!(r["restored"], 0, "nothing was lost: {r}");
+}
+
 /// An instant `days` days before now, RFC 3339.
 fn days_ago(days: i64) -> String {
     (Utc::now() - Days::days(days)).to_rfc3339_opts(SecondsFormat::Secs, true)

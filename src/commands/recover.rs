@@ -7,6 +7,7 @@ use anyhow::Result;
 use super::Ctx;
 use crate::cli::RecoverArgs;
 use crate::error::Error;
+use crate::notify::EndedBy;
 use crate::output::print_table;
 use crate::recover::{self, Options};
 use crate::{db, services};
@@ -53,11 +54,14 @@ pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {
         ]],
     );
     ctx.out.status(format!(
-        "read {} journal message(s) (offsets {}..{}), ended by {:?} ({:.2}s)",
+        "read {} journal message(s) (offsets {}..{}) up to {} ({:.2}s)",
         r.messages,
         r.first_offset.map_or("-".into(), |o| o.to_string()),
         r.last_offset.map_or("-".into(), |o| o.to_string()),
-        r.ended_by,
+        match r.ended_by {
+            EndedBy::Idle => format!("a {} ms pause in deliveries", args.idle_ms),
+            EndedBy::NewerMessage => "a message published after recover started".to_string(),
+        },
         r.seconds
     ));
     Ok(())
