@@ -13,6 +13,9 @@ pub struct Persistence {
     pub save: String,
     /// `maxmemory-policy`: anything but `noeviction` may drop a board to make room.
     pub maxmemory_policy: String,
+    /// `INFO persistence`'s `aof_last_write_status` (`ok`, or `err` when the disk refused a
+    /// write: Redis then refuses writes itself until it can write again).
+    pub aof_write_status: Option<String>,
 }
 
 impl Persistence {
@@ -26,7 +29,10 @@ impl Persistence {
     /// too (more mildly).
     pub fn warning(&self) -> Option<String> {
         let durability = if self.aof {
-            None
+            self.aof_write_status
+                .as_deref()
+                .filter(|s| *s != "ok")
+                .map(|s| format!("Redis's last append-only file write failed ({s}): is its disk full?"))
         } else if self.snapshots() {
             Some(format!(
                 "Redis has no append-only file (only snapshots, save '{}'): a restart loses the punches since the last snapshot",
@@ -71,7 +77,20 @@ pub fn persistence(con: &mut impl ConnectionLike) -> Result<Persistence> {
         aof: config_get(con, "appendonly")?.is_some_and(|v| v.eq_ignore_ascii_case("yes")),
         save: config_get(con, "save")?.unwrap_or_default(),
         maxmemory_policy: config_get(con, "maxmemory-policy")?.unwrap_or_else(|| "unknown".into()),
+        aof_write_status: info_field(con, "persistence", "aof_last_write_status")?,
     })
+}
+
+/// One `field:value` line of an `INFO` section.
+fn info_field(con: &mut impl ConnectionLike, section: &str, field: &str) -> Result<Option<String>> {
+    let info: String = redis::cmd("INFO")
+        .arg(section)
+        .query(con)
+        .with_context(|| format!("reading Redis's INFO {section}"))?;
+    Ok(info
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .map(|v| v.trim().to_string()))
 }
 
 /// The warning for this connection's Redis, if any. A Redis that refuses `CONFIG` (renamed
@@ -94,6 +113,7 @@ mod tests {
             aof,
             save: save.into(),
             maxmemory_policy: policy.into(),
+            aof_write_status: Some("ok".into()),
         }
     }
 
@@ -101,6 +121,13 @@ mod tests {
     fn aof_without_eviction_is_quiet() {
         assert_eq!(p(true, "", "noeviction").warning(), None);
         assert_eq!(p(true, "3600 1", "noeviction").warning(), None);
+    }
+
+    #[test]
+    fn a_failing_aof_write_warns() {
+        let mut failing = p(true, "", "noeviction");
+        failing.aof_write_status = Some("err".into());
+        assert!(failing.warning().unwrap().contains("disk full"));
     }
 
     #[test]
