@@ -335,23 +335,7 @@ impl Config {
         if let Some(v) = f.policy.max_future_skew_secs {
             p.max_future_skew_secs = v;
         }
-        in_range(
-            "policy.max_backdate_days",
-            f.policy.max_backdate_days,
-            BACKDATE_DAYS,
-            BACKDATE_DAYS_TEXT,
-            &mut p.max_backdate_days,
-        )?;
-        if let Some(v) = f.journal.enabled {
-            self.journal.enabled = v;
-        }
-        in_range(
-            "journal.max_age_days",
-            f.journal.max_age_days,
-            JOURNAL_DAYS,
-            JOURNAL_DAYS_TEXT,
-            &mut self.journal.max_age_days,
-        )?;
+        self.apply_durability(f.policy.max_backdate_days, &f.journal)?;
         if let Some(v) = f.amqp.queue_type {
             self.amqp.queue_type = match v.as_str() {
                 "quorum" => QueueType::Quorum,
@@ -419,6 +403,27 @@ impl Config {
         // The MySQL pool holds 8 connections: the run's own, and the writers'.
         in_range("settle.writers", f.settle.writers, 1..=6, "1 to 6", &mut st.writers)?;
         Ok(())
+    }
+
+    /// The file's back-dating limit and journal settings (docs/durability.md).
+    fn apply_durability(&mut self, max_backdate_days: Option<u32>, j: &FileJournal) -> Result<(), Error> {
+        in_range(
+            "policy.max_backdate_days",
+            max_backdate_days,
+            BACKDATE_DAYS,
+            BACKDATE_DAYS_TEXT,
+            &mut self.policy.max_backdate_days,
+        )?;
+        if let Some(v) = j.enabled {
+            self.journal.enabled = v;
+        }
+        in_range(
+            "journal.max_age_days",
+            j.max_age_days,
+            JOURNAL_DAYS,
+            JOURNAL_DAYS_TEXT,
+            &mut self.journal.max_age_days,
+        )
     }
 
     /// Settings that deployments flip without a file (a container's environment): each as
