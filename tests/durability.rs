@@ -364,6 +364,54 @@ fn recover_ends_on_its_own_on_a_busy_journal_at_the_first_message_newer_than_its
     assert_eq!(r["restored"], 0, "nothing was lost: {r}");
 }
 
+#[test]
+fn a_punch_pending_in_the_outbox_reaches_the_journal_only_when_relay_sends_it() {
+    let env = TestEnv::with_roster(TZ, 6, 1);
+    let redis = PrivateRedis::start(&env, false);
+    ok(&env, Some(&redis), &["init-day", "--date", DAY, "-q"]);
+    // One punch published at once (this also declares the journal), one while the broker is away.
+    ok(
+        &env,
+        Some(&redis),
+        &["checkin", "E000002", "--at", &format!("{DAY}T08:10:00+01:00"), "-q"],
+    );
+    let o = cmd(&env, Some(&redis))
+        .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+        .args(["checkin", "E000003", "--at", &format!("{DAY}T08:20:00+01:00"), "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let board = |r: &PrivateRedis| {
+        r.snapshot(&env.ns)
+            .into_iter()
+            .filter(|(k, _)| k.contains(":board:"))
+            .collect::<Vec<_>>()
+    };
+    let day_before = board(&redis);
+    let wipe = |r: &PrivateRedis| {
+        let keys: Vec<String> = r.snapshot(&env.ns).into_iter().map(|(k, _)| k).collect();
+        let _: () = redis::cmd("DEL").arg(keys).query(&mut r.con().unwrap()).unwrap();
+    };
+    // Lost before relay ran: the journal has only the punch that was published.
+    wipe(&redis);
+    let r = recover_json(&env, &redis);
+    assert_eq!((r["read"].as_u64(), r["restored"].as_u64()), (Some(1), Some(1)), "{r}");
+    // Sent by relay (from an outbox that survived), then lost: both come back.
+    wipe(&redis);
+    ok(&env, Some(&redis), &["init-day", "--date", DAY, "-q"]);
+    let o = cmd(&env, Some(&redis))
+        .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+        .args(["checkin", "E000003", "--at", &format!("{DAY}T08:20:00+01:00"), "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    ok(&env, Some(&redis), &["relay", "-q"]);
+    wipe(&redis);
+    let r = recover_json(&env, &redis);
+    assert_eq!((r["read"].as_u64(), r["restored"].as_u64()), (Some(2), Some(2)), "{r}");
+    assert_eq!(board(&redis), day_before, "the day as it was before it was lost");
+}
+
 /// An instant `days` days before now, RFC 3339.
 fn days_ago(days: i64) -> String {
     (Utc::now() - Days::days(days)).to_rfc3339_opts(SecondsFormat::Secs, true)
