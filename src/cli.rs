@@ -44,6 +44,15 @@ pub struct GlobalOpts {
         hide_env_values = true
     )]
     pub mysql_url: Option<String>,
+    /// MySQL URL that `report` reads from, e.g. a replica [default: --mysql-url]
+    #[arg(
+        long,
+        global = true,
+        env = "ATTENDANCE_REPORT_MYSQL_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub report_mysql_url: Option<String>,
     /// RabbitMQ URL [default: amqp://guest:guest@127.0.0.1:5672/%2f]
     #[arg(
         long,
@@ -73,6 +82,7 @@ impl GlobalOpts {
             config_file: self.config.clone(),
             redis_url: self.redis_url.clone(),
             mysql_url: self.mysql_url.clone(),
+            report_mysql_url: self.report_mysql_url.clone(),
             amqp_url: self.amqp_url.clone(),
             namespace: self.namespace.clone(),
             timezone: self.timezone.clone(),
@@ -116,6 +126,45 @@ pub enum Command {
     Report(ReportCommand),
     /// Write a realistic morning or evening of punches for the roster (demos, benchmarks)
     Simulate(SimulateArgs),
+    /// Write the days before a date to CSV files (rows, corrections, settle runs); with
+    /// --drop, then delete them from MySQL, all in one transaction
+    Archive(ArchiveArgs),
+    /// Database upkeep for years of rows: partitioning by month
+    #[command(subcommand)]
+    Db(DbCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ArchiveArgs {
+    /// Archive the days strictly before this one, YYYY-MM-DD (at most today)
+    #[arg(long)]
+    pub before: String,
+    /// The folder for the CSV files (it must exist and be writable; no file is overwritten)
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Delete the archived days from MySQL once the files are written and synced
+    #[arg(long)]
+    pub drop: bool,
+    /// Print the summary as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Partition `attendance` by month (RANGE COLUMNS on work_date), or add months to a
+    /// partitioned one. Idempotent: months already there are kept as they are.
+    Partition {
+        /// The first month with a partition of its own, YYYY-MM; earlier days share one
+        #[arg(long, value_name = "YYYY-MM")]
+        from: String,
+        /// How many months from --from get a partition each (1 to 240)
+        #[arg(long, default_value_t = 24)]
+        months: u32,
+        /// Print the partitions as JSON
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]

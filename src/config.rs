@@ -21,6 +21,7 @@ pub struct Overrides {
     pub config_file: Option<PathBuf>,
     pub redis_url: Option<String>,
     pub mysql_url: Option<String>,
+    pub report_mysql_url: Option<String>,
     pub amqp_url: Option<String>,
     pub namespace: Option<String>,
     pub timezone: Option<String>,
@@ -125,6 +126,8 @@ impl Default for SettleSettings {
 pub struct Config {
     pub redis_url: String,
     pub mysql_url: String,
+    /// Where `report` reads (a replica); `None`: the main database.
+    pub report_mysql_url: Option<String>,
     pub amqp_url: String,
     pub namespace: String,
     pub timezone: Tz,
@@ -138,6 +141,7 @@ impl fmt::Debug for Config {
         f.debug_struct("Config")
             .field("redis_url", &redact(&self.redis_url))
             .field("mysql_url", &redact(&self.mysql_url))
+            .field("report_mysql_url", &self.report_mysql_url.as_deref().map(redact))
             .field("amqp_url", &redact(&self.amqp_url))
             .field("namespace", &self.namespace)
             .field("timezone", &self.timezone)
@@ -153,6 +157,7 @@ impl Default for Config {
         Config {
             redis_url: DEFAULT_REDIS_URL.into(),
             mysql_url: DEFAULT_MYSQL_URL.into(),
+            report_mysql_url: None,
             amqp_url: DEFAULT_AMQP_URL.into(),
             namespace: DEFAULT_NAMESPACE.into(),
             timezone: Tz::UTC,
@@ -169,6 +174,7 @@ impl Default for Config {
 struct FileConfig {
     redis_url: Option<String>,
     mysql_url: Option<String>,
+    report_mysql_url: Option<String>,
     amqp_url: Option<String>,
     namespace: Option<String>,
     timezone: Option<String>,
@@ -229,6 +235,9 @@ impl Config {
         if let Some(v) = &o.mysql_url {
             c.mysql_url = v.clone();
         }
+        if let Some(v) = &o.report_mysql_url {
+            c.report_mysql_url = Some(v.clone());
+        }
         if let Some(v) = &o.amqp_url {
             c.amqp_url = v.clone();
         }
@@ -257,6 +266,9 @@ impl Config {
         }
         if let Some(v) = f.mysql_url {
             self.mysql_url = v;
+        }
+        if let Some(v) = f.report_mysql_url {
+            self.report_mysql_url = Some(v);
         }
         if let Some(v) = f.amqp_url {
             self.amqp_url = v;
@@ -381,23 +393,29 @@ impl Config {
         for (key, url, schemes) in [
             (
                 "redis_url",
-                &self.redis_url,
+                &self.redis_url[..],
                 &["redis", "rediss", "redis+unix", "unix"][..],
             ),
-            ("mysql_url", &self.mysql_url, &["mysql"][..]),
-            ("amqp_url", &self.amqp_url, &["amqp"][..]),
+            ("mysql_url", &self.mysql_url[..], &["mysql"][..]),
+            ("report_mysql_url", self.report_mysql_url(), &["mysql"][..]),
+            ("amqp_url", &self.amqp_url[..], &["amqp"][..]),
         ] {
             let scheme = url.split("://").next().unwrap_or("");
             if !url.contains("://") || !schemes.contains(&scheme) {
                 return Err(bad(key, url, &format!("a URL starting with {}://", schemes[0])));
             }
         }
-        if self.mysql_database().is_none() {
-            return Err(bad(
-                "mysql_url",
-                &self.mysql_url,
-                "the URL must name a database, as in mysql://host/attendance",
-            ));
+        for (key, url) in [
+            ("mysql_url", &self.mysql_url[..]),
+            ("report_mysql_url", self.report_mysql_url()),
+        ] {
+            if database_of(url).is_none() {
+                return Err(bad(
+                    key,
+                    url,
+                    "the URL must name a database, as in mysql://host/attendance",
+                ));
+            }
         }
         if self.policy.checkout_from <= self.policy.checkin_deadline {
             return Err(Error::input(
@@ -412,13 +430,13 @@ impl Config {
 
     /// The database named in the MySQL URL.
     pub fn mysql_database(&self) -> Option<String> {
-        let after = self.mysql_url.split("://").nth(1)?;
-        let path = after.split_once('/')?.1;
-        let name = path.split('?').next()?;
-        (!name.is_empty()
-            && name.len() <= 64
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .then(|| name.to_string())
+        database_of(&self.mysql_url)
+    }
+
+    /// The URL `report` reads from: `report_mysql_url` (a replica), else the main one. Reports
+    /// only read, so a replica's lag of a few seconds is all they can see differently.
+    pub fn report_mysql_url(&self) -> &str {
+        self.report_mysql_url.as_deref().unwrap_or(&self.mysql_url)
     }
 
     /// The MySQL URL without its database, to create the database itself.
@@ -428,6 +446,15 @@ impl Config {
         let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
         format!("{scheme}://{auth_host}/{query}")
     }
+}
+
+/// The database named in a MySQL URL.
+pub fn database_of(url: &str) -> Option<String> {
+    let after = url.split("://").nth(1)?;
+    let path = after.split_once('/')?.1;
+    let name = path.split('?').next()?;
+    (!name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .then(|| name.to_string())
 }
 
 /// Set `field` to a value given in the file, if it lies in `ok`; else an error naming the key.
@@ -538,6 +565,19 @@ mod tests {
             let e = with_file(text).unwrap_err().to_string();
             assert!(e.contains(key), "{e}");
         }
+    }
+
+    #[test]
+    fn the_report_url_falls_back_to_the_main_one_and_is_checked() {
+        let c = Config::load(&Overrides::default()).unwrap();
+        assert_eq!(c.report_mysql_url(), DEFAULT_MYSQL_URL);
+        let c = with_file("report_mysql_url = \"mysql://ro:pw@replica:3306/attendance\"\n").unwrap();
+        assert_eq!(c.report_mysql_url(), "mysql://ro:pw@replica:3306/attendance");
+        assert!(!format!("{c:?}").contains(":pw@"));
+        let e = with_file("report_mysql_url = \"mysql://ro:pw@replica:3306/\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("report_mysql_url") && !e.contains(":pw@"), "{e}");
     }
 
     #[test]

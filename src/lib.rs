@@ -2,6 +2,7 @@
 //! (supervisors' notifications) and MySQL (the record). The binary in `main.rs` is a thin
 //! shell over this library, which the tests, examples and benchmarks use too.
 
+pub mod archive;
 pub mod board;
 pub mod bulk;
 pub mod calendar;

@@ -8,10 +8,12 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::output::Out;
 
+mod archive;
 mod calendar;
 mod checkin;
 mod checkin_bulk;
 mod correct;
+mod db;
 mod dlq;
 mod init_day;
 mod leave;
@@ -76,6 +78,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Correct(a) => correct::run(&ctx, a),
         Command::Report(c) => report::run(&ctx, c),
         Command::Simulate(a) => simulate::run(&ctx, a),
+        Command::Archive(a) => archive::run(&ctx, a),
+        Command::Db(c) => db::run(&ctx, c),
     }
 }
 

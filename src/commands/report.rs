@@ -44,7 +44,8 @@ fn must_know(pool: &mysql::Pool, what: Known, id: &str) -> Result<()> {
 }
 
 pub fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
-    let pool = services::mysql(&ctx.cfg)?;
+    // Reports only read: they go to the replica when one is configured.
+    let pool = services::mysql_report(&ctx.cfg)?;
     let tz = ctx.cfg.timezone;
     let (table, format) = match cmd {
         ReportCommand::Day { date, dept, format } => {

@@ -1,7 +1,7 @@
 //! Attendance rows: settle's batched upserts, the stored punch histories a rerun starts from,
 //! and one row for status and corrections.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use anyhow::Result;
 use chrono::{NaiveDate, NaiveDateTime};
@@ -58,6 +58,28 @@ pub fn upsert(conn: &mut impl Queryable, date: NaiveDate, rows: &[DayRow]) -> my
         push_params(&mut params, date, r);
     }
     conn.exec_drop(upsert_sql(rows.len()), params)
+}
+
+/// The ids among `ids` that are not in `employees`. The ids found are locked in share mode
+/// until the transaction ends, so that none is deleted before the rows that name it commit:
+/// what the foreign key `attendance_employee_fk` did until V5 dropped it for partitioning.
+pub fn unknown_employees<'a>(
+    conn: &mut impl Queryable,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> mysql::Result<HashSet<String>> {
+    let mut unknown: HashSet<String> = ids.into_iter().map(str::to_string).collect();
+    if unknown.is_empty() {
+        return Ok(unknown);
+    }
+    let list: Vec<Value> = unknown.iter().map(Value::from).collect();
+    let sql = format!(
+        "SELECT id FROM employees WHERE id IN ({}) LOCK IN SHARE MODE",
+        vec!["?"; list.len()].join(",")
+    );
+    for id in conn.exec::<String, _, _>(sql, list)? {
+        unknown.remove(&id);
+    }
+    Ok(unknown)
 }
 
 /// The punch histories already stored for a day: employee id -> history.

@@ -1,9 +1,11 @@
 //! MySQL: the system of record. Migrations (refinery, files in `migrations/`) and queries,
 //! one submodule per area.
 
+pub mod archive;
 pub mod attendance;
 pub mod calendar;
 pub mod leave;
+pub mod partition;
 pub mod report;
 pub mod roster;
 pub mod runs;

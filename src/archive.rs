@@ -1,0 +1,170 @@
+//! Archiving old days: the attendance rows, their corrections and the settle runs of the days
+//! before a date go to CSV files (one per table), and with `drop` leave MySQL in the same
+//! transaction that read them. Files first, synced and renamed into place before the commit:
+//! a crash at any point leaves either the rows in MySQL or the files on disk, never neither.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::db::{self, archive::TABLES};
+use crate::error::Error;
+use crate::services;
+
+/// What `archive` is asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub before: NaiveDate,
+    /// Today in the company's zone: `before` may not be later.
+    pub today: NaiveDate,
+    pub dir: PathBuf,
+    pub drop: bool,
+}
+
+/// One file written.
+#[derive(Debug, Serialize)]
+pub struct FileReport {
+    pub table: &'static str,
+    pub path: PathBuf,
+    pub rows: u64,
+}
+
+/// What a run did.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub before: NaiveDate,
+    pub files: Vec<FileReport>,
+    pub dropped: bool,
+    /// Partitions of `attendance` dropped once empty (a partitioned table only).
+    pub partitions_dropped: Vec<String>,
+}
+
+/// The file of one table: `attendance-before-2026-01-01.csv`.
+pub fn file_name(table: &str, before: NaiveDate) -> String {
+    format!("{table}-before-{before}.csv")
+}
+
+/// Refuse what would change nothing sensible or overwrite an earlier archive, before any
+/// store is touched.
+fn check(opts: &Options) -> Result<Vec<PathBuf>> {
+    if opts.before > opts.today {
+        return Err(Error::input(format!(
+            "--before {} is in the future (today is {}): only past days can be archived",
+            opts.before, opts.today
+        ))
+        .into());
+    }
+    let dir = &opts.dir;
+    if !dir.is_dir() {
+        return Err(Error::input(format!("--out {}: no such directory", dir.display())).into());
+    }
+    let probe = dir.join(format!(".attendance-archive-probe-{}", std::process::id()));
+    File::create(&probe)
+        .and_then(|_| fs::remove_file(&probe))
+        .map_err(|e| Error::input(format!("--out {}: cannot write there: {e}", dir.display())))?;
+    let paths: Vec<PathBuf> = TABLES
+        .iter()
+        .map(|(t, _)| dir.join(file_name(t, opts.before)))
+        .collect();
+    if let Some(p) = paths.iter().find(|p| p.exists()) {
+        return Err(Error::input(format!(
+            "{} already exists: move it away (an archive is never overwritten)",
+            p.display()
+        ))
+        .into());
+    }
+    Ok(paths)
+}
+
+fn partial(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".partial");
+    PathBuf::from(p)
+}
+
+fn remove_all(paths: &[PathBuf]) {
+    for p in paths {
+        fs::remove_file(p).ok();
+        fs::remove_file(partial(p)).ok();
+    }
+}
+
+pub fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
+    let paths = check(opts)?;
+    let pool = services::mysql(cfg)?;
+    let mut conn = pool.get_conn().map_err(|e| services::mysql_error(cfg, e))?;
+    let mut tx = db::archive::begin(&mut conn, opts.drop)?;
+    let written = write_files(&mut tx, opts, &paths);
+    let files = match written {
+        Ok(files) => files,
+        Err(e) => {
+            remove_all(&paths);
+            tx.rollback().ok();
+            return Err(e);
+        }
+    };
+    if opts.drop {
+        let deleted = db::archive::delete(&mut tx, opts.before)?;
+        // The rows were locked when read: anything else means the files miss something.
+        for (table, n) in &deleted {
+            let written = files.iter().find(|f| f.table == *table).map_or(0, |f| f.rows);
+            if written != *n {
+                tx.rollback().ok();
+                remove_all(&paths);
+                return Err(Error::refused(format!(
+                    "{table}: {written} rows written but {n} to delete; nothing deleted"
+                ))
+                .into());
+            }
+        }
+    }
+    // The files take their names before the commit: after a crash in between, the rows are
+    // still in MySQL and the files say so by being there (a rerun refuses to overwrite them).
+    for p in &paths {
+        fs::rename(partial(p), p).with_context(|| format!("renaming {}", p.display()))?;
+    }
+    File::open(&opts.dir).and_then(|d| d.sync_all()).ok();
+    tx.commit()
+        .context("committing the archive (the files are written; the rows may still be in MySQL)")?;
+    let partitions_dropped = if opts.drop {
+        db::partition::drop_empty_before(&mut conn, opts.before)?
+    } else {
+        Vec::new()
+    };
+    Ok(Report {
+        before: opts.before,
+        files,
+        dropped: opts.drop,
+        partitions_dropped,
+    })
+}
+
+/// Each table to its `.partial` file, flushed and synced.
+fn write_files(tx: &mut mysql::Transaction<'_>, opts: &Options, paths: &[PathBuf]) -> Result<Vec<FileReport>> {
+    let mut files = Vec::new();
+    for ((table, query), path) in TABLES.iter().zip(paths) {
+        let tmp = partial(path);
+        let file = File::create(&tmp).map_err(|e| Error::input(format!("{}: {e}", tmp.display())))?;
+        let mut w = csv::Writer::from_writer(file);
+        let rows = db::archive::export(tx, query, opts.before, opts.drop, |r| {
+            w.write_record(r)?;
+            Ok(())
+        })?;
+        let mut file = w
+            .into_inner()
+            .map_err(|e| anyhow::anyhow!("{}: {}", tmp.display(), e.error()))?;
+        file.flush()?;
+        file.sync_all()?;
+        files.push(FileReport {
+            table,
+            path: path.clone(),
+            rows,
+        });
+    }
+    Ok(files)
+}
