@@ -286,6 +286,21 @@ fn archive_files(dir: &Path, before: &str) -> Vec<Vec<Vec<String>>> {
         .collect()
 }
 
+/// `LOAD DATA LOCAL INFILE` of an archive file into its table, as docs/mysql.md shows it.
+fn load_back(env: &TestEnv, file: &Path, table: &str) {
+    let mut conn = env.mysql();
+    conn.set_local_infile_handler(Some(mysql::LocalInfileHandler::new(|name, out| {
+        let data = std::fs::read(String::from_utf8_lossy(name).as_ref())?;
+        std::io::Write::write_all(out, &data)
+    })));
+    conn.query_drop(format!(
+        "LOAD DATA LOCAL INFILE '{}' INTO TABLE {table} FIELDS TERMINATED BY ',' \
+         OPTIONALLY ENCLOSED BY '\"' IGNORE 1 LINES",
+        file.display()
+    ))
+    .unwrap();
+}
+
 #[test]
 fn archive_writes_the_old_days_and_drop_deletes_them_with_their_corrections() {
     let env = TestEnv::with_roster(TZ, 20, 2);
@@ -340,6 +355,7 @@ fn archive_writes_the_old_days_and_drop_deletes_them_with_their_corrections() {
         "--drop",
     ]);
     assert_eq!(archive_files(&gone, "2026-11-01"), files);
+    let census_before_drop = before.clone();
     let expected: Vec<_> = before.into_iter().filter(|(_, day, _)| day.as_str() == NOV).collect();
     assert_eq!(census(&env), expected);
     let orphans: u64 = env
@@ -351,6 +367,11 @@ fn archive_writes_the_old_days_and_drop_deletes_them_with_their_corrections() {
         .unwrap()
         .unwrap();
     assert_eq!(orphans, 0);
+    // The files load back as they are (the documented LOAD DATA): October is whole again.
+    for table in ["attendance", "corrections", "settle_runs"] {
+        load_back(&env, &gone.join(format!("{table}-before-2026-11-01.csv")), table);
+    }
+    assert_eq!(census(&env), census_before_drop);
     let leftovers: Vec<String> = std::fs::read_dir(&gone)
         .unwrap()
         .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
@@ -436,4 +457,40 @@ fn archive_refuses_bad_input_with_one_line_and_changes_nothing() {
         assert_eq!(census(&env), before);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "no file written");
     }
+}
+
+#[test]
+fn an_archive_that_fails_half_way_deletes_nothing_and_leaves_no_file() {
+    let env = TestEnv::with_roster(TZ, 20, 2);
+    settle_and_correct(&env, OCT);
+    let before = census(&env);
+    // The last of the four files cannot be created (a directory has its name): the first
+    // three are written by then.
+    let dir = env.dir.join("out");
+    std::fs::create_dir_all(dir.join("settle_failures-before-2026-11-01.csv.partial")).unwrap();
+    let err = env.fails(
+        &[
+            "archive",
+            "--before",
+            "2026-11-01",
+            "--out",
+            dir.to_str().unwrap(),
+            "--drop",
+        ],
+        2,
+    );
+    assert!(
+        err.contains("settle_failures") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(census(&env), before);
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        files,
+        ["settle_failures-before-2026-11-01.csv.partial"],
+        "only the obstacle"
+    );
 }
