@@ -15,8 +15,8 @@ use anyhow::{bail, Context, Result};
 use attendance::config::{Config, Overrides};
 
 /// The node's own view: (real open files of its process, erlang:memory(total) in bytes,
-/// quorum queues).
-fn broker() -> Result<(u64, u64, u64)> {
+/// quorum queues, handles its file handle cache counts against its limit).
+fn broker() -> Result<(u64, u64, u64, u64)> {
     let eval = |expr: &str| -> Result<u64> {
         let o = Command::new("rabbitmqctl").args(["eval", expr]).output()?;
         let s = String::from_utf8_lossy(&o.stdout);
@@ -28,7 +28,46 @@ fn broker() -> Result<(u64, u64, u64)> {
         eval("length(element(2, file:list_dir(\"/proc/\" ++ os:getpid() ++ \"/fd\"))).")?,
         eval("erlang:memory(total).")?,
         eval("length([Q || Q <- rabbit_amqqueue:list(), amqqueue:get_type(Q) =:= rabbit_quorum_queue]).")?,
+        eval("proplists:get_value(total_used, file_handle_cache:info([total_used])).")?,
     ))
+}
+
+/// (queues, bytes of their processes' memory) of the namespace's queues, from `list_queues`:
+/// the part of the node's memory that is theirs alone, whatever else runs on the broker.
+fn own_queues(ns: &str) -> Result<(u64, u64)> {
+    let o = Command::new("rabbitmqctl")
+        .args(["list_queues", "-q", "--no-table-headers", "name", "memory"])
+        .output()?;
+    let prefix = format!("{ns}.");
+    let mut n = (0, 0);
+    for line in String::from_utf8_lossy(&o.stdout).lines() {
+        let mut f = line.split_whitespace();
+        if let (Some(name), Some(mem)) = (f.next(), f.next()) {
+            if name.starts_with(&prefix) {
+                n = (n.0 + 1, n.1 + mem.parse::<u64>().unwrap_or(0));
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// The most real open files the node had while `f` ran (sampled as fast as rabbitmqctl answers).
+fn peak_files<T>(f: impl FnOnce() -> T) -> (T, (u64, u64)) {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let sampler = s.spawn(|| {
+            let mut peak = (0, 0);
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(b) = broker() {
+                    peak = (peak.0.max(b.0), peak.1.max(b.3));
+                }
+            }
+            peak
+        });
+        let r = f();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (r, sampler.join().unwrap_or((0, 0)))
+    })
 }
 
 fn run(bin: &Path, cfg: &Config, args: &[&str]) -> Result<()> {
@@ -69,8 +108,9 @@ fn main() -> Result<()> {
     let dir = std::env::temp_dir().join(&ns);
     std::fs::create_dir_all(&dir)?;
     let before = broker()?;
-    let measured = declare(&bin, &cfg, &dir, departments);
+    let (measured, peak) = peak_files(|| declare(&bin, &cfg, &dir, departments));
     let after = broker();
+    let own = own_queues(&ns);
     // Whatever happened, leave nothing behind.
     let depts: Vec<String> = (1..=departments).map(|d| format!("D{d:03}")).collect();
     attendance::notify::teardown(&cfg, &depts)?;
@@ -84,17 +124,26 @@ fn main() -> Result<()> {
     std::fs::remove_dir_all(&dir).ok();
     let cleaned = broker()?;
     measured?;
-    let after = after?;
-    println!("| departments | quorum queues | real open files | erlang memory |");
-    println!("| --- | --- | --- | --- |");
-    for (what, (fds, mem, q)) in [("before", before), ("after", after), ("after cleanup", cleaned)] {
-        println!("| {what} | {q} | {fds} | {:.1} MB |", mem as f64 / 1e6);
+    let (after, own) = (after?, own?);
+    println!("| {departments} departments | quorum queues | real open files | file handle cache | erlang memory |");
+    println!("| --- | --- | --- | --- | --- |");
+    for (what, (fds, mem, q, fhc)) in [("before", before), ("after", after), ("after cleanup", cleaned)] {
+        println!("| {what} | {q} | {fds} | {fhc} | {:.1} MB |", mem as f64 / 1e6);
     }
     let n = departments as f64;
     println!(
-        "per department queue: {:.2} open files, {:.0} KB of memory",
+        "peak while declaring and publishing: {} real open files, {} in the file handle cache; per department queue at rest: {:.2} \
+         open files, node memory {:.0} KB (other users of the broker included)",
+        peak.0,
+        peak.1,
         (after.0 as f64 - before.0 as f64) / n,
         (after.1 as f64 - before.1 as f64) / n / 1e3
+    );
+    println!(
+        "the namespace's own {} queues: {:.1} MB of queue process memory = {:.0} KB each",
+        own.0,
+        own.1 as f64 / 1e6,
+        own.1 as f64 / own.0.max(1) as f64 / 1e3
     );
     Ok(())
 }
