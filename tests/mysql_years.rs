@@ -494,3 +494,18 @@ fn an_archive_that_fails_half_way_deletes_nothing_and_leaves_no_file() {
         "only the obstacle"
     );
 }
+
+#[test]
+fn a_database_that_skipped_a_migration_is_refused_not_passed_over() {
+    // Regression: refinery skips, with only a log line, a migration older than the newest
+    // applied one; V3 and V4 merged after V5 had been applied would never have run.
+    let env = TestEnv::migrated(TZ);
+    env.mysql()
+        .query_drop("DELETE FROM refinery_schema_history WHERE version = 2")
+        .unwrap();
+    let err = env.fails(&["migrate"], 1);
+    assert!(
+        err.starts_with("error: ") && err.contains("V2") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}
