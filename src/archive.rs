@@ -5,6 +5,7 @@
 
 use std::fs::{self, File};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -149,7 +150,14 @@ fn write_files(tx: &mut mysql::Transaction<'_>, opts: &Options, paths: &[PathBuf
     let mut files = Vec::new();
     for ((table, query), path) in TABLES.iter().zip(paths) {
         let tmp = partial(path);
-        let file = File::create(&tmp).map_err(|e| Error::input(format!("{}: {e}", tmp.display())))?;
+        // Attendance is personal data: readable by the archiving account only.
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(|e| Error::input(format!("{}: {e}", tmp.display())))?;
         let mut w = csv::Writer::from_writer(file);
         let rows = db::archive::export(tx, query, opts.before, opts.drop, |r| {
             w.write_record(r)?;

@@ -355,6 +355,12 @@ fn archive_writes_the_old_days_and_drop_deletes_them_with_their_corrections() {
         "--drop",
     ]);
     assert_eq!(archive_files(&gone, "2026-11-01"), files);
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(gone.join("attendance-before-2026-11-01.csv"))
+            .unwrap()
+            .permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600, "personal data: owner only");
     let census_before_drop = before.clone();
     let expected: Vec<_> = before.into_iter().filter(|(_, day, _)| day.as_str() == NOV).collect();
     assert_eq!(census(&env), expected);
