@@ -15,23 +15,6 @@ const TZ: &str = "Europe/Paris";
 const OCT: &str = "2026-10-30";
 const NOV: &str = "2026-11-20";
 
-/// A punch while the broker is away (port 1): the event waits in the outbox, settle drains it.
-fn punch(env: &TestEnv, emp: &str, kind: &str, local: &str) {
-    let o = env
-        .cmd()
-        .args(["checkin", emp, "--kind", kind, "--at", &format!("{local}+01:00"), "-q"])
-        .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
-fn members(env: &TestEnv, dept: &str) -> Vec<String> {
-    env.mysql()
-        .exec("SELECT id FROM employees WHERE department_id = ? ORDER BY id", (dept,))
-        .unwrap()
-}
-
 fn supervisor(env: &TestEnv, dept: &str) -> String {
     env.mysql()
         .exec_first("SELECT employee_id FROM supervisors WHERE department_id = ?", (dept,))
@@ -43,8 +26,8 @@ fn supervisor(env: &TestEnv, dept: &str) -> String {
 /// check-out: a row, a correction and a run for the day. Returns the corrected employee.
 fn settle_and_correct(env: &TestEnv, day: &str) -> String {
     let sup = supervisor(env, "D001");
-    let e = members(env, "D001").into_iter().find(|x| *x != sup).unwrap();
-    punch(env, &e, "in", &format!("{day}T08:45:00"));
+    let e = env.members("D001").into_iter().find(|x| *x != sup).unwrap();
+    env.punch_offline(&e, "in", &format!("{day}T08:45:00"));
     env.ok(&["settle", "--date", day]);
     env.ok(&[
         "correct",
@@ -147,8 +130,8 @@ fn without_the_foreign_keys_settle_still_refuses_an_unknown_employee() {
         .unwrap();
     assert!(!fks.contains(&"attendance_employee_fk".to_string()), "{fks:?}");
     assert!(!fks.contains(&"corrections_row_fk".to_string()), "{fks:?}");
-    let e = &members(&env, "D001")[1];
-    punch(&env, e, "in", &format!("{NOV}T08:45:00"));
+    let e = &env.members("D001")[1];
+    env.punch_offline(e, "in", &format!("{NOV}T08:45:00"));
     let board = format!("{}:board:{{D001}}:{NOV}", env.ns);
     let _: () = redis::cmd("HSET")
         .arg(&board)

@@ -156,6 +156,25 @@ impl TestEnv {
             .collect()
     }
 
+    /// A punch at a local time of a +01:00 zone, made while the broker is away (port 1 is
+    /// closed): its event waits in the outbox, which settle then drains.
+    pub fn punch_offline(&self, emp: &str, kind: &str, local: &str) {
+        let o = self
+            .cmd()
+            .args(["checkin", emp, "--kind", kind, "--at", &format!("{local}+01:00"), "-q"])
+            .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    /// The employees of a department, in id order.
+    pub fn members(&self, dept: &str) -> Vec<String> {
+        self.mysql()
+            .exec("SELECT id FROM employees WHERE department_id = ? ORDER BY id", (dept,))
+            .unwrap()
+    }
+
     /// Row count of a table in this test's database.
     pub fn count(&self, table: &str) -> u64 {
         self.mysql()
