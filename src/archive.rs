@@ -43,6 +43,8 @@ pub struct Report {
     pub dropped: bool,
     /// Partitions of `attendance` dropped once empty (a partitioned table only).
     pub partitions_dropped: Vec<String>,
+    /// Why emptied partitions were kept, when dropping them failed (the archive stands).
+    pub partitions_problem: Option<String>,
 }
 
 /// The file of one table: `attendance-before-2026-01-01.csv`.
@@ -100,23 +102,46 @@ pub fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
     let pool = services::mysql(cfg)?;
     let mut conn = pool.get_conn().map_err(|e| services::mysql_error(cfg, e))?;
     let mut tx = db::archive::begin(&mut conn, opts.drop)?;
-    let written = write_files(&mut tx, opts, &paths);
-    let files = match written {
+    let files = match files_then_delete(&mut tx, opts, &paths) {
         Ok(files) => files,
         Err(e) => {
-            remove_all(&paths);
             tx.rollback().ok();
+            remove_all(&paths);
             return Err(e);
         }
     };
+    File::open(&opts.dir).and_then(|d| d.sync_all()).ok();
+    tx.commit()
+        .context("committing the archive (the files are written; the rows may still be in MySQL)")?;
+    // The archive is done: emptied partitions are only space to give back, and a failure to
+    // drop them (an account without LOCK TABLES or DROP, say) is reported, not an error.
+    let (partitions_dropped, partitions_problem) = match opts.drop {
+        false => (Vec::new(), None),
+        true => match db::partition::drop_empty_before(&mut conn, opts.before) {
+            Ok(dropped) => (dropped, None),
+            Err(e) => (Vec::new(), Some(crate::error::one_line(&e))),
+        },
+    };
+    Ok(Report {
+        before: opts.before,
+        files,
+        dropped: opts.drop,
+        partitions_dropped,
+        partitions_problem,
+    })
+}
+
+/// Everything before the commit: the files, the deletes (checked against the files), and the
+/// files renamed into place. The files take their names before the commit: after a crash in
+/// between, the rows are still in MySQL and the files say so by being there (a rerun refuses
+/// to overwrite them).
+fn files_then_delete(tx: &mut mysql::Transaction<'_>, opts: &Options, paths: &[PathBuf]) -> Result<Vec<FileReport>> {
+    let files = write_files(tx, opts, paths)?;
     if opts.drop {
-        let deleted = db::archive::delete(&mut tx, opts.before)?;
         // The rows were locked when read: anything else means the files miss something.
-        for (table, n) in &deleted {
-            let written = files.iter().find(|f| f.table == *table).map_or(0, |f| f.rows);
-            if written != *n {
-                tx.rollback().ok();
-                remove_all(&paths);
+        for (table, n) in db::archive::delete(tx, opts.before)? {
+            let written = files.iter().find(|f| f.table == table).map_or(0, |f| f.rows);
+            if written != n {
                 return Err(Error::refused(format!(
                     "{table}: {written} rows written but {n} to delete; nothing deleted"
                 ))
@@ -124,25 +149,10 @@ pub fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
             }
         }
     }
-    // The files take their names before the commit: after a crash in between, the rows are
-    // still in MySQL and the files say so by being there (a rerun refuses to overwrite them).
-    for p in &paths {
+    for p in paths {
         fs::rename(partial(p), p).with_context(|| format!("renaming {}", p.display()))?;
     }
-    File::open(&opts.dir).and_then(|d| d.sync_all()).ok();
-    tx.commit()
-        .context("committing the archive (the files are written; the rows may still be in MySQL)")?;
-    let partitions_dropped = if opts.drop {
-        db::partition::drop_empty_before(&mut conn, opts.before)?
-    } else {
-        Vec::new()
-    };
-    Ok(Report {
-        before: opts.before,
-        files,
-        dropped: opts.drop,
-        partitions_dropped,
-    })
+    Ok(files)
 }
 
 /// Each table to its `.partial` file, flushed and synced.

@@ -498,3 +498,66 @@ fn a_database_that_skipped_a_migration_is_refused_not_passed_over() {
         "{err}"
     );
 }
+
+/// A MySQL account of this test's own, with only the given privileges on its database;
+/// dropped with the guard.
+struct Account {
+    name: String,
+    url: String,
+}
+
+impl Account {
+    fn new(env: &TestEnv, privileges: &str) -> Account {
+        let name = format!("{}_acct", env.ns);
+        let mut root = mysql::Conn::new(common::MYSQL_SERVER).unwrap();
+        root.query_drop(format!("CREATE USER '{name}'@'127.0.0.1' IDENTIFIED BY 'acct-pw-9'")).unwrap();
+        root.query_drop(format!("GRANT {privileges} ON `{}`.* TO '{name}'@'127.0.0.1'", env.db))
+            .unwrap();
+        let url = format!("mysql://{name}:acct-pw-9@127.0.0.1:3306/{}", env.db);
+        Account { name, url }
+    }
+}
+
+impl Drop for Account {
+    fn drop(&mut self) {
+        if let Ok(mut root) = mysql::Conn::new(common::MYSQL_SERVER) {
+            let _ = root.query_drop(format!("DROP USER IF EXISTS '{}'@'127.0.0.1'", self.name));
+        }
+    }
+}
+
+#[test]
+fn archive_by_an_account_that_may_not_delete_leaves_rows_and_no_file() {
+    let env = TestEnv::with_roster(TZ, 20, 2);
+    settle_and_correct(&env, OCT);
+    env.ok(&["db", "partition", "--from", "2026-10", "--months", "2", "-q"]);
+    let before = census(&env);
+    let dir = env.dir.join("out");
+    std::fs::create_dir(&dir).unwrap();
+    let archive = |acct: &Account| {
+        env.cmd()
+            .env("ATTENDANCE_MYSQL_URL", &acct.url)
+            .args(["archive", "--before", "2026-11-01", "--out", dir.to_str().unwrap(), "--drop", "--json"])
+            .output()
+            .unwrap()
+    };
+    // SELECT only: the delete is refused; nothing deleted, no file left behind.
+    let reader = Account::new(&env, "SELECT");
+    let o = archive(&reader);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("DELETE") && !err.contains("acct-pw-9"), "{err}");
+    assert_eq!(census(&env), before);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    drop(reader);
+    // SELECT and DELETE, but no LOCK TABLES: the archive stands, the emptied partition stays
+    // and the report says why.
+    let archivist = Account::new(&env, "SELECT, DELETE");
+    let o = archive(&archivist);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r["partitions_problem"].as_str().unwrap().contains("denied"), "{r}");
+    assert_eq!(env.count("attendance"), 0);
+    assert_eq!(archive_files(&dir, "2026-11-01")[0].len(), 21);
+    assert!(partitions(&env).iter().any(|(p, _)| p == "p20261101"), "kept");
+}

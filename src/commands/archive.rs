@@ -22,9 +22,10 @@ pub fn run(ctx: &Ctx, args: ArchiveArgs) -> Result<()> {
     for f in &report.files {
         ctx.out.status(format!("{}: {} rows", f.path.display(), f.rows));
     }
-    let partitions = match report.partitions_dropped.as_slice() {
-        [] => String::new(),
-        p => format!("; partitions dropped: {}", p.join(", ")),
+    let partitions = match (report.partitions_dropped.as_slice(), &report.partitions_problem) {
+        (_, Some(why)) => format!("; emptied partitions kept ({why})"),
+        ([], None) => String::new(),
+        (p, None) => format!("; partitions dropped: {}", p.join(", ")),
     };
     ctx.out.status(format!(
         "archived the days before {}{}{partitions}",
