@@ -244,6 +244,20 @@ fn a_partitioned_table_settles_corrects_reports_and_takes_more_months() {
             ("pmax", 0)
         ])
     );
+    // A foreign key added back by hand: refused, named, nothing changed.
+    let (fresh, fk) = (TestEnv::with_roster(TZ, 4, 1), "attendance_employee_fk");
+    fresh
+        .mysql()
+        .query_drop(format!(
+            "ALTER TABLE attendance ADD CONSTRAINT {fk} FOREIGN KEY (employee_id) REFERENCES employees (id)"
+        ))
+        .unwrap();
+    let err = fresh.fails(&["db", "partition", "--from", "2026-01"], 1);
+    assert!(
+        err.contains(fk) && err.contains("migrate") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    assert!(partitions(&fresh).is_empty());
     for bad in [["2026-13", "3"], ["2026-01", "0"]] {
         let err = env.fails(&["db", "partition", "--from", bad[0], "--months", bad[1]], 2);
         assert!(err.starts_with("error: ") && err.trim().lines().count() == 1, "{err}");
@@ -510,7 +524,8 @@ impl Account {
     fn new(env: &TestEnv, privileges: &str) -> Account {
         let name = format!("{}_acct", env.ns);
         let mut root = mysql::Conn::new(common::MYSQL_SERVER).unwrap();
-        root.query_drop(format!("CREATE USER '{name}'@'127.0.0.1' IDENTIFIED BY 'acct-pw-9'")).unwrap();
+        root.query_drop(format!("CREATE USER '{name}'@'127.0.0.1' IDENTIFIED BY 'acct-pw-9'"))
+            .unwrap();
         root.query_drop(format!("GRANT {privileges} ON `{}`.* TO '{name}'@'127.0.0.1'", env.db))
             .unwrap();
         let url = format!("mysql://{name}:acct-pw-9@127.0.0.1:3306/{}", env.db);
@@ -537,7 +552,15 @@ fn archive_by_an_account_that_may_not_delete_leaves_rows_and_no_file() {
     let archive = |acct: &Account| {
         env.cmd()
             .env("ATTENDANCE_MYSQL_URL", &acct.url)
-            .args(["archive", "--before", "2026-11-01", "--out", dir.to_str().unwrap(), "--drop", "--json"])
+            .args([
+                "archive",
+                "--before",
+                "2026-11-01",
+                "--out",
+                dir.to_str().unwrap(),
+                "--drop",
+                "--json",
+            ])
             .output()
             .unwrap()
     };

@@ -112,21 +112,30 @@ pub fn plan(existing: &[Partition], bounds: &[NaiveDate]) -> Vec<String> {
     statements
 }
 
+/// The foreign keys from or to `attendance`: MariaDB partitions no table that has one.
+fn foreign_keys(conn: &mut impl Queryable) -> Result<Vec<String>> {
+    Ok(conn.query(
+        "SELECT CONSTRAINT_NAME FROM information_schema.REFERENTIAL_CONSTRAINTS \
+         WHERE CONSTRAINT_SCHEMA = DATABASE() AND (TABLE_NAME = 'attendance' OR REFERENCED_TABLE_NAME = 'attendance') \
+         ORDER BY 1",
+    )?)
+}
+
 /// Give `attendance` a partition for each of `months` months from `from`; returns the
-/// partitions after. MariaDB refuses while a foreign key still ties the table (migration
-/// V5 not applied): that is a refusal that says what to run.
+/// partitions after. A foreign key still tying the table (migration V5 not applied, or one
+/// added by hand) is a refusal that names it, before any DDL.
 pub fn partition(conn: &mut impl Queryable, from: NaiveDate, months: u32) -> Result<Vec<Partition>> {
+    let fks = foreign_keys(conn)?;
+    if !fks.is_empty() {
+        return Err(Error::refused(format!(
+            "attendance cannot be partitioned while foreign keys tie it ({}): run `attendance migrate` (V5 drops them)",
+            fks.join(", ")
+        ))
+        .into());
+    }
     let bounds = month_bounds(from, months);
     for sql in plan(&list(conn)?, &bounds) {
-        if let Err(e) = conn.query_drop(&sql) {
-            if matches!(&e, mysql::Error::MySqlError(me) if me.code == 1506) {
-                return Err(Error::refused(
-                    "attendance still has foreign keys: run `attendance migrate` first (V5 drops them)",
-                )
-                .into());
-            }
-            return Err(e.into());
-        }
+        conn.query_drop(&sql)?;
     }
     list(conn)
 }
