@@ -11,7 +11,7 @@ use crate::config::Overrides;
     name = "attendance",
     version,
     about = "Daily attendance on Redis, RabbitMQ and MySQL: check-ins, supervisors' notifications, nightly settle, reports",
-    after_help = "Exit codes: 0 done, 1 refused by a rule, 2 bad usage or input, 3 a service unreachable, 4 done but some items refused or failed."
+    after_help = "Exit codes: 0 done, 1 refused by a rule, 2 bad usage or input, 3 a service unreachable, 4 done but some items refused or failed, 5 an internal or I/O failure."
 )]
 pub struct Cli {
     #[command(flatten)]

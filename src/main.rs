@@ -3,7 +3,7 @@
 use clap::Parser;
 
 use attendance::cli::Cli;
-use attendance::error::{exit, exit_code_of, one_line};
+use attendance::error::{exit, exit_code_of, is_broken_pipe, one_line};
 
 fn main() {
     let cli = match Cli::try_parse() {
@@ -15,8 +15,13 @@ fn main() {
             std::process::exit(code);
         }
     };
-    if let Err(err) = attendance::commands::run(cli) {
-        eprintln!("error: {}", one_line(&err));
-        std::process::exit(exit_code_of(&err));
+    match attendance::commands::run(cli) {
+        Ok(()) => {}
+        // The reader of stdout went away: what it wanted it has; no error, as with `cat | head`.
+        Err(err) if is_broken_pipe(&err) => std::process::exit(exit::OK),
+        Err(err) => {
+            eprintln!("error: {}", one_line(&err));
+            std::process::exit(exit_code_of(&err));
+        }
     }
 }

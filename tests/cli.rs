@@ -50,3 +50,80 @@ fn migrate_creates_the_database_and_is_idempotent() {
     // An empty roster cache sends status to MySQL, whose missing database is a usage error.
     assert_eq!(e.status.code(), Some(2), "{}", String::from_utf8_lossy(&e.stderr));
 }
+
+/// Run with stdout a pipe whose reader is already gone; returns (exit code, stderr).
+fn with_closed_stdout(env: &TestEnv, args: &[&str]) -> (Option<i32>, String) {
+    let mut child = env
+        .std_cmd()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).to_string())
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_with_exit_0() {
+    // Regression: `attendance report day | head -1` panicked in println! (exit 101).
+    let env = TestEnv::migrated("UTC");
+    for args in [
+        &["org", "generate", "--employees", "50000", "--departments", "50"][..],
+        &["calendar", "list", "--from", "2026-01-01", "--to", "2026-12-31"][..],
+        &[
+            "calendar",
+            "list",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-12-31",
+            "--json",
+        ][..],
+        &["report", "runs", "--format", "csv"][..],
+    ] {
+        let (code, err) = with_closed_stdout(&env, args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("error"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_file_that_cannot_be_written_is_an_internal_error_exit_5() {
+    let env = TestEnv::new("UTC");
+    let bad = env.dir.join("no-such-dir").join("roster.csv");
+    let e = env.fails(
+        &[
+            "org",
+            "generate",
+            "--employees",
+            "10",
+            "--departments",
+            "2",
+            "-o",
+            bad.to_str().unwrap(),
+        ],
+        5,
+    );
+    assert!(
+        e.starts_with("error: cannot create") && e.trim().lines().count() == 1,
+        "{e}"
+    );
+}
+
+#[test]
+fn a_bad_value_read_back_from_mysql_is_an_internal_error_exit_5() {
+    // A calendar kind the code does not know (a hand-edited table) must not read as anything.
+    let env = TestEnv::migrated("UTC");
+    let mut db = env.mysql();
+    mysql::prelude::Queryable::query_drop(&mut db, "ALTER TABLE calendar_days MODIFY kind VARCHAR(20) NOT NULL")
+        .unwrap();
+    mysql::prelude::Queryable::query_drop(
+        &mut db,
+        "INSERT INTO calendar_days (day, kind) VALUES ('2026-12-25', 'feast')",
+    )
+    .unwrap();
+    let e = env.fails(&["calendar", "list", "--from", "2026-12-20", "--to", "2026-12-31"], 5);
+    assert!(e.contains("feast") && e.trim().lines().count() == 1, "{e}");
+}

@@ -58,7 +58,7 @@ pub fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
                 })
                 .collect();
             if json {
-                println!("{}", serde_json::Value::Array(days));
+                crate::outln!("{}", serde_json::Value::Array(days))?;
             } else {
                 let cell = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or_default().to_string();
                 let rows = days
@@ -70,7 +70,7 @@ pub fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
                             .collect()
                     })
                     .collect();
-                print_table(&["date", "weekday", "kind", "source", "note"], rows);
+                print_table(&["date", "weekday", "kind", "source", "note"], rows)?;
             }
         }
     }

@@ -98,7 +98,7 @@ pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
             "event_id": o.event_json.as_ref().map(|_| &p.event_id),
             "notification": notification,
         });
-        println!("{v}");
+        crate::outln!("{v}")?;
     } else {
         let what = match o.kind {
             Kind::In => "checked in",
@@ -115,13 +115,13 @@ pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
         } else {
             ""
         };
-        println!(
+        crate::outln!(
             "{} {} {what} at {} on {}{note}{pending}",
             p.employee.id,
             p.employee.name,
             local.format("%H:%M:%S"),
             p.facts.work_date
-        );
+        )?;
     }
     Ok(())
 }

@@ -32,20 +32,20 @@ pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
     if json {
         let mut v = serde_json::to_value(&report)?;
         v["notifications"] = serde_json::to_value(&sent)?;
-        println!("{v}");
+        crate::outln!("{v}")?;
     } else {
         for r in &report.refused {
             ctx.out.status(format!("refused line {}: {}", r.line, r.reason));
         }
-        println!(
+        crate::outln!(
             "{} rows: {} recorded, {} unchanged, {} refused ({:.2}s)",
             report.rows,
             report.recorded,
             report.unchanged,
             report.refused.len(),
             secs
-        );
-        println!("notifications: {} sent, {} pending", sent.sent, sent.pending);
+        )?;
+        crate::outln!("notifications: {} sent, {} pending", sent.sent, sent.pending)?;
     }
     if let Some(why) = &sent.problem {
         ctx.out.status(format!(

@@ -28,7 +28,7 @@ pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
         },
     )?;
     if a.json {
-        println!("{}", serde_json::to_string(&o)?);
+        crate::outln!("{}", serde_json::to_string(&o)?)?;
         return Ok(());
     }
     let hhmm = |t: Option<chrono::NaiveDateTime>| {
@@ -36,7 +36,7 @@ pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
             t.and_utc().with_timezone(&tz).format("%H:%M").to_string()
         })
     };
-    println!(
+    crate::outln!(
         "{} on {}: {} (in {}, out {}) -> {} (in {}, out {}), correction {} by {}",
         a.employee_id,
         date,
@@ -48,6 +48,6 @@ pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
         hhmm(o.after.last_out),
         o.correction_id,
         a.by
-    );
+    )?;
     Ok(())
 }

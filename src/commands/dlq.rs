@@ -14,7 +14,7 @@ pub fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
             let found = dlq::list(&ctx.cfg, limit)?;
             if json {
                 for p in &found {
-                    println!("{}", serde_json::to_string(p)?);
+                    crate::outln!("{}", serde_json::to_string(p)?)?;
                 }
                 return Ok(());
             }
@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
             print_table(
                 &["event id", "department", "failures", "why", "parked at", "body"],
                 rows,
-            );
+            )?;
             Ok(())
         }
         DlqCommand::Replay(sel) => {
@@ -63,12 +63,12 @@ fn select(sel: &DlqSelect) -> Select {
 
 fn report(ctx: &Ctx, sel: &DlqSelect, what: &str, r: &DlqReport) -> Result<()> {
     if sel.json {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::json!({ what: r.done, "left": r.left, "failed": r.failed.len() })
-        );
+        )?;
     } else {
-        println!("{} {what}, {} left in the parking queue", r.done, r.left);
+        crate::outln!("{} {what}, {} left in the parking queue", r.done, r.left)?;
     }
     for p in &r.failed {
         ctx.out.status(format!(

@@ -18,7 +18,7 @@ pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
     })?;
     pb.finish_and_clear();
     if args.json {
-        println!("{}", serde_json::to_string(&report)?);
+        crate::outln!("{}", serde_json::to_string(&report)?)?;
     } else {
         ctx.out.status(format!(
             "{date}: {} boards, {} employees, {} newly laid out, {} kept ({:.2}s)",

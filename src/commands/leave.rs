@@ -58,14 +58,14 @@ pub fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
                 ),
             };
             if json {
-                println!(
+                crate::outln!(
                     "{}",
                     serde_json::json!({ "id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "repeat": repeat })
-                );
+                )?;
             } else if repeat {
-                println!("leave {id}: {employee_id} {kind} from {from} to {to} (already recorded)");
+                crate::outln!("leave {id}: {employee_id} {kind} from {from} to {to} (already recorded)")?;
             } else {
-                println!("leave {id}: {employee_id} {kind} from {from} to {to}");
+                crate::outln!("leave {id}: {employee_id} {kind} from {from} to {to}")?;
             }
         }
         LeaveCommand::List {
@@ -79,7 +79,7 @@ pub fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             let pool = services::mysql(&ctx.cfg)?;
             let leaves = leave::list(&pool, employee.as_deref(), from, to, false)?;
             if json {
-                println!("{}", serde_json::to_string(&leaves)?);
+                crate::outln!("{}", serde_json::to_string(&leaves)?)?;
             } else {
                 let rows = leaves
                     .iter()
@@ -100,7 +100,7 @@ pub fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
                 print_table(
                     &["id", "employee", "from", "to", "kind", "status", "note", "recorded"],
                     rows,
-                );
+                )?;
             }
         }
         LeaveCommand::Cancel { id } => {

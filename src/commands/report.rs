@@ -91,9 +91,9 @@ pub fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
     let text = table.render(&format.format)?;
     // CSV ends its last record with a newline already.
     if text.ends_with('\n') {
-        print!("{text}");
+        crate::output::data(&text)?;
     } else {
-        println!("{text}");
+        crate::outln!("{text}")?;
     }
     if table.rows.is_empty() && format.format == "table" {
         ctx.out.status("no rows (has the day been settled?)");

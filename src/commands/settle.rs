@@ -47,7 +47,7 @@ pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
         ));
     }
     if args.json {
-        println!("{}", serde_json::to_string(&report)?);
+        crate::outln!("{}", serde_json::to_string(&report)?)?;
     } else {
         let counts: Vec<String> = report.counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
         let next = match (&report.next_day, report.next_workday) {

@@ -65,9 +65,9 @@ fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool
         corrected: r.corrected,
     };
     if args.json {
-        println!("{}", serde_json::to_string(&s)?);
+        crate::outln!("{}", serde_json::to_string(&s)?)?;
     } else {
-        println!(
+        crate::outln!(
             "{} ({}) on {}: {} (in {}, out {}, late {} min, early {} min){}",
             s.employee_id,
             s.department_id,
@@ -78,7 +78,7 @@ fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool
             s.late_minutes,
             s.early_minutes,
             if s.corrected { ", corrected" } else { "" }
-        );
+        )?;
     }
     Ok(true)
 }
@@ -115,7 +115,7 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         date: date.to_string(),
     };
     if args.json {
-        println!("{}", serde_json::to_string(&s)?);
+        crate::outln!("{}", serde_json::to_string(&s)?)?;
         return Ok(());
     }
     let inn = rec.first_in().map(|t| {
@@ -140,9 +140,12 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         (None, Some(o)) => format!("{o}, no check-in recorded"),
         (Some(i), Some(o)) => format!("{i}, {o}"),
     };
-    println!(
+    crate::outln!(
         "{} {} ({}) on {}: {state}",
-        s.employee_id, s.employee_name, s.department_id, s.date
-    );
+        s.employee_id,
+        s.employee_name,
+        s.department_id,
+        s.date
+    )?;
     Ok(())
 }

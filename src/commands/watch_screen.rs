@@ -92,7 +92,7 @@ impl Screen {
             out += l;
             out.push('\n');
         }
-        print!("{out}");
+        crate::output::data(&out)?;
         self.drawn = Instant::now();
         Ok(())
     }
