@@ -80,9 +80,7 @@ fn parse_row(rec: &csv::StringRecord, now: DateTime<Utc>, skew_secs: u32) -> Res
         "" | "auto" => None,
         k => Some(k.parse::<Kind>()?),
     };
-    let at = DateTime::parse_from_rfc3339(&rec[2])
-        .map_err(|_| format!("invalid at '{}': expected RFC 3339", &rec[2]))?
-        .with_timezone(&Utc);
+    let at = crate::dates::parse_instant(&rec[2]).map_err(|why| format!("invalid at '{}': {why}", &rec[2]))?;
     if (at - now).num_seconds() > i64::from(skew_secs) {
         return Err(format!("punch at {} is in the future", &rec[2]));
     }

@@ -10,6 +10,7 @@ pub mod commands;
 pub mod config;
 pub mod correct;
 pub mod csvfile;
+pub mod dates;
 pub mod db;
 pub mod error;
 pub mod event;

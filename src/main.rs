@@ -8,11 +8,16 @@ use attendance::error::{exit, exit_code_of, is_broken_pipe, one_line};
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            // clap prints help and version to stdout (exit 0) and usage errors to stderr (exit 2).
-            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+        // Help and version go to stdout as clap writes them (exit 0).
+        Err(e) if !e.use_stderr() => {
             e.print().ok();
-            std::process::exit(code);
+            std::process::exit(exit::OK);
+        }
+        // A usage error is one line like every other error (exit 2): clap's message without
+        // its usage block and "For more information" tip, which `--help` gives anyway.
+        Err(e) => {
+            eprintln!("{}", usage_line(&e.render().to_string()));
+            std::process::exit(exit::USAGE);
         }
     };
     match attendance::commands::run(cli) {
@@ -24,4 +29,16 @@ fn main() {
             std::process::exit(exit_code_of(&err));
         }
     }
+}
+
+/// clap's rendered error folded into one line: `error: invalid value '0999-01-01' for
+/// '--date <DATE>': ...`.
+fn usage_line(rendered: &str) -> String {
+    rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }

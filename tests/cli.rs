@@ -127,3 +127,107 @@ fn a_bad_value_read_back_from_mysql_is_an_internal_error_exit_5() {
     let e = env.fails(&["calendar", "list", "--from", "2026-12-20", "--to", "2026-12-31"], 5);
     assert!(e.contains("feast") && e.trim().lines().count() == 1, "{e}");
 }
+
+#[test]
+fn dates_outside_the_years_1000_to_9999_are_usage_errors_that_change_nothing() {
+    // Regression: status/settle/report/leave add/calendar list panicked (exit 101) on 0999-12-31,
+    // and init-day / checkin --at accepted year 0 and made boards nothing could settle.
+    let env = TestEnv::with_roster("UTC", 20, 2);
+    let before = env.redis_snapshot();
+    for args in [
+        &["status", "E000001", "--date", "0999-12-31"][..],
+        &["settle", "--date", "0999-12-31"][..],
+        &["report", "day", "--date", "0999-12-31"][..],
+        &["report", "employee", "E000001", "--from", "0999-12-01"][..],
+        &["leave", "add", "E000001", "0999-12-01", "0999-12-31"][..],
+        &["calendar", "list", "--from", "0999-12-01"][..],
+        &["calendar", "set", "0999-12-25", "holiday"][..],
+        &["init-day", "--date", "0000-01-01"][..],
+        &["checkin", "E000001", "--at", "0000-01-01T00:00:00Z"][..],
+        &[
+            "correct",
+            "E000001",
+            "--date",
+            "0999-12-31",
+            "--in",
+            "09:00",
+            "--reason",
+            "x",
+            "--by",
+            "E000002",
+        ][..],
+    ] {
+        let e = env.fails(args, 2);
+        assert!(
+            e.starts_with("error: invalid value") && e.contains("1000 to 9999") && e.trim().lines().count() == 1,
+            "{args:?}: {e}"
+        );
+    }
+    assert_eq!(env.redis_snapshot(), before);
+    assert_eq!((env.count("leaves"), env.count("calendar_days")), (0, 0));
+    // The same rule for the rows of a file.
+    let f = env.file("old.csv", "date,kind\n0999-12-25,holiday\n");
+    let e = env.fails(&["calendar", "import", f.to_str().unwrap()], 2);
+    assert!(e.contains("1000 to 9999"), "{e}");
+}
+
+#[test]
+fn a_bad_format_is_a_usage_error_and_json_is_its_alias() {
+    // Regression: --format was a string, and an unknown one could fall back to a table.
+    let env = TestEnv::with_roster("UTC", 20, 2);
+    env.fails(&["report", "day", "--format", "xml"], 2);
+    env.fails(&["report", "day", "--format", "csv", "--json"], 2);
+    let json = env.ok(&["report", "day", "--date", "2026-11-27", "--json"]);
+    assert_eq!(
+        json,
+        env.ok(&["report", "day", "--date", "2026-11-27", "--format", "json"])
+    );
+    assert!(serde_json::from_str::<serde_json::Value>(&json).unwrap().is_array());
+}
+
+#[test]
+fn an_unknown_department_in_a_day_report_is_refused() {
+    let env = TestEnv::with_roster("UTC", 20, 2);
+    for report in ["day", "absent"] {
+        let e = env.fails(&["report", report, "--dept", "D999"], 1);
+        assert!(e.contains("unknown department 'D999'"), "{e}");
+    }
+    env.ok(&["report", "day", "--dept", "D001"]);
+}
+
+#[test]
+fn verbose_says_the_same_on_every_command_and_hides_passwords() {
+    let env = TestEnv::migrated("UTC");
+    let o = env
+        .cmd()
+        .args(["-v", "calendar", "list", "--from", "2026-12-01", "--to", "2026-12-02"])
+        .env("ATTENDANCE_AMQP_URL", "amqp://guest:s3cret@127.0.0.1:5672/%2f")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("config: Config {") && err.contains(&env.ns), "{err}");
+    assert!(err.contains("done in ") && !err.contains("s3cret"), "{err}");
+    // -q wins: nothing but errors.
+    let o = env.run(&["-q", "calendar", "list"]);
+    assert!(o.status.success() && o.stderr.is_empty());
+}
+
+#[test]
+fn help_puts_the_connection_options_under_their_own_heading() {
+    let env = TestEnv::new("UTC");
+    let help = env.ok(&["status", "--help"]);
+    let (own, connection) = help.split_once("Connection:").expect("a Connection heading");
+    assert!(own.contains("--date") && own.contains("--json"), "{help}");
+    assert!(!own.contains("--redis-url"), "{help}");
+    for flag in [
+        "--config",
+        "--redis-url",
+        "--mysql-url",
+        "--amqp-url",
+        "--namespace",
+        "--timezone",
+    ] {
+        assert!(connection.contains(flag), "{flag}: {help}");
+    }
+}

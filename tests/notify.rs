@@ -214,7 +214,9 @@ fn a_malformed_message_goes_through_retry_to_parking_and_replay_brings_it_back()
         std::thread::sleep(Duration::from_millis(150));
     }
     assert!(runs >= 2, "it went through retry first");
-    let listed = lines(&env.ok(&["dlq", "list", "--json", "--config", cfg]));
+    // A list is a result: one JSON document, an array (docs/commands.md: the JSON rule).
+    let listed = env.json(&["dlq", "list", "--json", "--config", cfg]);
+    let listed = listed.as_array().expect("an array");
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["message_id"], "bad-1");
     assert_eq!(listed[0]["department"], "D001");

@@ -6,7 +6,7 @@ use std::io::BufReader;
 use anyhow::Result;
 use chrono::Duration;
 
-use super::{parse_date, Ctx};
+use super::Ctx;
 use crate::calendar::{self, DayKind, Entry};
 use crate::cli::CalendarCommand;
 use crate::error::Error;
@@ -16,7 +16,6 @@ use crate::{db, services};
 pub fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
     match cmd {
         CalendarCommand::Set { date, kind, note } => {
-            let date = parse_date(&date)?;
             let kind = DayKind::parse(&kind).map_err(Error::input)?;
             calendar::check_note(&note).map_err(Error::input)?;
             let pool = services::mysql(&ctx.cfg)?;
@@ -31,12 +30,9 @@ pub fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
             db::calendar::upsert(&pool, &entries)?;
             ctx.out.status(format!("imported {} calendar day(s)", entries.len()));
         }
-        CalendarCommand::List { from, to, json } => {
-            let from = ctx.date_or_today(from.as_deref())?;
-            let to = match to {
-                Some(t) => parse_date(&t)?,
-                None => from + Duration::days(30),
-            };
+        CalendarCommand::List { from, to, output } => {
+            let from = ctx.date_or_today(from);
+            let to = to.unwrap_or(from + Duration::days(30));
             if to < from || (to - from).num_days() > 3_660 {
                 return Err(Error::input("--to must be on or after --from, at most ten years later").into());
             }
@@ -57,7 +53,7 @@ pub fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
                     })
                 })
                 .collect();
-            if json {
+            if output.json {
                 crate::outln!("{}", serde_json::Value::Array(days))?;
             } else {
                 let cell = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or_default().to_string();

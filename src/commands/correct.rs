@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::{parse_date, Ctx};
+use super::Ctx;
 use crate::cli::CorrectArgs;
 use crate::correct::{self, parse_time, Request};
 use crate::{roster, services};
@@ -10,7 +10,7 @@ use crate::{roster, services};
 pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
     roster::check_id("employee id", &a.employee_id)?;
     roster::check_id("supervisor id", &a.by)?;
-    let date = parse_date(&a.date)?;
+    let date = a.date;
     let tz = ctx.cfg.timezone;
     let first_in = a.check_in.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
     let last_out = a.check_out.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
@@ -27,7 +27,7 @@ pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
             by: &a.by,
         },
     )?;
-    if a.json {
+    if a.output.json {
         crate::outln!("{}", serde_json::to_string(&o)?)?;
         return Ok(());
     }

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::{parse_date, Ctx};
+use super::Ctx;
 use crate::cli::LeaveCommand;
 use crate::db::leave::{self, NewLeave};
 use crate::error::Error;
@@ -17,10 +17,9 @@ pub fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             to,
             kind,
             note,
-            json,
+            output,
         } => {
             roster::check_id("employee id", &employee_id)?;
-            let (from, to) = (parse_date(&from)?, parse_date(&to)?);
             if to < from {
                 return Err(Error::input(format!("leave ends ({to}) before it starts ({from})")).into());
             }
@@ -57,7 +56,7 @@ pub fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
                     false,
                 ),
             };
-            if json {
+            if output.json {
                 crate::outln!(
                     "{}",
                     serde_json::json!({ "id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "repeat": repeat })
@@ -72,13 +71,11 @@ pub fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             employee,
             from,
             to,
-            json,
+            output,
         } => {
-            let from = from.as_deref().map(parse_date).transpose()?;
-            let to = to.as_deref().map(parse_date).transpose()?;
             let pool = services::mysql(&ctx.cfg)?;
             let leaves = leave::list(&pool, employee.as_deref(), from, to, false)?;
-            if json {
+            if output.json {
                 crate::outln!("{}", serde_json::to_string(&leaves)?)?;
             } else {
                 let rows = leaves

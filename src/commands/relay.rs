@@ -62,7 +62,7 @@ pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
 }
 
 fn print(ctx: &Ctx, args: &RelayArgs, r: &DrainReport) -> Result<()> {
-    if args.json {
+    if args.output.json {
         crate::output::json(r)?;
     } else {
         crate::outln!(

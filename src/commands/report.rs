@@ -3,28 +3,23 @@
 use anyhow::Result;
 use chrono::{Datelike, Duration, NaiveDate};
 
-use super::{parse_date, Ctx};
+use super::Ctx;
 use crate::cli::{DateRange, ReportCommand};
 use crate::db::report::{self, Known};
 use crate::error::Error;
+use crate::report::Format;
 use crate::{roster, services};
 
 /// `--date`, or yesterday (the last day settle may have written).
-fn day_or_yesterday(ctx: &Ctx, date: Option<&str>) -> Result<NaiveDate> {
-    Ok(match date {
-        Some(d) => parse_date(d)?,
-        None => ctx.today() - Duration::days(1),
-    })
+fn day_or_yesterday(ctx: &Ctx, date: Option<NaiveDate>) -> NaiveDate {
+    date.unwrap_or_else(|| ctx.today() - Duration::days(1))
 }
 
 /// `--from`/`--to`, by default this month up to today.
 fn range(ctx: &Ctx, r: &DateRange) -> Result<(NaiveDate, NaiveDate)> {
     let today = ctx.today();
-    let from = match &r.from {
-        Some(d) => parse_date(d)?,
-        None => today.with_day(1).unwrap_or(today),
-    };
-    let to = r.to.as_deref().map(parse_date).transpose()?.unwrap_or(today);
+    let from = r.from.unwrap_or(today.with_day(1).unwrap_or(today));
+    let to = r.to.unwrap_or(today);
     if to < from {
         return Err(Error::input(format!("--to ({to}) is before --from ({from})")).into());
     }
@@ -48,11 +43,17 @@ pub fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
     let tz = ctx.cfg.timezone;
     let (table, format) = match cmd {
         ReportCommand::Day { date, dept, format } => {
-            let date = day_or_yesterday(ctx, date.as_deref())?;
+            if let Some(d) = &dept {
+                must_know(&pool, Known::Department, d)?;
+            }
+            let date = day_or_yesterday(ctx, date);
             (report::day(&pool, date, dept.as_deref())?, format)
         }
         ReportCommand::Absent { date, dept, format } => {
-            let date = day_or_yesterday(ctx, date.as_deref())?;
+            if let Some(d) = &dept {
+                must_know(&pool, Known::Department, d)?;
+            }
+            let date = day_or_yesterday(ctx, date);
             (report::absent(&pool, date, dept.as_deref())?, format)
         }
         ReportCommand::Employee {
@@ -79,7 +80,6 @@ pub fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
             failures,
             format,
         } => {
-            let date = date.as_deref().map(parse_date).transpose()?;
             let t = if failures {
                 report::failures(&pool, date, limit)?
             } else {
@@ -88,14 +88,15 @@ pub fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
             (t, format)
         }
     };
-    let text = table.render(&format.format)?;
+    let format = format.get();
+    let text = table.render(format)?;
     // CSV ends its last record with a newline already.
     if text.ends_with('\n') {
         crate::output::data(&text)?;
     } else {
         crate::outln!("{text}")?;
     }
-    if table.rows.is_empty() && format.format == "table" {
+    if table.rows.is_empty() && format == Format::Table {
         ctx.out.status("no rows (has the day been settled?)");
     }
     Ok(())

@@ -21,7 +21,7 @@ pub fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
             return Err(Error::input(format!("{name} must be between 0 and 100")).into());
         }
     }
-    let date = ctx.date_or_today(a.date.as_deref())?;
+    let date = ctx.date_or_today(a.date);
     let pool = services::mysql(&ctx.cfg)?;
     let ids: Vec<String> = db::roster::active_members(&pool)?
         .into_iter()

@@ -64,7 +64,7 @@ fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool
         early_minutes: r.early_minutes,
         corrected: r.corrected,
     };
-    if args.json {
+    if args.output.json {
         crate::outln!("{}", serde_json::to_string(&s)?)?;
     } else {
         crate::outln!(
@@ -85,7 +85,7 @@ fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool
 
 pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     crate::roster::check_id("employee id", &args.employee_id)?;
-    let date = ctx.date_or_today(args.date.as_deref())?;
+    let date = ctx.date_or_today(args.date);
     if date < ctx.today() && settled(ctx, &args, date)? {
         return Ok(());
     }
@@ -114,7 +114,7 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         department_id: e.department_id,
         date: date.to_string(),
     };
-    if args.json {
+    if args.output.json {
         crate::outln!("{}", serde_json::to_string(&s)?)?;
         return Ok(());
     }

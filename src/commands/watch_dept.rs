@@ -14,7 +14,7 @@ use crate::{interrupt, services};
 
 pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     crate::roster::check_id("department id", &args.department_id)?;
-    let live = !args.once && !args.json && std::io::stdout().is_terminal();
+    let live = !args.once && !args.output.json && std::io::stdout().is_terminal();
     let mut screen = if live {
         Some(Screen::new(services::redis(&ctx.cfg)?))
     } else {
@@ -36,7 +36,7 @@ pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
                         s.draw(ctx, dept)?;
                     }
                 }
-                None if args.json => crate::output::json(event)?,
+                None if args.output.json => crate::output::json(event)?,
                 None => crate::outln!("{}", line(ctx, event))?,
             },
             WatchItem::Rejected {
