@@ -98,7 +98,8 @@ pub fn correct(cfg: &Config, pool: &Pool, req: &Request) -> Result<Outcome> {
             ),
             (req.date, req.employee_id),
         )?
-        .map(attendance::stored_from_row);
+        .map(attendance::stored_from_row)
+        .transpose()?;
     let Some(before) = before else {
         tx.rollback()?;
         return Err(Error::refused(format!(

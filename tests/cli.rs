@@ -231,3 +231,55 @@ fn help_puts_the_connection_options_under_their_own_heading() {
         assert!(connection.contains(flag), "{flag}: {help}");
     }
 }
+
+#[test]
+fn every_config_key_is_settable_from_the_environment_and_checked_there() {
+    let env = TestEnv::with_roster("UTC", 20, 2);
+    let o = env
+        .cmd()
+        .args(["checkin", "E000003", "--at", "2026-11-30T08:30:00Z", "--json"])
+        .env("ATTENDANCE_POLICY_CHECKIN_DEADLINE", "08:00")
+        .env("ATTENDANCE_POLICY_MAX_FUTURE_SKEW_SECS", "0")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["late"].as_bool(), v["late_minutes"].as_u64()),
+        (Some(true), Some(30))
+    );
+    // Out of bounds: refused (exit 2) and named, not clamped; nothing recorded.
+    let before = env.redis_snapshot();
+    let o = env
+        .cmd()
+        .args(["checkin", "E000004"])
+        .env("ATTENDANCE_SETTLE_BATCH_SIZE", "10000")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("settle.batch_size (ATTENDANCE_SETTLE_BATCH_SIZE)") && err.contains("1 to 7281"),
+        "{err}"
+    );
+    assert_eq!(env.redis_snapshot(), before);
+}
+
+#[test]
+fn a_stored_status_the_code_does_not_know_is_an_error_not_absent() {
+    // Regression: rows were mapped by column index with defaults; a bad status read as `absent`.
+    let env = TestEnv::with_roster("UTC", 20, 2);
+    let mut db = env.mysql();
+    for sql in [
+        "ALTER TABLE attendance MODIFY status VARCHAR(20) NOT NULL",
+        "INSERT INTO attendance (work_date, employee_id, department_id, status) \
+         SELECT '2026-11-27', id, department_id, 'vacationing' FROM employees WHERE id = 'E000003'",
+    ] {
+        mysql::prelude::Queryable::query_drop(&mut db, sql).unwrap();
+    }
+    let e = env.fails(&["status", "E000003", "--date", "2026-11-27", "--json"], 5);
+    assert!(
+        e.contains("status") && e.contains("vacationing") && !e.contains("absent"),
+        "{e}"
+    );
+}

@@ -8,6 +8,8 @@ use mysql::prelude::Queryable;
 use mysql::Pool;
 use serde::Serialize;
 
+use super::typed::Cols;
+
 /// One leave as stored.
 #[derive(Debug, Clone, Serialize)]
 pub struct Leave {
@@ -64,22 +66,21 @@ pub fn list(
          ORDER BY from_date DESC, id DESC",
         (employee, employee, from, from, to, to, approved_only),
     )?;
-    Ok(rows
-        .into_iter()
+    rows.into_iter()
         .map(|r| {
-            let (id, employee_id, from, to, kind, note, status, created_at) = mysql::from_row(r);
-            Leave {
-                id,
-                employee_id,
-                from,
-                to,
-                kind,
-                note,
-                status,
-                created_at,
-            }
+            let mut c = Cols::new(r, "leaves row");
+            Ok(Leave {
+                id: c.get(0)?,
+                employee_id: c.get(1)?,
+                from: c.get(2)?,
+                to: c.get(3)?,
+                kind: c.get(4)?,
+                note: c.get(5)?,
+                status: c.get(6)?,
+                created_at: c.get(7)?,
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// Cancel a leave. `None`: no such leave; `Some(false)`: it was already cancelled.

@@ -7,6 +7,7 @@ pub mod leave;
 pub mod report;
 pub mod roster;
 pub mod runs;
+pub mod typed;
 
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
