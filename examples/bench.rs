@@ -378,7 +378,7 @@ fn main() -> Result<()> {
     // The board alone: the same script, pipelined, no publish, on another day's keys.
     let (rows, _) = attendance::bulk::parse(std::fs::File::open(&morning)?, chrono::Utc::now(), 120)?;
     let ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
-    let known = attendance::bulk::resolve(&b.cfg, &mut con, &keys, &ids)?;
+    let known = attendance::ops::checkin::resolve(&b.cfg, &mut con, &keys, &ids)?;
     let other = Keys::new("bench:alone");
     let punches: Vec<Punch> = rows
         .iter()

@@ -17,6 +17,7 @@ pub mod event;
 pub mod interrupt;
 pub mod keys;
 pub mod notify;
+pub mod ops;
 pub mod output;
 pub mod policy;
 pub mod report;

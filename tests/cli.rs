@@ -283,3 +283,44 @@ fn a_stored_status_the_code_does_not_know_is_an_error_not_absent() {
         "{e}"
     );
 }
+
+#[test]
+fn concurrent_overlapping_leave_for_one_employee_lands_once() {
+    // The overlap rule and the insert are one transaction: of eight overlapping requests racing
+    // for one employee, exactly one is recorded and the others are refused (exit 1).
+    let env = TestEnv::with_roster("UTC", 20, 2);
+    let children: Vec<_> = (1..=8)
+        .map(|i| {
+            env.std_cmd()
+                .args(["leave", "add", "E000003", &format!("2026-12-{:02}", i), "2026-12-20"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let codes: Vec<Option<i32>> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap().status.code())
+        .collect();
+    assert_eq!(codes.iter().filter(|c| **c == Some(0)).count(), 1, "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| **c == Some(1)).count(), 7, "{codes:?}");
+    assert_eq!(env.count("leaves"), 1);
+    // The very same leave again is a repeat that prints its id; an unknown employee is refused.
+    let listed = env.json(&["leave", "list", "--json"]);
+    let l = &listed[0];
+    let again = env.json(&[
+        "leave",
+        "add",
+        "E000003",
+        l["from"].as_str().unwrap(),
+        "2026-12-20",
+        "--json",
+    ]);
+    assert_eq!(
+        (again["id"].clone(), again["repeat"].as_bool()),
+        (l["id"].clone(), Some(true))
+    );
+    env.fails(&["leave", "add", "E999999", "2026-12-01", "2026-12-02"], 1);
+    assert_eq!(env.count("leaves"), 1);
+}

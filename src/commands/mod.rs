@@ -5,7 +5,6 @@ use chrono::NaiveDate;
 
 use crate::cli::{Cli, Command};
 use crate::config::Config;
-use crate::error::Error;
 use crate::output::Out;
 
 mod calendar;
@@ -85,11 +84,9 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
 /// Unknown everywhere: refused (exit 1). MySQL is opened only on a cache miss.
 pub fn resolve_employee(
     ctx: &Ctx,
-    con: &mut redis::Connection,
+    redis: &mut impl redis::ConnectionLike,
     keys: &crate::keys::Keys,
     id: &str,
 ) -> Result<crate::board::Employee> {
-    crate::bulk::resolve(&ctx.cfg, con, keys, &[id])?
-        .remove(id)
-        .ok_or_else(|| Error::refused(format!("unknown employee '{id}'")).into())
+    crate::ops::checkin::employee(&ctx.cfg, redis, keys, id)
 }

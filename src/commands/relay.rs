@@ -10,11 +10,11 @@ use crate::cli::RelayArgs;
 use crate::error::Error;
 use crate::keys::Keys;
 use crate::notify::{self, DrainReport, Publisher};
-use crate::{interrupt, services};
+use crate::{board, interrupt};
 
 pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
     let keys = Keys::new(&ctx.cfg.namespace);
-    let mut con = services::redis(&ctx.cfg)?;
+    let mut con = board::Redis::open(&ctx.cfg)?;
     if !args.follow {
         let r = notify::drain_outboxes(&ctx.cfg, &mut con, &keys)?;
         print(ctx, &args, &r)?;

@@ -10,17 +10,17 @@ use super::Ctx;
 use crate::cli::WatchDeptArgs;
 use crate::event::{Event, Kind};
 use crate::notify::{self, WatchItem, WatchOptions};
-use crate::{interrupt, services};
+use crate::{board, interrupt};
 
 pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     crate::roster::check_id("department id", &args.department_id)?;
     let live = !args.once && !args.output.json && std::io::stdout().is_terminal();
     let mut screen = if live {
-        Some(Screen::new(services::redis(&ctx.cfg)?))
+        Some(Screen::new(board::Redis::open(&ctx.cfg)?))
     } else {
         None
     };
-    let mut redis = services::redis(&ctx.cfg)?;
+    let mut redis = board::Redis::open(&ctx.cfg)?;
     let opts = WatchOptions {
         once: args.once,
         tick: REDRAW,
