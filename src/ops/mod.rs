@@ -7,3 +7,4 @@ pub mod calendar;
 pub mod checkin;
 pub mod leave;
 pub mod org;
+pub mod report;
