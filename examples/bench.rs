@@ -6,6 +6,9 @@
 //! It uses its own namespace (`bench`) and database (`attendance_bench`), which it resets first,
 //! and writes the figures to `bench-results/latest.md` as well as the screen.
 
+// A benchmark prints its figures to a terminal: println! is fine here (see clippy.toml).
+#![allow(clippy::disallowed_macros)]
+
 #[path = "common/args.rs"]
 mod args;
 #[path = "common/mysql_refs.rs"]

@@ -8,6 +8,9 @@
 //! them first and drops them at the end. `ATTENDANCE_REDIS_URL` and `ATTENDANCE_MYSQL_URL`
 //! (server part only) point it elsewhere.
 
+// A benchmark prints its figures to a terminal: println! is fine here (see clippy.toml).
+#![allow(clippy::disallowed_macros)]
+
 #[path = "common/args.rs"]
 mod args;
 #[path = "common/mysql_refs.rs"]
