@@ -6,8 +6,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
+use crate::calendar::DayKind;
 use crate::config::Overrides;
 use crate::dates::{parse_day, parse_instant};
+use crate::event::Kind;
 use crate::report::Format;
 
 /// The help heading of the options that say where the stores are, apart from each command's own.
@@ -145,8 +147,8 @@ pub enum CalendarCommand {
         #[arg(value_parser = parse_day)]
         date: NaiveDate,
         /// workday or holiday
-        #[arg(value_parser = ["workday", "holiday"])]
-        kind: String,
+        #[arg(value_parser = PossibleValuesParser::new(["workday", "holiday"]).map(|s| DayKind::parse(&s).expect("listed")))]
+        kind: DayKind,
         /// Why (shown by `calendar list`)
         #[arg(long, default_value = "")]
         note: String,
@@ -414,8 +416,8 @@ pub struct CheckinArgs {
     pub file: Option<PathBuf>,
     /// in or out. Without it: the first punch of the day is a check-in, a punch within
     /// policy.repeat_window_minutes (30) of the first check-in repeats it, any later punch is a check-out.
-    #[arg(long, value_parser = ["in", "out"])]
-    pub kind: Option<String>,
+    #[arg(long, value_parser = PossibleValuesParser::new(["in", "out"]).map(|s| s.parse::<Kind>().expect("listed")))]
+    pub kind: Option<Kind>,
     /// When the punch happened, RFC 3339 (for kiosks replaying offline punches) [default: now]
     #[arg(long, value_name = "RFC3339", value_parser = parse_instant)]
     pub at: Option<DateTime<Utc>>,

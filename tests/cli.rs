@@ -324,3 +324,23 @@ fn concurrent_overlapping_leave_for_one_employee_lands_once() {
     env.fails(&["leave", "add", "E999999", "2026-12-01", "2026-12-02"], 1);
     assert_eq!(env.count("leaves"), 1);
 }
+
+#[test]
+fn sigterm_stops_a_following_relay_cleanly() {
+    // Signals come through signal-hook now (not unsafe libc::signal): systemd's SIGTERM ends
+    // `relay --follow` between two rounds with its summary and exit 0.
+    let env = TestEnv::migrated("UTC");
+    let child = env
+        .std_cmd()
+        .args(["relay", "--follow", "--interval-ms", "100"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("relay: stopped"), "{err}");
+}

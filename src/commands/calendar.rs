@@ -7,7 +7,7 @@ use anyhow::Result;
 use chrono::Duration;
 
 use super::Ctx;
-use crate::calendar::{self, DayKind, Entry};
+use crate::calendar::{self, Entry};
 use crate::cli::CalendarCommand;
 use crate::error::Error;
 use crate::ops;
@@ -16,7 +16,6 @@ use crate::output::print_table;
 pub fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
     match cmd {
         CalendarCommand::Set { date, kind, note } => {
-            let kind = DayKind::parse(&kind).map_err(Error::input)?;
             ops::calendar::set(&ctx.cfg, &[Entry { date, kind, note }])?;
             ctx.out.status(format!("{date} is now a {}", kind.as_str()));
         }

@@ -17,16 +17,11 @@ pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
         .employee_id
         .as_deref()
         .ok_or_else(|| Error::input("an employee id or --file is needed"))?;
-    let kind: Option<Kind> = args
-        .kind
-        .as_deref()
-        .map(|k| k.parse().map_err(Error::input))
-        .transpose()?;
     let c = checkin::punch(
         &ctx.cfg,
         &Request {
             employee_id,
-            kind,
+            kind: args.kind,
             at: args.at,
             source: &args.source,
         },
