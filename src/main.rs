@@ -1,5 +1,6 @@
 //! The `attendance` binary: parse, run, and turn any error into one line and an exit code.
 
+use clap::error::ErrorKind;
 use clap::Parser;
 
 use attendance::cli::Cli;
@@ -12,6 +13,11 @@ fn main() {
         Err(e) if !e.use_stderr() => {
             e.print().ok();
             std::process::exit(exit::OK);
+        }
+        // `attendance` or `attendance report` alone: the help, on stderr, as a usage error.
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            e.print().ok();
+            std::process::exit(exit::USAGE);
         }
         // A usage error is one line like every other error (exit 2): clap's message without
         // its usage block and "For more information" tip, which `--help` gives anyway.

@@ -6,8 +6,14 @@ use common::TestEnv;
 #[test]
 fn usage_errors_exit_2_and_help_exits_0() {
     let env = TestEnv::new("UTC");
-    env.fails(&["no-such-command"], 2);
-    env.fails(&["checkin"], 2);
+    let e = env.fails(&["no-such-command"], 2);
+    assert_eq!(e.trim(), "error: unrecognized subcommand 'no-such-command'");
+    let e = env.fails(&["checkin"], 2);
+    assert!(e.starts_with("error: ") && e.trim().lines().count() == 1, "{e}");
+    // No command at all: a usage error that lists the commands (clap prints the whole help
+    // instead when no flag or variable is given either).
+    let e = env.fails(&[], 2);
+    assert!(e.contains("checkin") && e.contains("settle"), "{e}");
     let help = env.ok(&["--help"]);
     assert!(help.contains("Exit codes"), "{help}");
     assert!(env.ok(&["checkin", "--help"]).contains("--kind"));
