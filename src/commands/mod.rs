@@ -42,6 +42,13 @@ impl Ctx {
     }
 }
 
+/// A `YYYY-MM-DD` date typed as text (a file's field, a positional argument not typed by
+/// clap), in the years 1000 to 9999, or a usage error that says what was expected. Flags
+/// use `dates::parse_day` as their clap value parser instead.
+pub fn parse_date(s: &str) -> Result<NaiveDate, crate::error::Error> {
+    crate::dates::parse_day(s).map_err(|why| crate::error::Error::input(format!("invalid date '{s}': {why}")))
+}
+
 pub fn run(cli: Cli) -> Result<()> {
     let started = std::time::Instant::now();
     let cfg = Config::load(&cli.global.overrides())?;
