@@ -8,15 +8,17 @@ use redis::{Cmd, ConnectionLike, RedisResult, Value};
 use crate::config::Config;
 
 /// An open connection to the configured Redis, with the timeouts of `services::redis`.
+/// Whatever connection that opens (a plain one today; one with its own deadlines, or a
+/// cluster connection, later) sits behind the same handle.
 pub struct Redis {
-    con: redis::Connection,
+    con: Box<dyn ConnectionLike>,
 }
 
 impl Redis {
     /// Connect (exit 3 when Redis is unreachable).
     pub fn open(cfg: &Config) -> Result<Redis> {
         Ok(Redis {
-            con: crate::services::redis(cfg)?,
+            con: Box::new(crate::services::redis(cfg)?),
         })
     }
 }
