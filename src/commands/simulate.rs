@@ -9,7 +9,6 @@ use super::Ctx;
 use crate::cli::SimulateArgs;
 use crate::error::Error;
 use crate::simulate::{write_punches, Mix};
-use crate::{db, services};
 
 pub fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
     for (name, v) in [
@@ -22,11 +21,7 @@ pub fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
         }
     }
     let date = ctx.date_or_today(a.date);
-    let pool = services::mysql(&ctx.cfg)?;
-    let ids: Vec<String> = db::roster::active_members(&pool)?
-        .into_iter()
-        .map(|m| m.employee_id)
-        .collect();
+    let ids = crate::ops::org::active_ids(&ctx.cfg)?;
     let mix = Mix {
         absent_pct: a.absent_pct,
         late_pct: a.late_pct,

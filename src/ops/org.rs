@@ -8,6 +8,12 @@ use crate::keys::Keys;
 use crate::roster::RosterRow;
 use crate::{board, db, services};
 
+/// The ids of the active roster, by department then id (what `simulate` punches for).
+pub fn active_ids(cfg: &Config) -> Result<Vec<String>> {
+    let members = db::roster::active_members(&services::mysql(cfg)?)?;
+    Ok(members.into_iter().map(|m| m.employee_id).collect())
+}
+
 /// Upsert the rows (already validated whole) in one transaction, then cache them in Redis so
 /// that new employees can check in at once.
 pub fn import(cfg: &Config, rows: &[RosterRow]) -> Result<ImportReport> {
