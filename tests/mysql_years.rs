@@ -27,7 +27,7 @@ fn supervisor(env: &TestEnv, dept: &str) -> String {
 fn settle_and_correct(env: &TestEnv, day: &str) -> String {
     let sup = supervisor(env, "D001");
     let e = env.members("D001").into_iter().find(|x| *x != sup).unwrap();
-    env.punch_offline(&e, "in", &format!("{day}T08:45:00"));
+    env.punch(&e, "in", &format!("{day}T08:45:00"), true);
     env.ok(&["settle", "--date", day]);
     env.ok(&[
         "correct",
@@ -131,7 +131,7 @@ fn without_the_foreign_keys_settle_still_refuses_an_unknown_employee() {
     assert!(!fks.contains(&"attendance_employee_fk".to_string()), "{fks:?}");
     assert!(!fks.contains(&"corrections_row_fk".to_string()), "{fks:?}");
     let e = &env.members("D001")[1];
-    env.punch_offline(e, "in", &format!("{NOV}T08:45:00"));
+    env.punch(e, "in", &format!("{NOV}T08:45:00"), true);
     let board = format!("{}:board:{{D001}}:{NOV}", env.ns);
     let _: () = redis::cmd("HSET")
         .arg(&board)
@@ -439,7 +439,7 @@ fn archive_refuses_bad_input_with_one_line_and_changes_nothing() {
         ),
         (
             vec!["--before", "2026-13-01", "--out", dir.to_str().unwrap(), "--drop"],
-            "invalid date",
+            "invalid value '2026-13-01'",
         ),
         (
             vec!["--before", "2026-11-25", "--out", locked.to_str().unwrap(), "--drop"],

@@ -3,21 +3,20 @@
 
 use anyhow::Result;
 
-use super::{parse_date, Ctx};
+use super::Ctx;
 use crate::archive::{self, Options};
 use crate::cli::ArchiveArgs;
 
 pub fn run(ctx: &Ctx, args: ArchiveArgs) -> Result<()> {
     let opts = Options {
-        before: parse_date(&args.before)?,
+        before: args.before,
         today: ctx.today(),
         dir: args.out,
         drop: args.drop,
     };
     let report = archive::archive(&ctx.cfg, &opts)?;
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
-        return Ok(());
+    if args.output.json {
+        return crate::output::json(&report);
     }
     for f in &report.files {
         ctx.out.status(format!("{}: {} rows", f.path.display(), f.rows));

@@ -16,7 +16,7 @@ fn parse_month(s: &str) -> Result<NaiveDate, Error> {
 }
 
 pub fn run(ctx: &Ctx, cmd: DbCommand) -> Result<()> {
-    let DbCommand::Partition { from, months, json } = cmd;
+    let DbCommand::Partition { from, months, output } = cmd;
     let from = parse_month(&from)?;
     if !(1..=240).contains(&months) {
         return Err(Error::input(format!("--months {months}: expected 1 to 240")).into());
@@ -24,9 +24,8 @@ pub fn run(ctx: &Ctx, cmd: DbCommand) -> Result<()> {
     let pool = services::mysql(&ctx.cfg)?;
     let mut conn = pool.get_conn().map_err(|e| services::mysql_error(&ctx.cfg, e))?;
     let parts = partition::partition(&mut conn, from, months)?;
-    if json {
-        println!("{}", serde_json::to_string(&parts)?);
-        return Ok(());
+    if output.json {
+        return output::json(&parts);
     }
     let rows = parts
         .iter()
@@ -35,6 +34,6 @@ pub fn run(ctx: &Ctx, cmd: DbCommand) -> Result<()> {
             vec![p.name.clone(), bound, p.rows.to_string()]
         })
         .collect();
-    output::print_table(&["partition", "days before", "rows (estimate)"], rows);
+    output::print_table(&["partition", "days before", "rows (estimate)"], rows)?;
     Ok(())
 }

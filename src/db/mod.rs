@@ -9,6 +9,7 @@ pub mod partition;
 pub mod report;
 pub mod roster;
 pub mod runs;
+pub mod typed;
 
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
