@@ -100,10 +100,8 @@ impl PrivateRedis {
         keys.sort();
         keys.into_iter()
             .map(|k| {
-                let v: Vec<(String, String)> = redis::cmd("HGETALL").arg(&k).query(&mut con).unwrap_or_default();
-                let mut v = v;
-                v.sort();
-                (k, format!("{v:?}"))
+                let dump: Option<Vec<u8>> = redis::cmd("DUMP").arg(&k).query(&mut con).unwrap();
+                (k, format!("{dump:?}"))
             })
             .collect()
     }

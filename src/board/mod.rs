@@ -1,9 +1,12 @@
 //! Redis: the day's boards, the roster lookup and the per-department outbox. Every write that
 //! one check-in makes is one Lua script call on its department's keys (no lock).
 
+mod handle;
 pub mod health;
 pub mod record;
 pub mod summary;
+
+pub use handle::Redis;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -14,10 +17,10 @@ use chrono_tz::Tz;
 use redis::{Commands, ConnectionLike};
 
 use crate::config::Policy;
-use crate::db::roster::Member;
 use crate::event::Kind;
 use crate::keys::Keys;
 use crate::policy::PunchFacts;
+use crate::roster::Member;
 use record::{DayRecord, MAX_TOKENS};
 
 static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("punch.lua")));
@@ -474,7 +477,7 @@ pub fn outbox_len(con: &mut impl ConnectionLike, keys: &Keys, depts: &[String]) 
 }
 
 /// Departments whose outbox holds anything.
-pub fn outbox_departments(con: &mut redis::Connection, keys: &Keys) -> Result<Vec<String>> {
+pub fn outbox_departments(con: &mut impl ConnectionLike, keys: &Keys) -> Result<Vec<String>> {
     let found: Vec<String> = con
         .scan_match::<_, String>(keys.outbox_pattern())?
         .collect::<Result<_, _>>()?;

@@ -13,7 +13,7 @@ use crate::recover::{self, Options};
 use crate::{db, services};
 
 pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {
-    let date = super::parse_date(&args.date)?;
+    let date = args.date;
     if date > ctx.today() {
         return Err(Error::refused(format!("{date} has not begun: there is nothing to recover")).into());
     }
@@ -38,9 +38,8 @@ pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {
         idle: Duration::from_millis(args.idle_ms),
     };
     let r = recover::recover(&ctx.cfg, &mut con, &members, opts)?;
-    if args.json {
-        println!("{}", serde_json::to_string(&r)?);
-        return Ok(());
+    if args.output.json {
+        return crate::output::json(&r);
     }
     print_table(
         &["date", "read", "restored", "already present", "laid out", "skipped"],
@@ -52,7 +51,7 @@ pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {
             r.laid_out.to_string(),
             r.skipped.to_string(),
         ]],
-    );
+    )?;
     ctx.out.status(format!(
         "read {} journal message(s) (offsets {}..{}) up to {} ({:.2}s)",
         r.messages,
