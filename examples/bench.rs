@@ -14,7 +14,7 @@ mod args;
 #[path = "common/mysql_refs.rs"]
 mod mysql_refs;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use args::arg;
 use std::process::{Command, Stdio};
@@ -283,18 +283,7 @@ fn main() -> Result<()> {
     let employees = arg("--employees", 100_000)?;
     let departments = arg("--departments", 500)?;
     let runs = arg("--runs", 300)? as usize;
-    let exe = std::env::current_exe()?;
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .context("no target dir")?
-        .join("attendance");
-    if !bin.exists() {
-        bail!(
-            "{} is missing: run `cargo build --release --bins --examples` first",
-            bin.display()
-        );
-    }
+    let bin = args::binary()?;
     let mut cfg = Config::load(&Overrides {
         namespace: Some("bench".into()),
         timezone: std::env::var("ATTENDANCE_TIMEZONE")
