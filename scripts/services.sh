@@ -97,7 +97,7 @@ fi
 if command -v rabbitmqctl >/dev/null 2>&1; then
   nofile=$(rabbitmq_nofile || true)
   if [ -n "$nofile" ] && [ "$nofile" != unlimited ] && [ "$nofile" -lt 16384 ] 2>/dev/null; then
-    echo "services: WARNING: the local RabbitMQ has an open-files limit of $nofile; 5,000 department queues need about 16000 (restart it under ulimit -n $RABBIT_NOFILE, see docs/durability.md)" >&2
+    echo "services: WARNING: the local RabbitMQ has an open-files limit of $nofile; 5,000 department queues need about 16000 (restart it under ulimit -n $RABBIT_NOFILE, see docs/operations.md: RabbitMQ's file handles)" >&2
   fi
 fi
 if command -v redis-cli >/dev/null 2>&1; then
