@@ -17,6 +17,8 @@ pub mod exit {
     pub const SERVICE: i32 = 3;
     /// The command ran to the end, but some items (rows, punches) were refused or failed.
     pub const PARTIAL: i32 = 4;
+    /// The day looks lost in Redis (laid out, but departments have no board): recover first.
+    pub const LOST: i32 = 6;
 }
 
 /// One of the three stores.
@@ -51,6 +53,9 @@ pub enum Error {
     /// Some items were refused or failed; the command already reported them (exit 4).
     #[error("{0}")]
     Partial(String),
+    /// A laid-out day has departments with no board in Redis: `recover` first (exit 6).
+    #[error("{0}")]
+    Lost(String),
 }
 
 impl Error {
@@ -73,6 +78,7 @@ impl Error {
             Error::Input(_) => exit::USAGE,
             Error::Service { .. } => exit::SERVICE,
             Error::Partial(_) => exit::PARTIAL,
+            Error::Lost(_) => exit::LOST,
         }
     }
 }
