@@ -761,6 +761,14 @@ fn killed_after_the_cutover_with_punches_arriving_then_rerun_gives_the_rows_of_a
     assert_eq!(settle_boards(&env, &day).len(), 1, "killed after one cut-over of three");
     assert_eq!(boards(&env, &day).len(), 3);
     assert_eq!(env.count("attendance"), 0);
+    // Meanwhile status still sees a punch on the board settle took over (D001, cut over first).
+    let all: Vec<String> = env.mysql().query("SELECT id FROM employees ORDER BY id").unwrap();
+    let punched = members(&env, "D001")
+        .into_iter()
+        .find(|m| all.iter().position(|x| x == m).unwrap() % 2 == 0)
+        .unwrap();
+    let st = env.json(&["status", &punched, "--date", &day, "--json"]);
+    assert_eq!(st["state"], "in", "{st}");
     // Punches keep coming: one lands on a fresh live board beside settle's own.
     evening(&env);
     assert_eq!(boards(&env, &day).len(), 4, "a fresh live board beside settle's");

@@ -143,7 +143,12 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let keys = Keys::new(&ctx.cfg.namespace);
     let mut con = services::redis(&ctx.cfg)?;
     let e = super::resolve_employee(ctx, &mut con, &keys, &args.employee_id)?;
-    let rec = board::day_record(&mut con, &keys, &e.department_id, date, &e.id)?.unwrap_or_default();
+    // A past day being settled (or whose settle was killed) has its punches on settle's board.
+    let rec = if date < ctx.today() {
+        board::cutover::waiting_record(&mut con, &keys, &e.department_id, date, &e.id)?
+    } else {
+        board::day_record(&mut con, &keys, &e.department_id, date, &e.id)?.unwrap_or_default()
+    };
     let (tz, p) = (ctx.cfg.timezone, &ctx.cfg.policy);
     let late = rec.first_in().map_or(0, |s| policy::late_minutes(p, tz, date, s));
     let early = rec.last_out().map_or(0, |s| policy::early_minutes(p, tz, date, s));
