@@ -785,3 +785,24 @@ fn killed_after_the_cutover_with_punches_arriving_then_rerun_gives_the_rows_of_a
         "killed around the cut-over and rerun == never killed"
     );
 }
+
+#[test]
+fn a_day_before_the_year_1000_is_refused_and_never_blocks_the_nightly_run() {
+    // Regression: these panicked in the MySQL client (exit 101), init-day after writing boards.
+    let env = TestEnv::with_roster(TZ, 6, 2);
+    let before = env.redis_snapshot();
+    for args in [["settle", "--date", "0999-12-31"], ["init-day", "--date", "0999-12-31"]] {
+        let err = env.fails(&args, 2);
+        assert!(err.contains("years 1000 to 9999"), "{err}");
+    }
+    assert_eq!(env.redis_snapshot(), before);
+    // A board of such a day (written before the punch rules refused it) is left out of catch-up.
+    let k = keys(&env);
+    let _: () = env
+        .redis()
+        .hset(k.board("D001", date("0999-01-01")), "E1", "i30000")
+        .unwrap();
+    let _: () = env.redis().sadd(k.board_days("D001"), "0999-01-01").unwrap();
+    let s = env.json(&["settle", "--json"]);
+    assert_eq!(s["settled_days"], serde_json::json!([days_ago(1)]));
+}

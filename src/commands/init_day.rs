@@ -9,6 +9,7 @@ use crate::{board, db, keys::Keys, services};
 
 pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
     let date = ctx.date_or_today(args.date.as_deref())?;
+    db::runs::check_storable(date)?;
     let pool = services::mysql(&ctx.cfg)?;
     let members = db::roster::active_members(&pool)?;
     let mut con = services::redis(&ctx.cfg)?;

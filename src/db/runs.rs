@@ -50,6 +50,19 @@ impl Drop for SettleLock {
     }
 }
 
+/// MySQL's DATE holds the years 1000 to 9999 (the client panics outside them): a day outside
+/// can never be settled, so it is refused before anything is written.
+pub fn check_storable(date: NaiveDate) -> Result<(), crate::error::Error> {
+    use chrono::Datelike;
+    if (1000..=9999).contains(&date.year()) {
+        Ok(())
+    } else {
+        Err(crate::error::Error::input(format!(
+            "{date}: a day must be in the years 1000 to 9999 (what MySQL stores)"
+        )))
+    }
+}
+
 /// Record that a day's boards were laid out (init-day, or settle laying out the next work day).
 pub fn record_layout(conn: &mut impl Queryable, date: NaiveDate, departments: usize, employees: usize) -> Result<()> {
     conn.exec_drop(

@@ -160,6 +160,9 @@ struct Run<'a> {
 /// the caller shows them and exits 4. MySQL unreachable after the retries: a service error,
 /// nothing deleted. A laid-out day whose boards are missing: refused (exit 6), nothing changed.
 pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) -> Result<Summary> {
+    if let Some(date) = opts.date {
+        runs::check_storable(date)?;
+    }
     if let Some(date) = opts.date.filter(|d| *d >= opts.today) {
         return Err(Error::refused(format!(
             "{date} has not ended yet in {} (today is {}): only a past day can be settled",
@@ -217,7 +220,9 @@ impl<'a> Run<'a> {
         let depts = self.all_departments();
         let mut days: BTreeSet<NaiveDate> = cutover::days_with_boards(&mut self.con, &self.keys, &depts)?
             .into_iter()
-            .filter(|d| *d < yesterday)
+            // A board of a day MySQL cannot store (a punch dated in the year 999) could never be
+            // settled: leave it out rather than fail every nightly run on it.
+            .filter(|d| *d < yesterday && runs::check_storable(*d).is_ok())
             .collect();
         days.insert(yesterday);
         Ok(days.into_iter().collect())
