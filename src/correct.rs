@@ -98,7 +98,11 @@ pub fn correct(cfg: &Config, pool: &Pool, req: &Request) -> Result<Outcome> {
             ),
             (req.date, req.employee_id),
         )?
-        .map(attendance::stored_from_row);
+        .map(attendance::stored_from_row)
+        .transpose()?;
+    // The row, locked until the commit, is what the correction hangs on: no foreign key ties
+    // a correction to its row since V5 (partitioning), and `archive --drop` deletes a row and
+    // its corrections in one transaction, which waits for this lock.
     let Some(before) = before else {
         tx.rollback()?;
         return Err(Error::refused(format!(

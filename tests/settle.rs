@@ -44,31 +44,7 @@ fn statuses(env: &TestEnv, day: &str) -> std::collections::HashMap<String, Strin
 /// A punch made while the broker is down (port 1 is closed): its event waits in the outbox,
 /// which settle then drains.
 fn punch(env: &TestEnv, emp: &str, kind: &str, local: &str) {
-    let o = env
-        .cmd()
-        .args(["checkin", emp, "--kind", kind, "--at", &format!("{local}+01:00"), "-q"])
-        .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
-/// Events waiting in the outboxes.
-fn outbox_events(env: &TestEnv) -> usize {
-    let mut con = env.redis();
-    env.redis_keys()
-        .iter()
-        .filter(|k| k.contains(":outbox:"))
-        .map(|k| con.hlen::<_, usize>(k).unwrap())
-        .sum()
-}
-
-/// Board keys of a day, sorted.
-fn boards(env: &TestEnv, day: &str) -> Vec<String> {
-    env.redis_keys()
-        .into_iter()
-        .filter(|k| k.contains(":board:") && k.ends_with(day))
-        .collect()
+    env.punch(emp, kind, local, true);
 }
 
 /// A snapshot of the day's boards only (the roster cache and outboxes aside), live or settle's:
@@ -84,12 +60,13 @@ fn board_snapshot(env: &TestEnv, day: &str) -> Vec<(String, String)> {
     snap
 }
 
-fn keys(env: &TestEnv) -> attendance::keys::Keys {
-    attendance::keys::Keys::new(&env.ns)
-}
-
-fn date(s: &str) -> chrono::NaiveDate {
-    chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+/// Board keys of a day, sorted: the live ones and settle's own (from its cut-over until the
+/// day's rows are committed).
+fn boards(env: &TestEnv, day: &str) -> Vec<String> {
+    env.redis_keys()
+        .into_iter()
+        .filter(|k| k.contains(":board:") && k.ends_with(day))
+        .collect()
 }
 
 fn with_config(env: &TestEnv, toml: &str) -> String {
@@ -118,7 +95,7 @@ fn every_status_from_a_crafted_day_and_a_rerun_changes_nothing() {
     // The day before is a holiday: nobody is absent, and a punch on it is still kept.
     env.ok(&["calendar", "set", "2026-11-19", "holiday", "--note", "founders' day"]);
     punch(&env, e(1), "in", "2026-11-19T10:00:00");
-    let outbox_before = outbox_events(&env);
+    let outbox_before = env.outbox_events();
     assert!(
         outbox_before > 0,
         "check-ins with the broker down leave events in the outboxes"
@@ -158,7 +135,7 @@ fn every_status_from_a_crafted_day_and_a_rerun_changes_nothing() {
     assert_eq!(punches, "in@2026-11-20T08:30:00Z,out@2026-11-20T16:30:00Z");
     assert!(boards(&env, DAY).is_empty(), "the settled day's boards are deleted");
     assert_eq!(summary["outbox"]["sent"], outbox_before, "settle delivers what waited");
-    assert_eq!(outbox_events(&env), 0, "each event left its outbox once confirmed");
+    assert_eq!(env.outbox_events(), 0, "each event left its outbox once confirmed");
 
     let holiday = env.json(&["settle", "--date", "2026-11-19", "--json"]);
     assert_eq!(holiday["workday"], false);
@@ -302,7 +279,7 @@ fn a_refused_row_is_recorded_shown_and_exits_4_without_stopping_the_others() {
     let d1 = members(&env, "D001");
     punch(&env, &d1[1], "in", "2026-11-20T08:45:00");
     // A punch on the board of someone MySQL does not know: its row breaks a foreign key.
-    let board = keys(&env).board("D001", date(DAY));
+    let board = env.keys().board("D001", common::date(DAY));
     let _: () = env.redis().hset(&board, "GHOST1", "i30000").unwrap();
     let err = env.fails(&["settle", "--date", DAY], 4);
     assert!(err.contains("GHOST1"), "the failure is shown: {err}");
@@ -322,7 +299,7 @@ fn a_refused_row_is_recorded_shown_and_exits_4_without_stopping_the_others() {
     assert_eq!(outcome, "partial");
     assert_eq!(
         boards(&env, DAY),
-        [keys(&env).settle_board("D001", date(DAY))],
+        [env.keys().settle_board("D001", common::date(DAY))],
         "the failed row's board is kept (settle's own copy) for a rerun"
     );
     let report = env.json(&["report", "runs", "--failures", "--format", "json"]);
@@ -498,7 +475,7 @@ fn days_ago(n: i64) -> String {
 /// The latest Monday-to-Friday day at least `n` days back (the default policy's work week).
 fn workday_ago(n: i64) -> String {
     use chrono::Datelike;
-    let mut d = date(&days_ago(n));
+    let mut d = common::date(&days_ago(n));
     while d.weekday().number_from_monday() > 5 {
         d = d.pred_opt().unwrap();
     }
@@ -562,7 +539,7 @@ fn check_outs_during_settle_are_all_settled_by_the_next_nightly_run() {
             acked
         });
         // Let a few check-outs in first, then settle the day while the rest keep coming.
-        while boards(&env, &day).is_empty() || outbox_events(&env) < 170 {
+        while boards(&env, &day).is_empty() || env.outbox_events() < 170 {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         started.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -702,7 +679,7 @@ fn a_laid_out_day_with_a_lost_board_is_refused_with_exit_6_until_accepted() {
     punch(&env, &members(&env, "D001")[1], "in", &format!("{day}T08:40:00"));
     punch(&env, &members(&env, "D002")[1], "in", &format!("{day}T08:40:00"));
     // The day's board of D002 is gone from Redis (a restart without persistence, say).
-    let _: () = env.redis().del(keys(&env).board("D002", date(&day))).unwrap();
+    let _: () = env.redis().del(env.keys().board("D002", common::date(&day))).unwrap();
     let before = env.redis_snapshot();
 
     for args in [vec!["settle", "--date", day.as_str()], vec!["settle"]] {
@@ -797,10 +774,10 @@ fn a_day_before_the_year_1000_is_refused_and_never_blocks_the_nightly_run() {
     }
     assert_eq!(env.redis_snapshot(), before);
     // A board of such a day (written before the punch rules refused it) is left out of catch-up.
-    let k = keys(&env);
+    let k = env.keys();
     let _: () = env
         .redis()
-        .hset(k.board("D001", date("0999-01-01")), "E1", "i30000")
+        .hset(k.board("D001", common::date("0999-01-01")), "E1", "i30000")
         .unwrap();
     let _: () = env.redis().sadd(k.board_days("D001"), "0999-01-01").unwrap();
     let s = env.json(&["settle", "--json"]);
@@ -812,7 +789,7 @@ fn the_cutover_merges_into_a_board_a_killed_run_left_and_release_keeps_a_fresh_d
     use attendance::board::cutover;
     use std::collections::HashMap;
     let env = TestEnv::new(TZ);
-    let (k, d) = (keys(&env), date(&days_ago(2)));
+    let (k, d) = (env.keys(), common::date(&days_ago(2)));
     let depts = vec!["D1".to_string(), "D2".to_string()];
     let mut con = env.redis();
     let day = d.to_string();

@@ -2,10 +2,12 @@
 //! one check-in makes is one Lua script call on its department's keys (no lock).
 
 pub mod cutover;
+mod handle;
 pub mod record;
 pub mod summary;
 
 pub use cutover::BoardEntry;
+pub use handle::Redis;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -16,10 +18,10 @@ use chrono_tz::Tz;
 use redis::{Commands, ConnectionLike};
 
 use crate::config::Policy;
-use crate::db::roster::Member;
 use crate::event::Kind;
 use crate::keys::Keys;
 use crate::policy::PunchFacts;
+use crate::roster::Member;
 use record::{DayRecord, MAX_TOKENS};
 
 static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("punch.lua")));
@@ -442,7 +444,7 @@ pub fn outbox_len(con: &mut impl ConnectionLike, keys: &Keys, depts: &[String]) 
 }
 
 /// What the outboxes hold, touching nothing: (departments with events, events).
-pub fn outbox_backlog(con: &mut redis::Connection, keys: &Keys) -> Result<(usize, usize)> {
+pub fn outbox_backlog(con: &mut impl ConnectionLike, keys: &Keys) -> Result<(usize, usize)> {
     let depts = outbox_departments(con, keys)?;
     if depts.is_empty() {
         // An empty pipeline is an error to the client, not an empty answer.
@@ -457,7 +459,7 @@ pub fn outbox_backlog(con: &mut redis::Connection, keys: &Keys) -> Result<(usize
 }
 
 /// Departments whose outbox holds anything.
-pub fn outbox_departments(con: &mut redis::Connection, keys: &Keys) -> Result<Vec<String>> {
+pub fn outbox_departments(con: &mut impl ConnectionLike, keys: &Keys) -> Result<Vec<String>> {
     let found: Vec<String> = con
         .scan_match::<_, String>(keys.outbox_pattern())?
         .collect::<Result<_, _>>()?;

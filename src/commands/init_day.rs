@@ -8,7 +8,7 @@ use crate::cli::InitDayArgs;
 use crate::{board, db, keys::Keys, services};
 
 pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
-    let date = ctx.date_or_today(args.date.as_deref())?;
+    let date = ctx.date_or_today(args.date);
     db::runs::check_storable(date)?;
     let pool = services::mysql(&ctx.cfg)?;
     let members = db::roster::active_members(&pool)?;
@@ -26,8 +26,8 @@ pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
         report.departments,
         report.employees,
     )?;
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
+    if args.output.json {
+        crate::outln!("{}", serde_json::to_string(&report)?)?;
     } else {
         ctx.out.status(format!(
             "{date}: {} boards, {} employees, {} newly laid out, {} kept ({:.2}s)",

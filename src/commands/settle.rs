@@ -9,7 +9,7 @@ use crate::settle::{self, Hooks, Options, Progress, Report};
 
 pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     let opts = Options {
-        date: args.date.as_deref().map(super::parse_date).transpose()?,
+        date: args.date,
         today: ctx.today(),
         accept_missing_boards: args.accept_missing_boards,
         hooks: Hooks::from_env()?,
@@ -35,8 +35,8 @@ pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     for report in summary.days() {
         show_failures(ctx, report);
     }
-    if args.json {
-        println!("{}", serde_json::to_string(&summary)?);
+    if args.output.json {
+        crate::outln!("{}", serde_json::to_string(&summary)?)?;
     } else {
         for report in summary.days() {
             ctx.out.status(line(report));

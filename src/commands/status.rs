@@ -105,8 +105,8 @@ fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool
         corrected: r.corrected,
         waiting_punches,
     };
-    if args.json {
-        println!("{}", serde_json::to_string(&s)?);
+    if args.output.json {
+        crate::outln!("{}", serde_json::to_string(&s)?)?;
     } else {
         let waiting: Vec<String> = s
             .waiting_punches
@@ -118,7 +118,7 @@ fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool
         } else {
             format!("; not yet settled: {} (the next settle adds them)", waiting.join(", "))
         };
-        println!(
+        crate::outln!(
             "{} ({}) on {}: {} (in {}, out {}, late {} min, early {} min){}{waiting}",
             s.employee_id,
             s.department_id,
@@ -129,14 +129,14 @@ fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool
             s.late_minutes,
             s.early_minutes,
             if s.corrected { ", corrected" } else { "" }
-        );
+        )?;
     }
     Ok(true)
 }
 
 pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     crate::roster::check_id("employee id", &args.employee_id)?;
-    let date = ctx.date_or_today(args.date.as_deref())?;
+    let date = ctx.date_or_today(args.date);
     if date < ctx.today() && settled(ctx, &args, date)? {
         return Ok(());
     }
@@ -170,8 +170,8 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         department_id: e.department_id,
         date: date.to_string(),
     };
-    if args.json {
-        println!("{}", serde_json::to_string(&s)?);
+    if args.output.json {
+        crate::outln!("{}", serde_json::to_string(&s)?)?;
         return Ok(());
     }
     let inn = rec.first_in().map(|t| {
@@ -196,9 +196,12 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         (None, Some(o)) => format!("{o}, no check-in recorded"),
         (Some(i), Some(o)) => format!("{i}, {o}"),
     };
-    println!(
+    crate::outln!(
         "{} {} ({}) on {}: {state}",
-        s.employee_id, s.employee_name, s.department_id, s.date
-    );
+        s.employee_id,
+        s.employee_name,
+        s.department_id,
+        s.date
+    )?;
     Ok(())
 }

@@ -18,13 +18,13 @@ const NAMES: usize = 12;
 pub const REDRAW: Duration = Duration::from_millis(500);
 
 pub struct Screen {
-    con: redis::Connection,
+    con: board::Redis,
     recent: VecDeque<String>,
     pub drawn: Instant,
 }
 
 impl Screen {
-    pub fn new(con: redis::Connection) -> Screen {
+    pub fn new(con: board::Redis) -> Screen {
         Screen {
             con,
             recent: VecDeque::new(),
@@ -92,7 +92,7 @@ impl Screen {
             out += l;
             out.push('\n');
         }
-        print!("{out}");
+        crate::output::data(&out)?;
         self.drawn = Instant::now();
         Ok(())
     }

@@ -60,7 +60,7 @@ pub struct WatchReport {
 
 struct Watcher<'r> {
     /// Where shown event ids are kept, so that a restarted watcher drops them too.
-    redis: &'r mut redis::Connection,
+    redis: &'r mut board::Redis,
     keys: Keys,
     queue: String,
     dept: String,
@@ -75,7 +75,7 @@ struct Watcher<'r> {
 /// ends the watch and the broker takes back every unacked message.
 pub fn watch_department(
     cfg: &Config,
-    redis: &mut redis::Connection,
+    redis: &mut board::Redis,
     dept: &str,
     opts: WatchOptions,
     stop: &AtomicBool,

@@ -1,0 +1,39 @@
+//! The benchmarks' flags: `--name N` pairs, each with a default. A flag without a number
+//! after it is an error, not silently the default; and where the release binary is. Shared by
+//! the benchmarks.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+/// The number after `name` on the command line, or `default` when the flag is absent.
+pub fn arg(name: &str, default: u32) -> Result<u32> {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == name) {
+        Some(i) => {
+            let v = args
+                .get(i + 1)
+                .with_context(|| format!("{name}: a number is needed after it"))?;
+            v.parse().with_context(|| format!("{name}: '{v}' is not a number"))
+        }
+        None => Ok(default),
+    }
+}
+
+/// The `attendance` binary built beside this example (`cargo build --release --bins --examples`).
+#[allow(dead_code)] // not every benchmark runs the binary
+pub fn binary() -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .context("no target dir")?
+        .join("attendance");
+    if !bin.exists() {
+        bail!(
+            "{} is missing: run `cargo build --release --bins --examples` first",
+            bin.display()
+        );
+    }
+    Ok(bin)
+}
