@@ -126,12 +126,13 @@ fn main() -> Result<()> {
     );
 
     let opts = Options {
-        date,
+        date: Some(date),
         today,
+        accept_missing_boards: false,
         hooks: Hooks::default(),
     };
     let t = Instant::now();
-    let report = settle::settle(&cfg, &opts, |_| {})?;
+    let report = settle::settle(&cfg, &opts, |_| {})?.last;
     let settle_s = t.elapsed().as_secs_f64();
     if report.failed > 0 || report.rows_written != u64::from(employees) {
         bail!(

@@ -20,7 +20,7 @@ const CONNECTION: &str = "Connection";
     name = "attendance",
     version,
     about = "Daily attendance on Redis, RabbitMQ and MySQL: check-ins, supervisors' notifications, nightly settle, reports",
-    after_help = "Exit codes: 0 done, 1 refused by a rule, 2 bad usage or input, 3 a service unreachable, 4 done but some items refused or failed, 5 an internal or I/O failure."
+    after_help = "Exit codes: 0 done, 1 refused by a rule, 2 bad usage or input, 3 a service unreachable, 4 done but some items refused or failed, 5 an internal or I/O failure, 6 the day looks lost in Redis (recover first)."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -182,9 +182,13 @@ pub enum DbCommand {
 
 #[derive(Debug, Args)]
 pub struct SettleArgs {
-    /// The day, YYYY-MM-DD [default: yesterday in the company's zone]
+    /// The day, YYYY-MM-DD [default: yesterday and every earlier day that still has boards, oldest first]
     #[arg(long, value_parser = parse_day)]
     pub date: Option<NaiveDate>,
+    /// Settle a laid-out day even if some departments have no board in Redis (their people are
+    /// written from MySQL's rows, or absent); without it such a day is refused with exit 6
+    #[arg(long)]
+    pub accept_missing_boards: bool,
     #[command(flatten)]
     pub output: Output,
 }

@@ -20,6 +20,8 @@ pub mod exit {
     /// An internal or I/O failure: a file that cannot be written, a value read back from a
     /// store that does not parse, a bug. Nothing the user typed was wrong.
     pub const INTERNAL: i32 = 5;
+    /// The day looks lost in Redis (laid out, but departments have no board): recover first.
+    pub const LOST: i32 = 6;
 }
 
 /// One of the three stores.
@@ -57,6 +59,9 @@ pub enum Error {
     /// An internal or I/O failure (exit 5).
     #[error("{0}")]
     Internal(String),
+    /// A laid-out day has departments with no board in Redis: `recover` first (exit 6).
+    #[error("{0}")]
+    Lost(String),
 }
 
 impl Error {
@@ -83,6 +88,7 @@ impl Error {
             Error::Service { .. } => exit::SERVICE,
             Error::Partial(_) => exit::PARTIAL,
             Error::Internal(_) => exit::INTERNAL,
+            Error::Lost(_) => exit::LOST,
         }
     }
 }

@@ -30,6 +30,20 @@ impl Keys {
         format!("{}:board:{{{dept}}}:{}", self.ns, date.format("%Y-%m-%d"))
     }
 
+    /// Settle's own copy of a department's board for a day: the live board renamed (or merged)
+    /// into it at the cut-over, so that a punch arriving while settle runs lands on a fresh live
+    /// board instead of one settle is about to delete. Same hash tag as the live board.
+    pub fn settle_board(&self, dept: &str, date: NaiveDate) -> String {
+        format!("{}:settle:board:{{{dept}}}:{}", self.ns, date.format("%Y-%m-%d"))
+    }
+
+    /// Set of the dates (YYYY-MM-DD) for which a department has a board, live or settle's:
+    /// how settle finds the days left to settle without a keyspace SCAN (which a Redis
+    /// Cluster does not offer across nodes). Written by the punch and layout scripts.
+    pub fn board_days(&self, dept: &str) -> String {
+        format!("{}:days:{{{dept}}}", self.ns)
+    }
+
     /// Hash of a department's events not yet confirmed by the broker: event id -> event JSON.
     pub fn outbox(&self, dept: &str) -> String {
         format!("{}:outbox:{{{dept}}}", self.ns)
@@ -45,7 +59,8 @@ impl Keys {
         format!("{}:outbox:*", self.ns)
     }
 
-    /// Pattern that matches every board of one date.
+    /// Pattern that matches every live board of one date (the benchmark measures their memory;
+    /// settle never scans: it reads the days sets and the roster's departments).
     pub fn board_pattern(&self, date: NaiveDate) -> String {
         format!("{}:board:*:{}", self.ns, date.format("%Y-%m-%d"))
     }
@@ -70,5 +85,7 @@ mod tests {
         assert_eq!(k.outbox("D042"), "att:outbox:{D042}");
         assert_eq!(Keys::dept_of(&k.board("D042", d)), Some("D042"));
         assert_eq!(Keys::dept_of(&k.outbox("D-7")), Some("D-7"));
+        assert_eq!(k.settle_board("D042", d), "att:settle:board:{D042}:2026-11-30");
+        assert_eq!(k.board_days("D042"), "att:days:{D042}");
     }
 }

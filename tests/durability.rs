@@ -487,10 +487,8 @@ fn bulk_lists_a_back_dated_row_as_refused_exit_4_and_records_the_rest() {
     assert_ne!(status["state"], "in", "{status}");
 }
 
-/// NEEDS BRANCH `settle` (init-day records the laid-out day; settle refuses a laid-out day whose
-/// boards are gone, exit 6). Ignored until that lands here; run with `--ignored`.
+/// Settle's refusal of a lost day (exit 6, from branch `settle`) and recover as its answer.
 #[test]
-#[ignore = "needs settle's refusal of a lost day (exit 6) from branch settle"]
 fn without_aof_settle_refuses_the_lost_day_until_recover_rebuilds_it() {
     let env = TestEnv::with_roster(TZ, 40, 3);
     let mut redis = PrivateRedis::start(&env, false);

@@ -41,12 +41,25 @@ fn punch(env: &TestEnv, emp: &str, kind: &str, local: &str) {
     env.punch(emp, kind, local, true);
 }
 
-/// A snapshot of the day's boards only (the roster cache and outboxes aside).
+/// A snapshot of the day's boards only (the roster cache and outboxes aside), live or settle's:
+/// a board settle moved out of the live key at its cut-over is the same board.
 fn board_snapshot(env: &TestEnv, day: &str) -> Vec<(String, String)> {
-    let boards = env.board_keys(day);
-    env.redis_snapshot()
+    let mut snap: Vec<(String, String)> = env
+        .redis_snapshot()
         .into_iter()
-        .filter(|(k, _)| boards.contains(k))
+        .filter(|(k, _)| k.contains(":board:") && k.ends_with(day))
+        .map(|(k, v)| (k.replace(":settle:board:", ":board:"), v))
+        .collect();
+    snap.sort();
+    snap
+}
+
+/// Board keys of a day, sorted: the live ones and settle's own (from its cut-over until the
+/// day's rows are committed).
+fn boards(env: &TestEnv, day: &str) -> Vec<String> {
+    env.redis_keys()
+        .into_iter()
+        .filter(|k| k.contains(":board:") && k.ends_with(day))
         .collect()
 }
 
@@ -114,7 +127,7 @@ fn every_status_from_a_crafted_day_and_a_rerun_changes_nothing() {
     assert_eq!((late, early), (30, 30));
     assert_eq!(first_in, "2026-11-20 08:30:00", "stored in UTC");
     assert_eq!(punches, "in@2026-11-20T08:30:00Z,out@2026-11-20T16:30:00Z");
-    assert!(env.board_keys(DAY).is_empty(), "the settled day's boards are deleted");
+    assert!(boards(&env, DAY).is_empty(), "the settled day's boards are deleted");
     assert_eq!(summary["outbox"]["sent"], outbox_before, "settle delivers what waited");
     assert_eq!(env.outbox_events(), 0, "each event left its outbox once confirmed");
 
@@ -190,7 +203,7 @@ fn killed_mid_run_then_rerun_gives_identical_rows_and_never_loses_a_board() {
         .success();
     let after_rerun = rows(&env);
     assert_eq!(after_rerun.len(), 45);
-    assert!(env.board_keys(DAY).is_empty());
+    assert!(boards(&env, DAY).is_empty());
     let outcomes: Vec<String> = env
         .mysql()
         .query("SELECT CAST(outcome AS CHAR) FROM settle_runs ORDER BY id")
@@ -219,12 +232,12 @@ fn killed_while_deleting_boards_then_rerun_gives_identical_rows() {
         .output()
         .unwrap();
     assert!(!o.status.success());
-    assert_eq!(env.board_keys(DAY).len(), 2, "killed after deleting one board of three");
+    assert_eq!(boards(&env, DAY).len(), 2, "killed after deleting one board of three");
     let written = rows(&env);
     assert_eq!(written.len(), 30);
     env.ok(&["settle", "--date", DAY]);
     assert_eq!(rows(&env), written, "the deleted board's punches come back from MySQL");
-    assert!(env.board_keys(DAY).is_empty());
+    assert!(boards(&env, DAY).is_empty());
     let early: u64 = env
         .mysql()
         .query_first("SELECT COUNT(*) FROM attendance WHERE status = 'early_leave'")
@@ -279,9 +292,9 @@ fn a_refused_row_is_recorded_shown_and_exits_4_without_stopping_the_others() {
         .unwrap();
     assert_eq!(outcome, "partial");
     assert_eq!(
-        env.board_keys(DAY),
-        [board],
-        "the failed row's board is kept for a rerun"
+        boards(&env, DAY),
+        [env.keys().settle_board("D001", common::date(DAY))],
+        "the failed row's board is kept (settle's own copy) for a rerun"
     );
     let report = env.json(&["report", "runs", "--failures", "--format", "json"]);
     assert_eq!(report[0]["employee"], "GHOST1");
@@ -373,11 +386,8 @@ fn settle_lays_out_the_next_work_day_by_the_calendar_and_refuses_today() {
     assert_eq!(s["date"], yesterday.to_string(), "the default is yesterday");
     assert_eq!(s["next_workday"], tomorrow.to_string());
     assert_eq!(s["next_day"]["employees"], 12);
-    assert_eq!(env.board_keys(&tomorrow.to_string()).len(), 2);
-    assert!(
-        env.board_keys(&today.to_string()).is_empty(),
-        "a holiday gets no boards"
-    );
+    assert_eq!(boards(&env, &tomorrow.to_string()).len(), 2);
+    assert!(boards(&env, &today.to_string()).is_empty(), "a holiday gets no boards");
     env.fails(&["settle", "--date", &today.to_string()], 1);
 }
 
@@ -446,4 +456,373 @@ fn kill_9_mid_write_then_rerun_gives_the_rows_of_an_unbroken_run() {
     simulated_day(&twin);
     twin.ok(&["settle", "--date", DAY]);
     assert_eq!(rows(&twin), rerun);
+}
+
+// ---- The cut-over, catch-up and lost days (issue 8) ----
+
+/// A day `n` days back in the company's zone (recent: punches far back may be refused).
+fn days_ago(n: i64) -> String {
+    let today = chrono::Utc::now().with_timezone(&chrono_tz::Europe::Paris).date_naive();
+    (today - chrono::Duration::days(n)).to_string()
+}
+
+/// The latest Monday-to-Friday day at least `n` days back (the default policy's work week).
+fn workday_ago(n: i64) -> String {
+    use chrono::Datelike;
+    let mut d = common::date(&days_ago(n));
+    while d.weekday().number_from_monday() > 5 {
+        d = d.pred_opt().unwrap();
+    }
+    d.to_string()
+}
+
+/// The department's supervisor.
+fn supervisor(env: &TestEnv, dept: &str) -> String {
+    env.mysql()
+        .exec_first("SELECT employee_id FROM supervisors WHERE department_id = ?", (dept,))
+        .unwrap()
+        .unwrap()
+}
+
+/// One stored row's (status, punch history).
+fn stored(env: &TestEnv, day: &str, emp: &str) -> (String, String) {
+    env.mysql()
+        .exec_first(
+            "SELECT CAST(status AS CHAR), punches FROM attendance WHERE work_date = ? AND employee_id = ?",
+            (day, emp),
+        )
+        .unwrap()
+        .unwrap()
+}
+
+/// Settle's own boards of a day, sorted.
+fn settle_boards(env: &TestEnv, day: &str) -> Vec<String> {
+    boards(env, day)
+        .into_iter()
+        .filter(|k| k.contains(":settle:"))
+        .collect()
+}
+
+#[test]
+fn check_outs_during_settle_are_all_settled_by_the_next_nightly_run() {
+    let env = TestEnv::with_roster(TZ, 160, 4);
+    let day = workday_ago(2);
+    let all: Vec<String> = env.mysql().query("SELECT id FROM employees ORDER BY id").unwrap();
+    for e in &all {
+        punch(&env, e, "in", &format!("{day}T08:45:00"));
+    }
+    // One row per transaction: the settle lasts long enough for check-outs to land during it.
+    let cfg = with_config(&env, "[settle]\nbatch_size = 1\nwriters = 1\n");
+    let started = std::sync::atomic::AtomicBool::new(false);
+    let (acked, during) = std::thread::scope(|s| {
+        let checkouts = s.spawn(|| {
+            let mut acked: Vec<(String, String, bool)> = Vec::new();
+            for (i, e) in all.iter().enumerate() {
+                let at = format!("{day}T18:{:02}:{:02}", i / 60, i % 60);
+                let settling = started.load(std::sync::atomic::Ordering::SeqCst);
+                let o = env
+                    .cmd()
+                    .args(["checkin", e, "--kind", "out", "--at", &format!("{at}+01:00"), "-q"])
+                    .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+                    .output()
+                    .unwrap();
+                if o.status.success() {
+                    acked.push((e.clone(), at, settling));
+                }
+            }
+            acked
+        });
+        // Let a few check-outs in first, then settle the day while the rest keep coming.
+        while boards(&env, &day).is_empty() || env.outbox_events() < 170 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        started.store(true, std::sync::atomic::Ordering::SeqCst);
+        let o = env
+            .cmd()
+            .env("ATTENDANCE_CONFIG", &cfg)
+            .args(["settle", "--date", &day])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let during = env.count("attendance");
+        let fresh = boards(&env, &day).len();
+        started.store(false, std::sync::atomic::Ordering::SeqCst);
+        eprintln!("fresh live boards after the first settle: {fresh}");
+        assert!(fresh > 0, "no check-out landed after the cut-over: nothing was tested");
+        (checkouts.join().unwrap(), during)
+    });
+    assert_eq!(during, 160);
+    let while_settling = acked.iter().filter(|(_, _, s)| *s).count();
+    assert!(
+        while_settling > 0,
+        "no check-out landed while the day was settled: nothing was tested"
+    );
+    eprintln!("check-outs acknowledged while settling: {while_settling}");
+    assert_eq!(acked.len(), all.len(), "every check-out was acknowledged");
+
+    // The nightly run: yesterday, and the day whose late punches wait on fresh boards.
+    let s = env.json(&["settle", "--json"]);
+    let days = s["settled_days"].as_array().unwrap();
+    assert_eq!(days.first().unwrap(), &serde_json::json!(day), "{s}");
+    for (e, at, _) in &acked {
+        let (status, punches) = stored(&env, &day, e);
+        let utc = chrono::NaiveDateTime::parse_from_str(at, "%Y-%m-%dT%H:%M:%S").unwrap() - chrono::Duration::hours(1);
+        assert!(
+            punches.contains(&format!("out@{}Z", utc.format("%Y-%m-%dT%H:%M:%S"))),
+            "{e}'s check-out at {at} (exit 0) is missing: {status} {punches}"
+        );
+        assert_ne!(status, "missing_checkout", "{e}");
+    }
+    assert!(boards(&env, &day).is_empty(), "every board of the day is gone");
+}
+
+#[test]
+fn a_missed_night_is_caught_up_oldest_first() {
+    let env = TestEnv::with_roster(TZ, 20, 2);
+    let (d1, d2, yesterday) = (days_ago(3), days_ago(2), days_ago(1));
+    let d = members(&env, "D002");
+    punch(&env, &d[1], "in", &format!("{d1}T08:40:00"));
+    punch(&env, &d[1], "in", &format!("{d2}T08:41:00"));
+    punch(&env, &d[2], "out", &format!("{d2}T18:30:00"));
+
+    let o = env.run(&["settle"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("caught up 3 days: {d1}, {d2}, {yesterday}")),
+        "{err}"
+    );
+    let runs: Vec<String> = env
+        .mysql()
+        .query("SELECT CAST(work_date AS CHAR) FROM settle_runs ORDER BY id")
+        .unwrap();
+    assert_eq!(runs, [d1.clone(), d2.clone(), yesterday.clone()], "oldest first");
+    assert_eq!(stored(&env, &d1, &d[1]).1, format!("in@{d1}T07:40:00Z"));
+    assert_eq!(stored(&env, &d2, &d[2]).1, format!("out@{d2}T17:30:00Z"));
+    assert_eq!(env.count("attendance"), 60, "every employee, each day");
+    assert!(boards(&env, &d1).is_empty() && boards(&env, &d2).is_empty());
+    // The days sets remember no settled day: a second nightly run settles yesterday only.
+    let s = env.json(&["settle", "--json"]);
+    assert_eq!(s["settled_days"], serde_json::json!([yesterday]));
+    assert_eq!(s["date"], yesterday);
+    assert_eq!(s["earlier"], serde_json::json!([]));
+}
+
+#[test]
+fn a_late_punch_on_a_settled_day_is_shown_by_status_and_settled_by_the_next_run() {
+    let env = TestEnv::with_roster(TZ, 20, 2);
+    let day = workday_ago(2);
+    let sup = supervisor(&env, "D001");
+    let d1: Vec<String> = members(&env, "D001").into_iter().filter(|e| *e != sup).collect();
+    let (late, fixed) = (&d1[0], &d1[1]);
+    punch(&env, late, "in", &format!("{day}T08:50:00"));
+    punch(&env, fixed, "in", &format!("{day}T08:55:00"));
+    env.ok(&["settle", "--date", &day]);
+    env.ok(&[
+        "correct", fixed, "--date", &day, "--out", "18:00", "--reason", "forgot", "--by", &sup,
+    ]);
+    assert_eq!(stored(&env, &day, late).0, "missing_checkout");
+
+    // The kiosk was offline: its check-out reaches Redis after the day was settled.
+    punch(&env, late, "out", &format!("{day}T18:10:00"));
+    let st = env.json(&["status", late, "--date", &day, "--json"]);
+    assert_eq!(st["settled"], true);
+    assert_eq!(st["status"], "missing_checkout");
+    assert_eq!(st["waiting_punches"][0]["kind"], "out", "{st}");
+    assert!(st["waiting_punches"][0]["at"].as_str().unwrap().contains("T18:10:00"));
+    let text = env.ok(&["status", late, "--date", &day]);
+    assert!(text.contains("not yet settled: out at 18:10"), "{text}");
+
+    let s = env.json(&["settle", "--json"]);
+    assert_eq!(s["settled_days"][0], day, "{s}");
+    assert_eq!(
+        stored(&env, &day, late),
+        ("present".to_string(), format!("in@{day}T07:50:00Z,out@{day}T17:10:00Z"))
+    );
+    let st = env.json(&["status", late, "--date", &day, "--json"]);
+    assert_eq!(st["waiting_punches"], serde_json::json!([]));
+    let (status, corrected): (String, bool) = env
+        .mysql()
+        .exec_first(
+            "SELECT CAST(status AS CHAR), corrected FROM attendance WHERE work_date = ? AND employee_id = ?",
+            (&day, fixed),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (status.as_str(), corrected),
+        ("present", true),
+        "the correction is kept"
+    );
+}
+
+#[test]
+fn a_laid_out_day_with_a_lost_board_is_refused_with_exit_6_until_accepted() {
+    let env = TestEnv::with_roster(TZ, 20, 2);
+    let day = workday_ago(2);
+    env.ok(&["init-day", "--date", &day]);
+    let laid: (u32, u32) = env
+        .mysql()
+        .exec_first(
+            "SELECT departments, employees FROM day_layouts WHERE work_date = ?",
+            (&day,),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(laid, (2, 20));
+    punch(&env, &members(&env, "D001")[1], "in", &format!("{day}T08:40:00"));
+    punch(&env, &members(&env, "D002")[1], "in", &format!("{day}T08:40:00"));
+    // The day's board of D002 is gone from Redis (a restart without persistence, say).
+    let _: () = env.redis().del(env.keys().board("D002", common::date(&day))).unwrap();
+    let before = env.redis_snapshot();
+
+    // -q: the shared Redis has no AOF, and its warning line is not settle's error.
+    for args in [vec!["settle", "-q", "--date", day.as_str()], vec!["settle", "-q"]] {
+        let err = env.fails(&args, 6);
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(
+            err.starts_with("error: ")
+                && err.contains(&format!("attendance recover --date {day}"))
+                && err.contains("D002"),
+            "{err}"
+        );
+        assert_eq!(env.redis_snapshot(), before, "nothing changed in Redis");
+        assert_eq!(env.count("attendance"), 0, "no row written");
+        assert_eq!(env.count("settle_runs"), 0, "no run recorded");
+    }
+
+    let s = env.json(&["settle", "--date", &day, "--accept-missing-boards", "--json"]);
+    assert_eq!(s["rows_written"], 20);
+    let st = statuses(&env, &day);
+    assert_eq!(
+        st[&members(&env, "D002")[1]],
+        "absent",
+        "its punch was lost with the board"
+    );
+    assert_ne!(st[&members(&env, "D001")[1]], "absent");
+    // Settled now: its rows are in MySQL, so a rerun is no longer refused.
+    env.ok(&["settle", "--date", &day]);
+}
+
+#[test]
+fn killed_after_the_cutover_with_punches_arriving_then_rerun_gives_the_rows_of_an_unbroken_run() {
+    let day = workday_ago(2);
+    let morning = |env: &TestEnv| {
+        let all: Vec<String> = env.mysql().query("SELECT id FROM employees ORDER BY id").unwrap();
+        for (i, e) in all.iter().enumerate().step_by(2) {
+            punch(env, e, "in", &format!("{day}T08:{:02}:00", 40 + i % 19));
+        }
+    };
+    let evening = |env: &TestEnv| {
+        let all: Vec<String> = env.mysql().query("SELECT id FROM employees ORDER BY id").unwrap();
+        for (i, e) in all.iter().enumerate().step_by(3) {
+            punch(env, e, "out", &format!("{day}T17:{:02}:00", 40 + i % 19));
+        }
+        // A repeat of a morning punch: the merge keeps it once.
+        punch(env, &all[0], "in", &format!("{day}T08:40:00"));
+    };
+    let env = TestEnv::with_roster(TZ, 30, 3);
+    morning(&env);
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_SETTLE_ABORT_AFTER_CUTOVERS", "1")
+        .args(["settle", "--date", &day])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert_eq!(settle_boards(&env, &day).len(), 1, "killed after one cut-over of three");
+    assert_eq!(boards(&env, &day).len(), 3);
+    assert_eq!(env.count("attendance"), 0);
+    // Meanwhile status still sees a punch on the board settle took over (D001, cut over first).
+    let all: Vec<String> = env.mysql().query("SELECT id FROM employees ORDER BY id").unwrap();
+    let punched = members(&env, "D001")
+        .into_iter()
+        .find(|m| all.iter().position(|x| x == m).unwrap() % 2 == 0)
+        .unwrap();
+    let st = env.json(&["status", &punched, "--date", &day, "--json"]);
+    assert_eq!(st["state"], "in", "{st}");
+    // Punches keep coming: one lands on a fresh live board beside settle's own.
+    evening(&env);
+    assert_eq!(boards(&env, &day).len(), 4, "a fresh live board beside settle's");
+
+    env.ok(&["settle", "--date", &day]);
+    assert!(boards(&env, &day).is_empty());
+    let twin = TestEnv::with_roster(TZ, 30, 3);
+    morning(&twin);
+    evening(&twin);
+    twin.ok(&["settle", "--date", &day]);
+    assert_eq!(
+        rows(&env),
+        rows(&twin),
+        "killed around the cut-over and rerun == never killed"
+    );
+}
+
+#[test]
+fn a_day_before_the_year_1000_is_refused_and_never_blocks_the_nightly_run() {
+    // Regression: these panicked in the MySQL client (exit 101), init-day after writing boards.
+    let env = TestEnv::with_roster(TZ, 6, 2);
+    let before = env.redis_snapshot();
+    for args in [["settle", "--date", "0999-12-31"], ["init-day", "--date", "0999-12-31"]] {
+        let err = env.fails(&args, 2);
+        assert!(err.contains("years 1000 to 9999"), "{err}");
+    }
+    assert_eq!(env.redis_snapshot(), before);
+    // A board of such a day (written before the punch rules refused it) is left out of catch-up.
+    let k = env.keys();
+    let _: () = env
+        .redis()
+        .hset(k.board("D001", common::date("0999-01-01")), "E1", "i30000")
+        .unwrap();
+    let _: () = env.redis().sadd(k.board_days("D001"), "0999-01-01").unwrap();
+    let s = env.json(&["settle", "--json"]);
+    assert_eq!(s["settled_days"], serde_json::json!([days_ago(1)]));
+}
+
+#[test]
+fn the_cutover_merges_into_a_board_a_killed_run_left_and_release_keeps_a_fresh_days_entry() {
+    use attendance::board::cutover;
+    use std::collections::HashMap;
+    let env = TestEnv::new(TZ);
+    let (k, d) = (env.keys(), common::date(&days_ago(2)));
+    let depts = vec!["D1".to_string(), "D2".to_string()];
+    let mut con = env.redis();
+    let day = d.to_string();
+    // D1: settle's board from a killed run, and a live board that came after it.
+    let _: () = con
+        .hset_multiple(k.settle_board("D1", d), &[("E1", "i100"), ("E3", "o900")])
+        .unwrap();
+    let _: () = con
+        .hset_multiple(k.board("D1", d), &[("E1", "o500,i100"), ("E2", "")])
+        .unwrap();
+    // D2: a live board only.
+    let _: () = con.hset(k.board("D2", d), "E4", "i200").unwrap();
+    let _: () = con.sadd(k.board_days("D1"), &day).unwrap();
+    let _: () = con.sadd(k.board_days("D2"), &day).unwrap();
+
+    let moved = cutover::cut_over(&mut con, &k, d, &depts, 10, |_| {}).unwrap();
+    assert_eq!(moved, 2);
+    let d1: HashMap<String, String> = con.hgetall(k.settle_board("D1", d)).unwrap();
+    let want: HashMap<String, String> = [("E1", "i100,o500"), ("E2", ""), ("E3", "o900")]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .into();
+    assert_eq!(d1, want, "every distinct punch of both boards, once");
+    let d2: HashMap<String, String> = con.hgetall(k.settle_board("D2", d)).unwrap();
+    assert_eq!(d2["E4"], "i200");
+    assert!(!con.exists::<_, bool>(k.board("D1", d)).unwrap());
+    assert!(cutover::without_board(&mut con, &k, d, &depts).unwrap().is_empty());
+    assert_eq!(cutover::read(&mut con, &k, d, &depts).unwrap().entries.len(), 4);
+
+    // A punch lands on a fresh live board of D2 before settle releases the day.
+    let _: () = con.hset(k.board("D2", d), "E5", "o300").unwrap();
+    let deleted = cutover::release(&mut con, &k, d, &depts, 10, |_| {}).unwrap();
+    assert_eq!(deleted, 2);
+    let days = cutover::days_with_boards(&mut con, &k, &depts).unwrap();
+    assert_eq!(
+        days.into_iter().collect::<Vec<_>>(),
+        [d],
+        "D2's fresh board keeps the day listed"
+    );
+    assert!(!con.sismember::<_, _, bool>(k.board_days("D1"), &day).unwrap());
+    assert_eq!(cutover::without_board(&mut con, &k, d, &depts).unwrap(), ["D1"]);
 }

@@ -1,11 +1,13 @@
 //! Redis: the day's boards, the roster lookup and the per-department outbox. Every write that
 //! one check-in makes is one Lua script call on its department's keys (no lock).
 
+pub mod cutover;
 mod handle;
 pub mod health;
 pub mod record;
 pub mod summary;
 
+pub use cutover::BoardEntry;
 pub use handle::Redis;
 
 use std::collections::HashMap;
@@ -207,15 +209,18 @@ fn invocation<'p>(
 ) -> redis::ScriptInvocation<'static> {
     let mut punches = punches.into_iter().peekable();
     let first = punches.peek().expect("at least one punch");
-    let mut inv = PUNCH.key(keys.board(&first.employee.department_id, first.facts.work_date));
-    inv.key(keys.outbox(&first.employee.department_id))
+    let (dept, date) = (&first.employee.department_id, first.facts.work_date);
+    let mut inv = PUNCH.key(keys.board(dept, date));
+    inv.key(keys.outbox(dept))
+        .key(keys.board_days(dept))
         .arg(rules.repeat_window_secs)
         .arg(MAX_TOKENS)
         .arg(match events {
             Events::OutboxAndReply => "1",
             Events::Outbox => "0",
             Events::Drop => "r",
-        });
+        })
+        .arg(date.format("%Y-%m-%d").to_string());
     for p in punches {
         inv.arg(&p.employee.id)
             .arg(p.facts.secs)
@@ -396,7 +401,9 @@ pub fn layout_day(
     let mut queued = 0usize;
     for dept in depts {
         for part in dept.chunks(1000) {
-            let mut inv = LAYOUT.key(keys.board(&part[0].department_id, date));
+            let dept = &part[0].department_id;
+            let mut inv = LAYOUT.key(keys.board(dept, date));
+            inv.key(keys.board_days(dept)).arg(date.format("%Y-%m-%d").to_string());
             for m in part {
                 inv.arg(&m.employee_id);
             }
@@ -474,6 +481,21 @@ pub fn outbox_len(con: &mut impl ConnectionLike, keys: &Keys, depts: &[String]) 
     }
     let lens: Vec<usize> = pipe.query(con)?;
     Ok(lens.into_iter().sum())
+}
+
+/// What the outboxes hold, touching nothing: (departments with events, events).
+pub fn outbox_backlog(con: &mut impl ConnectionLike, keys: &Keys) -> Result<(usize, usize)> {
+    let depts = outbox_departments(con, keys)?;
+    if depts.is_empty() {
+        // An empty pipeline is an error to the client, not an empty answer.
+        return Ok((0, 0));
+    }
+    let mut pipe = redis::pipe();
+    for d in &depts {
+        pipe.hlen(keys.outbox(d));
+    }
+    let lens: Vec<usize> = pipe.query(con).context("reading the outboxes in Redis")?;
+    Ok((lens.iter().filter(|n| **n > 0).count(), lens.iter().sum()))
 }
 
 /// Departments whose outbox holds anything.

@@ -2,20 +2,21 @@
 -- in one atomic step. Many punches per call amortise the call itself (bulk check-in).
 -- KEYS[1] board hash (field = employee id, value = "i<secs>,o<secs>,..." see board/record.rs)
 -- KEYS[2] outbox hash (field = event id, value = event JSON)
+-- KEYS[3] the department's set of dates with boards (how settle finds days left to settle)
 -- ARGV[1] repeat window secs, ARGV[2] max tokens per employee, ARGV[3] mode: '1' return the event
 -- JSON, '0' do not, 'r' a replay from the journal (recover): no event JSON and nothing to the
--- outbox, since the event was published once already
+-- outbox, since the event was published once already; ARGV[4] the work date (YYYY-MM-DD, the board's)
 -- then 7 per punch: employee id, secs into the work day, kind (in|out|auto), late minutes if in,
 -- early minutes if out, event id, event JSON prefix ('{"event_id":...' with no closing brace)
 -- Returns 6 per punch: kind, changed 0|1, duplicate 0|1, first_in or -1, last_out or -1, event JSON or ''
-local board, outbox = KEYS[1], KEYS[2]
+local board, outbox, days = KEYS[1], KEYS[2], KEYS[3]
 local window, maxtok, want_json, replay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1', ARGV[3] == 'r'
 local out = {}
 
 -- Read every employee's day in one HMGET and write them back in one HSET: per-punch redis.call
 -- overhead is what limits a bulk check-in, not the rules.
 local emps = {}
-for i = 4, #ARGV, 7 do emps[#emps + 1] = ARGV[i] end
+for i = 5, #ARGV, 7 do emps[#emps + 1] = ARGV[i] end
 local cur, dirty, events = {}, {}, {}
 local vals = redis.call('HMGET', board, unpack(emps))
 for j = 1, #emps do
@@ -88,7 +89,7 @@ local function punch(emp, t, kind, late, early, id, prefix)
   return kind, changed and 1 or 0, 0, nf or -1, nl or -1, ev
 end
 
-for i = 4, #ARGV, 7 do
+for i = 5, #ARGV, 7 do
   local kind, changed, dup, nf, nl, ev = punch(ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2],
     tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), ARGV[i + 5], ARGV[i + 6])
   out[#out + 1] = kind
@@ -104,6 +105,11 @@ for emp in pairs(dirty) do
   writes[#writes + 1] = emp
   writes[#writes + 1] = cur[emp]
 end
-if #writes > 0 then redis.call('HSET', board, unpack(writes)) end
+if #writes > 0 then
+  redis.call('HSET', board, unpack(writes))
+  -- In the same step as the board write: a board that exists is always in its days set, so a
+  -- punch on a day already settled (or on a day whose settle cron never ran) is found.
+  redis.call('SADD', days, ARGV[4])
+end
 if #events > 0 and not replay then redis.call('HSET', outbox, unpack(events)) end
 return out

@@ -1,4 +1,5 @@
-//! `attendance init-day`: lay out a day's boards in Redis from the MySQL roster.
+//! `attendance init-day`: lay out a day's boards in Redis from the MySQL roster, and record in
+//! MySQL that the day was laid out (settle then refuses the day if its boards go missing).
 
 use anyhow::Result;
 
@@ -8,6 +9,7 @@ use crate::{board, db, keys::Keys, services};
 
 pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
     let date = ctx.date_or_today(args.date);
+    db::runs::check_storable(date)?;
     let pool = services::mysql(&ctx.cfg)?;
     let members = db::roster::active_members(&pool)?;
     let mut con = services::redis(&ctx.cfg)?;
@@ -18,6 +20,13 @@ pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
         pb.inc(n as u64)
     })?;
     pb.finish_and_clear();
+    // Recorded once the boards exist: a layout cut off half-way is not claimed.
+    db::runs::record_layout(
+        &mut pool.get_conn().map_err(|e| services::mysql_error(&ctx.cfg, e))?,
+        date,
+        report.departments,
+        report.employees,
+    )?;
     if args.output.json {
         crate::outln!("{}", serde_json::to_string(&report)?)?;
     } else {

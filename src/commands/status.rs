@@ -41,6 +41,45 @@ struct Settled {
     late_minutes: u32,
     early_minutes: u32,
     corrected: bool,
+    /// Punches for this day that reached Redis after it was settled: the next settle adds them.
+    waiting_punches: Vec<Waiting>,
+}
+
+/// A punch on the board of a settled day, not yet in MySQL.
+#[derive(Debug, Serialize)]
+struct Waiting {
+    kind: crate::event::Kind,
+    at: String,
+}
+
+/// The employee's punches of a settled day still waiting in Redis (a late punch, or a settle
+/// that has not run yet since): those MySQL's punch history does not hold. Best effort: the
+/// settled row stands on its own, so Redis away is a note, not a failure.
+fn waiting(ctx: &Ctx, r: &db::attendance::Stored, date: chrono::NaiveDate) -> Vec<Waiting> {
+    let tz = ctx.cfg.timezone;
+    let stored = db::attendance::parse_log(&r.punches).unwrap_or_default();
+    let keys = Keys::new(&ctx.cfg.namespace);
+    let rec = services::redis(&ctx.cfg)
+        .and_then(|mut con| board::cutover::waiting_record(&mut con, &keys, &r.department_id, date, &r.employee_id));
+    match rec {
+        Ok(rec) => rec
+            .punches
+            .into_iter()
+            .map(|(kind, secs)| (kind, policy::instant(tz, date, secs)))
+            .filter(|(kind, at)| !stored.contains(&(at.with_timezone(&chrono::Utc), *kind)))
+            .map(|(kind, at)| Waiting {
+                kind,
+                at: at.to_rfc3339(),
+            })
+            .collect(),
+        Err(e) => {
+            ctx.out.status(format!(
+                "note: could not look for punches not yet settled: {}",
+                crate::error::one_line(&e)
+            ));
+            Vec::new()
+        }
+    }
 }
 
 /// A day before today answers from MySQL once settled; `false` if it is not settled yet.
@@ -49,6 +88,7 @@ fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool
     let Some(r) = db::attendance::row(&mut pool.get_conn()?, date, &args.employee_id)? else {
         return Ok(false);
     };
+    let waiting_punches = waiting(ctx, &r, date);
     let tz = ctx.cfg.timezone;
     let local = |t: Option<chrono::NaiveDateTime>| t.map(|t| t.and_utc().with_timezone(&tz));
     let hhmm = |t: Option<chrono::NaiveDateTime>| local(t).map_or("-".into(), |t| t.format("%H:%M").to_string());
@@ -63,12 +103,23 @@ fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool
         late_minutes: r.late_minutes,
         early_minutes: r.early_minutes,
         corrected: r.corrected,
+        waiting_punches,
     };
     if args.output.json {
         crate::outln!("{}", serde_json::to_string(&s)?)?;
     } else {
+        let waiting: Vec<String> = s
+            .waiting_punches
+            .iter()
+            .map(|w| format!("{} at {}", w.kind.as_str(), &w.at[11..16]))
+            .collect();
+        let waiting = if waiting.is_empty() {
+            String::new()
+        } else {
+            format!("; not yet settled: {} (the next settle adds them)", waiting.join(", "))
+        };
         crate::outln!(
-            "{} ({}) on {}: {} (in {}, out {}, late {} min, early {} min){}",
+            "{} ({}) on {}: {} (in {}, out {}, late {} min, early {} min){}{waiting}",
             s.employee_id,
             s.department_id,
             s.date,
@@ -92,7 +143,12 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let keys = Keys::new(&ctx.cfg.namespace);
     let mut con = services::redis(&ctx.cfg)?;
     let e = super::resolve_employee(ctx, &mut con, &keys, &args.employee_id)?;
-    let rec = board::day_record(&mut con, &keys, &e.department_id, date, &e.id)?.unwrap_or_default();
+    // A past day being settled (or whose settle was killed) has its punches on settle's board.
+    let rec = if date < ctx.today() {
+        board::cutover::waiting_record(&mut con, &keys, &e.department_id, date, &e.id)?
+    } else {
+        board::day_record(&mut con, &keys, &e.department_id, date, &e.id)?.unwrap_or_default()
+    };
     let (tz, p) = (ctx.cfg.timezone, &ctx.cfg.policy);
     let late = rec.first_in().map_or(0, |s| policy::late_minutes(p, tz, date, s));
     let early = rec.last_out().map_or(0, |s| policy::early_minutes(p, tz, date, s));

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use anyhow::Result;
-use chrono::{NaiveDate, NaiveDateTime};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use mysql::prelude::Queryable;
 use mysql::Value;
 use serde::Serialize;
@@ -12,8 +12,46 @@ use serde::Serialize;
 use super::placeholders;
 use super::typed::Cols;
 use crate::error::Error;
-use crate::policy::DayStatus;
-use crate::settle::rows::{encode_log, DayRow};
+use crate::event::Kind;
+use crate::policy::{DayOutcome, DayStatus};
+
+/// One punch of the history, as an instant.
+pub type Stamp = (DateTime<Utc>, Kind);
+
+/// One employee's settled day, ready for MySQL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayRow {
+    pub employee_id: String,
+    pub department_id: String,
+    pub outcome: DayOutcome,
+    /// UTC.
+    pub first_in: Option<NaiveDateTime>,
+    /// UTC.
+    pub last_out: Option<NaiveDateTime>,
+    /// The punch history, oldest first (see [`encode_log`]).
+    pub punches: Vec<Stamp>,
+}
+
+/// The stored punch history: `in@2026-11-27T07:55:00Z,out@...`, oldest first.
+pub fn encode_log(punches: &[Stamp]) -> String {
+    let toks: Vec<String> = punches
+        .iter()
+        .map(|(t, k)| format!("{}@{}", k.as_str(), t.format("%Y-%m-%dT%H:%M:%SZ")))
+        .collect();
+    toks.join(",")
+}
+
+/// Read a stored punch history back. `None` if any token is unreadable.
+pub fn parse_log(s: &str) -> Option<Vec<Stamp>> {
+    s.split(',')
+        .filter(|t| !t.is_empty())
+        .map(|tok| {
+            let (k, t) = tok.split_once('@')?;
+            let t = DateTime::parse_from_rfc3339(t).ok()?.with_timezone(&Utc);
+            Some((t, k.parse().ok()?))
+        })
+        .collect()
+}
 
 /// Columns of one upserted row.
 pub const COLS: usize = 9;
@@ -93,6 +131,15 @@ pub fn stored_punches(conn: &mut impl Queryable, date: NaiveDate) -> Result<Hash
         )?
         .into_iter()
         .collect())
+}
+
+/// The departments that already have rows for a day: their punches are safe in MySQL even
+/// with no board left in Redis (a settled day, or a settle killed while deleting boards).
+pub fn departments_with_rows(conn: &mut impl Queryable, date: NaiveDate) -> Result<Vec<String>> {
+    Ok(conn.exec(
+        "SELECT DISTINCT department_id FROM attendance WHERE work_date = ?",
+        (date,),
+    )?)
 }
 
 /// Rows by status for a day, as they stand in MySQL (corrections included).

@@ -145,3 +145,13 @@ pub fn active_members(pool: &Pool) -> Result<Vec<Member>> {
         },
     )?)
 }
+
+/// Every department id, and whether it has active members (only those get a board laid out).
+/// Settle looks for boards of every department: an employee who moved away or left may have
+/// punched on a department that has nobody left.
+pub fn department_ids(conn: &mut impl Queryable) -> Result<Vec<(String, bool)>> {
+    Ok(conn.query(
+        "SELECT d.id, EXISTS(SELECT 1 FROM employees e WHERE e.department_id = d.id AND e.active) \
+         FROM departments d ORDER BY d.id",
+    )?)
+}

@@ -1,4 +1,5 @@
-//! Settle runs and their failures: what each run did, for `report runs` and for the operator.
+//! Settle runs and their failures (what each run did, for `report runs` and the operator), the
+//! settle lock that keeps runs one at a time, and the days laid out in Redis.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +11,75 @@ use serde::Serialize;
 
 use super::placeholders;
 use super::typed::Cols;
-use crate::settle::rows::Failure;
+
+/// A row that could not be computed or written, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Failure {
+    pub employee_id: String,
+    pub department_id: String,
+    pub reason: String,
+}
+
+/// The settle lock of this database, held for a run: a MySQL named lock (GET_LOCK), tied to one
+/// connection, so a killed settle loses it with its connection. Dropping the guard releases it
+/// on every path, errors and panics included.
+pub struct SettleLock {
+    conn: mysql::PooledConn,
+}
+
+const LOCK_NAME: &str = "CONCAT('attendance-settle-', MD5(DATABASE()))";
+
+impl SettleLock {
+    /// Take the lock without waiting: `None` while another settle holds it.
+    pub fn try_acquire(pool: &mysql::Pool) -> mysql::Result<Option<SettleLock>> {
+        let mut conn = pool.get_conn()?;
+        let got: Option<i64> = conn.query_first(format!("SELECT GET_LOCK({LOCK_NAME}, 0)"))?;
+        Ok((got == Some(1)).then_some(SettleLock { conn }))
+    }
+
+    /// The connection that holds the lock (the run's bookkeeping goes through it).
+    pub fn conn(&mut self) -> &mut mysql::PooledConn {
+        &mut self.conn
+    }
+}
+
+impl Drop for SettleLock {
+    fn drop(&mut self) {
+        // A failed release is harmless: the lock goes with the connection, which the pool
+        // resets or closes.
+        let _ = self.conn.query_drop(format!("SELECT RELEASE_LOCK({LOCK_NAME})"));
+    }
+}
+
+/// MySQL's DATE holds the years 1000 to 9999 (the client panics outside them): a day outside
+/// can never be settled, so it is refused before anything is written.
+pub fn check_storable(date: NaiveDate) -> Result<(), crate::error::Error> {
+    use chrono::Datelike;
+    if (1000..=9999).contains(&date.year()) {
+        Ok(())
+    } else {
+        Err(crate::error::Error::input(format!(
+            "{date}: a day must be in the years 1000 to 9999 (what MySQL stores)"
+        )))
+    }
+}
+
+/// Record that a day's boards were laid out (init-day, or settle laying out the next work day).
+pub fn record_layout(conn: &mut impl Queryable, date: NaiveDate, departments: usize, employees: usize) -> Result<()> {
+    conn.exec_drop(
+        "INSERT INTO day_layouts (work_date, departments, employees, laid_out_at) \
+         VALUES (?, ?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE departments = VALUES(departments), \
+         employees = VALUES(employees), laid_out_at = VALUES(laid_out_at)",
+        (date, departments as u64, employees as u64),
+    )?;
+    Ok(())
+}
+
+/// Whether a day was laid out in Redis: then each of its departments had a board.
+pub fn laid_out(conn: &mut impl Queryable, date: NaiveDate) -> Result<bool> {
+    let n: Option<u64> = conn.exec_first("SELECT COUNT(*) FROM day_layouts WHERE work_date = ?", (date,))?;
+    Ok(n.unwrap_or(0) > 0)
+}
 
 /// Start a run. The caller holds the settle lock, so any run still 'running' was killed.
 pub fn start(conn: &mut mysql::PooledConn, date: NaiveDate) -> Result<u64> {

@@ -1,35 +1,42 @@
-//! settle: write a finished day to MySQL. Every active employee gets one attendance row
-//! (upserted, so a rerun rewrites the same rows), the run is recorded, and only once every
-//! row is committed are the day's boards deleted and the next work day laid out.
+//! settle: write finished days to MySQL. Every active employee gets one attendance row per day
+//! (upserted, so a rerun rewrites the same rows), the run is recorded, and only once every row
+//! is committed are the day's boards deleted and the next work day laid out.
 //!
-//! Kill-safety: rows are computed from the union of the boards and the punch histories
-//! already stored for the day, so a rerun after a kill at any point (before, during or after
-//! the writes, or half-way through deleting boards) computes the very same rows.
+//! Cut-over: before reading a department's board settle moves it out of the live key into its
+//! own (`board::cutover`), so a punch that arrives meanwhile lands on a fresh live board and is
+//! settled by a later run, never deleted unseen. Catch-up: without a date, settle takes
+//! yesterday and every earlier day that still has boards, oldest first.
+//!
+//! Kill-safety: rows are computed from the union of settle's boards and the punch histories
+//! already stored for the day, so a rerun after a kill at any point (around the cut-over,
+//! during the writes, half-way through deleting boards) computes the very same rows.
 
-pub mod boards;
+mod day;
 pub mod rows;
 mod write;
 
-use std::collections::{BTreeMap, HashSet};
-use std::time::Instant;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use chrono::{Duration, NaiveDate};
-use mysql::prelude::Queryable;
 use serde::Serialize;
 
-use crate::board::{self, LayoutReport};
+use crate::board::{cutover, LayoutReport};
 use crate::config::Config;
+use crate::db::runs::SettleLock;
 use crate::db::{self, attendance, runs};
 use crate::error::Error;
 use crate::keys::Keys;
-use crate::{calendar, services};
-use rows::{Day, Failure};
+use crate::notify::DrainReport;
+use crate::services;
+use rows::Failure;
 
 /// Test hooks, read from the environment. They stop the process the way `kill -9` does, at a
 /// chosen point, so that tests can prove a rerun repairs everything.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Hooks {
+    /// `ATTENDANCE_SETTLE_ABORT_AFTER_CUTOVERS=N`: abort once N departments are cut over.
+    pub abort_after_cutovers: Option<u64>,
     /// `ATTENDANCE_SETTLE_ABORT_AFTER_BATCHES=N`: abort once N batches are committed.
     pub abort_after_batches: Option<u64>,
     /// `ATTENDANCE_SETTLE_ABORT_AFTER_DELETES=N`: abort once N boards are deleted.
@@ -48,6 +55,7 @@ impl Hooks {
             }
         };
         Ok(Hooks {
+            abort_after_cutovers: read("ATTENDANCE_SETTLE_ABORT_AFTER_CUTOVERS")?,
             abort_after_batches: read("ATTENDANCE_SETTLE_ABORT_AFTER_BATCHES")?,
             abort_after_deletes: read("ATTENDANCE_SETTLE_ABORT_AFTER_DELETES")?,
         })
@@ -59,15 +67,27 @@ impl Hooks {
             std::process::abort();
         }
     }
+
+    /// Departments per Redis pipeline: one when a hook counts them, so it stops exactly there.
+    fn per_call(limit: Option<u64>) -> usize {
+        if limit.is_some() {
+            1
+        } else {
+            200
+        }
+    }
 }
 
 /// What settle is asked to do.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
-    pub date: NaiveDate,
+    /// One day; `None`: yesterday and every earlier day that still has boards (catch-up).
+    pub date: Option<NaiveDate>,
     /// Today in the company's zone: only a day that has ended can be settled, and only a
     /// next work day from today on is laid out.
     pub today: NaiveDate,
+    /// Settle a laid-out day even if some departments have no board at all.
+    pub accept_missing_boards: bool,
     pub hooks: Hooks,
 }
 
@@ -77,7 +97,7 @@ pub enum Progress {
     Written(u64),
 }
 
-/// What a run did.
+/// What settling one day did.
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub run_id: u64,
@@ -92,8 +112,8 @@ pub struct Report {
     pub boards_deleted: u64,
     /// Boards kept because a row of their department failed (a rerun needs their punches).
     pub boards_kept: u64,
-    /// What became of the outboxes' events: delivered by settle, or still pending and why.
-    pub outbox: boards::Outboxes,
+    /// What became of the outboxes' events (drained once per run, with its last day).
+    pub outbox: DrainReport,
     pub next_workday: Option<NaiveDate>,
     /// The next work day's layout, when it was laid out.
     pub next_day: Option<LayoutReport>,
@@ -102,175 +122,150 @@ pub struct Report {
     pub steps: Vec<(&'static str, f64)>,
 }
 
-/// Wall time of each step of a run.
-struct Steps {
-    last: Instant,
-    done: Vec<(&'static str, f64)>,
+/// What a run did: the last day's report at the top (the shape of a one-day run), the days
+/// settled oldest first, and the reports of the earlier days a catch-up settled.
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    #[serde(flatten)]
+    pub last: Report,
+    pub settled_days: Vec<NaiveDate>,
+    pub earlier: Vec<Report>,
 }
 
-impl Steps {
-    fn new() -> Steps {
-        Steps {
-            last: Instant::now(),
-            done: Vec::new(),
-        }
+impl Summary {
+    /// Every day's report, oldest first.
+    pub fn days(&self) -> impl Iterator<Item = &Report> {
+        self.earlier.iter().chain(std::iter::once(&self.last))
     }
 
-    fn mark(&mut self, step: &'static str) {
-        let now = Instant::now();
-        self.done.push((step, (now - self.last).as_secs_f64()));
-        self.last = now;
+    pub fn failed(&self) -> u64 {
+        self.days().map(|r| r.failed).sum()
     }
 }
 
-/// Settle one day. Returns the report also when rows failed (`failed > 0`): the caller shows
-/// them and exits 4. MySQL unreachable after the retries: a service error, nothing deleted.
-pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) -> Result<Report> {
-    let started = Instant::now();
-    let mut steps = Steps::new();
-    let date = opts.date;
-    if date >= opts.today {
+/// The stores and the roster a run works with, opened once for all its days.
+struct Run<'a> {
+    cfg: &'a Config,
+    opts: &'a Options,
+    keys: Keys,
+    pool: mysql::Pool,
+    con: redis::Connection,
+    lock: SettleLock,
+    /// Every department (boards are looked for in each), and whether it has active members
+    /// (only those had a board laid out).
+    departments: Vec<(String, bool)>,
+}
+
+/// Settle one day, or catch up. Returns the summary also when rows failed (`failed() > 0`):
+/// the caller shows them and exits 4. MySQL unreachable after the retries: a service error,
+/// nothing deleted. A laid-out day whose boards are missing: refused (exit 6), nothing changed.
+pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) -> Result<Summary> {
+    if let Some(date) = opts.date {
+        runs::check_storable(date)?;
+    }
+    if let Some(date) = opts.date.filter(|d| *d >= opts.today) {
         return Err(Error::refused(format!(
             "{date} has not ended yet in {} (today is {}): only a past day can be settled",
             cfg.timezone, opts.today
         ))
         .into());
     }
-    // MySQL first: when it is unreachable nothing else is touched.
-    let pool = write::connect(cfg)?;
-    let keys = Keys::new(&cfg.namespace);
-    let mut con = services::redis(cfg)?;
-    let mut lock = pool.get_conn().map_err(|e| services::mysql_error(cfg, e))?;
-    let got: Option<i64> = lock.query_first("SELECT GET_LOCK(CONCAT('attendance-settle-', MD5(DATABASE())), 0)")?;
-    if got != Some(1) {
-        return Err(Error::refused("another settle is running on this database").into());
+    let mut run = Run::open(cfg, opts)?;
+    let days = match opts.date {
+        Some(d) => vec![d],
+        None => run.days_to_settle()?,
+    };
+    if !opts.accept_missing_boards {
+        run.refuse_lost_days(&days)?;
     }
-    let run_id = runs::start(&mut lock, date)?;
-    steps.mark("connect and start the run");
-
-    // The three reads wait on three servers' worth of work: do them at once.
-    let (day_boards, stored, roster) = std::thread::scope(|s| {
-        let boards = s.spawn(|| boards::read(&mut con, &keys, date));
-        let stored = s.spawn(|| -> Result<_> { attendance::stored_punches(&mut pool.get_conn()?, date) });
-        let roster = (|| -> Result<_> {
-            let members = db::roster::active_members(&pool)?;
-            let overrides = calendar_around(&mut lock, date)?;
-            let on_leave = db::leave::on_leave(&mut lock, date)?;
-            Ok((members, overrides, on_leave))
-        })();
-        let boards = boards.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        let stored = stored.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        (boards, stored, roster)
-    });
-    let (day_boards, stored, (members, overrides, on_leave)) = (day_boards?, stored?, roster?);
-    let workday = calendar::is_workday(&cfg.policy, &overrides, date);
-    steps.mark("read the boards, roster, calendar, leave and stored rows");
-    let day = Day::new(date, cfg.timezone, &cfg.policy, workday);
-    let (mut rows, mut failures) = rows::day_rows(&day, &members, &day_boards.entries, &stored, &on_leave);
-    // In primary-key order, InnoDB appends to the end of the table instead of splitting pages.
-    rows.sort_unstable_by(|a, b| a.employee_id.cmp(&b.employee_id));
-    // Employees considered: a row each, or a failure for those whose punches cannot be read.
-    let employees = (rows.len() + failures.len()) as u64;
-    steps.mark("compute the rows");
-
-    progress(Progress::Rows(rows.len() as u64));
-    let per_batch = cfg.settle.batch_size.clamp(1, attendance::MAX_ROWS_PER_STATEMENT);
-    let mut batches = 0u64;
-    let refused = write::all(&pool, &cfg.settle, date, &rows, per_batch, |n| {
-        batches += 1;
-        progress(Progress::Written(n as u64));
-        Hooks::check(opts.hooks.abort_after_batches, batches);
-    })?;
-    let written = (rows.len() - refused.len()) as u64;
-    failures.extend(refused);
-    runs::record_failures(&mut lock, run_id, date, &failures)?;
-    steps.mark("write the rows");
-
-    // Every row is committed: the boards may go, except those of a department with a failed
-    // row, whose punches a rerun still needs.
-    let failed_depts: HashSet<&str> = failures.iter().map(|f| f.department_id.as_str()).collect();
-    let (kept, to_delete): (Vec<String>, Vec<String>) = day_boards
-        .keys
-        .into_iter()
-        .partition(|k| Keys::dept_of(k).is_some_and(|d| failed_depts.contains(d)));
-    let per_command = if opts.hooks.abort_after_deletes.is_some() {
-        1
-    } else {
-        100
-    };
-    let mut deleted_so_far = 0u64;
-    let boards_deleted = boards::delete(&mut con, &to_delete, per_command, |n| {
-        deleted_so_far += n as u64;
-        Hooks::check(opts.hooks.abort_after_deletes, deleted_so_far);
-    })?;
-
-    steps.mark("delete the boards");
-    let outbox = drain_outboxes(cfg, &mut con, &keys).unwrap_or_else(|e| boards::Outboxes {
-        problem: Some(crate::error::one_line(&e)),
-        ..boards::Outboxes::default()
-    });
-    let next_workday = calendar::next_workday(&cfg.policy, &overrides, date);
-    // A failed row may mean a roster to fix: the next day waits for a clean run (init-day
-    // can lay it out meanwhile). A next work day in the past is never laid out.
-    let next_day = match next_workday {
-        Some(next) if failures.is_empty() && next >= opts.today => {
-            Some(board::layout_day(&mut con, &keys, next, &members, |_| {})?)
-        }
-        _ => None,
-    };
-
-    steps.mark("outboxes and the next day");
-    let counts = attendance::counts(&mut lock, date)?;
-    let fin = runs::Finish {
-        outcome: if failures.is_empty() { "ok" } else { "partial" },
-        employees,
-        rows_written: written,
-        failed: failures.len() as u64,
-        boards_deleted,
-        counts: counts.clone(),
-    };
-    runs::finish(&mut lock, run_id, &fin)?;
-    lock.query_drop("SELECT RELEASE_LOCK(CONCAT('attendance-settle-', MD5(DATABASE())))")
-        .context("releasing the settle lock")?;
-    steps.mark("finish the run");
-    Ok(Report {
-        run_id,
-        date,
-        workday,
-        employees,
-        rows_written: written,
-        counts,
-        failed: failures.len() as u64,
-        failures,
-        boards_deleted,
-        boards_kept: kept.len() as u64,
-        outbox,
-        next_workday,
-        next_day,
-        seconds: started.elapsed().as_secs_f64(),
-        steps: steps.done,
+    let mut reports = Vec::with_capacity(days.len());
+    for (i, &date) in days.iter().enumerate() {
+        reports.push(run.settle_day(date, i + 1 == days.len(), &mut progress)?);
+    }
+    let last = reports.pop().expect("at least one day");
+    Ok(Summary {
+        last,
+        settled_days: days,
+        earlier: reports,
     })
 }
 
-/// The calendar entries settle needs: the day itself and the year after it (next work day).
-fn calendar_around(conn: &mut impl Queryable, date: NaiveDate) -> Result<calendar::Overrides> {
-    db::calendar::overrides(conn, date, date + Duration::days(367))
-}
+impl<'a> Run<'a> {
+    fn open(cfg: &'a Config, opts: &'a Options) -> Result<Run<'a>> {
+        // MySQL first: when it is unreachable nothing else is touched.
+        let pool = write::connect(cfg)?;
+        let con = services::redis(cfg)?;
+        let mut lock = SettleLock::try_acquire(&pool)
+            .map_err(|e| services::mysql_error(cfg, e))?
+            .ok_or_else(|| Error::refused("another settle is running on this database"))?;
+        let departments = db::roster::department_ids(lock.conn())?;
+        Ok(Run {
+            cfg,
+            opts,
+            keys: Keys::new(&cfg.namespace),
+            pool,
+            con,
+            lock,
+            departments,
+        })
+    }
 
-/// The outbox step: deliver the notifications still waiting in the outboxes (an event leaves
-/// its outbox only once the broker confirmed it). A broker outage never fails a settle whose
-/// rows are committed: what stays pending, and why, goes into the report.
-pub fn drain_outboxes(cfg: &Config, con: &mut redis::Connection, keys: &Keys) -> Result<boards::Outboxes> {
-    match crate::notify::drain_outboxes(cfg, con, keys) {
-        Ok(r) => Ok(boards::Outboxes {
-            departments: r.departments,
-            sent: r.sent,
-            pending: r.pending,
-            problem: r.problem,
-        }),
-        Err(e) => Ok(boards::Outboxes {
-            problem: Some(crate::error::one_line(&e)),
-            ..boards::pending_outboxes(con, keys)?
-        }),
+    fn all_departments(&self) -> Vec<String> {
+        self.departments.iter().map(|(d, _)| d.clone()).collect()
+    }
+
+    /// Yesterday, and every earlier day some department still has a board of, oldest first.
+    fn days_to_settle(&mut self) -> Result<Vec<NaiveDate>> {
+        let yesterday = self.opts.today - Duration::days(1);
+        let depts = self.all_departments();
+        let mut days: BTreeSet<NaiveDate> = cutover::days_with_boards(&mut self.con, &self.keys, &depts)?
+            .into_iter()
+            // A board of a day MySQL cannot store (a punch dated in the year 999) could never be
+            // settled: leave it out rather than fail every nightly run on it.
+            .filter(|d| *d < yesterday && runs::check_storable(*d).is_ok())
+            .collect();
+        days.insert(yesterday);
+        Ok(days.into_iter().collect())
+    }
+
+    /// Refuse (exit 6, before any change) when a day that was laid out has departments with no
+    /// board at all and no row in MySQL: their punches are not anywhere settle can see, so
+    /// settling would write them absent. `recover` rebuilds the boards from the journal.
+    fn refuse_lost_days(&mut self, days: &[NaiveDate]) -> Result<()> {
+        let laid_out: Vec<String> = self
+            .departments
+            .iter()
+            .filter(|(_, active)| *active)
+            .map(|(d, _)| d.clone())
+            .collect();
+        for &date in days {
+            if !runs::laid_out(self.lock.conn(), date)? {
+                continue;
+            }
+            let missing = cutover::without_board(&mut self.con, &self.keys, date, &laid_out)?;
+            if missing.is_empty() {
+                continue;
+            }
+            let settled: HashSet<String> = attendance::departments_with_rows(self.lock.conn(), date)?
+                .into_iter()
+                .collect();
+            let lost: Vec<&String> = missing.iter().filter(|d| !settled.contains(*d)).collect();
+            if lost.is_empty() {
+                continue;
+            }
+            let mut named: Vec<&str> = lost.iter().take(5).map(|d| d.as_str()).collect();
+            if lost.len() > named.len() {
+                named.push("...");
+            }
+            return Err(Error::Lost(format!(
+                "{date} was laid out but {} of {} departments have no board in Redis ({}): the day looks \
+                 lost in Redis; run `attendance recover --date {date}` first (or settle with --accept-missing-boards)",
+                lost.len(),
+                laid_out.len(),
+                named.join(", ")
+            ))
+            .into());
+        }
+        Ok(())
     }
 }

@@ -3,46 +3,17 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 
 use crate::board::record::DayRecord;
+pub use crate::board::BoardEntry;
 use crate::config::Policy;
+pub use crate::db::attendance::{encode_log, parse_log, DayRow, Stamp};
 use crate::db::roster::Member;
+pub use crate::db::runs::Failure;
 use crate::event::Kind;
-use crate::policy::{self, DayOutcome};
-
-/// One punch of the history, as an instant.
-pub type Stamp = (DateTime<Utc>, Kind);
-
-/// One employee's settled day, ready for MySQL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DayRow {
-    pub employee_id: String,
-    pub department_id: String,
-    pub outcome: DayOutcome,
-    /// UTC.
-    pub first_in: Option<NaiveDateTime>,
-    /// UTC.
-    pub last_out: Option<NaiveDateTime>,
-    /// The punch history, oldest first (see [`encode_log`]).
-    pub punches: Vec<Stamp>,
-}
-
-/// A row that could not be computed or written, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Failure {
-    pub employee_id: String,
-    pub department_id: String,
-    pub reason: String,
-}
-
-/// What a board says of one employee: the department whose board holds the field, and the value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BoardEntry {
-    pub department_id: String,
-    pub value: String,
-}
+use crate::policy;
 
 /// The facts of the day that are the same for everyone.
 #[derive(Debug, Clone, Copy)]
@@ -65,27 +36,6 @@ impl<'a> Day<'a> {
             start: policy::day_start(tz, date),
         }
     }
-}
-
-/// The stored punch history: `in@2026-11-27T07:55:00Z,out@...`, oldest first.
-pub fn encode_log(punches: &[Stamp]) -> String {
-    let toks: Vec<String> = punches
-        .iter()
-        .map(|(t, k)| format!("{}@{}", k.as_str(), t.format("%Y-%m-%dT%H:%M:%SZ")))
-        .collect();
-    toks.join(",")
-}
-
-/// Read a stored punch history back. `None` if any token is unreadable.
-pub fn parse_log(s: &str) -> Option<Vec<Stamp>> {
-    s.split(',')
-        .filter(|t| !t.is_empty())
-        .map(|tok| {
-            let (k, t) = tok.split_once('@')?;
-            let t = DateTime::parse_from_rfc3339(t).ok()?.with_timezone(&Utc);
-            Some((t, k.parse().ok()?))
-        })
-        .collect()
 }
 
 /// Turn a board value into instants, or say why it cannot be read.

@@ -1,0 +1,31 @@
+-- Settle's cut-over of one department's board for one day: move the live board out of the way
+-- in one atomic step, so that a punch arriving while settle runs lands on a fresh live board
+-- (settled by a later run) instead of one settle is about to delete unseen.
+-- KEYS[1] live board, KEYS[2] settle's board (same hash tag). Returns 1 if a live board moved.
+-- A settle killed after an earlier cut-over left its own board behind: the live board is then
+-- merged into it, field by field, keeping every distinct punch token of both.
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('RENAME', KEYS[1], KEYS[2])
+  return 1
+end
+local live = redis.call('HGETALL', KEYS[1])
+for i = 1, #live, 2 do
+  local emp, value = live[i], live[i + 1]
+  local old = redis.call('HGET', KEYS[2], emp)
+  local merged = value
+  if old and old ~= '' then
+    local seen, toks = {}, {old}
+    for tok in string.gmatch(old, '[^,]+') do seen[tok] = true end
+    for tok in string.gmatch(value, '[^,]+') do
+      if not seen[tok] then
+        seen[tok] = true
+        toks[#toks + 1] = tok
+      end
+    end
+    merged = table.concat(toks, ',')
+  end
+  redis.call('HSET', KEYS[2], emp, merged)
+end
+redis.call('DEL', KEYS[1])
+return 1
