@@ -106,7 +106,7 @@ fn redis_benchmark(extra: &[&str]) -> Result<f64> {
     Ok(rps)
 }
 
-fn used_memory(con: &mut redis::Connection) -> Result<u64> {
+fn used_memory(con: &mut impl redis::ConnectionLike) -> Result<u64> {
     let info: String = redis::cmd("INFO").arg("memory").query(con)?;
     info.lines()
         .find_map(|l| l.strip_prefix("used_memory:"))
@@ -115,7 +115,7 @@ fn used_memory(con: &mut redis::Connection) -> Result<u64> {
 }
 
 /// Bytes held by the keys matching a pattern (MEMORY USAGE, exact).
-fn keys_memory(con: &mut redis::Connection, pattern: &str) -> Result<(usize, u64)> {
+fn keys_memory(con: &mut impl redis::ConnectionLike, pattern: &str) -> Result<(usize, u64)> {
     let keys: Vec<String> = con.scan_match::<_, String>(pattern)?.collect::<Result<_, _>>()?;
     let mut total = 0u64;
     for k in &keys {
@@ -130,7 +130,7 @@ fn keys_memory(con: &mut redis::Connection, pattern: &str) -> Result<(usize, u64
     Ok((keys.len(), total))
 }
 
-fn delete_pattern(con: &mut redis::Connection, pattern: &str) -> Result<()> {
+fn delete_pattern(con: &mut impl redis::ConnectionLike, pattern: &str) -> Result<()> {
     let keys: Vec<String> = con.scan_match::<_, String>(pattern)?.collect::<Result<_, _>>()?;
     for chunk in keys.chunks(500) {
         let _: () = con.del(chunk)?;

@@ -151,12 +151,22 @@ pub struct BulkReport {
     /// Punches kept as history (a repeat) or exact duplicates: the record did not move.
     pub unchanged: usize,
     pub refused: Vec<Refusal>,
+    /// Punches sent to Redis whose reply never came because Redis failed: each may or may not
+    /// have landed. Running the same file again settles them (a punch already there is a repeat).
+    pub unconfirmed: usize,
+    /// Why Redis stopped recording, when it did (the command then exits 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The failure itself, for the exit code.
+    #[serde(skip)]
+    pub failure: Option<anyhow::Error>,
     /// Departments whose outbox got events.
     #[serde(skip)]
     pub departments: Vec<String>,
 }
 
-/// Resolve, classify and record every good row on the boards (no publishing here).
+/// Resolve, classify and record every good row on the boards (no publishing here). When Redis
+/// fails part-way, the report still says what was recorded before, with the failure in it.
 pub fn record(
     cfg: &Config,
     con: &mut impl ConnectionLike,
@@ -187,8 +197,10 @@ pub fn record(
         }
     }
     refused.sort_by_key(|r| r.line);
-    let outcomes: Vec<PunchOutcome> = board::punch_many(con, keys, PunchRules::new(policy, tz), &punches, progress)?;
+    let (outcomes, done) = board::punch_many_partly(con, keys, PunchRules::new(policy, tz), &punches, progress);
+    let outcomes: Vec<&PunchOutcome> = outcomes.iter().flatten().collect();
     let recorded = outcomes.iter().filter(|o| o.changed).count();
+    let failure = done.err();
     let mut departments: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
     departments.sort_unstable();
     departments.dedup();
@@ -197,6 +209,9 @@ pub fn record(
         recorded,
         unchanged: outcomes.len() - recorded,
         refused,
+        unconfirmed: punches.len() - outcomes.len(),
+        error: failure.as_ref().map(crate::error::one_line),
+        failure,
         departments,
     })
 }

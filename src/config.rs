@@ -81,6 +81,9 @@ pub struct AmqpSettings {
     /// The same, for the one event of a single check-in: a kiosk must not hang on a slow
     /// broker. A confirm later than this leaves the event in the outbox (relay resends it).
     pub checkin_confirm_ms: u32,
+    /// How long closing a connection may wait for the broker's Close-Ok before the socket is
+    /// simply dropped (every event was confirmed or stays in its outbox, so nothing is lost).
+    pub close_timeout_ms: u32,
 }
 
 impl Default for AmqpSettings {
@@ -93,6 +96,7 @@ impl Default for AmqpSettings {
             connect_timeout_ms: 2_000,
             confirm_timeout_ms: 5_000,
             checkin_confirm_ms: 1_000,
+            close_timeout_ms: 500,
         }
     }
 }
@@ -121,6 +125,43 @@ impl Default for SettleSettings {
     }
 }
 
+/// Network waits on a Redis or MySQL server: a server that accepts the connection and then
+/// stops answering becomes an error (exit 3) after these, never a hang.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoTimeouts {
+    /// Opening the TCP connection (and, for Redis, its handshake).
+    pub connect_timeout_ms: u32,
+    /// Waiting for any one reply (a query's result, a pipeline's replies).
+    pub read_timeout_ms: u32,
+    /// Handing one request to the server's socket.
+    pub write_timeout_ms: u32,
+}
+
+impl IoTimeouts {
+    /// Redis answers in microseconds: a reply 10 s late means a stalled server.
+    pub const REDIS: IoTimeouts = IoTimeouts {
+        connect_timeout_ms: 3_000,
+        read_timeout_ms: 10_000,
+        write_timeout_ms: 10_000,
+    };
+    /// MySQL runs reports over months of rows: give a query half a minute.
+    pub const MYSQL: IoTimeouts = IoTimeouts {
+        connect_timeout_ms: 3_000,
+        read_timeout_ms: 30_000,
+        write_timeout_ms: 30_000,
+    };
+
+    pub fn connect(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.connect_timeout_ms))
+    }
+    pub fn read(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.read_timeout_ms))
+    }
+    pub fn write(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.write_timeout_ms))
+    }
+}
+
 #[derive(Clone, PartialEq)]
 pub struct Config {
     pub redis_url: String,
@@ -131,6 +172,8 @@ pub struct Config {
     pub policy: Policy,
     pub amqp: AmqpSettings,
     pub settle: SettleSettings,
+    pub redis: IoTimeouts,
+    pub mysql: IoTimeouts,
 }
 
 impl fmt::Debug for Config {
@@ -144,6 +187,8 @@ impl fmt::Debug for Config {
             .field("policy", &self.policy)
             .field("amqp", &self.amqp)
             .field("settle", &self.settle)
+            .field("redis", &self.redis)
+            .field("mysql", &self.mysql)
             .finish()
     }
 }
@@ -159,6 +204,8 @@ impl Default for Config {
             policy: Policy::default(),
             amqp: AmqpSettings::default(),
             settle: SettleSettings::default(),
+            redis: IoTimeouts::REDIS,
+            mysql: IoTimeouts::MYSQL,
         }
     }
 }
@@ -178,6 +225,18 @@ struct FileConfig {
     amqp: FileAmqp,
     #[serde(default)]
     settle: FileSettle,
+    #[serde(default)]
+    redis: FileIo,
+    #[serde(default)]
+    mysql: FileIo,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileIo {
+    connect_timeout_ms: Option<u32>,
+    read_timeout_ms: Option<u32>,
+    write_timeout_ms: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -201,6 +260,7 @@ struct FileAmqp {
     connect_timeout_ms: Option<u32>,
     confirm_timeout_ms: Option<u32>,
     checkin_confirm_ms: Option<u32>,
+    close_timeout_ms: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -338,6 +398,11 @@ impl Config {
                 &mut a.checkin_confirm_ms,
             ),
             ("amqp.retry_delay_ms", f.amqp.retry_delay_ms, &mut a.retry_delay_ms),
+            (
+                "amqp.close_timeout_ms",
+                f.amqp.close_timeout_ms,
+                &mut a.close_timeout_ms,
+            ),
         ] {
             in_range(key, v, 1..=600_000, "1 to 600000", field)?;
         }
@@ -365,6 +430,23 @@ impl Config {
         )?;
         // The MySQL pool holds 8 connections: the run's own, and the writers'.
         in_range("settle.writers", f.settle.writers, 1..=6, "1 to 6", &mut st.writers)?;
+        for (table, file, io) in [
+            ("redis", &f.redis, &mut self.redis),
+            ("mysql", &f.mysql, &mut self.mysql),
+        ] {
+            for (key, v, field) in [
+                (
+                    "connect_timeout_ms",
+                    file.connect_timeout_ms,
+                    &mut io.connect_timeout_ms,
+                ),
+                ("read_timeout_ms", file.read_timeout_ms, &mut io.read_timeout_ms),
+                ("write_timeout_ms", file.write_timeout_ms, &mut io.write_timeout_ms),
+            ] {
+                // Zero would mean "wait forever" to the socket: exactly what these keys forbid.
+                in_range(&format!("{table}.{key}"), v, 1..=600_000, "1 to 600000", field)?;
+            }
+        }
         Ok(())
     }
 
@@ -534,6 +616,24 @@ mod tests {
             ("[amqp]\nretry_delay_ms = 0\n", "amqp.retry_delay_ms"),
             ("[amqp]\nconnect_timeout_ms = 0\n", "amqp.connect_timeout_ms"),
             ("[amqp]\nqueue_type = \"stream\"\n", "amqp.queue_type"),
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+    }
+
+    #[test]
+    fn timeout_keys_are_bounded_and_named() {
+        let c = with_file("[redis]\nread_timeout_ms = 250\n[mysql]\nconnect_timeout_ms = 500\n").unwrap();
+        assert_eq!(c.redis.read_timeout_ms, 250);
+        assert_eq!(c.redis.connect_timeout_ms, IoTimeouts::REDIS.connect_timeout_ms);
+        assert_eq!(c.mysql.connect_timeout_ms, 500);
+        assert_eq!(c.mysql.read_timeout_ms, IoTimeouts::MYSQL.read_timeout_ms);
+        for (text, key) in [
+            ("[redis]\nread_timeout_ms = 0\n", "redis.read_timeout_ms"),
+            ("[mysql]\nwrite_timeout_ms = 600001\n", "mysql.write_timeout_ms"),
+            ("[amqp]\nclose_timeout_ms = 0\n", "amqp.close_timeout_ms"),
+            ("[redis]\nidle_ms = 5\n", "idle_ms"),
         ] {
             let e = with_file(text).unwrap_err().to_string();
             assert!(e.contains(key), "{e}");

@@ -244,13 +244,34 @@ pub fn punch_many(
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
-    mut progress: impl FnMut(usize),
+    progress: impl FnMut(usize),
 ) -> Result<Vec<PunchOutcome>> {
+    let (outcomes, failed) = punch_many_partly(con, keys, rules, punches, progress);
+    failed?;
+    outcomes
+        .into_iter()
+        .map(|o| o.context("a punch got no reply from Redis"))
+        .collect()
+}
+
+/// [`punch_many`], keeping what was recorded when Redis fails part-way: the outcomes of the
+/// punches whose replies came (`None` for the others, which may or may not have landed), and
+/// the failure. A bulk check-in cut off says how much it recorded.
+pub fn punch_many_partly(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    rules: PunchRules,
+    punches: &[Punch],
+    mut progress: impl FnMut(usize),
+) -> (Vec<Option<PunchOutcome>>, Result<()>) {
+    let mut out: Vec<Option<PunchOutcome>> = vec![None; punches.len()];
     // In a pipeline EVALSHA does not load the script on NOSCRIPT: load it first.
-    PUNCH
-        .prepare_invoke()
-        .load(con)
-        .context("loading the punch script into Redis")?;
+    if let Err(e) = PUNCH.prepare_invoke().load(con) {
+        return (
+            out,
+            Err(anyhow::Error::new(e).context("loading the punch script into Redis")),
+        );
+    }
     let mut groups: HashMap<(&str, NaiveDate), Vec<usize>> = HashMap::new();
     for (i, p) in punches.iter().enumerate() {
         groups
@@ -259,23 +280,26 @@ pub fn punch_many(
             .push(i);
     }
     let calls: Vec<&[usize]> = groups.values().flat_map(|v| v.chunks(PUNCHES_PER_CALL)).collect();
-    let mut out: Vec<Option<PunchOutcome>> = vec![None; punches.len()];
     for batch in calls.chunks(CALLS_PER_PIPELINE) {
         let mut pipe = redis::pipe();
         for call in batch {
             pipe.invoke_script(&invocation(keys, rules, call.iter().map(|&i| &punches[i]), false));
         }
-        let replies: Vec<Vec<Reply>> = pipe.query(con).context("recording punches in Redis")?;
+        let replies: Vec<Vec<Reply>> = match pipe.query(con).context("recording punches in Redis") {
+            Ok(r) => r,
+            Err(e) => return (out, Err(e)),
+        };
         for (call, reply) in batch.iter().zip(replies) {
             for (&i, r) in call.iter().zip(reply) {
-                out[i] = Some(outcome(r)?);
+                match outcome(r) {
+                    Ok(o) => out[i] = Some(o),
+                    Err(e) => return (out, Err(e)),
+                }
             }
             progress(call.len());
         }
     }
-    out.into_iter()
-        .map(|o| o.context("a punch got no reply from Redis"))
-        .collect()
+    (out, Ok(()))
 }
 
 /// One employee's record for a day: `None` if the board has no field for them (not laid
@@ -434,7 +458,7 @@ pub fn outbox_len(con: &mut impl ConnectionLike, keys: &Keys, depts: &[String]) 
 }
 
 /// Departments whose outbox holds anything.
-pub fn outbox_departments(con: &mut redis::Connection, keys: &Keys) -> Result<Vec<String>> {
+pub fn outbox_departments(con: &mut impl ConnectionLike, keys: &Keys) -> Result<Vec<String>> {
     let found: Vec<String> = con
         .scan_match::<_, String>(keys.outbox_pattern())?
         .collect::<Result<_, _>>()?;

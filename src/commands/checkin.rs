@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::event::Kind;
 use crate::keys::Keys;
 use crate::notify::{self, Connecting, Publisher};
+use crate::services::RedisConn;
 use crate::{policy, services};
 
 /// Parse `--at`: RFC 3339 with an offset, or a usage error.
@@ -129,7 +130,7 @@ pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
 /// Publish the punch's event (the punch itself is already recorded, so nothing here fails
 /// the check-in): "sent" once confirmed, "pending" if it stays in the outbox. A punch that
 /// made no event (an exact duplicate) says "none" and does not come here.
-fn notify(ctx: &Ctx, con: &mut redis::Connection, keys: &Keys, p: &Punch, connecting: Connecting) -> &'static str {
+fn notify(ctx: &Ctx, con: &mut RedisConn, keys: &Keys, p: &Punch, connecting: Connecting) -> &'static str {
     let sent = connecting.wait().and_then(|mut publisher| {
         publisher.set_confirm_timeout_ms(ctx.cfg.amqp.checkin_confirm_ms);
         notify::send_punch(publisher, con, keys, &p.employee.department_id, &p.event_id)

@@ -10,6 +10,7 @@ use super::Ctx;
 use crate::error::Error;
 use crate::keys::Keys;
 use crate::notify::{self, DrainReport, Publisher};
+use crate::services::RedisConn;
 use crate::{board, bulk, services};
 
 pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
@@ -25,9 +26,12 @@ pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
     let mut con = services::redis(&ctx.cfg)?;
     let pb = ctx.out.progress(rows.len() as u64, "punches");
     let started = std::time::Instant::now();
-    let report = bulk::record(&ctx.cfg, &mut con, &keys, rows, refused, |n| pb.inc(n as u64))?;
+    let mut report = bulk::record(&ctx.cfg, &mut con, &keys, rows, refused, |n| pb.inc(n as u64))?;
     pb.finish_and_clear();
     let secs = started.elapsed().as_secs_f64();
+    if let Some(failure) = report.failure.take() {
+        return cut_off(ctx, &report, json, failure);
+    }
     let sent = publish(ctx, &mut con, &keys, &report.departments)?;
     if json {
         let mut v = serde_json::to_value(&report)?;
@@ -58,9 +62,27 @@ pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// Redis failed part-way: say what was recorded before (a rerun of the same file is
+/// idempotent and records the rest), then fail with the service error (exit 3).
+fn cut_off(ctx: &Ctx, report: &bulk::BulkReport, json: bool, failure: anyhow::Error) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string(report)?);
+    }
+    ctx.out.status(format!(
+        "checkin --file: Redis failed after {} of {} rows: {} punches recorded, {} unchanged, {} refused, {} unconfirmed (sent, no reply); run the same file again to record the rest (repeats change nothing)",
+        report.recorded + report.unchanged + report.refused.len(),
+        report.rows,
+        report.recorded,
+        report.unchanged,
+        report.refused.len(),
+        report.unconfirmed
+    ));
+    Err(failure)
+}
+
 /// Publish what the punches put in their departments' outboxes, with a window of confirms.
 /// An unreachable broker leaves them pending (the punches are recorded all the same).
-fn publish(ctx: &Ctx, con: &mut redis::Connection, keys: &Keys, depts: &[String]) -> Result<DrainReport> {
+fn publish(ctx: &Ctx, con: &mut RedisConn, keys: &Keys, depts: &[String]) -> Result<DrainReport> {
     if depts.is_empty() {
         return Ok(DrainReport::default());
     }

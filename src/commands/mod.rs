@@ -7,6 +7,7 @@ use crate::cli::{Cli, Command};
 use crate::config::Config;
 use crate::error::Error;
 use crate::output::Out;
+use crate::services::RedisConn;
 
 mod calendar;
 mod checkin;
@@ -83,7 +84,7 @@ pub fn run(cli: Cli) -> Result<()> {
 /// Unknown everywhere: refused (exit 1). MySQL is opened only on a cache miss.
 pub fn resolve_employee(
     ctx: &Ctx,
-    con: &mut redis::Connection,
+    con: &mut RedisConn,
     keys: &crate::keys::Keys,
     id: &str,
 ) -> Result<crate::board::Employee> {

@@ -9,6 +9,7 @@ use anyhow::Result;
 use super::Ctx;
 use crate::board::{self, summary};
 use crate::keys::Keys;
+use crate::services::RedisConn;
 
 /// Event lines kept under the board on the live screen.
 const RECENT: usize = 15;
@@ -18,13 +19,13 @@ const NAMES: usize = 12;
 pub const REDRAW: Duration = Duration::from_millis(500);
 
 pub struct Screen {
-    con: redis::Connection,
+    con: RedisConn,
     recent: VecDeque<String>,
     pub drawn: Instant,
 }
 
 impl Screen {
-    pub fn new(con: redis::Connection) -> Screen {
+    pub fn new(con: RedisConn) -> Screen {
         Screen {
             con,
             recent: VecDeque::new(),

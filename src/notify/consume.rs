@@ -17,6 +17,7 @@ use crate::config::{AmqpSettings, Config};
 use crate::error::{Error, Service};
 use crate::event::Event;
 use crate::keys::Keys;
+use crate::services::RedisConn;
 
 /// Deliveries in flight to one watcher: enough to keep a burst flowing, few enough that a
 /// crash hands little back.
@@ -60,7 +61,7 @@ pub struct WatchReport {
 
 struct Watcher<'r> {
     /// Where shown event ids are kept, so that a restarted watcher drops them too.
-    redis: &'r mut redis::Connection,
+    redis: &'r mut RedisConn,
     keys: Keys,
     queue: String,
     dept: String,
@@ -75,7 +76,7 @@ struct Watcher<'r> {
 /// ends the watch and the broker takes back every unacked message.
 pub fn watch_department(
     cfg: &Config,
-    redis: &mut redis::Connection,
+    redis: &mut RedisConn,
     dept: &str,
     opts: WatchOptions,
     stop: &AtomicBool,
@@ -83,32 +84,44 @@ pub fn watch_department(
 ) -> Result<WatchReport> {
     let svc = |e| Error::service(Service::Rabbitmq, e);
     let names = Names::new(&cfg.namespace);
-    let mut conn = topology::connect(cfg)?;
-    let ch = topology::open_channel(&mut conn)?;
-    topology::declare_common(&ch, Wait::Answer, &names, &cfg.amqp)?;
-    topology::declare_department(&ch, Wait::Answer, &names, &cfg.amqp, dept)?;
+    let mut link = topology::connect(cfg)?;
+    let setup = (|| -> Result<_> {
+        let ch = topology::open_channel(&mut link)?;
+        topology::declare_common(&ch, Wait::Answer, &names, &cfg.amqp)?;
+        topology::declare_department(&ch, Wait::Answer, &names, &cfg.amqp, dept)?;
+        Ok((ch, Confirming::open(&mut link)?))
+    })();
+    let (ch, parker) = link.ready(setup)?;
+    let guard = link.guard().clone();
+    // Every request that waits for the broker's answer gets as long as a confirm would.
+    let answer = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
     let mut w = Watcher {
         redis,
         keys: Keys::new(&cfg.namespace),
         queue: names.department(dept),
         dept: dept.to_string(),
         settings: cfg.amqp.clone(),
-        parker: Confirming::open(&mut conn)?,
+        parker,
         names,
         report: WatchReport::default(),
     };
+    // Declared after the channels, so dropped before them on any early return.
+    let bound = link.closing_bound();
     if opts.once {
         while !stop.load(Ordering::SeqCst) {
-            match ch.basic_get(w.queue.as_str(), false).map_err(svc)? {
+            let got = guard.within(answer, "getting a message", || {
+                Ok(ch.basic_get(w.queue.as_str(), false)?)
+            })?;
+            match got {
                 Some(got) => w.handle(&ch, got.delivery, &mut show)?,
                 None => break,
             }
         }
     } else {
-        ch.qos(0, PREFETCH, false).map_err(svc)?;
-        let consumer = ch
-            .basic_consume(w.queue.as_str(), ConsumerOptions::default())
-            .map_err(svc)?;
+        let consumer = guard.within(answer, "starting the consumer", || {
+            ch.qos(0, PREFETCH, false)?;
+            Ok(ch.basic_consume(w.queue.as_str(), ConsumerOptions::default())?)
+        })?;
         while !stop.load(Ordering::SeqCst) {
             match consumer.receiver().recv_timeout(opts.tick) {
                 Ok(ConsumerMessage::Delivery(d)) => w.handle(&ch, d, &mut show)?,
@@ -125,8 +138,9 @@ pub fn watch_department(
         consumer.cancel().ok();
     }
     // Closing the channel hands every delivery not yet acked (prefetched, unshown) back.
+    drop(bound);
     ch.close().ok();
-    conn.close().ok();
+    link.close();
     Ok(w.report)
 }
 

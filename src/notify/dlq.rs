@@ -158,12 +158,20 @@ fn sweep(
 ) -> Result<()> {
     let svc = |e| Error::service(Service::Rabbitmq, e);
     let names = Names::new(&cfg.namespace);
-    let mut conn = topology::connect(cfg)?;
-    let ch: Channel = topology::open_channel(&mut conn)?;
-    topology::declare_common(&ch, Wait::Answer, &names, &cfg.amqp)?;
-    let mut out = Confirming::open(&mut conn)?;
+    let mut link = topology::connect(cfg)?;
+    let setup = (|| -> Result<(Channel, Confirming)> {
+        let ch: Channel = topology::open_channel(&mut link)?;
+        topology::declare_common(&ch, Wait::Answer, &names, &cfg.amqp)?;
+        Ok((ch, Confirming::open(&mut link)?))
+    })();
+    let (ch, mut out) = link.ready(setup)?;
+    let bound = link.closing_bound();
+    let answer = std::time::Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
     for _ in 0..limit {
-        let Some(got) = ch.basic_get(names.parking(), false).map_err(svc)? else {
+        let got = link.guard().within(answer, "getting a parked message", || {
+            Ok(ch.basic_get(names.parking(), false)?)
+        })?;
+        let Some(got) = got else {
             break;
         };
         let parked = describe(&got.delivery);
@@ -173,8 +181,9 @@ fn sweep(
         }
     }
     ch.nack_all(true).map_err(svc)?;
+    drop(bound);
     ch.close().ok();
-    conn.close().ok();
+    link.close();
     Ok(())
 }
 

@@ -10,6 +10,7 @@ use crate::board;
 use crate::config::Config;
 use crate::error::{Error, Service};
 use crate::keys::Keys;
+use crate::services::RedisConn;
 
 /// A check-in also sends its department's older pending events (left by an earlier broker
 /// outage), but not younger ones: those likely belong to a concurrent check-in that is
@@ -33,7 +34,7 @@ pub struct DrainReport {
 }
 
 /// Drain every outbox of the namespace once, on a fresh connection.
-pub fn drain_outboxes(cfg: &Config, con: &mut redis::Connection, keys: &Keys) -> Result<DrainReport> {
+pub fn drain_outboxes(cfg: &Config, con: &mut RedisConn, keys: &Keys) -> Result<DrainReport> {
     let mut publisher = Publisher::connect(cfg)?;
     let report = drain_with(&mut publisher, con, keys)?;
     publisher.close();
@@ -41,7 +42,7 @@ pub fn drain_outboxes(cfg: &Config, con: &mut redis::Connection, keys: &Keys) ->
 }
 
 /// Drain every outbox once on an open publisher (`relay --follow` keeps one across rounds).
-pub fn drain_with(publisher: &mut Publisher, con: &mut redis::Connection, keys: &Keys) -> Result<DrainReport> {
+pub fn drain_with(publisher: &mut Publisher, con: &mut RedisConn, keys: &Keys) -> Result<DrainReport> {
     let depts = board::outbox_departments(con, keys)?;
     drain_departments(publisher, con, keys, &depts)
 }
@@ -52,7 +53,7 @@ pub fn drain_with(publisher: &mut Publisher, con: &mut redis::Connection, keys: 
 /// per department (500 of them for a whole company).
 pub fn drain_departments(
     publisher: &mut Publisher,
-    con: &mut redis::Connection,
+    con: &mut RedisConn,
     keys: &Keys,
     depts: &[String],
 ) -> Result<DrainReport> {
@@ -80,7 +81,7 @@ const DRAIN_BATCH: usize = 10_000;
 
 fn publish_batch(
     publisher: &mut Publisher,
-    con: &mut redis::Connection,
+    con: &mut RedisConn,
     keys: &Keys,
     batch: Vec<(String, Vec<(String, String)>)>,
     report: &mut DrainReport,
@@ -109,7 +110,7 @@ fn publish_batch(
 /// Ok(false) if the broker refused it, Err if the broker failed on the way.
 pub fn send_punch(
     mut publisher: Publisher,
-    con: &mut redis::Connection,
+    con: &mut RedisConn,
     keys: &Keys,
     dept: &str,
     event_id: &str,

@@ -9,6 +9,7 @@ use redis::Commands;
 
 use super::rows::BoardEntry;
 use crate::keys::Keys;
+use crate::services::RedisConn;
 
 /// The boards of a day: their keys (sorted) and every employee's value. An employee found
 /// on two boards (moved department during the day) gets both values joined: the record
@@ -18,7 +19,7 @@ pub struct DayBoards {
     pub entries: HashMap<String, BoardEntry>,
 }
 
-pub fn read(con: &mut redis::Connection, keys: &Keys, date: NaiveDate) -> Result<DayBoards> {
+pub fn read(con: &mut RedisConn, keys: &Keys, date: NaiveDate) -> Result<DayBoards> {
     let found: BTreeSet<String> = con
         .scan_match::<_, String>(keys.board_pattern(date))
         .context("listing the day's boards in Redis")?
@@ -66,7 +67,7 @@ pub fn read(con: &mut redis::Connection, keys: &Keys, date: NaiveDate) -> Result
 /// Delete boards, a few keys per command; `after_each` runs after every command (the test
 /// hook uses it). Returns how many were deleted.
 pub fn delete(
-    con: &mut redis::Connection,
+    con: &mut RedisConn,
     board_keys: &[String],
     per_command: usize,
     mut after_each: impl FnMut(usize),
@@ -95,7 +96,7 @@ pub struct Outboxes {
 }
 
 /// Count what the outboxes hold, touching nothing.
-pub fn pending_outboxes(con: &mut redis::Connection, keys: &Keys) -> Result<Outboxes> {
+pub fn pending_outboxes(con: &mut RedisConn, keys: &Keys) -> Result<Outboxes> {
     let depts = crate::board::outbox_departments(con, keys)?;
     if depts.is_empty() {
         // An empty pipeline is an error to the client, not an empty answer.

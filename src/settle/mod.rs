@@ -23,6 +23,7 @@ use crate::config::Config;
 use crate::db::{self, attendance, runs};
 use crate::error::Error;
 use crate::keys::Keys;
+use crate::services::RedisConn;
 use crate::{calendar, services};
 use rows::{Day, Failure};
 
@@ -260,7 +261,7 @@ fn calendar_around(conn: &mut impl Queryable, date: NaiveDate) -> Result<calenda
 /// The outbox step: deliver the notifications still waiting in the outboxes (an event leaves
 /// its outbox only once the broker confirmed it). A broker outage never fails a settle whose
 /// rows are committed: what stays pending, and why, goes into the report.
-pub fn drain_outboxes(cfg: &Config, con: &mut redis::Connection, keys: &Keys) -> Result<boards::Outboxes> {
+pub fn drain_outboxes(cfg: &Config, con: &mut RedisConn, keys: &Keys) -> Result<boards::Outboxes> {
     match crate::notify::drain_outboxes(cfg, con, keys) {
         Ok(r) => Ok(boards::Outboxes {
             departments: r.departments,

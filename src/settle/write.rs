@@ -35,9 +35,14 @@ pub fn with_retry<T>(s: &SettleSettings, what: &str, mut f: impl FnMut() -> mysq
         match f() {
             Ok(v) => return Ok(v),
             Err(e) if attempt == attempts || is_data_error(&e) => {
-                return Err(
-                    Error::service(Service::Mysql, format!("{what}: {e} (attempt {attempt} of {attempts})")).into(),
+                return Err(Error::service(
+                    Service::Mysql,
+                    format!(
+                        "{what}: {} (attempt {attempt} of {attempts})",
+                        services::mysql_detail(&e)
+                    ),
                 )
+                .into())
             }
             Err(_) => {
                 sleep(delay);
@@ -78,11 +83,14 @@ pub fn batch(pool: &Pool, s: &SettleSettings, date: NaiveDate, rows: &[DayRow]) 
 
 fn whole(pool: &Pool, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<()> {
     let mut conn = pool.get_conn()?;
+    let socket = std::os::unix::io::AsRawFd::as_raw_fd(&*conn);
     let mut tx = conn.start_transaction(TxOpts::default())?;
     match attendance::upsert(&mut tx, date, rows) {
         Ok(()) => tx.commit(),
         Err(e) => {
-            tx.rollback()?;
+            // Before the rollback, which would wait on a stalled server all over again.
+            services::abandon_if_stalled(socket, &e);
+            tx.rollback().ok();
             Err(e)
         }
     }
