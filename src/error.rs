@@ -121,30 +121,37 @@ pub fn one_line(err: &anyhow::Error) -> String {
     redact(&parts.join(": "))
 }
 
-/// Replace the password of every `scheme://user:password@host` in `s` with `***`.
+/// Replace every password of a URL in `s` with `***`: `scheme://user:password@host`, and also
+/// what a user may mistype: no scheme (`user:password@host/db`), or a `/` in the password
+/// (`mysql://root:pa/ss@host/db`, which a URL parser reads as a host `root` and a path). So the
+/// authority is not cut at the first `/`: the password runs from the first `:` of the token to
+/// its last `@`. A word with an `@` but no `:` before it (an e-mail address) is left alone.
 pub fn redact(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(pos) = rest.find("://") {
-        let (head, tail) = rest.split_at(pos + 3);
-        out.push_str(head);
-        // The authority ends at the first '/', whitespace or quote; a password sits before its last '@'.
-        let end = tail
-            .find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"' || c == '`')
-            .unwrap_or(tail.len());
-        let authority = &tail[..end];
-        match (authority.rfind('@'), authority.find(':')) {
-            (Some(at), Some(colon)) if colon < at => {
-                out.push_str(&authority[..colon]);
-                out.push_str(":***");
-                out.push_str(&authority[at..]);
-            }
-            _ => out.push_str(authority),
+    let mut token = String::new();
+    for c in s.chars() {
+        if c.is_whitespace() || matches!(c, '\'' | '"' | '`') {
+            out.push_str(&redact_token(&token));
+            token.clear();
+            out.push(c);
+        } else {
+            token.push(c);
         }
-        rest = &tail[end..];
     }
-    out.push_str(rest);
+    out.push_str(&redact_token(&token));
     out
+}
+
+/// One word: `[scheme://]user:password@rest` loses its password.
+fn redact_token(t: &str) -> String {
+    let (scheme, rest) = match t.find("://") {
+        Some(i) => t.split_at(i + 3),
+        None => ("", t),
+    };
+    match (rest.rfind('@'), rest.find(':')) {
+        (Some(at), Some(colon)) if colon < at => format!("{scheme}{}:***{}", &rest[..colon], &rest[at..]),
+        _ => t.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -163,6 +170,33 @@ mod tests {
             "redis://:***@h:1 and redis://h:2"
         );
         assert_eq!(redact("no url here"), "no url here");
+        assert_eq!(redact("mail ann@example.com: done"), "mail ann@example.com: done");
+        assert_eq!(redact("at 2026-11-30T08:00:00Z"), "at 2026-11-30T08:00:00Z");
+    }
+
+    #[test]
+    fn redact_hides_passwords_of_malformed_urls() {
+        // No scheme.
+        assert_eq!(
+            redact("invalid value 'root:PW@127.0.0.1/x' (a URL)"),
+            "invalid value 'root:***@127.0.0.1/x' (a URL)"
+        );
+        // A '/' in the password (a URL parser reads `root` as the host).
+        assert_eq!(
+            redact("mysql://root:PW/x@127.0.0.1:1/x"),
+            "mysql://root:***@127.0.0.1:1/x"
+        );
+        // An '@' or a ',' in the password.
+        assert_eq!(redact("amqp://u:p@ss@h/%2f"), "amqp://u:***@h/%2f");
+        assert_eq!(redact("mysql://u:a,b@h/d"), "mysql://u:***@h/d");
+        for s in [
+            "redis://:PW@h:1",
+            "x root:PW@h y",
+            "\"mysql://a:PW/b@h/d\"",
+            "(amqp://g:PW@h:1/%2f)",
+        ] {
+            assert!(!redact(s).contains("PW"), "{s} -> {}", redact(s));
+        }
     }
 
     #[test]

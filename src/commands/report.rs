@@ -43,16 +43,24 @@ fn must_know(pool: &mysql::Pool, what: Known, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// A `--dept` filter must name a department: an unknown one is refused (exit 1), not shown
+/// as an empty day.
+fn known_dept(pool: &mysql::Pool, dept: Option<&str>) -> Result<()> {
+    dept.map_or(Ok(()), |d| must_know(pool, Known::Department, d))
+}
+
 pub fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
     let pool = services::mysql(&ctx.cfg)?;
     let tz = ctx.cfg.timezone;
     let (table, format) = match cmd {
         ReportCommand::Day { date, dept, format } => {
             let date = day_or_yesterday(ctx, date.as_deref())?;
+            known_dept(&pool, dept.as_deref())?;
             (report::day(&pool, date, dept.as_deref())?, format)
         }
         ReportCommand::Absent { date, dept, format } => {
             let date = day_or_yesterday(ctx, date.as_deref())?;
+            known_dept(&pool, dept.as_deref())?;
             (report::absent(&pool, date, dept.as_deref())?, format)
         }
         ReportCommand::Employee {
