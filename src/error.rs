@@ -9,7 +9,8 @@ use std::fmt;
 pub mod exit {
     /// Done.
     pub const OK: i32 = 0;
-    /// Refused by a rule: unknown employee, a punch in the future, a wrong supervisor.
+    /// Refused by a rule: unknown employee, a punch in the future, a wrong supervisor, or a
+    /// MySQL account without the privilege the command needs (a read-only account settling).
     pub const REFUSED: i32 = 1;
     /// Bad usage or bad input: clap's own errors, a malformed date, a bad CSV, a bad config.
     pub const USAGE: i32 = 2;
@@ -84,6 +85,9 @@ pub fn exit_code_of(err: &anyhow::Error) -> i32 {
         if let Some(e) = cause.downcast_ref::<Error>() {
             return e.exit_code();
         }
+        if mysql_denied(cause) {
+            return exit::REFUSED;
+        }
         if service_of(cause).is_some() {
             return exit::SERVICE;
         }
@@ -104,6 +108,13 @@ pub fn service_of(cause: &(dyn std::error::Error + 'static)) -> Option<Service> 
     }
 }
 
+/// MySQL refused for want of a privilege: on a table, a column, the database, or a statement.
+/// Not a failing service (retrying changes nothing) but a rule of its own: exit 1.
+pub fn mysql_denied(cause: &(dyn std::error::Error + 'static)) -> bool {
+    const DENIED: [u16; 5] = [1044, 1142, 1143, 1227, 1370];
+    matches!(cause.downcast_ref::<mysql::Error>(), Some(mysql::Error::MySqlError(me)) if DENIED.contains(&me.code))
+}
+
 /// One line for stderr: the error and its causes, joined, passwords redacted.
 pub fn one_line(err: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -113,6 +124,11 @@ pub fn one_line(err: &anyhow::Error) -> String {
             if !parts.iter().any(|p| p.contains(&svc.to_string())) {
                 s = format!("{svc}: {s}");
             }
+        }
+        if mysql_denied(cause) {
+            s.push_str(
+                " (this MySQL account lacks the privilege: see docs/security.md for the grants each command needs)",
+            );
         }
         if !parts.iter().any(|p| p.contains(&s)) {
             parts.push(s);

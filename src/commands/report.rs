@@ -1,4 +1,4 @@
-//! `attendance report day|absent|employee|dept|runs`: HR's answers from MySQL.
+//! `attendance report day|absent|employee|dept|corrections|runs`: HR's answers from MySQL.
 
 use anyhow::Result;
 use chrono::{Datelike, Duration, NaiveDate};
@@ -80,6 +80,17 @@ pub fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
             must_know(&pool, Known::Department, &department_id)?;
             let (from, to) = range(ctx, &r)?;
             (report::dept(&pool, &department_id, from, to)?, format)
+        }
+        ReportCommand::Corrections {
+            employee,
+            range: r,
+            format,
+        } => {
+            if let Some(e) = employee.as_deref() {
+                must_know(&pool, Known::Employee, e)?;
+            }
+            let (from, to) = range(ctx, &r)?;
+            (report::corrections(&pool, tz, from, to, employee.as_deref())?, format)
         }
         ReportCommand::Runs {
             date,

@@ -3,6 +3,7 @@
 
 pub mod attendance;
 pub mod calendar;
+pub mod corrections;
 pub mod leave;
 pub mod report;
 pub mod roster;
