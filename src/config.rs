@@ -72,7 +72,7 @@ pub struct AmqpSettings {
     pub max_retries: u32,
     /// Back-off before a rejected message goes back to its department queue.
     pub retry_delay_ms: u32,
-    /// Outstanding publisher confirms in bulk publishing.
+    /// Outstanding publisher confirms in bulk publishing (at most 10,000: see `apply_file`).
     pub confirm_window: usize,
     /// How long opening a connection to the broker may take before it counts as unreachable.
     pub connect_timeout_ms: u32,
@@ -367,11 +367,14 @@ impl Config {
             };
         }
         let a = &mut self.amqp;
+        // Unconfirmed events sit in amiquip's write buffer while a broker is silent; past its
+        // 16 MiB high-water mark a publish would block with no timeout. 10,000 events of about
+        // 500 bytes stay well below it, so the confirm timeout alone bounds a stalled publish.
         in_range(
             "amqp.confirm_window",
             f.amqp.confirm_window,
-            1..=usize::MAX,
-            "at least 1",
+            1..=10_000,
+            "1 to 10000",
             &mut a.confirm_window,
         )?;
         in_range(

@@ -26,6 +26,10 @@ const CHANNEL_OPEN: &[u8] = &[1, 0, 1, 0, 0, 0, 5, 0, 20, 0, 10];
 const BASIC_PUBLISH: &[u8] = &[0, 60, 0, 40];
 const BASIC_GET: &[u8] = &[0, 60, 0, 70];
 const CONNECTION_CLOSE: &[u8] = &[0, 10, 0, 50];
+/// The client's first bytes: the protocol header, before any handshake frame.
+const PROTOCOL_HEADER: &[u8] = b"AMQP\x00\x00\x09\x01";
+/// Connection.Start-Ok, the client's first handshake frame (after the broker's Start).
+const START_OK: &[u8] = &[0, 10, 0, 11];
 
 const AMQP_TIMEOUTS: &str = "[amqp]\nconnect_timeout_ms = 1000\ncheckin_confirm_ms = 500\n\
                              confirm_timeout_ms = 800\nclose_timeout_ms = 300\n";
@@ -43,7 +47,9 @@ fn timed(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> (Output, Durati
     }
     let started = Instant::now();
     let o = c.output().unwrap();
-    (o, started.elapsed())
+    let took = started.elapsed();
+    eprintln!("attendance {} -> {:?} in {took:?}", args.join(" "), o.status.code());
+    (o, took)
 }
 
 fn stderr(o: &Output) -> String {
@@ -103,6 +109,17 @@ fn checkin_whose_broker_stalls_after_the_handshake_is_pending_in_time_and_relay_
     assert_eq!((r["sent"].as_u64(), r["pending"].as_u64()), (Some(1), Some(0)));
     assert_eq!(outbox_len(&env, "D001"), 0);
     delivered_once(&env, &id);
+}
+
+#[test]
+fn checkin_whose_broker_stalls_in_the_handshake_is_pending_in_time() {
+    for stall in [
+        Stall::when_client_sends(PROTOCOL_HEADER).hold_trigger(),
+        Stall::when_client_sends(START_OK).hold_trigger(),
+    ] {
+        let (env, _) = checkin_through(stall, "pending");
+        assert_eq!(outbox_len(&env, "D001"), 1);
+    }
 }
 
 #[test]
@@ -252,6 +269,32 @@ fn settle_facing_a_stalled_mysql_gives_up_after_its_retries_and_a_rerun_works() 
     let r = env.json(&["settle", "--date", "2026-11-02", "--json"]);
     assert_eq!(r["rows_written"], 12);
     assert_eq!(env.count("attendance"), 12);
+}
+
+#[test]
+fn a_report_whose_mysql_stalls_mid_reply_ends_in_time_with_exit_3() {
+    let env = TestEnv::with_roster("UTC", 12, 2);
+    env.ok(&["settle", "--date", "2026-11-02", "-q"]);
+    let cfg = env.file("att.toml", "[mysql]\nread_timeout_ms = 1000\n");
+    // The result set starts coming back, then stops.
+    let proxy = StallProxy::start(
+        "127.0.0.1:3306",
+        Stall::when_client_sends(b"FROM attendance a").then_pass_server_bytes(60),
+    );
+    let url = format!("mysql://root@127.0.0.1:{}/{}?prefer_socket=false", proxy.port(), env.db);
+    let (o, took) = timed(
+        &env,
+        &["report", "day", "--date", "2026-11-02"],
+        &[
+            ("ATTENDANCE_MYSQL_URL", &url),
+            ("ATTENDANCE_CONFIG", cfg.to_str().unwrap()),
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(proxy.tripped());
+    assert!(err.starts_with("error: MySQL") && err.lines().count() == 1, "{err}");
+    assert!(took < Duration::from_millis(1_000) + SLACK, "took {took:?}");
 }
 
 /// One punch per employee of a roster of 40 departments: 40 script calls, two pipelines.
