@@ -111,8 +111,19 @@ pub fn service_of(cause: &(dyn std::error::Error + 'static)) -> Option<Service> 
 /// MySQL refused for want of a privilege: on a table, a column, the database, or a statement.
 /// Not a failing service (retrying changes nothing) but a rule of its own: exit 1.
 pub fn mysql_denied(cause: &(dyn std::error::Error + 'static)) -> bool {
+    denied_message(cause).is_some()
+}
+
+/// The server's own words for a privilege refusal, with where to look.
+fn denied_message(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
     const DENIED: [u16; 5] = [1044, 1142, 1143, 1227, 1370];
-    matches!(cause.downcast_ref::<mysql::Error>(), Some(mysql::Error::MySqlError(me)) if DENIED.contains(&me.code))
+    match cause.downcast_ref::<mysql::Error>() {
+        Some(mysql::Error::MySqlError(me)) if DENIED.contains(&me.code) => Some(format!(
+            "MySQL refused: {} (this MySQL account lacks the privilege: see docs/security.md for the grants each command needs)",
+            me.message
+        )),
+        _ => None,
+    }
 }
 
 /// One line for stderr: the error and its causes, joined, passwords redacted.
@@ -120,15 +131,12 @@ pub fn one_line(err: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in err.chain() {
         let mut s = cause.to_string().replace(['\n', '\r'], " ");
-        if let Some(svc) = service_of(cause) {
+        if let Some(denied) = denied_message(cause) {
+            s = denied;
+        } else if let Some(svc) = service_of(cause) {
             if !parts.iter().any(|p| p.contains(&svc.to_string())) {
                 s = format!("{svc}: {s}");
             }
-        }
-        if mysql_denied(cause) {
-            s.push_str(
-                " (this MySQL account lacks the privilege: see docs/security.md for the grants each command needs)",
-            );
         }
         if !parts.iter().any(|p| p.contains(&s)) {
             parts.push(s);

@@ -156,7 +156,10 @@ fn a_read_only_account_runs_every_report_and_is_refused_by_settle_and_correct() 
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
-            err.starts_with("error: ") && err.contains("command denied") && err.contains("docs/security.md"),
+            err.starts_with("error: MySQL refused: ")
+                && err.contains("command denied")
+                && err.contains(&ro.name)
+                && err.contains("docs/security.md"),
             "{err}"
         );
         assert!(!err.contains(&ro.password), "{err}");
