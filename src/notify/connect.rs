@@ -102,9 +102,10 @@ pub(crate) fn open(url: &str, s: &AmqpSettings) -> Result<Link> {
         match TcpStream::connect_timeout(&addr, timeout) {
             Ok(stream) => {
                 stream.set_nodelay(true).map_err(|e| unreachable(&e))?;
-                let guard = Guard::start(stream.try_clone().map_err(|e| unreachable(&e))?);
-                guard.arm_until(started + timeout);
+                let watched = stream.try_clone().map_err(|e| unreachable(&e))?;
                 let stream = mio::net::TcpStream::from_stream(stream).map_err(|e| unreachable(&e))?;
+                let guard = Guard::start(watched);
+                guard.arm_until(started + timeout);
                 let mut options = ConnectionOptions::default()
                     .auth(Auth::Plain {
                         username: t.user.clone(),
@@ -115,8 +116,16 @@ pub(crate) fn open(url: &str, s: &AmqpSettings) -> Result<Link> {
                 if let Some(h) = t.heartbeat {
                     options = options.heartbeat(h);
                 }
-                let conn = Connection::insecure_open_stream(stream, options, ConnectionTuning::default())
-                    .map_err(|e| guard.explain(e, timeout, "connecting"))?;
+                let conn = match Connection::insecure_open_stream(stream, options, ConnectionTuning::default()) {
+                    Ok(conn) => conn,
+                    Err(e) => {
+                        let e = guard.explain(e, timeout, "connecting");
+                        // No link will stop the watchdog: stop it here (`relay --follow` retries
+                        // for days, and each leaked watchdog would keep a socket open).
+                        guard.stop();
+                        return Err(e);
+                    }
+                };
                 return Ok(Link {
                     conn: Some(conn),
                     guard,
