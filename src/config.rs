@@ -72,7 +72,10 @@ pub struct AmqpSettings {
     pub max_retries: u32,
     /// Back-off before a rejected message goes back to its department queue.
     pub retry_delay_ms: u32,
-    /// Outstanding publisher confirms in bulk publishing (at most 10,000: see `apply_file`).
+    /// Outstanding publisher confirms in bulk publishing. At most 10,000: unconfirmed events sit
+    /// in amiquip's write buffer while a broker is silent, and past its 16 MiB high-water mark a
+    /// publish would block with no timeout; 10,000 events of about 500 bytes stay well below it,
+    /// so the confirm timeout alone bounds a stalled publish.
     pub confirm_window: usize,
     /// How long opening a connection to the broker may take before it counts as unreachable.
     pub connect_timeout_ms: u32,
@@ -367,9 +370,6 @@ impl Config {
             };
         }
         let a = &mut self.amqp;
-        // Unconfirmed events sit in amiquip's write buffer while a broker is silent; past its
-        // 16 MiB high-water mark a publish would block with no timeout. 10,000 events of about
-        // 500 bytes stay well below it, so the confirm timeout alone bounds a stalled publish.
         in_range(
             "amqp.confirm_window",
             f.amqp.confirm_window,
@@ -433,23 +433,8 @@ impl Config {
         )?;
         // The MySQL pool holds 8 connections: the run's own, and the writers'.
         in_range("settle.writers", f.settle.writers, 1..=6, "1 to 6", &mut st.writers)?;
-        for (table, file, io) in [
-            ("redis", &f.redis, &mut self.redis),
-            ("mysql", &f.mysql, &mut self.mysql),
-        ] {
-            for (key, v, field) in [
-                (
-                    "connect_timeout_ms",
-                    file.connect_timeout_ms,
-                    &mut io.connect_timeout_ms,
-                ),
-                ("read_timeout_ms", file.read_timeout_ms, &mut io.read_timeout_ms),
-                ("write_timeout_ms", file.write_timeout_ms, &mut io.write_timeout_ms),
-            ] {
-                // Zero would mean "wait forever" to the socket: exactly what these keys forbid.
-                in_range(&format!("{table}.{key}"), v, 1..=600_000, "1 to 600000", field)?;
-            }
-        }
+        apply_io("redis", &f.redis, &mut self.redis)?;
+        apply_io("mysql", &f.mysql, &mut self.mysql)?;
         Ok(())
     }
 
@@ -513,6 +498,23 @@ impl Config {
         let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
         format!("{scheme}://{auth_host}/{query}")
     }
+}
+
+/// The `[redis]` or `[mysql]` timeouts given in the file.
+fn apply_io(table: &str, file: &FileIo, io: &mut IoTimeouts) -> Result<(), Error> {
+    for (key, v, field) in [
+        (
+            "connect_timeout_ms",
+            file.connect_timeout_ms,
+            &mut io.connect_timeout_ms,
+        ),
+        ("read_timeout_ms", file.read_timeout_ms, &mut io.read_timeout_ms),
+        ("write_timeout_ms", file.write_timeout_ms, &mut io.write_timeout_ms),
+    ] {
+        // Zero would mean "wait forever" to the socket: exactly what these keys forbid.
+        in_range(&format!("{table}.{key}"), v, 1..=600_000, "1 to 600000", field)?;
+    }
+    Ok(())
 }
 
 /// Set `field` to a value given in the file, if it lies in `ok`; else an error naming the key.

@@ -139,6 +139,37 @@ fn checkin_whose_broker_stalls_at_close_is_sent_and_returns_in_time() {
     delivered_once(&env, &id);
 }
 
+#[test]
+fn checkin_whose_redis_stalls_exits_3_in_time_and_a_retry_records_it_once() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    env.ok(&["init-day", "--date", "2026-11-02", "-q"]);
+    let cfg = env.file("att.toml", "[redis]\nread_timeout_ms = 1000\n");
+    // The punch script's call reaches Redis, and its reply never comes back.
+    let proxy = StallProxy::start("127.0.0.1:6379", Stall::when_client_sends(b"EVALSHA"));
+    let args = ["checkin", "E000002", "--at", "2026-11-02T08:30:00Z", "--json"];
+    let (o, took) = timed(
+        &env,
+        &args,
+        &[
+            ("ATTENDANCE_REDIS_URL", &format!("redis://127.0.0.1:{}/", proxy.port())),
+            ("ATTENDANCE_CONFIG", cfg.to_str().unwrap()),
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(proxy.tripped());
+    assert!(
+        err.contains("Redis sent no reply within 1000 ms") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(took < Duration::from_millis(1_000) + SLACK, "took {took:?}");
+    // The kiosk retries on the real Redis: the punch landed once, whichever way it went.
+    let c = env.json(&args);
+    assert!(c["notification"] == "sent" || c["notification"] == "none", "{c}");
+    let status = env.json(&["status", "E000002", "--date", "2026-11-02", "--json"]);
+    assert!(status["first_in"].as_str().is_some(), "{status}");
+}
+
 /// A punch whose event waits in the outbox (the broker was down at check-in).
 fn pending_punch(env: &TestEnv) {
     let o = env
