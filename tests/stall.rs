@@ -389,35 +389,38 @@ fn bulk_checkin_whose_redis_stalls_mid_reply_ends_in_time_and_a_rerun_completes_
 
 #[test]
 fn bulk_checkin_cut_off_by_redis_says_what_it_recorded_and_a_rerun_is_idempotent() {
-    let (env, file, n) = forty_departments();
-    let cfg = env.file("att.toml", "[redis]\nread_timeout_ms = 1000\n");
-    // The first pipeline (32 calls) goes through; the second never reaches Redis.
-    let proxy = StallProxy::start(
-        "127.0.0.1:6379",
-        Stall::when_client_sends(b"EVALSHA").nth(33).hold_trigger(),
-    );
-    let (o, _) = timed(
-        &env,
-        &["checkin", "--file", &file, "--json"],
-        &[
-            ("ATTENDANCE_REDIS_URL", &format!("redis://127.0.0.1:{}/", proxy.port())),
-            ("ATTENDANCE_CONFIG", cfg.to_str().unwrap()),
-        ],
-    );
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let recorded = r["recorded"].as_u64().unwrap() as usize;
-    assert!(recorded > 0 && recorded < n, "{r}");
-    assert_eq!(r["unchanged"], 0);
-    assert_eq!(r["unconfirmed"].as_u64().unwrap() as usize, n - recorded, "{r}");
-    assert!(r["error"].as_str().unwrap().contains("no reply within 1000 ms"), "{r}");
-    assert!(err.contains(&format!("{recorded} punches recorded")), "{err}");
-    drop(proxy);
-    assert_eq!(punched(&env), recorded, "exactly what it said it recorded");
-    let again = env.json(&["checkin", "--file", &file, "--json"]);
-    assert_eq!(again["unchanged"].as_u64().unwrap() as usize, recorded);
-    assert_eq!(again["recorded"].as_u64().unwrap() as usize, n - recorded);
-    assert_eq!(punched(&env), n);
-    assert!(again.get("error").is_none());
+    // Regression: it exited 3 with no summary although punches were already recorded.
+    // Redis goes silent, or dies, after the first pipeline (32 calls); the second never reaches it.
+    for (stall, why) in [
+        (Stall::when_client_sends(b"EVALSHA").nth(33).hold_trigger(), "no reply within 1000 ms"),
+        (Stall::when_client_sends(b"EVALSHA").nth(33).hold_trigger().then_drop(), "Redis"),
+    ] {
+        let (env, file, n) = forty_departments();
+        let cfg = env.file("att.toml", "[redis]\nread_timeout_ms = 1000\n");
+        let proxy = StallProxy::start("127.0.0.1:6379", stall);
+        let (o, _) = timed(
+            &env,
+            &["checkin", "--file", &file, "--json"],
+            &[
+                ("ATTENDANCE_REDIS_URL", &format!("redis://127.0.0.1:{}/", proxy.port())),
+                ("ATTENDANCE_CONFIG", cfg.to_str().unwrap()),
+            ],
+        );
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(3), "{err}");
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let recorded = r["recorded"].as_u64().unwrap() as usize;
+        assert!(recorded > 0 && recorded < n, "{r}");
+        assert_eq!(r["unchanged"], 0);
+        assert_eq!(r["unconfirmed"].as_u64().unwrap() as usize, n - recorded, "{r}");
+        assert!(r["error"].as_str().unwrap().contains(why), "{r}");
+        assert!(err.contains(&format!("{recorded} punches recorded")), "{err}");
+        drop(proxy);
+        assert_eq!(punched(&env), recorded, "exactly what it said it recorded");
+        let again = env.json(&["checkin", "--file", &file, "--json"]);
+        assert_eq!(again["unchanged"].as_u64().unwrap() as usize, recorded);
+        assert_eq!(again["recorded"].as_u64().unwrap() as usize, n - recorded);
+        assert_eq!(punched(&env), n);
+        assert!(again.get("error").is_none());
+    }
 }

@@ -4,6 +4,8 @@
 //! tripped, every connection (and every new one, which it still accepts) is silent: a server
 //! that accepts the connection and then stops answering, as a hung broker or database does.
 //!
+//! Or, with [`Stall::then_drop`], it drops that connection instead, as a server that dies does.
+//!
 //! When a client goes away, the proxy closes its upstream connection too, as a real server
 //! would notice a closed peer: a MySQL session holding a lock then ends and frees it.
 
@@ -20,6 +22,7 @@ pub struct Stall {
     nth: usize,
     forward_trigger: bool,
     pass_server_bytes: usize,
+    drop_on_trip: bool,
 }
 
 impl Stall {
@@ -31,7 +34,14 @@ impl Stall {
             nth: 1,
             forward_trigger: true,
             pass_server_bytes: 0,
+            drop_on_trip: false,
         }
+    }
+
+    /// Instead of going silent, drop the connection that sent the trigger (a server that dies).
+    pub fn then_drop(mut self) -> Stall {
+        self.drop_on_trip = true;
+        self
     }
 
     /// Trip on the `n`th occurrence instead of the first (counted over all connections).
@@ -168,6 +178,10 @@ fn client_to_server(sh: &Shared, mut client: TcpStream, mut server: TcpStream) {
             tail = hay[hay.len() - keep..].to_vec();
         }
         if forward > 0 && server.write_all(&chunk[..forward]).is_err() {
+            break;
+        }
+        if sh.stall.drop_on_trip && sh.tripped.load(Ordering::SeqCst) {
+            client.shutdown(Shutdown::Both).ok();
             break;
         }
     }
