@@ -4,6 +4,7 @@
 //! [`Error`] (or a raw client error of one of the three stores) and picks the exit code.
 
 use std::fmt;
+use std::io;
 
 /// Exit codes, documented in the README. Keep the two in step.
 pub mod exit {
@@ -126,11 +127,36 @@ fn denied_message(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
     }
 }
 
+/// Whether a MySQL error is the socket's timeout: the server accepted the connection and then
+/// did not answer within `mysql.read_timeout_ms` (or took no data within the write timeout).
+pub fn mysql_timed_out(e: &mysql::Error) -> bool {
+    let io = match e {
+        mysql::Error::IoError(io) => io,
+        mysql::Error::CodecError(mysql::mysql_common::proto::codec::error::PacketCodecError::Io(io)) => io,
+        _ => return false,
+    };
+    matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+}
+
+/// A MySQL error in words: a timeout says which setting bounded it (the raw text is
+/// "CodecError { IO error: Resource temporarily unavailable }").
+pub fn mysql_detail(e: &mysql::Error) -> String {
+    if mysql_timed_out(e) {
+        "the server sent no reply within mysql.read_timeout_ms (or took no data within mysql.write_timeout_ms)".into()
+    } else {
+        e.to_string()
+    }
+}
+
 /// One line for stderr: the error and its causes, joined, passwords redacted.
 pub fn one_line(err: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in err.chain() {
-        let mut s = cause.to_string().replace(['\n', '\r'], " ");
+        let mut s = match cause.downcast_ref::<mysql::Error>() {
+            Some(e) => mysql_detail(e),
+            None => cause.to_string(),
+        }
+        .replace(['\n', '\r'], " ");
         if let Some(denied) = denied_message(cause) {
             s = denied;
         } else if let Some(svc) = service_of(cause) {

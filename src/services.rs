@@ -123,27 +123,6 @@ fn mysql_opts(cfg: &Config, url: &str) -> Result<mysql::Opts> {
         .into())
 }
 
-/// Whether a MySQL error is the socket's timeout: the server accepted the connection and then
-/// did not answer within `mysql.read_timeout_ms` (or took no data within the write timeout).
-pub fn mysql_timed_out(e: &mysql::Error) -> bool {
-    let io = match e {
-        mysql::Error::IoError(io) => io,
-        mysql::Error::CodecError(mysql::mysql_common::proto::codec::error::PacketCodecError::Io(io)) => io,
-        _ => return false,
-    };
-    matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
-}
-
-/// A MySQL error in words: a timeout says which setting bounded it (the raw text is
-/// "CodecError { IO error: Resource temporarily unavailable }").
-pub fn mysql_detail(e: &mysql::Error) -> String {
-    if mysql_timed_out(e) {
-        "the server sent no reply within mysql.read_timeout_ms (or took no data within mysql.write_timeout_ms)".into()
-    } else {
-        e.to_string()
-    }
-}
-
 /// Give up on a MySQL connection whose server did not answer in time: shut its socket, so that
 /// the rollback, the pool's clean-up and any later use fail at once instead of each waiting the
 /// read timeout again on a server that has stalled. Other errors leave the connection alone.
@@ -183,5 +162,5 @@ pub fn mysql_error(cfg: &Config, e: mysql::Error) -> anyhow::Error {
             .into();
         }
     }
-    Error::service(Service::Mysql, mysql_detail(&e)).into()
+    Error::service(Service::Mysql, crate::error::mysql_detail(&e)).into()
 }

@@ -325,6 +325,7 @@ fn a_report_whose_mysql_stalls_mid_reply_ends_in_time_with_exit_3() {
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(proxy.tripped());
     assert!(err.starts_with("error: MySQL") && err.lines().count() == 1, "{err}");
+    assert!(err.contains("no reply within mysql.read_timeout_ms"), "{err}");
     assert!(took < Duration::from_millis(1_000) + SLACK, "took {took:?}");
 }
 
@@ -392,8 +393,14 @@ fn bulk_checkin_cut_off_by_redis_says_what_it_recorded_and_a_rerun_is_idempotent
     // Regression: it exited 3 with no summary although punches were already recorded.
     // Redis goes silent, or dies, after the first pipeline (32 calls); the second never reaches it.
     for (stall, why) in [
-        (Stall::when_client_sends(b"EVALSHA").nth(33).hold_trigger(), "no reply within 1000 ms"),
-        (Stall::when_client_sends(b"EVALSHA").nth(33).hold_trigger().then_drop(), "Redis"),
+        (
+            Stall::when_client_sends(b"EVALSHA").nth(33).hold_trigger(),
+            "no reply within 1000 ms",
+        ),
+        (
+            Stall::when_client_sends(b"EVALSHA").nth(33).hold_trigger().then_drop(),
+            "Redis",
+        ),
     ] {
         let (env, file, n) = forty_departments();
         let cfg = env.file("att.toml", "[redis]\nread_timeout_ms = 1000\n");

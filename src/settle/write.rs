@@ -39,7 +39,7 @@ pub fn with_retry<T>(s: &SettleSettings, what: &str, mut f: impl FnMut() -> mysq
                     Service::Mysql,
                     format!(
                         "{what}: {} (attempt {attempt} of {attempts})",
-                        services::mysql_detail(&e)
+                        crate::error::mysql_detail(&e)
                     ),
                 )
                 .into())
