@@ -26,6 +26,8 @@ const CHANNEL_OPEN: &[u8] = &[1, 0, 1, 0, 0, 0, 5, 0, 20, 0, 10];
 const BASIC_PUBLISH: &[u8] = &[0, 60, 0, 40];
 const BASIC_GET: &[u8] = &[0, 60, 0, 70];
 const CONNECTION_CLOSE: &[u8] = &[0, 10, 0, 50];
+/// A heartbeat frame: the client sends one when it has had nothing else to send.
+const HEARTBEAT: &[u8] = &[8, 0, 0, 0, 0, 0, 0, 0xCE];
 /// The client's first bytes: the protocol header, before any handshake frame.
 const PROTOCOL_HEADER: &[u8] = b"AMQP\x00\x00\x09\x01";
 /// Connection.Start-Ok, the client's first handshake frame (after the broker's Start).
@@ -241,6 +243,30 @@ fn watch_dept_once_on_a_stalled_broker_ends_in_time_with_exit_3() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(took < Duration::from_millis(bound) + SLACK, "took {took:?}");
     }
+}
+
+#[test]
+fn live_watch_dept_on_a_broker_that_goes_silent_ends_after_two_missed_heartbeats() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let cfg = env.file("att.toml", AMQP_TIMEOUTS);
+    // Silent once the consumer is up and idle: no delivery, no heartbeat ever comes back.
+    let proxy = StallProxy::start("127.0.0.1:5672", Stall::when_client_sends(HEARTBEAT));
+    let url = format!("{}?heartbeat=1", amqp_via(&proxy));
+    let (o, took) = timed(
+        &env,
+        &["watch-dept", "D001", "--json"],
+        &[
+            ("ATTENDANCE_AMQP_URL", &url),
+            ("ATTENDANCE_CONFIG", cfg.to_str().unwrap()),
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(proxy.tripped());
+    assert!(err.starts_with("error: RabbitMQ") && err.lines().count() == 1, "{err}");
+    assert!(err.contains("heartbeats"), "{err}");
+    // The first client heartbeat (within a second), then two missed ones.
+    assert!(took < Duration::from_secs(3) + SLACK, "took {took:?}");
 }
 
 /// The ids of every active employee.

@@ -131,7 +131,11 @@ pub fn watch_department(
                 Ok(_) => return Err(Error::service(Service::Rabbitmq, "the consumer was cancelled").into()),
                 Err(RecvTimeoutError::Timeout) => show(WatchItem::Idle)?,
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(Error::service(Service::Rabbitmq, "the connection closed").into())
+                    return Err(Error::service(
+                        Service::Rabbitmq,
+                        "the connection closed (the broker closed it, or stopped answering its heartbeats)",
+                    )
+                    .into())
                 }
             }
         }
