@@ -5,21 +5,16 @@
 //! check-in's time. So the socket is opened here (TCP_NODELAY) and handed to amiquip, and the
 //! URL (credentials, vhost, query parameters) is read here the way amiquip reads it.
 //!
-//! amiquip notices a broker that accepts the connection and then goes silent only through
-//! heartbeats (two missed: about two minutes), and its channel open, declares, gets and
-//! `Connection::close` wait for the broker's answer with no timeout of their own. So each
-//! connection gets a [`Guard`]: a watchdog thread that shuts the socket down when an armed
-//! deadline passes. amiquip's I/O thread then sees the socket end, and every call waiting on
-//! it returns an error at once; [`Guard::within`] turns that into "no answer within N ms".
+//! Every connection comes with the [`Guard`] of `watchdog.rs`, which bounds each wait on it.
 
-use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::net::{TcpStream, ToSocketAddrs};
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use amiquip::{Auth, Connection, ConnectionOptions, ConnectionTuning};
 use anyhow::Result;
 
+use super::watchdog::{ClosingBound, Guard};
 use crate::config::AmqpSettings;
 use crate::error::{Error, Service};
 
@@ -195,137 +190,6 @@ impl Drop for Link {
             conn.close().ok();
         }
         self.guard.stop();
-    }
-}
-
-/// See [`Link::closing_bound`].
-pub(crate) struct ClosingBound(Guard, Duration);
-
-impl Drop for ClosingBound {
-    fn drop(&mut self) {
-        self.0.arm_within(self.1);
-    }
-}
-
-/// The watchdog of one connection: shuts its socket down when an armed deadline passes.
-#[derive(Clone)]
-pub(crate) struct Guard(Arc<Watch>);
-
-struct Watch {
-    socket: TcpStream,
-    state: Mutex<WatchState>,
-    wake: Condvar,
-}
-
-#[derive(Default)]
-struct WatchState {
-    deadline: Option<Instant>,
-    tripped: bool,
-    done: bool,
-}
-
-impl Guard {
-    fn start(socket: TcpStream) -> Guard {
-        let watch = Arc::new(Watch {
-            socket,
-            state: Mutex::new(WatchState::default()),
-            wake: Condvar::new(),
-        });
-        let w = Arc::clone(&watch);
-        std::thread::spawn(move || w.run());
-        Guard(watch)
-    }
-
-    fn state(&self) -> MutexGuard<'_, WatchState> {
-        self.0.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn arm_until(&self, at: Instant) {
-        self.state().deadline = Some(at);
-        self.0.wake.notify_one();
-    }
-
-    /// Cut the socket if the broker has not answered within `d` from now (or sooner, if a
-    /// deadline is already armed that comes first).
-    pub(crate) fn arm_within(&self, d: Duration) {
-        let at = Instant::now() + d;
-        let mut st = self.state();
-        st.deadline = Some(st.deadline.map_or(at, |old| old.min(at)));
-        drop(st);
-        self.0.wake.notify_one();
-    }
-
-    pub(crate) fn disarm(&self) {
-        self.state().deadline = None;
-    }
-
-    /// Whether a deadline passed and the socket was cut.
-    pub(crate) fn tripped(&self) -> bool {
-        self.state().tripped
-    }
-
-    /// Give up on the broker now: a connection that missed a deadline is not worth a polite
-    /// close (that would only wait `close_timeout_ms` more on a broker that does not answer).
-    pub(crate) fn cut(&self) {
-        self.state().tripped = true;
-        self.0.socket.shutdown(Shutdown::Both).ok();
-    }
-
-    fn stop(&self) {
-        self.state().done = true;
-        self.0.wake.notify_one();
-    }
-
-    /// Run `f`, cutting the connection if it takes longer than `d`.
-    pub(crate) fn within<T>(&self, d: Duration, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        self.arm_within(d);
-        let r = f();
-        self.disarm();
-        r.map_err(|e| self.explain(e, d, what))
-    }
-
-    /// The error of a call the guard cut short says why; any other error stays as it is.
-    fn explain(&self, e: impl Into<anyhow::Error>, d: Duration, what: &str) -> anyhow::Error {
-        if self.tripped() {
-            Error::service(
-                Service::Rabbitmq,
-                format!("the broker did not answer within {} ms ({what})", d.as_millis()),
-            )
-            .into()
-        } else {
-            let e: anyhow::Error = e.into();
-            match e.downcast::<amiquip::Error>() {
-                Ok(a) => Error::service(Service::Rabbitmq, a).into(),
-                Err(e) => e,
-            }
-        }
-    }
-}
-
-impl Watch {
-    fn run(&self) {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            if st.done {
-                return;
-            }
-            st = match st.deadline {
-                None => self.wake.wait(st).unwrap_or_else(|p| p.into_inner()),
-                Some(at) => {
-                    let now = Instant::now();
-                    if now >= at {
-                        st.tripped = true;
-                        st.deadline = None;
-                        self.socket.shutdown(Shutdown::Both).ok();
-                        continue;
-                    }
-                    self.wake
-                        .wait_timeout(st, at - now)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
-                }
-            };
-        }
     }
 }
 

@@ -9,6 +9,7 @@ pub mod dlq;
 mod publish;
 mod relay;
 mod topology;
+mod watchdog;
 
 pub use consume::{watch_department, WatchItem, WatchOptions, WatchReport};
 pub use publish::{Connecting, Publisher};
