@@ -67,6 +67,10 @@ pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
 fn cut_off(ctx: &Ctx, report: &bulk::BulkReport, json: bool, failure: anyhow::Error) -> Result<()> {
     if json {
         println!("{}", serde_json::to_string(report)?);
+    } else {
+        for r in &report.refused {
+            ctx.out.status(format!("refused line {}: {}", r.line, r.reason));
+        }
     }
     ctx.out.status(format!(
         "checkin --file: Redis failed after {} of {} rows: {} punches recorded, {} unchanged, {} refused, {} unconfirmed (sent, no reply); run the same file again to record the rest (repeats change nothing)",
