@@ -220,6 +220,50 @@ fn relay_on_a_stalled_broker_ends_in_time_and_keeps_the_events() {
 }
 
 #[test]
+fn relay_follow_on_a_stalled_broker_keeps_going_round_by_round_and_stops_on_ctrl_c() {
+    use std::io::BufRead;
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    pending_punch(&env);
+    let cfg = env.file("att.toml", AMQP_TIMEOUTS);
+    let proxy = StallProxy::start("127.0.0.1:5672", Stall::when_client_sends(BASIC_PUBLISH));
+    let mut child = env
+        .std_cmd()
+        .args(["relay", "--follow", "--interval-ms", "100", "--json"])
+        .env("ATTENDANCE_AMQP_URL", amqp_via(&proxy))
+        .env("ATTENDANCE_CONFIG", &cfg)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first round publishes into the silence: the event stays pending, and says why.
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let round: Value = serde_json::from_str(&out.next().unwrap().unwrap()).unwrap();
+    assert_eq!((round["sent"].as_u64(), round["pending"].as_u64()), (Some(0), Some(1)));
+    assert!(
+        round["problem"].as_str().unwrap().contains("no publisher confirm"),
+        "{round}"
+    );
+    // Later rounds cannot even connect; each gives up within the connect timeout.
+    std::thread::sleep(Duration::from_millis(2_500));
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let stopped = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // It notices Ctrl-C between rounds, and no round outlasts its timeouts.
+    assert!(
+        stopped.elapsed() < Duration::from_millis(1_000) + SLACK,
+        "{:?}",
+        stopped.elapsed()
+    );
+    assert!(err.contains("did not answer within 1000 ms"), "{err}");
+    assert!(err.contains("relay: stopped; 0 events sent in all, 1 pending"), "{err}");
+    assert_eq!(outbox_len(&env, "D001"), 1);
+    assert_eq!(env.json(&["relay", "--json"])["sent"], 1);
+}
+
+#[test]
 fn watch_dept_once_on_a_stalled_broker_ends_in_time_with_exit_3() {
     let env = TestEnv::with_roster("UTC", 5, 1);
     let cfg = env.file("att.toml", AMQP_TIMEOUTS);
