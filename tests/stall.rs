@@ -117,6 +117,8 @@ fn checkin_whose_broker_stalls_after_the_handshake_is_pending_in_time_and_relay_
 fn checkin_whose_broker_stalls_in_the_handshake_is_pending_in_time() {
     for stall in [
         Stall::when_client_sends(PROTOCOL_HEADER).hold_trigger(),
+        // The broker's Connection.Start cut mid-frame.
+        Stall::when_client_sends(PROTOCOL_HEADER).then_pass_server_bytes(20),
         Stall::when_client_sends(START_OK).hold_trigger(),
     ] {
         let (env, _) = checkin_through(stall, "pending");
