@@ -87,6 +87,9 @@ pub struct AmqpSettings {
     /// How long closing a connection may wait for the broker's Close-Ok before the socket is
     /// simply dropped (every event was confirmed or stays in its outbox, so nothing is lost).
     pub close_timeout_ms: u32,
+    /// Heartbeat interval proposed to the broker: a connection that hears nothing for two of
+    /// them is closed, which is how a live `watch-dept` notices a broker gone silent.
+    pub heartbeat_secs: u16,
 }
 
 impl Default for AmqpSettings {
@@ -100,6 +103,7 @@ impl Default for AmqpSettings {
             confirm_timeout_ms: 5_000,
             checkin_confirm_ms: 1_000,
             close_timeout_ms: 500,
+            heartbeat_secs: 20,
         }
     }
 }
@@ -264,6 +268,7 @@ struct FileAmqp {
     confirm_timeout_ms: Option<u32>,
     checkin_confirm_ms: Option<u32>,
     close_timeout_ms: Option<u32>,
+    heartbeat_secs: Option<u16>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -370,6 +375,14 @@ impl Config {
             };
         }
         let a = &mut self.amqp;
+        // 0 would turn heartbeats off: a silent broker could then hold a live watcher forever.
+        in_range(
+            "amqp.heartbeat_secs",
+            f.amqp.heartbeat_secs,
+            1..=3_600,
+            "1 to 3600",
+            &mut a.heartbeat_secs,
+        )?;
         in_range(
             "amqp.confirm_window",
             f.amqp.confirm_window,
@@ -638,6 +651,7 @@ mod tests {
             ("[redis]\nread_timeout_ms = 0\n", "redis.read_timeout_ms"),
             ("[mysql]\nwrite_timeout_ms = 600001\n", "mysql.write_timeout_ms"),
             ("[amqp]\nclose_timeout_ms = 0\n", "amqp.close_timeout_ms"),
+            ("[amqp]\nheartbeat_secs = 0\n", "amqp.heartbeat_secs"),
             ("[redis]\nidle_ms = 5\n", "idle_ms"),
         ] {
             let e = with_file(text).unwrap_err().to_string();

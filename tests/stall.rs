@@ -294,10 +294,10 @@ fn watch_dept_once_on_a_stalled_broker_ends_in_time_with_exit_3() {
 #[test]
 fn live_watch_dept_on_a_broker_that_goes_silent_ends_after_two_missed_heartbeats() {
     let env = TestEnv::with_roster("UTC", 5, 1);
-    let cfg = env.file("att.toml", AMQP_TIMEOUTS);
+    let cfg = env.file("att.toml", &format!("{AMQP_TIMEOUTS}heartbeat_secs = 1\n"));
     // Silent once the consumer is up and idle: no delivery, no heartbeat ever comes back.
     let proxy = StallProxy::start("127.0.0.1:5672", Stall::when_client_sends(HEARTBEAT));
-    let url = format!("{}?heartbeat=1", amqp_via(&proxy));
+    let url = amqp_via(&proxy);
     let (o, took) = timed(
         &env,
         &["watch-dept", "D001", "--json"],

@@ -66,7 +66,16 @@ impl Target {
         };
         for (k, v) in url.query_pairs() {
             match k.as_ref() {
-                "heartbeat" => t.heartbeat = Some(v.parse().map_err(|_| bad("heartbeat must be a number"))?),
+                "heartbeat" => {
+                    let h: u16 = v.parse().map_err(|_| bad("heartbeat must be a number"))?;
+                    // 0 turns heartbeats off: a silent broker could then hold a live watcher forever.
+                    if h == 0 {
+                        return Err(bad(
+                            "heartbeat=0 would let a silent broker hold a watcher forever: give 1 or more seconds",
+                        ));
+                    }
+                    t.heartbeat = Some(h);
+                }
                 "connection_timeout" => {
                     t.timeout_ms = Some(v.parse().map_err(|_| bad("connection_timeout must be a number"))?)
                 }
@@ -101,16 +110,14 @@ pub(crate) fn open(url: &str, s: &AmqpSettings) -> Result<Link> {
                 let stream = mio::net::TcpStream::from_stream(stream).map_err(|e| unreachable(&e))?;
                 let guard = Guard::start(watched);
                 guard.arm_until(started + timeout);
-                let mut options = ConnectionOptions::default()
+                let options = ConnectionOptions::default()
                     .auth(Auth::Plain {
                         username: t.user.clone(),
                         password: t.password.clone(),
                     })
                     .virtual_host(t.vhost.clone())
-                    .connection_timeout(Some(timeout));
-                if let Some(h) = t.heartbeat {
-                    options = options.heartbeat(h);
-                }
+                    .connection_timeout(Some(timeout))
+                    .heartbeat(t.heartbeat.unwrap_or(s.heartbeat_secs));
                 let conn = match Connection::insecure_open_stream(stream, options, ConnectionTuning::default()) {
                     Ok(conn) => conn,
                     Err(e) => {
@@ -219,5 +226,7 @@ mod tests {
         assert!(Target::parse("amqp://h/a/b").is_err());
         let e = Target::parse("amqp://u:secret@h/?heartbeat=x").unwrap_err().to_string();
         assert!(!e.contains("secret"), "{e}");
+        let e = Target::parse("amqp://u:secret@h/?heartbeat=0").unwrap_err().to_string();
+        assert!(e.contains("heartbeat=0") && !e.contains("secret"), "{e}");
     }
 }

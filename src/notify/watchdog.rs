@@ -1,8 +1,8 @@
 //! The watchdog that bounds every wait on one AMQP connection.
 //!
 //! amiquip notices a broker that accepts the connection and then goes silent only through
-//! heartbeats (two missed: about two minutes), and its channel open, declares, gets and
-//! `Connection::close` wait for the broker's answer with no timeout of their own. So each
+//! heartbeats (two missed: twice `amqp.heartbeat_secs`), and its channel open, declares, gets
+//! and `Connection::close` wait for the broker's answer with no timeout of their own. So each
 //! connection gets a [`Guard`]: a thread holding a clone of the socket, which shuts the socket
 //! down when an armed deadline passes. amiquip's I/O thread then sees the socket end, and every
 //! call waiting on it returns an error at once; [`Guard::within`] turns that error into "the
