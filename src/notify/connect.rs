@@ -86,12 +86,24 @@ impl Target {
     }
 }
 
-/// Connect to the broker: TCP with a timeout and TCP_NODELAY, then the AMQP handshake, all
-/// within `amqp.connect_timeout_ms` (or the URL's `connection_timeout`). The returned link's
-/// guard stays armed with that deadline so that the caller's own setup (a channel, confirms,
-/// declarations) is bounded by it too: call [`Link::ready`] once set up. Unreachable, refused
-/// or silent: exit 3, never showing the password.
-pub(crate) fn open(url: &str, s: &AmqpSettings) -> Result<Link> {
+/// Connect to the broker: TCP with a timeout and TCP_NODELAY, the AMQP handshake, then the
+/// caller's `setup` (a channel, confirms, declarations), all within `amqp.connect_timeout_ms`
+/// (or the URL's `connection_timeout`). Unreachable, refused or silent: exit 3, never showing
+/// the password.
+pub(crate) fn open<T>(
+    url: &str,
+    s: &AmqpSettings,
+    setup: impl FnOnce(&mut Connection) -> Result<T>,
+) -> Result<(Link, T)> {
+    let mut link = connect(url, s)?;
+    let done = setup(&mut link);
+    link.guard.disarm();
+    let t = done.map_err(|e| link.guard.explain(e, link.connect_timeout, "setting up the connection"))?;
+    Ok((link, t))
+}
+
+/// TCP and the handshake; the returned link's guard stays armed with the connect deadline.
+fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
     let t = Target::parse(url)?;
     let timeout = Duration::from_millis(t.timeout_ms.unwrap_or(u64::from(s.connect_timeout_ms)));
     let started = Instant::now();
@@ -155,13 +167,6 @@ pub(crate) struct Link {
 }
 
 impl Link {
-    /// Setup is over: stop the connect deadline. If it already passed, the setup's waits
-    /// were cut short: say so instead of amiquip's "connection closed".
-    pub(crate) fn ready<T>(&self, setup: Result<T>) -> Result<T> {
-        self.guard.disarm();
-        setup.map_err(|e| self.guard.explain(e, self.connect_timeout, "setting up the connection"))
-    }
-
     /// The guard, to bound the waits of this connection's channels.
     pub(crate) fn guard(&self) -> &Guard {
         &self.guard

@@ -84,14 +84,12 @@ pub fn watch_department(
 ) -> Result<WatchReport> {
     let svc = |e| Error::service(Service::Rabbitmq, e);
     let names = Names::new(&cfg.namespace);
-    let mut link = topology::connect(cfg)?;
-    let setup = (|| -> Result<_> {
-        let ch = topology::open_channel(&mut link)?;
+    let (link, (ch, parker)) = topology::connect(cfg, |conn| {
+        let ch = topology::open_channel(conn)?;
         topology::declare_common(&ch, Wait::Answer, &names, &cfg.amqp)?;
         topology::declare_department(&ch, Wait::Answer, &names, &cfg.amqp, dept)?;
-        Ok((ch, Confirming::open(&mut link)?))
-    })();
-    let (ch, parker) = link.ready(setup)?;
+        Ok((ch, Confirming::open(conn)?))
+    })?;
     let guard = link.guard().clone();
     // Every request that waits for the broker's answer gets as long as a confirm would.
     let answer = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));

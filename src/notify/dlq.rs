@@ -158,13 +158,11 @@ fn sweep(
 ) -> Result<()> {
     let svc = |e| Error::service(Service::Rabbitmq, e);
     let names = Names::new(&cfg.namespace);
-    let mut link = topology::connect(cfg)?;
-    let setup = (|| -> Result<(Channel, Confirming)> {
-        let ch: Channel = topology::open_channel(&mut link)?;
+    let (link, (ch, mut out)) = topology::connect(cfg, |conn| {
+        let ch: Channel = topology::open_channel(conn)?;
         topology::declare_common(&ch, Wait::Answer, &names, &cfg.amqp)?;
-        Ok((ch, Confirming::open(&mut link)?))
-    })();
-    let (ch, mut out) = link.ready(setup)?;
+        Ok((ch, Confirming::open(conn)?))
+    })?;
     let bound = link.closing_bound();
     let answer = std::time::Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
     for _ in 0..limit {

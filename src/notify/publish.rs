@@ -39,9 +39,9 @@ pub(crate) fn event_properties(id: &str) -> AmqpProperties {
 impl Publisher {
     /// Connect, enable confirms and declare the common topology. Unreachable: exit 3.
     pub fn connect(cfg: &Config) -> Result<Publisher> {
-        let mut link = topology::connect(cfg)?;
         let names = Names::new(&cfg.namespace);
-        let setup = Confirming::open(&mut link).map(|out| {
+        let (link, (out, broken)) = topology::connect(cfg, |conn| {
+            let out = Confirming::open(conn)?;
             // Declarations do not wait for answers, so the broker's refusal of one (a queue
             // declared otherwise) closes the channel at some later call: here or at the first
             // publish. Either way it is the channel that is broken, not the connection: the
@@ -49,9 +49,8 @@ impl Publisher {
             let broken = topology::declare_common(&out.channel, Wait::NoWait, &names, &cfg.amqp)
                 .err()
                 .map(|e| format!("{e:#}"));
-            (out, broken)
-        });
-        let (out, broken) = link.ready(setup)?;
+            Ok((out, broken))
+        })?;
         Ok(Publisher {
             link,
             out,

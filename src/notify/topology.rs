@@ -58,10 +58,11 @@ impl Names {
     }
 }
 
-/// Open a connection with the configured connect timeout; unreachable = exit 3. Its setup
-/// stays bounded by that timeout until [`Link::ready`].
-pub(crate) fn connect(cfg: &Config) -> Result<Link> {
-    super::connect::open(&cfg.amqp_url, &cfg.amqp)
+/// Open a connection and set it up (channels, confirms, declarations) within the configured
+/// connect timeout; unreachable or silent = exit 3. The setup is part of the call so that no
+/// caller can forget to bound it (or leave the connect deadline armed over its real work).
+pub(crate) fn connect<T>(cfg: &Config, setup: impl FnOnce(&mut Connection) -> Result<T>) -> Result<(Link, T)> {
+    super::connect::open(&cfg.amqp_url, &cfg.amqp, setup)
 }
 
 /// A channel on `conn`, wrapped as a RabbitMQ error.
@@ -176,9 +177,7 @@ pub(crate) fn declare_department(ch: &Channel, w: Wait, names: &Names, s: &AmqpS
 /// departments' queues. For tests and for moving to another queue type.
 pub fn teardown(cfg: &Config, departments: &[String]) -> Result<()> {
     let names = Names::new(&cfg.namespace);
-    let mut link = connect(cfg)?;
-    let ch = open_channel(&mut link);
-    let ch = link.ready(ch)?;
+    let (link, ch) = connect(cfg, open_channel)?;
     let answer = std::time::Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
     let guard = link.guard().clone();
     let bound = link.closing_bound();
