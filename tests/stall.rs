@@ -19,7 +19,7 @@ use redis::Commands;
 use serde_json::Value;
 
 /// Room for process start-up and a busy 2-core machine, on top of the configured timeouts.
-const SLACK: Duration = Duration::from_millis(2_500);
+const SLACK: Duration = Duration::from_millis(4_000);
 
 /// AMQP frames (type, channel, size, then class and method ids) and their method ids.
 const CHANNEL_OPEN: &[u8] = &[1, 0, 1, 0, 0, 0, 5, 0, 20, 0, 10];
