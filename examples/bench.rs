@@ -6,10 +6,17 @@
 //! It uses its own namespace (`bench`) and database (`attendance_bench`), which it resets first,
 //! and writes the figures to `bench-results/latest.md` as well as the screen.
 
+// A benchmark prints its figures to a terminal: println! is fine here (see clippy.toml).
+#![allow(clippy::disallowed_macros)]
+
+#[path = "common/args.rs"]
+mod args;
 #[path = "common/mysql_refs.rs"]
 mod mysql_refs;
 
 use std::path::{Path, PathBuf};
+
+use args::arg;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -263,18 +270,10 @@ fn broker_reference(cfg: &Config, queues: &[String], n: usize, size: usize, wind
     Ok(rate)
 }
 
-fn arg(name: &str, default: u32) -> u32 {
-    let args: Vec<String> = std::env::args().collect();
-    args.windows(2)
-        .find(|w| w[0] == name)
-        .and_then(|w| w[1].parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() -> Result<()> {
-    let employees = arg("--employees", 100_000);
-    let departments = arg("--departments", 500);
-    let runs = arg("--runs", 300) as usize;
+    let employees = arg("--employees", 100_000)?;
+    let departments = arg("--departments", 500)?;
+    let runs = arg("--runs", 300)? as usize;
     let exe = std::env::current_exe()?;
     let bin = exe
         .parent()
@@ -378,7 +377,7 @@ fn main() -> Result<()> {
     // The board alone: the same script, pipelined, no publish, on another day's keys.
     let (rows, _) = attendance::bulk::parse(std::fs::File::open(&morning)?, chrono::Utc::now(), 120)?;
     let ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
-    let known = attendance::bulk::resolve(&b.cfg, &mut con, &keys, &ids)?;
+    let known = attendance::ops::checkin::resolve(&b.cfg, &mut con, &keys, &ids)?;
     let other = Keys::new("bench:alone");
     let punches: Vec<Punch> = rows
         .iter()

@@ -8,10 +8,17 @@
 //! them first and drops them at the end. `ATTENDANCE_REDIS_URL` and `ATTENDANCE_MYSQL_URL`
 //! (server part only) point it elsewhere.
 
+// A benchmark prints its figures to a terminal: println! is fine here (see clippy.toml).
+#![allow(clippy::disallowed_macros)]
+
+#[path = "common/args.rs"]
+mod args;
 #[path = "common/mysql_refs.rs"]
 mod mysql_refs;
 
 use std::time::Instant;
+
+use args::arg;
 
 use anyhow::{bail, Context, Result};
 use attendance::config::{Config, Overrides};
@@ -26,14 +33,6 @@ use rand::{Rng, SeedableRng};
 
 const NS: &str = "benchsettle";
 const DB: &str = "attendance_settle_bench";
-
-fn arg(name: &str, default: u32) -> Result<u32> {
-    let args: Vec<String> = std::env::args().collect();
-    match args.iter().position(|a| a == name) {
-        Some(i) => Ok(args.get(i + 1).context("a value after the flag")?.parse()?),
-        None => Ok(default),
-    }
-}
 
 fn config() -> Result<Config> {
     let server = std::env::var("ATTENDANCE_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/x".into());

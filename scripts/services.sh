@@ -24,7 +24,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     docker compose -f deploy/docker-compose.yml up -d "${missing[@]}"
   else
     if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-      echo "services: ${missing[*]} not running; start them (see README: Services) or run this as root on Debian/Ubuntu" >&2
+      echo "services: ${missing[*]} not running; start them (see docs/operations.md: Services) or run this as root on Debian/Ubuntu" >&2
       exit 3
     fi
     declare -A pkg=([redis]=redis-server [mariadb]=mariadb-server [rabbitmq]=rabbitmq-server)

@@ -1,22 +1,15 @@
-//! Bulk check-in: a CSV of punches (`employee_id,kind,at[,source]`) checked row by row. Unlike
-//! a roster import, a batch of punches is not one transaction: a bad row is refused and
-//! reported with its line, and the good rows still land, through the same script as one punch.
+//! Bulk check-in's file: a CSV of punches (`employee_id,kind,at[,source]`) checked row by row.
+//! Unlike a roster import, a batch of punches is not one transaction: a bad row is refused and
+//! reported with its line, and the good rows still land (`ops::checkin::bulk` records them
+//! through the same script as one punch). Pure: no store is touched here.
 
-use std::collections::HashMap;
 use std::io::Read;
 
-use anyhow::Result;
 use chrono::{DateTime, Utc};
-use mysql::prelude::Queryable;
-use redis::ConnectionLike;
 use serde::Serialize;
 
-use crate::board::{self, Employee, Punch, PunchOutcome, PunchRules};
-use crate::config::Config;
 use crate::error::Error;
 use crate::event::Kind;
-use crate::keys::Keys;
-use crate::policy::{self, DayClock};
 use crate::roster::valid_id;
 
 /// One row as read, before the employee is resolved.
@@ -80,9 +73,7 @@ fn parse_row(rec: &csv::StringRecord, now: DateTime<Utc>, skew_secs: u32) -> Res
         "" | "auto" => None,
         k => Some(k.parse::<Kind>()?),
     };
-    let at = DateTime::parse_from_rfc3339(&rec[2])
-        .map_err(|_| format!("invalid at '{}': expected RFC 3339", &rec[2]))?
-        .with_timezone(&Utc);
+    let at = crate::dates::parse_instant(&rec[2]).map_err(|why| format!("invalid at '{}': {why}", &rec[2]))?;
     if (at - now).num_seconds() > i64::from(skew_secs) {
         return Err(format!("punch at {} is in the future", &rec[2]));
     }
@@ -91,55 +82,6 @@ fn parse_row(rec: &csv::StringRecord, now: DateTime<Utc>, skew_secs: u32) -> Res
         return Err("source longer than 64 characters".into());
     }
     Ok((id, kind, at, source))
-}
-
-/// Look many employees up: the Redis roster in one HMGET per chunk, then MySQL for the misses
-/// (cached back into Redis). Returns the ones found. One check-in resolves its employee here too.
-pub fn resolve(
-    cfg: &Config,
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    ids: &[&str],
-) -> Result<HashMap<String, Employee>> {
-    let mut found = HashMap::with_capacity(ids.len());
-    let mut missing = Vec::new();
-    for (id, e) in ids.iter().zip(board::lookup_many(con, keys, ids)?) {
-        match e {
-            Some(e) => {
-                found.insert(id.to_string(), e);
-            }
-            None => missing.push(*id),
-        }
-    }
-    if !missing.is_empty() {
-        let pool = crate::services::mysql(cfg)?;
-        let mut db = pool.get_conn()?;
-        let mut from_db = Vec::new();
-        for chunk in missing.chunks(1_000) {
-            let sql = format!(
-                "SELECT id, department_id, name FROM employees WHERE active AND id IN ({})",
-                vec!["?"; chunk.len()].join(",")
-            );
-            let rows: Vec<(String, String, String)> = db.exec(sql, chunk.to_vec())?;
-            from_db.extend(rows);
-        }
-        board::cache_roster(
-            con,
-            keys,
-            from_db.iter().map(|(i, d, n)| (i.as_str(), d.as_str(), n.as_str())),
-        )?;
-        for (id, department_id, name) in from_db {
-            found.insert(
-                id.clone(),
-                Employee {
-                    id,
-                    department_id,
-                    name,
-                },
-            );
-        }
-    }
-    Ok(found)
 }
 
 /// What a bulk check-in did.
@@ -163,57 +105,6 @@ pub struct BulkReport {
     /// Departments whose outbox got events.
     #[serde(skip)]
     pub departments: Vec<String>,
-}
-
-/// Resolve, classify and record every good row on the boards (no publishing here). When Redis
-/// fails part-way, the report still says what was recorded before, with the failure in it.
-pub fn record(
-    cfg: &Config,
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    rows: Vec<Row>,
-    mut refused: Vec<Refusal>,
-    progress: impl FnMut(usize),
-) -> Result<BulkReport> {
-    let mut ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let known = resolve(cfg, con, keys, &ids)?;
-    let total = rows.len() + refused.len();
-    let (tz, policy) = (cfg.timezone, &cfg.policy);
-    let mut punches = Vec::with_capacity(rows.len());
-    let mut clocks: HashMap<chrono::NaiveDate, DayClock> = HashMap::new();
-    for r in rows {
-        match known.get(&r.employee_id) {
-            Some(e) => {
-                let date = policy::work_date(tz, r.at);
-                let clock = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
-                punches.push(Punch::with_facts(e.clone(), r.kind, r.at, &r.source, clock.facts(r.at)));
-            }
-            None => refused.push(Refusal {
-                line: r.line,
-                reason: format!("unknown employee '{}'", r.employee_id),
-            }),
-        }
-    }
-    refused.sort_by_key(|r| r.line);
-    let (outcomes, done) = board::punch_many_partly(con, keys, PunchRules::new(policy, tz), &punches, progress);
-    let outcomes: Vec<&PunchOutcome> = outcomes.iter().flatten().collect();
-    let recorded = outcomes.iter().filter(|o| o.changed).count();
-    let failure = done.err();
-    let mut departments: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
-    departments.sort_unstable();
-    departments.dedup();
-    Ok(BulkReport {
-        rows: total,
-        recorded,
-        unchanged: outcomes.len() - recorded,
-        refused,
-        unconfirmed: punches.len() - outcomes.len(),
-        error: failure.as_ref().map(crate::error::one_line),
-        failure,
-        departments,
-    })
 }
 
 #[cfg(test)]

@@ -106,8 +106,7 @@ fn parse_record(rec: &csv::StringRecord) -> Result<Entry, String> {
     if rec.len() < 2 || rec.len() > 3 {
         return Err(format!("expected 2 or 3 fields, found {}", rec.len()));
     }
-    let date = NaiveDate::parse_from_str(&rec[0], "%Y-%m-%d")
-        .map_err(|_| format!("invalid date '{}': expected YYYY-MM-DD", &rec[0]))?;
+    let date = crate::dates::parse_day(&rec[0]).map_err(|why| format!("invalid date '{}': {why}", &rec[0]))?;
     let kind = DayKind::parse(&rec[1])?;
     let note = rec.get(2).unwrap_or("").to_string();
     check_note(&note)?;

@@ -2,16 +2,25 @@
 
 use std::path::PathBuf;
 
+use chrono::{DateTime, NaiveDate, Utc};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
+use crate::calendar::DayKind;
 use crate::config::Overrides;
+use crate::dates::{parse_day, parse_instant};
+use crate::event::Kind;
+use crate::report::Format;
+
+/// The help heading of the options that say where the stores are, apart from each command's own.
+const CONNECTION: &str = "Connection";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "attendance",
     version,
     about = "Daily attendance on Redis, RabbitMQ and MySQL: check-ins, supervisors' notifications, nightly settle, reports",
-    after_help = "Exit codes: 0 done, 1 refused by a rule, 2 bad usage or input, 3 a service unreachable, 4 done but some items refused or failed."
+    after_help = "Exit codes: 0 done, 1 refused by a rule, 2 bad usage or input, 3 a service unreachable, 4 done but some items refused or failed, 5 an internal or I/O failure."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -20,16 +29,17 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Connection and output flags shared by every command.
+/// Connection and output flags shared by every command (connection ones under their own heading).
 #[derive(Debug, Args, Clone)]
 pub struct GlobalOpts {
-    /// TOML config file (see README: Configuration)
-    #[arg(long, global = true, env = "ATTENDANCE_CONFIG", value_name = "FILE")]
+    /// TOML config file (see docs/configuration.md)
+    #[arg(long, global = true, env = "ATTENDANCE_CONFIG", value_name = "FILE", help_heading = CONNECTION)]
     pub config: Option<PathBuf>,
     /// Redis URL [default: redis://127.0.0.1:6379/]
     #[arg(
         long,
         global = true,
+        help_heading = CONNECTION,
         env = "ATTENDANCE_REDIS_URL",
         value_name = "URL",
         hide_env_values = true
@@ -39,30 +49,41 @@ pub struct GlobalOpts {
     #[arg(
         long,
         global = true,
+        help_heading = CONNECTION,
         env = "ATTENDANCE_MYSQL_URL",
         value_name = "URL",
         hide_env_values = true
     )]
     pub mysql_url: Option<String>,
+    /// MySQL URL that `report` reads from, e.g. a replica [default: --mysql-url]
+    #[arg(
+        long,
+        global = true,
+        env = "ATTENDANCE_REPORT_MYSQL_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub report_mysql_url: Option<String>,
     /// RabbitMQ URL [default: amqp://guest:guest@127.0.0.1:5672/%2f]
     #[arg(
         long,
         global = true,
+        help_heading = CONNECTION,
         env = "ATTENDANCE_AMQP_URL",
         value_name = "URL",
         hide_env_values = true
     )]
     pub amqp_url: Option<String>,
     /// Prefix of every Redis key and AMQP name [default: att]
-    #[arg(long, global = true, env = "ATTENDANCE_NAMESPACE", value_name = "NAME")]
+    #[arg(long, global = true, env = "ATTENDANCE_NAMESPACE", value_name = "NAME", help_heading = CONNECTION)]
     pub namespace: Option<String>,
     /// The company's IANA time zone, which decides "today" and "09:00" [default: UTC]
-    #[arg(long, global = true, env = "ATTENDANCE_TIMEZONE", value_name = "ZONE")]
+    #[arg(long, global = true, env = "ATTENDANCE_TIMEZONE", value_name = "ZONE", help_heading = CONNECTION)]
     pub timezone: Option<String>,
     /// Print nothing on stderr but errors
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Say more on stderr
+    /// Say more on stderr: the effective configuration (passwords hidden) and the time taken
     #[arg(short, long, global = true)]
     pub verbose: bool,
 }
@@ -73,6 +94,7 @@ impl GlobalOpts {
             config_file: self.config.clone(),
             redis_url: self.redis_url.clone(),
             mysql_url: self.mysql_url.clone(),
+            report_mysql_url: self.report_mysql_url.clone(),
             amqp_url: self.amqp_url.clone(),
             namespace: self.namespace.clone(),
             timezone: self.timezone.clone(),
@@ -116,16 +138,52 @@ pub enum Command {
     Report(ReportCommand),
     /// Write a realistic morning or evening of punches for the roster (demos, benchmarks)
     Simulate(SimulateArgs),
+    /// Write the days before a date to CSV files (rows, corrections, settle runs); with
+    /// --drop, then delete them from MySQL, all in one transaction
+    Archive(ArchiveArgs),
+    /// Database upkeep for years of rows: partitioning by month
+    #[command(subcommand)]
+    Db(DbCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ArchiveArgs {
+    /// Archive the days strictly before this one, YYYY-MM-DD (at most today)
+    #[arg(long, value_parser = parse_day)]
+    pub before: NaiveDate,
+    /// The folder for the CSV files (it must exist and be writable; no file is overwritten)
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Delete the archived days from MySQL once the files are written and synced
+    #[arg(long)]
+    pub drop: bool,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Partition `attendance` by month (RANGE COLUMNS on work_date), or add months to a
+    /// partitioned one. Idempotent: months already there are kept as they are.
+    Partition {
+        /// The first month with a partition of its own, YYYY-MM; earlier days share one
+        #[arg(long, value_name = "YYYY-MM")]
+        from: String,
+        /// How many months from --from get a partition each (1 to 240)
+        #[arg(long, default_value_t = 24)]
+        months: u32,
+        #[command(flatten)]
+        output: Output,
+    },
 }
 
 #[derive(Debug, Args)]
 pub struct SettleArgs {
     /// The day, YYYY-MM-DD [default: yesterday in the company's zone]
-    #[arg(long)]
-    pub date: Option<String>,
-    /// Print the summary as JSON
-    #[arg(long)]
-    pub json: bool,
+    #[arg(long, value_parser = parse_day)]
+    pub date: Option<NaiveDate>,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 #[derive(Debug, Subcommand)]
@@ -133,10 +191,11 @@ pub enum CalendarCommand {
     /// Make a day a work day or a holiday, whatever its weekday
     Set {
         /// The day, YYYY-MM-DD
-        date: String,
+        #[arg(value_parser = parse_day)]
+        date: NaiveDate,
         /// workday or holiday
-        #[arg(value_parser = ["workday", "holiday"])]
-        kind: String,
+        #[arg(value_parser = PossibleValuesParser::new(["workday", "holiday"]).map(|s| DayKind::parse(&s).expect("listed")))]
+        kind: DayKind,
         /// Why (shown by `calendar list`)
         #[arg(long, default_value = "")]
         note: String,
@@ -150,14 +209,13 @@ pub enum CalendarCommand {
     /// Show each day of a range as it counts: calendar entry, else the policy's week
     List {
         /// First day [default: today]
-        #[arg(long)]
-        from: Option<String>,
+        #[arg(long, value_parser = parse_day)]
+        from: Option<NaiveDate>,
         /// Last day [default: 30 days after --from]
-        #[arg(long)]
-        to: Option<String>,
-        /// Print JSON
-        #[arg(long)]
-        json: bool,
+        #[arg(long, value_parser = parse_day)]
+        to: Option<NaiveDate>,
+        #[command(flatten)]
+        output: Output,
     },
 }
 
@@ -168,18 +226,19 @@ pub enum LeaveCommand {
         /// The employee's id
         employee_id: String,
         /// First day, YYYY-MM-DD
-        from: String,
+        #[arg(value_parser = parse_day)]
+        from: NaiveDate,
         /// Last day, YYYY-MM-DD
-        to: String,
+        #[arg(value_parser = parse_day)]
+        to: NaiveDate,
         /// annual, sick, parental, unpaid, training or other
         #[arg(long, default_value = "annual", value_parser = LEAVE_KINDS)]
         kind: String,
         /// A note for HR
         #[arg(long, default_value = "")]
         note: String,
-        /// Print JSON
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: Output,
     },
     /// List leave, newest first
     List {
@@ -187,14 +246,13 @@ pub enum LeaveCommand {
         #[arg(long)]
         employee: Option<String>,
         /// Only leave that ends on or after this day
-        #[arg(long)]
-        from: Option<String>,
+        #[arg(long, value_parser = parse_day)]
+        from: Option<NaiveDate>,
         /// Only leave that starts on or before this day
-        #[arg(long)]
-        to: Option<String>,
-        /// Print JSON
-        #[arg(long)]
-        json: bool,
+        #[arg(long, value_parser = parse_day)]
+        to: Option<NaiveDate>,
+        #[command(flatten)]
+        output: Output,
     },
     /// Cancel a leave (kept in the history as cancelled)
     Cancel {
@@ -211,8 +269,8 @@ pub struct CorrectArgs {
     /// The employee whose day is fixed
     pub employee_id: String,
     /// The settled day, YYYY-MM-DD
-    #[arg(long)]
-    pub date: String,
+    #[arg(long, value_parser = parse_day)]
+    pub date: NaiveDate,
     /// The check-in: HH:MM (local time on --date) or RFC 3339
     #[arg(long = "in", value_name = "TIME")]
     pub check_in: Option<String>,
@@ -225,28 +283,54 @@ pub struct CorrectArgs {
     /// The correcting supervisor's employee id: only the employee's own department supervisor may
     #[arg(long, value_name = "SUPERVISOR_ID")]
     pub by: String,
-    /// Print JSON
+    #[command(flatten)]
+    pub output: Output,
+}
+
+/// `--json`: print JSON instead of text. A command that prints a result prints one JSON
+/// document; one that prints a stream (`watch-dept`, `relay --follow`) one object per line.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct Output {
+    /// Print JSON: one document, or one object per line for a stream
     #[arg(long)]
     pub json: bool,
 }
 
-/// How a report is printed.
-#[derive(Debug, Args, Clone)]
+/// How a report is printed: `--format`, or `--json` for `--format json`.
+#[derive(Debug, Args, Clone, Copy)]
 pub struct ReportFormat {
     /// table, csv or json
-    #[arg(long, default_value = "table", value_parser = ["table", "csv", "json"])]
-    pub format: String,
+    #[arg(long, default_value = "table", value_parser = format_parser())]
+    format: Format,
+    /// The same as --format json
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
+}
+
+impl ReportFormat {
+    pub fn get(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.format
+        }
+    }
+}
+
+/// `--format`'s values, typed: anything else is a usage error (exit 2), never a silent table.
+fn format_parser() -> impl TypedValueParser<Value = Format> {
+    PossibleValuesParser::new(Format::NAMES).map(|s| s.parse::<Format>().expect("one of NAMES"))
 }
 
 /// A date range; both ends included.
 #[derive(Debug, Args, Clone)]
 pub struct DateRange {
     /// First day [default: the first of this month]
-    #[arg(long)]
-    pub from: Option<String>,
+    #[arg(long, value_parser = parse_day)]
+    pub from: Option<NaiveDate>,
     /// Last day [default: today]
-    #[arg(long)]
-    pub to: Option<String>,
+    #[arg(long, value_parser = parse_day)]
+    pub to: Option<NaiveDate>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -254,8 +338,8 @@ pub enum ReportCommand {
     /// Per department: headcount and rows by status for a day
     Day {
         /// The day [default: yesterday]
-        #[arg(long)]
-        date: Option<String>,
+        #[arg(long, value_parser = parse_day)]
+        date: Option<NaiveDate>,
         /// Only this department
         #[arg(long)]
         dept: Option<String>,
@@ -265,8 +349,8 @@ pub enum ReportCommand {
     /// Who was absent on a day
     Absent {
         /// The day [default: yesterday]
-        #[arg(long)]
-        date: Option<String>,
+        #[arg(long, value_parser = parse_day)]
+        date: Option<NaiveDate>,
         /// Only this department
         #[arg(long)]
         dept: Option<String>,
@@ -305,8 +389,8 @@ pub enum ReportCommand {
     /// Settle runs, newest first, or with --failures the rows they could not write
     Runs {
         /// Only runs of this day
-        #[arg(long)]
-        date: Option<String>,
+        #[arg(long, value_parser = parse_day)]
+        date: Option<NaiveDate>,
         /// How many runs
         #[arg(long, default_value_t = 20)]
         limit: u32,
@@ -321,8 +405,8 @@ pub enum ReportCommand {
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
     /// The day, YYYY-MM-DD [default: today in the company's zone]
-    #[arg(long)]
-    pub date: Option<String>,
+    #[arg(long, value_parser = parse_day)]
+    pub date: Option<NaiveDate>,
     /// Morning check-ins or evening check-outs (the same people are absent in both)
     #[arg(long, value_enum)]
     pub phase: crate::simulate::Phase,
@@ -372,11 +456,10 @@ pub enum OrgCommand {
 #[derive(Debug, Args)]
 pub struct InitDayArgs {
     /// The day, YYYY-MM-DD [default: today in the company's zone]
-    #[arg(long)]
-    pub date: Option<String>,
-    /// Print the summary as JSON
-    #[arg(long)]
-    pub json: bool,
+    #[arg(long, value_parser = parse_day)]
+    pub date: Option<NaiveDate>,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 #[derive(Debug, Args)]
@@ -391,17 +474,16 @@ pub struct CheckinArgs {
     pub file: Option<PathBuf>,
     /// in or out. Without it: the first punch of the day is a check-in, a punch within
     /// policy.repeat_window_minutes (30) of the first check-in repeats it, any later punch is a check-out.
-    #[arg(long, value_parser = ["in", "out"])]
-    pub kind: Option<String>,
+    #[arg(long, value_parser = PossibleValuesParser::new(["in", "out"]).map(|s| s.parse::<Kind>().expect("listed")))]
+    pub kind: Option<Kind>,
     /// When the punch happened, RFC 3339 (for kiosks replaying offline punches) [default: now]
-    #[arg(long, value_name = "RFC3339")]
-    pub at: Option<String>,
+    #[arg(long, value_name = "RFC3339", value_parser = parse_instant)]
+    pub at: Option<DateTime<Utc>>,
     /// Where the punch comes from (kiosk name)
     #[arg(long, default_value = "cli")]
     pub source: String,
-    /// Print one JSON object
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 #[derive(Debug, Args)]
@@ -409,11 +491,10 @@ pub struct StatusArgs {
     /// The employee's id
     pub employee_id: String,
     /// The day, YYYY-MM-DD [default: today in the company's zone]
-    #[arg(long)]
-    pub date: Option<String>,
-    /// Print one JSON object
-    #[arg(long)]
-    pub json: bool,
+    #[arg(long, value_parser = parse_day)]
+    pub date: Option<NaiveDate>,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 #[derive(Debug, Args)]
@@ -424,9 +505,8 @@ pub struct RelayArgs {
     /// With --follow: pause between two drains, in milliseconds
     #[arg(long, default_value_t = 1000, value_name = "MS")]
     pub interval_ms: u64,
-    /// Print the counts as JSON
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 #[derive(Debug, Args)]
@@ -436,9 +516,8 @@ pub struct WatchDeptArgs {
     /// Take the events waiting in the queue, print them and exit
     #[arg(long)]
     pub once: bool,
-    /// One JSON object per event (the event as published), one per line
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 #[derive(Debug, Subcommand)]
@@ -448,9 +527,8 @@ pub enum DlqCommand {
         /// Show at most this many
         #[arg(long, default_value_t = 100)]
         limit: usize,
-        /// One JSON object per message, one per line
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: Output,
     },
     /// Put parked messages back on their department's queue, with a fresh failure count
     Replay(DlqSelect),
@@ -467,7 +545,6 @@ pub struct DlqSelect {
     /// Every parked message
     #[arg(long, conflicts_with = "event_ids")]
     pub all: bool,
-    /// Print the counts as JSON
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: Output,
 }

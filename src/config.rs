@@ -1,14 +1,16 @@
 //! The one configuration of every command: defaults, then a TOML file, then `ATTENDANCE_*`
 //! environment variables, then command-line flags. Validated once; every error names its key.
+//! Every key and its bounds are in one table, `config/keys.rs`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::error::{redact, Error};
 use chrono::{NaiveTime, Weekday};
 use chrono_tz::Tz;
-use serde::Deserialize;
 
-use crate::error::{redact, Error};
+mod keys;
+use keys::Raw;
 
 pub const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:6379/";
 pub const DEFAULT_MYSQL_URL: &str = "mysql://root@127.0.0.1:3306/attendance";
@@ -21,6 +23,7 @@ pub struct Overrides {
     pub config_file: Option<PathBuf>,
     pub redis_url: Option<String>,
     pub mysql_url: Option<String>,
+    pub report_mysql_url: Option<String>,
     pub amqp_url: Option<String>,
     pub namespace: Option<String>,
     pub timezone: Option<String>,
@@ -173,6 +176,8 @@ impl IoTimeouts {
 pub struct Config {
     pub redis_url: String,
     pub mysql_url: String,
+    /// Where `report` reads (a replica); `None`: the main database.
+    pub report_mysql_url: Option<String>,
     pub amqp_url: String,
     pub namespace: String,
     pub timezone: Tz,
@@ -188,6 +193,7 @@ impl fmt::Debug for Config {
         f.debug_struct("Config")
             .field("redis_url", &redact(&self.redis_url))
             .field("mysql_url", &redact(&self.mysql_url))
+            .field("report_mysql_url", &self.report_mysql_url.as_deref().map(redact))
             .field("amqp_url", &redact(&self.amqp_url))
             .field("namespace", &self.namespace)
             .field("timezone", &self.timezone)
@@ -205,6 +211,7 @@ impl Default for Config {
         Config {
             redis_url: DEFAULT_REDIS_URL.into(),
             mysql_url: DEFAULT_MYSQL_URL.into(),
+            report_mysql_url: None,
             amqp_url: DEFAULT_AMQP_URL.into(),
             namespace: DEFAULT_NAMESPACE.into(),
             timezone: Tz::UTC,
@@ -217,67 +224,13 @@ impl Default for Config {
     }
 }
 
-/// The file's shape. Every field optional: what is absent keeps its default.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileConfig {
-    redis_url: Option<String>,
-    mysql_url: Option<String>,
-    amqp_url: Option<String>,
-    namespace: Option<String>,
-    timezone: Option<String>,
-    #[serde(default)]
-    policy: FilePolicy,
-    #[serde(default)]
-    amqp: FileAmqp,
-    #[serde(default)]
-    settle: FileSettle,
-    #[serde(default)]
-    redis: FileIo,
-    #[serde(default)]
-    mysql: FileIo,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileIo {
-    connect_timeout_ms: Option<u32>,
-    read_timeout_ms: Option<u32>,
-    write_timeout_ms: Option<u32>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FilePolicy {
-    checkin_deadline: Option<String>,
-    checkout_from: Option<String>,
-    grace_minutes: Option<u32>,
-    work_days: Option<Vec<String>>,
-    repeat_window_minutes: Option<u32>,
-    max_future_skew_secs: Option<u32>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileAmqp {
-    queue_type: Option<String>,
-    max_retries: Option<u32>,
-    retry_delay_ms: Option<u32>,
-    confirm_window: Option<usize>,
-    connect_timeout_ms: Option<u32>,
-    confirm_timeout_ms: Option<u32>,
-    checkin_confirm_ms: Option<u32>,
-    close_timeout_ms: Option<u32>,
-    heartbeat_secs: Option<u16>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileSettle {
-    batch_size: Option<usize>,
-    mysql_retries: Option<u32>,
-    retry_backoff_ms: Option<u64>,
-    writers: Option<usize>,
+/// The database named in a MySQL URL.
+pub fn database_of(url: &str) -> Option<String> {
+    let after = url.split("://").nth(1)?;
+    let path = after.split_once('/')?.1;
+    let name = path.split('?').next()?;
+    (!name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .then(|| name.to_string())
 }
 
 fn bad(key: &str, value: &str, expected: &str) -> Error {
@@ -285,169 +238,73 @@ fn bad(key: &str, value: &str, expected: &str) -> Error {
 }
 
 impl Config {
-    /// Defaults, then the file (`--config` / `ATTENDANCE_CONFIG`), then env and flags.
+    /// Defaults, then the file (`--config` / `ATTENDANCE_CONFIG`), then the environment, then
+    /// flags.
     pub fn load(o: &Overrides) -> Result<Config, Error> {
+        Config::load_with_env(o, |name| std::env::var(name).ok())
+    }
+
+    /// [`Config::load`] with the environment given (tests pass their own).
+    pub fn load_with_env(o: &Overrides, env: impl Fn(&str) -> Option<String>) -> Result<Config, Error> {
         let mut c = Config::default();
         if let Some(path) = &o.config_file {
             c.apply_file(path)?;
         }
-        if let Some(v) = &o.redis_url {
-            c.redis_url = v.clone();
+        for key in keys::KEYS {
+            let var = key.env_var();
+            if let Some(v) = env(&var) {
+                key.apply(&mut c, &Raw::Env(v), &format!(" ({var})"))?;
+            }
         }
-        if let Some(v) = &o.mysql_url {
-            c.mysql_url = v.clone();
-        }
-        if let Some(v) = &o.amqp_url {
-            c.amqp_url = v.clone();
-        }
-        if let Some(v) = &o.namespace {
-            c.namespace = v.clone();
-        }
-        if let Some(v) = &o.timezone {
-            c.timezone = parse_tz("timezone (ATTENDANCE_TIMEZONE)", v)?;
-        }
+        c.apply_overrides(o)?;
         c.validate()?;
         Ok(c)
     }
 
+    /// What clap read from a flag or its environment variable (a flag wins over the variable).
+    fn apply_overrides(&mut self, o: &Overrides) -> Result<(), Error> {
+        for (name, value) in [
+            ("redis_url", &o.redis_url),
+            ("mysql_url", &o.mysql_url),
+            ("report_mysql_url", &o.report_mysql_url),
+            ("amqp_url", &o.amqp_url),
+            ("namespace", &o.namespace),
+            ("timezone", &o.timezone),
+        ] {
+            if let (Some(v), Some(key)) = (value, keys::find(name)) {
+                let origin = format!(" ({} or --{})", key.env_var(), name.replace('_', "-"));
+                key.apply(self, &Raw::Env(v.clone()), &origin)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The TOML file: top-level keys and `[section]` tables, each key through [`keys::KEYS`];
+    /// an unknown key is an error, so a typo never passes silently.
     fn apply_file(&mut self, path: &Path) -> Result<(), Error> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::input(format!("config: cannot read {}: {e}", path.display())))?;
-        let f: FileConfig = toml::from_str(&text).map_err(|e| {
+        let table: toml::Table = toml::from_str(&text).map_err(|e| {
             Error::input(format!(
                 "config: {}: {}",
                 path.display(),
                 e.message().replace('\n', " ")
             ))
         })?;
-        if let Some(v) = f.redis_url {
-            self.redis_url = v;
-        }
-        if let Some(v) = f.mysql_url {
-            self.mysql_url = v;
-        }
-        if let Some(v) = f.amqp_url {
-            self.amqp_url = v;
-        }
-        if let Some(v) = f.namespace {
-            self.namespace = v;
-        }
-        if let Some(v) = f.timezone {
-            self.timezone = parse_tz("timezone", &v)?;
-        }
-        let p = &mut self.policy;
-        if let Some(v) = f.policy.checkin_deadline {
-            p.checkin_deadline = parse_hhmm("policy.checkin_deadline", &v)?;
-        }
-        if let Some(v) = f.policy.checkout_from {
-            p.checkout_from = parse_hhmm("policy.checkout_from", &v)?;
-        }
-        in_range(
-            "policy.grace_minutes",
-            f.policy.grace_minutes,
-            0..=240,
-            "0 to 240",
-            &mut p.grace_minutes,
-        )?;
-        if let Some(days) = f.policy.work_days {
-            let mut parsed = Vec::new();
-            for d in &days {
-                let wd: Weekday = d
-                    .parse()
-                    .map_err(|_| bad("policy.work_days", d, "a day name such as mon or monday"))?;
-                if !parsed.contains(&wd) {
-                    parsed.push(wd);
+        let mut entries = Vec::new();
+        for (name, value) in table {
+            match value {
+                toml::Value::Table(section) => {
+                    entries.extend(section.into_iter().map(|(k, v)| (format!("{name}.{k}"), v)));
                 }
+                v => entries.push((name, v)),
             }
-            p.work_days = parsed;
         }
-        if let Some(v) = f.policy.repeat_window_minutes {
-            p.repeat_window_minutes = v;
+        for (name, value) in entries {
+            let key = keys::find(&name)
+                .ok_or_else(|| Error::input(format!("config: {}: unknown key '{name}'", path.display())))?;
+            key.apply(self, &Raw::Toml(value), "")?;
         }
-        if let Some(v) = f.policy.max_future_skew_secs {
-            p.max_future_skew_secs = v;
-        }
-        if let Some(v) = f.amqp.queue_type {
-            self.amqp.queue_type = match v.as_str() {
-                "quorum" => QueueType::Quorum,
-                "classic" => QueueType::Classic,
-                _ => return Err(bad("amqp.queue_type", &v, "quorum or classic")),
-            };
-        }
-        let a = &mut self.amqp;
-        // 0 would turn heartbeats off: a silent broker could then hold a live watcher forever.
-        in_range(
-            "amqp.heartbeat_secs",
-            f.amqp.heartbeat_secs,
-            1..=3_600,
-            "1 to 3600",
-            &mut a.heartbeat_secs,
-        )?;
-        in_range(
-            "amqp.confirm_window",
-            f.amqp.confirm_window,
-            1..=10_000,
-            "1 to 10000",
-            &mut a.confirm_window,
-        )?;
-        in_range(
-            "amqp.max_retries",
-            f.amqp.max_retries,
-            1..=u32::MAX,
-            "at least 1",
-            &mut a.max_retries,
-        )?;
-        for (key, v, field) in [
-            (
-                "amqp.connect_timeout_ms",
-                f.amqp.connect_timeout_ms,
-                &mut a.connect_timeout_ms,
-            ),
-            (
-                "amqp.confirm_timeout_ms",
-                f.amqp.confirm_timeout_ms,
-                &mut a.confirm_timeout_ms,
-            ),
-            (
-                "amqp.checkin_confirm_ms",
-                f.amqp.checkin_confirm_ms,
-                &mut a.checkin_confirm_ms,
-            ),
-            ("amqp.retry_delay_ms", f.amqp.retry_delay_ms, &mut a.retry_delay_ms),
-            (
-                "amqp.close_timeout_ms",
-                f.amqp.close_timeout_ms,
-                &mut a.close_timeout_ms,
-            ),
-        ] {
-            in_range(key, v, 1..=600_000, "1 to 600000", field)?;
-        }
-        let st = &mut self.settle;
-        in_range(
-            "settle.batch_size",
-            f.settle.batch_size,
-            1..=10_000,
-            "1 to 10000",
-            &mut st.batch_size,
-        )?;
-        in_range(
-            "settle.mysql_retries",
-            f.settle.mysql_retries,
-            1..=20,
-            "1 to 20",
-            &mut st.mysql_retries,
-        )?;
-        in_range(
-            "settle.retry_backoff_ms",
-            f.settle.retry_backoff_ms,
-            0..=60_000,
-            "0 to 60000",
-            &mut st.retry_backoff_ms,
-        )?;
-        // The MySQL pool holds 8 connections: the run's own, and the writers'.
-        in_range("settle.writers", f.settle.writers, 1..=6, "1 to 6", &mut st.writers)?;
-        apply_io("redis", &f.redis, &mut self.redis)?;
-        apply_io("mysql", &f.mysql, &mut self.mysql)?;
         Ok(())
     }
 
@@ -464,23 +321,29 @@ impl Config {
         for (key, url, schemes) in [
             (
                 "redis_url",
-                &self.redis_url,
+                &self.redis_url[..],
                 &["redis", "rediss", "redis+unix", "unix"][..],
             ),
-            ("mysql_url", &self.mysql_url, &["mysql"][..]),
-            ("amqp_url", &self.amqp_url, &["amqp"][..]),
+            ("mysql_url", &self.mysql_url[..], &["mysql"][..]),
+            ("report_mysql_url", self.report_mysql_url(), &["mysql"][..]),
+            ("amqp_url", &self.amqp_url[..], &["amqp"][..]),
         ] {
             let scheme = url.split("://").next().unwrap_or("");
             if !url.contains("://") || !schemes.contains(&scheme) {
                 return Err(bad(key, url, &format!("a URL starting with {}://", schemes[0])));
             }
         }
-        if self.mysql_database().is_none() {
-            return Err(bad(
-                "mysql_url",
-                &self.mysql_url,
-                "the URL must name a database, as in mysql://host/attendance",
-            ));
+        for (key, url) in [
+            ("mysql_url", &self.mysql_url[..]),
+            ("report_mysql_url", self.report_mysql_url()),
+        ] {
+            if database_of(url).is_none() {
+                return Err(bad(
+                    key,
+                    url,
+                    "the URL must name a database, as in mysql://host/attendance",
+                ));
+            }
         }
         if self.policy.checkout_from <= self.policy.checkin_deadline {
             return Err(Error::input(
@@ -495,13 +358,13 @@ impl Config {
 
     /// The database named in the MySQL URL.
     pub fn mysql_database(&self) -> Option<String> {
-        let after = self.mysql_url.split("://").nth(1)?;
-        let path = after.split_once('/')?.1;
-        let name = path.split('?').next()?;
-        (!name.is_empty()
-            && name.len() <= 64
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .then(|| name.to_string())
+        database_of(&self.mysql_url)
+    }
+
+    /// The URL `report` reads from: `report_mysql_url` (a replica), else the main one. Reports
+    /// only read, so a replica's lag of a few seconds is all they can see differently.
+    pub fn report_mysql_url(&self) -> &str {
+        self.report_mysql_url.as_deref().unwrap_or(&self.mysql_url)
     }
 
     /// The MySQL URL without its database, to create the database itself.
@@ -513,48 +376,9 @@ impl Config {
     }
 }
 
-/// The `[redis]` or `[mysql]` timeouts given in the file.
-fn apply_io(table: &str, file: &FileIo, io: &mut IoTimeouts) -> Result<(), Error> {
-    for (key, v, field) in [
-        (
-            "connect_timeout_ms",
-            file.connect_timeout_ms,
-            &mut io.connect_timeout_ms,
-        ),
-        ("read_timeout_ms", file.read_timeout_ms, &mut io.read_timeout_ms),
-        ("write_timeout_ms", file.write_timeout_ms, &mut io.write_timeout_ms),
-    ] {
-        // Zero would mean "wait forever" to the socket: exactly what these keys forbid.
-        in_range(&format!("{table}.{key}"), v, 1..=600_000, "1 to 600000", field)?;
-    }
-    Ok(())
-}
-
-/// Set `field` to a value given in the file, if it lies in `ok`; else an error naming the key.
-fn in_range<T: PartialOrd + ToString + Copy>(
-    key: &str,
-    v: Option<T>,
-    ok: std::ops::RangeInclusive<T>,
-    expected: &str,
-    field: &mut T,
-) -> Result<(), Error> {
-    match v {
-        Some(v) if !ok.contains(&v) => Err(bad(key, &v.to_string(), expected)),
-        Some(v) => {
-            *field = v;
-            Ok(())
-        }
-        None => Ok(()),
-    }
-}
-
-fn parse_tz(key: &str, v: &str) -> Result<Tz, Error> {
+fn parse_tz(v: &str) -> Result<Tz, String> {
     v.parse::<Tz>()
-        .map_err(|_| bad(key, v, "an IANA time zone such as Europe/Paris"))
-}
-
-fn parse_hhmm(key: &str, v: &str) -> Result<NaiveTime, Error> {
-    NaiveTime::parse_from_str(v, "%H:%M").map_err(|_| bad(key, v, "HH:MM"))
+        .map_err(|_| "an IANA time zone such as Europe/Paris".to_string())
 }
 
 #[cfg(test)]
@@ -564,10 +388,11 @@ mod tests {
     fn with_file(text: &str) -> Result<Config, Error> {
         let dir = std::env::temp_dir().join(format!("att-cfg-{}", uuid::Uuid::new_v4()));
         std::fs::write(&dir, text).unwrap();
-        let r = Config::load(&Overrides {
+        let o = Overrides {
             config_file: Some(dir.clone()),
             ..Default::default()
-        });
+        };
+        let r = Config::load_with_env(&o, |_| None);
         std::fs::remove_file(dir).ok();
         r
     }
@@ -641,6 +466,92 @@ mod tests {
     }
 
     #[test]
+    fn every_key_is_settable_from_the_environment_and_env_beats_the_file() {
+        let env = |name: &str| {
+            let v = match name {
+                "ATTENDANCE_SETTLE_BATCH_SIZE" => "500",
+                "ATTENDANCE_POLICY_WORK_DAYS" => "mon, sat",
+                "ATTENDANCE_POLICY_CHECKIN_DEADLINE" => "08:30",
+                "ATTENDANCE_AMQP_QUEUE_TYPE" => "classic",
+                "ATTENDANCE_NAMESPACE" => "fromenv",
+                _ => return None,
+            };
+            Some(v.to_string())
+        };
+        let dir = std::env::temp_dir().join(format!("att-cfg-{}", uuid::Uuid::new_v4()));
+        std::fs::write(
+            &dir,
+            "namespace = \"fromfile\"\n[settle]\nbatch_size = 200\nwriters = 3\n",
+        )
+        .unwrap();
+        let o = Overrides {
+            config_file: Some(dir.clone()),
+            ..Default::default()
+        };
+        let c = Config::load_with_env(&o, env).unwrap();
+        std::fs::remove_file(dir).ok();
+        assert_eq!((c.settle.batch_size, c.settle.writers), (500, 3));
+        assert_eq!(c.policy.work_days, vec![Weekday::Mon, Weekday::Sat]);
+        assert_eq!(c.policy.checkin_deadline, NaiveTime::from_hms_opt(8, 30, 0).unwrap());
+        assert_eq!(c.amqp.queue_type, QueueType::Classic);
+        assert_eq!(c.namespace, "fromenv");
+        // A flag (or clap's own env) wins over the rest.
+        let o = Overrides {
+            namespace: Some("fromflag".into()),
+            ..Default::default()
+        };
+        assert_eq!(Config::load_with_env(&o, env).unwrap().namespace, "fromflag");
+        // Every key has its variable, named after it.
+        assert!(keys::KEYS
+            .iter()
+            .any(|k| k.env_var() == "ATTENDANCE_AMQP_CHECKIN_CONFIRM_MS"));
+        let vars: std::collections::HashSet<String> = keys::KEYS.iter().map(keys::Key::env_var).collect();
+        assert_eq!(vars.len(), keys::KEYS.len(), "two keys share a variable");
+    }
+
+    #[test]
+    fn bounded_keys_are_refused_out_of_bounds_never_clamped() {
+        for (text, key) in [
+            ("[settle]\nbatch_size = 7282\n", "settle.batch_size"),
+            ("[settle]\nbatch_size = 10000\n", "settle.batch_size"),
+            (
+                "[policy]\nrepeat_window_minutes = 241\n",
+                "policy.repeat_window_minutes",
+            ),
+            ("[policy]\nmax_future_skew_secs = 3601\n", "policy.max_future_skew_secs"),
+            ("[policy]\ngrace_minutes = -1\n", "policy.grace_minutes"),
+            ("[policy]\ngrace_minutes = \"5\"\n", "policy.grace_minutes"),
+            ("[amqp]\nconfirm_window = 100001\n", "amqp.confirm_window"),
+            ("[nosuch]\nkey = 1\n", "nosuch.key"),
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{text}: {e}");
+        }
+        assert_eq!(
+            with_file("[settle]\nbatch_size = 7281\n").unwrap().settle.batch_size,
+            7281
+        );
+        let env = |name: &str| (name == "ATTENDANCE_POLICY_MAX_FUTURE_SKEW_SECS").then(|| "lots".to_string());
+        let e = Config::load_with_env(&Overrides::default(), env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("policy.max_future_skew_secs (ATTENDANCE_POLICY_MAX_FUTURE_SKEW_SECS)")
+                && e.contains("0 to 3600"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn debug_redacts_passwords() {
+        let c = Config {
+            amqp_url: "amqp://u:topsecret@h:5672/%2f".into(),
+            ..Config::default()
+        };
+        assert!(!format!("{c:?}").contains("topsecret"));
+    }
+
+    #[test]
     fn timeout_keys_are_bounded_and_named() {
         let c = with_file("[redis]\nread_timeout_ms = 250\n[mysql]\nconnect_timeout_ms = 500\n").unwrap();
         assert_eq!(c.redis.read_timeout_ms, 250);
@@ -652,19 +563,17 @@ mod tests {
             ("[mysql]\nwrite_timeout_ms = 600001\n", "mysql.write_timeout_ms"),
             ("[amqp]\nclose_timeout_ms = 0\n", "amqp.close_timeout_ms"),
             ("[amqp]\nheartbeat_secs = 0\n", "amqp.heartbeat_secs"),
+            ("[amqp]\nconfirm_window = 10001\n", "amqp.confirm_window"),
             ("[redis]\nidle_ms = 5\n", "idle_ms"),
         ] {
             let e = with_file(text).unwrap_err().to_string();
             assert!(e.contains(key), "{e}");
         }
-    }
-
-    #[test]
-    fn debug_redacts_passwords() {
-        let c = Config {
-            amqp_url: "amqp://u:topsecret@h:5672/%2f".into(),
-            ..Config::default()
-        };
-        assert!(!format!("{c:?}").contains("topsecret"));
+        // The environment sets them too, through the same table.
+        let c = Config::load_with_env(&Overrides::default(), |v| {
+            (v == "ATTENDANCE_MYSQL_READ_TIMEOUT_MS").then(|| "1500".to_string())
+        })
+        .unwrap();
+        assert_eq!(c.mysql.read_timeout_ms, 1_500);
     }
 }

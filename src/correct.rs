@@ -146,6 +146,9 @@ pub fn correct(cfg: &Config, pool: &Pool, req: &Request) -> Result<Outcome> {
     let mut conn = pool.get_conn()?;
     check_supervisor(&mut conn, req)?;
     let mut tx = conn.start_transaction(TxOpts::default())?;
+    // The row, locked until the commit, is what the correction hangs on: no foreign key ties
+    // a correction to its row since V5 (partitioning), and `archive --drop` deletes a row and
+    // its corrections in one transaction, which waits for this lock.
     let Some(before) = corrections::lock_row(&mut tx, req.date, req.employee_id)? else {
         tx.rollback()?;
         return Err(Error::refused(format!(

@@ -19,6 +19,9 @@ pub mod exit {
     pub const SERVICE: i32 = 3;
     /// The command ran to the end, but some items (rows, punches) were refused or failed.
     pub const PARTIAL: i32 = 4;
+    /// An internal or I/O failure: a file that cannot be written, a value read back from a
+    /// store that does not parse, a bug. Nothing the user typed was wrong.
+    pub const INTERNAL: i32 = 5;
 }
 
 /// One of the three stores.
@@ -53,6 +56,9 @@ pub enum Error {
     /// Some items were refused or failed; the command already reported them (exit 4).
     #[error("{0}")]
     Partial(String),
+    /// An internal or I/O failure (exit 5).
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl Error {
@@ -61,6 +67,9 @@ impl Error {
     }
     pub fn input(msg: impl Into<String>) -> Self {
         Error::Input(msg.into())
+    }
+    pub fn internal(msg: impl Into<String>) -> Self {
+        Error::Internal(msg.into())
     }
     pub fn service(service: Service, err: impl fmt::Display) -> Self {
         Error::Service {
@@ -75,12 +84,16 @@ impl Error {
             Error::Input(_) => exit::USAGE,
             Error::Service { .. } => exit::SERVICE,
             Error::Partial(_) => exit::PARTIAL,
+            Error::Internal(_) => exit::INTERNAL,
         }
     }
 }
 
 /// The exit code for any error: the first [`Error`] in the chain decides; a raw client
-/// error of a store means that store failed (exit 3); anything else is a refusal (exit 1).
+/// error of a store means that store failed (exit 3); anything else (a file that cannot be
+/// written, a value that does not parse where the code expected it to) is internal (exit 5).
+/// Rules and input are always typed where they are checked, so nothing unclassified is the
+/// user's fault.
 pub fn exit_code_of(err: &anyhow::Error) -> i32 {
     for cause in err.chain() {
         if let Some(e) = cause.downcast_ref::<Error>() {
@@ -93,7 +106,16 @@ pub fn exit_code_of(err: &anyhow::Error) -> i32 {
             return exit::SERVICE;
         }
     }
-    exit::REFUSED
+    exit::INTERNAL
+}
+
+/// Whether the error is stdout's reader going away (`attendance report day | head -1`): the
+/// command ends quietly with exit 0, as `cat` and `grep` do.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Which store a raw client error came from, if it came from one.
@@ -254,6 +276,11 @@ mod tests {
         let e = anyhow::Error::new(Error::input("bad date")).context("checkin");
         assert_eq!(exit_code_of(&e), exit::USAGE);
         let e = anyhow::anyhow!("plain");
-        assert_eq!(exit_code_of(&e), exit::REFUSED);
+        assert_eq!(exit_code_of(&e), exit::INTERNAL);
+        let e = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::PermissionDenied)).context("writing x");
+        assert_eq!(exit_code_of(&e), exit::INTERNAL);
+        assert!(!is_broken_pipe(&e));
+        let e = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::BrokenPipe)).context("printing");
+        assert!(is_broken_pipe(&e));
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! The board's Lua script writes this JSON (it alone knows the punch's final kind and whether it
 //! changed the record); Rust reads it back to publish and to show. Field names are documented
-//! in the README; adding a field is compatible, renaming one is not.
+//! in docs/notifications.md; adding a field is compatible, renaming one is not.
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};

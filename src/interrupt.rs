@@ -1,22 +1,22 @@
 //! Ctrl-C (SIGINT) and SIGTERM as a flag that long-running commands poll, so they can close
 //! their connections cleanly (handing unacked messages back) instead of dying mid-way.
+//! signal-hook installs the handler: it only sets the flag, which is async-signal-safe.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
 
-static STOP: AtomicBool = AtomicBool::new(false);
+use signal_hook::consts::{SIGINT, SIGTERM};
 
-extern "C" fn on_signal(_: libc::c_int) {
-    // Only an atomic store: anything else is not async-signal-safe.
-    STOP.store(true, Ordering::SeqCst);
-}
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
 /// Install the handler (once per process) and return the flag it sets.
 pub fn stop_flag() -> &'static AtomicBool {
-    let handler: extern "C" fn(libc::c_int) = on_signal;
-    // SAFETY: `on_signal` only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
-    }
-    &STOP
+    STOP.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        for signal in [SIGINT, SIGTERM] {
+            // Registering fails only for a signal that cannot be caught; these two can.
+            signal_hook::flag::register(signal, Arc::clone(&flag)).expect("SIGINT and SIGTERM can be caught");
+        }
+        flag
+    })
 }

@@ -2,6 +2,7 @@
 //! (supervisors' notifications) and MySQL (the record). The binary in `main.rs` is a thin
 //! shell over this library, which the tests, examples and benchmarks use too.
 
+pub mod archive;
 pub mod board;
 pub mod bulk;
 pub mod calendar;
@@ -10,12 +11,14 @@ pub mod commands;
 pub mod config;
 pub mod correct;
 pub mod csvfile;
+pub mod dates;
 pub mod db;
 pub mod error;
 pub mod event;
 pub mod interrupt;
 pub mod keys;
 pub mod notify;
+pub mod ops;
 pub mod output;
 pub mod policy;
 pub mod report;

@@ -1,22 +1,50 @@
 //! The `attendance` binary: parse, run, and turn any error into one line and an exit code.
 
+use clap::error::ErrorKind;
 use clap::Parser;
 
 use attendance::cli::Cli;
-use attendance::error::{exit, exit_code_of, one_line};
+use attendance::error::{exit, exit_code_of, is_broken_pipe, one_line};
 
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            // clap prints help and version to stdout (exit 0) and usage errors to stderr (exit 2).
-            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+        // Help and version go to stdout as clap writes them (exit 0).
+        Err(e) if !e.use_stderr() => {
             e.print().ok();
-            std::process::exit(code);
+            std::process::exit(exit::OK);
+        }
+        // `attendance` or `attendance report` alone: the help, on stderr, as a usage error.
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            e.print().ok();
+            std::process::exit(exit::USAGE);
+        }
+        // A usage error is one line like every other error (exit 2): clap's message without
+        // its usage block and "For more information" tip, which `--help` gives anyway.
+        Err(e) => {
+            eprintln!("{}", usage_line(&e.render().to_string()));
+            std::process::exit(exit::USAGE);
         }
     };
-    if let Err(err) = attendance::commands::run(cli) {
-        eprintln!("error: {}", one_line(&err));
-        std::process::exit(exit_code_of(&err));
+    match attendance::commands::run(cli) {
+        Ok(()) => {}
+        // The reader of stdout went away: what it wanted it has; no error, as with `cat | head`.
+        Err(err) if is_broken_pipe(&err) => std::process::exit(exit::OK),
+        Err(err) => {
+            eprintln!("error: {}", one_line(&err));
+            std::process::exit(exit_code_of(&err));
+        }
     }
+}
+
+/// clap's rendered error folded into one line: `error: invalid value '0999-01-01' for
+/// '--date <DATE>': ...`.
+fn usage_line(rendered: &str) -> String {
+    rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -1,6 +1,13 @@
 //! Where output goes: data to stdout, status and progress to stderr, progress bars only on a TTY.
+//!
+//! Every piece of data goes through [`data`] (or its helpers), never a bare `println!`, which
+//! panics when stdout's reader has gone (`attendance report day | head -1`). Here a closed pipe
+//! is an `io::Error` of kind `BrokenPipe` that `main` turns into a quiet exit 0.
 
-use std::io::IsTerminal;
+use std::fmt::Display;
+use std::io::{IsTerminal, Write};
+
+use serde::Serialize;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -42,13 +49,41 @@ impl Out {
     }
 }
 
+/// Write data to stdout as it is (no newline added) and flush, so that a line is out before
+/// whatever the command does next (a watcher acks a message only once it is shown).
+pub fn data(text: impl Display) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    write!(out, "{text}")?;
+    out.flush()
+}
+
+/// One line of data on stdout.
+pub fn line(text: impl Display) -> std::io::Result<()> {
+    data(format_args!("{text}\n"))
+}
+
+/// One JSON document (or, in a stream, one object) on its own line.
+pub fn json(value: &impl Serialize) -> anyhow::Result<()> {
+    line(serde_json::to_string(value)?)?;
+    Ok(())
+}
+
 /// Print a table of rows to stdout with comfy-table.
-pub fn print_table(header: &[&str], rows: Vec<Vec<String>>) {
+pub fn print_table(header: &[&str], rows: Vec<Vec<String>>) -> std::io::Result<()> {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     t.set_header(header.to_vec());
     for r in rows {
         t.add_row(r);
     }
-    println!("{t}");
+    line(t)
+}
+
+/// `println!` for data: the same arguments, but it returns the write's `io::Result` instead
+/// of panicking on a closed pipe. Use as `outln!("{x}")?`.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::output::line(format_args!($($arg)*))
+    };
 }

@@ -4,6 +4,31 @@
 
 use serde_json::{Map, Value};
 
+/// How a report is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+impl Format {
+    /// The names `--format` accepts, in the order `--help` shows them.
+    pub const NAMES: [&'static str; 3] = ["table", "csv", "json"];
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Format, String> {
+        match s {
+            "table" => Ok(Format::Table),
+            "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
+            _ => Err(format!("unknown format '{s}': expected table, csv or json")),
+        }
+    }
+}
+
 /// One cell: text, a count, or nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
@@ -99,11 +124,11 @@ impl Table {
     }
 
     /// Render as `table`, `csv` or `json`.
-    pub fn render(&self, format: &str) -> anyhow::Result<String> {
+    pub fn render(&self, format: Format) -> anyhow::Result<String> {
         match format {
-            "csv" => self.to_csv(),
-            "json" => Ok(self.to_json()),
-            _ => Ok(self.to_table()),
+            Format::Csv => self.to_csv(),
+            Format::Json => Ok(self.to_json()),
+            Format::Table => Ok(self.to_table()),
         }
     }
 }

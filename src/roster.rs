@@ -28,6 +28,15 @@ impl Role {
     }
 }
 
+/// One active employee as the boards and settle need them (read from MySQL by `db::roster`;
+/// defined here so that the Redis side need not know the MySQL one).
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub employee_id: String,
+    pub department_id: String,
+    pub name: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RosterRow {
     pub employee_id: String,
@@ -58,9 +67,7 @@ pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
     let mut rdr = crate::csvfile::open(reader, "roster", &HEADER, &[])?;
     let mut rows = Vec::new();
     let mut bad: Vec<String> = Vec::new();
-    let mut seen: HashMap<String, u64> = HashMap::new();
-    let mut dept_names: HashMap<String, (String, u64)> = HashMap::new();
-    let mut supervisors: HashMap<String, u64> = HashMap::new();
+    let mut across = AcrossRows::default();
     for rec in rdr.records() {
         let rec = match rec {
             Ok(r) => r,
@@ -71,75 +78,21 @@ pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
             }
         };
         let line = rec.position().map_or(0, |p| p.line());
-        let mut problems = Vec::new();
         if rec.len() != 5 {
             bad.push(format!("line {line}: expected 5 fields, found {}", rec.len()));
             continue;
         }
         let f = |i: usize| rec.get(i).unwrap_or("").to_string();
-        let (id, name, dept, dept_name, role) = (f(0), f(1), f(2), f(3), f(4));
-        for (what, v) in [
-            ("employee_id", &id),
-            ("name", &name),
-            ("department_id", &dept),
-            ("department_name", &dept_name),
-            ("role", &role),
-        ] {
-            if v.is_empty() {
-                problems.push(format!("missing {what}"));
-            }
-        }
-        if !id.is_empty() && !valid_id(&id) {
-            problems.push(format!(
-                "employee_id '{id}' must be 1 to 32 letters, digits, '-' or '_'"
-            ));
-        }
-        if !dept.is_empty() && !valid_id(&dept) {
-            problems.push(format!(
-                "department_id '{dept}' must be 1 to 32 letters, digits, '-' or '_'"
-            ));
-        }
-        if name.chars().count() > 200 || dept_name.chars().count() > 200 {
-            problems.push("name longer than 200 characters".into());
-        }
-        let role = match role.as_str() {
-            "employee" => Some(Role::Employee),
-            "supervisor" => Some(Role::Supervisor),
-            "" => None,
-            other => {
-                problems.push(format!("unknown role '{other}' (employee or supervisor)"));
-                None
-            }
-        };
-        if !id.is_empty() {
-            if let Some(first) = seen.insert(id.clone(), line) {
-                problems.push(format!("duplicate employee_id '{id}' (first on line {first})"));
-            }
-        }
-        if !dept.is_empty() && !dept_name.is_empty() {
-            match dept_names.get(&dept) {
-                Some((n, first)) if *n != dept_name => problems.push(format!(
-                    "department '{dept}' is named '{dept_name}' here but '{n}' on line {first}"
-                )),
-                Some(_) => {}
-                None => {
-                    dept_names.insert(dept.clone(), (dept_name.clone(), line));
-                }
-            }
-        }
-        if role == Some(Role::Supervisor) && !dept.is_empty() {
-            if let Some(first) = supervisors.get(&dept) {
-                problems.push(format!("department '{dept}' already has a supervisor on line {first}"));
-            } else {
-                supervisors.insert(dept.clone(), line);
-            }
-        }
+        let (employee_id, name, department_id, department_name) = (f(0), f(1), f(2), f(3));
+        let mut problems = Vec::new();
+        let role = one_row(&rec, &mut problems);
+        across.check(line, &rec, role, &mut problems);
         match (problems.is_empty(), role) {
             (true, Some(role)) => rows.push(RosterRow {
-                employee_id: id,
+                employee_id,
                 name,
-                department_id: dept,
-                department_name: dept_name,
+                department_id,
+                department_name,
                 role,
             }),
             _ => bad.push(format!("line {line}: {}", problems.join("; "))),
@@ -156,6 +109,72 @@ pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
         return Err(Error::input("roster rejected: the file has no employee rows"));
     }
     Ok(rows)
+}
+
+/// The rules of one row on its own (fields present, ids well-formed, names fit, a known
+/// role); returns the role when it is one.
+fn one_row(rec: &csv::StringRecord, problems: &mut Vec<String>) -> Option<Role> {
+    for (i, what) in HEADER.iter().enumerate() {
+        if rec[i].is_empty() {
+            problems.push(format!("missing {what}"));
+        }
+    }
+    for (i, what) in [(0, "employee_id"), (2, "department_id")] {
+        let v = &rec[i];
+        if !v.is_empty() && !valid_id(v) {
+            problems.push(format!("{what} '{v}' must be 1 to 32 letters, digits, '-' or '_'"));
+        }
+    }
+    if rec[1].chars().count() > 200 || rec[3].chars().count() > 200 {
+        problems.push("name longer than 200 characters".into());
+    }
+    match &rec[4] {
+        "employee" => Some(Role::Employee),
+        "supervisor" => Some(Role::Supervisor),
+        "" => None,
+        other => {
+            problems.push(format!("unknown role '{other}' (employee or supervisor)"));
+            None
+        }
+    }
+}
+
+/// The rules that span rows: an employee once, a department named one way, one supervisor per
+/// department. Each remembers the line that came first, for the message.
+#[derive(Default)]
+struct AcrossRows {
+    seen: HashMap<String, u64>,
+    dept_names: HashMap<String, (String, u64)>,
+    supervisors: HashMap<String, u64>,
+}
+
+impl AcrossRows {
+    fn check(&mut self, line: u64, rec: &csv::StringRecord, role: Option<Role>, problems: &mut Vec<String>) {
+        let (id, dept, dept_name) = (&rec[0], &rec[2], &rec[3]);
+        if !id.is_empty() {
+            if let Some(first) = self.seen.insert(id.to_string(), line) {
+                problems.push(format!("duplicate employee_id '{id}' (first on line {first})"));
+            }
+        }
+        if !dept.is_empty() && !dept_name.is_empty() {
+            match self.dept_names.get(dept) {
+                Some((n, first)) if n != dept_name => problems.push(format!(
+                    "department '{dept}' is named '{dept_name}' here but '{n}' on line {first}"
+                )),
+                Some(_) => {}
+                None => {
+                    self.dept_names.insert(dept.to_string(), (dept_name.to_string(), line));
+                }
+            }
+        }
+        if role == Some(Role::Supervisor) && !dept.is_empty() {
+            if let Some(first) = self.supervisors.get(dept) {
+                problems.push(format!("department '{dept}' already has a supervisor on line {first}"));
+            } else {
+                self.supervisors.insert(dept.to_string(), line);
+            }
+        }
+    }
 }
 
 const FIRST: [&str; 24] = [

@@ -140,9 +140,18 @@ pub fn abandon_if_stalled(socket: std::os::unix::io::RawFd, e: &mysql::Error) {
 
 /// A MySQL pool on the configured database. Fails with exit 3 if the server is unreachable.
 pub fn mysql(cfg: &Config) -> Result<mysql::Pool> {
-    let opts = mysql_opts(cfg, &cfg.mysql_url)?;
-    let pool = mysql::Pool::new(opts).map_err(|e| mysql_error(cfg, e))?;
-    Ok(pool)
+    mysql_pool(cfg, &cfg.mysql_url)
+}
+
+/// A MySQL pool for reports: on `report_mysql_url` (a replica) when set, else the main
+/// database. Only this pool is opened, so reports run while the primary is away.
+pub fn mysql_report(cfg: &Config) -> Result<mysql::Pool> {
+    mysql_pool(cfg, cfg.report_mysql_url())
+}
+
+fn mysql_pool(cfg: &Config, url: &str) -> Result<mysql::Pool> {
+    let opts = mysql_opts(cfg, url)?;
+    mysql::Pool::new(opts).map_err(|e| mysql_url_error(url, e))
 }
 
 /// A MySQL connection to the server without a database (to create it).
@@ -153,11 +162,15 @@ pub fn mysql_server(cfg: &Config) -> Result<mysql::Conn> {
 
 /// Turn a MySQL error into a typed one: an unknown database is a usage error ("run migrate").
 pub fn mysql_error(cfg: &Config, e: mysql::Error) -> anyhow::Error {
+    mysql_url_error(&cfg.mysql_url, e)
+}
+
+fn mysql_url_error(url: &str, e: mysql::Error) -> anyhow::Error {
     if let mysql::Error::MySqlError(me) = &e {
         if me.code == 1049 {
             return Error::input(format!(
                 "MySQL database '{}' does not exist: run `attendance migrate` first",
-                cfg.mysql_database().unwrap_or_default()
+                crate::config::database_of(url).unwrap_or_default()
             ))
             .into();
         }

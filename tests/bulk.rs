@@ -4,7 +4,6 @@ mod common;
 use std::collections::HashMap;
 
 use common::TestEnv;
-use redis::Commands;
 
 const PUNCHES: &str = "employee_id,kind,at,source\n\
 E000002,in,2026-11-02T08:10:00+01:00,gate-a\n\
@@ -18,11 +17,9 @@ E000003,,2026-11-02T18:30:00+01:00,gate-a\n\
 E000011,in,2026-11-02T08:30:00+01:00,gate-b\n";
 
 fn boards(env: &TestEnv) -> HashMap<String, String> {
-    let mut con = env.redis();
     let mut all = HashMap::new();
     for d in ["D001", "D002"] {
-        let b: HashMap<String, String> = con.hgetall(format!("{}:board:{{{d}}}:2026-11-02", env.ns)).unwrap();
-        all.extend(b);
+        all.extend(env.board(d, "2026-11-02"));
     }
     all
 }
@@ -74,12 +71,7 @@ fn bulk_gives_the_same_boards_as_single_checkins_and_reports_refusals() {
     // (so gone from the outboxes) and waiting in the department queues.
     assert_eq!(report["notifications"]["sent"], 6);
     assert_eq!(report["notifications"]["pending"], 0);
-    let mut con = bulk.redis();
-    let left: usize = ["D001", "D002"]
-        .iter()
-        .map(|d| con.hlen::<_, usize>(format!("{}:outbox:{{{d}}}", bulk.ns)).unwrap())
-        .sum();
-    assert_eq!(left, 0);
+    assert_eq!(bulk.outbox_events(), 0);
     let events: usize = ["D001", "D002"]
         .iter()
         .map(|d| bulk.ok(&["watch-dept", d, "--once", "--json"]).lines().count())

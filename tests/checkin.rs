@@ -4,12 +4,6 @@ mod common;
 use common::TestEnv;
 use redis::Commands;
 
-fn board(env: &TestEnv, dept: &str, date: &str) -> std::collections::HashMap<String, String> {
-    env.redis()
-        .hgetall(format!("{}:board:{{{dept}}}:{date}", env.ns))
-        .unwrap()
-}
-
 /// A past day, so that `--at` is never in the future.
 const DAY: &str = "2026-11-02";
 
@@ -70,7 +64,7 @@ fn late_on_time_early_and_repeated_punches() {
         "--json",
     ]);
     assert_eq!(earlier["changed"], false);
-    let b = board(&env, "D001", DAY);
+    let b = env.board("D001", DAY);
     assert_eq!(b["E000002"], "i32340,i32410,o63000,o65100,o63900");
     let st = env.json(&["status", "E000002", "--date", DAY, "--json"]);
     assert_eq!(st["state"], "out");
@@ -81,7 +75,7 @@ fn late_on_time_early_and_repeated_punches() {
     assert!(human.contains("in at 09:15 (late by 15 min)"), "{human}");
     // Every punch that was not an exact duplicate sent one event to the supervisor, and a
     // confirmed event leaves the outbox.
-    let outbox: u64 = env.redis().hlen(format!("{}:outbox:{{D001}}", env.ns)).unwrap();
+    let outbox = env.outbox("D001").len();
     assert_eq!(outbox, 0);
     let events = env.ok(&["watch-dept", "D001", "--once", "--json"]);
     assert_eq!(events.lines().count(), 6, "{events}");
@@ -93,15 +87,15 @@ fn a_punch_at_2330_utc_belongs_to_the_next_local_day_far_east() {
     let j = env.json(&["checkin", "E000002", "--at", "2026-11-01T23:30:00Z", "--json"]);
     assert_eq!(j["work_date"], DAY);
     assert_eq!(j["late"], false, "08:30 in Tokyo is on time");
-    assert_eq!(board(&env, "D001", DAY)["E000002"], "i30600");
-    assert!(board(&env, "D001", "2026-11-01").is_empty());
+    assert_eq!(env.board("D001", DAY)["E000002"], "i30600");
+    assert!(env.board("D001", "2026-11-01").is_empty());
 }
 
 #[test]
 fn a_day_nobody_initialised_still_records_the_punch() {
     let env = TestEnv::with_roster("UTC", 5, 1);
     env.ok(&["checkin", "E000004", "--at", "2026-11-02T07:00:00Z"]);
-    assert_eq!(board(&env, "D001", DAY).len(), 1);
+    assert_eq!(env.board("D001", DAY).len(), 1);
 }
 
 #[test]
@@ -115,9 +109,9 @@ fn init_day_twice_keeps_checkins() {
     env.ok(&["checkin", "E000002", "--at", "2026-11-02T08:00:00Z"]);
     let second = env.json(&["init-day", "--date", DAY, "--json"]);
     assert_eq!(second["laid_out"], 0);
-    let total: usize = ["D001", "D002", "D003"].iter().map(|d| board(&env, d, DAY).len()).sum();
+    let total: usize = ["D001", "D002", "D003"].iter().map(|d| env.board(d, DAY).len()).sum();
     assert_eq!(total, 300);
-    let dept = board(&env, "D001", DAY);
+    let dept = env.board("D001", DAY);
     assert_eq!(dept["E000002"], "i28800");
     assert_eq!(dept.values().filter(|v| v.is_empty()).count(), dept.len() - 1);
     env.fails(&["init-day", "--date", "2026-13-01"], 2);
@@ -145,8 +139,8 @@ fn fifty_concurrent_scans_of_one_employee_record_one_checkin() {
         .collect();
     assert_eq!(outs.iter().filter(|j| j["changed"] == true).count(), 1);
     assert_eq!(outs.iter().filter(|j| j["duplicate"] == true).count(), 49);
-    assert_eq!(board(&env, "D001", DAY)["E000003"], "i30600");
-    let outbox: u64 = env.redis().hlen(format!("{}:outbox:{{D001}}", env.ns)).unwrap();
+    assert_eq!(env.board("D001", DAY)["E000003"], "i30600");
+    let outbox = env.outbox("D001").len();
     assert_eq!(outbox, 0, "the one event was sent");
     let events = env.ok(&["watch-dept", "D001", "--once", "--json"]);
     assert_eq!(events.lines().count(), 1, "{events}");
@@ -171,7 +165,7 @@ fn two_hundred_concurrent_checkins_in_one_department_all_land() {
             assert!(c.wait_with_output().unwrap().status.success());
         }
     }
-    let b = board(&env, "D001", DAY);
+    let b = env.board("D001", DAY);
     assert_eq!(b.len(), 200);
     assert!(b.values().all(|v| v == "i31500"), "every check-in landed");
 }
@@ -226,10 +220,10 @@ fn services_unreachable_exit_3_naming_the_service_without_password() {
 #[test]
 fn an_employee_missing_from_the_redis_roster_is_found_in_mysql() {
     let env = TestEnv::with_roster("UTC", 5, 1);
-    let _: () = env.redis().del(format!("{}:roster", env.ns)).unwrap();
+    let _: () = env.redis().del(env.keys().roster()).unwrap();
     env.ok(&["checkin", "E000005", "--at", "2026-11-02T08:00:00Z"]);
-    assert_eq!(board(&env, "D001", DAY)["E000005"], "i28800");
-    let cached: String = env.redis().hget(format!("{}:roster", env.ns), "E000005").unwrap();
+    assert_eq!(env.board("D001", DAY)["E000005"], "i28800");
+    let cached: String = env.redis().hget(env.keys().roster(), "E000005").unwrap();
     assert!(cached.starts_with("D001\t"));
 }
 

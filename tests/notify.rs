@@ -8,7 +8,6 @@ use std::time::Duration;
 use amiquip::{AmqpProperties, AmqpValue, Connection, Publish, QueueDeclareOptions};
 use common::{TestEnv, AMQP_URL};
 use mysql::prelude::Queryable;
-use redis::Commands;
 use serde_json::Value;
 
 /// A past day, so that `--at` is never in the future.
@@ -59,10 +58,6 @@ fn publish_raw_with(exchange: &str, key: &str, body: &[u8], props: AmqpPropertie
     ch.basic_publish(exchange, Publish::with_properties(body, key, props))
         .unwrap();
     conn.close().unwrap();
-}
-
-fn outbox(env: &TestEnv, dept: &str) -> std::collections::HashMap<String, String> {
-    env.redis().hgetall(format!("{}:outbox:{{{dept}}}", env.ns)).unwrap()
 }
 
 /// An address where nothing listens: bound, then released.
@@ -130,7 +125,7 @@ fn a_checkin_event_reaches_its_department_queue_only_with_every_field() {
         "source": "kiosk-3",
     });
     assert_eq!(e, expected);
-    assert!(outbox(&env, "D001").is_empty(), "a confirmed event leaves the outbox");
+    assert!(env.outbox("D001").is_empty(), "a confirmed event leaves the outbox");
 }
 
 #[test]
@@ -151,7 +146,7 @@ fn broker_unreachable_the_checkin_succeeds_and_relay_delivers_it_exactly_once() 
     assert!(err.contains("pending") && !err.contains("hunter2"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(5), "a closed port fails fast");
     let id = c["event_id"].as_str().unwrap();
-    assert_eq!(outbox(&env, "D001").keys().collect::<Vec<_>>(), [id]);
+    assert_eq!(env.outbox("D001").keys().collect::<Vec<_>>(), [id]);
     // The human line says so too.
     let o = env
         .cmd()
@@ -173,11 +168,11 @@ fn broker_unreachable_the_checkin_succeeds_and_relay_delivers_it_exactly_once() 
         .unwrap();
     assert_eq!(e.status.code(), Some(3));
     assert!(!String::from_utf8_lossy(&e.stderr).contains("hunter2"));
-    assert_eq!(outbox(&env, "D001").len(), 1);
+    assert_eq!(env.outbox("D001").len(), 1);
 
     let r = env.json(&["relay", "--json"]);
     assert_eq!(r, serde_json::json!({"departments": 1, "sent": 1, "pending": 0}));
-    assert!(outbox(&env, "D001").is_empty());
+    assert!(env.outbox("D001").is_empty());
     let r = env.json(&["relay", "--json"]);
     assert_eq!(r["sent"], 0);
     let got = drain(&format!("{}.dept.D001", env.ns));
@@ -214,7 +209,9 @@ fn a_malformed_message_goes_through_retry_to_parking_and_replay_brings_it_back()
         std::thread::sleep(Duration::from_millis(150));
     }
     assert!(runs >= 2, "it went through retry first");
-    let listed = lines(&env.ok(&["dlq", "list", "--json", "--config", cfg]));
+    // A list is a result: one JSON document, an array (docs/commands.md: the JSON rule).
+    let listed = env.json(&["dlq", "list", "--json", "--config", cfg]);
+    let listed = listed.as_array().expect("an array");
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["message_id"], "bad-1");
     assert_eq!(listed[0]["department"], "D001");
@@ -407,7 +404,7 @@ fn relay_follow_sends_what_a_broker_outage_left_behind() {
     assert_eq!(round["sent"], 1);
     interrupt(&child);
     assert!(child.wait().unwrap().success());
-    assert!(outbox(&env, "D001").is_empty());
+    assert!(env.outbox("D001").is_empty());
     let got = drain(&format!("{}.dept.D001", env.ns));
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].1.message_id().as_deref(), c["event_id"].as_str());
@@ -426,7 +423,7 @@ fn a_queue_declared_otherwise_leaves_events_pending_and_says_why() {
     assert!(err.contains("PRECONDITION_FAILED"), "{err}");
     let err = env.fails(&["relay", "--config", cfg], 4);
     assert!(err.contains("PRECONDITION_FAILED"), "{err}");
-    assert_eq!(outbox(&env, "D001").len(), 1, "still pending, not lost");
+    assert_eq!(env.outbox("D001").len(), 1, "still pending, not lost");
     assert_eq!(
         env.ok(&["relay"]).trim(),
         "1 events sent, 0 pending, from 1 departments"
@@ -446,7 +443,7 @@ fn settle_drains_the_outboxes_and_a_broker_outage_does_not_fail_it() {
             .unwrap();
         assert!(o.status.success());
     }
-    assert_eq!(outbox(&env, "D001").len(), 2);
+    assert_eq!(env.outbox("D001").len(), 2);
     let o = env
         .cmd()
         .args(["settle", "--date", "2026-11-19", "--json"])
@@ -457,10 +454,10 @@ fn settle_drains_the_outboxes_and_a_broker_outage_does_not_fail_it() {
     let s: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(s["outbox"]["pending"], 2);
     assert!(s["outbox"]["problem"].as_str().unwrap().contains("RabbitMQ"), "{s}");
-    assert_eq!(outbox(&env, "D001").len(), 2, "nothing lost");
+    assert_eq!(env.outbox("D001").len(), 2, "nothing lost");
     let s = env.json(&["settle", "--date", "2026-11-20", "--json"]);
     assert_eq!(s["outbox"]["sent"], 2);
-    assert!(outbox(&env, "D001").is_empty());
+    assert!(env.outbox("D001").is_empty());
     assert_eq!(depth(&format!("{}.dept.D001", env.ns)), 2);
 }
 

@@ -60,7 +60,7 @@ fn agree(env: &TestEnv, args: &[&str]) -> Vec<Vec<String>> {
 }
 
 fn punch(env: &TestEnv, emp: &str, kind: &str, local: &str) {
-    env.ok(&["checkin", emp, "--kind", kind, "--at", &format!("{local}+01:00")]);
+    env.punch(emp, kind, local, false);
 }
 
 #[test]

@@ -44,38 +44,15 @@ fn statuses(env: &TestEnv, day: &str) -> std::collections::HashMap<String, Strin
 /// A punch made while the broker is down (port 1 is closed): its event waits in the outbox,
 /// which settle then drains.
 fn punch(env: &TestEnv, emp: &str, kind: &str, local: &str) {
-    let o = env
-        .cmd()
-        .args(["checkin", emp, "--kind", kind, "--at", &format!("{local}+01:00"), "-q"])
-        .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
-/// Events waiting in the outboxes.
-fn outbox_events(env: &TestEnv) -> usize {
-    let mut con = env.redis();
-    env.redis_keys()
-        .iter()
-        .filter(|k| k.contains(":outbox:"))
-        .map(|k| con.hlen::<_, usize>(k).unwrap())
-        .sum()
-}
-
-/// Board keys of a day, sorted.
-fn boards(env: &TestEnv, day: &str) -> Vec<String> {
-    env.redis_keys()
-        .into_iter()
-        .filter(|k| k.contains(":board:") && k.ends_with(day))
-        .collect()
+    env.punch(emp, kind, local, true);
 }
 
 /// A snapshot of the day's boards only (the roster cache and outboxes aside).
 fn board_snapshot(env: &TestEnv, day: &str) -> Vec<(String, String)> {
+    let boards = env.board_keys(day);
     env.redis_snapshot()
         .into_iter()
-        .filter(|(k, _)| k.contains(":board:") && k.ends_with(day))
+        .filter(|(k, _)| boards.contains(k))
         .collect()
 }
 
@@ -105,7 +82,7 @@ fn every_status_from_a_crafted_day_and_a_rerun_changes_nothing() {
     // The day before is a holiday: nobody is absent, and a punch on it is still kept.
     env.ok(&["calendar", "set", "2026-11-19", "holiday", "--note", "founders' day"]);
     punch(&env, e(1), "in", "2026-11-19T10:00:00");
-    let outbox_before = outbox_events(&env);
+    let outbox_before = env.outbox_events();
     assert!(
         outbox_before > 0,
         "check-ins with the broker down leave events in the outboxes"
@@ -143,9 +120,9 @@ fn every_status_from_a_crafted_day_and_a_rerun_changes_nothing() {
     assert_eq!((late, early), (30, 30));
     assert_eq!(first_in, "2026-11-20 08:30:00", "stored in UTC");
     assert_eq!(punches, "in@2026-11-20T08:30:00Z,out@2026-11-20T16:30:00Z");
-    assert!(boards(&env, DAY).is_empty(), "the settled day's boards are deleted");
+    assert!(env.board_keys(DAY).is_empty(), "the settled day's boards are deleted");
     assert_eq!(summary["outbox"]["sent"], outbox_before, "settle delivers what waited");
-    assert_eq!(outbox_events(&env), 0, "each event left its outbox once confirmed");
+    assert_eq!(env.outbox_events(), 0, "each event left its outbox once confirmed");
 
     let holiday = env.json(&["settle", "--date", "2026-11-19", "--json"]);
     assert_eq!(holiday["workday"], false);
@@ -219,7 +196,7 @@ fn killed_mid_run_then_rerun_gives_identical_rows_and_never_loses_a_board() {
         .success();
     let after_rerun = rows(&env);
     assert_eq!(after_rerun.len(), 45);
-    assert!(boards(&env, DAY).is_empty());
+    assert!(env.board_keys(DAY).is_empty());
     let outcomes: Vec<String> = env
         .mysql()
         .query("SELECT CAST(outcome AS CHAR) FROM settle_runs ORDER BY id")
@@ -248,12 +225,12 @@ fn killed_while_deleting_boards_then_rerun_gives_identical_rows() {
         .output()
         .unwrap();
     assert!(!o.status.success());
-    assert_eq!(boards(&env, DAY).len(), 2, "killed after deleting one board of three");
+    assert_eq!(env.board_keys(DAY).len(), 2, "killed after deleting one board of three");
     let written = rows(&env);
     assert_eq!(written.len(), 30);
     env.ok(&["settle", "--date", DAY]);
     assert_eq!(rows(&env), written, "the deleted board's punches come back from MySQL");
-    assert!(boards(&env, DAY).is_empty());
+    assert!(env.board_keys(DAY).is_empty());
     let early: u64 = env
         .mysql()
         .query_first("SELECT COUNT(*) FROM attendance WHERE status = 'early_leave'")
@@ -289,7 +266,7 @@ fn a_refused_row_is_recorded_shown_and_exits_4_without_stopping_the_others() {
     let d1 = members(&env, "D001");
     punch(&env, &d1[1], "in", "2026-11-20T08:45:00");
     // A punch on the board of someone MySQL does not know: its row breaks a foreign key.
-    let board = format!("{}:board:{{D001}}:{DAY}", env.ns);
+    let board = env.keys().board("D001", common::date(DAY));
     let _: () = env.redis().hset(&board, "GHOST1", "i30000").unwrap();
     let err = env.fails(&["settle", "--date", DAY], 4);
     assert!(err.contains("GHOST1"), "the failure is shown: {err}");
@@ -307,7 +284,11 @@ fn a_refused_row_is_recorded_shown_and_exits_4_without_stopping_the_others() {
         .unwrap()
         .unwrap();
     assert_eq!(outcome, "partial");
-    assert_eq!(boards(&env, DAY), [board], "the failed row's board is kept for a rerun");
+    assert_eq!(
+        env.board_keys(DAY),
+        [board],
+        "the failed row's board is kept for a rerun"
+    );
     let report = env.json(&["report", "runs", "--failures", "--format", "json"]);
     assert_eq!(report[0]["employee"], "GHOST1");
 }
@@ -398,8 +379,11 @@ fn settle_lays_out_the_next_work_day_by_the_calendar_and_refuses_today() {
     assert_eq!(s["date"], yesterday.to_string(), "the default is yesterday");
     assert_eq!(s["next_workday"], tomorrow.to_string());
     assert_eq!(s["next_day"]["employees"], 12);
-    assert_eq!(boards(&env, &tomorrow.to_string()).len(), 2);
-    assert!(boards(&env, &today.to_string()).is_empty(), "a holiday gets no boards");
+    assert_eq!(env.board_keys(&tomorrow.to_string()).len(), 2);
+    assert!(
+        env.board_keys(&today.to_string()).is_empty(),
+        "a holiday gets no boards"
+    );
     env.fails(&["settle", "--date", &today.to_string()], 1);
 }
 

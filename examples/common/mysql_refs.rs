@@ -31,7 +31,10 @@ pub fn references(pool: &mysql::Pool, date: NaiveDate, batch: usize) -> Result<(
         format!("{} WHERE work_date = ? ORDER BY employee_id", rows_db::SELECT_STORED),
         (date,),
     )?;
-    let stored: Vec<rows_db::Stored> = rows.into_iter().map(rows_db::stored_from_row).collect();
+    let stored: Vec<rows_db::Stored> = rows
+        .into_iter()
+        .map(rows_db::stored_from_row)
+        .collect::<Result<_, _>>()?;
     let mut tsv = Vec::with_capacity(stored.len() * 120);
     let dt =
         |t: Option<chrono::NaiveDateTime>| t.map_or("\\N".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string());

@@ -1,8 +1,11 @@
 //! Redis: the day's boards, the roster lookup and the per-department outbox. Every write that
 //! one check-in makes is one Lua script call on its department's keys (no lock).
 
+mod handle;
 pub mod record;
 pub mod summary;
+
+pub use handle::Redis;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -13,10 +16,10 @@ use chrono_tz::Tz;
 use redis::{Commands, ConnectionLike};
 
 use crate::config::Policy;
-use crate::db::roster::Member;
 use crate::event::Kind;
 use crate::keys::Keys;
 use crate::policy::PunchFacts;
+use crate::roster::Member;
 use record::{DayRecord, MAX_TOKENS};
 
 static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("punch.lua")));

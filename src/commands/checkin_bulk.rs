@@ -8,10 +8,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::error::Error;
-use crate::keys::Keys;
-use crate::notify::{self, DrainReport, Publisher};
-use crate::services::RedisConn;
-use crate::{board, bulk, services};
+use crate::{bulk, ops};
 
 pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
     let reader: Box<dyn Read> = if file.as_os_str() == "-" {
@@ -22,34 +19,29 @@ pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
         ))
     };
     let (rows, refused) = bulk::parse(reader, chrono::Utc::now(), ctx.cfg.policy.max_future_skew_secs)?;
-    let keys = Keys::new(&ctx.cfg.namespace);
-    let mut con = services::redis(&ctx.cfg)?;
     let pb = ctx.out.progress(rows.len() as u64, "punches");
     let started = std::time::Instant::now();
-    let mut report = bulk::record(&ctx.cfg, &mut con, &keys, rows, refused, |n| pb.inc(n as u64))?;
+    let mut b = ops::checkin::bulk(&ctx.cfg, rows, refused, |n| pb.inc(n as u64))?;
     pb.finish_and_clear();
-    let secs = started.elapsed().as_secs_f64();
-    if let Some(failure) = report.failure.take() {
-        return cut_off(ctx, &report, json, failure);
+    if let Some(failure) = b.report.failure.take() {
+        return cut_off(ctx, &b.report, json, failure);
     }
-    let sent = publish(ctx, &mut con, &keys, &report.departments)?;
+    let (report, sent) = (&b.report, &b.notifications);
     if json {
-        let mut v = serde_json::to_value(&report)?;
-        v["notifications"] = serde_json::to_value(&sent)?;
-        println!("{v}");
+        crate::output::json(&b)?;
     } else {
         for r in &report.refused {
             ctx.out.status(format!("refused line {}: {}", r.line, r.reason));
         }
-        println!(
+        crate::outln!(
             "{} rows: {} recorded, {} unchanged, {} refused ({:.2}s)",
             report.rows,
             report.recorded,
             report.unchanged,
             report.refused.len(),
-            secs
-        );
-        println!("notifications: {} sent, {} pending", sent.sent, sent.pending);
+            started.elapsed().as_secs_f64()
+        )?;
+        crate::outln!("notifications: {} sent, {} pending", sent.sent, sent.pending)?;
     }
     if let Some(why) = &sent.problem {
         ctx.out.status(format!(
@@ -66,7 +58,7 @@ pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
 /// idempotent and records the rest), then fail with the service error (exit 3).
 fn cut_off(ctx: &Ctx, report: &bulk::BulkReport, json: bool, failure: anyhow::Error) -> Result<()> {
     if json {
-        println!("{}", serde_json::to_string(report)?);
+        crate::output::json(report)?;
     } else {
         for r in &report.refused {
             ctx.out.status(format!("refused line {}: {}", r.line, r.reason));
@@ -82,24 +74,4 @@ fn cut_off(ctx: &Ctx, report: &bulk::BulkReport, json: bool, failure: anyhow::Er
         report.unconfirmed
     ));
     Err(failure)
-}
-
-/// Publish what the punches put in their departments' outboxes, with a window of confirms.
-/// An unreachable broker leaves them pending (the punches are recorded all the same).
-fn publish(ctx: &Ctx, con: &mut RedisConn, keys: &Keys, depts: &[String]) -> Result<DrainReport> {
-    if depts.is_empty() {
-        return Ok(DrainReport::default());
-    }
-    match Publisher::connect(&ctx.cfg) {
-        Ok(mut p) => {
-            let r = notify::drain_departments(&mut p, con, keys, depts)?;
-            p.close();
-            Ok(r)
-        }
-        Err(e) => Ok(DrainReport {
-            pending: board::outbox_len(con, keys, depts)?,
-            problem: Some(crate::error::one_line(&e)),
-            ..Default::default()
-        }),
-    }
 }

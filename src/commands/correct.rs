@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::{parse_date, Ctx};
+use super::Ctx;
 use crate::cli::CorrectArgs;
 use crate::correct::{self, parse_time, Request};
 use crate::{roster, services};
@@ -10,7 +10,7 @@ use crate::{roster, services};
 pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
     roster::check_id("employee id", &a.employee_id)?;
     roster::check_id("supervisor id", &a.by)?;
-    let date = parse_date(&a.date)?;
+    let date = a.date;
     let tz = ctx.cfg.timezone;
     let first_in = a.check_in.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
     let last_out = a.check_out.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
@@ -29,8 +29,8 @@ pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
             os_user: &os_user,
         },
     )?;
-    if a.json {
-        println!("{}", serde_json::to_string(&o)?);
+    if a.output.json {
+        crate::outln!("{}", serde_json::to_string(&o)?)?;
         return Ok(());
     }
     let hhmm = |t: Option<chrono::NaiveDateTime>| {
@@ -38,7 +38,7 @@ pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
             t.and_utc().with_timezone(&tz).format("%H:%M").to_string()
         })
     };
-    println!(
+    crate::outln!(
         "{} on {}: {} (in {}, out {}) -> {} (in {}, out {}), correction {} by {} (as {} on this machine, {} in MySQL)",
         a.employee_id,
         date,
@@ -52,6 +52,6 @@ pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
         a.by,
         o.os_user,
         o.db_user
-    );
+    )?;
     Ok(())
 }

@@ -10,13 +10,11 @@ use crate::output::print_table;
 
 pub fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
     match cmd {
-        DlqCommand::List { limit, json } => {
+        DlqCommand::List { limit, output } => {
             let found = dlq::list(&ctx.cfg, limit)?;
-            if json {
-                for p in &found {
-                    println!("{}", serde_json::to_string(p)?);
-                }
-                return Ok(());
+            // A list is a result: one JSON document (an array), like every other list.
+            if output.json {
+                return crate::output::json(&found);
             }
             if found.is_empty() {
                 ctx.out.status("the parking queue is empty");
@@ -39,7 +37,7 @@ pub fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
             print_table(
                 &["event id", "department", "failures", "why", "parked at", "body"],
                 rows,
-            );
+            )?;
             Ok(())
         }
         DlqCommand::Replay(sel) => {
@@ -62,13 +60,13 @@ fn select(sel: &DlqSelect) -> Select {
 }
 
 fn report(ctx: &Ctx, sel: &DlqSelect, what: &str, r: &DlqReport) -> Result<()> {
-    if sel.json {
-        println!(
+    if sel.output.json {
+        crate::outln!(
             "{}",
             serde_json::json!({ what: r.done, "left": r.left, "failed": r.failed.len() })
-        );
+        )?;
     } else {
-        println!("{} {what}, {} left in the parking queue", r.done, r.left);
+        crate::outln!("{} {what}, {} left in the parking queue", r.done, r.left)?;
     }
     for p in &r.failed {
         ctx.out.status(format!(

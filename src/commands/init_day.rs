@@ -7,7 +7,7 @@ use crate::cli::InitDayArgs;
 use crate::{board, db, keys::Keys, services};
 
 pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
-    let date = ctx.date_or_today(args.date.as_deref())?;
+    let date = ctx.date_or_today(args.date);
     let pool = services::mysql(&ctx.cfg)?;
     let members = db::roster::active_members(&pool)?;
     let mut con = services::redis(&ctx.cfg)?;
@@ -17,8 +17,8 @@ pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
         pb.inc(n as u64)
     })?;
     pb.finish_and_clear();
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
+    if args.output.json {
+        crate::outln!("{}", serde_json::to_string(&report)?)?;
     } else {
         ctx.out.status(format!(
             "{date}: {} boards, {} employees, {} newly laid out, {} kept ({:.2}s)",

@@ -2,12 +2,11 @@
 
 use anyhow::Result;
 
-use super::{parse_date, Ctx};
+use super::Ctx;
 use crate::cli::LeaveCommand;
-use crate::db::leave::{self, NewLeave};
-use crate::error::Error;
+use crate::db::leave::{Leave, NewLeave};
+use crate::ops;
 use crate::output::print_table;
-use crate::{calendar, db, roster, services};
 
 pub fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
     match cmd {
@@ -17,100 +16,60 @@ pub fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             to,
             kind,
             note,
-            json,
+            output,
         } => {
-            roster::check_id("employee id", &employee_id)?;
-            let (from, to) = (parse_date(&from)?, parse_date(&to)?);
-            if to < from {
-                return Err(Error::input(format!("leave ends ({to}) before it starts ({from})")).into());
-            }
-            calendar::check_note(&note).map_err(Error::input)?;
-            let pool = services::mysql(&ctx.cfg)?;
-            if db::roster::employee(&pool, &employee_id)?.is_none() {
-                return Err(Error::refused(format!("unknown employee '{employee_id}'")).into());
-            }
-            let overlapping = leave::overlapping(&pool, &employee_id, from, to)?;
-            // The very same leave again is a repeat (scripts rerun), not a conflict.
-            let same = overlapping
-                .iter()
-                .find(|l| l.from == from && l.to == to && l.kind == kind);
-            if let (Some(l), None) = (overlapping.first(), same) {
-                return Err(Error::refused(format!(
-                    "{employee_id} already has leave {} from {} to {} ({}): cancel it first",
-                    l.id, l.from, l.to, l.kind
-                ))
-                .into());
-            }
-            let (id, repeat) = match same {
-                Some(l) => (l.id, true),
-                None => (
-                    leave::add(
-                        &pool,
-                        &NewLeave {
-                            employee_id: &employee_id,
-                            from,
-                            to,
-                            kind: &kind,
-                            note: &note,
-                        },
-                    )?,
-                    false,
-                ),
+            let l = NewLeave {
+                employee_id: &employee_id,
+                from,
+                to,
+                kind: &kind,
+                note: &note,
             };
-            if json {
-                println!(
-                    "{}",
-                    serde_json::json!({ "id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "repeat": repeat })
-                );
-            } else if repeat {
-                println!("leave {id}: {employee_id} {kind} from {from} to {to} (already recorded)");
-            } else {
-                println!("leave {id}: {employee_id} {kind} from {from} to {to}");
+            let added = ops::leave::add(&ctx.cfg, &l)?;
+            let (id, repeat) = (added.id, added.repeat);
+            if output.json {
+                let v = serde_json::json!({ "id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "repeat": repeat });
+                return crate::output::json(&v);
             }
+            let again = if repeat { " (already recorded)" } else { "" };
+            crate::outln!("leave {id}: {employee_id} {kind} from {from} to {to}{again}")?;
         }
         LeaveCommand::List {
             employee,
             from,
             to,
-            json,
+            output,
         } => {
-            let from = from.as_deref().map(parse_date).transpose()?;
-            let to = to.as_deref().map(parse_date).transpose()?;
-            let pool = services::mysql(&ctx.cfg)?;
-            let leaves = leave::list(&pool, employee.as_deref(), from, to, false)?;
-            if json {
-                println!("{}", serde_json::to_string(&leaves)?);
-            } else {
-                let rows = leaves
-                    .iter()
-                    .map(|l| {
-                        let created = l.created_at.and_utc().with_timezone(&ctx.cfg.timezone);
-                        vec![
-                            l.id.to_string(),
-                            l.employee_id.clone(),
-                            l.from.to_string(),
-                            l.to.to_string(),
-                            l.kind.clone(),
-                            l.status.clone(),
-                            l.note.clone(),
-                            created.format("%Y-%m-%d %H:%M").to_string(),
-                        ]
-                    })
-                    .collect();
-                print_table(
-                    &["id", "employee", "from", "to", "kind", "status", "note", "recorded"],
-                    rows,
-                );
+            let leaves = ops::leave::list(&ctx.cfg, employee.as_deref(), from, to)?;
+            if output.json {
+                return crate::output::json(&leaves);
             }
+            print_table(
+                &["id", "employee", "from", "to", "kind", "status", "note", "recorded"],
+                leaves.iter().map(|l| row(ctx, l)).collect(),
+            )?;
         }
         LeaveCommand::Cancel { id } => {
-            let pool = services::mysql(&ctx.cfg)?;
-            match leave::cancel(&pool, id)? {
-                None => return Err(Error::refused(format!("no leave with id {id}")).into()),
-                Some(false) => ctx.out.status(format!("leave {id} was already cancelled")),
-                Some(true) => ctx.out.status(format!("leave {id} cancelled")),
+            if ops::leave::cancel(&ctx.cfg, id)? {
+                ctx.out.status(format!("leave {id} cancelled"));
+            } else {
+                ctx.out.status(format!("leave {id} was already cancelled"));
             }
         }
     }
     Ok(())
+}
+
+fn row(ctx: &Ctx, l: &Leave) -> Vec<String> {
+    let created = l.created_at.and_utc().with_timezone(&ctx.cfg.timezone);
+    vec![
+        l.id.to_string(),
+        l.employee_id.clone(),
+        l.from.to_string(),
+        l.to.to_string(),
+        l.kind.clone(),
+        l.status.clone(),
+        l.note.clone(),
+        created.format("%Y-%m-%d %H:%M").to_string(),
+    ]
 }

@@ -5,14 +5,14 @@ use chrono::NaiveDate;
 
 use crate::cli::{Cli, Command};
 use crate::config::Config;
-use crate::error::Error;
 use crate::output::Out;
-use crate::services::RedisConn;
 
+mod archive;
 mod calendar;
 mod checkin;
 mod checkin_bulk;
 mod correct;
+mod db;
 mod dlq;
 mod init_day;
 mod leave;
@@ -38,22 +38,21 @@ impl Ctx {
         chrono::Utc::now().with_timezone(&self.cfg.timezone).date_naive()
     }
 
-    /// A `--date` flag, or today.
-    pub fn date_or_today(&self, date: Option<&str>) -> Result<NaiveDate> {
-        match date {
-            Some(d) => Ok(parse_date(d)?),
-            None => Ok(self.today()),
-        }
+    /// A `--date` flag (typed and range-checked by clap), or today.
+    pub fn date_or_today(&self, date: Option<NaiveDate>) -> NaiveDate {
+        date.unwrap_or_else(|| self.today())
     }
 }
 
-/// A YYYY-MM-DD date, or a usage error that says what was expected.
-pub fn parse_date(s: &str) -> Result<NaiveDate, Error> {
-    NaiveDate::parse_from_str(s, "%Y-%m-%d")
-        .map_err(|_| Error::input(format!("invalid date '{s}': expected YYYY-MM-DD")))
+/// A `YYYY-MM-DD` date typed as text (a file's field, a positional argument not typed by
+/// clap), in the years 1000 to 9999, or a usage error that says what was expected. Flags
+/// use `dates::parse_day` as their clap value parser instead.
+pub fn parse_date(s: &str) -> Result<NaiveDate, crate::error::Error> {
+    crate::dates::parse_day(s).map_err(|why| crate::error::Error::input(format!("invalid date '{s}': {why}")))
 }
 
 pub fn run(cli: Cli) -> Result<()> {
+    let started = std::time::Instant::now();
     let cfg = Config::load(&cli.global.overrides())?;
     let ctx = Ctx {
         cfg,
@@ -62,21 +61,33 @@ pub fn run(cli: Cli) -> Result<()> {
             verbose: cli.global.verbose,
         },
     };
-    match cli.command {
-        Command::Migrate => migrate::run(&ctx),
-        Command::Org(c) => org::run(&ctx, c),
-        Command::InitDay(a) => init_day::run(&ctx, a),
-        Command::Checkin(a) => checkin::run(&ctx, a),
-        Command::Status(a) => status::run(&ctx, a),
-        Command::Relay(a) => relay::run(&ctx, a),
-        Command::WatchDept(a) => watch_dept::run(&ctx, a),
-        Command::Dlq(c) => dlq::run(&ctx, c),
-        Command::Settle(a) => settle::run(&ctx, a),
-        Command::Calendar(c) => calendar::run(&ctx, c),
-        Command::Leave(c) => leave::run(&ctx, c),
-        Command::Correct(a) => correct::run(&ctx, a),
-        Command::Report(c) => report::run(&ctx, c),
-        Command::Simulate(a) => simulate::run(&ctx, a),
+    // `-v` means the same on every command: what it runs against, and how long it took.
+    ctx.out.verbose(format!("config: {:?}", ctx.cfg));
+    let result = dispatch(&ctx, cli.command);
+    let outcome = if result.is_ok() { "done" } else { "failed" };
+    ctx.out
+        .verbose(format!("{outcome} in {:.3}s", started.elapsed().as_secs_f64()));
+    result
+}
+
+fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
+    match command {
+        Command::Migrate => migrate::run(ctx),
+        Command::Org(c) => org::run(ctx, c),
+        Command::InitDay(a) => init_day::run(ctx, a),
+        Command::Checkin(a) => checkin::run(ctx, a),
+        Command::Status(a) => status::run(ctx, a),
+        Command::Relay(a) => relay::run(ctx, a),
+        Command::WatchDept(a) => watch_dept::run(ctx, a),
+        Command::Dlq(c) => dlq::run(ctx, c),
+        Command::Settle(a) => settle::run(ctx, a),
+        Command::Calendar(c) => calendar::run(ctx, c),
+        Command::Leave(c) => leave::run(ctx, c),
+        Command::Correct(a) => correct::run(ctx, a),
+        Command::Report(c) => report::run(ctx, c),
+        Command::Simulate(a) => simulate::run(ctx, a),
+        Command::Archive(a) => archive::run(ctx, a),
+        Command::Db(c) => db::run(ctx, c),
     }
 }
 
@@ -84,11 +95,9 @@ pub fn run(cli: Cli) -> Result<()> {
 /// Unknown everywhere: refused (exit 1). MySQL is opened only on a cache miss.
 pub fn resolve_employee(
     ctx: &Ctx,
-    con: &mut RedisConn,
+    redis: &mut impl redis::ConnectionLike,
     keys: &crate::keys::Keys,
     id: &str,
 ) -> Result<crate::board::Employee> {
-    crate::bulk::resolve(&ctx.cfg, con, keys, &[id])?
-        .remove(id)
-        .ok_or_else(|| Error::refused(format!("unknown employee '{id}'")).into())
+    crate::ops::checkin::employee(&ctx.cfg, redis, keys, id)
 }

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use super::Ctx;
 use crate::cli::OrgCommand;
 use crate::error::Error;
-use crate::{board, db, keys::Keys, roster, services};
+use crate::{ops, roster};
 
 pub fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
     match cmd {
@@ -22,16 +22,7 @@ pub fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             };
             // Validate the whole file before touching any store.
             let rows = roster::parse(reader)?;
-            let pool = services::mysql(&ctx.cfg)?;
-            let report = db::roster::upsert(&pool, &rows)?;
-            // The cache follows the record: new employees can check in at once.
-            let mut con = services::redis(&ctx.cfg)?;
-            board::cache_roster(
-                &mut con,
-                &Keys::new(&ctx.cfg.namespace),
-                rows.iter()
-                    .map(|r| (r.employee_id.as_str(), r.department_id.as_str(), r.name.as_str())),
-            )?;
+            let report = ops::org::import(&ctx.cfg, &rows)?;
             ctx.out.status(format!(
                 "imported {} employees in {} departments ({} supervisors)",
                 report.employees, report.departments, report.supervisors

@@ -10,14 +10,14 @@ use crate::cli::RelayArgs;
 use crate::error::Error;
 use crate::keys::Keys;
 use crate::notify::{self, DrainReport, Publisher};
-use crate::{interrupt, services};
+use crate::{board, interrupt};
 
 pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
     let keys = Keys::new(&ctx.cfg.namespace);
-    let mut con = services::redis(&ctx.cfg)?;
+    let mut con = board::Redis::open(&ctx.cfg)?;
     if !args.follow {
         let r = notify::drain_outboxes(&ctx.cfg, &mut con, &keys)?;
-        print(ctx, &args, &r);
+        print(ctx, &args, &r)?;
         if r.pending > 0 {
             return Err(Error::Partial(format!(
                 "{} events still pending (not confirmed by the broker)",
@@ -44,7 +44,7 @@ pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
         if let Some(p) = publisher.as_mut() {
             let r = notify::drain_with(p, &mut con, &keys)?;
             if r.departments > 0 {
-                print(ctx, &args, &r);
+                print(ctx, &args, &r)?;
             }
             total.sent += r.sent;
             total.pending = r.pending;
@@ -61,17 +61,20 @@ pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
     Ok(())
 }
 
-fn print(ctx: &Ctx, args: &RelayArgs, r: &DrainReport) {
-    if args.json {
-        println!("{}", serde_json::to_string(r).expect("plain struct"));
+fn print(ctx: &Ctx, args: &RelayArgs, r: &DrainReport) -> Result<()> {
+    if args.output.json {
+        crate::output::json(r)?;
     } else {
-        println!(
+        crate::outln!(
             "{} events sent, {} pending, from {} departments",
-            r.sent, r.pending, r.departments
-        );
+            r.sent,
+            r.pending,
+            r.departments
+        )?;
         if r.pending > 0 {
             let why = r.problem.as_deref().unwrap_or("nacked or returned by the broker");
             ctx.out.status(format!("relay: pending events stay in Redis ({why})"));
         }
     }
+    Ok(())
 }

@@ -10,10 +10,7 @@ use crate::settle::{self, Hooks, Options, Progress};
 
 pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     let today = ctx.today();
-    let date = match args.date.as_deref() {
-        Some(d) => super::parse_date(d)?,
-        None => today - Duration::days(1),
-    };
+    let date = args.date.unwrap_or(today - Duration::days(1));
     let opts = Options {
         date,
         today,
@@ -46,8 +43,8 @@ pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
             report.failures.len() - SHOWN
         ));
     }
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
+    if args.output.json {
+        crate::outln!("{}", serde_json::to_string(&report)?)?;
     } else {
         let counts: Vec<String> = report.counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
         let next = match (&report.next_day, report.next_workday) {

@@ -9,7 +9,6 @@ use super::Ctx;
 use crate::cli::SimulateArgs;
 use crate::error::Error;
 use crate::simulate::{write_punches, Mix};
-use crate::{db, services};
 
 pub fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
     for (name, v) in [
@@ -21,12 +20,8 @@ pub fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
             return Err(Error::input(format!("{name} must be between 0 and 100")).into());
         }
     }
-    let date = ctx.date_or_today(a.date.as_deref())?;
-    let pool = services::mysql(&ctx.cfg)?;
-    let ids: Vec<String> = db::roster::active_members(&pool)?
-        .into_iter()
-        .map(|m| m.employee_id)
-        .collect();
+    let date = ctx.date_or_today(a.date);
+    let ids = crate::ops::org::active_ids(&ctx.cfg)?;
     let mix = Mix {
         absent_pct: a.absent_pct,
         late_pct: a.late_pct,

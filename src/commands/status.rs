@@ -64,10 +64,10 @@ fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool
         early_minutes: r.early_minutes,
         corrected: r.corrected,
     };
-    if args.json {
-        println!("{}", serde_json::to_string(&s)?);
+    if args.output.json {
+        crate::outln!("{}", serde_json::to_string(&s)?)?;
     } else {
-        println!(
+        crate::outln!(
             "{} ({}) on {}: {} (in {}, out {}, late {} min, early {} min){}",
             s.employee_id,
             s.department_id,
@@ -78,14 +78,14 @@ fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool
             s.late_minutes,
             s.early_minutes,
             if s.corrected { ", corrected" } else { "" }
-        );
+        )?;
     }
     Ok(true)
 }
 
 pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     crate::roster::check_id("employee id", &args.employee_id)?;
-    let date = ctx.date_or_today(args.date.as_deref())?;
+    let date = ctx.date_or_today(args.date);
     if date < ctx.today() && settled(ctx, &args, date)? {
         return Ok(());
     }
@@ -114,8 +114,8 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         department_id: e.department_id,
         date: date.to_string(),
     };
-    if args.json {
-        println!("{}", serde_json::to_string(&s)?);
+    if args.output.json {
+        crate::outln!("{}", serde_json::to_string(&s)?)?;
         return Ok(());
     }
     let inn = rec.first_in().map(|t| {
@@ -140,9 +140,12 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         (None, Some(o)) => format!("{o}, no check-in recorded"),
         (Some(i), Some(o)) => format!("{i}, {o}"),
     };
-    println!(
+    crate::outln!(
         "{} {} ({}) on {}: {state}",
-        s.employee_id, s.employee_name, s.department_id, s.date
-    );
+        s.employee_id,
+        s.employee_name,
+        s.department_id,
+        s.date
+    )?;
     Ok(())
 }

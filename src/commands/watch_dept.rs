@@ -1,7 +1,7 @@
 //! `attendance watch-dept DEPT`: a supervisor's view. On a terminal, a live screen of the
 //! department's board and its latest events; piped, one line (or JSON object) per event.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 use anyhow::Result;
 
@@ -10,17 +10,17 @@ use super::Ctx;
 use crate::cli::WatchDeptArgs;
 use crate::event::{Event, Kind};
 use crate::notify::{self, WatchItem, WatchOptions};
-use crate::{interrupt, services};
+use crate::{board, interrupt};
 
 pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     crate::roster::check_id("department id", &args.department_id)?;
-    let live = !args.once && !args.json && std::io::stdout().is_terminal();
+    let live = !args.once && !args.output.json && std::io::stdout().is_terminal();
     let mut screen = if live {
-        Some(Screen::new(services::redis(&ctx.cfg)?))
+        Some(Screen::new(board::Redis::open(&ctx.cfg)?))
     } else {
         None
     };
-    let mut redis = services::redis(&ctx.cfg)?;
+    let mut redis = board::Redis::open(&ctx.cfg)?;
     let opts = WatchOptions {
         once: args.once,
         tick: REDRAW,
@@ -36,8 +36,8 @@ pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
                         s.draw(ctx, dept)?;
                     }
                 }
-                None if args.json => writeln!(std::io::stdout(), "{}", serde_json::to_string(event)?)?,
-                None => writeln!(std::io::stdout(), "{}", line(ctx, event))?,
+                None if args.output.json => crate::output::json(event)?,
+                None => crate::outln!("{}", line(ctx, event))?,
             },
             WatchItem::Rejected {
                 reason,
@@ -58,14 +58,13 @@ pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
                 }
             }
         }
-        // Shown means written out: flush before the message is acked.
-        std::io::stdout().flush()?;
+        // Shown means written out: the writer flushes before the message is acked.
         Ok(())
     });
     // The reader went away (`watch-dept D | head`): a normal end. The message that could not
     // be written was not acked, so it stays in the queue.
     let report = match watched {
-        Err(e) if is_broken_pipe(&e) => return Ok(()),
+        Err(e) if crate::error::is_broken_pipe(&e) => return Ok(()),
         r => r?,
     };
     ctx.out.status(format!(
@@ -73,13 +72,6 @@ pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
         report.shown, report.duplicates, report.retried, report.parked
     ));
     Ok(())
-}
-
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 /// One plain line per event: time, employee, kind and what it means.

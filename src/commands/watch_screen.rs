@@ -9,7 +9,6 @@ use anyhow::Result;
 use super::Ctx;
 use crate::board::{self, summary};
 use crate::keys::Keys;
-use crate::services::RedisConn;
 
 /// Event lines kept under the board on the live screen.
 const RECENT: usize = 15;
@@ -19,13 +18,13 @@ const NAMES: usize = 12;
 pub const REDRAW: Duration = Duration::from_millis(500);
 
 pub struct Screen {
-    con: RedisConn,
+    con: board::Redis,
     recent: VecDeque<String>,
     pub drawn: Instant,
 }
 
 impl Screen {
-    pub fn new(con: RedisConn) -> Screen {
+    pub fn new(con: board::Redis) -> Screen {
         Screen {
             con,
             recent: VecDeque::new(),
@@ -93,7 +92,7 @@ impl Screen {
             out += l;
             out.push('\n');
         }
-        print!("{out}");
+        crate::output::data(&out)?;
         self.drawn = Instant::now();
         Ok(())
     }

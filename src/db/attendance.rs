@@ -1,7 +1,7 @@
 //! Attendance rows: settle's batched upserts, the stored punch histories a rerun starts from,
 //! and one row for status and corrections.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use anyhow::Result;
 use chrono::{NaiveDate, NaiveDateTime};
@@ -10,6 +10,8 @@ use mysql::Value;
 use serde::Serialize;
 
 use super::placeholders;
+use super::typed::Cols;
+use crate::error::Error;
 use crate::policy::DayStatus;
 use crate::settle::rows::{encode_log, DayRow};
 
@@ -60,6 +62,28 @@ pub fn upsert(conn: &mut impl Queryable, date: NaiveDate, rows: &[DayRow]) -> my
     conn.exec_drop(upsert_sql(rows.len()), params)
 }
 
+/// The ids among `ids` that are not in `employees`. The ids found are locked in share mode
+/// until the transaction ends, so that none is deleted before the rows that name it commit:
+/// what the foreign key `attendance_employee_fk` did until V5 dropped it for partitioning.
+pub fn unknown_employees<'a>(
+    conn: &mut impl Queryable,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> mysql::Result<HashSet<String>> {
+    let mut unknown: HashSet<String> = ids.into_iter().map(str::to_string).collect();
+    if unknown.is_empty() {
+        return Ok(unknown);
+    }
+    let list: Vec<Value> = unknown.iter().map(Value::from).collect();
+    let sql = format!(
+        "SELECT id FROM employees WHERE id IN ({}) LOCK IN SHARE MODE",
+        vec!["?"; list.len()].join(",")
+    );
+    for id in conn.exec::<String, _, _>(sql, list)? {
+        unknown.remove(&id);
+    }
+    Ok(unknown)
+}
+
 /// The punch histories already stored for a day: employee id -> history.
 pub fn stored_punches(conn: &mut impl Queryable, date: NaiveDate) -> Result<HashMap<String, String>> {
     Ok(conn
@@ -102,22 +126,21 @@ pub struct Stored {
 pub const SELECT_STORED: &str = "SELECT work_date, employee_id, department_id, CAST(status AS CHAR), \
     first_in, last_out, late_minutes, early_minutes, punches, corrected FROM attendance";
 
-/// Map a row of [`SELECT_STORED`].
-pub fn stored_from_row(mut r: mysql::Row) -> Stored {
-    let status: String = r.take(3).unwrap_or_default();
-    Stored {
-        work_date: r.take(0).unwrap_or_default(),
-        employee_id: r.take(1).unwrap_or_default(),
-        department_id: r.take(2).unwrap_or_default(),
-        // The column is an ENUM of exactly these names.
-        status: DayStatus::parse(&status).unwrap_or(DayStatus::Absent),
-        first_in: r.take(4).flatten(),
-        last_out: r.take(5).flatten(),
-        late_minutes: r.take(6).unwrap_or_default(),
-        early_minutes: r.take(7).unwrap_or_default(),
-        punches: r.take(8).unwrap_or_default(),
-        corrected: r.take(9).unwrap_or_default(),
-    }
+/// Map a row of [`SELECT_STORED`]; a value that does not fit is an error, not a default.
+pub fn stored_from_row(r: mysql::Row) -> Result<Stored, Error> {
+    let mut c = Cols::new(r, "attendance row");
+    Ok(Stored {
+        work_date: c.get(0)?,
+        employee_id: c.get(1)?,
+        department_id: c.get(2)?,
+        status: c.parse(3, DayStatus::parse)?,
+        first_in: c.get(4)?,
+        last_out: c.get(5)?,
+        late_minutes: c.get(6)?,
+        early_minutes: c.get(7)?,
+        punches: c.get(8)?,
+        corrected: c.get(9)?,
+    })
 }
 
 /// One employee's row for a day, if settled.
@@ -126,5 +149,5 @@ pub fn row(conn: &mut impl Queryable, date: NaiveDate, employee: &str) -> Result
         format!("{SELECT_STORED} WHERE work_date = ? AND employee_id = ?"),
         (date, employee),
     )?;
-    Ok(r.map(stored_from_row))
+    Ok(r.map(stored_from_row).transpose()?)
 }

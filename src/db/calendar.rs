@@ -7,6 +7,7 @@ use mysql::{Pool, TxOpts, Value};
 
 use super::placeholders;
 use crate::calendar::{DayKind, Entry, Overrides};
+use crate::error::Error;
 
 /// Set the entries, all in one transaction: a file lands whole or not at all.
 pub fn upsert(pool: &Pool, entries: &[Entry]) -> Result<()> {
@@ -36,7 +37,9 @@ pub fn overrides(conn: &mut impl Queryable, from: NaiveDate, to: NaiveDate) -> R
     )?;
     rows.into_iter()
         .map(|(date, kind, note)| {
-            let kind = DayKind::parse(&kind).map_err(anyhow::Error::msg)?;
+            // The column is an ENUM: another value means the table was changed by hand.
+            let kind =
+                DayKind::parse(&kind).map_err(|why| Error::internal(format!("calendar_days row {date}: {why}")))?;
             Ok((date, Entry { date, kind, note }))
         })
         .collect()

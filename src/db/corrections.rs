@@ -6,6 +6,7 @@ use mysql::prelude::Queryable;
 use serde::Serialize;
 
 use super::attendance::{self, Stored};
+use super::typed::Cols;
 
 /// The supervisor of an employee's department, if the employee exists: `Some(None)` when the
 /// department has none.
@@ -28,7 +29,8 @@ pub fn lock_row(tx: &mut impl Queryable, date: NaiveDate, employee: &str) -> Res
             ),
             (date, employee),
         )?
-        .map(attendance::stored_from_row))
+        .map(attendance::stored_from_row)
+        .transpose()?)
 }
 
 /// Write the corrected values, marked corrected so that a later settle keeps them.
@@ -116,23 +118,25 @@ pub fn list(
          WHERE work_date BETWEEN ? AND ? AND (? IS NULL OR employee_id = ?) ORDER BY id",
         (from, to, employee, employee),
     )?;
-    Ok(rows
-        .into_iter()
-        .map(|mut r| Correction {
-            id: r.take(0).unwrap_or_default(),
-            work_date: r.take(1).unwrap_or_default(),
-            employee_id: r.take(2).unwrap_or_default(),
-            corrected_by: r.take(3).unwrap_or_default(),
-            os_user: r.take(4).unwrap_or_default(),
-            db_user: r.take(5).unwrap_or_default(),
-            corrected_at: r.take(6).unwrap_or_default(),
-            reason: r.take(7).unwrap_or_default(),
-            old_status: r.take(8).unwrap_or_default(),
-            new_status: r.take(9).unwrap_or_default(),
-            old_first_in: r.take(10).flatten(),
-            new_first_in: r.take(11).flatten(),
-            old_last_out: r.take(12).flatten(),
-            new_last_out: r.take(13).flatten(),
+    rows.into_iter()
+        .map(|r| {
+            let mut c = Cols::new(r, "correction");
+            Ok(Correction {
+                id: c.get(0)?,
+                work_date: c.get(1)?,
+                employee_id: c.get(2)?,
+                corrected_by: c.get(3)?,
+                os_user: c.get(4)?,
+                db_user: c.get(5)?,
+                corrected_at: c.get(6)?,
+                reason: c.get(7)?,
+                old_status: c.get(8)?,
+                new_status: c.get(9)?,
+                old_first_in: c.get(10)?,
+                new_first_in: c.get(11)?,
+                old_last_out: c.get(12)?,
+                new_last_out: c.get(13)?,
+            })
         })
-        .collect())
+        .collect()
 }

@@ -5,11 +5,13 @@ use std::collections::HashSet;
 use anyhow::Result;
 use chrono::{NaiveDate, NaiveDateTime};
 use mysql::prelude::Queryable;
-use mysql::Pool;
+use mysql::{Pool, TxOpts};
 use serde::Serialize;
 
+use super::typed::Cols;
+
 /// One leave as stored.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Leave {
     pub id: u64,
     pub employee_id: String,
@@ -32,20 +34,68 @@ pub struct NewLeave<'a> {
     pub note: &'a str,
 }
 
-/// The approved leaves of an employee that overlap a range.
-pub fn overlapping(pool: &Pool, employee: &str, from: NaiveDate, to: NaiveDate) -> Result<Vec<Leave>> {
-    list(pool, Some(employee), Some(from), Some(to), true)
+/// What [`add`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Added {
+    /// A new leave, with its id.
+    New(u64),
+    /// The very same leave (dates and kind) was already approved: its id. Scripts rerun.
+    Repeat(u64),
+    /// Another approved leave overlaps: nothing was written.
+    Overlaps(Leave),
+    /// No such employee: nothing was written.
+    UnknownEmployee,
 }
 
-/// Add an approved leave; returns its id.
-pub fn add(pool: &Pool, l: &NewLeave) -> Result<u64> {
+/// Add an approved leave unless another approved one overlaps it: the rule and the insert are
+/// one transaction, which locks the employee's row so two adds for one employee cannot both
+/// pass the check.
+pub fn add(pool: &Pool, l: &NewLeave) -> Result<Added> {
     let mut conn = pool.get_conn()?;
-    conn.exec_drop(
-        "INSERT INTO leaves (employee_id, from_date, to_date, kind, note, created_at) \
-         VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())",
-        (l.employee_id, l.from, l.to, l.kind, l.note),
+    let mut tx = conn.start_transaction(TxOpts::default())?;
+    let known: Option<String> = tx.exec_first("SELECT id FROM employees WHERE id = ? FOR UPDATE", (l.employee_id,))?;
+    if known.is_none() {
+        tx.rollback()?;
+        return Ok(Added::UnknownEmployee);
+    }
+    let rows: Vec<mysql::Row> = tx.exec(
+        format!("{SELECT_LEAVE} WHERE employee_id = ? AND status = 'approved' AND to_date >= ? AND from_date <= ? ORDER BY from_date DESC, id DESC"),
+        (l.employee_id, l.from, l.to),
     )?;
-    Ok(conn.last_insert_id())
+    let overlapping = rows.into_iter().map(leave_from_row).collect::<Result<Vec<_>>>()?;
+    let same = overlapping
+        .iter()
+        .find(|o| o.from == l.from && o.to == l.to && o.kind == l.kind);
+    let added = match (same, overlapping.first()) {
+        (Some(o), _) => Added::Repeat(o.id),
+        (None, Some(o)) => Added::Overlaps(o.clone()),
+        (None, None) => {
+            tx.exec_drop(
+                "INSERT INTO leaves (employee_id, from_date, to_date, kind, note, created_at) \
+                 VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())",
+                (l.employee_id, l.from, l.to, l.kind, l.note),
+            )?;
+            Added::New(tx.last_insert_id().unwrap_or_default())
+        }
+    };
+    tx.commit()?;
+    Ok(added)
+}
+
+const SELECT_LEAVE: &str = "SELECT id, employee_id, from_date, to_date, kind, note, status, created_at FROM leaves";
+
+fn leave_from_row(r: mysql::Row) -> Result<Leave> {
+    let mut c = Cols::new(r, "leaves row");
+    Ok(Leave {
+        id: c.get(0)?,
+        employee_id: c.get(1)?,
+        from: c.get(2)?,
+        to: c.get(3)?,
+        kind: c.get(4)?,
+        note: c.get(5)?,
+        status: c.get(6)?,
+        created_at: c.get(7)?,
+    })
 }
 
 /// Leaves, newest range first, optionally of one employee, overlapping a range, approved only.
@@ -58,28 +108,14 @@ pub fn list(
 ) -> Result<Vec<Leave>> {
     let mut conn = pool.get_conn()?;
     let rows: Vec<mysql::Row> = conn.exec(
-        "SELECT id, employee_id, from_date, to_date, kind, note, status, created_at FROM leaves \
-         WHERE (? IS NULL OR employee_id = ?) AND (? IS NULL OR to_date >= ?) \
-         AND (? IS NULL OR from_date <= ?) AND (NOT ? OR status = 'approved') \
-         ORDER BY from_date DESC, id DESC",
+        format!(
+            "{SELECT_LEAVE} WHERE (? IS NULL OR employee_id = ?) AND (? IS NULL OR to_date >= ?) \
+             AND (? IS NULL OR from_date <= ?) AND (NOT ? OR status = 'approved') \
+             ORDER BY from_date DESC, id DESC"
+        ),
         (employee, employee, from, from, to, to, approved_only),
     )?;
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            let (id, employee_id, from, to, kind, note, status, created_at) = mysql::from_row(r);
-            Leave {
-                id,
-                employee_id,
-                from,
-                to,
-                kind,
-                note,
-                status,
-                created_at,
-            }
-        })
-        .collect())
+    rows.into_iter().map(leave_from_row).collect()
 }
 
 /// Cancel a leave. `None`: no such leave; `Some(false)`: it was already cancelled.

@@ -1,13 +1,16 @@
 //! MySQL: the system of record. Migrations (refinery, files in `migrations/`) and queries,
 //! one submodule per area.
 
+pub mod archive;
 pub mod attendance;
 pub mod calendar;
 pub mod corrections;
 pub mod leave;
+pub mod partition;
 pub mod report;
 pub mod roster;
 pub mod runs;
+pub mod typed;
 
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
@@ -46,13 +49,32 @@ pub fn migrate(cfg: &Config) -> Result<MigrateReport> {
     let mut conn = pool.get_conn().map_err(|e| services::mysql_error(cfg, e))?;
     let report = migrations::runner()
         .set_abort_divergent(true)
+        // Versions are numbered by feature, not by merge order: a database migrated by a build
+        // that had V5 but not yet V3 must be refused, not silently left without V3.
+        .set_abort_missing(true)
         .run(&mut conn)
-        .map_err(|e| Error::service(Service::Mysql, format!("migration failed: {e}")))?;
+        .map_err(migration_error)?;
     Ok(MigrateReport {
         database,
         created_database: existed.is_none(),
         applied: report.applied_migrations().iter().map(|m| m.to_string()).collect(),
     })
+}
+
+/// A database whose applied migrations disagree with this build's is a refusal (exit 1)
+/// that says so; anything else is MySQL failing (exit 3).
+fn migration_error(e: refinery::Error) -> Error {
+    match e.kind() {
+        // refinery words both directions "missing from the filesystem".
+        refinery::error::Kind::MissingVersion(m) => Error::refused(format!(
+            "migration {m} and this database disagree: it is in this build but not applied while a \
+             later one is, or applied but not in this build; nothing was migrated"
+        )),
+        refinery::error::Kind::DivergentVersion(applied, here) => Error::refused(format!(
+            "the applied migration {applied} differs from this build's {here}; nothing was migrated"
+        )),
+        _ => Error::service(Service::Mysql, format!("migration failed: {e}")),
+    }
 }
 
 /// `?,?,...` groups for a multi-row statement: `rows` groups of `cols` placeholders.

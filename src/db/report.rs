@@ -8,6 +8,7 @@ use mysql::prelude::Queryable;
 use mysql::{Pool, Row};
 
 use super::runs;
+use super::typed::Cols;
 use crate::policy::DayStatus;
 use crate::report::{Cell, Table};
 
@@ -24,33 +25,34 @@ fn status_columns() -> Vec<&'static str> {
     DayStatus::ALL.iter().map(|s| s.as_str()).collect()
 }
 
-/// Read `n` counts from a row starting at column `from`.
-fn counts(row: &Row, from: usize, n: usize) -> Vec<u64> {
-    (from..from + n).map(|i| row.get::<u64, _>(i).unwrap_or(0)).collect()
+/// Read `n` counts from a row starting at column `from` (a SUM over no rows is NULL: 0).
+fn counts(c: &mut Cols, from: usize, n: usize) -> Result<Vec<u64>> {
+    (from..from + n)
+        .map(|i| Ok(c.get::<Option<u64>>(i)?.unwrap_or(0)))
+        .collect()
 }
 
 /// Fill a table whose rows are an id, a name, then counts; and add a totals row of the sums.
-fn with_totals(mut t: Table, rows: &[Row]) -> Table {
+fn with_totals(mut t: Table, rows: Vec<Row>) -> Result<Table> {
     let n = t.columns.len() - 2;
     let mut sums = vec![0u64; n];
+    let any = !rows.is_empty();
     for r in rows {
-        let c = counts(r, 2, n);
+        let mut cols = Cols::new(r, "report row");
+        let c = counts(&mut cols, 2, n)?;
         for (s, x) in sums.iter_mut().zip(&c) {
             *s += x;
         }
-        let mut row = vec![
-            Cell::text(r.get::<String, _>(0).unwrap_or_default()),
-            Cell::text(r.get::<String, _>(1).unwrap_or_default()),
-        ];
+        let mut row = vec![Cell::text(cols.get::<String>(0)?), Cell::text(cols.get::<String>(1)?)];
         row.extend(c.into_iter().map(Cell::from));
         t.push(row);
     }
-    if !rows.is_empty() {
+    if any {
         let mut row = vec![Cell::text("total"), Cell::Null];
         row.extend(sums.into_iter().map(Cell::from));
         t.push(row);
     }
-    t
+    Ok(t)
 }
 
 /// Per department: headcount and rows by status on a day, with a totals row.
@@ -68,7 +70,7 @@ pub fn day(pool: &Pool, date: NaiveDate, dept: Option<&str>) -> Result<Table> {
         ),
         (date, dept, dept),
     )?;
-    Ok(with_totals(t, &rows))
+    with_totals(t, rows)
 }
 
 /// Who was absent on a day.
@@ -111,16 +113,12 @@ pub fn employee(pool: &Pool, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -
     )?;
     let (mut late, mut early, mut corrected) = (0u64, 0u64, 0u64);
     let mut by_status = std::collections::BTreeMap::<String, u64>::new();
-    for r in rows.iter().cloned() {
-        let (date, status, fi, lo, l, e, c): (
-            NaiveDate,
-            String,
-            Option<NaiveDateTime>,
-            Option<NaiveDateTime>,
-            u64,
-            u64,
-            bool,
-        ) = mysql::from_row(r);
+    let days = rows.len();
+    for r in rows {
+        let mut cols = Cols::new(r, "attendance row");
+        let (date, status): (NaiveDate, String) = (cols.get(0)?, cols.get(1)?);
+        let (fi, lo): (Option<NaiveDateTime>, Option<NaiveDateTime>) = (cols.get(2)?, cols.get(3)?);
+        let (l, e, c): (u64, u64, bool) = (cols.get(4)?, cols.get(5)?, cols.get(6)?);
         late += l;
         early += e;
         corrected += u64::from(c);
@@ -136,11 +134,11 @@ pub fn employee(pool: &Pool, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -
             Cell::text(if c { "yes" } else { "" }),
         ]);
     }
-    if !rows.is_empty() {
+    if days > 0 {
         let summary: Vec<String> = by_status.iter().map(|(s, n)| format!("{s} {n}")).collect();
         t.push(vec![
             Cell::text("total"),
-            Cell::text(format!("{} day{}", rows.len(), if rows.len() == 1 { "" } else { "s" })),
+            Cell::text(format!("{days} day{}", if days == 1 { "" } else { "s" })),
             Cell::Text(summary.join(", ")),
             Cell::Null,
             Cell::Null,
@@ -169,7 +167,7 @@ pub fn dept(pool: &Pool, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<T
         ),
         (dept, from, to),
     )?;
-    Ok(with_totals(t, &rows))
+    with_totals(t, rows)
 }
 
 /// Corrections of days in a range, oldest first, with old -> new values in the company's zone.

@@ -7,6 +7,7 @@ use mysql::prelude::Queryable;
 use mysql::{Pool, TxOpts, Value};
 
 use super::placeholders;
+use super::typed::Cols;
 use crate::roster::{Role, RosterRow};
 
 /// Rows per multi-row INSERT: well under 65,535 placeholders and max_allowed_packet.
@@ -108,12 +109,28 @@ pub fn employee(pool: &Pool, id: &str) -> Result<Option<(String, String)>> {
     )?)
 }
 
-/// One active employee as the boards need them.
-#[derive(Debug, Clone)]
-pub struct Member {
-    pub employee_id: String,
-    pub department_id: String,
-    pub name: String,
+pub use crate::roster::Member;
+
+/// The active employees among `ids` (unknown or inactive ones are left out).
+pub fn active_by_ids(pool: &Pool, ids: &[&str]) -> Result<Vec<Member>> {
+    let mut conn = pool.get_conn()?;
+    let mut found = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(1_000) {
+        let sql = format!(
+            "SELECT id, department_id, name FROM employees WHERE active AND id IN ({})",
+            vec!["?"; chunk.len()].join(",")
+        );
+        let rows: Vec<mysql::Row> = conn.exec(sql, chunk.to_vec())?;
+        for r in rows {
+            let mut c = Cols::new(r, "employees row");
+            found.push(Member {
+                employee_id: c.get(0)?,
+                department_id: c.get(1)?,
+                name: c.get(2)?,
+            });
+        }
+    }
+    Ok(found)
 }
 
 /// Every active employee, ordered by department then id.

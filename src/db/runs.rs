@@ -9,6 +9,7 @@ use mysql::Value;
 use serde::Serialize;
 
 use super::placeholders;
+use super::typed::Cols;
 use crate::settle::rows::Failure;
 
 /// Start a run. The caller holds the settle lock, so any run still 'running' was killed.
@@ -100,24 +101,23 @@ pub fn list(conn: &mut impl Queryable, date: Option<NaiveDate>, limit: u32) -> R
          ORDER BY id DESC LIMIT ?",
         (date, date, limit),
     )?;
-    Ok(rows
-        .into_iter()
-        .map(|mut r| {
-            let counts: String = r.take(9).unwrap_or_default();
-            Run {
-                id: r.take(0).unwrap_or_default(),
-                work_date: r.take(1).unwrap_or_default(),
-                started_at: r.take(2).unwrap_or_default(),
-                finished_at: r.take(3).flatten(),
-                outcome: r.take(4).unwrap_or_default(),
-                employees: r.take(5).unwrap_or_default(),
-                rows_written: r.take(6).unwrap_or_default(),
-                failed: r.take(7).unwrap_or_default(),
-                boards_deleted: r.take(8).unwrap_or_default(),
-                counts: serde_json::from_str(&counts).unwrap_or_default(),
-            }
+    rows.into_iter()
+        .map(|r| {
+            let mut c = Cols::new(r, "settle_runs row");
+            Ok(Run {
+                id: c.get(0)?,
+                work_date: c.get(1)?,
+                started_at: c.get(2)?,
+                finished_at: c.get(3)?,
+                outcome: c.get(4)?,
+                employees: c.get(5)?,
+                rows_written: c.get(6)?,
+                failed: c.get(7)?,
+                boards_deleted: c.get(8)?,
+                counts: c.parse(9, |s| serde_json::from_str(s).ok())?,
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// One recorded failure.

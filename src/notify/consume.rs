@@ -17,7 +17,6 @@ use crate::config::{AmqpSettings, Config};
 use crate::error::{Error, Service};
 use crate::event::Event;
 use crate::keys::Keys;
-use crate::services::RedisConn;
 
 /// Deliveries in flight to one watcher: enough to keep a burst flowing, few enough that a
 /// crash hands little back.
@@ -61,7 +60,7 @@ pub struct WatchReport {
 
 struct Watcher<'r> {
     /// Where shown event ids are kept, so that a restarted watcher drops them too.
-    redis: &'r mut RedisConn,
+    redis: &'r mut board::Redis,
     keys: Keys,
     queue: String,
     dept: String,
@@ -76,7 +75,7 @@ struct Watcher<'r> {
 /// ends the watch and the broker takes back every unacked message.
 pub fn watch_department(
     cfg: &Config,
-    redis: &mut RedisConn,
+    redis: &mut board::Redis,
     dept: &str,
     opts: WatchOptions,
     stop: &AtomicBool,

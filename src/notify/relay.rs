@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
+use redis::ConnectionLike;
 use serde::Serialize;
 
 use super::Publisher;
@@ -10,7 +11,6 @@ use crate::board;
 use crate::config::Config;
 use crate::error::{Error, Service};
 use crate::keys::Keys;
-use crate::services::RedisConn;
 
 /// A check-in also sends its department's older pending events (left by an earlier broker
 /// outage), but not younger ones: those likely belong to a concurrent check-in that is
@@ -34,7 +34,7 @@ pub struct DrainReport {
 }
 
 /// Drain every outbox of the namespace once, on a fresh connection.
-pub fn drain_outboxes(cfg: &Config, con: &mut RedisConn, keys: &Keys) -> Result<DrainReport> {
+pub fn drain_outboxes(cfg: &Config, con: &mut impl ConnectionLike, keys: &Keys) -> Result<DrainReport> {
     let mut publisher = Publisher::connect(cfg)?;
     let report = drain_with(&mut publisher, con, keys)?;
     publisher.close();
@@ -42,7 +42,7 @@ pub fn drain_outboxes(cfg: &Config, con: &mut RedisConn, keys: &Keys) -> Result<
 }
 
 /// Drain every outbox once on an open publisher (`relay --follow` keeps one across rounds).
-pub fn drain_with(publisher: &mut Publisher, con: &mut RedisConn, keys: &Keys) -> Result<DrainReport> {
+pub fn drain_with(publisher: &mut Publisher, con: &mut impl ConnectionLike, keys: &Keys) -> Result<DrainReport> {
     let depts = board::outbox_departments(con, keys)?;
     drain_departments(publisher, con, keys, &depts)
 }
@@ -53,7 +53,7 @@ pub fn drain_with(publisher: &mut Publisher, con: &mut RedisConn, keys: &Keys) -
 /// per department (500 of them for a whole company).
 pub fn drain_departments(
     publisher: &mut Publisher,
-    con: &mut RedisConn,
+    con: &mut impl ConnectionLike,
     keys: &Keys,
     depts: &[String],
 ) -> Result<DrainReport> {
@@ -81,7 +81,7 @@ const DRAIN_BATCH: usize = 10_000;
 
 fn publish_batch(
     publisher: &mut Publisher,
-    con: &mut RedisConn,
+    con: &mut impl ConnectionLike,
     keys: &Keys,
     batch: Vec<(String, Vec<(String, String)>)>,
     report: &mut DrainReport,
@@ -110,7 +110,7 @@ fn publish_batch(
 /// Ok(false) if the broker refused it, Err if the broker failed on the way.
 pub fn send_punch(
     mut publisher: Publisher,
-    con: &mut RedisConn,
+    con: &mut impl ConnectionLike,
     keys: &Keys,
     dept: &str,
     event_id: &str,

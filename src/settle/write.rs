@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use chrono::NaiveDate;
+use mysql::prelude::Queryable;
 use mysql::{Pool, TxOpts};
 
 use super::rows::{DayRow, Failure};
@@ -75,18 +76,45 @@ pub fn connect(cfg: &Config) -> Result<Pool> {
 /// Write one batch in one transaction. Returns the rows MySQL refused, with the reason.
 pub fn batch(pool: &Pool, s: &SettleSettings, date: NaiveDate, rows: &[DayRow]) -> Result<Vec<Failure>> {
     with_retry(s, "writing attendance rows", || match whole(pool, date, rows) {
-        Ok(()) => Ok(Vec::new()),
         Err(e) if is_data_error(&e) => row_by_row(pool, date, rows),
-        Err(e) => Err(e),
+        r => r,
     })
 }
 
-fn whole(pool: &Pool, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<()> {
+/// Split off the rows of employees MySQL does not know (no foreign key refuses them since
+/// V5): each becomes a failure, and the ids of the others stay locked until the commit.
+fn known<'r>(tx: &mut impl Queryable, rows: &'r [DayRow]) -> mysql::Result<(Vec<&'r DayRow>, Vec<Failure>)> {
+    let unknown = attendance::unknown_employees(tx, rows.iter().map(|r| r.employee_id.as_str()))?;
+    let (bad, good): (Vec<&DayRow>, Vec<&DayRow>) = rows.iter().partition(|r| unknown.contains(&r.employee_id));
+    let failures = bad
+        .into_iter()
+        .map(|r| Failure {
+            employee_id: r.employee_id.clone(),
+            department_id: r.department_id.clone(),
+            reason: format!(
+                "unknown employee '{}': not in employees (checked in place of the foreign key attendance_employee_fk)",
+                r.employee_id
+            ),
+        })
+        .collect();
+    Ok((good, failures))
+}
+
+fn whole(pool: &Pool, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<Vec<Failure>> {
     let mut conn = pool.get_conn()?;
     let socket = std::os::unix::io::AsRawFd::as_raw_fd(&*conn);
     let mut tx = conn.start_transaction(TxOpts::default())?;
-    match attendance::upsert(&mut tx, date, rows) {
-        Ok(()) => tx.commit(),
+    let written = known(&mut tx, rows).and_then(|(good, failures)| {
+        if good.len() == rows.len() {
+            attendance::upsert(&mut tx, date, rows)?;
+        } else if !good.is_empty() {
+            let good: Vec<DayRow> = good.into_iter().cloned().collect();
+            attendance::upsert(&mut tx, date, &good)?;
+        }
+        Ok(failures)
+    });
+    match written {
+        Ok(failures) => tx.commit().map(|()| failures),
         Err(e) => {
             // Before the rollback, which would wait on a stalled server all over again.
             services::abandon_if_stalled(socket, &e);
@@ -101,8 +129,8 @@ fn whole(pool: &Pool, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<()> {
 fn row_by_row(pool: &Pool, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<Vec<Failure>> {
     let mut conn = pool.get_conn()?;
     let mut tx = conn.start_transaction(TxOpts::default())?;
-    let mut failures = Vec::new();
-    for r in rows {
+    let (good, mut failures) = known(&mut tx, rows)?;
+    for r in good {
         match attendance::upsert(&mut tx, date, std::slice::from_ref(r)) {
             Ok(()) => {}
             Err(e) if is_data_error(&e) => failures.push(Failure {

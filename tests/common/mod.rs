@@ -4,11 +4,15 @@
 
 pub mod stall;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Output;
 
 use assert_cmd::Command;
+use attendance::keys::Keys;
+use chrono::{NaiveDate, NaiveDateTime, TimeZone};
 use mysql::prelude::Queryable;
+use redis::Commands;
 
 pub const REDIS_URL: &str = "redis://127.0.0.1:6379/";
 pub const MYSQL_SERVER: &str = "mysql://root@127.0.0.1:3306/";
@@ -158,6 +162,64 @@ impl TestEnv {
             .collect()
     }
 
+    /// The employees of a department, in id order.
+    pub fn members(&self, dept: &str) -> Vec<String> {
+        self.mysql()
+            .exec("SELECT id FROM employees WHERE department_id = ? ORDER BY id", (dept,))
+            .unwrap()
+    }
+
+    /// The library's own key builder for this namespace: tests never spell a key format.
+    pub fn keys(&self) -> Keys {
+        Keys::new(&self.ns)
+    }
+
+    /// A department's board of a day (`YYYY-MM-DD`): employee id -> punches.
+    pub fn board(&self, dept: &str, day: &str) -> HashMap<String, String> {
+        self.redis().hgetall(self.keys().board(dept, date(day))).unwrap()
+    }
+
+    /// The keys of a day's boards, sorted.
+    pub fn board_keys(&self, day: &str) -> Vec<String> {
+        self.matching(&self.keys().board_pattern(date(day)))
+    }
+
+    /// A department's outbox: event id -> event JSON.
+    pub fn outbox(&self, dept: &str) -> HashMap<String, String> {
+        self.redis().hgetall(self.keys().outbox(dept)).unwrap()
+    }
+
+    /// Events waiting in every outbox of the namespace.
+    pub fn outbox_events(&self) -> usize {
+        let mut con = self.redis();
+        self.matching(&self.keys().outbox_pattern())
+            .iter()
+            .map(|k| con.hlen::<_, usize>(k).unwrap())
+            .sum()
+    }
+
+    /// Keys matching a pattern, sorted.
+    fn matching(&self, pattern: &str) -> Vec<String> {
+        let mut keys: Vec<String> = redis::cmd("KEYS").arg(pattern).query(&mut self.redis()).unwrap();
+        keys.sort();
+        keys
+    }
+
+    /// Check in or out at a local time of the company's zone (`2026-11-20T08:50:00`); with
+    /// `broker_down`, against a closed broker port so that the event waits in the outbox.
+    pub fn punch(&self, emp: &str, kind: &str, local: &str, broker_down: bool) {
+        let at = NaiveDateTime::parse_from_str(local, "%Y-%m-%dT%H:%M:%S").unwrap();
+        let tz: chrono_tz::Tz = self.tz.parse().unwrap();
+        let at = tz.from_local_datetime(&at).single().unwrap().to_rfc3339();
+        let mut c = self.cmd();
+        c.args(["checkin", emp, "--kind", kind, "--at", &at, "-q"]);
+        if broker_down {
+            c.env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f");
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
     /// Row count of a table in this test's database.
     pub fn count(&self, table: &str) -> u64 {
         self.mysql()
@@ -165,6 +227,11 @@ impl TestEnv {
             .unwrap()
             .unwrap()
     }
+}
+
+/// A `YYYY-MM-DD` day.
+pub fn date(day: &str) -> NaiveDate {
+    NaiveDate::parse_from_str(day, "%Y-%m-%d").unwrap()
 }
 
 impl Drop for TestEnv {

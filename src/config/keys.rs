@@ -1,0 +1,185 @@
+//! Every settable key of the configuration, in one table: its name in the file
+//! (`section.key`), the environment variable that sets it (`ATTENDANCE_SECTION_KEY`), its
+//! bounds and where it lands. The file and the environment are two layers read through the
+//! same table, so a key cannot be settable one way and not the other, nor checked in one and
+//! not the other.
+
+use chrono::{NaiveTime, Weekday};
+
+use super::{parse_tz, Config, QueueType};
+use crate::error::{redact, Error};
+
+/// A value as a layer gives it: typed by TOML, or text from the environment.
+pub enum Raw {
+    Toml(toml::Value),
+    Env(String),
+}
+
+impl Raw {
+    fn shown(&self) -> String {
+        match self {
+            Raw::Toml(toml::Value::String(s)) | Raw::Env(s) => s.clone(),
+            Raw::Toml(v) => v.to_string(),
+        }
+    }
+
+    fn text(&self) -> Result<String, String> {
+        match self {
+            Raw::Toml(toml::Value::String(s)) | Raw::Env(s) => Ok(s.clone()),
+            Raw::Toml(_) => Err("a string".into()),
+        }
+    }
+
+    /// An integer in `ok`. The range is the key's documented bound: nothing is clamped.
+    fn int<T: TryFrom<i64> + Copy + Into<i64>>(&self, ok: std::ops::RangeInclusive<T>) -> Result<T, String> {
+        let expected = || format!("an integer from {} to {}", (*ok.start()).into(), (*ok.end()).into());
+        let n = match self {
+            Raw::Toml(toml::Value::Integer(n)) => *n,
+            Raw::Env(s) => s.trim().parse::<i64>().map_err(|_| expected())?,
+            Raw::Toml(_) => return Err(expected()),
+        };
+        let lo: i64 = (*ok.start()).into();
+        let hi: i64 = (*ok.end()).into();
+        if n < lo || n > hi {
+            return Err(expected());
+        }
+        T::try_from(n).map_err(|_| expected())
+    }
+
+    /// A list: a TOML array of strings, or comma-separated text in the environment.
+    fn list(&self) -> Result<Vec<String>, String> {
+        let expected =
+            || "a list of day names such as [\"mon\", \"tue\"] (comma-separated in the environment)".to_string();
+        match self {
+            Raw::Env(s) => Ok(s
+                .split(',')
+                .map(|d| d.trim().to_string())
+                .filter(|d| !d.is_empty())
+                .collect()),
+            Raw::Toml(toml::Value::Array(a)) => a
+                .iter()
+                .map(|v| v.as_str().map(str::to_string).ok_or_else(expected))
+                .collect(),
+            Raw::Toml(_) => Err(expected()),
+        }
+    }
+}
+
+/// One key: where it lands in [`Config`], refusing a value out of its bounds.
+pub struct Key {
+    /// `section.key` as in the file; a top-level key has no section.
+    pub name: &'static str,
+    set: fn(&mut Config, &Raw) -> Result<(), String>,
+}
+
+impl Key {
+    /// The environment variable: `ATTENDANCE_` and the name, dots as underscores, upper case.
+    pub fn env_var(&self) -> String {
+        format!("ATTENDANCE_{}", self.name.replace('.', "_").to_uppercase())
+    }
+
+    /// Set the key from `raw`; `origin` names where the value came from in the error.
+    pub fn apply(&self, cfg: &mut Config, raw: &Raw, origin: &str) -> Result<(), Error> {
+        (self.set)(cfg, raw).map_err(|expected| {
+            Error::input(format!(
+                "config: {}{origin}: invalid value '{}' ({expected})",
+                self.name,
+                redact(&raw.shown())
+            ))
+        })
+    }
+}
+
+fn hhmm(raw: &Raw) -> Result<NaiveTime, String> {
+    NaiveTime::parse_from_str(&raw.text()?, "%H:%M").map_err(|_| "HH:MM".to_string())
+}
+
+fn weekdays(raw: &Raw) -> Result<Vec<Weekday>, String> {
+    let mut days = Vec::new();
+    for d in raw.list()? {
+        let wd: Weekday = d
+            .parse()
+            .map_err(|_| format!("a day name such as mon or monday, not '{d}'"))?;
+        if !days.contains(&wd) {
+            days.push(wd);
+        }
+    }
+    Ok(days)
+}
+
+fn queue_type(raw: &Raw) -> Result<QueueType, String> {
+    match raw.text()?.as_str() {
+        "quorum" => Ok(QueueType::Quorum),
+        "classic" => Ok(QueueType::Classic),
+        _ => Err("quorum or classic".into()),
+    }
+}
+
+/// Set a field to a value, or say what was expected.
+fn put<T>(field: &mut T, value: Result<T, String>) -> Result<(), String> {
+    *field = value?;
+    Ok(())
+}
+
+/// A timeout or delay of the broker, in milliseconds.
+const BROKER_MS: std::ops::RangeInclusive<u32> = 1..=600_000;
+
+/// A Redis or MySQL socket timeout, in milliseconds.
+const IO_MS: std::ops::RangeInclusive<u32> = 1..=600_000;
+
+/// A multi-row upsert of more rows would pass MySQL's 65,535 placeholders.
+const MAX_BATCH: u32 = crate::db::attendance::MAX_ROWS_PER_STATEMENT as u32;
+
+/// A `u32` bound for a `usize` field.
+fn size(v: &Raw, ok: std::ops::RangeInclusive<u32>) -> Result<usize, String> {
+    v.int(ok).map(|n| n as usize)
+}
+
+/// Every key. Add a key here and it is settable from the file and the environment and
+/// checked; list it in docs/configuration.md too.
+#[rustfmt::skip]
+pub const KEYS: &[Key] = &[
+    Key { name: "redis_url", set: |c, v| put(&mut c.redis_url, v.text()) },
+    Key { name: "mysql_url", set: |c, v| put(&mut c.mysql_url, v.text()) },
+    Key { name: "report_mysql_url", set: |c, v| put(&mut c.report_mysql_url, v.text().map(Some)) },
+    Key { name: "amqp_url", set: |c, v| put(&mut c.amqp_url, v.text()) },
+    Key { name: "namespace", set: |c, v| put(&mut c.namespace, v.text()) },
+    Key { name: "timezone", set: |c, v| put(&mut c.timezone, v.text().and_then(|t| parse_tz(&t))) },
+    Key { name: "policy.checkin_deadline", set: |c, v| put(&mut c.policy.checkin_deadline, hhmm(v)) },
+    Key { name: "policy.checkout_from", set: |c, v| put(&mut c.policy.checkout_from, hhmm(v)) },
+    Key { name: "policy.grace_minutes", set: |c, v| put(&mut c.policy.grace_minutes, v.int(0..=240)) },
+    Key { name: "policy.work_days", set: |c, v| put(&mut c.policy.work_days, weekdays(v)) },
+    // Longer than four hours, a forgotten --kind would turn a real check-out into a repeat.
+    Key { name: "policy.repeat_window_minutes", set: |c, v| put(&mut c.policy.repeat_window_minutes, v.int(0..=240)) },
+    // An hour of kiosk clock skew is already a broken kiosk.
+    Key { name: "policy.max_future_skew_secs", set: |c, v| put(&mut c.policy.max_future_skew_secs, v.int(0..=3_600)) },
+    Key { name: "amqp.queue_type", set: |c, v| put(&mut c.amqp.queue_type, queue_type(v)) },
+    Key { name: "amqp.max_retries", set: |c, v| put(&mut c.amqp.max_retries, v.int(1..=1_000)) },
+    Key { name: "amqp.retry_delay_ms", set: |c, v| put(&mut c.amqp.retry_delay_ms, v.int(BROKER_MS)) },
+    // Unconfirmed events wait in amiquip's write buffer, whose 16 MiB high-water mark would
+    // block a publish with no timeout: 10,000 events of ~500 bytes stay far below it.
+    Key { name: "amqp.confirm_window", set: |c, v| put(&mut c.amqp.confirm_window, size(v, 1..=10_000)) },
+    Key { name: "amqp.connect_timeout_ms", set: |c, v| put(&mut c.amqp.connect_timeout_ms, v.int(BROKER_MS)) },
+    Key { name: "amqp.confirm_timeout_ms", set: |c, v| put(&mut c.amqp.confirm_timeout_ms, v.int(BROKER_MS)) },
+    Key { name: "amqp.checkin_confirm_ms", set: |c, v| put(&mut c.amqp.checkin_confirm_ms, v.int(BROKER_MS)) },
+    Key { name: "amqp.close_timeout_ms", set: |c, v| put(&mut c.amqp.close_timeout_ms, v.int(BROKER_MS)) },
+    // 0 would turn heartbeats off: a silent broker could then hold a live watcher forever.
+    Key { name: "amqp.heartbeat_secs", set: |c, v| put(&mut c.amqp.heartbeat_secs, v.int(1..=3_600u16)) },
+    // 0 would mean "wait forever" to a socket: exactly what the timeouts forbid.
+    Key { name: "redis.connect_timeout_ms", set: |c, v| put(&mut c.redis.connect_timeout_ms, v.int(IO_MS)) },
+    Key { name: "redis.read_timeout_ms", set: |c, v| put(&mut c.redis.read_timeout_ms, v.int(IO_MS)) },
+    Key { name: "redis.write_timeout_ms", set: |c, v| put(&mut c.redis.write_timeout_ms, v.int(IO_MS)) },
+    Key { name: "mysql.connect_timeout_ms", set: |c, v| put(&mut c.mysql.connect_timeout_ms, v.int(IO_MS)) },
+    Key { name: "mysql.read_timeout_ms", set: |c, v| put(&mut c.mysql.read_timeout_ms, v.int(IO_MS)) },
+    Key { name: "mysql.write_timeout_ms", set: |c, v| put(&mut c.mysql.write_timeout_ms, v.int(IO_MS)) },
+    Key { name: "settle.batch_size", set: |c, v| put(&mut c.settle.batch_size, size(v, 1..=MAX_BATCH)) },
+    Key { name: "settle.mysql_retries", set: |c, v| put(&mut c.settle.mysql_retries, v.int(1..=20)) },
+    Key { name: "settle.retry_backoff_ms", set: |c, v| put(&mut c.settle.retry_backoff_ms, v.int(0..=60_000u32).map(u64::from)) },
+    // The MySQL pool holds 8 connections: the run's own, and the writers'.
+    Key { name: "settle.writers", set: |c, v| put(&mut c.settle.writers, size(v, 1..=6)) },
+];
+
+/// The key of this name.
+pub fn find(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|k| k.name == name)
+}

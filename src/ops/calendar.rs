@@ -1,0 +1,59 @@
+//! The work calendar: set days, import a file of them, and list a range as it counts.
+
+use anyhow::Result;
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use crate::calendar::{self, Entry};
+use crate::config::Config;
+use crate::error::Error;
+use crate::{db, services};
+
+/// Set days, all in one transaction. The entries are already valid (parsed and checked).
+pub fn set(cfg: &Config, entries: &[Entry]) -> Result<()> {
+    for e in entries {
+        calendar::check_note(&e.note).map_err(Error::input)?;
+    }
+    let pool = services::mysql(cfg)?;
+    db::calendar::upsert(&pool, entries)
+}
+
+/// One day of a range, as it counts.
+#[derive(Debug, Clone, Serialize)]
+pub struct Day {
+    pub date: NaiveDate,
+    /// `Mon` to `Sun`.
+    pub weekday: String,
+    /// `workday` or `holiday`.
+    pub kind: &'static str,
+    /// `calendar` (an entry) or `policy` (the policy's week).
+    pub source: &'static str,
+    pub note: String,
+}
+
+/// Every day from `from` to `to` (at most ten years), each with its kind and where it comes from.
+pub fn list(cfg: &Config, from: NaiveDate, to: NaiveDate) -> Result<Vec<Day>> {
+    if to < from || (to - from).num_days() > 3_660 {
+        return Err(Error::input("--to must be on or after --from, at most ten years later").into());
+    }
+    let pool = services::mysql(cfg)?;
+    let overrides = db::calendar::overrides(&mut pool.get_conn()?, from, to)?;
+    Ok(from
+        .iter_days()
+        .take_while(|d| *d <= to)
+        .map(|d| {
+            let entry = overrides.get(&d);
+            Day {
+                date: d,
+                weekday: d.format("%a").to_string(),
+                kind: if calendar::is_workday(&cfg.policy, &overrides, d) {
+                    "workday"
+                } else {
+                    "holiday"
+                },
+                source: if entry.is_some() { "calendar" } else { "policy" },
+                note: entry.map_or_else(String::new, |e| e.note.clone()),
+            }
+        })
+        .collect())
+}

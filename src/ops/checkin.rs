@@ -1,0 +1,289 @@
+//! Check-in: one punch, or a file of them. Each is recorded on its department's board with
+//! its event in the department's outbox (one Lua script), then the events are published with
+//! confirms; a broker that is down leaves them pending in the outbox, never fails the punch.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use chrono::{DateTime, NaiveDate, Utc};
+use chrono_tz::Tz;
+use redis::ConnectionLike;
+use serde::Serialize;
+
+use crate::board::{self, Employee, Punch, PunchRules};
+use crate::bulk::{BulkReport, Refusal, Row};
+use crate::config::Config;
+use crate::error::Error;
+use crate::event::Kind;
+use crate::keys::Keys;
+use crate::notify::{self, DrainReport, Publisher};
+use crate::policy::{self, DayClock};
+use crate::{db, services};
+
+/// Look employees up: the Redis roster cache first, then MySQL for the misses (opened only
+/// then), which are cached back. Returns the ones found.
+pub fn resolve(
+    cfg: &Config,
+    redis: &mut impl ConnectionLike,
+    keys: &Keys,
+    ids: &[&str],
+) -> Result<HashMap<String, Employee>> {
+    let mut found = HashMap::with_capacity(ids.len());
+    let mut missing = Vec::new();
+    for (id, e) in ids.iter().zip(board::lookup_many(redis, keys, ids)?) {
+        match e {
+            Some(e) => {
+                found.insert(id.to_string(), e);
+            }
+            None => missing.push(*id),
+        }
+    }
+    if !missing.is_empty() {
+        let from_db = db::roster::active_by_ids(&services::mysql(cfg)?, &missing)?;
+        let cached = from_db
+            .iter()
+            .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
+        board::cache_roster(redis, keys, cached)?;
+        for m in from_db {
+            let e = Employee {
+                id: m.employee_id,
+                department_id: m.department_id,
+                name: m.name,
+            };
+            found.insert(e.id.clone(), e);
+        }
+    }
+    Ok(found)
+}
+
+/// One employee, or refused (exit 1) when unknown everywhere.
+pub fn employee(cfg: &Config, redis: &mut impl ConnectionLike, keys: &Keys, id: &str) -> Result<Employee> {
+    resolve(cfg, redis, keys, &[id])?
+        .remove(id)
+        .ok_or_else(|| Error::refused(format!("unknown employee '{id}'")).into())
+}
+
+/// Refuse a punch further in the future than the allowed clock skew.
+pub fn check_not_future(at: DateTime<Utc>, now: DateTime<Utc>, skew_secs: u32) -> Result<(), Error> {
+    if (at - now).num_seconds() > i64::from(skew_secs) {
+        return Err(Error::refused(format!(
+            "punch at {} is in the future (now {}; at most {skew_secs}s of clock skew allowed)",
+            at.to_rfc3339(),
+            now.to_rfc3339()
+        )));
+    }
+    Ok(())
+}
+
+/// One punch as asked for.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub employee_id: &'a str,
+    /// `None`: the board decides (see `board/punch.lua`).
+    pub kind: Option<Kind>,
+    /// `None`: now.
+    pub at: Option<DateTime<Utc>>,
+    pub source: &'a str,
+}
+
+/// What a check-in did: the `checkin --json` object.
+#[derive(Debug, Clone, Serialize)]
+pub struct Checkin {
+    pub employee_id: String,
+    pub employee_name: String,
+    pub department_id: String,
+    pub work_date: NaiveDate,
+    pub kind: Kind,
+    /// RFC 3339 in the company's offset.
+    pub at: String,
+    pub late: bool,
+    pub late_minutes: u32,
+    pub early: bool,
+    pub early_minutes: u32,
+    pub changed: bool,
+    pub duplicate: bool,
+    pub first_in: Option<String>,
+    pub last_out: Option<String>,
+    pub event_id: Option<String>,
+    /// `sent` (the broker confirmed it), `pending` (it waits in the outbox: `relay` sends it)
+    /// or `none` (an exact duplicate: no event).
+    pub notification: &'static str,
+    /// Why a notification is pending, for stderr.
+    #[serde(skip)]
+    pub pending_because: Option<String>,
+    #[serde(skip)]
+    pub local_at: DateTime<Tz>,
+}
+
+/// Record one punch and notify its supervisor.
+pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
+    crate::roster::check_id("employee id", req.employee_id)?;
+    let now = Utc::now();
+    let at = req.at.unwrap_or(now);
+    check_not_future(at, now, cfg.policy.max_future_skew_secs)?;
+    // The broker handshake runs while Redis records the punch: it is most of the publish's cost.
+    let connecting = Publisher::connect_in_background(cfg);
+    let keys = Keys::new(&cfg.namespace);
+    let mut redis = board::Redis::open(cfg)?;
+    let employee = employee(cfg, &mut redis, &keys, req.employee_id)?;
+    let tz = cfg.timezone;
+    let p = Punch::new(employee, req.kind, at, req.source, &cfg.policy, tz);
+    let o = board::punch(&mut redis, &keys, PunchRules::new(&cfg.policy, tz), &p)?;
+    let late = if o.kind == Kind::In {
+        p.facts.late_minutes_if_in
+    } else {
+        0
+    };
+    let early = if o.kind == Kind::Out {
+        p.facts.early_minutes_if_out
+    } else {
+        0
+    };
+    let (notification, pending_because) = if o.event_json.is_some() {
+        // The punch is recorded: nothing here fails the check-in.
+        let sent = connecting.wait().and_then(|mut publisher| {
+            publisher.set_confirm_timeout_ms(cfg.amqp.checkin_confirm_ms);
+            notify::send_punch(publisher, &mut redis, &keys, &p.employee.department_id, &p.event_id)
+        });
+        match sent {
+            Ok(true) => ("sent", None),
+            Ok(false) => ("pending", Some("the broker did not confirm it".to_string())),
+            Err(e) => ("pending", Some(crate::error::one_line(&e))),
+        }
+    } else {
+        ("none", None)
+    };
+    let date = p.facts.work_date;
+    let instant = |s: i64| policy::instant(tz, date, s).to_rfc3339();
+    let local_at = at.with_timezone(&tz);
+    Ok(Checkin {
+        employee_id: p.employee.id.clone(),
+        employee_name: p.employee.name.clone(),
+        department_id: p.employee.department_id.clone(),
+        work_date: date,
+        kind: o.kind,
+        at: local_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        late: late > 0,
+        late_minutes: late,
+        early: early > 0,
+        early_minutes: early,
+        changed: o.changed,
+        duplicate: o.duplicate,
+        first_in: o.first_in.map(instant),
+        last_out: o.last_out.map(instant),
+        event_id: o.event_json.is_some().then(|| p.event_id.clone()),
+        notification,
+        pending_because,
+        local_at,
+    })
+}
+
+/// What a bulk check-in did: the board's side and the broker's.
+#[derive(Debug, Serialize)]
+pub struct Bulk {
+    #[serde(flatten)]
+    pub report: BulkReport,
+    pub notifications: DrainReport,
+}
+
+/// Record every good row (through the same script as one punch, a hundred per call), then
+/// publish what landed in the outboxes with a window of confirms.
+pub fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress: impl FnMut(usize)) -> Result<Bulk> {
+    let keys = Keys::new(&cfg.namespace);
+    let mut redis = board::Redis::open(cfg)?;
+    let report = record(cfg, &mut redis, &keys, rows, refused, progress)?;
+    // A Redis that failed part-way cannot hand the outboxes over either: the events wait there
+    // for `relay`, and the caller reports what was recorded before the failure.
+    if report.failure.is_some() {
+        return Ok(Bulk {
+            report,
+            notifications: DrainReport::default(),
+        });
+    }
+    let notifications = publish(cfg, &mut redis, &keys, &report.departments)?;
+    Ok(Bulk { report, notifications })
+}
+
+/// Resolve, classify and record every good row on the boards (no publishing here). When Redis
+/// fails part-way, the report still says what was recorded before, with the failure in it.
+pub fn record(
+    cfg: &Config,
+    redis: &mut impl ConnectionLike,
+    keys: &Keys,
+    rows: Vec<Row>,
+    mut refused: Vec<Refusal>,
+    progress: impl FnMut(usize),
+) -> Result<BulkReport> {
+    let mut ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let known = resolve(cfg, redis, keys, &ids)?;
+    let total = rows.len() + refused.len();
+    let (tz, policy) = (cfg.timezone, &cfg.policy);
+    let mut punches = Vec::with_capacity(rows.len());
+    let mut clocks: HashMap<NaiveDate, DayClock> = HashMap::new();
+    for r in rows {
+        match known.get(&r.employee_id) {
+            Some(e) => {
+                let date = policy::work_date(tz, r.at);
+                let clock = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
+                punches.push(Punch::with_facts(e.clone(), r.kind, r.at, &r.source, clock.facts(r.at)));
+            }
+            None => refused.push(Refusal {
+                line: r.line,
+                reason: format!("unknown employee '{}'", r.employee_id),
+            }),
+        }
+    }
+    refused.sort_by_key(|r| r.line);
+    let (outcomes, done) = board::punch_many_partly(redis, keys, PunchRules::new(policy, tz), &punches, progress);
+    let outcomes: Vec<&board::PunchOutcome> = outcomes.iter().flatten().collect();
+    let recorded = outcomes.iter().filter(|o| o.changed).count();
+    let failure = done.err();
+    let mut departments: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
+    departments.sort_unstable();
+    departments.dedup();
+    Ok(BulkReport {
+        rows: total,
+        recorded,
+        unchanged: outcomes.len() - recorded,
+        refused,
+        unconfirmed: punches.len() - outcomes.len(),
+        error: failure.as_ref().map(crate::error::one_line),
+        failure,
+        departments,
+    })
+}
+
+/// Publish what the punches put in their departments' outboxes, with a window of confirms.
+/// An unreachable broker leaves them pending (the punches are recorded all the same).
+fn publish(cfg: &Config, redis: &mut board::Redis, keys: &Keys, depts: &[String]) -> Result<DrainReport> {
+    if depts.is_empty() {
+        return Ok(DrainReport::default());
+    }
+    match Publisher::connect(cfg) {
+        Ok(mut p) => {
+            let r = notify::drain_departments(&mut p, redis, keys, depts)?;
+            p.close();
+            Ok(r)
+        }
+        Err(e) => Ok(DrainReport {
+            pending: board::outbox_len(redis, keys, depts)?,
+            problem: Some(crate::error::one_line(&e)),
+            ..Default::default()
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_punch_may_not_be_in_the_future() {
+        let at = |s| crate::dates::parse_instant(s).unwrap();
+        let now = at("2026-11-30T08:00:00Z");
+        assert!(check_not_future(at("2026-11-30T08:01:00Z"), now, 120).is_ok());
+        assert!(check_not_future(at("2026-11-30T08:03:00Z"), now, 120).is_err());
+    }
+}

@@ -1,0 +1,28 @@
+//! The roster: import it into MySQL, the record, then refresh Redis's roster cache.
+
+use anyhow::Result;
+
+use crate::config::Config;
+use crate::db::roster::ImportReport;
+use crate::keys::Keys;
+use crate::roster::RosterRow;
+use crate::{board, db, services};
+
+/// The ids of the active roster, by department then id (what `simulate` punches for).
+pub fn active_ids(cfg: &Config) -> Result<Vec<String>> {
+    let members = db::roster::active_members(&services::mysql(cfg)?)?;
+    Ok(members.into_iter().map(|m| m.employee_id).collect())
+}
+
+/// Upsert the rows (already validated whole) in one transaction, then cache them in Redis so
+/// that new employees can check in at once.
+pub fn import(cfg: &Config, rows: &[RosterRow]) -> Result<ImportReport> {
+    let pool = services::mysql(cfg)?;
+    let report = db::roster::upsert(&pool, rows)?;
+    let mut redis = board::Redis::open(cfg)?;
+    let cached = rows
+        .iter()
+        .map(|r| (r.employee_id.as_str(), r.department_id.as_str(), r.name.as_str()));
+    board::cache_roster(&mut redis, &Keys::new(&cfg.namespace), cached)?;
+    Ok(report)
+}

@@ -1,0 +1,94 @@
+//! HR's reports: one question in, one table of cells out, from MySQL. A report of an employee
+//! or department that MySQL does not know is refused rather than shown empty.
+
+use anyhow::Result;
+use chrono::NaiveDate;
+
+use crate::config::Config;
+use crate::db::report::{self, Known};
+use crate::error::Error;
+use crate::report::Table;
+use crate::{roster, services};
+
+/// One report, with its dates already decided (defaults are the command's business).
+#[derive(Debug, Clone)]
+pub enum Query {
+    /// Per department: headcount and rows by status.
+    Day { date: NaiveDate, dept: Option<String> },
+    /// Who was absent.
+    Absent { date: NaiveDate, dept: Option<String> },
+    /// One employee's days, with totals.
+    Employee { id: String, from: NaiveDate, to: NaiveDate },
+    /// Each employee of a department over a range, with totals.
+    Dept { id: String, from: NaiveDate, to: NaiveDate },
+    /// Corrections of days in a range (of one employee): who, as the systems saw it, and why.
+    Corrections {
+        employee: Option<String>,
+        from: NaiveDate,
+        to: NaiveDate,
+    },
+    /// Settle runs, or with `failures` the rows they could not write.
+    Runs {
+        date: Option<NaiveDate>,
+        limit: u32,
+        failures: bool,
+    },
+}
+
+/// Answer one report.
+pub fn run(cfg: &Config, q: &Query) -> Result<Table> {
+    if let Query::Employee { from, to, .. } | Query::Dept { from, to, .. } | Query::Corrections { from, to, .. } = q {
+        if to < from {
+            return Err(Error::input(format!("--to ({to}) is before --from ({from})")).into());
+        }
+    }
+    // Reports only read: they go to the replica when one is configured.
+    let pool = services::mysql_report(cfg)?;
+    let tz = cfg.timezone;
+    match q {
+        Query::Day { date, dept } => {
+            known_dept(&pool, dept.as_deref())?;
+            report::day(&pool, *date, dept.as_deref())
+        }
+        Query::Absent { date, dept } => {
+            known_dept(&pool, dept.as_deref())?;
+            report::absent(&pool, *date, dept.as_deref())
+        }
+        Query::Employee { id, from, to } => {
+            must_know(&pool, Known::Employee, id)?;
+            report::employee(&pool, tz, id, *from, *to)
+        }
+        Query::Dept { id, from, to } => {
+            must_know(&pool, Known::Department, id)?;
+            report::dept(&pool, id, *from, *to)
+        }
+        Query::Corrections { employee, from, to } => {
+            if let Some(e) = employee {
+                must_know(&pool, Known::Employee, e)?;
+            }
+            report::corrections(&pool, tz, *from, *to, employee.as_deref())
+        }
+        Query::Runs {
+            date,
+            limit,
+            failures: true,
+        } => report::failures(&pool, *date, *limit),
+        Query::Runs { date, limit, .. } => report::runs(&pool, tz, *date, *limit),
+    }
+}
+
+fn known_dept(pool: &mysql::Pool, dept: Option<&str>) -> Result<()> {
+    dept.map_or(Ok(()), |d| must_know(pool, Known::Department, d))
+}
+
+fn must_know(pool: &mysql::Pool, what: Known, id: &str) -> Result<()> {
+    roster::check_id("id", id)?;
+    if !report::known(pool, what, id)? {
+        let kind = match what {
+            Known::Employee => "employee",
+            Known::Department => "department",
+        };
+        return Err(Error::refused(format!("unknown {kind} '{id}'")).into());
+    }
+    Ok(())
+}
