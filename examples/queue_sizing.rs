@@ -17,6 +17,9 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use attendance::config::{Config, Overrides};
 
+#[path = "common/args.rs"]
+mod args;
+
 /// The node's own view: (real open files of its process, erlang:memory(total) in bytes,
 /// quorum queues, handles its file handle cache counts against its limit).
 fn broker() -> Result<(u64, u64, u64, u64)> {
@@ -88,20 +91,11 @@ fn run(bin: &Path, cfg: &Config, args: &[&str]) -> Result<()> {
 }
 
 fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let departments: u32 = args
-        .windows(2)
-        .find(|w| w[0] == "--departments")
-        .map_or(Ok(500), |w| w[1].parse())?;
+    let departments = args::arg("--departments", 500)?;
     if !(1..=1_000).contains(&departments) {
         bail!("--departments: 1 to 1000 (the broker is shared)");
     }
-    let exe = std::env::current_exe()?;
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .context("no target dir")?
-        .join("attendance");
+    let bin = args::binary()?;
     let ns = format!("qsize{}", std::process::id());
     let mut cfg = Config::load(&Overrides {
         namespace: Some(ns.clone()),

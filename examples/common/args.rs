@@ -1,7 +1,10 @@
 //! The benchmarks' flags: `--name N` pairs, each with a default. A flag without a number
-//! after it is an error, not silently the default. Shared by `bench` and `settle_bench`.
+//! after it is an error, not silently the default; and where the release binary is. Shared by
+//! the benchmarks.
 
-use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
 
 /// The number after `name` on the command line, or `default` when the flag is absent.
 pub fn arg(name: &str, default: u32) -> Result<u32> {
@@ -15,4 +18,22 @@ pub fn arg(name: &str, default: u32) -> Result<u32> {
         }
         None => Ok(default),
     }
+}
+
+/// The `attendance` binary built beside this example (`cargo build --release --bins --examples`).
+#[allow(dead_code)] // not every benchmark runs the binary
+pub fn binary() -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .context("no target dir")?
+        .join("attendance");
+    if !bin.exists() {
+        bail!(
+            "{} is missing: run `cargo build --release --bins --examples` first",
+            bin.display()
+        );
+    }
+    Ok(bin)
 }
