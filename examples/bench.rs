@@ -122,7 +122,7 @@ fn redis_benchmark(extra: &[&str]) -> Result<f64> {
     Ok(rps)
 }
 
-fn used_memory(con: &mut redis::Connection) -> Result<u64> {
+fn used_memory(con: &mut impl redis::ConnectionLike) -> Result<u64> {
     let info: String = redis::cmd("INFO").arg("memory").query(con)?;
     info.lines()
         .find_map(|l| l.strip_prefix("used_memory:"))
@@ -131,7 +131,7 @@ fn used_memory(con: &mut redis::Connection) -> Result<u64> {
 }
 
 /// Bytes held by the keys matching a pattern (MEMORY USAGE, exact).
-fn keys_memory(con: &mut redis::Connection, pattern: &str) -> Result<(usize, u64)> {
+fn keys_memory(con: &mut impl redis::ConnectionLike, pattern: &str) -> Result<(usize, u64)> {
     let keys: Vec<String> = con.scan_match::<_, String>(pattern)?.collect::<Result<_, _>>()?;
     let mut total = 0u64;
     for k in &keys {
@@ -146,7 +146,7 @@ fn keys_memory(con: &mut redis::Connection, pattern: &str) -> Result<(usize, u64
     Ok((keys.len(), total))
 }
 
-fn delete_pattern(con: &mut redis::Connection, pattern: &str) -> Result<()> {
+fn delete_pattern(con: &mut impl redis::ConnectionLike, pattern: &str) -> Result<()> {
     let keys: Vec<String> = con.scan_match::<_, String>(pattern)?.collect::<Result<_, _>>()?;
     for chunk in keys.chunks(500) {
         let _: () = con.del(chunk)?;
@@ -554,7 +554,7 @@ fn main() -> Result<()> {
 /// morning (every employee in) on other days, alternately without the journal (deleted, so
 /// nothing is bound) and with it; then the last day's evening too, the day's boards deleted
 /// as a Redis without AOF would lose them, and the day recovered from the journal.
-fn journal_figures(b: &mut Bench, con: &mut redis::Connection, keys: &Keys, queues: &[String]) -> Result<()> {
+fn journal_figures(b: &mut Bench, con: &mut impl redis::ConnectionLike, keys: &Keys, queues: &[String]) -> Result<()> {
     let days = ["2026-11-23", "2026-11-24", "2026-11-25", "2026-11-27"];
     let (mut without, mut with) = (Vec::new(), Vec::new());
     let mut n = 0usize;

@@ -47,7 +47,7 @@ fn config() -> Result<Config> {
 }
 
 /// Delete every key of the namespace.
-fn clear_redis(con: &mut redis::Connection) -> Result<()> {
+fn clear_redis(con: &mut impl redis::ConnectionLike) -> Result<()> {
     let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{NS}:*")).query(con)?;
     for chunk in keys.chunks(1_000) {
         let _: () = redis::cmd("DEL").arg(chunk).query(con)?;
@@ -56,7 +56,12 @@ fn clear_redis(con: &mut redis::Connection) -> Result<()> {
 }
 
 /// A realistic day straight onto the boards: 3% absent, 8% late, 5% early, 2% never check out.
-fn write_day(cfg: &Config, con: &mut redis::Connection, members: &[db::roster::Member], date: NaiveDate) -> Result<()> {
+fn write_day(
+    cfg: &Config,
+    con: &mut impl redis::ConnectionLike,
+    members: &[db::roster::Member],
+    date: NaiveDate,
+) -> Result<()> {
     let keys = Keys::new(NS);
     let tz = cfg.timezone;
     let at = |h: u32, m: u32| policy::local_offset_secs(tz, date, chrono::NaiveTime::from_hms_opt(h, m, 0).unwrap());

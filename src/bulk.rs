@@ -92,6 +92,15 @@ pub struct BulkReport {
     /// Punches kept as history (a repeat) or exact duplicates: the record did not move.
     pub unchanged: usize,
     pub refused: Vec<Refusal>,
+    /// Punches sent to Redis whose reply never came because Redis failed: each may or may not
+    /// have landed. Running the same file again settles them (a punch already there is a repeat).
+    pub unconfirmed: usize,
+    /// Why Redis stopped recording, when it did (the command then exits 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The failure itself, for the exit code.
+    #[serde(skip)]
+    pub failure: Option<anyhow::Error>,
     /// Departments whose outbox got events.
     #[serde(skip)]
     pub departments: Vec<String>,

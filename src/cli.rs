@@ -382,6 +382,17 @@ pub enum ReportCommand {
         #[command(flatten)]
         format: ReportFormat,
     },
+    /// Corrections of settled days, oldest first: who made each (as --by claimed, the
+    /// operating-system account, the MySQL account), when, why, and what changed
+    Corrections {
+        /// Only this employee's days
+        #[arg(long)]
+        employee: Option<String>,
+        #[command(flatten)]
+        range: DateRange,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
     /// Settle runs, newest first, or with --failures the rows they could not write
     Runs {
         /// Only runs of this day

@@ -79,7 +79,10 @@ pub struct AmqpSettings {
     pub max_retries: u32,
     /// Back-off before a rejected message goes back to its department queue.
     pub retry_delay_ms: u32,
-    /// Outstanding publisher confirms in bulk publishing.
+    /// Outstanding publisher confirms in bulk publishing. At most 10,000: unconfirmed events sit
+    /// in amiquip's write buffer while a broker is silent, and past its 16 MiB high-water mark a
+    /// publish would block with no timeout; 10,000 events of about 500 bytes stay well below it,
+    /// so the confirm timeout alone bounds a stalled publish.
     pub confirm_window: usize,
     /// How long opening a connection to the broker may take before it counts as unreachable.
     pub connect_timeout_ms: u32,
@@ -88,6 +91,12 @@ pub struct AmqpSettings {
     /// The same, for the one event of a single check-in: a kiosk must not hang on a slow
     /// broker. A confirm later than this leaves the event in the outbox (relay resends it).
     pub checkin_confirm_ms: u32,
+    /// How long closing a connection may wait for the broker's Close-Ok before the socket is
+    /// simply dropped (every event was confirmed or stays in its outbox, so nothing is lost).
+    pub close_timeout_ms: u32,
+    /// Heartbeat interval proposed to the broker: a connection that hears nothing for two of
+    /// them is closed, which is how a live `watch-dept` notices a broker gone silent.
+    pub heartbeat_secs: u16,
 }
 
 impl Default for AmqpSettings {
@@ -100,6 +109,8 @@ impl Default for AmqpSettings {
             connect_timeout_ms: 2_000,
             confirm_timeout_ms: 5_000,
             checkin_confirm_ms: 1_000,
+            close_timeout_ms: 500,
+            heartbeat_secs: 20,
         }
     }
 }
@@ -146,6 +157,43 @@ impl Default for SettleSettings {
     }
 }
 
+/// Network waits on a Redis or MySQL server: a server that accepts the connection and then
+/// stops answering becomes an error (exit 3) after these, never a hang.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoTimeouts {
+    /// Opening the TCP connection (and, for Redis, its handshake).
+    pub connect_timeout_ms: u32,
+    /// Waiting for any one reply (a query's result, a pipeline's replies).
+    pub read_timeout_ms: u32,
+    /// Handing one request to the server's socket.
+    pub write_timeout_ms: u32,
+}
+
+impl IoTimeouts {
+    /// Redis answers in microseconds: a reply 10 s late means a stalled server.
+    pub const REDIS: IoTimeouts = IoTimeouts {
+        connect_timeout_ms: 3_000,
+        read_timeout_ms: 10_000,
+        write_timeout_ms: 10_000,
+    };
+    /// MySQL runs reports over months of rows: give a query half a minute.
+    pub const MYSQL: IoTimeouts = IoTimeouts {
+        connect_timeout_ms: 3_000,
+        read_timeout_ms: 30_000,
+        write_timeout_ms: 30_000,
+    };
+
+    pub fn connect(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.connect_timeout_ms))
+    }
+    pub fn read(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.read_timeout_ms))
+    }
+    pub fn write(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.write_timeout_ms))
+    }
+}
+
 #[derive(Clone, PartialEq)]
 pub struct Config {
     pub redis_url: String,
@@ -159,6 +207,8 @@ pub struct Config {
     pub amqp: AmqpSettings,
     pub settle: SettleSettings,
     pub journal: JournalSettings,
+    pub redis: IoTimeouts,
+    pub mysql: IoTimeouts,
 }
 
 impl fmt::Debug for Config {
@@ -174,6 +224,8 @@ impl fmt::Debug for Config {
             .field("amqp", &self.amqp)
             .field("settle", &self.settle)
             .field("journal", &self.journal)
+            .field("redis", &self.redis)
+            .field("mysql", &self.mysql)
             .finish()
     }
 }
@@ -191,6 +243,8 @@ impl Default for Config {
             amqp: AmqpSettings::default(),
             settle: SettleSettings::default(),
             journal: JournalSettings::default(),
+            redis: IoTimeouts::REDIS,
+            mysql: IoTimeouts::MYSQL,
         }
     }
 }
@@ -549,5 +603,31 @@ mod tests {
             ..Config::default()
         };
         assert!(!format!("{c:?}").contains("topsecret"));
+    }
+
+    #[test]
+    fn timeout_keys_are_bounded_and_named() {
+        let c = with_file("[redis]\nread_timeout_ms = 250\n[mysql]\nconnect_timeout_ms = 500\n").unwrap();
+        assert_eq!(c.redis.read_timeout_ms, 250);
+        assert_eq!(c.redis.connect_timeout_ms, IoTimeouts::REDIS.connect_timeout_ms);
+        assert_eq!(c.mysql.connect_timeout_ms, 500);
+        assert_eq!(c.mysql.read_timeout_ms, IoTimeouts::MYSQL.read_timeout_ms);
+        for (text, key) in [
+            ("[redis]\nread_timeout_ms = 0\n", "redis.read_timeout_ms"),
+            ("[mysql]\nwrite_timeout_ms = 600001\n", "mysql.write_timeout_ms"),
+            ("[amqp]\nclose_timeout_ms = 0\n", "amqp.close_timeout_ms"),
+            ("[amqp]\nheartbeat_secs = 0\n", "amqp.heartbeat_secs"),
+            ("[amqp]\nconfirm_window = 10001\n", "amqp.confirm_window"),
+            ("[redis]\nidle_ms = 5\n", "idle_ms"),
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+        // The environment sets them too, through the same table.
+        let c = Config::load_with_env(&Overrides::default(), |v| {
+            (v == "ATTENDANCE_MYSQL_READ_TIMEOUT_MS").then(|| "1500".to_string())
+        })
+        .unwrap();
+        assert_eq!(c.mysql.read_timeout_ms, 1_500);
     }
 }

@@ -10,7 +10,8 @@ use mysql::{Pool, TxOpts};
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::db::{self, attendance};
+use crate::db::attendance::{self, Stored};
+use crate::db::{self, corrections};
 use crate::error::Error;
 use crate::{calendar, policy};
 
@@ -23,12 +24,17 @@ pub struct Request<'a> {
     pub last_out: Option<DateTime<Utc>>,
     pub reason: &'a str,
     pub by: &'a str,
+    /// The operating-system account running the command (see [`os_user`]).
+    pub os_user: &'a str,
 }
 
-/// The row before and after.
+/// The row before and after, and who made the change as the systems saw it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
     pub correction_id: u64,
+    pub os_user: String,
+    /// The MySQL account that wrote it.
+    pub db_user: String,
     pub before: attendance::Stored,
     pub after: attendance::Stored,
 }
@@ -44,24 +50,30 @@ pub fn parse_time(tz: Tz, date: NaiveDate, s: &str) -> Result<DateTime<Utc>, Err
         .map_err(|_| Error::input(format!("invalid time '{s}': expected HH:MM or RFC 3339")))
 }
 
-/// The supervisor of an employee's department, if the employee exists: `Some(None)` when the
-/// department has none.
-fn supervisor_of(pool: &Pool, employee: &str) -> Result<Option<Option<String>>> {
-    let mut conn = pool.get_conn()?;
-    let r: Option<(String, Option<String>)> = conn.exec_first(
-        "SELECT e.id, s.employee_id FROM employees e \
-         LEFT JOIN supervisors s ON s.department_id = e.department_id WHERE e.id = ?",
-        (employee,),
-    )?;
-    Ok(r.map(|(_, s)| s))
+/// The operating-system account of this process, from its real uid (not `$USER`, which anyone
+/// can set): its name, or `uid N` when the system has no name for it.
+pub fn os_user() -> String {
+    // SAFETY: getuid cannot fail; getpwuid_r writes only into the buffers given to it.
+    unsafe {
+        let uid = libc::getuid();
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        let mut buf = vec![0 as libc::c_char; 4096];
+        let rc = libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut found);
+        if rc == 0 && !found.is_null() && !pw.pw_name.is_null() {
+            return std::ffi::CStr::from_ptr(pw.pw_name).to_string_lossy().into_owned();
+        }
+        format!("uid {uid}")
+    }
 }
 
-pub fn correct(cfg: &Config, pool: &Pool, req: &Request) -> Result<Outcome> {
+/// The checks that need no database: something to change, a reason, times on the day.
+fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
     if req.first_in.is_none() && req.last_out.is_none() {
-        return Err(Error::input("give --in, --out or both").into());
+        return Err(Error::input("give --in, --out or both"));
     }
     if req.reason.trim().is_empty() || req.reason.chars().count() > 500 {
-        return Err(Error::input("--reason must say why, in at most 500 characters").into());
+        return Err(Error::input("--reason must say why, in at most 500 characters"));
     }
     for t in [req.first_in, req.last_out].into_iter().flatten() {
         // The board files every punch under its local date; a correction does the same.
@@ -72,60 +84,41 @@ pub fn correct(cfg: &Config, pool: &Pool, req: &Request) -> Result<Outcome> {
                 local.to_rfc3339(),
                 req.date,
                 cfg.timezone
-            ))
-            .into());
+            )));
         }
     }
-    match supervisor_of(pool, req.employee_id)? {
-        None => return Err(Error::refused(format!("unknown employee '{}'", req.employee_id)).into()),
-        Some(sup) if sup.as_deref() != Some(req.by) => {
-            return Err(Error::refused(format!(
-                "{} is not the supervisor of {}'s department: only they may correct this day",
-                req.by, req.employee_id
-            ))
-            .into())
-        }
-        Some(_) => {}
-    }
-    let tz = cfg.timezone;
-    let mut conn = pool.get_conn()?;
-    let mut tx = conn.start_transaction(TxOpts::default())?;
-    let before: Option<attendance::Stored> = tx
-        .exec_first(
-            format!(
-                "{} WHERE work_date = ? AND employee_id = ? FOR UPDATE",
-                attendance::SELECT_STORED
-            ),
-            (req.date, req.employee_id),
-        )?
-        .map(attendance::stored_from_row)
-        .transpose()?;
-    // The row, locked until the commit, is what the correction hangs on: no foreign key ties
-    // a correction to its row since V5 (partitioning), and `archive --drop` deletes a row and
-    // its corrections in one transaction, which waits for this lock.
-    let Some(before) = before else {
-        tx.rollback()?;
-        return Err(Error::refused(format!(
-            "{} has no settled row on {}: settle the day first",
-            req.employee_id, req.date
+    Ok(())
+}
+
+/// Only the supervisor of the employee's department may correct their day.
+fn check_supervisor(conn: &mut impl Queryable, req: &Request) -> Result<()> {
+    match corrections::supervisor_of(conn, req.employee_id)? {
+        None => Err(Error::refused(format!("unknown employee '{}'", req.employee_id)).into()),
+        Some(sup) if sup.as_deref() != Some(req.by) => Err(Error::refused(format!(
+            "{} is not the supervisor of {}'s department: only they may correct this day",
+            req.by, req.employee_id
         ))
-        .into());
-    };
+        .into()),
+        Some(_) => Ok(()),
+    }
+}
+
+/// The row with the corrected times, recomputed under the same rules as settle.
+fn recompute(cfg: &Config, tx: &mut impl Queryable, req: &Request, before: &Stored) -> Result<Stored> {
     let first_in = req.first_in.map(|t| t.naive_utc()).or(before.first_in);
     let last_out = req.last_out.map(|t| t.naive_utc()).or(before.last_out);
     if let (Some(i), Some(o)) = (first_in, last_out) {
         if o < i {
-            tx.rollback()?;
             return Err(Error::input(format!(
                 "the check-out ({o} UTC) would come before the check-in ({i} UTC)"
             ))
             .into());
         }
     }
-    let overrides = db::calendar::overrides(&mut tx, req.date, req.date)?;
+    let overrides = db::calendar::overrides(tx, req.date, req.date)?;
     let workday = calendar::is_workday(&cfg.policy, &overrides, req.date);
-    let on_leave = db::leave::on_leave(&mut tx, req.date)?.contains(req.employee_id);
-    let start = policy::day_start(tz, req.date);
+    let on_leave = db::leave::on_leave(tx, req.date)?.contains(req.employee_id);
+    let (tz, start) = (cfg.timezone, policy::day_start(cfg.timezone, req.date));
     let secs = |t: NaiveDateTime| (t.and_utc() - start).num_seconds();
     let o = policy::day_outcome(
         &cfg.policy,
@@ -136,39 +129,7 @@ pub fn correct(cfg: &Config, pool: &Pool, req: &Request) -> Result<Outcome> {
         first_in.map(secs),
         last_out.map(secs),
     );
-    tx.exec_drop(
-        "UPDATE attendance SET status = ?, first_in = ?, last_out = ?, late_minutes = ?, \
-         early_minutes = ?, corrected = TRUE WHERE work_date = ? AND employee_id = ?",
-        (
-            o.status.as_str(),
-            first_in,
-            last_out,
-            o.late_minutes,
-            o.early_minutes,
-            req.date,
-            req.employee_id,
-        ),
-    )?;
-    tx.exec_drop(
-        "INSERT INTO corrections (work_date, employee_id, corrected_by, corrected_at, reason, old_status, \
-         new_status, old_first_in, new_first_in, old_last_out, new_last_out) \
-         VALUES (?, ?, ?, UTC_TIMESTAMP(), ?, ?, ?, ?, ?, ?, ?)",
-        (
-            req.date,
-            req.employee_id,
-            req.by,
-            req.reason,
-            before.status.as_str(),
-            o.status.as_str(),
-            before.first_in,
-            first_in,
-            before.last_out,
-            last_out,
-        ),
-    )?;
-    let correction_id = tx.last_insert_id().unwrap_or_default();
-    tx.commit()?;
-    let after = attendance::Stored {
+    Ok(Stored {
         status: o.status,
         first_in,
         last_out,
@@ -176,9 +137,47 @@ pub fn correct(cfg: &Config, pool: &Pool, req: &Request) -> Result<Outcome> {
         early_minutes: o.early_minutes,
         corrected: true,
         ..before.clone()
+    })
+}
+
+/// Correct a settled day: the row and its audit row in one transaction.
+pub fn correct(cfg: &Config, pool: &Pool, req: &Request) -> Result<Outcome> {
+    check_request(cfg, req)?;
+    let mut conn = pool.get_conn()?;
+    check_supervisor(&mut conn, req)?;
+    let mut tx = conn.start_transaction(TxOpts::default())?;
+    // The row, locked until the commit, is what the correction hangs on: no foreign key ties
+    // a correction to its row since V5 (partitioning), and `archive --drop` deletes a row and
+    // its corrections in one transaction, which waits for this lock.
+    let Some(before) = corrections::lock_row(&mut tx, req.date, req.employee_id)? else {
+        tx.rollback()?;
+        return Err(Error::refused(format!(
+            "{} has no settled row on {}: settle the day first",
+            req.employee_id, req.date
+        ))
+        .into());
     };
+    let after = match recompute(cfg, &mut tx, req, &before) {
+        Ok(after) => after,
+        Err(e) => {
+            tx.rollback()?;
+            return Err(e);
+        }
+    };
+    corrections::update_row(&mut tx, &after)?;
+    let audit = corrections::Audit {
+        by: req.by,
+        os_user: req.os_user,
+        reason: req.reason,
+        before: &before,
+        after: &after,
+    };
+    let (correction_id, db_user) = corrections::record(&mut tx, &audit)?;
+    tx.commit()?;
     Ok(Outcome {
         correction_id,
+        os_user: req.os_user.to_string(),
+        db_user,
         before,
         after,
     })
@@ -196,5 +195,16 @@ mod tests {
         assert_eq!(t.to_rfc3339(), "2026-11-20T17:15:00+00:00");
         assert_eq!(parse_time(tz, d, "2026-11-20T18:15:00+01:00").unwrap(), t);
         assert!(parse_time(tz, d, "6pm").is_err());
+    }
+
+    #[test]
+    fn the_os_user_is_the_account_of_the_real_uid() {
+        let name = os_user();
+        assert!(!name.is_empty());
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() };
+        if uid == 0 {
+            assert_eq!(name, "root");
+        }
     }
 }

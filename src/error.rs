@@ -4,12 +4,14 @@
 //! [`Error`] (or a raw client error of one of the three stores) and picks the exit code.
 
 use std::fmt;
+use std::io;
 
 /// Exit codes, documented in the README. Keep the two in step.
 pub mod exit {
     /// Done.
     pub const OK: i32 = 0;
-    /// Refused by a rule: unknown employee, a punch in the future, a wrong supervisor.
+    /// Refused by a rule: unknown employee, a punch in the future, a wrong supervisor, or a
+    /// MySQL account without the privilege the command needs (a read-only account settling).
     pub const REFUSED: i32 = 1;
     /// Bad usage or bad input: clap's own errors, a malformed date, a bad CSV, a bad config.
     pub const USAGE: i32 = 2;
@@ -103,6 +105,9 @@ pub fn exit_code_of(err: &anyhow::Error) -> i32 {
         if let Some(e) = cause.downcast_ref::<Error>() {
             return e.exit_code();
         }
+        if mysql_denied(cause) {
+            return exit::REFUSED;
+        }
         if service_of(cause).is_some() {
             return exit::SERVICE;
         }
@@ -132,12 +137,57 @@ pub fn service_of(cause: &(dyn std::error::Error + 'static)) -> Option<Service> 
     }
 }
 
+/// MySQL refused for want of a privilege: on a table, a column, the database, or a statement.
+/// Not a failing service (retrying changes nothing) but a rule of its own: exit 1.
+pub fn mysql_denied(cause: &(dyn std::error::Error + 'static)) -> bool {
+    denied_message(cause).is_some()
+}
+
+/// The server's own words for a privilege refusal, with where to look.
+fn denied_message(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    const DENIED: [u16; 5] = [1044, 1142, 1143, 1227, 1370];
+    match cause.downcast_ref::<mysql::Error>() {
+        Some(mysql::Error::MySqlError(me)) if DENIED.contains(&me.code) => Some(format!(
+            "MySQL refused: {} (this MySQL account lacks the privilege: see docs/security.md for the grants each command needs)",
+            me.message
+        )),
+        _ => None,
+    }
+}
+
+/// Whether a MySQL error is the socket's timeout: the server accepted the connection and then
+/// did not answer within `mysql.read_timeout_ms` (or took no data within the write timeout).
+pub fn mysql_timed_out(e: &mysql::Error) -> bool {
+    let io = match e {
+        mysql::Error::IoError(io) => io,
+        mysql::Error::CodecError(mysql::mysql_common::proto::codec::error::PacketCodecError::Io(io)) => io,
+        _ => return false,
+    };
+    matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+}
+
+/// A MySQL error in words: a timeout says which setting bounded it (the raw text is
+/// "CodecError { IO error: Resource temporarily unavailable }").
+pub fn mysql_detail(e: &mysql::Error) -> String {
+    if mysql_timed_out(e) {
+        "the server sent no reply within mysql.read_timeout_ms (or took no data within mysql.write_timeout_ms)".into()
+    } else {
+        e.to_string()
+    }
+}
+
 /// One line for stderr: the error and its causes, joined, passwords redacted.
 pub fn one_line(err: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in err.chain() {
-        let mut s = cause.to_string().replace(['\n', '\r'], " ");
-        if let Some(svc) = service_of(cause) {
+        let mut s = match cause.downcast_ref::<mysql::Error>() {
+            Some(e) => mysql_detail(e),
+            None => cause.to_string(),
+        }
+        .replace(['\n', '\r'], " ");
+        if let Some(denied) = denied_message(cause) {
+            s = denied;
+        } else if let Some(svc) = service_of(cause) {
             if !parts.iter().any(|p| p.contains(&svc.to_string())) {
                 s = format!("{svc}: {s}");
             }
@@ -149,30 +199,37 @@ pub fn one_line(err: &anyhow::Error) -> String {
     redact(&parts.join(": "))
 }
 
-/// Replace the password of every `scheme://user:password@host` in `s` with `***`.
+/// Replace every password of a URL in `s` with `***`: `scheme://user:password@host`, and also
+/// what a user may mistype: no scheme (`user:password@host/db`), or a `/` in the password
+/// (`mysql://root:pa/ss@host/db`, which a URL parser reads as a host `root` and a path). So the
+/// authority is not cut at the first `/`: the password runs from the first `:` of the token to
+/// its last `@`. A word with an `@` but no `:` before it (an e-mail address) is left alone.
 pub fn redact(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(pos) = rest.find("://") {
-        let (head, tail) = rest.split_at(pos + 3);
-        out.push_str(head);
-        // The authority ends at the first '/', whitespace or quote; a password sits before its last '@'.
-        let end = tail
-            .find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"' || c == '`')
-            .unwrap_or(tail.len());
-        let authority = &tail[..end];
-        match (authority.rfind('@'), authority.find(':')) {
-            (Some(at), Some(colon)) if colon < at => {
-                out.push_str(&authority[..colon]);
-                out.push_str(":***");
-                out.push_str(&authority[at..]);
-            }
-            _ => out.push_str(authority),
+    let mut token = String::new();
+    for c in s.chars() {
+        if c.is_whitespace() || matches!(c, '\'' | '"' | '`') {
+            out.push_str(&redact_token(&token));
+            token.clear();
+            out.push(c);
+        } else {
+            token.push(c);
         }
-        rest = &tail[end..];
     }
-    out.push_str(rest);
+    out.push_str(&redact_token(&token));
     out
+}
+
+/// One word: `[scheme://]user:password@rest` loses its password.
+fn redact_token(t: &str) -> String {
+    let (scheme, rest) = match t.find("://") {
+        Some(i) => t.split_at(i + 3),
+        None => ("", t),
+    };
+    match (rest.rfind('@'), rest.find(':')) {
+        (Some(at), Some(colon)) if colon < at => format!("{scheme}{}:***{}", &rest[..colon], &rest[at..]),
+        _ => t.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -191,6 +248,33 @@ mod tests {
             "redis://:***@h:1 and redis://h:2"
         );
         assert_eq!(redact("no url here"), "no url here");
+        assert_eq!(redact("mail ann@example.com: done"), "mail ann@example.com: done");
+        assert_eq!(redact("at 2026-11-30T08:00:00Z"), "at 2026-11-30T08:00:00Z");
+    }
+
+    #[test]
+    fn redact_hides_passwords_of_malformed_urls() {
+        // No scheme.
+        assert_eq!(
+            redact("invalid value 'root:PW@127.0.0.1/x' (a URL)"),
+            "invalid value 'root:***@127.0.0.1/x' (a URL)"
+        );
+        // A '/' in the password (a URL parser reads `root` as the host).
+        assert_eq!(
+            redact("mysql://root:PW/x@127.0.0.1:1/x"),
+            "mysql://root:***@127.0.0.1:1/x"
+        );
+        // An '@' or a ',' in the password.
+        assert_eq!(redact("amqp://u:p@ss@h/%2f"), "amqp://u:***@h/%2f");
+        assert_eq!(redact("mysql://u:a,b@h/d"), "mysql://u:***@h/d");
+        for s in [
+            "redis://:PW@h:1",
+            "x root:PW@h y",
+            "\"mysql://a:PW/b@h/d\"",
+            "(amqp://g:PW@h:1/%2f)",
+        ] {
+            assert!(!redact(s).contains("PW"), "{s} -> {}", redact(s));
+        }
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub fn read_from(cfg: &Config, date: NaiveDate) -> DateTime<Utc> {
 /// replay its journaled punches onto the boards.
 pub fn recover(
     cfg: &Config,
-    con: &mut redis::Connection,
+    con: &mut crate::services::RedisConn,
     members: &[crate::db::roster::Member],
     opts: Options,
 ) -> Result<RecoverReport> {
@@ -97,7 +97,7 @@ pub fn recover(
 }
 
 struct Replayer<'c> {
-    con: &'c mut redis::Connection,
+    con: &'c mut crate::services::RedisConn,
     keys: Keys,
     rules: PunchRules,
     clock: DayClock,

@@ -119,6 +119,11 @@ fn every_report_agrees_in_table_csv_and_json() {
 
     env.fails(&["report", "employee", "NOBODY"], 1);
     env.fails(&["report", "dept", "D999"], 1);
+    // Regression: an unknown --dept printed an empty day and exited 0.
+    for cmd in ["day", "absent"] {
+        let err = env.fails(&["report", cmd, "--date", DAY, "--dept", "D999"], 1);
+        assert_eq!(err, "error: unknown department 'D999'\n");
+    }
     env.fails(&["report", "day", "--date", "2026-02-30"], 2);
 }
 

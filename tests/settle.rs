@@ -187,9 +187,10 @@ fn killed_mid_run_then_rerun_gives_identical_rows_and_never_loses_a_board() {
         .output()
         .unwrap();
     assert!(!o.status.success());
-    // Two writers: the other one may have committed one more batch by then.
+    // Two writers: the other one may have committed a batch or two more by the time the hook
+    // sees the second commit, but never the whole day (45 rows).
     let written = env.count("attendance");
-    assert!((20..=30).contains(&written), "{written} rows");
+    assert!((20..45).contains(&written), "{written} rows");
     assert_eq!(
         board_snapshot(&env, DAY),
         boards_before,

@@ -270,7 +270,7 @@ pub fn punch_many(
     punches: &[Punch],
     progress: impl FnMut(usize),
 ) -> Result<Vec<PunchOutcome>> {
-    punch_batched(con, keys, rules, punches, Events::Outbox, progress)
+    all_recorded(punch_many_partly(con, keys, rules, punches, progress))
 }
 
 /// Put journaled punches back on their boards (`recover`): the same script and rules as a
@@ -283,7 +283,29 @@ pub fn replay_many(
     punches: &[Punch],
     progress: impl FnMut(usize),
 ) -> Result<Vec<PunchOutcome>> {
-    punch_batched(con, keys, rules, punches, Events::Drop, progress)
+    all_recorded(punch_batched(con, keys, rules, punches, Events::Drop, progress))
+}
+
+/// Every outcome, or the failure that cut the batch off.
+fn all_recorded((outcomes, failed): (Vec<Option<PunchOutcome>>, Result<()>)) -> Result<Vec<PunchOutcome>> {
+    failed?;
+    outcomes
+        .into_iter()
+        .map(|o| o.context("a punch got no reply from Redis"))
+        .collect()
+}
+
+/// [`punch_many`], keeping what was recorded when Redis fails part-way: the outcomes of the
+/// punches whose replies came (`None` for the others, which may or may not have landed), and
+/// the failure. A bulk check-in cut off says how much it recorded.
+pub fn punch_many_partly(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    rules: PunchRules,
+    punches: &[Punch],
+    progress: impl FnMut(usize),
+) -> (Vec<Option<PunchOutcome>>, Result<()>) {
+    punch_batched(con, keys, rules, punches, Events::Outbox, progress)
 }
 
 fn punch_batched(
@@ -293,12 +315,15 @@ fn punch_batched(
     punches: &[Punch],
     events: Events,
     mut progress: impl FnMut(usize),
-) -> Result<Vec<PunchOutcome>> {
+) -> (Vec<Option<PunchOutcome>>, Result<()>) {
+    let mut out: Vec<Option<PunchOutcome>> = vec![None; punches.len()];
     // In a pipeline EVALSHA does not load the script on NOSCRIPT: load it first.
-    PUNCH
-        .prepare_invoke()
-        .load(con)
-        .context("loading the punch script into Redis")?;
+    if let Err(e) = PUNCH.prepare_invoke().load(con) {
+        return (
+            out,
+            Err(anyhow::Error::new(e).context("loading the punch script into Redis")),
+        );
+    }
     let mut groups: HashMap<(&str, NaiveDate), Vec<usize>> = HashMap::new();
     for (i, p) in punches.iter().enumerate() {
         groups
@@ -307,23 +332,26 @@ fn punch_batched(
             .push(i);
     }
     let calls: Vec<&[usize]> = groups.values().flat_map(|v| v.chunks(PUNCHES_PER_CALL)).collect();
-    let mut out: Vec<Option<PunchOutcome>> = vec![None; punches.len()];
     for batch in calls.chunks(CALLS_PER_PIPELINE) {
         let mut pipe = redis::pipe();
         for call in batch {
             pipe.invoke_script(&invocation(keys, rules, call.iter().map(|&i| &punches[i]), events));
         }
-        let replies: Vec<Vec<Reply>> = pipe.query(con).context("recording punches in Redis")?;
+        let replies: Vec<Vec<Reply>> = match pipe.query(con).context("recording punches in Redis") {
+            Ok(r) => r,
+            Err(e) => return (out, Err(e)),
+        };
         for (call, reply) in batch.iter().zip(replies) {
             for (&i, r) in call.iter().zip(reply) {
-                out[i] = Some(outcome(r)?);
+                match outcome(r) {
+                    Ok(o) => out[i] = Some(o),
+                    Err(e) => return (out, Err(e)),
+                }
             }
             progress(call.len());
         }
     }
-    out.into_iter()
-        .map(|o| o.context("a punch got no reply from Redis"))
-        .collect()
+    (out, Ok(()))
 }
 
 /// One employee's record for a day: `None` if the board has no field for them (not laid

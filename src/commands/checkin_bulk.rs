@@ -22,8 +22,11 @@ pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
     let (rows, refused) = bulk::parse(reader, &window)?;
     let pb = ctx.out.progress(rows.len() as u64, "punches");
     let started = std::time::Instant::now();
-    let b = ops::checkin::bulk(&ctx.cfg, rows, refused, |n| pb.inc(n as u64))?;
+    let mut b = ops::checkin::bulk(&ctx.cfg, rows, refused, |n| pb.inc(n as u64))?;
     pb.finish_and_clear();
+    if let Some(failure) = b.report.failure.take() {
+        return cut_off(ctx, &b.report, json, failure);
+    }
     let (report, sent) = (&b.report, &b.notifications);
     if json {
         crate::output::json(&b)?;
@@ -50,4 +53,26 @@ pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
         return Err(Error::Partial(format!("{} of {} rows refused", report.refused.len(), report.rows)).into());
     }
     Ok(())
+}
+
+/// Redis failed part-way: say what was recorded before (a rerun of the same file is
+/// idempotent and records the rest), then fail with the service error (exit 3).
+fn cut_off(ctx: &Ctx, report: &bulk::BulkReport, json: bool, failure: anyhow::Error) -> Result<()> {
+    if json {
+        crate::output::json(report)?;
+    } else {
+        for r in &report.refused {
+            ctx.out.status(format!("refused line {}: {}", r.line, r.reason));
+        }
+    }
+    ctx.out.status(format!(
+        "checkin --file: Redis failed after {} of {} rows: {} punches recorded, {} unchanged, {} refused, {} unconfirmed (sent, no reply); run the same file again to record the rest (repeats change nothing)",
+        report.recorded + report.unchanged + report.refused.len(),
+        report.rows,
+        report.recorded,
+        report.unchanged,
+        report.refused.len(),
+        report.unconfirmed
+    ));
+    Err(failure)
 }

@@ -15,6 +15,7 @@ pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
     let first_in = a.check_in.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
     let last_out = a.check_out.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
     let pool = services::mysql(&ctx.cfg)?;
+    let os_user = correct::os_user();
     let o = correct::correct(
         &ctx.cfg,
         &pool,
@@ -25,6 +26,7 @@ pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
             last_out,
             reason: &a.reason,
             by: &a.by,
+            os_user: &os_user,
         },
     )?;
     if a.output.json {
@@ -37,7 +39,7 @@ pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
         })
     };
     crate::outln!(
-        "{} on {}: {} (in {}, out {}) -> {} (in {}, out {}), correction {} by {}",
+        "{} on {}: {} (in {}, out {}) -> {} (in {}, out {}), correction {} by {} (as {} on this machine, {} in MySQL)",
         a.employee_id,
         date,
         o.before.status,
@@ -47,7 +49,9 @@ pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
         hhmm(o.after.first_in),
         hhmm(o.after.last_out),
         o.correction_id,
-        a.by
+        a.by,
+        o.os_user,
+        o.db_user
     )?;
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! `attendance report day|absent|employee|dept|runs`: HR's answers from MySQL.
+//! `attendance report day|absent|employee|dept|corrections|runs`: HR's answers from MySQL.
 
 use anyhow::Result;
 use chrono::{Datelike, Duration, NaiveDate};
@@ -62,6 +62,14 @@ fn query(ctx: &Ctx, cmd: ReportCommand) -> (Query, ReportFormat) {
                 },
                 format,
             )
+        }
+        ReportCommand::Corrections {
+            employee,
+            range: r,
+            format,
+        } => {
+            let (from, to) = range(ctx, &r);
+            (Query::Corrections { employee, from, to }, format)
         }
         ReportCommand::Runs {
             date,

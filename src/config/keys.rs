@@ -138,6 +138,9 @@ fn put<T>(field: &mut T, value: Result<T, String>) -> Result<(), String> {
 /// A timeout or delay of the broker, in milliseconds.
 const BROKER_MS: std::ops::RangeInclusive<u32> = 1..=600_000;
 
+/// A Redis or MySQL socket timeout, in milliseconds.
+const IO_MS: std::ops::RangeInclusive<u32> = 1..=600_000;
+
 /// A multi-row upsert of more rows would pass MySQL's 65,535 placeholders.
 const MAX_BATCH: u32 = crate::db::attendance::MAX_ROWS_PER_STATEMENT as u32;
 
@@ -169,10 +172,22 @@ pub const KEYS: &[Key] = &[
     Key { name: "amqp.queue_type", set: |c, v| put(&mut c.amqp.queue_type, queue_type(v)) },
     Key { name: "amqp.max_retries", set: |c, v| put(&mut c.amqp.max_retries, v.int(1..=1_000)) },
     Key { name: "amqp.retry_delay_ms", set: |c, v| put(&mut c.amqp.retry_delay_ms, v.int(BROKER_MS)) },
-    Key { name: "amqp.confirm_window", set: |c, v| put(&mut c.amqp.confirm_window, size(v, 1..=100_000)) },
+    // Unconfirmed events wait in amiquip's write buffer, whose 16 MiB high-water mark would
+    // block a publish with no timeout: 10,000 events of ~500 bytes stay far below it.
+    Key { name: "amqp.confirm_window", set: |c, v| put(&mut c.amqp.confirm_window, size(v, 1..=10_000)) },
     Key { name: "amqp.connect_timeout_ms", set: |c, v| put(&mut c.amqp.connect_timeout_ms, v.int(BROKER_MS)) },
     Key { name: "amqp.confirm_timeout_ms", set: |c, v| put(&mut c.amqp.confirm_timeout_ms, v.int(BROKER_MS)) },
     Key { name: "amqp.checkin_confirm_ms", set: |c, v| put(&mut c.amqp.checkin_confirm_ms, v.int(BROKER_MS)) },
+    Key { name: "amqp.close_timeout_ms", set: |c, v| put(&mut c.amqp.close_timeout_ms, v.int(BROKER_MS)) },
+    // 0 would turn heartbeats off: a silent broker could then hold a live watcher forever.
+    Key { name: "amqp.heartbeat_secs", set: |c, v| put(&mut c.amqp.heartbeat_secs, v.int(1..=3_600u16)) },
+    // 0 would mean "wait forever" to a socket: exactly what the timeouts forbid.
+    Key { name: "redis.connect_timeout_ms", set: |c, v| put(&mut c.redis.connect_timeout_ms, v.int(IO_MS)) },
+    Key { name: "redis.read_timeout_ms", set: |c, v| put(&mut c.redis.read_timeout_ms, v.int(IO_MS)) },
+    Key { name: "redis.write_timeout_ms", set: |c, v| put(&mut c.redis.write_timeout_ms, v.int(IO_MS)) },
+    Key { name: "mysql.connect_timeout_ms", set: |c, v| put(&mut c.mysql.connect_timeout_ms, v.int(IO_MS)) },
+    Key { name: "mysql.read_timeout_ms", set: |c, v| put(&mut c.mysql.read_timeout_ms, v.int(IO_MS)) },
+    Key { name: "mysql.write_timeout_ms", set: |c, v| put(&mut c.mysql.write_timeout_ms, v.int(IO_MS)) },
     Key { name: "settle.batch_size", set: |c, v| put(&mut c.settle.batch_size, size(v, 1..=MAX_BATCH)) },
     Key { name: "settle.mysql_retries", set: |c, v| put(&mut c.settle.mysql_retries, v.int(1..=20)) },
     Key { name: "settle.retry_backoff_ms", set: |c, v| put(&mut c.settle.retry_backoff_ms, v.int(0..=60_000u32).map(u64::from)) },

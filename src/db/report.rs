@@ -170,6 +170,34 @@ pub fn dept(pool: &Pool, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<T
     with_totals(t, rows)
 }
 
+/// Corrections of days in a range, oldest first, with old -> new values in the company's zone.
+pub fn corrections(pool: &Pool, tz: Tz, from: NaiveDate, to: NaiveDate, employee: Option<&str>) -> Result<Table> {
+    let mut t = Table::new(&[
+        "id", "date", "employee", "by", "os_user", "db_user", "at", "status", "in", "out", "reason",
+    ]);
+    let hhmm = |t: Option<NaiveDateTime>| {
+        t.map_or("-".to_string(), |t| {
+            t.and_utc().with_timezone(&tz).format("%H:%M").to_string()
+        })
+    };
+    for c in super::corrections::list(&mut pool.get_conn()?, from, to, employee)? {
+        t.push(vec![
+            Cell::from(c.id),
+            Cell::Text(c.work_date.to_string()),
+            Cell::Text(c.employee_id),
+            Cell::Text(c.corrected_by),
+            Cell::Text(c.os_user),
+            Cell::Text(c.db_user),
+            local(tz, Some(c.corrected_at), "%Y-%m-%d %H:%M:%S"),
+            Cell::Text(format!("{} -> {}", c.old_status, c.new_status)),
+            Cell::Text(format!("{} -> {}", hhmm(c.old_first_in), hhmm(c.new_first_in))),
+            Cell::Text(format!("{} -> {}", hhmm(c.old_last_out), hhmm(c.new_last_out))),
+            Cell::Text(c.reason),
+        ]);
+    }
+    Ok(t)
+}
+
 /// Settle runs, newest first.
 pub fn runs(pool: &Pool, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Result<Table> {
     let mut t = Table::new(&[

@@ -17,6 +17,8 @@ pub(crate) struct Confirming {
     smoother: ConfirmSmoother,
     /// Delivery tag of the last publish (tags count from 1 once confirms are on).
     last_tag: u64,
+    /// A wait for a confirm ran out: the broker may have stopped answering altogether.
+    pub(crate) timed_out: bool,
 }
 
 /// What one wait brought: single (smoothed) confirms, and the message ids returned unroutable.
@@ -39,6 +41,7 @@ impl Confirming {
             returns,
             smoother: ConfirmSmoother::new(),
             last_tag: 0,
+            timed_out: false,
         })
     }
 
@@ -56,7 +59,8 @@ impl Confirming {
         let raw = match self.confirms.recv_deadline(Instant::now() + timeout) {
             Ok(c) => c,
             Err(RecvTimeoutError::Timeout) => {
-                return Err(format!("no publisher confirm within {} ms", timeout.as_millis()))
+                self.timed_out = true;
+                return Err(format!("no publisher confirm within {} ms", timeout.as_millis()));
             }
             // The broker closed the channel (a refused declare, say): any call now returns its
             // reason, which is worth more to an operator than "closed".

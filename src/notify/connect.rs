@@ -1,15 +1,21 @@
-//! Opening an AMQP connection on a socket with TCP_NODELAY. amiquip's own `insecure_open`
-//! leaves Nagle's algorithm on, and the broker's delayed ACK then holds the publish of a fresh
-//! connection for about 40 ms in one case out of two: most of a check-in's time. So the socket
-//! is opened here and handed to amiquip, and the URL (credentials, vhost, query parameters) is
-//! read here the way amiquip reads it.
+//! Opening an AMQP connection on a socket of our own, and bounding every wait on it.
+//!
+//! amiquip's own `insecure_open` leaves Nagle's algorithm on, and the broker's delayed ACK then
+//! holds the publish of a fresh connection for about 40 ms in one case out of two: most of a
+//! check-in's time. So the socket is opened here (TCP_NODELAY) and handed to amiquip, and the
+//! URL (credentials, vhost, query parameters) is read here the way amiquip reads it.
+//!
+//! Every connection comes with the [`Guard`] of `watchdog.rs`, which bounds each wait on it.
 
-use std::net::ToSocketAddrs;
-use std::time::Duration;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::ops::{Deref, DerefMut};
+use std::time::{Duration, Instant};
 
 use amiquip::{Auth, Connection, ConnectionOptions, ConnectionTuning};
 use anyhow::Result;
 
+use super::watchdog::{ClosingBound, Guard};
+use crate::config::AmqpSettings;
 use crate::error::{Error, Service};
 
 /// What an `amqp://user:pass@host:port/vhost?heartbeat=N&connection_timeout=MS` URL says.
@@ -60,7 +66,16 @@ impl Target {
         };
         for (k, v) in url.query_pairs() {
             match k.as_ref() {
-                "heartbeat" => t.heartbeat = Some(v.parse().map_err(|_| bad("heartbeat must be a number"))?),
+                "heartbeat" => {
+                    let h: u16 = v.parse().map_err(|_| bad("heartbeat must be a number"))?;
+                    // 0 turns heartbeats off: a silent broker could then hold a live watcher forever.
+                    if h == 0 {
+                        return Err(bad(
+                            "heartbeat=0 would let a silent broker hold a watcher forever: give 1 or more seconds",
+                        ));
+                    }
+                    t.heartbeat = Some(h);
+                }
                 "connection_timeout" => {
                     t.timeout_ms = Some(v.parse().map_err(|_| bad("connection_timeout must be a number"))?)
                 }
@@ -71,35 +86,66 @@ impl Target {
     }
 }
 
-/// Connect to the broker: TCP with a timeout and TCP_NODELAY, then the AMQP handshake with the
-/// same timeout. Unreachable or refused: exit 3, never showing the password.
-pub(crate) fn open(url: &str, default_timeout_ms: u32) -> Result<Connection> {
+/// Connect to the broker: TCP with a timeout and TCP_NODELAY, the AMQP handshake, then the
+/// caller's `setup` (a channel, confirms, declarations), all within `amqp.connect_timeout_ms`
+/// (or the URL's `connection_timeout`). Unreachable, refused or silent: exit 3, never showing
+/// the password.
+pub(crate) fn open<T>(
+    url: &str,
+    s: &AmqpSettings,
+    setup: impl FnOnce(&mut Connection) -> Result<T>,
+) -> Result<(Link, T)> {
+    let mut link = connect(url, s)?;
+    let done = setup(&mut link);
+    link.guard.disarm();
+    let t = done.map_err(|e| link.guard.explain(e, link.connect_timeout, "setting up the connection"))?;
+    Ok((link, t))
+}
+
+/// TCP and the handshake; the returned link's guard stays armed with the connect deadline.
+fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
     let t = Target::parse(url)?;
-    let timeout = Duration::from_millis(t.timeout_ms.unwrap_or(u64::from(default_timeout_ms)));
-    let unreachable =
-        |e: &dyn std::fmt::Display| Error::service(Service::Rabbitmq, format!("{}:{}: {e}", t.host, t.port));
+    let timeout = Duration::from_millis(t.timeout_ms.unwrap_or(u64::from(s.connect_timeout_ms)));
+    let started = Instant::now();
+    let where_ = format!("{}:{}", t.host, t.port);
+    let unreachable = |e: &dyn std::fmt::Display| Error::service(Service::Rabbitmq, format!("{where_}: {e}"));
     let addrs: Vec<_> = (t.host.as_str(), t.port)
         .to_socket_addrs()
         .map_err(|e| unreachable(&e))?
         .collect();
     let mut last = None;
     for addr in addrs {
-        match std::net::TcpStream::connect_timeout(&addr, timeout) {
+        match TcpStream::connect_timeout(&addr, timeout) {
             Ok(stream) => {
                 stream.set_nodelay(true).map_err(|e| unreachable(&e))?;
+                let watched = stream.try_clone().map_err(|e| unreachable(&e))?;
                 let stream = mio::net::TcpStream::from_stream(stream).map_err(|e| unreachable(&e))?;
-                let mut options = ConnectionOptions::default()
+                let guard = Guard::start(watched);
+                guard.arm_until(started + timeout);
+                let options = ConnectionOptions::default()
                     .auth(Auth::Plain {
                         username: t.user.clone(),
                         password: t.password.clone(),
                     })
                     .virtual_host(t.vhost.clone())
-                    .connection_timeout(Some(timeout));
-                if let Some(h) = t.heartbeat {
-                    options = options.heartbeat(h);
-                }
-                return Connection::insecure_open_stream(stream, options, ConnectionTuning::default())
-                    .map_err(|e| Error::service(Service::Rabbitmq, e).into());
+                    .connection_timeout(Some(timeout))
+                    .heartbeat(t.heartbeat.unwrap_or(s.heartbeat_secs));
+                let conn = match Connection::insecure_open_stream(stream, options, ConnectionTuning::default()) {
+                    Ok(conn) => conn,
+                    Err(e) => {
+                        let e = guard.explain(e, timeout, "connecting");
+                        // No link will stop the watchdog: stop it here (`relay --follow` retries
+                        // for days, and each leaked watchdog would keep a socket open).
+                        guard.stop();
+                        return Err(e);
+                    }
+                };
+                return Ok(Link {
+                    conn: Some(conn),
+                    guard,
+                    connect_timeout: timeout,
+                    close_timeout: Duration::from_millis(u64::from(s.close_timeout_ms)),
+                });
             }
             Err(e) => last = Some(e),
         }
@@ -109,6 +155,54 @@ pub(crate) fn open(url: &str, default_timeout_ms: u32) -> Result<Connection> {
         None => unreachable(&"the host name resolves to no address"),
     }
     .into())
+}
+
+/// An open connection and the guard that bounds every wait on it. Dropping it closes the
+/// connection politely, waiting at most `amqp.close_timeout_ms` for the broker's Close-Ok.
+pub(crate) struct Link {
+    conn: Option<Connection>,
+    guard: Guard,
+    connect_timeout: Duration,
+    close_timeout: Duration,
+}
+
+impl Link {
+    /// The guard, to bound the waits of this connection's channels.
+    pub(crate) fn guard(&self) -> &Guard {
+        &self.guard
+    }
+
+    /// Close politely (bounded); the same as dropping the link.
+    pub(crate) fn close(self) {}
+
+    /// A value that, dropped, bounds what remains (channel closes, then the connection's): put
+    /// it after the channels so that it drops first, also on an early return.
+    pub(crate) fn closing_bound(&self) -> ClosingBound {
+        ClosingBound(self.guard.clone(), self.close_timeout)
+    }
+}
+
+impl Deref for Link {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn.as_ref().expect("open until dropped")
+    }
+}
+
+impl DerefMut for Link {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.conn.as_mut().expect("open until dropped")
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.guard.arm_within(self.close_timeout);
+            conn.close().ok();
+        }
+        self.guard.stop();
+    }
 }
 
 #[cfg(test)]
@@ -137,5 +231,7 @@ mod tests {
         assert!(Target::parse("amqp://h/a/b").is_err());
         let e = Target::parse("amqp://u:secret@h/?heartbeat=x").unwrap_err().to_string();
         assert!(!e.contains("secret"), "{e}");
+        let e = Target::parse("amqp://u:secret@h/?heartbeat=0").unwrap_err().to_string();
+        assert!(e.contains("heartbeat=0") && !e.contains("secret"), "{e}");
     }
 }

@@ -83,32 +83,42 @@ pub fn watch_department(
 ) -> Result<WatchReport> {
     let svc = |e| Error::service(Service::Rabbitmq, e);
     let names = Names::new(&cfg.namespace);
-    let mut conn = topology::connect(cfg)?;
-    let ch = topology::open_channel(&mut conn)?;
-    topology::declare_common(&ch, Wait::Answer, &names, cfg)?;
-    topology::declare_department(&ch, Wait::Answer, &names, &cfg.amqp, dept)?;
+    let (link, (ch, parker)) = topology::connect(cfg, |conn| {
+        let ch = topology::open_channel(conn)?;
+        topology::declare_common(&ch, Wait::Answer, &names, cfg)?;
+        topology::declare_department(&ch, Wait::Answer, &names, &cfg.amqp, dept)?;
+        Ok((ch, Confirming::open(conn)?))
+    })?;
+    let guard = link.guard().clone();
+    // Every request that waits for the broker's answer gets as long as a confirm would.
+    let answer = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
     let mut w = Watcher {
         redis,
         keys: Keys::new(&cfg.namespace),
         queue: names.department(dept),
         dept: dept.to_string(),
         settings: cfg.amqp.clone(),
-        parker: Confirming::open(&mut conn)?,
+        parker,
         names,
         report: WatchReport::default(),
     };
+    // Declared after the channels, so dropped before them on any early return.
+    let bound = link.closing_bound();
     if opts.once {
         while !stop.load(Ordering::SeqCst) {
-            match ch.basic_get(w.queue.as_str(), false).map_err(svc)? {
+            let got = guard.within(answer, "getting a message", || {
+                Ok(ch.basic_get(w.queue.as_str(), false)?)
+            })?;
+            match got {
                 Some(got) => w.handle(&ch, got.delivery, &mut show)?,
                 None => break,
             }
         }
     } else {
-        ch.qos(0, PREFETCH, false).map_err(svc)?;
-        let consumer = ch
-            .basic_consume(w.queue.as_str(), ConsumerOptions::default())
-            .map_err(svc)?;
+        let consumer = guard.within(answer, "starting the consumer", || {
+            ch.qos(0, PREFETCH, false)?;
+            Ok(ch.basic_consume(w.queue.as_str(), ConsumerOptions::default())?)
+        })?;
         while !stop.load(Ordering::SeqCst) {
             match consumer.receiver().recv_timeout(opts.tick) {
                 Ok(ConsumerMessage::Delivery(d)) => w.handle(&ch, d, &mut show)?,
@@ -118,15 +128,20 @@ pub fn watch_department(
                 Ok(_) => return Err(Error::service(Service::Rabbitmq, "the consumer was cancelled").into()),
                 Err(RecvTimeoutError::Timeout) => show(WatchItem::Idle)?,
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(Error::service(Service::Rabbitmq, "the connection closed").into())
+                    return Err(Error::service(
+                        Service::Rabbitmq,
+                        "the connection closed (the broker closed it, or stopped answering its heartbeats)",
+                    )
+                    .into())
                 }
             }
         }
         consumer.cancel().ok();
     }
     // Closing the channel hands every delivery not yet acked (prefetched, unshown) back.
+    drop(bound);
     ch.close().ok();
-    conn.close().ok();
+    link.close();
     Ok(w.report)
 }
 

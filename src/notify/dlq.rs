@@ -158,12 +158,18 @@ fn sweep(
 ) -> Result<()> {
     let svc = |e| Error::service(Service::Rabbitmq, e);
     let names = Names::new(&cfg.namespace);
-    let mut conn = topology::connect(cfg)?;
-    let ch: Channel = topology::open_channel(&mut conn)?;
-    topology::declare_common(&ch, Wait::Answer, &names, cfg)?;
-    let mut out = Confirming::open(&mut conn)?;
+    let (link, (ch, mut out)) = topology::connect(cfg, |conn| {
+        let ch: Channel = topology::open_channel(conn)?;
+        topology::declare_common(&ch, Wait::Answer, &names, cfg)?;
+        Ok((ch, Confirming::open(conn)?))
+    })?;
+    let bound = link.closing_bound();
+    let answer = std::time::Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
     for _ in 0..limit {
-        let Some(got) = ch.basic_get(names.parking(), false).map_err(svc)? else {
+        let got = link.guard().within(answer, "getting a parked message", || {
+            Ok(ch.basic_get(names.parking(), false)?)
+        })?;
+        let Some(got) = got else {
             break;
         };
         let parked = describe(&got.delivery);
@@ -173,8 +179,9 @@ fn sweep(
         }
     }
     ch.nack_all(true).map_err(svc)?;
+    drop(bound);
     ch.close().ok();
-    conn.close().ok();
+    link.close();
     Ok(())
 }
 

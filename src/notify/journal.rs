@@ -61,10 +61,16 @@ pub fn read_journal(
     let svc = |e| Error::service(Service::Rabbitmq, e);
     let names = Names::new(&cfg.namespace);
     let started = Utc::now().timestamp();
-    let mut conn = topology::connect(cfg)?;
-    let ch = topology::open_channel(&mut conn)?;
-    check_journal(&ch, &names)?;
-    let consumer = consume_from(&ch, &names, from)?;
+    let (link, ch) = topology::connect(cfg, |conn| {
+        let ch = topology::open_channel(conn)?;
+        check_journal(&ch, &names)?;
+        Ok(ch)
+    })?;
+    let answer = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
+    let bound = link.closing_bound();
+    let consumer = link.guard().within(answer, "starting the journal consumer", || {
+        consume_from(&ch, &names, from)
+    })?;
     let mut report = ReadReport {
         messages: 0,
         not_events: 0,
@@ -111,22 +117,26 @@ pub fn read_journal(
     if let Some(d) = unacked {
         consumer.ack_multiple(d).ok();
     }
+    // From here every wait (cancel, channel and connection close) is bounded by close_timeout_ms.
+    drop(bound);
     consumer.cancel().ok();
     drop(consumer);
     ch.close().ok();
-    conn.close().ok();
+    link.close();
     Ok(report)
 }
 
 /// Fail (exit 1) unless the namespace's journal exists, before a caller changes anything.
 pub fn require_journal(cfg: &Config) -> Result<()> {
-    let mut conn = topology::connect(cfg)?;
-    let ch = topology::open_channel(&mut conn)?;
-    let found = check_journal(&ch, &Names::new(&cfg.namespace));
-    if found.is_ok() {
-        ch.close().ok();
-    }
-    conn.close().ok();
+    let (link, found) = topology::connect(cfg, |conn| {
+        let ch = topology::open_channel(conn)?;
+        let found = check_journal(&ch, &Names::new(&cfg.namespace));
+        if found.is_ok() {
+            ch.close().ok();
+        }
+        Ok(found)
+    })?;
+    link.close();
     found
 }
 

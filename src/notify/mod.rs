@@ -10,6 +10,7 @@ mod journal;
 mod publish;
 mod relay;
 mod topology;
+mod watchdog;
 
 pub use consume::{watch_department, WatchItem, WatchOptions, WatchReport};
 pub use journal::{read_journal, require_journal, EndedBy, ReadReport};

@@ -3,10 +3,11 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use amiquip::{AmqpProperties, Confirm, Connection, Publish};
+use amiquip::{AmqpProperties, Confirm, Publish};
 use anyhow::Result;
 
 use super::confirm::{returned_ids, Confirming};
+use super::connect::Link;
 use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config};
 use crate::error::{Error, Service};
@@ -14,9 +15,10 @@ use crate::event::Event;
 
 /// A confirm-mode channel on its own connection, declaring department queues as it meets them.
 pub struct Publisher {
-    // Field order is drop order: the channel closes before its connection.
+    // Field order is drop order: closing the connection closes its channel too (one round
+    // trip, not two), and the channel's own close then returns at once.
+    link: Link,
     out: Confirming,
-    conn: Connection,
     declared: HashSet<String>,
     names: Names,
     settings: AmqpSettings,
@@ -37,18 +39,21 @@ pub(crate) fn event_properties(id: &str) -> AmqpProperties {
 impl Publisher {
     /// Connect, enable confirms and declare the common topology. Unreachable: exit 3.
     pub fn connect(cfg: &Config) -> Result<Publisher> {
-        let mut conn = topology::connect(cfg)?;
-        let out = Confirming::open(&mut conn)?;
         let names = Names::new(&cfg.namespace);
-        // Declarations do not wait for answers, so the broker's refusal of one (a queue declared
-        // otherwise) closes the channel at some later call: here or at the first publish. Either
-        // way it is the channel that is broken, not the connection: the events stay pending.
-        let broken = topology::declare_common(&out.channel, Wait::NoWait, &names, cfg)
-            .err()
-            .map(|e| format!("{e:#}"));
+        let (link, (out, broken)) = topology::connect(cfg, |conn| {
+            let out = Confirming::open(conn)?;
+            // Declarations do not wait for answers, so the broker's refusal of one (a queue
+            // declared otherwise) closes the channel at some later call: here or at the first
+            // publish. Either way it is the channel that is broken, not the connection: the
+            // events stay pending.
+            let broken = topology::declare_common(&out.channel, Wait::NoWait, &names, cfg)
+                .err()
+                .map(|e| format!("{e:#}"));
+            Ok((out, broken))
+        })?;
         Ok(Publisher {
+            link,
             out,
-            conn,
             declared: HashSet::new(),
             names,
             settings: cfg.amqp.clone(),
@@ -155,18 +160,23 @@ impl Publisher {
         true
     }
 
-    /// Close the connection politely, which closes its channel too (one round trip, not two).
-    pub fn close(self) {
-        let Publisher { out, conn, .. } = self;
-        conn.close().ok();
-        drop(out);
-    }
+    /// Close the connection politely, at most `amqp.close_timeout_ms` (the same as dropping it).
+    pub fn close(self) {}
 
     /// Connect on a thread, so that the handshake overlaps the caller's own work (a check-in
     /// records its punch in Redis meanwhile).
     pub fn connect_in_background(cfg: &Config) -> Connecting {
         let cfg = cfg.clone();
         Connecting(Some(std::thread::spawn(move || Publisher::connect(&cfg))))
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        if self.out.timed_out {
+            // A broker that let a confirm time out may not answer a close either.
+            self.link.guard().cut();
+        }
     }
 }
 

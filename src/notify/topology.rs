@@ -11,6 +11,7 @@ use amiquip::{
 };
 use anyhow::{Context, Result};
 
+use super::connect::Link;
 use crate::config::{AmqpSettings, Config, JournalSettings, QueueType};
 use crate::error::{Error, Service};
 
@@ -61,9 +62,11 @@ impl Names {
     }
 }
 
-/// Open a connection with the configured connect timeout; unreachable = exit 3.
-pub(crate) fn connect(cfg: &Config) -> Result<Connection> {
-    super::connect::open(&cfg.amqp_url, cfg.amqp.connect_timeout_ms)
+/// Open a connection and set it up (channels, confirms, declarations) within the configured
+/// connect timeout; unreachable or silent = exit 3. The setup is part of the call so that no
+/// caller can forget to bound it (or leave the connect deadline armed over its real work).
+pub(crate) fn connect<T>(cfg: &Config, setup: impl FnOnce(&mut Connection) -> Result<T>) -> Result<(Link, T)> {
+    super::connect::open(&cfg.amqp_url, &cfg.amqp, setup)
 }
 
 /// A channel on `conn`, wrapped as a RabbitMQ error.
@@ -199,19 +202,23 @@ pub(crate) fn declare_department(ch: &Channel, w: Wait, names: &Names, s: &AmqpS
 /// departments' queues. For tests and for moving to another queue type.
 pub fn teardown(cfg: &Config, departments: &[String]) -> Result<()> {
     let names = Names::new(&cfg.namespace);
-    let mut conn = connect(cfg)?;
-    let ch = open_channel(&mut conn)?;
+    let (link, ch) = connect(cfg, open_channel)?;
+    let answer = std::time::Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
+    let guard = link.guard().clone();
+    let bound = link.closing_bound();
     let mut queues: Vec<String> = departments.iter().map(|d| names.department(d)).collect();
     queues.extend([names.retry(), names.parking(), names.journal()]);
     for q in queues {
-        ch.queue_delete(q, QueueDeleteOptions::default())
-            .map_err(|e| Error::service(Service::Rabbitmq, e))?;
+        guard.within(answer, "deleting a queue", || {
+            Ok(ch.queue_delete(q, QueueDeleteOptions::default())?)
+        })?;
     }
     for x in [names.events(), names.dead_letters(), names.requeue()] {
-        ch.exchange_delete(x, false)
-            .map_err(|e| Error::service(Service::Rabbitmq, e))?;
+        guard.within(answer, "deleting an exchange", || Ok(ch.exchange_delete(x, false)?))?;
     }
-    conn.close().ok();
+    drop(bound);
+    drop(ch);
+    link.close();
     Ok(())
 }
 

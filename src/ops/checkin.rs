@@ -188,11 +188,20 @@ pub fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress: impl 
     let keys = Keys::new(&cfg.namespace);
     let mut redis = board::Redis::open(cfg)?;
     let report = record(cfg, &mut redis, &keys, rows, refused, progress)?;
+    // A Redis that failed part-way cannot hand the outboxes over either: the events wait there
+    // for `relay`, and the caller reports what was recorded before the failure.
+    if report.failure.is_some() {
+        return Ok(Bulk {
+            report,
+            notifications: DrainReport::default(),
+        });
+    }
     let notifications = publish(cfg, &mut redis, &keys, &report.departments)?;
     Ok(Bulk { report, notifications })
 }
 
-/// Resolve, classify and record every good row on the boards (no publishing here).
+/// Resolve, classify and record every good row on the boards (no publishing here). When Redis
+/// fails part-way, the report still says what was recorded before, with the failure in it.
 pub fn record(
     cfg: &Config,
     redis: &mut impl ConnectionLike,
@@ -223,8 +232,10 @@ pub fn record(
         }
     }
     refused.sort_by_key(|r| r.line);
-    let outcomes = board::punch_many(redis, keys, PunchRules::new(policy, tz), &punches, progress)?;
+    let (outcomes, done) = board::punch_many_partly(redis, keys, PunchRules::new(policy, tz), &punches, progress);
+    let outcomes: Vec<&board::PunchOutcome> = outcomes.iter().flatten().collect();
     let recorded = outcomes.iter().filter(|o| o.changed).count();
+    let failure = done.err();
     let mut departments: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
     departments.sort_unstable();
     departments.dedup();
@@ -233,6 +244,9 @@ pub fn record(
         recorded,
         unchanged: outcomes.len() - recorded,
         refused,
+        unconfirmed: punches.len() - outcomes.len(),
+        error: failure.as_ref().map(crate::error::one_line),
+        failure,
         departments,
     })
 }

@@ -21,6 +21,12 @@ pub enum Query {
     Employee { id: String, from: NaiveDate, to: NaiveDate },
     /// Each employee of a department over a range, with totals.
     Dept { id: String, from: NaiveDate, to: NaiveDate },
+    /// Corrections of days in a range (of one employee): who, as the systems saw it, and why.
+    Corrections {
+        employee: Option<String>,
+        from: NaiveDate,
+        to: NaiveDate,
+    },
     /// Settle runs, or with `failures` the rows they could not write.
     Runs {
         date: Option<NaiveDate>,
@@ -31,7 +37,7 @@ pub enum Query {
 
 /// Answer one report.
 pub fn run(cfg: &Config, q: &Query) -> Result<Table> {
-    if let Query::Employee { from, to, .. } | Query::Dept { from, to, .. } = q {
+    if let Query::Employee { from, to, .. } | Query::Dept { from, to, .. } | Query::Corrections { from, to, .. } = q {
         if to < from {
             return Err(Error::input(format!("--to ({to}) is before --from ({from})")).into());
         }
@@ -55,6 +61,12 @@ pub fn run(cfg: &Config, q: &Query) -> Result<Table> {
         Query::Dept { id, from, to } => {
             must_know(&pool, Known::Department, id)?;
             report::dept(&pool, id, *from, *to)
+        }
+        Query::Corrections { employee, from, to } => {
+            if let Some(e) = employee {
+                must_know(&pool, Known::Employee, e)?;
+            }
+            report::corrections(&pool, tz, *from, *to, employee.as_deref())
         }
         Query::Runs {
             date,

@@ -28,7 +28,7 @@ use crate::db::{self, attendance, runs};
 use crate::error::Error;
 use crate::keys::Keys;
 use crate::notify::DrainReport;
-use crate::services;
+use crate::services::{self, RedisConn};
 use rows::Failure;
 
 /// Test hooks, read from the environment. They stop the process the way `kill -9` does, at a
@@ -149,7 +149,7 @@ struct Run<'a> {
     opts: &'a Options,
     keys: Keys,
     pool: mysql::Pool,
-    con: redis::Connection,
+    con: RedisConn,
     lock: SettleLock,
     /// Every department (boards are looked for in each), and whether it has active members
     /// (only those had a board laid out).

@@ -36,9 +36,14 @@ pub fn with_retry<T>(s: &SettleSettings, what: &str, mut f: impl FnMut() -> mysq
         match f() {
             Ok(v) => return Ok(v),
             Err(e) if attempt == attempts || is_data_error(&e) => {
-                return Err(
-                    Error::service(Service::Mysql, format!("{what}: {e} (attempt {attempt} of {attempts})")).into(),
+                return Err(Error::service(
+                    Service::Mysql,
+                    format!(
+                        "{what}: {} (attempt {attempt} of {attempts})",
+                        crate::error::mysql_detail(&e)
+                    ),
                 )
+                .into())
             }
             Err(_) => {
                 sleep(delay);
@@ -97,6 +102,7 @@ fn known<'r>(tx: &mut impl Queryable, rows: &'r [DayRow]) -> mysql::Result<(Vec<
 
 fn whole(pool: &Pool, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<Vec<Failure>> {
     let mut conn = pool.get_conn()?;
+    let socket = std::os::unix::io::AsRawFd::as_raw_fd(&*conn);
     let mut tx = conn.start_transaction(TxOpts::default())?;
     let written = known(&mut tx, rows).and_then(|(good, failures)| {
         if good.len() == rows.len() {
@@ -110,7 +116,9 @@ fn whole(pool: &Pool, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<Vec<Fai
     match written {
         Ok(failures) => tx.commit().map(|()| failures),
         Err(e) => {
-            tx.rollback()?;
+            // Before the rollback, which would wait on a stalled server all over again.
+            services::abandon_if_stalled(socket, &e);
+            tx.rollback().ok();
             Err(e)
         }
     }

@@ -2,6 +2,8 @@
 //! real services, and removes them when it ends (also when it fails).
 #![allow(dead_code)]
 
+pub mod stall;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Output;

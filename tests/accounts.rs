@@ -1,0 +1,240 @@
+//! Least-privilege MySQL accounts, the audit of who corrects a day, and credentials that never
+//! leak: the examples of docs/security.md, run against the real services.
+
+mod common;
+
+use std::process::Output;
+
+use common::TestEnv;
+use mysql::prelude::Queryable;
+
+const TZ: &str = "Europe/Paris";
+const DAY: &str = "2026-11-20";
+const NEXT: &str = "2026-11-23";
+
+/// A MySQL account of the test's own, dropped at the end (also when the test fails).
+struct Account {
+    name: String,
+    password: String,
+}
+
+impl Account {
+    /// Create `name` for both ways in (TCP from 127.0.0.1 and the local socket, which the
+    /// client prefers when it can) with `privileges` on the test's database only.
+    fn create(env: &TestEnv, role: &str, privileges: &str) -> Account {
+        let a = Account {
+            name: format!("{role}_{}", env.ns),
+            password: format!("pw-{}", uuid::Uuid::new_v4().simple()),
+        };
+        let mut root = root();
+        for host in ["localhost", "%"] {
+            root.query_drop(format!(
+                "CREATE USER '{}'@'{host}' IDENTIFIED BY '{}'",
+                a.name, a.password
+            ))
+            .unwrap();
+            root.query_drop(format!("GRANT {privileges} ON `{}`.* TO '{}'@'{host}'", env.db, a.name))
+                .unwrap();
+        }
+        a
+    }
+
+    fn url(&self, env: &TestEnv) -> String {
+        format!("mysql://{}:{}@127.0.0.1:3306/{}", self.name, self.password, env.db)
+    }
+}
+
+impl Drop for Account {
+    fn drop(&mut self) {
+        let mut root = root();
+        for host in ["localhost", "%"] {
+            let _ = root.query_drop(format!("DROP USER IF EXISTS '{}'@'{host}'", self.name));
+        }
+    }
+}
+
+fn root() -> mysql::PooledConn {
+    mysql::Pool::new(common::MYSQL_SERVER).unwrap().get_conn().unwrap()
+}
+
+fn run_as(env: &TestEnv, url: &str, args: &[&str]) -> Output {
+    env.cmd().env("ATTENDANCE_MYSQL_URL", url).args(args).output().unwrap()
+}
+
+/// A department's supervisor and one of its other members.
+fn supervisor_and_member(env: &TestEnv) -> (String, String) {
+    let sup: String = env
+        .mysql()
+        .query_first("SELECT employee_id FROM supervisors WHERE department_id = 'D001'")
+        .unwrap()
+        .unwrap();
+    let member: String = env
+        .mysql()
+        .exec_first(
+            "SELECT id FROM employees WHERE department_id = 'D001' AND id <> ? ORDER BY id LIMIT 1",
+            (&sup,),
+        )
+        .unwrap()
+        .unwrap();
+    (sup, member)
+}
+
+/// Two days with punches (the broker is down: the events wait in the outbox), the first settled
+/// and corrected as root.
+fn company() -> (TestEnv, String, String) {
+    let env = TestEnv::with_roster(TZ, 20, 2);
+    let (sup, member) = supervisor_and_member(&env);
+    for at in [format!("{DAY}T08:45:00+01:00"), format!("{NEXT}T08:50:00+01:00")] {
+        let o = env
+            .cmd()
+            .args(["checkin", &member, "--kind", "in", "--at", &at, "-q"])
+            .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    env.ok(&["settle", "--date", DAY, "-q"]);
+    env.ok(&correct_args(&member, &sup, "18:05"));
+    (env, sup, member)
+}
+
+fn correct_args<'a>(member: &'a str, sup: &'a str, out: &'a str) -> Vec<&'a str> {
+    vec![
+        "correct",
+        member,
+        "--date",
+        DAY,
+        "--out",
+        out,
+        "--reason",
+        "kiosk down",
+        "--by",
+        sup,
+        "--json",
+    ]
+}
+
+/// Everything MySQL and Redis hold for the test, to prove a refused command changed nothing.
+fn stores(env: &TestEnv) -> (Vec<String>, u64, u64, Vec<(String, String)>) {
+    let rows: Vec<String> = env
+        .mysql()
+        .query("SELECT CONCAT_WS('|', work_date, employee_id, status, IFNULL(last_out, '-'), corrected) FROM attendance ORDER BY 1")
+        .unwrap();
+    (
+        rows,
+        env.count("corrections"),
+        env.count("settle_runs"),
+        env.redis_snapshot(),
+    )
+}
+
+#[test]
+fn a_read_only_account_runs_every_report_and_is_refused_by_settle_and_correct() {
+    let (env, sup, member) = company();
+    let ro = Account::create(&env, "ro", "SELECT");
+    let url = ro.url(&env);
+    let range = ["--from", DAY, "--to", DAY];
+    let reports: Vec<Vec<&str>> = vec![
+        vec!["report", "day", "--date", DAY],
+        vec!["report", "day", "--date", DAY, "--dept", "D001"],
+        vec!["report", "absent", "--date", DAY],
+        [&["report", "employee", member.as_str()][..], &range].concat(),
+        [&["report", "dept", "D001"][..], &range].concat(),
+        [&["report", "corrections"][..], &range].concat(),
+        vec!["report", "runs"],
+        vec!["report", "runs", "--failures"],
+    ];
+    for args in &reports {
+        let o = run_as(&env, &url, args);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(!o.stdout.is_empty(), "{args:?}");
+    }
+    let before = stores(&env);
+    // -q: the shared Redis may have no persistence, and its warning is a second stderr line.
+    for args in [vec!["settle", "--date", NEXT, "-q"], correct_args(&member, &sup, "18:30")] {
+        let o = run_as(&env, &url, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("error: MySQL refused: ")
+                && err.contains("command denied")
+                && err.contains(&ro.name)
+                && err.contains("docs/security.md"),
+            "{err}"
+        );
+        assert!(!err.contains(&ro.password), "{err}");
+        assert_eq!(stores(&env), before, "{args:?} changed nothing");
+    }
+}
+
+#[test]
+fn the_jobs_account_settles_and_corrects_and_the_audit_names_the_os_and_mysql_accounts() {
+    let (env, sup, member) = company();
+    let jobs = Account::create(&env, "jobs", "SELECT, INSERT, UPDATE, DELETE");
+    let url = jobs.url(&env);
+    let o = run_as(&env, &url, &["settle", "--date", NEXT, "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run_as(&env, &url, &correct_args(&member, &sup, "18:30"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let me = String::from_utf8(std::process::Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+    assert_eq!(c["os_user"], me.trim());
+    assert!(
+        c["db_user"].as_str().unwrap().starts_with(&format!("{}@", jobs.name)),
+        "{c}"
+    );
+    assert_eq!(c["after"]["last_out"], "2026-11-20T17:30:00");
+
+    // `--by` is only a claim; the audit keeps what the systems saw, and the report shows it.
+    let listed = env.json(&["report", "corrections", "--from", DAY, "--to", DAY, "--format", "json"]);
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 2);
+    assert!(
+        listed[0]["db_user"].as_str().unwrap().starts_with("root@"),
+        "{listed:?}"
+    );
+    assert_eq!(listed[1]["by"], sup.as_str());
+    assert_eq!(listed[1]["os_user"], me.trim());
+    assert_eq!(listed[1]["db_user"], c["db_user"]);
+    assert_eq!(listed[1]["out"], "18:05 -> 18:30");
+    env.fails(&["report", "corrections", "--employee", "NOBODY"], 1);
+}
+
+#[test]
+fn malformed_urls_never_print_their_password() {
+    let env = TestEnv::migrated("UTC");
+    let secret = "Hunter2Pw";
+    let bad = [
+        format!("root:{secret}@127.0.0.1/x"),
+        format!("mysql://root:{secret}/x@127.0.0.1:1/x"),
+        format!("redis://root:{secret}/x@127.0.0.1:1/x"),
+        format!("amqp://root:{secret}/x@127.0.0.1:1/x"),
+        format!("root:{secret}/x@127.0.0.1:1"),
+    ];
+    for url in &bad {
+        for var in ["ATTENDANCE_MYSQL_URL", "ATTENDANCE_REDIS_URL", "ATTENDANCE_AMQP_URL"] {
+            for args in [&["report", "day"][..], &["status", "E000001"], &["relay"], &["settle"]] {
+                let o = env.cmd().env(var, url).args(args).output().unwrap();
+                let err = String::from_utf8_lossy(&o.stderr);
+                assert!(!err.contains(secret), "{var}={url} {args:?}: {err}");
+                assert!(!String::from_utf8_lossy(&o.stdout).contains(secret));
+                // A command that needs no such service (a report and Redis) runs as usual.
+                if !o.status.success() {
+                    assert!(err.starts_with("error: ") && err.lines().count() == 1, "{err}");
+                }
+            }
+        }
+        // The same from a config file.
+        let cfg = env.file("att.toml", &format!("mysql_url = \"{url}\"\n"));
+        let o = env
+            .cmd()
+            .env_remove("ATTENDANCE_MYSQL_URL")
+            .args(["report", "day", "--config", cfg.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(!err.contains(secret), "{err}");
+    }
+}
