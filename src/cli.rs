@@ -141,12 +141,32 @@ pub enum Command {
     Report(ReportCommand),
     /// Write a realistic morning or evening of punches for the roster (demos, benchmarks)
     Simulate(SimulateArgs),
+    /// Check that this installation can be trusted: services, schema, persistence, queues, clocks, settle
+    ///
+    /// One line per check: ok, skip (not checked, and why), warn or fail.
+    /// Exit 0 all ok, 4 some warning, 3 some failure.
+    Doctor(DoctorArgs),
+    /// The namespace's department queues: declare them all, or empty them all
+    #[command(subcommand)]
+    Queues(QueuesCommand),
+    /// Print a shell completion script for bash, zsh, fish, elvish or powershell
+    ///
+    /// For example `attendance completions bash > /usr/local/share/bash-completion/completions/attendance`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into a directory
+    Man(ManArgs),
     /// Write the days before a date to CSV files (rows, corrections, settle runs); with
     /// --drop, then delete them from MySQL, all in one transaction
     Archive(ArchiveArgs),
     /// Database upkeep for years of rows: partitioning by month
     #[command(subcommand)]
     Db(DbCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub output: Output,
 }
 
 #[derive(Debug, Args)]
@@ -162,6 +182,36 @@ pub struct ArchiveArgs {
     pub drop: bool,
     #[command(flatten)]
     pub output: Output,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum QueuesCommand {
+    /// Declare the exchanges and every roster department's queue now (otherwise each queue is
+    /// declared with its department's first event)
+    Declare {
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Empty every department queue, the retry queue and the parking queue of the namespace
+    /// (the notifications waiting there are lost; the queues stay)
+    Purge {
+        #[command(flatten)]
+        output: Output,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write attendance.1 and one attendance-COMMAND.1 per command into this directory
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -191,6 +241,17 @@ pub struct SettleArgs {
     pub accept_missing_boards: bool,
     #[command(flatten)]
     pub output: Output,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+}
+
+/// Where a job leaves its figures for Prometheus.
+#[derive(Debug, Args, Clone)]
+pub struct MetricsArgs {
+    /// Write a node_exporter textfile (e.g. /var/lib/node_exporter/attendance_settle.prom),
+    /// replaced atomically at the end of each run
+    #[arg(long, value_name = "PATH")]
+    pub metrics_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -303,15 +364,18 @@ pub struct Output {
     pub json: bool,
 }
 
-/// How a report is printed: `--format`, or `--json` for `--format json`.
-#[derive(Debug, Args, Clone, Copy)]
+/// How a report is printed: `--format`, or `--json` for `--format json`; and where.
+#[derive(Debug, Args, Clone)]
 pub struct ReportFormat {
-    /// table, csv or json
+    /// table, csv, json, or xlsx (a workbook: needs -o FILE unless stdout is redirected)
     #[arg(long, default_value = "table", value_parser = format_parser())]
     format: Format,
     /// The same as --format json
     #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// Write the report to this file instead of stdout
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 impl ReportFormat {
@@ -526,6 +590,8 @@ pub struct RelayArgs {
     pub interval_ms: u64,
     #[command(flatten)]
     pub output: Output,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 }
 
 #[derive(Debug, Args)]

@@ -97,6 +97,9 @@ pub struct AmqpSettings {
     /// Heartbeat interval proposed to the broker: a connection that hears nothing for two of
     /// them is closed, which is how a live `watch-dept` notices a broker gone silent.
     pub heartbeat_secs: u16,
+    /// The broker's management API (`http://user:pass@host:15672`), read by `doctor` for the
+    /// nodes' file handles. None: that check is skipped.
+    pub management_url: Option<String>,
 }
 
 impl Default for AmqpSettings {
@@ -111,6 +114,7 @@ impl Default for AmqpSettings {
             checkin_confirm_ms: 1_000,
             close_timeout_ms: 500,
             heartbeat_secs: 20,
+            management_url: None,
         }
     }
 }
@@ -221,7 +225,13 @@ impl fmt::Debug for Config {
             .field("namespace", &self.namespace)
             .field("timezone", &self.timezone)
             .field("policy", &self.policy)
-            .field("amqp", &self.amqp)
+            .field(
+                "amqp",
+                &AmqpSettings {
+                    management_url: self.amqp.management_url.as_deref().map(redact),
+                    ..self.amqp.clone()
+                },
+            )
             .field("settle", &self.settle)
             .field("journal", &self.journal)
             .field("redis", &self.redis)
@@ -499,6 +509,7 @@ mod tests {
                 "ATTENDANCE_POLICY_CHECKIN_DEADLINE" => "08:30",
                 "ATTENDANCE_AMQP_QUEUE_TYPE" => "classic",
                 "ATTENDANCE_NAMESPACE" => "fromenv",
+                "ATTENDANCE_AMQP_MANAGEMENT_URL" => "http://mon:pw@127.0.0.1:15672",
                 _ => return None,
             };
             Some(v.to_string())
@@ -520,6 +531,11 @@ mod tests {
         assert_eq!(c.policy.checkin_deadline, NaiveTime::from_hms_opt(8, 30, 0).unwrap());
         assert_eq!(c.amqp.queue_type, QueueType::Classic);
         assert_eq!(c.namespace, "fromenv");
+        assert_eq!(c.amqp.management_url.as_deref(), Some("http://mon:pw@127.0.0.1:15672"));
+        assert!(
+            !format!("{c:?}").contains(":pw@"),
+            "the management password is redacted"
+        );
         // A flag (or clap's own env) wins over the rest.
         let o = Overrides {
             namespace: Some("fromflag".into()),

@@ -58,6 +58,9 @@ pub enum Error {
     /// Some items were refused or failed; the command already reported them (exit 4).
     #[error("{0}")]
     Partial(String),
+    /// A health check failed (`doctor`); the command already said which (exit 3).
+    #[error("{0}")]
+    Unhealthy(String),
     /// An internal or I/O failure (exit 5).
     #[error("{0}")]
     Internal(String),
@@ -89,6 +92,7 @@ impl Error {
             Error::Input(_) => exit::USAGE,
             Error::Service { .. } => exit::SERVICE,
             Error::Partial(_) => exit::PARTIAL,
+            Error::Unhealthy(_) => exit::SERVICE,
             Error::Internal(_) => exit::INTERNAL,
             Error::Lost(_) => exit::LOST,
         }

@@ -65,6 +65,16 @@ impl Keys {
         format!("{}:board:*:{}", self.ns, date.format("%Y-%m-%d"))
     }
 
+    /// Pattern that matches every board of the namespace, whatever its day (for `doctor`).
+    pub fn any_board_pattern(&self) -> String {
+        format!("{}:board:*", self.ns)
+    }
+
+    /// The day of a board key (its last segment).
+    pub fn date_of(key: &str) -> Option<NaiveDate> {
+        NaiveDate::parse_from_str(key.rsplit(':').next()?, "%Y-%m-%d").ok()
+    }
+
     /// The department id inside a board or outbox key (between the braces).
     pub fn dept_of(key: &str) -> Option<&str> {
         let start = key.find('{')? + 1;
@@ -87,5 +97,6 @@ mod tests {
         assert_eq!(Keys::dept_of(&k.outbox("D-7")), Some("D-7"));
         assert_eq!(k.settle_board("D042", d), "att:settle:board:{D042}:2026-11-30");
         assert_eq!(k.board_days("D042"), "att:days:{D042}");
+        assert_eq!(Keys::date_of(&k.board("D042", d)), Some(d));
     }
 }

@@ -57,6 +57,13 @@ pub fn data(text: impl Display) -> std::io::Result<()> {
     out.flush()
 }
 
+/// Bytes to stdout as they are (a workbook), flushed.
+pub fn bytes(b: &[u8]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(b)?;
+    out.flush()
+}
+
 /// One line of data on stdout.
 pub fn line(text: impl Display) -> std::io::Result<()> {
     data(format_args!("{text}\n"))

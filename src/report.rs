@@ -2,6 +2,7 @@
 //! CSV and JSON (an array of objects, one per row, keyed by column) for programs. The three
 //! hold the very same cells, so a script and a person always read the same numbers.
 
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use serde_json::{Map, Value};
 
 /// How a report is rendered.
@@ -10,11 +11,13 @@ pub enum Format {
     Table,
     Csv,
     Json,
+    /// An Excel workbook (`crate::xlsx`): binary, so never to a terminal.
+    Xlsx,
 }
 
 impl Format {
     /// The names `--format` accepts, in the order `--help` shows them.
-    pub const NAMES: [&'static str; 3] = ["table", "csv", "json"];
+    pub const NAMES: [&'static str; 4] = ["table", "csv", "json", "xlsx"];
 }
 
 impl std::str::FromStr for Format {
@@ -24,16 +27,21 @@ impl std::str::FromStr for Format {
             "table" => Ok(Format::Table),
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
-            _ => Err(format!("unknown format '{s}': expected table, csv or json")),
+            "xlsx" => Ok(Format::Xlsx),
+            _ => Err(format!("unknown format '{s}': expected table, csv, json or xlsx")),
         }
     }
 }
 
-/// One cell: text, a count, or nothing.
+/// One cell: text, a count, a day, a time of day, a local date and time, or nothing. Days and times print as
+/// text everywhere but in a workbook, where they are real dates and times.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
     Text(String),
     Int(i64),
+    Date(NaiveDate),
+    Time(NaiveTime),
+    DateTime(NaiveDateTime),
     Null,
 }
 
@@ -46,10 +54,13 @@ impl Cell {
         s.map_or(Cell::Null, Cell::Text)
     }
 
-    fn plain(&self) -> String {
+    pub fn plain(&self) -> String {
         match self {
             Cell::Text(s) => s.clone(),
             Cell::Int(n) => n.to_string(),
+            Cell::Date(d) => d.format("%Y-%m-%d").to_string(),
+            Cell::Time(t) => t.format("%H:%M").to_string(),
+            Cell::DateTime(t) => t.format("%Y-%m-%d %H:%M:%S").to_string(),
             Cell::Null => String::new(),
         }
     }
@@ -58,6 +69,7 @@ impl Cell {
         match self {
             Cell::Text(s) => Value::from(s.as_str()),
             Cell::Int(n) => Value::from(*n),
+            Cell::Date(_) | Cell::Time(_) | Cell::DateTime(_) => Value::from(self.plain()),
             Cell::Null => Value::Null,
         }
     }
@@ -129,6 +141,7 @@ impl Table {
             Format::Csv => self.to_csv(),
             Format::Json => Ok(self.to_json()),
             Format::Table => Ok(self.to_table()),
+            Format::Xlsx => anyhow::bail!("a workbook is not text: crate::xlsx::workbook writes it"),
         }
     }
 }

@@ -151,7 +151,10 @@ fn a_read_only_account_runs_every_report_and_is_refused_by_settle_and_correct() 
     }
     let before = stores(&env);
     // -q: the shared Redis may have no persistence, and its warning is a second stderr line.
-    for args in [vec!["settle", "--date", NEXT, "-q"], correct_args(&member, &sup, "18:30")] {
+    for args in [
+        vec!["settle", "--date", NEXT, "-q"],
+        correct_args(&member, &sup, "18:30"),
+    ] {
         let o = run_as(&env, &url, &args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");

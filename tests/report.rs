@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::TestEnv;
+use common::{csv_cells, TestEnv};
 use mysql::prelude::Queryable;
 
 const TZ: &str = "Europe/Paris";
@@ -14,15 +14,6 @@ fn table_cells(text: &str) -> Vec<Vec<String>> {
     text.lines()
         .filter(|l| l.starts_with('│'))
         .map(|l| l.trim_matches('│').split('┆').map(|c| c.trim().to_string()).collect())
-        .collect()
-}
-
-fn csv_cells(text: &str) -> Vec<Vec<String>> {
-    csv::ReaderBuilder::new()
-        .has_headers(false)
-        .from_reader(text.as_bytes())
-        .records()
-        .map(|r| r.unwrap().iter().map(str::to_string).collect())
         .collect()
 }
 
@@ -66,10 +57,7 @@ fn punch(env: &TestEnv, emp: &str, kind: &str, local: &str) {
 #[test]
 fn every_report_agrees_in_table_csv_and_json() {
     let env = TestEnv::with_roster(TZ, 30, 2);
-    let d1: Vec<String> = env
-        .mysql()
-        .query("SELECT id FROM employees WHERE department_id = 'D001' ORDER BY id")
-        .unwrap();
+    let d1 = env.members("D001");
     punch(&env, &d1[0], "in", "2026-11-20T08:50:00");
     punch(&env, &d1[0], "out", "2026-11-20T18:05:00");
     punch(&env, &d1[1], "in", "2026-11-20T09:15:00");

@@ -5,6 +5,7 @@ pub mod cutover;
 mod handle;
 pub mod health;
 pub mod record;
+pub mod server;
 pub mod summary;
 
 pub use cutover::BoardEntry;

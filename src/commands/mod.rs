@@ -11,13 +11,16 @@ mod archive;
 mod calendar;
 mod checkin;
 mod checkin_bulk;
+mod completions;
 mod correct;
 mod db;
 mod dlq;
+mod doctor;
 mod init_day;
 mod leave;
 mod migrate;
 mod org;
+mod queues;
 mod recover;
 mod relay;
 mod report;
@@ -61,6 +64,13 @@ pub fn parse_date(s: &str) -> Result<NaiveDate, crate::error::Error> {
 }
 
 pub fn run(cli: Cli) -> Result<()> {
+    // Completions and man pages come from the clap definitions alone: no config is read, so a
+    // broken config file cannot stop an install script.
+    match &cli.command {
+        Command::Completions(a) => return completions::completions(a),
+        Command::Man(a) => return completions::man(a),
+        _ => {}
+    }
     let started = std::time::Instant::now();
     let cfg = Config::load(&cli.global.overrides())?;
     let ctx = Ctx {
@@ -98,6 +108,9 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
         Command::Simulate(a) => simulate::run(ctx, a),
         Command::Archive(a) => archive::run(ctx, a),
         Command::Db(c) => db::run(ctx, c),
+        Command::Doctor(a) => doctor::run(ctx, a),
+        Command::Queues(c) => queues::run(ctx, c),
+        Command::Completions(_) | Command::Man(_) => unreachable!("handled before the config is read"),
     }
 }
 

@@ -1,10 +1,13 @@
 //! `attendance report day|absent|employee|dept|corrections|runs`: HR's answers from MySQL.
 
-use anyhow::Result;
+use std::io::IsTerminal;
+
+use anyhow::{Context, Result};
 use chrono::{Datelike, Duration, NaiveDate};
 
 use super::Ctx;
 use crate::cli::{DateRange, ReportCommand, ReportFormat};
+use crate::error::Error;
 use crate::ops::report::{self, Query};
 use crate::report::Format;
 
@@ -82,17 +85,42 @@ fn query(ctx: &Ctx, cmd: ReportCommand) -> (Query, ReportFormat) {
 
 pub fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
     let (q, format) = query(ctx, cmd);
-    let table = report::run(&ctx.cfg, &q)?;
-    let format = format.get();
-    let text = table.render(format)?;
-    // CSV ends its last record with a newline already.
-    if text.ends_with('\n') {
-        crate::output::data(&text)?;
-    } else {
-        crate::outln!("{text}")?;
+    let kind = format.get();
+    // A workbook is binary: on a terminal it would only garble the screen.
+    if kind == Format::Xlsx && format.output.is_none() && std::io::stdout().is_terminal() {
+        return Err(Error::input("--format xlsx writes a binary workbook: give -o FILE (or redirect stdout)").into());
     }
-    if table.rows.is_empty() && format == Format::Table {
+    let table = report::run(&ctx.cfg, &q)?;
+    let bytes = match kind {
+        Format::Xlsx => crate::xlsx::workbook(&[(&title(&q), &table)])?,
+        text => {
+            let mut text = table.render(text)?;
+            // CSV ends its last record with a newline already.
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.into_bytes()
+        }
+    };
+    match &format.output {
+        Some(path) => std::fs::write(path, &bytes).with_context(|| format!("writing {}", path.display()))?,
+        None => crate::output::bytes(&bytes)?,
+    }
+    if table.rows.is_empty() && kind == Format::Table {
         ctx.out.status("no rows (has the day been settled?)");
     }
     Ok(())
+}
+
+/// The report's name: a workbook's sheet is called by it.
+fn title(q: &Query) -> String {
+    match q {
+        Query::Day { date, .. } => format!("day {date}"),
+        Query::Absent { date, .. } => format!("absent {date}"),
+        Query::Employee { id, .. } => format!("employee {id}"),
+        Query::Dept { id, .. } => format!("dept {id}"),
+        Query::Runs { failures: true, .. } => "settle failures".into(),
+        Query::Runs { .. } => "settle runs".into(),
+        Query::Corrections { .. } => "corrections".into(),
+    }
 }

@@ -1,15 +1,18 @@
 //! `attendance settle`: write finished days to MySQL and say what happened, one line a day.
 
+use std::time::{Instant, SystemTime};
+
 use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::SettleArgs;
 use crate::error::Error;
-use crate::settle::{self, Hooks, Options, Progress, Report};
+use crate::metrics;
+use crate::settle::{self, Hooks, Options, Progress, Report, Summary};
 
 pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     // An unreachable Redis is settle's own error to report, with its retries: only warn here.
-    if let Ok(mut con) = crate::services::redis(&ctx.cfg) {
+    if let Ok(mut con) = crate::board::Redis::open(&ctx.cfg) {
         ctx.warn_redis_persistence(&mut con);
     }
     let opts = Options {
@@ -19,7 +22,8 @@ pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
         hooks: Hooks::from_env()?,
     };
     let mut pb: Option<indicatif::ProgressBar> = None;
-    let summary = settle::settle(&ctx.cfg, &opts, |p| match p {
+    let (started, clock) = (SystemTime::now(), Instant::now());
+    let result = settle::settle(&ctx.cfg, &opts, |p| match p {
         Progress::Rows(n) => {
             // A catch-up settles several days: one bar each.
             if let Some(pb) = pb.take() {
@@ -32,7 +36,8 @@ pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
                 pb.inc(n);
             }
         }
-    })?;
+    });
+    let summary = with_metrics(&args, result, started, clock)?;
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
@@ -106,4 +111,22 @@ fn line(report: &Report) -> String {
         report.boards_kept,
         report.seconds
     )
+}
+
+/// Write the run's figures for node_exporter when `--metrics-file` asks for them (those of the
+/// last day settled, which is yesterday), also for a run that stopped early (outcome `error`:
+/// what an alert needs to see), then hand the run's result on. The run's own error says more
+/// than a metrics file that could not be written.
+fn with_metrics(args: &SettleArgs, result: Result<Summary>, started: SystemTime, clock: Instant) -> Result<Summary> {
+    let Some(path) = &args.metrics.metrics_file else {
+        return result;
+    };
+    let (report, outcome) = match &result {
+        Ok(s) if s.failed() > 0 => (Some(&s.last), "partial"),
+        Ok(s) => (Some(&s.last), "ok"),
+        Err(_) => (None, "error"),
+    };
+    let written = metrics::settle(report, outcome, started, clock.elapsed().as_secs_f64()).write(path);
+    let summary = result?;
+    written.map(|()| summary)
 }

@@ -129,6 +129,12 @@ fn queue_type(raw: &Raw) -> Result<QueueType, String> {
     }
 }
 
+fn http_url(raw: &Raw) -> Result<String, String> {
+    Some(raw.text()?)
+        .filter(|u| u.starts_with("http://"))
+        .ok_or_else(|| "a URL starting with http://".to_string())
+}
+
 /// Set a field to a value, or say what was expected.
 fn put<T>(field: &mut T, value: Result<T, String>) -> Result<(), String> {
     *field = value?;
@@ -188,6 +194,8 @@ pub const KEYS: &[Key] = &[
     Key { name: "mysql.connect_timeout_ms", set: |c, v| put(&mut c.mysql.connect_timeout_ms, v.int(IO_MS)) },
     Key { name: "mysql.read_timeout_ms", set: |c, v| put(&mut c.mysql.read_timeout_ms, v.int(IO_MS)) },
     Key { name: "mysql.write_timeout_ms", set: |c, v| put(&mut c.mysql.write_timeout_ms, v.int(IO_MS)) },
+    // Read by `doctor` only; plain HTTP, as the AMQP side has no TLS in this build either.
+    Key { name: "amqp.management_url", set: |c, v| put(&mut c.amqp.management_url, http_url(v).map(Some)) },
     Key { name: "settle.batch_size", set: |c, v| put(&mut c.settle.batch_size, size(v, 1..=MAX_BATCH)) },
     Key { name: "settle.mysql_retries", set: |c, v| put(&mut c.settle.mysql_retries, v.int(1..=20)) },
     Key { name: "settle.retry_backoff_ms", set: |c, v| put(&mut c.settle.retry_backoff_ms, v.int(0..=60_000u32).map(u64::from)) },

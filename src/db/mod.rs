@@ -5,6 +5,7 @@ pub mod archive;
 pub mod attendance;
 pub mod calendar;
 pub mod corrections;
+pub mod health;
 pub mod leave;
 pub mod partition;
 pub mod report;

@@ -2,7 +2,7 @@
 //! shown in the company's zone.
 
 use anyhow::Result;
-use chrono::{NaiveDate, NaiveDateTime};
+use chrono::{NaiveDate, NaiveDateTime, Timelike};
 use chrono_tz::Tz;
 use mysql::prelude::Queryable;
 use mysql::{Pool, Row};
@@ -89,8 +89,20 @@ pub fn absent(pool: &Pool, date: NaiveDate, dept: Option<&str>) -> Result<Table>
     Ok(t)
 }
 
-fn local(tz: Tz, t: Option<NaiveDateTime>, fmt: &str) -> Cell {
-    Cell::opt(t.map(|t| t.and_utc().with_timezone(&tz).format(fmt).to_string()))
+/// A UTC instant as a local date and time in the company's zone, to the second.
+fn local(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
+    t.map_or(Cell::Null, |t| {
+        let local = t.and_utc().with_timezone(&tz).naive_local();
+        Cell::DateTime(local.with_nanosecond(0).unwrap_or(local))
+    })
+}
+
+/// A UTC instant's time of day in the company's zone (to the minute, as the reports show it).
+fn local_time(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
+    t.map_or(Cell::Null, |t| {
+        let local = t.and_utc().with_timezone(&tz).time();
+        Cell::Time(local.with_second(0).and_then(|l| l.with_nanosecond(0)).unwrap_or(local))
+    })
 }
 
 /// One employee's days over a range, and a totals row (days, minutes, corrections, and the
@@ -124,11 +136,11 @@ pub fn employee(pool: &Pool, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -
         corrected += u64::from(c);
         *by_status.entry(status.clone()).or_default() += 1;
         t.push(vec![
-            Cell::Text(date.to_string()),
+            Cell::Date(date),
             Cell::Text(date.format("%a").to_string()),
             Cell::Text(status),
-            local(tz, fi, "%H:%M"),
-            local(tz, lo, "%H:%M"),
+            local_time(tz, fi),
+            local_time(tz, lo),
             Cell::from(l),
             Cell::from(e),
             Cell::text(if c { "yes" } else { "" }),
@@ -188,7 +200,7 @@ pub fn corrections(pool: &Pool, tz: Tz, from: NaiveDate, to: NaiveDate, employee
             Cell::Text(c.corrected_by),
             Cell::Text(c.os_user),
             Cell::Text(c.db_user),
-            local(tz, Some(c.corrected_at), "%Y-%m-%d %H:%M:%S"),
+            local(tz, Some(c.corrected_at)),
             Cell::Text(format!("{} -> {}", c.old_status, c.new_status)),
             Cell::Text(format!("{} -> {}", hhmm(c.old_first_in), hhmm(c.new_first_in))),
             Cell::Text(format!("{} -> {}", hhmm(c.old_last_out), hhmm(c.new_last_out))),
@@ -216,9 +228,9 @@ pub fn runs(pool: &Pool, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Result<
         let counts: Vec<String> = r.counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
         t.push(vec![
             Cell::from(r.id),
-            Cell::Text(r.work_date.to_string()),
-            local(tz, Some(r.started_at), "%Y-%m-%d %H:%M:%S"),
-            local(tz, r.finished_at, "%Y-%m-%d %H:%M:%S"),
+            Cell::Date(r.work_date),
+            local(tz, Some(r.started_at)),
+            local(tz, r.finished_at),
             Cell::Text(r.outcome),
             Cell::from(r.employees),
             Cell::from(r.rows_written),
@@ -236,7 +248,7 @@ pub fn failures(pool: &Pool, date: Option<NaiveDate>, limit: u32) -> Result<Tabl
     for f in runs::failures(&mut pool.get_conn()?, date, limit)? {
         t.push(vec![
             Cell::from(f.run_id),
-            Cell::Text(f.work_date.to_string()),
+            Cell::Date(f.work_date),
             Cell::Text(f.employee_id),
             Cell::Text(f.department_id),
             Cell::Text(f.reason),

@@ -7,4 +7,5 @@ pub mod calendar;
 pub mod checkin;
 pub mod leave;
 pub mod org;
+pub mod queues;
 pub mod report;

@@ -278,6 +278,16 @@ pub fn expect_ok(args: &[&str], o: Output) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// The cells of a CSV text, its header line included.
+pub fn csv_cells(text: &str) -> Vec<Vec<String>> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(text.as_bytes())
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect()
+}
+
 /// Delete every exchange and queue of the namespace (AMQP names start with `<ns>.`): the
 /// common ones and one queue per department of the roster.
 pub fn cleanup_amqp(ns: &str, departments: &[String]) {

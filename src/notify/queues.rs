@@ -1,0 +1,152 @@
+//! The namespace's queues as a whole: which exist and what they hold (for `doctor`),
+//! declaring them all up front (`queues declare`), and emptying them all (`queues purge`,
+//! which the demo runs so that no backlog outlives it).
+//!
+//! A passive declare of a missing queue is refused with NOT_FOUND, which closes the channel:
+//! each refusal costs a fresh channel, never the connection.
+
+use std::time::Duration;
+
+use amiquip::{AmqpValue, Channel, Connection};
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::connect::Link;
+use super::topology::{self, Names, Wait};
+use crate::config::Config;
+use crate::error::{Error, Service};
+
+/// What the broker holds for this namespace.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BrokerState {
+    /// The broker's product and version, from the connection handshake.
+    pub version: String,
+    /// Whether the events exchange exists.
+    pub exchange: bool,
+    /// Departments of the roster whose queue exists, and those whose queue does not.
+    pub declared: usize,
+    pub missing: Vec<String>,
+    /// Messages waiting in the department queues that exist.
+    pub messages: u64,
+    /// Messages in the parking queue (None: no parking queue yet).
+    pub parked: Option<u64>,
+}
+
+/// The product and version the broker announced.
+fn version(conn: &Connection) -> String {
+    let prop = |k: &str| match conn.server_properties().get(k) {
+        Some(AmqpValue::LongString(s)) => s.clone(),
+        _ => String::new(),
+    };
+    format!("{} {}", prop("product"), prop("version")).trim().to_string()
+}
+
+/// How long a healthy broker may take to answer a passive declare or a purge (bounded like
+/// every other wait on the broker: docs/timeouts.md).
+const ANSWER_MS: u32 = 5_000;
+
+/// A queue's message count, or None when it does not exist (the channel is then replaced).
+fn count(conn: &mut Link, ch: &mut Channel, name: &str) -> Result<Option<u64>> {
+    let answer = Duration::from_millis(u64::from(ANSWER_MS));
+    let got = conn
+        .guard()
+        .within(answer, "looking up a queue", || Ok(ch.queue_declare_passive(name)))?;
+    match got {
+        Ok(q) => Ok(Some(u64::from(q.declared_message_count().unwrap_or(0)))),
+        Err(amiquip::Error::ServerClosedChannel { code: 404, .. }) => {
+            *ch = topology::open_channel(&mut *conn)?;
+            Ok(None)
+        }
+        Err(e) => Err(Error::service(Service::Rabbitmq, e)).with_context(|| format!("looking up queue {name}")),
+    }
+}
+
+/// Look up the events exchange, every department's queue and the parking queue.
+pub fn broker_state(cfg: &Config, departments: &[String]) -> Result<BrokerState> {
+    let names = Names::new(&cfg.namespace);
+    let (mut conn, mut ch) = topology::connect(cfg, topology::open_channel)?;
+    let mut state = BrokerState {
+        version: version(&conn),
+        ..Default::default()
+    };
+    let answer = Duration::from_millis(u64::from(ANSWER_MS));
+    let exchange = conn.guard().within(answer, "looking up the events exchange", || {
+        Ok(ch.exchange_declare_passive(names.events()))
+    })?;
+    state.exchange = match exchange {
+        Ok(_) => true,
+        Err(amiquip::Error::ServerClosedChannel { code: 404, .. }) => {
+            ch = topology::open_channel(&mut conn)?;
+            false
+        }
+        Err(e) => return Err(Error::service(Service::Rabbitmq, e).into()),
+    };
+    for dept in departments {
+        match count(&mut conn, &mut ch, &names.department(dept))? {
+            Some(n) => {
+                state.declared += 1;
+                state.messages += n;
+            }
+            None => state.missing.push(dept.clone()),
+        }
+    }
+    state.parked = count(&mut conn, &mut ch, &names.parking())?;
+    drop(ch);
+    conn.close();
+    Ok(state)
+}
+
+/// Declare the exchanges, the retry and parking queues and every department's queue, waiting
+/// for each answer (a broker out of file handles refuses here, not at a check-in). Returns
+/// how many department queues were declared.
+pub fn declare(cfg: &Config, departments: &[String]) -> Result<usize> {
+    let names = Names::new(&cfg.namespace);
+    let (conn, ch) = topology::connect(cfg, topology::open_channel)?;
+    // Each declaration waits for its answer: bounded, like any other wait on the broker.
+    let answer = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
+    conn.guard().within(answer, "declaring the common topology", || {
+        topology::declare_common(&ch, Wait::Answer, &names, cfg)
+    })?;
+    for dept in departments {
+        conn.guard().within(answer, "declaring a department queue", || {
+            topology::declare_department(&ch, Wait::Answer, &names, &cfg.amqp, dept)
+        })?;
+    }
+    drop(ch);
+    conn.close();
+    Ok(departments.len())
+}
+
+/// What `queues purge` removed.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PurgeReport {
+    /// Queues that existed and were emptied.
+    pub queues: usize,
+    /// Messages removed from them.
+    pub messages: u64,
+}
+
+/// Empty every department queue of `departments`, the retry queue and the parking queue.
+/// Queues that do not exist are skipped; the topology itself stays.
+pub fn purge(cfg: &Config, departments: &[String]) -> Result<PurgeReport> {
+    let names = Names::new(&cfg.namespace);
+    let (mut conn, mut ch) = topology::connect(cfg, topology::open_channel)?;
+    let mut report = PurgeReport::default();
+    let mut queues: Vec<String> = departments.iter().map(|d| names.department(d)).collect();
+    queues.extend([names.retry(), names.parking()]);
+    for q in queues {
+        if count(&mut conn, &mut ch, &q)?.is_none() {
+            continue;
+        }
+        let answer = Duration::from_millis(u64::from(ANSWER_MS));
+        let n = conn
+            .guard()
+            .within(answer, "purging a queue", || Ok(ch.queue_purge(q.as_str())?))
+            .with_context(|| format!("purging queue {q}"))?;
+        report.queues += 1;
+        report.messages += u64::from(n);
+    }
+    drop(ch);
+    conn.close();
+    Ok(report)
+}

@@ -1,0 +1,25 @@
+//! The namespace's department queues as a whole: the roster (MySQL) names the departments,
+//! the broker declares or empties their queues.
+
+use anyhow::Result;
+
+use crate::config::Config;
+use crate::notify::queues::{self, PurgeReport};
+use crate::{db, services};
+
+/// The departments of the roster, by id.
+fn departments(cfg: &Config) -> Result<Vec<String>> {
+    let pool = services::mysql(cfg)?;
+    let mut conn = pool.get_conn().map_err(|e| services::mysql_error(cfg, e))?;
+    db::health::departments(&mut conn)
+}
+
+/// Declare the topology and every department's queue; returns how many department queues.
+pub fn declare(cfg: &Config) -> Result<usize> {
+    queues::declare(cfg, &departments(cfg)?)
+}
+
+/// Empty every department queue, the retry queue and the parking queue.
+pub fn purge(cfg: &Config) -> Result<PurgeReport> {
+    queues::purge(cfg, &departments(cfg)?)
+}
