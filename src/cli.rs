@@ -61,7 +61,8 @@ pub struct GlobalOpts {
         global = true,
         env = "ATTENDANCE_REPORT_MYSQL_URL",
         value_name = "URL",
-        hide_env_values = true
+        hide_env_values = true,
+        help_heading = CONNECTION,
     )]
     pub report_mysql_url: Option<String>,
     /// RabbitMQ URL [default: amqp://guest:guest@127.0.0.1:5672/%2f]

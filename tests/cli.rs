@@ -225,11 +225,15 @@ fn help_puts_the_connection_options_under_their_own_heading() {
     let help = env.ok(&["status", "--help"]);
     let (own, connection) = help.split_once("Connection:").expect("a Connection heading");
     assert!(own.contains("--date") && own.contains("--json"), "{help}");
-    assert!(!own.contains("--redis-url"), "{help}");
+    assert!(
+        !own.contains("--redis-url") && !own.contains("--report-mysql-url"),
+        "{help}"
+    );
     for flag in [
         "--config",
         "--redis-url",
         "--mysql-url",
+        "--report-mysql-url",
         "--amqp-url",
         "--namespace",
         "--timezone",
