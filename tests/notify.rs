@@ -184,8 +184,13 @@ fn broker_unreachable_the_checkin_succeeds_and_relay_delivers_it_exactly_once() 
 fn a_duplicate_punch_has_no_notification() {
     let env = TestEnv::with_roster("UTC", 5, 1);
     let args = ["checkin", "E000002", "--at", "2026-11-02T08:30:00Z", "--json"];
-    assert_eq!(env.json(&args)["notification"], "sent");
+    // The first punch notifies: at once, or (a broker slow to create the queue on a loaded
+    // machine) through its outbox, which relay drains; either way one message.
+    let first = env.json(&args)["notification"].clone();
+    assert!(first == "sent" || first == "pending", "{first}");
+    env.ok(&["relay", "-q"]);
     assert_eq!(env.json(&args)["notification"], "none");
+    env.ok(&["relay", "-q"]);
     assert_eq!(depth(&format!("{}.dept.D001", env.ns)), 1);
 }
 
