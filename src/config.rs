@@ -596,7 +596,7 @@ mod tests {
         );
         assert_eq!(Config::default().policy.max_backdate_days, 7);
         for (text, key) in [
-            ("[policy]\nmax_backdate_days = 367\n", "policy.max_backdate_days"),
+            ("[policy]\nmax_backdate_days = 3661\n", "policy.max_backdate_days"),
             ("[journal]\nmax_age_days = 0\n", "journal.max_age_days"),
             ("[journal]\nenabled = \"maybe\"\n", "journal.enabled"),
         ] {

@@ -174,7 +174,7 @@ pub const KEYS: &[Key] = &[
     // An hour of kiosk clock skew is already a broken kiosk.
     Key { name: "policy.max_future_skew_secs", set: |c, v| put(&mut c.policy.max_future_skew_secs, v.int(0..=3_600)) },
     // A week covers a kiosk offline over a long weekend; a year at most, a day must become final.
-    Key { name: "policy.max_backdate_days", set: |c, v| put(&mut c.policy.max_backdate_days, v.int(0..=366)) },
+    Key { name: "policy.max_backdate_days", set: |c, v| put(&mut c.policy.max_backdate_days, v.int(0..=3660)) },
     Key { name: "amqp.queue_type", set: |c, v| put(&mut c.amqp.queue_type, queue_type(v)) },
     Key { name: "amqp.max_retries", set: |c, v| put(&mut c.amqp.max_retries, v.int(1..=1_000)) },
     Key { name: "amqp.retry_delay_ms", set: |c, v| put(&mut c.amqp.retry_delay_ms, v.int(BROKER_MS)) },

@@ -83,8 +83,9 @@ impl TestEnv {
             .env("ATTENDANCE_NAMESPACE", &self.ns)
             .env("ATTENDANCE_TIMEZONE", &self.tz)
             // Tests punch on fixed days in the past; the default week-long back-dating limit
-            // would refuse them as the calendar moves on (tests/durability.rs tests the limit).
-            .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "366");
+            // would refuse them as the calendar moves on; the bound (ten years) keeps the suite's
+            // 2026 dates accepted until 2036 (tests/durability.rs tests the limit).
+            .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "3660");
         c
     }
 
