@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::calendar::DayKind;
 use crate::config::Overrides;
-use crate::dates::{parse_day, parse_instant};
+use crate::dates::{parse_day, parse_instant, parse_month};
 use crate::event::Kind;
 use crate::report::Format;
 
@@ -221,10 +221,10 @@ pub enum DbCommand {
     /// partitioned one. Idempotent: months already there are kept as they are.
     Partition {
         /// The first month with a partition of its own, YYYY-MM; earlier days share one
-        #[arg(long, value_name = "YYYY-MM")]
-        from: String,
+        #[arg(long, value_name = "YYYY-MM", value_parser = parse_month)]
+        from: NaiveDate,
         /// How many months from --from get a partition each (1 to 240)
-        #[arg(long, default_value_t = 24)]
+        #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=240))]
         months: u32,
         #[command(flatten)]
         output: Output,

@@ -24,6 +24,11 @@ pub fn parse_day(s: &str) -> Result<NaiveDate, String> {
     Ok(d)
 }
 
+/// A month, `YYYY-MM`, as its first day.
+pub fn parse_month(s: &str) -> Result<NaiveDate, String> {
+    parse_day(&format!("{s}-01")).map_err(|e| e.replace("YYYY-MM-DD", "YYYY-MM"))
+}
+
 /// An instant, RFC 3339 with an offset, such as `2026-11-30T08:55:00+01:00`.
 pub fn parse_instant(s: &str) -> Result<DateTime<Utc>, String> {
     let t = DateTime::parse_from_rfc3339(s)

@@ -9,7 +9,6 @@ pub mod calendar;
 pub mod cli;
 pub mod commands;
 pub mod config;
-pub mod correct;
 pub mod csvfile;
 pub mod dates;
 pub mod db;

@@ -4,8 +4,8 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::CorrectArgs;
-use crate::correct::{self, parse_time, Request};
-use crate::{roster, services};
+use crate::ops::correct::{self, parse_time, Request};
+use crate::roster;
 
 pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
     roster::check_id("employee id", &a.employee_id)?;
@@ -14,11 +14,9 @@ pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
     let tz = ctx.cfg.timezone;
     let first_in = a.check_in.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
     let last_out = a.check_out.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
-    let pool = services::mysql(&ctx.cfg)?;
     let os_user = correct::os_user();
     let o = correct::correct(
         &ctx.cfg,
-        &pool,
         &Request {
             employee_id: &a.employee_id,
             date,

@@ -5,7 +5,9 @@
 
 pub mod calendar;
 pub mod checkin;
+pub mod correct;
 pub mod leave;
 pub mod org;
+pub mod partition;
 pub mod queues;
 pub mod report;

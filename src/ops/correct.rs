@@ -6,7 +6,7 @@ use anyhow::Result;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use chrono_tz::Tz;
 use mysql::prelude::Queryable;
-use mysql::{Pool, TxOpts};
+use mysql::TxOpts;
 use serde::Serialize;
 
 use crate::config::Config;
@@ -141,8 +141,9 @@ fn recompute(cfg: &Config, tx: &mut impl Queryable, req: &Request, before: &Stor
 }
 
 /// Correct a settled day: the row and its audit row in one transaction.
-pub fn correct(cfg: &Config, pool: &Pool, req: &Request) -> Result<Outcome> {
+pub fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
     check_request(cfg, req)?;
+    let pool = crate::services::mysql(cfg)?;
     let mut conn = pool.get_conn()?;
     check_supervisor(&mut conn, req)?;
     let mut tx = conn.start_transaction(TxOpts::default())?;
