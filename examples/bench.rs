@@ -5,6 +5,9 @@
 //!
 //! It uses its own namespace (`bench`) and database (`attendance_bench`), which it resets first,
 //! and writes the figures to `bench-results/latest.md` as well as the screen.
+//!
+//! On a Redis Cluster: `ATTENDANCE_REDIS_URL=redis+cluster://host:port,host:port ...`
+//! (`redis-benchmark --cluster` on the first seed node gives the reference figures).
 
 // A benchmark prints its figures to a terminal: println! is fine here (see clippy.toml).
 #![allow(clippy::disallowed_macros)]
@@ -24,7 +27,6 @@ use anyhow::{bail, Context, Result};
 use attendance::board::{self, Punch, PunchRules};
 use attendance::config::{Config, Overrides};
 use attendance::keys::Keys;
-use redis::Commands;
 
 struct Bench {
     bin: PathBuf,
@@ -92,22 +94,25 @@ fn percentiles(v: &mut [f64]) -> (f64, f64) {
     (at(0.5), at(0.99))
 }
 
+/// The `redis-benchmark` options that aim it at the configured Redis: the first seed node of a
+/// cluster (with `--cluster`), else the default local one.
+fn benchmark_target(cfg: &Config) -> Vec<String> {
+    match board::cluster::seed_urls(&cfg.redis_url) {
+        Some(seeds) => {
+            let hostport = seeds[0].trim_start_matches("redis://").trim_end_matches('/');
+            let hostport = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
+            let (host, port) = hostport.rsplit_once(':').expect("a seed has a port");
+            vec!["-h".into(), host.into(), "-p".into(), port.into(), "--cluster".into()]
+        }
+        None => vec!["-h".into(), "127.0.0.1".into(), "-p".into(), "6379".into()],
+    }
+}
+
 /// `redis-benchmark -t hset`: requests per second.
-fn redis_benchmark(extra: &[&str]) -> Result<f64> {
+fn redis_benchmark(target: &[String], extra: &[&str]) -> Result<f64> {
     let o = Command::new("redis-benchmark")
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            "6379",
-            "-t",
-            "hset",
-            "-n",
-            "200000",
-            "-c",
-            "50",
-            "-q",
-        ])
+        .args(target)
+        .args(["-t", "hset", "-n", "200000", "-c", "50", "-q"])
         .args(extra)
         .output()
         .context("redis-benchmark is needed for the reference figures")?;
@@ -122,17 +127,22 @@ fn redis_benchmark(extra: &[&str]) -> Result<f64> {
     Ok(rps)
 }
 
+/// `used_memory` of the node, or summed over the masters of a cluster.
 fn used_memory(con: &mut impl redis::ConnectionLike) -> Result<u64> {
-    let info: String = redis::cmd("INFO").arg("memory").query(con)?;
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .context("INFO memory has no used_memory")
+    board::health::info_texts(con, "memory")?
+        .iter()
+        .map(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("used_memory:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .context("INFO memory has no used_memory")
+        })
+        .sum()
 }
 
 /// Bytes held by the keys matching a pattern (MEMORY USAGE, exact).
-fn keys_memory(con: &mut impl redis::ConnectionLike, pattern: &str) -> Result<(usize, u64)> {
-    let keys: Vec<String> = con.scan_match::<_, String>(pattern)?.collect::<Result<_, _>>()?;
+fn keys_memory(con: &mut impl board::Keyspace, pattern: &str) -> Result<(usize, u64)> {
+    let keys = con.scan_keys(pattern)?;
     let mut total = 0u64;
     for k in &keys {
         let n: Option<u64> = redis::cmd("MEMORY")
@@ -146,10 +156,15 @@ fn keys_memory(con: &mut impl redis::ConnectionLike, pattern: &str) -> Result<(u
     Ok((keys.len(), total))
 }
 
-fn delete_pattern(con: &mut impl redis::ConnectionLike, pattern: &str) -> Result<()> {
-    let keys: Vec<String> = con.scan_match::<_, String>(pattern)?.collect::<Result<_, _>>()?;
+/// Delete the keys of a pattern, one DEL per key (each its own slot on a cluster).
+fn delete_pattern(con: &mut impl board::Keyspace, pattern: &str) -> Result<()> {
+    let keys = con.scan_keys(pattern)?;
     for chunk in keys.chunks(500) {
-        let _: () = con.del(chunk)?;
+        let mut pipe = redis::pipe();
+        for k in chunk {
+            pipe.del(k).ignore();
+        }
+        pipe.query::<()>(con)?;
     }
     Ok(())
 }
@@ -318,10 +333,11 @@ fn main() -> Result<()> {
     b.lines
         .push("| step | figure | reference (same run) | target |\n| --- | --- | --- | --- |".into());
 
-    let hset = redis_benchmark(&[])?;
-    let hset_p16 = redis_benchmark(&["-P", "16"])?;
-    // redis-benchmark leaves its key behind.
-    let _: () = con.del("myhash")?;
+    let target = benchmark_target(&b.cfg);
+    let hset = redis_benchmark(&target, &[])?;
+    let hset_p16 = redis_benchmark(&target, &["-P", "16"])?;
+    // redis-benchmark leaves its key behind (with a hash tag on a cluster).
+    delete_pattern(&mut con, "myhash*")?;
     let href = format!("redis-benchmark HSET: {hset:.0}/s (50 clients), {hset_p16:.0}/s (-P 16)");
 
     b.run(&["migrate"])?;
@@ -397,13 +413,16 @@ fn main() -> Result<()> {
         |_| {},
     )?;
     let alone = punches.len() as f64 / t.elapsed().as_secs_f64();
-    let stats: String = redis::cmd("INFO").arg("commandstats").query(&mut con)?;
-    let evalsha_usec: f64 = stats
-        .lines()
-        .find_map(|l| l.strip_prefix("cmdstat_evalsha:"))
-        .and_then(|l| l.split(',').find_map(|f| f.strip_prefix("usec=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
+    let evalsha_usec: f64 = board::health::info_texts(&mut con, "commandstats")?
+        .iter()
+        .filter_map(|stats| {
+            stats
+                .lines()
+                .find_map(|l| l.strip_prefix("cmdstat_evalsha:"))
+                .and_then(|l| l.split(',').find_map(|f| f.strip_prefix("usec=")))
+                .and_then(|v| v.parse::<f64>().ok())
+        })
+        .sum();
     b.report(
         "board alone (Lua, pipelined, no publish)",
         format!(
@@ -554,7 +573,7 @@ fn main() -> Result<()> {
 /// morning (every employee in) on other days, alternately without the journal (deleted, so
 /// nothing is bound) and with it; then the last day's evening too, the day's boards deleted
 /// as a Redis without AOF would lose them, and the day recovered from the journal.
-fn journal_figures(b: &mut Bench, con: &mut impl redis::ConnectionLike, keys: &Keys, queues: &[String]) -> Result<()> {
+fn journal_figures(b: &mut Bench, con: &mut impl board::Keyspace, keys: &Keys, queues: &[String]) -> Result<()> {
     let days = ["2026-11-23", "2026-11-24", "2026-11-25", "2026-11-27"];
     let (mut without, mut with) = (Vec::new(), Vec::new());
     let mut n = 0usize;
