@@ -22,6 +22,21 @@ pub struct Cluster {
     url: String,
 }
 
+/// `redis-server`; where only Debian's `redis-tools` is installed (a machine whose Redis runs
+/// in a container), the same binary under its other name, `redis-check-rdb`, run as the server.
+fn server_command() -> Command {
+    let on_path = |name: &str| {
+        std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+    };
+    if on_path("redis-server") || !on_path("redis-check-rdb") {
+        Command::new("redis-server")
+    } else {
+        let mut c = Command::new("redis-check-rdb");
+        c.arg0("redis-server");
+        c
+    }
+}
+
 /// A port free on 127.0.0.1 whose cluster bus port (port + 10000) is free too.
 fn free_port(taken: &[u16]) -> u16 {
     loop {
@@ -70,7 +85,7 @@ impl Cluster {
         }
         let mut children = Vec::new();
         for &p in &ports {
-            let mut c = Command::new("redis-server");
+            let mut c = server_command();
             c.args([
                 "--port",
                 &p.to_string(),
