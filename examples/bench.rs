@@ -7,7 +7,9 @@
 //! and writes the figures to `bench-results/latest.md` as well as the screen.
 //!
 //! On a Redis Cluster: `ATTENDANCE_REDIS_URL=redis+cluster://host:port,host:port ...`
-//! (`redis-benchmark --cluster` on the first seed node gives the reference figures).
+//! (`redis-benchmark --cluster` on the first seed node gives the reference figures); it then
+//! uses the namespace `benchc` and the database `attendance_benchc`, so that a single-node run
+//! at the same time on the same MySQL and RabbitMQ does not collide with it.
 
 // A benchmark prints its figures to a terminal: println! is fine here (see clippy.toml).
 #![allow(clippy::disallowed_macros)]
@@ -299,14 +301,16 @@ fn main() -> Result<()> {
     let departments = arg("--departments", 500)?;
     let runs = arg("--runs", 300)? as usize;
     let bin = args::binary()?;
+    let on_cluster = std::env::var("ATTENDANCE_REDIS_URL").is_ok_and(|u| u.starts_with("redis+cluster://"));
+    let tag = if on_cluster { "benchc" } else { "bench" };
     let mut cfg = Config::load(&Overrides {
-        namespace: Some("bench".into()),
+        namespace: Some(tag.into()),
         timezone: std::env::var("ATTENDANCE_TIMEZONE")
             .ok()
             .or(Some("Europe/Paris".into())),
         ..Default::default()
     })?;
-    cfg.mysql_url = format!("{}attendance_bench", cfg.mysql_server_url());
+    cfg.mysql_url = format!("{}attendance_{tag}", cfg.mysql_server_url());
     let dir = PathBuf::from("bench-results");
     std::fs::create_dir_all(&dir)?;
     let mut b = Bench {
@@ -317,12 +321,12 @@ fn main() -> Result<()> {
     };
     let keys = Keys::new(&b.cfg.namespace);
     let mut con = attendance::services::redis(&b.cfg)?;
-    delete_pattern(&mut con, "bench:*")?;
+    delete_pattern(&mut con, &format!("{tag}:*"))?;
     // The broker too: every run publishes the day's events, which would pile up run after run.
     let depts: Vec<String> = (1..=departments).map(|d| format!("D{d:03}")).collect();
     attendance::notify::teardown(&b.cfg, &depts)?;
     let mut server = attendance::services::mysql_server(&b.cfg)?;
-    mysql::prelude::Queryable::query_drop(&mut server, "DROP DATABASE IF EXISTS attendance_bench")?;
+    mysql::prelude::Queryable::query_drop(&mut server, format!("DROP DATABASE IF EXISTS attendance_{tag}"))?;
 
     println!("# attendance day benchmark: {employees} employees, {departments} departments");
     println!("| step | figure | reference (same run) | target |");
@@ -395,7 +399,7 @@ fn main() -> Result<()> {
     )?;
     let ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
     let known = attendance::ops::checkin::resolve(&b.cfg, &mut con, &keys, &ids)?;
-    let other = Keys::new("bench:alone");
+    let other = Keys::new(&format!("{tag}:alone"));
     let punches: Vec<Punch> = rows
         .iter()
         .map(|r| {
@@ -432,7 +436,7 @@ fn main() -> Result<()> {
         href.clone(),
         ">= 150,000/s",
     );
-    delete_pattern(&mut con, "bench:alone:*")?;
+    delete_pattern(&mut con, &format!("{tag}:alone:*"))?;
 
     let n = rows.len() as f64;
     let t = b.run(&["checkin", "--file", morning.to_str().expect("utf-8")])?;
@@ -562,10 +566,10 @@ fn main() -> Result<()> {
     std::fs::write(&out, b.lines.join("\n") + "\n")?;
     println!("\nfigures written to {}", out.display());
     // Leave the shared services as found: the journal alone holds a day of events.
-    delete_pattern(&mut con, "bench:*")?;
+    delete_pattern(&mut con, &format!("{tag}:*"))?;
     let all: Vec<String> = (1..=departments).map(|d| format!("D{d:03}")).collect();
     attendance::notify::teardown(&b.cfg, &all)?;
-    mysql::prelude::Queryable::query_drop(&mut server, "DROP DATABASE IF EXISTS attendance_bench")?;
+    mysql::prelude::Queryable::query_drop(&mut server, format!("DROP DATABASE IF EXISTS attendance_{tag}"))?;
     Ok(())
 }
 
