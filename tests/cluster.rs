@@ -178,3 +178,30 @@ fn a_malformed_cluster_url_is_a_usage_error_naming_the_key() {
     assert!(e.contains("redis_url"), "{e}");
     assert_eq!(e.trim_end().lines().count(), 1, "{e}");
 }
+
+#[test]
+fn scripts_flushed_from_every_node_are_loaded_again_where_they_run() {
+    let cluster = Cluster::start();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.ok(&["migrate"]);
+    let roster = generate_roster(&env, 30, 6);
+    env.ok(&["org", "import", &roster, "-q"]);
+    cluster.flush_scripts();
+    env.ok(&["init-day", "--date", DAY, "-q"]);
+    cluster.flush_scripts();
+    env.ok(&["checkin", "E000001", "--at", &format!("{DAY}T08:00:00Z"), "-q"]);
+    cluster.flush_scripts();
+    let rows: String = (2..=30)
+        .map(|i| format!("E{i:06},in,{DAY}T08:10:00Z,kiosk\n"))
+        .collect();
+    let f = env.file("bulk.csv", &format!("employee_id,kind,at,source\n{rows}"));
+    env.ok(&["checkin", "--file", f.to_str().unwrap(), "-q"]);
+    env.ok(&["settle", "--date", DAY, "-q"]);
+    let rows = env.attendance_rows();
+    assert_eq!(rows.len(), 30);
+    assert!(
+        rows.iter()
+            .all(|r| r.contains("|missing_checkout|") && r.contains("|in@")),
+        "every punch landed: {rows:?}"
+    );
+}

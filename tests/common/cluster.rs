@@ -204,6 +204,13 @@ impl Cluster {
         self.keys_by_node(pattern).iter().map(Vec::len).collect()
     }
 
+    /// Empty every node's script cache, as a restart or a fail-over to a fresh replica would.
+    pub fn flush_scripts(&self) {
+        for &p in &self.ports {
+            let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut node(p).unwrap()).unwrap();
+        }
+    }
+
     /// Stop one master at once (SIGKILL), as a crash would.
     pub fn kill_master(&mut self, i: usize) {
         if let Some(mut c) = self.children[i].take() {
