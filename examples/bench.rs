@@ -5,6 +5,11 @@
 //!
 //! It uses its own namespace (`bench`) and database (`attendance_bench`), which it resets first,
 //! and writes the figures to `bench-results/latest.md` as well as the screen.
+//!
+//! On a Redis Cluster: `ATTENDANCE_REDIS_URL=redis+cluster://host:port,host:port ...`
+//! (`redis-benchmark --cluster` on the first seed node gives the reference figures); it then
+//! uses the namespace `benchc` and the database `attendance_benchc`, so that a single-node run
+//! at the same time on the same MySQL and RabbitMQ does not collide with it.
 
 // A benchmark prints its figures to a terminal: println! is fine here (see clippy.toml).
 #![allow(clippy::disallowed_macros)]
@@ -24,7 +29,6 @@ use anyhow::{bail, Context, Result};
 use attendance::board::{self, Punch, PunchRules};
 use attendance::config::{Config, Overrides};
 use attendance::keys::Keys;
-use redis::Commands;
 
 struct Bench {
     bin: PathBuf,
@@ -92,22 +96,25 @@ fn percentiles(v: &mut [f64]) -> (f64, f64) {
     (at(0.5), at(0.99))
 }
 
+/// The `redis-benchmark` options that aim it at the configured Redis: the first seed node of a
+/// cluster (with `--cluster`), else the default local one.
+fn benchmark_target(cfg: &Config) -> Vec<String> {
+    match board::cluster::seed_urls(&cfg.redis_url) {
+        Some(seeds) => {
+            let hostport = seeds[0].trim_start_matches("redis://").trim_end_matches('/');
+            let hostport = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
+            let (host, port) = hostport.rsplit_once(':').expect("a seed has a port");
+            vec!["-h".into(), host.into(), "-p".into(), port.into(), "--cluster".into()]
+        }
+        None => vec!["-h".into(), "127.0.0.1".into(), "-p".into(), "6379".into()],
+    }
+}
+
 /// `redis-benchmark -t hset`: requests per second.
-fn redis_benchmark(extra: &[&str]) -> Result<f64> {
+fn redis_benchmark(target: &[String], extra: &[&str]) -> Result<f64> {
     let o = Command::new("redis-benchmark")
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            "6379",
-            "-t",
-            "hset",
-            "-n",
-            "200000",
-            "-c",
-            "50",
-            "-q",
-        ])
+        .args(target)
+        .args(["-t", "hset", "-n", "200000", "-c", "50", "-q"])
         .args(extra)
         .output()
         .context("redis-benchmark is needed for the reference figures")?;
@@ -122,17 +129,22 @@ fn redis_benchmark(extra: &[&str]) -> Result<f64> {
     Ok(rps)
 }
 
+/// `used_memory` of the node, or summed over the masters of a cluster.
 fn used_memory(con: &mut impl redis::ConnectionLike) -> Result<u64> {
-    let info: String = redis::cmd("INFO").arg("memory").query(con)?;
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .context("INFO memory has no used_memory")
+    board::health::info_texts(con, "memory")?
+        .iter()
+        .map(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("used_memory:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .context("INFO memory has no used_memory")
+        })
+        .sum()
 }
 
 /// Bytes held by the keys matching a pattern (MEMORY USAGE, exact).
-fn keys_memory(con: &mut impl redis::ConnectionLike, pattern: &str) -> Result<(usize, u64)> {
-    let keys: Vec<String> = con.scan_match::<_, String>(pattern)?.collect::<Result<_, _>>()?;
+fn keys_memory(con: &mut impl board::Keyspace, pattern: &str) -> Result<(usize, u64)> {
+    let keys = con.scan_keys(pattern)?;
     let mut total = 0u64;
     for k in &keys {
         let n: Option<u64> = redis::cmd("MEMORY")
@@ -146,10 +158,15 @@ fn keys_memory(con: &mut impl redis::ConnectionLike, pattern: &str) -> Result<(u
     Ok((keys.len(), total))
 }
 
-fn delete_pattern(con: &mut impl redis::ConnectionLike, pattern: &str) -> Result<()> {
-    let keys: Vec<String> = con.scan_match::<_, String>(pattern)?.collect::<Result<_, _>>()?;
+/// Delete the keys of a pattern, one DEL per key (each its own slot on a cluster).
+fn delete_pattern(con: &mut impl board::Keyspace, pattern: &str) -> Result<()> {
+    let keys = con.scan_keys(pattern)?;
     for chunk in keys.chunks(500) {
-        let _: () = con.del(chunk)?;
+        let mut pipe = redis::pipe();
+        for k in chunk {
+            pipe.del(k).ignore();
+        }
+        pipe.query::<()>(con)?;
     }
     Ok(())
 }
@@ -284,14 +301,16 @@ fn main() -> Result<()> {
     let departments = arg("--departments", 500)?;
     let runs = arg("--runs", 300)? as usize;
     let bin = args::binary()?;
+    let on_cluster = std::env::var("ATTENDANCE_REDIS_URL").is_ok_and(|u| u.starts_with("redis+cluster://"));
+    let tag = if on_cluster { "benchc" } else { "bench" };
     let mut cfg = Config::load(&Overrides {
-        namespace: Some("bench".into()),
+        namespace: Some(tag.into()),
         timezone: std::env::var("ATTENDANCE_TIMEZONE")
             .ok()
             .or(Some("Europe/Paris".into())),
         ..Default::default()
     })?;
-    cfg.mysql_url = format!("{}attendance_bench", cfg.mysql_server_url());
+    cfg.mysql_url = format!("{}attendance_{tag}", cfg.mysql_server_url());
     let dir = PathBuf::from("bench-results");
     std::fs::create_dir_all(&dir)?;
     let mut b = Bench {
@@ -302,12 +321,12 @@ fn main() -> Result<()> {
     };
     let keys = Keys::new(&b.cfg.namespace);
     let mut con = attendance::services::redis(&b.cfg)?;
-    delete_pattern(&mut con, "bench:*")?;
+    delete_pattern(&mut con, &format!("{tag}:*"))?;
     // The broker too: every run publishes the day's events, which would pile up run after run.
     let depts: Vec<String> = (1..=departments).map(|d| format!("D{d:03}")).collect();
     attendance::notify::teardown(&b.cfg, &depts)?;
     let mut server = attendance::services::mysql_server(&b.cfg)?;
-    mysql::prelude::Queryable::query_drop(&mut server, "DROP DATABASE IF EXISTS attendance_bench")?;
+    mysql::prelude::Queryable::query_drop(&mut server, format!("DROP DATABASE IF EXISTS attendance_{tag}"))?;
 
     println!("# attendance day benchmark: {employees} employees, {departments} departments");
     println!("| step | figure | reference (same run) | target |");
@@ -318,10 +337,11 @@ fn main() -> Result<()> {
     b.lines
         .push("| step | figure | reference (same run) | target |\n| --- | --- | --- | --- |".into());
 
-    let hset = redis_benchmark(&[])?;
-    let hset_p16 = redis_benchmark(&["-P", "16"])?;
-    // redis-benchmark leaves its key behind.
-    let _: () = con.del("myhash")?;
+    let target = benchmark_target(&b.cfg);
+    let hset = redis_benchmark(&target, &[])?;
+    let hset_p16 = redis_benchmark(&target, &["-P", "16"])?;
+    // redis-benchmark leaves its key behind (with a hash tag on a cluster).
+    delete_pattern(&mut con, "myhash*")?;
     let href = format!("redis-benchmark HSET: {hset:.0}/s (50 clients), {hset_p16:.0}/s (-P 16)");
 
     b.run(&["migrate"])?;
@@ -379,7 +399,7 @@ fn main() -> Result<()> {
     )?;
     let ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
     let known = attendance::ops::checkin::resolve(&b.cfg, &mut con, &keys, &ids)?;
-    let other = Keys::new("bench:alone");
+    let other = Keys::new(&format!("{tag}:alone"));
     let punches: Vec<Punch> = rows
         .iter()
         .map(|r| {
@@ -397,13 +417,16 @@ fn main() -> Result<()> {
         |_| {},
     )?;
     let alone = punches.len() as f64 / t.elapsed().as_secs_f64();
-    let stats: String = redis::cmd("INFO").arg("commandstats").query(&mut con)?;
-    let evalsha_usec: f64 = stats
-        .lines()
-        .find_map(|l| l.strip_prefix("cmdstat_evalsha:"))
-        .and_then(|l| l.split(',').find_map(|f| f.strip_prefix("usec=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
+    let evalsha_usec: f64 = board::health::info_texts(&mut con, "commandstats")?
+        .iter()
+        .filter_map(|stats| {
+            stats
+                .lines()
+                .find_map(|l| l.strip_prefix("cmdstat_evalsha:"))
+                .and_then(|l| l.split(',').find_map(|f| f.strip_prefix("usec=")))
+                .and_then(|v| v.parse::<f64>().ok())
+        })
+        .sum();
     b.report(
         "board alone (Lua, pipelined, no publish)",
         format!(
@@ -413,7 +436,7 @@ fn main() -> Result<()> {
         href.clone(),
         ">= 150,000/s",
     );
-    delete_pattern(&mut con, "bench:alone:*")?;
+    delete_pattern(&mut con, &format!("{tag}:alone:*"))?;
 
     let n = rows.len() as f64;
     let t = b.run(&["checkin", "--file", morning.to_str().expect("utf-8")])?;
@@ -543,10 +566,10 @@ fn main() -> Result<()> {
     std::fs::write(&out, b.lines.join("\n") + "\n")?;
     println!("\nfigures written to {}", out.display());
     // Leave the shared services as found: the journal alone holds a day of events.
-    delete_pattern(&mut con, "bench:*")?;
+    delete_pattern(&mut con, &format!("{tag}:*"))?;
     let all: Vec<String> = (1..=departments).map(|d| format!("D{d:03}")).collect();
     attendance::notify::teardown(&b.cfg, &all)?;
-    mysql::prelude::Queryable::query_drop(&mut server, "DROP DATABASE IF EXISTS attendance_bench")?;
+    mysql::prelude::Queryable::query_drop(&mut server, format!("DROP DATABASE IF EXISTS attendance_{tag}"))?;
     Ok(())
 }
 
@@ -554,7 +577,7 @@ fn main() -> Result<()> {
 /// morning (every employee in) on other days, alternately without the journal (deleted, so
 /// nothing is bound) and with it; then the last day's evening too, the day's boards deleted
 /// as a Redis without AOF would lose them, and the day recovered from the journal.
-fn journal_figures(b: &mut Bench, con: &mut impl redis::ConnectionLike, keys: &Keys, queues: &[String]) -> Result<()> {
+fn journal_figures(b: &mut Bench, con: &mut impl board::Keyspace, keys: &Keys, queues: &[String]) -> Result<()> {
     let days = ["2026-11-23", "2026-11-24", "2026-11-25", "2026-11-27"];
     let (mut without, mut with) = (Vec::new(), Vec::new());
     let mut n = 0usize;

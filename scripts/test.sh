@@ -5,5 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/services.sh
+# tests/cluster.rs starts its own local Redis Cluster unless ATTENDANCE_TEST_REDIS_CLUSTER names
+# one: it needs redis-server and redis-cli (Debian's redis-tools has both, and starts nothing).
+if [ -z "${ATTENDANCE_TEST_REDIS_CLUSTER:-}" ] && ! command -v redis-cli >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-tools >/dev/null
+  else
+    echo "test: tests/cluster.rs needs redis-server and redis-cli (Debian: redis-tools), or ATTENDANCE_TEST_REDIS_CLUSTER=redis+cluster://host:port,..." >&2
+    exit 3
+  fi
+fi
 cargo build --all-targets
 cargo test --lib --bins --tests "$@"

@@ -357,7 +357,7 @@ impl Config {
             (
                 "redis_url",
                 &self.redis_url[..],
-                &["redis", "rediss", "redis+unix", "unix"][..],
+                &["redis", "rediss", "redis+unix", "unix", crate::board::cluster::SCHEME][..],
             ),
             ("mysql_url", &self.mysql_url[..], &["mysql"][..]),
             ("report_mysql_url", self.report_mysql_url(), &["mysql"][..]),
@@ -367,6 +367,14 @@ impl Config {
             if !url.contains("://") || !schemes.contains(&scheme) {
                 return Err(bad(key, url, &format!("a URL starting with {}://", schemes[0])));
             }
+        }
+        if self.redis_url.starts_with("redis+cluster://") && crate::board::cluster::seed_urls(&self.redis_url).is_none()
+        {
+            return Err(bad(
+                "redis_url",
+                &self.redis_url,
+                "a cluster's seed nodes as redis+cluster://host:port,host:port",
+            ));
         }
         for (key, url) in [
             ("mysql_url", &self.mysql_url[..]),

@@ -136,7 +136,7 @@ fn timezone(cfg: &Config, now: DateTime<Utc>) -> Check {
 }
 
 /// Redis reachable, its persistence and its eviction policy. Returns the connection if usable.
-fn redis_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<crate::services::RedisConn> {
+fn redis_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<crate::board::Redis> {
     let mut con = match services::redis(cfg).and_then(|mut c| server::version(&mut c).map(|v| (c, v))) {
         Ok((con, version)) => {
             checks.push(check(
@@ -261,7 +261,7 @@ fn offset(mut read: impl FnMut() -> anyhow::Result<DateTime<Utc>>) -> anyhow::Re
 }
 
 /// This host's clock against Redis's `TIME` and MySQL's `NOW()`.
-fn clock(redis: Option<&mut crate::services::RedisConn>, mysql: Option<&mut mysql::PooledConn>) -> Check {
+fn clock(redis: Option<&mut crate::board::Redis>, mysql: Option<&mut mysql::PooledConn>) -> Check {
     let mut parts = Vec::new();
     let mut worst = chrono::Duration::zero();
     let mut failed = Vec::new();
@@ -416,7 +416,7 @@ fn files_verdict(cfg: &Config, departments: u64) -> Check {
 fn settle_checks(
     cfg: &Config,
     conn: &mut mysql::PooledConn,
-    redis: Option<&mut crate::services::RedisConn>,
+    redis: Option<&mut crate::board::Redis>,
     today: NaiveDate,
 ) -> Vec<Check> {
     let last = match runs::list(conn, None, 1) {
@@ -479,7 +479,7 @@ fn run_verdict(cfg: &Config, r: &runs::Run) -> Check {
 fn unsettled(
     cfg: &Config,
     conn: &mut mysql::PooledConn,
-    redis: Option<&mut crate::services::RedisConn>,
+    redis: Option<&mut crate::board::Redis>,
     today: NaiveDate,
 ) -> Check {
     let mut waiting: BTreeMap<NaiveDate, &'static str> = BTreeMap::new();

@@ -3,6 +3,18 @@
 
 use chrono::NaiveDate;
 
+/// How many hashes the roster cache is split into.
+pub const ROSTER_PARTS: u32 = 64;
+
+/// Which part of the roster cache holds an employee: FNV-1a of the id, stable across versions
+/// and machines (the cache is shared by every process that reads it).
+pub fn roster_part_of(employee_id: &str) -> u32 {
+    let h = employee_id
+        .bytes()
+        .fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
+    h % ROSTER_PARTS
+}
+
 /// Key names under one namespace.
 #[derive(Debug, Clone)]
 pub struct Keys {
@@ -20,8 +32,21 @@ impl Keys {
         &self.ns
     }
 
-    /// Hash: employee id -> `"<department id>\t<name>"`. Written by `org import` and `init-day`.
-    pub fn roster(&self) -> String {
+    /// The part of the roster cache that holds an employee: a hash, employee id ->
+    /// `"<department id>\t<name>"`, written by `org import` and `init-day`. The cache is split
+    /// into [`ROSTER_PARTS`] hashes, each its own hash tag, so that at a million employees it is
+    /// no single 79 MB key on one master of a Redis Cluster.
+    pub fn roster(&self, employee_id: &str) -> String {
+        self.roster_part(roster_part_of(employee_id))
+    }
+
+    /// One part of the roster cache (see [`Keys::roster`]).
+    pub fn roster_part(&self, part: u32) -> String {
+        format!("{}:roster:{{r{part:02}}}", self.ns)
+    }
+
+    /// The single roster hash of earlier versions, deleted when the cache is rewritten.
+    pub fn legacy_roster(&self) -> String {
         format!("{}:roster", self.ns)
     }
 
@@ -98,5 +123,17 @@ mod tests {
         assert_eq!(k.settle_board("D042", d), "att:settle:board:{D042}:2026-11-30");
         assert_eq!(k.board_days("D042"), "att:days:{D042}");
         assert_eq!(Keys::date_of(&k.board("D042", d)), Some(d));
+    }
+
+    #[test]
+    fn the_roster_cache_spreads_over_its_parts() {
+        let k = Keys::new("att");
+        assert_eq!(k.roster("E000001"), k.roster("E000001"));
+        let mut used = std::collections::HashSet::new();
+        for i in 0..10_000 {
+            used.insert(k.roster(&format!("E{i:06}")));
+        }
+        assert_eq!(used.len(), ROSTER_PARTS as usize);
+        assert!(k.roster_part(7).ends_with(":roster:{r07}"));
     }
 }

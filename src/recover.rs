@@ -59,7 +59,7 @@ pub fn read_from(cfg: &Config, date: NaiveDate) -> DateTime<Utc> {
 /// replay its journaled punches onto the boards.
 pub fn recover(
     cfg: &Config,
-    con: &mut crate::services::RedisConn,
+    con: &mut crate::board::Redis,
     members: &[crate::db::roster::Member],
     opts: Options,
 ) -> Result<RecoverReport> {
@@ -97,7 +97,7 @@ pub fn recover(
 }
 
 struct Replayer<'c> {
-    con: &'c mut crate::services::RedisConn,
+    con: &'c mut crate::board::Redis,
     keys: Keys,
     rules: PunchRules,
     clock: DayClock,

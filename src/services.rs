@@ -26,21 +26,22 @@ pub struct RedisConn {
 }
 
 impl RedisConn {
-    /// A read that timed out says so in words, with the setting that bounds it (the raw error
-    /// is "Resource temporarily unavailable").
     fn explain(&self, e: redis::RedisError) -> redis::RedisError {
-        if !e.is_timeout() {
-            return e;
-        }
-        io::Error::new(
-            io::ErrorKind::TimedOut,
-            format!(
-                "Redis sent no reply within {} ms (redis.read_timeout_ms)",
-                self.read_timeout_ms
-            ),
-        )
-        .into()
+        explain_timeout(e, self.read_timeout_ms)
     }
+}
+
+/// A read that timed out says so in words, with the setting that bounds it (the raw error is
+/// "Resource temporarily unavailable"). Other errors pass unchanged.
+pub(crate) fn explain_timeout(e: redis::RedisError, read_timeout_ms: u32) -> redis::RedisError {
+    if !e.is_timeout() {
+        return e;
+    }
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("Redis sent no reply within {read_timeout_ms} ms (redis.read_timeout_ms)"),
+    )
+    .into()
 }
 
 impl ConnectionLike for RedisConn {
@@ -82,8 +83,14 @@ impl ConnectionLike for RedisConn {
     }
 }
 
-/// One Redis connection (a command needs one; bulk paths pipeline on it).
-pub fn redis(cfg: &Config) -> Result<RedisConn> {
+/// The configured Redis, one node or a cluster (a command needs one connection; bulk paths
+/// pipeline on it).
+pub fn redis(cfg: &Config) -> Result<crate::board::Redis> {
+    crate::board::Redis::open(cfg)
+}
+
+/// One connection to a single Redis node.
+pub fn single_redis(cfg: &Config) -> Result<RedisConn> {
     let t = cfg.redis;
     let client = redis::Client::open(cfg.redis_url.as_str())
         .map_err(|e| Error::input(format!("config: redis_url: {}", redact(&e.to_string()))))?;

@@ -220,10 +220,10 @@ fn services_unreachable_exit_3_naming_the_service_without_password() {
 #[test]
 fn an_employee_missing_from_the_redis_roster_is_found_in_mysql() {
     let env = TestEnv::with_roster("UTC", 5, 1);
-    let _: () = env.redis().del(env.keys().roster()).unwrap();
+    let _: () = env.redis().del(env.keys().roster("E000005")).unwrap();
     env.ok(&["checkin", "E000005", "--at", "2026-11-02T08:00:00Z"]);
     assert_eq!(env.board("D001", DAY)["E000005"], "i28800");
-    let cached: String = env.redis().hget(env.keys().roster(), "E000005").unwrap();
+    let cached: String = env.redis().hget(env.keys().roster("E000005"), "E000005").unwrap();
     assert!(cached.starts_with("D001\t"));
 }
 

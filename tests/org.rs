@@ -38,7 +38,7 @@ fn import_then_reimport_upserts_mysql_and_the_redis_roster() {
         .query("SELECT department_id, employee_id FROM supervisors ORDER BY department_id")
         .unwrap();
     assert_eq!(sups, vec![("D1".into(), "E1".into()), ("D2".into(), "E2".into())]);
-    let cached: String = env.redis().hget(env.keys().roster(), "E2").unwrap();
+    let cached: String = env.redis().hget(env.keys().roster("E2"), "E2").unwrap();
     assert_eq!(cached, "D2\tBob Ray-Smith");
 }
 

@@ -1,52 +1,100 @@
-//! The one Redis handle the rest of the program holds. Code outside `board` passes it to
-//! board functions and never sends a command itself: every key format and every Redis call
-//! stays in this module, which is where a Redis Cluster connection will slot in.
+//! The one Redis handle the rest of the program holds: a single node or a Redis Cluster,
+//! chosen by `redis_url`. Code outside `board` passes it to board functions and never sends a
+//! command itself, so single node and cluster share every code path above this one.
 
 use anyhow::Result;
 use redis::{Cmd, ConnectionLike, RedisResult, Value};
 
+use super::cluster::{self, ClusterConn};
 use crate::config::Config;
+use crate::services::RedisConn;
 
-/// An open connection to the configured Redis, with the timeouts of `services::redis`.
-/// Whatever connection that opens (a plain one today; one with its own deadlines, or a
-/// cluster connection, later) sits behind the same handle.
-pub struct Redis {
-    con: Box<dyn ConnectionLike>,
+/// An open connection to the configured Redis, with the configured timeouts.
+pub enum Redis {
+    Single(RedisConn),
+    Cluster(Box<ClusterConn>),
 }
 
 impl Redis {
-    /// Connect (exit 3 when Redis is unreachable).
+    /// Connect (exit 2 for a bad URL, exit 3 when Redis is unreachable): a cluster when
+    /// `redis_url` is a `redis+cluster://` list of seed nodes, else one node.
     pub fn open(cfg: &Config) -> Result<Redis> {
-        Ok(Redis {
-            con: Box::new(crate::services::redis(cfg)?),
-        })
+        if cfg.redis_url.starts_with(&format!("{}://", cluster::SCHEME)) {
+            Ok(Redis::Cluster(Box::new(ClusterConn::open(cfg)?)))
+        } else {
+            Ok(Redis::Single(crate::services::single_redis(cfg)?))
+        }
+    }
+
+    /// Whether this is a cluster.
+    pub fn is_cluster(&self) -> bool {
+        matches!(self, Redis::Cluster(_))
+    }
+
+    fn con(&mut self) -> &mut dyn ConnectionLike {
+        match self {
+            Redis::Single(c) => c,
+            Redis::Cluster(c) => c.as_mut(),
+        }
+    }
+
+    fn con_ref(&self) -> &dyn ConnectionLike {
+        match self {
+            Redis::Single(c) => c,
+            Redis::Cluster(c) => c.as_ref(),
+        }
     }
 }
 
-// Board functions take `impl ConnectionLike`, so they run on this handle, on a plain
-// connection in tests, and later on a cluster connection, unchanged.
+/// Enumerating keys by pattern: one SCAN on a single node, one per master on a cluster.
+pub trait Keyspace: ConnectionLike {
+    fn scan_keys(&mut self, pattern: &str) -> RedisResult<Vec<String>>;
+}
+
+/// SCAN on one node (a plain connection: tests, and the single-node handle).
+fn scan_one(con: &mut impl ConnectionLike, pattern: &str) -> RedisResult<Vec<String>> {
+    redis::Commands::scan_match::<_, String>(con, pattern)?.collect()
+}
+
+impl Keyspace for Redis {
+    fn scan_keys(&mut self, pattern: &str) -> RedisResult<Vec<String>> {
+        match self {
+            Redis::Single(c) => scan_one(c, pattern),
+            Redis::Cluster(c) => c.scan_masters(pattern),
+        }
+    }
+}
+
+impl Keyspace for redis::Connection {
+    fn scan_keys(&mut self, pattern: &str) -> RedisResult<Vec<String>> {
+        scan_one(self, pattern)
+    }
+}
+
+// Board functions take `impl ConnectionLike`, so they run on this handle and on a plain
+// connection in tests, unchanged.
 impl ConnectionLike for Redis {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
-        self.con.req_packed_command(cmd)
+        self.con().req_packed_command(cmd)
     }
 
     fn req_packed_commands(&mut self, cmd: &[u8], offset: usize, count: usize) -> RedisResult<Vec<Value>> {
-        self.con.req_packed_commands(cmd, offset, count)
+        self.con().req_packed_commands(cmd, offset, count)
     }
 
     fn req_command(&mut self, cmd: &Cmd) -> RedisResult<Value> {
-        self.con.req_command(cmd)
+        self.con().req_command(cmd)
     }
 
     fn get_db(&self) -> i64 {
-        self.con.get_db()
+        self.con_ref().get_db()
     }
 
     fn check_connection(&mut self) -> bool {
-        self.con.check_connection()
+        self.con().check_connection()
     }
 
     fn is_open(&self) -> bool {
-        self.con.is_open()
+        self.con_ref().is_open()
     }
 }

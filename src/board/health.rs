@@ -81,16 +81,32 @@ pub fn persistence(con: &mut impl ConnectionLike) -> Result<Persistence> {
     })
 }
 
-/// One `field:value` line of an `INFO` section.
+/// The text of an `INFO` section from every node that answered: one on a single node; one per
+/// master on a cluster (redis-rs sends INFO to every master and answers a map by node).
+pub fn info_texts(con: &mut impl ConnectionLike, section: &str) -> Result<Vec<String>> {
+    let what = || format!("reading Redis's INFO {section}");
+    let v: redis::Value = redis::cmd("INFO").arg(section).query(con).with_context(what)?;
+    match v {
+        redis::Value::Map(nodes) => nodes
+            .into_iter()
+            .map(|(_, text)| redis::from_redis_value::<String>(text).with_context(what))
+            .collect(),
+        v => Ok(vec![redis::from_redis_value::<String>(v).with_context(what)?]),
+    }
+}
+
+/// One `field:value` line of an `INFO` section; on a cluster, the first node's value that is
+/// not `ok` if any (one master whose disk is full is enough to warn), else the first.
 fn info_field(con: &mut impl ConnectionLike, section: &str, field: &str) -> Result<Option<String>> {
-    let info: String = redis::cmd("INFO")
-        .arg(section)
-        .query(con)
-        .with_context(|| format!("reading Redis's INFO {section}"))?;
-    Ok(info
-        .lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .map(|v| v.trim().to_string()))
+    let values: Vec<String> = info_texts(con, section)?
+        .iter()
+        .filter_map(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+                .map(|v| v.trim().to_string())
+        })
+        .collect();
+    Ok(values.iter().find(|v| *v != "ok").or(values.first()).cloned())
 }
 
 /// The warning for this connection's Redis, if any. A Redis that refuses `CONFIG` (renamed

@@ -1,6 +1,7 @@
 //! Redis: the day's boards, the roster lookup and the per-department outbox. Every write that
 //! one check-in makes is one Lua script call on its department's keys (no lock).
 
+pub mod cluster;
 pub mod cutover;
 mod handle;
 pub mod health;
@@ -9,9 +10,9 @@ pub mod server;
 pub mod summary;
 
 pub use cutover::BoardEntry;
-pub use handle::Redis;
+pub use handle::{Keyspace, Redis};
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
 use anyhow::{Context, Result};
@@ -21,7 +22,7 @@ use redis::{Commands, ConnectionLike};
 
 use crate::config::Policy;
 use crate::event::Kind;
-use crate::keys::Keys;
+use crate::keys::{roster_part_of, Keys};
 use crate::policy::PunchFacts;
 use crate::roster::Member;
 use record::{DayRecord, MAX_TOKENS};
@@ -37,7 +38,8 @@ pub struct Employee {
     pub name: String,
 }
 
-/// Look employees up in the Redis roster cache, one HMGET per 5,000 ids; `None` for a miss.
+/// Look employees up in the Redis roster cache: one HMGET per roster part, pipelined, 5,000
+/// ids at a time; `None` for a miss.
 pub fn lookup_many<S: AsRef<str>>(
     con: &mut impl ConnectionLike,
     keys: &Keys,
@@ -45,13 +47,24 @@ pub fn lookup_many<S: AsRef<str>>(
 ) -> Result<Vec<Option<Employee>>> {
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(5_000) {
-        let names: Vec<&str> = chunk.iter().map(AsRef::as_ref).collect();
-        let vals: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(keys.roster())
-            .arg(&names)
-            .query(con)
-            .context("reading the roster from Redis")?;
-        out.extend(names.iter().zip(vals).map(|(id, v)| decode_roster(id, &v?)));
+        let mut parts: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for (i, id) in chunk.iter().enumerate() {
+            parts.entry(roster_part_of(id.as_ref())).or_default().push(i);
+        }
+        let mut pipe = redis::pipe();
+        for (&part, at) in &parts {
+            pipe.cmd("HMGET")
+                .arg(keys.roster_part(part))
+                .arg(at.iter().map(|&i| chunk[i].as_ref()).collect::<Vec<_>>());
+        }
+        let vals: Vec<Vec<Option<String>>> = pipe.query(con).context("reading the roster from Redis")?;
+        let mut found: Vec<Option<Employee>> = vec![None; chunk.len()];
+        for (at, vals) in parts.values().zip(vals) {
+            for (&i, v) in at.iter().zip(vals) {
+                found[i] = v.and_then(|v| decode_roster(chunk[i].as_ref(), &v));
+            }
+        }
+        out.extend(found);
     }
     Ok(out)
 }
@@ -65,31 +78,40 @@ fn decode_roster(id: &str, v: &str) -> Option<Employee> {
     })
 }
 
-/// Write employees into the Redis roster cache, in chunks of one HSET each.
+/// Write employees into the Redis roster cache, grouped by roster part, up to 1,000 fields per
+/// HSET. The single hash of earlier versions goes (its entries are all rewritten here).
 pub fn cache_roster<'a>(
     con: &mut impl ConnectionLike,
     keys: &Keys,
     members: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
 ) -> Result<usize> {
-    let key = keys.roster();
+    let mut parts: BTreeMap<u32, Vec<(&str, String)>> = BTreeMap::new();
     let mut n = 0;
-    let mut pipe = redis::pipe();
-    let mut items: Vec<(String, String)> = Vec::with_capacity(1000);
-    let flush = |pipe: &mut redis::Pipeline, items: &mut Vec<(String, String)>| {
-        if !items.is_empty() {
-            pipe.hset_multiple(&key, items).ignore();
-            items.clear();
-        }
-    };
     for (id, dept, name) in members {
-        items.push((id.to_string(), format!("{dept}\t{name}")));
+        parts
+            .entry(roster_part_of(id))
+            .or_default()
+            .push((id, format!("{dept}\t{name}")));
         n += 1;
-        if items.len() == 1000 {
-            flush(&mut pipe, &mut items);
+    }
+    if n == 0 {
+        return Ok(0);
+    }
+    let mut pipe = redis::pipe();
+    pipe.del(keys.legacy_roster()).ignore();
+    let mut queued = 0;
+    for (part, items) in parts {
+        for fields in items.chunks(1000) {
+            pipe.hset_multiple(keys.roster_part(part), fields).ignore();
+            queued += fields.len();
+            if queued >= 20_000 {
+                pipe.query::<()>(con).context("writing the roster to Redis")?;
+                pipe = redis::pipe();
+                queued = 0;
+            }
         }
     }
-    flush(&mut pipe, &mut items);
-    if n > 0 {
+    if queued > 0 {
         pipe.query::<()>(con).context("writing the roster to Redis")?;
     }
     Ok(n)
@@ -513,7 +535,7 @@ pub fn outbox_len(con: &mut impl ConnectionLike, keys: &Keys, depts: &[String]) 
 }
 
 /// What the outboxes hold, touching nothing: (departments with events, events).
-pub fn outbox_backlog(con: &mut impl ConnectionLike, keys: &Keys) -> Result<(usize, usize)> {
+pub fn outbox_backlog(con: &mut impl Keyspace, keys: &Keys) -> Result<(usize, usize)> {
     let depts = outbox_departments(con, keys)?;
     if depts.is_empty() {
         // An empty pipeline is an error to the client, not an empty answer.
@@ -527,11 +549,11 @@ pub fn outbox_backlog(con: &mut impl ConnectionLike, keys: &Keys) -> Result<(usi
     Ok((lens.iter().filter(|n| **n > 0).count(), lens.iter().sum()))
 }
 
-/// Departments whose outbox holds anything.
-pub fn outbox_departments(con: &mut impl ConnectionLike, keys: &Keys) -> Result<Vec<String>> {
-    let found: Vec<String> = con
-        .scan_match::<_, String>(keys.outbox_pattern())?
-        .collect::<Result<_, _>>()?;
+/// Departments whose outbox holds anything (on a cluster, found on every master).
+pub fn outbox_departments(con: &mut impl Keyspace, keys: &Keys) -> Result<Vec<String>> {
+    let found = con
+        .scan_keys(&keys.outbox_pattern())
+        .context("listing the outboxes in Redis")?;
     let mut depts: Vec<String> = found
         .iter()
         .filter_map(|k| Keys::dept_of(k).map(str::to_string))

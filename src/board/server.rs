@@ -4,14 +4,16 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, NaiveDate, Utc};
-use redis::Commands;
 
 use crate::keys::Keys;
 
 /// `redis_version` from `INFO server`.
 pub fn version(con: &mut impl redis::ConnectionLike) -> Result<String> {
-    let info: String = redis::cmd("INFO").arg("server").query(con).context("INFO server")?;
-    Ok(info
+    let infos = super::health::info_texts(con, "server").context("INFO server")?;
+    Ok(infos
+        .first()
+        .map(String::as_str)
+        .unwrap_or_default()
         .lines()
         .find_map(|l| l.strip_prefix("redis_version:"))
         .unwrap_or("unknown")
@@ -29,14 +31,12 @@ pub fn time(con: &mut impl redis::ConnectionLike) -> Result<DateTime<Utc>> {
 /// Settle deletes a day's boards once its rows are committed, so a board of a past day is a
 /// day that was never settled, or whose settle failed for some rows.
 pub fn past_board_days(
-    con: &mut impl redis::ConnectionLike,
+    con: &mut impl super::Keyspace,
     keys: &Keys,
     today: NaiveDate,
 ) -> Result<BTreeMap<NaiveDate, usize>> {
-    let found: Vec<String> = con
-        .scan_match::<_, String>(keys.any_board_pattern())
-        .context("listing the boards in Redis")?
-        .collect::<Result<_, _>>()
+    let found = con
+        .scan_keys(&keys.any_board_pattern())
         .context("listing the boards in Redis")?;
     let mut days = BTreeMap::new();
     for day in found.iter().filter_map(|k| Keys::date_of(k)).filter(|d| *d < today) {

@@ -34,7 +34,7 @@ pub struct DrainReport {
 }
 
 /// Drain every outbox of the namespace once, on a fresh connection.
-pub fn drain_outboxes(cfg: &Config, con: &mut impl ConnectionLike, keys: &Keys) -> Result<DrainReport> {
+pub fn drain_outboxes(cfg: &Config, con: &mut impl board::Keyspace, keys: &Keys) -> Result<DrainReport> {
     let mut publisher = Publisher::connect(cfg)?;
     let report = drain_with(&mut publisher, con, keys)?;
     publisher.close();
@@ -42,7 +42,7 @@ pub fn drain_outboxes(cfg: &Config, con: &mut impl ConnectionLike, keys: &Keys) 
 }
 
 /// Drain every outbox once on an open publisher (`relay --follow` keeps one across rounds).
-pub fn drain_with(publisher: &mut Publisher, con: &mut impl ConnectionLike, keys: &Keys) -> Result<DrainReport> {
+pub fn drain_with(publisher: &mut Publisher, con: &mut impl board::Keyspace, keys: &Keys) -> Result<DrainReport> {
     let depts = board::outbox_departments(con, keys)?;
     drain_departments(publisher, con, keys, &depts)
 }

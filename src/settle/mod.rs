@@ -21,6 +21,7 @@ use anyhow::Result;
 use chrono::{Duration, NaiveDate};
 use serde::Serialize;
 
+use crate::board::Redis;
 use crate::board::{cutover, LayoutReport};
 use crate::config::Config;
 use crate::db::runs::SettleLock;
@@ -28,7 +29,7 @@ use crate::db::{self, attendance, runs};
 use crate::error::Error;
 use crate::keys::Keys;
 use crate::notify::DrainReport;
-use crate::services::{self, RedisConn};
+use crate::services;
 use rows::Failure;
 
 /// Test hooks, read from the environment. They stop the process the way `kill -9` does, at a
@@ -149,7 +150,7 @@ struct Run<'a> {
     opts: &'a Options,
     keys: Keys,
     pool: mysql::Pool,
-    con: RedisConn,
+    con: Redis,
     lock: SettleLock,
     /// Every department (boards are looked for in each), and whether it has active members
     /// (only those had a board laid out).

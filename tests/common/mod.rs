@@ -2,6 +2,7 @@
 //! real services, and removes them when it ends (also when it fails).
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod stall;
 
 use std::collections::HashMap;
@@ -23,11 +24,18 @@ pub struct TestEnv {
     pub db: String,
     pub tz: String,
     pub dir: PathBuf,
+    /// The Redis the binary is given: the shared single node, or a test cluster's URL.
+    pub redis_url: String,
 }
 
 impl TestEnv {
     /// A fresh namespace and database (not yet migrated), in the given company zone.
     pub fn new(tz: &str) -> TestEnv {
+        TestEnv::on_redis(tz, REDIS_URL)
+    }
+
+    /// A fresh namespace and database whose commands use the given Redis (a cluster's URL).
+    pub fn on_redis(tz: &str, redis_url: &str) -> TestEnv {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let ns = format!("t{}", &id[..12]);
         let dir = std::env::temp_dir().join(format!("att-test-{ns}"));
@@ -37,6 +45,7 @@ impl TestEnv {
             ns,
             tz: tz.to_string(),
             dir,
+            redis_url: redis_url.to_string(),
         }
     }
 
@@ -77,7 +86,7 @@ impl TestEnv {
                 c.env_remove(k);
             }
         }
-        c.env("ATTENDANCE_REDIS_URL", REDIS_URL)
+        c.env("ATTENDANCE_REDIS_URL", &self.redis_url)
             .env("ATTENDANCE_MYSQL_URL", self.mysql_url())
             .env("ATTENDANCE_AMQP_URL", AMQP_URL)
             .env("ATTENDANCE_NAMESPACE", &self.ns)
@@ -244,7 +253,9 @@ pub fn date(day: &str) -> NaiveDate {
 
 impl Drop for TestEnv {
     fn drop(&mut self) {
-        if let Ok(mut con) = redis::Client::open(REDIS_URL).and_then(|c| c.get_connection()) {
+        if self.redis_url != REDIS_URL {
+            cluster::Cluster::remove_namespace(&self.redis_url, &self.ns);
+        } else if let Ok(mut con) = redis::Client::open(REDIS_URL).and_then(|c| c.get_connection()) {
             let keys: Vec<String> = redis::cmd("KEYS")
                 .arg(format!("{}:*", self.ns))
                 .query(&mut con)

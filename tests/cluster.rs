@@ -1,0 +1,207 @@
+//! The whole day on a real Redis Cluster (three masters started by the test, or the one given
+//! in `ATTENDANCE_TEST_REDIS_CLUSTER`): the same rows as on one node, and a lost master is a
+//! clean exit 3. Every step here failed on the single-node code: init-day and bulk check-ins
+//! with MOVED, relay finding only one master's outboxes, settle's reads and deletes.
+
+mod common;
+use common::cluster::Cluster;
+use common::TestEnv;
+
+const DAY: &str = "2026-11-02";
+const DOWN: &str = "amqp://guest:guest@127.0.0.1:1/%2f";
+
+/// Run the same commands on both environments; require exit 0 and return both outputs.
+fn both(envs: &[&TestEnv; 2], args: &[&str]) -> [String; 2] {
+    [envs[0].ok(args), envs[1].ok(args)]
+}
+
+/// A generated roster file in the environment's folder; returns its path.
+fn generate_roster(env: &TestEnv, employees: u32, departments: u32) -> String {
+    let path = env.file("roster.csv", "");
+    let path = path.to_str().unwrap().to_string();
+    let (e, d) = (employees.to_string(), departments.to_string());
+    env.ok(&["org", "generate", "--employees", &e, "--departments", &d, "-o", &path]);
+    path
+}
+
+/// The JSON a command prints, with the fields that differ by run (event ids, clocks) left out.
+fn stable(json: &str) -> Vec<serde_json::Value> {
+    json.lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if let Some(o) = v.as_object_mut() {
+                for k in ["event_id", "recorded_at", "elapsed_ms", "took_ms"] {
+                    o.remove(k);
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn a_whole_day_on_a_cluster_settles_the_same_rows_as_on_one_node() {
+    let cluster = Cluster::given_or_start();
+    let single = TestEnv::migrated("UTC");
+    let clustered = TestEnv::on_redis("UTC", cluster.url());
+    clustered.ok(&["migrate"]);
+    let envs = [&single, &clustered];
+
+    let roster = generate_roster(&single, 400, 12);
+    both(&envs, &["org", "import", &roster, "-q"]);
+    // The roster cache is split, so its parts spread over the masters.
+    let parts = cluster.keys(&format!("{}:roster:*", clustered.ns));
+    assert!(parts.len() > 3, "{parts:?}");
+    if cluster.owned() {
+        let per_master = cluster.keys_per_master(&format!("{}:*", clustered.ns));
+        assert!(
+            per_master.iter().all(|n| *n > 0),
+            "every master holds keys: {per_master:?}"
+        );
+    }
+
+    both(&envs, &["init-day", "--date", DAY, "-q"]);
+    let boards = cluster.keys(&format!("{}:board:*:{DAY}", clustered.ns));
+    assert_eq!(boards.len(), 12, "every department's board, whatever its master");
+
+    // Single check-ins, broker up: published at once.
+    for (emp, at) in [
+        ("E000001", "07:55:00"),
+        ("E000002", "09:20:00"),
+        ("E000001", "07:56:00"),
+    ] {
+        let out = both(&envs, &["checkin", emp, "--at", &format!("{DAY}T{at}Z"), "--json"]);
+        assert_eq!(stable(&out[0]), stable(&out[1]), "{emp} {at}");
+    }
+
+    // The morning in bulk with the broker down: every event waits in its department's outbox.
+    let morning = single.file("morning.csv", "");
+    let morning = morning.to_str().unwrap();
+    single.ok(&["simulate", "--date", DAY, "--phase", "morning", "-o", morning]);
+    for env in envs {
+        let o = env
+            .cmd()
+            .args(["checkin", "--file", morning, "-q"])
+            .env("ATTENDANCE_AMQP_URL", DOWN)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let waiting = single.outbox_events();
+    assert!(waiting > 300, "{waiting}");
+    assert_eq!(cluster.keys(&format!("{}:outbox:*", clustered.ns)).len(), 12);
+
+    // relay finds the outboxes on every master.
+    let relayed = both(&envs, &["relay", "--json"]);
+    assert_eq!(stable(&relayed[0]), stable(&relayed[1]));
+    assert_eq!(stable(&relayed[1])[0]["sent"], waiting);
+    assert!(
+        cluster.keys(&format!("{}:outbox:*", clustered.ns)).is_empty(),
+        "every outbox drained"
+    );
+
+    // The supervisor of D001 sees the same events.
+    let shown = both(&envs, &["watch-dept", "D001", "--once", "--json"]);
+    assert!(!shown[1].is_empty());
+    assert_eq!(shown[0].lines().count(), shown[1].lines().count());
+
+    let status = both(&envs, &["status", "E000001", "--date", DAY, "--json"]);
+    assert_eq!(stable(&status[0]), stable(&status[1]));
+
+    let evening = single.file("evening.csv", "");
+    let evening = evening.to_str().unwrap();
+    single.ok(&["simulate", "--date", DAY, "--phase", "evening", "-o", evening]);
+    both(&envs, &["checkin", "--file", evening, "-q"]);
+
+    both(&envs, &["settle", "--date", DAY, "-q"]);
+    let rows = single.attendance_rows();
+    assert_eq!(rows.len(), 400);
+    assert!(rows.iter().any(|r| r.contains("|absent|")) && rows.iter().any(|r| r.contains("|present|")));
+    assert_eq!(
+        clustered.attendance_rows(),
+        rows,
+        "the same rows on a cluster as on one node"
+    );
+    assert!(
+        cluster.keys(&format!("{}:*board:*", clustered.ns)).is_empty(),
+        "settled boards deleted"
+    );
+
+    let report = both(&envs, &["report", "day", "--date", DAY, "--format", "csv"]);
+    assert_eq!(report[0], report[1]);
+}
+
+#[test]
+fn a_cluster_that_loses_a_master_fails_with_exit_3_and_settles_nothing() {
+    let mut cluster = Cluster::start();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.ok(&["migrate"]);
+    let roster = generate_roster(&env, 60, 6);
+    env.ok(&["org", "import", &roster, "-q"]);
+    env.ok(&["init-day", "--date", DAY, "-q"]);
+    for emp in ["E000001", "E000011", "E000021", "E000031", "E000041", "E000051"] {
+        env.ok(&["checkin", emp, "--at", &format!("{DAY}T08:00:00Z"), "-q"]);
+    }
+
+    cluster.kill_master(1);
+    let e = env.fails(&["settle", "--date", DAY, "-q"], 3);
+    eprintln!("settle with a lost master: {e}");
+    assert!(e.starts_with("error: ") && e.trim_end().lines().count() == 1, "{e}");
+    assert!(e.contains("Redis"), "{e}");
+    assert_eq!(env.count("attendance"), 0, "nothing settled");
+    let running: u64 = mysql::prelude::Queryable::query_first(
+        &mut env.mysql(),
+        "SELECT COUNT(*) FROM settle_runs WHERE outcome = 'running'",
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(running, 0, "no run left running");
+
+    // A check-in whose department lives on the lost master: exit 3, one line.
+    let mut failed = 0;
+    for emp in ["E000002", "E000012", "E000022", "E000032", "E000042", "E000052"] {
+        let o = env.run(&["checkin", emp, "--at", &format!("{DAY}T08:05:00Z"), "-q"]);
+        if !o.status.success() {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(3), "{err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            failed += 1;
+        }
+    }
+    assert!(failed > 0, "some department's board was on the lost master");
+}
+
+#[test]
+fn a_malformed_cluster_url_is_a_usage_error_naming_the_key() {
+    let env = TestEnv::on_redis("UTC", "redis+cluster://127.0.0.1:7000,127.0.0.1");
+    let e = env.fails(&["status", "E000001"], 2);
+    assert!(e.contains("redis_url"), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+}
+
+#[test]
+fn scripts_flushed_from_every_node_are_loaded_again_where_they_run() {
+    let cluster = Cluster::start();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.ok(&["migrate"]);
+    let roster = generate_roster(&env, 30, 6);
+    env.ok(&["org", "import", &roster, "-q"]);
+    cluster.flush_scripts();
+    env.ok(&["init-day", "--date", DAY, "-q"]);
+    cluster.flush_scripts();
+    env.ok(&["checkin", "E000001", "--at", &format!("{DAY}T08:00:00Z"), "-q"]);
+    cluster.flush_scripts();
+    let rows: String = (2..=30)
+        .map(|i| format!("E{i:06},in,{DAY}T08:10:00Z,kiosk\n"))
+        .collect();
+    let f = env.file("bulk.csv", &format!("employee_id,kind,at,source\n{rows}"));
+    env.ok(&["checkin", "--file", f.to_str().unwrap(), "-q"]);
+    env.ok(&["settle", "--date", DAY, "-q"]);
+    let rows = env.attendance_rows();
+    assert_eq!(rows.len(), 30);
+    assert!(
+        rows.iter()
+            .all(|r| r.contains("|missing_checkout|") && r.contains("|in@")),
+        "every punch landed: {rows:?}"
+    );
+}

@@ -1,0 +1,245 @@
+//! A Redis Cluster for tests: three masters on free ports, in a temporary folder, started by
+//! the test that needs it and stopped when that test ends (its guard's `Drop`, also on a
+//! panic). Each test starts its own, so test binaries and threads running in parallel never
+//! share one. `ATTENDANCE_TEST_REDIS_CLUSTER=redis+cluster://h:p,...` uses a given cluster
+//! instead (its keys are removed by the test's own clean-up, never flushed).
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use attendance::board::cluster::ClusterConn;
+use redis::ConnectionLike;
+
+pub const GIVEN: &str = "ATTENDANCE_TEST_REDIS_CLUSTER";
+
+pub struct Cluster {
+    pub ports: Vec<u16>,
+    children: Vec<Option<Child>>,
+    dir: Option<PathBuf>,
+    url: String,
+}
+
+/// `redis-server`; where only Debian's `redis-tools` is installed (a machine whose Redis runs
+/// in a container), the same binary under its other name, `redis-check-rdb`, run as the server.
+fn server_command() -> Command {
+    let on_path = |name: &str| {
+        std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+    };
+    if on_path("redis-server") || !on_path("redis-check-rdb") {
+        Command::new("redis-server")
+    } else {
+        let mut c = Command::new("redis-check-rdb");
+        c.arg0("redis-server");
+        c
+    }
+}
+
+/// A port free on 127.0.0.1 whose cluster bus port (port + 10000) is free too.
+fn free_port(taken: &[u16]) -> u16 {
+    loop {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let p = l.local_addr().unwrap().port();
+        if p < 50_000 && !taken.contains(&p) && TcpListener::bind(("127.0.0.1", p + 10_000)).is_ok() {
+            return p;
+        }
+    }
+}
+
+fn wait_for(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(secs);
+    while !ok() {
+        assert!(Instant::now() < until, "test cluster: {what} within {secs} s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn node(port: u16) -> redis::RedisResult<redis::Connection> {
+    redis::Client::open(format!("redis://127.0.0.1:{port}/"))?.get_connection_with_timeout(Duration::from_secs(2))
+}
+
+impl Cluster {
+    /// The given cluster, or a fresh local one.
+    pub fn given_or_start() -> Cluster {
+        match std::env::var(GIVEN) {
+            Ok(url) if !url.is_empty() => Cluster {
+                ports: Vec::new(),
+                children: Vec::new(),
+                dir: None,
+                url,
+            },
+            _ => Cluster::start(),
+        }
+    }
+
+    /// Three masters on free ports, no replicas, nothing kept on disk but the temporary
+    /// folder's node files (removed at the end).
+    pub fn start() -> Cluster {
+        let dir = std::env::temp_dir().join(format!("att-cluster-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut ports = Vec::new();
+        for _ in 0..3 {
+            ports.push(free_port(&ports));
+        }
+        let mut children = Vec::new();
+        for &p in &ports {
+            let mut c = server_command();
+            c.args([
+                "--port",
+                &p.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--cluster-enabled",
+                "yes",
+            ])
+            .args(["--cluster-config-file", &format!("nodes-{p}.conf")])
+            .args(["--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+            // SAFETY: prctl only sets this child's own parent-death signal: a test process
+            // killed outright takes its cluster with it.
+            unsafe {
+                c.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    Ok(())
+                });
+            }
+            children.push(Some(
+                c.spawn()
+                    .expect("redis-server on PATH (the cluster tests start their own)"),
+            ));
+        }
+        let mut cluster = Cluster {
+            url: format!(
+                "redis+cluster://{}",
+                ports
+                    .iter()
+                    .map(|p| format!("127.0.0.1:{p}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            ports,
+            children,
+            dir: Some(dir),
+        };
+        for &p in &cluster.ports.clone() {
+            wait_for("a node answering", 20, || {
+                node(p).is_ok_and(|mut c| c.check_connection())
+            });
+        }
+        let created = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(cluster.ports.iter().map(|p| format!("127.0.0.1:{p}")))
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .output()
+            .expect("redis-cli on PATH");
+        assert!(
+            created.status.success(),
+            "redis-cli --cluster create: {}",
+            String::from_utf8_lossy(&created.stdout)
+        );
+        for &p in &cluster.ports.clone() {
+            wait_for("cluster_state:ok on every node", 30, || {
+                node(p)
+                    .and_then(|mut c| redis::cmd("CLUSTER").arg("INFO").query::<String>(&mut c))
+                    .is_ok_and(|i| i.contains("cluster_state:ok"))
+            });
+        }
+        // Every node must know every other's slots before a client asks for the map.
+        std::thread::sleep(Duration::from_millis(300));
+        cluster.children.shrink_to_fit();
+        cluster
+    }
+
+    /// `redis+cluster://host:port,...`: what `redis_url` takes.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Whether this test started the cluster (it may then stop a master).
+    pub fn owned(&self) -> bool {
+        self.dir.is_some()
+    }
+
+    /// A cluster connection through the library's own handle.
+    pub fn con(&self) -> ClusterConn {
+        let cfg = attendance::config::Config {
+            redis_url: self.url.clone(),
+            ..Default::default()
+        };
+        ClusterConn::open(&cfg).unwrap()
+    }
+
+    /// The keys of the pattern on each master (by port), asked of each node directly.
+    fn keys_by_node(&self, pattern: &str) -> Vec<Vec<String>> {
+        self.ports
+            .iter()
+            .map(|&p| {
+                redis::cmd("KEYS")
+                    .arg(pattern)
+                    .query::<Vec<String>>(&mut node(p).unwrap())
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    /// Every key matching the pattern, on every master: asked of each node directly when the
+    /// test started the cluster (not through the code under test).
+    pub fn keys(&self, pattern: &str) -> Vec<String> {
+        let mut keys = if self.owned() {
+            self.keys_by_node(pattern).concat()
+        } else {
+            self.con().scan_masters(pattern).unwrap()
+        };
+        keys.sort();
+        keys
+    }
+
+    /// How many keys of the pattern each master holds (by port).
+    pub fn keys_per_master(&self, pattern: &str) -> Vec<usize> {
+        self.keys_by_node(pattern).iter().map(Vec::len).collect()
+    }
+
+    /// Empty every node's script cache, as a restart or a fail-over to a fresh replica would.
+    pub fn flush_scripts(&self) {
+        for &p in &self.ports {
+            let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut node(p).unwrap()).unwrap();
+        }
+    }
+
+    /// Stop one master at once (SIGKILL), as a crash would.
+    pub fn kill_master(&mut self, i: usize) {
+        if let Some(mut c) = self.children[i].take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Delete every key of a namespace, key by key (one slot each).
+    pub fn remove_namespace(url: &str, ns: &str) {
+        let cfg = attendance::config::Config {
+            redis_url: url.to_string(),
+            ..Default::default()
+        };
+        if let Ok(mut con) = ClusterConn::open(&cfg) {
+            for k in con.scan_masters(&format!("{ns}:*")).unwrap_or_default() {
+                let _: redis::RedisResult<()> = redis::cmd("DEL").arg(&k).query(&mut con);
+            }
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for i in 0..self.children.len() {
+            self.kill_master(i);
+        }
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
