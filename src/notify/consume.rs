@@ -110,7 +110,11 @@ pub fn watch_department(
                 Ok(ch.basic_get(w.queue.as_str(), false)?)
             })?;
             match got {
-                Some(got) => w.handle(&ch, got.delivery, &mut show)?,
+                Some(got) => {
+                    if stopped_during(stop, w.handle(&ch, got.delivery, &mut show))? {
+                        break;
+                    }
+                }
                 None => break,
             }
         }
@@ -121,7 +125,11 @@ pub fn watch_department(
         })?;
         while !stop.load(Ordering::SeqCst) {
             match consumer.receiver().recv_timeout(opts.tick) {
-                Ok(ConsumerMessage::Delivery(d)) => w.handle(&ch, d, &mut show)?,
+                Ok(ConsumerMessage::Delivery(d)) => {
+                    if stopped_during(stop, w.handle(&ch, d, &mut show))? {
+                        break;
+                    }
+                }
                 Ok(ConsumerMessage::ServerClosedChannel(e) | ConsumerMessage::ServerClosedConnection(e)) => {
                     return Err(svc(e).into())
                 }
@@ -143,6 +151,18 @@ pub fn watch_department(
     ch.close().ok();
     link.close();
     Ok(w.report)
+}
+
+/// Whether a delivery's handling failed because Ctrl-C or SIGTERM arrived during it: a read
+/// with a timeout (Redis's, the broker's) is not restarted after the signal but fails with
+/// "interrupted system call". That is the stop the user asked for, not a failure; the
+/// delivery stays unacked and the broker hands it back. Any other error stands.
+fn stopped_during(stop: &AtomicBool, handled: Result<()>) -> Result<bool> {
+    match handled {
+        Ok(()) => Ok(false),
+        Err(_) if stop.load(Ordering::SeqCst) => Ok(true),
+        Err(e) => Err(e),
+    }
 }
 
 impl Watcher<'_> {
