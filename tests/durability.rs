@@ -188,18 +188,7 @@ fn recover_json(env: &TestEnv, redis: &PrivateRedis) -> Value {
     serde_json::from_str(out.trim()).unwrap()
 }
 
-/// Messages ready in a queue.
-fn depth(queue: &str) -> u32 {
-    let mut conn = Connection::insecure_open(AMQP_URL).unwrap();
-    let ch = conn.open_channel(None).unwrap();
-    let n = ch
-        .queue_declare_passive(queue)
-        .unwrap()
-        .declared_message_count()
-        .unwrap();
-    conn.close().ok();
-    n
-}
+use common::queue_depth as depth;
 
 #[test]
 fn with_aof_a_redis_killed_mid_day_keeps_every_punch_and_settles_like_its_twin() {

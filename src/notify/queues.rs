@@ -21,6 +21,8 @@ use crate::error::{Error, Service};
 pub struct BrokerState {
     /// The broker's product and version, from the connection handshake.
     pub version: String,
+    /// `host:port` of the broker that answered (the first of the list that did).
+    pub broker: String,
     /// Whether the events exchange exists.
     pub exchange: bool,
     /// Departments of the roster whose queue exists, and those whose queue does not.
@@ -67,6 +69,7 @@ pub fn broker_state(cfg: &Config, departments: &[String]) -> Result<BrokerState>
     let (mut conn, mut ch) = topology::connect(cfg, topology::open_channel)?;
     let mut state = BrokerState {
         version: version(&conn),
+        broker: conn.broker().to_string(),
         ..Default::default()
     };
     let answer = Duration::from_millis(u64::from(ANSWER_MS));

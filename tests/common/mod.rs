@@ -227,6 +227,19 @@ impl TestEnv {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
 
+    /// The event ids `watch-dept DEPT --once --json` shows, in order (and acks).
+    pub fn shown_ids(&self, dept: &str) -> Vec<String> {
+        self.ok(&["watch-dept", dept, "--once", "--json"])
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["event_id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
     /// Row count of a table in this test's database.
     pub fn count(&self, table: &str) -> u64 {
         self.mysql()
@@ -286,6 +299,19 @@ pub fn csv_cells(text: &str) -> Vec<Vec<String>> {
         .records()
         .map(|r| r.unwrap().iter().map(str::to_string).collect())
         .collect()
+}
+
+/// Messages ready in a queue of the real broker.
+pub fn queue_depth(queue: &str) -> u32 {
+    let mut conn = amiquip::Connection::insecure_open(AMQP_URL).unwrap();
+    let ch = conn.open_channel(None).unwrap();
+    let n = ch
+        .queue_declare_passive(queue)
+        .unwrap()
+        .declared_message_count()
+        .unwrap();
+    conn.close().ok();
+    n
 }
 
 /// Delete every exchange and queue of the namespace (AMQP names start with `<ns>.`): the
