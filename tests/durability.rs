@@ -291,6 +291,8 @@ fn warnings_name_an_evicting_policy_and_stay_quiet_with_q() {
 #[test]
 fn recover_without_a_journal_is_refused_and_changes_nothing() {
     let env = TestEnv::with_roster(TZ, 6, 1);
+    // org import declared the topology ahead, the journal with it: a broker without it.
+    env.bare_broker();
     let redis = PrivateRedis::start(&env, true);
     // Nothing was ever published in this namespace: no journal on the broker.
     let o = run(&env, Some(&redis), &["recover", "--date", DAY]);
@@ -310,6 +312,8 @@ fn recover_without_a_journal_is_refused_and_changes_nothing() {
 #[test]
 fn journal_off_declares_no_journal_and_punches_still_notify() {
     let env = TestEnv::with_roster(TZ, 4, 1);
+    // org import declared the topology ahead (with the journal, on by default): start bare.
+    env.bare_broker();
     let o = env
         .cmd()
         .env("ATTENDANCE_JOURNAL_ENABLED", "false")

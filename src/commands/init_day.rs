@@ -27,6 +27,10 @@ pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
         report.departments,
         report.employees,
     )?;
+    // After the boards: a broker away costs a warning, never the day's layout.
+    let mut departments: Vec<String> = members.iter().map(|m| m.department_id.clone()).collect();
+    departments.dedup();
+    super::queues::declare_ahead(ctx, "init-day", &departments);
     if args.output.json {
         crate::outln!("{}", serde_json::to_string(&report)?)?;
     } else {

@@ -50,8 +50,15 @@ impl TestEnv {
     /// A fresh environment with a generated roster imported.
     pub fn with_roster(tz: &str, employees: u32, departments: u32) -> TestEnv {
         let env = TestEnv::migrated(tz);
-        let path = env.file("roster.csv", "");
-        env.ok(&[
+        let path = env.roster_file(employees, departments);
+        env.ok(&["org", "import", path.to_str().unwrap()]);
+        env
+    }
+
+    /// A generated roster CSV in the test's folder (not imported).
+    pub fn roster_file(&self, employees: u32, departments: u32) -> PathBuf {
+        let path = self.file("roster.csv", "");
+        self.ok(&[
             "org",
             "generate",
             "--employees",
@@ -61,8 +68,7 @@ impl TestEnv {
             "-o",
             path.to_str().unwrap(),
         ]);
-        env.ok(&["org", "import", path.to_str().unwrap()]);
-        env
+        path
     }
 
     pub fn mysql_url(&self) -> String {
@@ -225,6 +231,14 @@ impl TestEnv {
         }
         let o = c.output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    /// Delete the namespace's exchanges and queues (which `org import` declared ahead, with the
+    /// default settings): a test of other AMQP settings, or of a broker without a journal,
+    /// starts from a bare broker.
+    pub fn bare_broker(&self) {
+        let depts: Vec<String> = self.mysql().query("SELECT id FROM departments").unwrap();
+        cleanup_amqp(&self.ns, &depts);
     }
 
     /// The event ids `watch-dept DEPT --once --json` shows, in order (and acks).
