@@ -84,6 +84,9 @@ pub struct AmqpSettings {
     /// publish would block with no timeout; 10,000 events of about 500 bytes stay well below it,
     /// so the confirm timeout alone bounds a stalled publish.
     pub confirm_window: usize,
+    /// Connections a bulk check-in publishes on at once, each draining its share of the
+    /// departments with its own confirm window (default: the machine's cores, at most 4).
+    pub publishers: usize,
     /// How long opening a connection to the broker may take before it counts as unreachable.
     pub connect_timeout_ms: u32,
     /// How long to wait for the broker to confirm a publish before the event stays pending.
@@ -109,6 +112,7 @@ impl Default for AmqpSettings {
             max_retries: 5,
             retry_delay_ms: 5_000,
             confirm_window: 1_000,
+            publishers: std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
             connect_timeout_ms: 2_000,
             confirm_timeout_ms: 5_000,
             checkin_confirm_ms: 1_000,

@@ -196,6 +196,7 @@ pub const KEYS: &[Key] = &[
     // Unconfirmed events wait in amiquip's write buffer, whose 16 MiB high-water mark would
     // block a publish with no timeout: 10,000 events of ~500 bytes stay far below it.
     Key { name: "amqp.confirm_window", set: |c, v| put(&mut c.amqp.confirm_window, size(v, 1..=10_000)) },
+    Key { name: "amqp.publishers", set: |c, v| put(&mut c.amqp.publishers, size(v, 1..=16)) },
     Key { name: "amqp.connect_timeout_ms", set: |c, v| put(&mut c.amqp.connect_timeout_ms, v.int(BROKER_MS)) },
     Key { name: "amqp.confirm_timeout_ms", set: |c, v| put(&mut c.amqp.confirm_timeout_ms, v.int(BROKER_MS)) },
     Key { name: "amqp.checkin_confirm_ms", set: |c, v| put(&mut c.amqp.checkin_confirm_ms, v.int(BROKER_MS)) },
