@@ -84,6 +84,9 @@ pub struct AmqpSettings {
     /// publish would block with no timeout; 10,000 events of about 500 bytes stay well below it,
     /// so the confirm timeout alone bounds a stalled publish.
     pub confirm_window: usize,
+    /// Connections a bulk check-in publishes on at once, each draining its share of the
+    /// departments with its own confirm window (default: the machine's cores, at most 4).
+    pub publishers: usize,
     /// How long opening a connection to the broker may take before it counts as unreachable.
     pub connect_timeout_ms: u32,
     /// How long to wait for the broker to confirm a publish before the event stays pending.
@@ -109,6 +112,7 @@ impl Default for AmqpSettings {
             max_retries: 5,
             retry_delay_ms: 5_000,
             confirm_window: 1_000,
+            publishers: std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
             connect_timeout_ms: 2_000,
             confirm_timeout_ms: 5_000,
             checkin_confirm_ms: 1_000,
@@ -221,7 +225,10 @@ impl fmt::Debug for Config {
             .field("redis_url", &redact(&self.redis_url))
             .field("mysql_url", &redact(&self.mysql_url))
             .field("report_mysql_url", &self.report_mysql_url.as_deref().map(redact))
-            .field("amqp_url", &redact(&self.amqp_url))
+            .field(
+                "amqp_url",
+                &self.amqp_urls().into_iter().map(redact).collect::<Vec<_>>(),
+            )
             .field("namespace", &self.namespace)
             .field("timezone", &self.timezone)
             .field("policy", &self.policy)
@@ -361,7 +368,11 @@ impl Config {
             ),
             ("mysql_url", &self.mysql_url[..], &["mysql"][..]),
             ("report_mysql_url", self.report_mysql_url(), &["mysql"][..]),
-            ("amqp_url", &self.amqp_url[..], &["amqp"][..]),
+            (
+                "amqp_url",
+                self.amqp_urls().first().copied().unwrap_or(""),
+                &["amqp"][..],
+            ),
         ] {
             let scheme = url.split("://").next().unwrap_or("");
             if !url.contains("://") || !schemes.contains(&scheme) {
@@ -375,6 +386,12 @@ impl Config {
                 &self.redis_url,
                 "a cluster's seed nodes as redis+cluster://host:port,host:port",
             ));
+        }
+        // Every broker of a list, not only the first.
+        for url in self.amqp_urls() {
+            if !url.starts_with("amqp://") {
+                return Err(bad("amqp_url", url, "a URL starting with amqp://"));
+            }
         }
         for (key, url) in [
             ("mysql_url", &self.mysql_url[..]),
@@ -397,6 +414,16 @@ impl Config {
             return Err(Error::input("config: policy.work_days: at least one day is needed"));
         }
         Ok(())
+    }
+
+    /// The brokers `amqp_url` names, in the order a command tries them (a cluster's nodes, or
+    /// one broker).
+    pub fn amqp_urls(&self) -> Vec<&str> {
+        self.amqp_url
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .collect()
     }
 
     /// The database named in the MySQL URL.
@@ -618,6 +645,30 @@ mod tests {
         };
         let c = Config::load_with_env(&Overrides::default(), env).unwrap();
         assert_eq!((c.policy.max_backdate_days, c.journal.enabled), (2, false));
+    }
+
+    #[test]
+    fn a_broker_list_is_a_toml_array_or_comma_separated_and_each_url_is_checked() {
+        let c = with_file("amqp_url = [\"amqp://a:pw1@n1:5672/%2f\", \"amqp://a:pw2@n2/%2f\"]\n").unwrap();
+        assert_eq!(c.amqp_urls(), ["amqp://a:pw1@n1:5672/%2f", "amqp://a:pw2@n2/%2f"]);
+        let debug = format!("{c:?}");
+        assert!(
+            !debug.contains("pw1") && !debug.contains("pw2") && debug.contains("@n2/"),
+            "{debug}"
+        );
+        let env = |k: &str| (k == "ATTENDANCE_AMQP_URL").then(|| "amqp://n1/, amqp://n2/".to_string());
+        let c = Config::load_with_env(&Overrides::default(), env).unwrap();
+        assert_eq!(c.amqp_urls(), ["amqp://n1/", "amqp://n2/"]);
+        assert_eq!(Config::default().amqp_urls(), [DEFAULT_AMQP_URL]);
+        for text in [
+            "amqp_url = []\n",
+            "amqp_url = [1]\n",
+            "amqp_url = \"amqp://n1/,redis://u:pw3@n2/\"\n",
+            "amqp_url = \",\"\n",
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains("amqp_url") && !e.contains("pw3"), "{text}: {e}");
+        }
     }
 
     #[test]

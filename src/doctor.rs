@@ -322,11 +322,7 @@ fn broker_checks(cfg: &Config, departments: Option<anyhow::Result<Vec<String>>>)
             ]
         }
     };
-    let broker = check(
-        "rabbitmq",
-        Level::Ok,
-        format!("{} at {}", state.version, redact(&cfg.amqp_url)),
-    );
+    let broker = check("rabbitmq", Level::Ok, format!("{} at {}", state.version, state.broker));
     let queues = match &departments {
         Some(d) => queue_verdict(d.len(), &state),
         None => check("queues", Level::Skip, "not checked: the roster (MySQL) is not readable"),

@@ -102,3 +102,92 @@ fn bulk_reads_stdin() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("1 recorded"));
 }
+
+/// Every employee of the roster checks in on 2026-11-02: (the file, how many punches).
+fn everyone_in(env: &TestEnv) -> (std::path::PathBuf, usize) {
+    use mysql::prelude::Queryable;
+    let ids: Vec<String> = env.mysql().query("SELECT id FROM employees ORDER BY id").unwrap();
+    let mut csv = String::from("employee_id,kind,at\n");
+    for id in &ids {
+        csv.push_str(&format!("{id},in,2026-11-02T08:30:00Z\n"));
+    }
+    (env.file("everyone.csv", &csv), ids.len())
+}
+
+/// The distinct event ids waiting in the department queues (a watcher shows each once).
+fn delivered(env: &TestEnv, depts: u32) -> std::collections::HashSet<String> {
+    (1..=depts).flat_map(|d| env.shown_ids(&format!("D{d:03}"))).collect()
+}
+
+#[test]
+fn bulk_on_several_publishers_delivers_every_event() {
+    let env = TestEnv::with_roster("UTC", 60, 6);
+    let (file, n) = everyone_in(&env);
+    // A proxy that never stalls, to count the connections.
+    let proxy = common::stall::StallProxy::start("127.0.0.1:5672", common::stall::Stall::never());
+    let o = env
+        .cmd()
+        .args(["checkin", "--file", file.to_str().unwrap(), "--json"])
+        .env("ATTENDANCE_AMQP_PUBLISHERS", "3")
+        .env("ATTENDANCE_AMQP_URL", proxy.amqp_url())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(proxy.accepted(), 3, "three publishers, each on its own connection");
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["notifications"]["sent"], n, "{r}");
+    assert_eq!(
+        (
+            r["notifications"]["pending"].as_u64(),
+            r["notifications"]["departments"].as_u64()
+        ),
+        (Some(0), Some(6))
+    );
+    let depth: u32 = (1..=6)
+        .map(|d| common::queue_depth(&format!("{}.dept.D{d:03}", env.ns)))
+        .sum();
+    assert_eq!(depth as usize, n, "each event published once");
+    assert_eq!(env.outbox_events(), 0);
+    assert_eq!(delivered(&env, 6).len(), n);
+}
+
+#[test]
+fn bulk_whose_broker_drops_one_publisher_mid_way_keeps_every_unconfirmed_event_pending() {
+    use common::stall::{Stall, StallProxy};
+    let env = TestEnv::with_roster("UTC", 60, 6);
+    let (file, n) = everyone_in(&env);
+    // The 10th publish drops its connection; the other publishers' connections go silent.
+    let proxy = StallProxy::start(
+        "127.0.0.1:5672",
+        Stall::when_client_sends(&[0, 60, 0, 40]).nth(10).then_drop(),
+    );
+    let cfg = env.file(
+        "att.toml",
+        "[amqp]\nconnect_timeout_ms = 1000\nconfirm_timeout_ms = 800\nclose_timeout_ms = 300\n",
+    );
+    let o = env
+        .cmd()
+        .args(["checkin", "--file", file.to_str().unwrap(), "--json"])
+        .env("ATTENDANCE_AMQP_PUBLISHERS", "3")
+        .env("ATTENDANCE_AMQP_URL", proxy.amqp_url())
+        .env("ATTENDANCE_CONFIG", &cfg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(proxy.tripped());
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (sent, pending) = (
+        r["notifications"]["sent"].as_u64().unwrap(),
+        r["notifications"]["pending"].as_u64().unwrap(),
+    );
+    assert_eq!((sent + pending) as usize, n, "{r}");
+    assert!(pending > 0, "{r}");
+    assert_eq!(
+        env.outbox_events() as u64,
+        pending,
+        "every unconfirmed event stays in its outbox"
+    );
+    // relay sends the rest: every check-in reaches its queue (at least once, shown once).
+    assert_eq!(env.json(&["relay", "--json"])["sent"], pending);
+    assert_eq!(delivered(&env, 6).len(), n);
+}

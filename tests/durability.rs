@@ -188,18 +188,7 @@ fn recover_json(env: &TestEnv, redis: &PrivateRedis) -> Value {
     serde_json::from_str(out.trim()).unwrap()
 }
 
-/// Messages ready in a queue.
-fn depth(queue: &str) -> u32 {
-    let mut conn = Connection::insecure_open(AMQP_URL).unwrap();
-    let ch = conn.open_channel(None).unwrap();
-    let n = ch
-        .queue_declare_passive(queue)
-        .unwrap()
-        .declared_message_count()
-        .unwrap();
-    conn.close().ok();
-    n
-}
+use common::queue_depth as depth;
 
 #[test]
 fn with_aof_a_redis_killed_mid_day_keeps_every_punch_and_settles_like_its_twin() {
@@ -302,6 +291,8 @@ fn warnings_name_an_evicting_policy_and_stay_quiet_with_q() {
 #[test]
 fn recover_without_a_journal_is_refused_and_changes_nothing() {
     let env = TestEnv::with_roster(TZ, 6, 1);
+    // org import declared the topology ahead, the journal with it: a broker without it.
+    env.bare_broker();
     let redis = PrivateRedis::start(&env, true);
     // Nothing was ever published in this namespace: no journal on the broker.
     let o = run(&env, Some(&redis), &["recover", "--date", DAY]);
@@ -321,6 +312,8 @@ fn recover_without_a_journal_is_refused_and_changes_nothing() {
 #[test]
 fn journal_off_declares_no_journal_and_punches_still_notify() {
     let env = TestEnv::with_roster(TZ, 4, 1);
+    // org import declared the topology ahead (with the journal, on by default): start bare.
+    env.bare_broker();
     let o = env
         .cmd()
         .env("ATTENDANCE_JOURNAL_ENABLED", "false")

@@ -197,6 +197,7 @@ fn a_duplicate_punch_has_no_notification() {
 #[test]
 fn a_malformed_message_goes_through_retry_to_parking_and_replay_brings_it_back() {
     let env = TestEnv::with_roster("UTC", 5, 1);
+    env.bare_broker();
     let cfg = env.file("att.toml", "[amqp]\nretry_delay_ms = 100\nmax_retries = 2\n");
     let cfg = cfg.to_str().unwrap();
     let watch = ["watch-dept", "D001", "--once", "--json", "--config", cfg];
@@ -320,6 +321,7 @@ fn redelivery_after_a_consumer_dies_before_acking_is_shown_once() {
 #[test]
 fn classic_queues_when_configured() {
     let env = TestEnv::with_roster("UTC", 5, 1);
+    env.bare_broker();
     let cfg = env.file("att.toml", "[amqp]\nqueue_type = \"classic\"\n");
     let c = env.json(&["checkin", "E000002", "--json", "--config", cfg.to_str().unwrap()]);
     assert_eq!(c["notification"], "sent");

@@ -343,17 +343,94 @@ fn queues_purge_empties_every_department_queue_of_the_namespace() {
     for e in ["E000002", "E000003", "E000004", "E000005"] {
         env.ok(&["checkin", e]);
     }
+    let before = broker_state(&env);
+    assert_eq!((before.declared, before.messages), (3, 4));
+    let out = env.json(&["queues", "purge", "--json"]);
+    assert_eq!(out["messages"], 4);
+    assert_eq!(out["queues"], 5, "three departments, retry and parking");
+    let after = broker_state(&env);
+    assert_eq!((after.declared, after.messages), (3, 0), "queues kept, empty");
+}
+
+/// What the broker holds for the roster's departments.
+fn broker_state(env: &TestEnv) -> attendance::notify::queues::BrokerState {
     let cfg = attendance::config::Config {
         amqp_url: common::AMQP_URL.to_string(),
         namespace: env.ns.clone(),
         ..Default::default()
     };
-    let depts: Vec<String> = env.mysql().query("SELECT id FROM departments").unwrap();
-    let before = attendance::notify::queues::broker_state(&cfg, &depts).unwrap();
-    assert_eq!((before.declared, before.messages), (3, 4));
-    let out = env.json(&["queues", "purge", "--json"]);
-    assert_eq!(out["messages"], 4);
-    assert_eq!(out["queues"], 5, "three departments, retry and parking");
-    let after = attendance::notify::queues::broker_state(&cfg, &depts).unwrap();
-    assert_eq!((after.declared, after.messages), (3, 0), "queues kept, empty");
+    let depts: Vec<String> = env.mysql().query("SELECT id FROM departments ORDER BY id").unwrap();
+    attendance::notify::queues::broker_state(&cfg, &depts).unwrap()
+}
+
+/// (declared, missing) department queues of the roster's departments, as the broker has them.
+fn queues_of(env: &TestEnv) -> (usize, Vec<String>) {
+    let state = broker_state(env);
+    (state.declared, state.missing)
+}
+
+fn delete_queue(name: &str) {
+    let mut conn = amiquip::Connection::insecure_open(common::AMQP_URL).unwrap();
+    let ch = conn.open_channel(None).unwrap();
+    ch.queue_delete(name, amiquip::QueueDeleteOptions::default()).unwrap();
+    conn.close().ok();
+}
+
+#[test]
+fn org_import_and_init_day_declare_the_department_queues_ahead_of_the_first_checkin() {
+    let env = TestEnv::with_roster("UTC", 20, 3);
+    assert_eq!(
+        queues_of(&env),
+        (3, vec![]),
+        "org import declared its new departments' queues"
+    );
+    // A fresh broker (the queues gone): init-day declares them again.
+    env.bare_broker();
+    assert_eq!(queues_of(&env).0, 0);
+    env.ok(&["init-day", "--date", DAY]);
+    assert_eq!(queues_of(&env), (3, vec![]));
+    // A later import declares the departments it brings, and only those.
+    delete_queue(&format!("{}.dept.D001", env.ns));
+    let more = env.file(
+        "more.csv",
+        "employee_id,name,department_id,department_name,role\nE009001,Ada Byron,D004,Research,employee\n",
+    );
+    env.ok(&["org", "import", more.to_str().unwrap()]);
+    assert_eq!(queues_of(&env), (3, vec!["D001".to_string()]));
+}
+
+#[test]
+fn init_day_and_org_import_with_the_broker_down_do_their_work_and_say_the_queues_wait() {
+    let env = TestEnv::migrated("UTC");
+    let roster = env.roster_file(10, 2);
+    let closed = format!(
+        "amqp://guest:hunter2@127.0.0.1:{}/%2f",
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    );
+    for (args, what) in [
+        (vec!["org", "import", roster.to_str().unwrap()], "org import"),
+        (vec!["init-day", "--date", DAY], "init-day"),
+    ] {
+        let o = env
+            .cmd()
+            .args(&args)
+            .env("ATTENDANCE_AMQP_URL", &closed)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        assert!(
+            err.contains(&format!("{what}: warning: the department queues were not declared"))
+                && err.contains("attendance queues declare")
+                && !err.contains("hunter2"),
+            "{err}"
+        );
+    }
+    assert_eq!(env.count("employees"), 10);
+    assert_eq!(env.board_keys(DAY).len(), 2, "the boards are laid out");
+    assert_eq!(queues_of(&env), (0, vec!["D001".to_string(), "D002".to_string()]));
 }

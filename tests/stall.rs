@@ -89,17 +89,7 @@ fn checkin_through(stall: Stall, expect: &str) -> (TestEnv, String) {
 
 /// The event reached the department queue (at least once; the watcher shows it once).
 fn delivered_once(env: &TestEnv, event_id: &str) {
-    let shown = env.ok(&["watch-dept", "D001", "--once", "--json"]);
-    let ids: Vec<String> = shown
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["event_id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
-    assert_eq!(ids, [event_id]);
+    assert_eq!(env.shown_ids("D001"), [event_id]);
 }
 
 #[test]
@@ -292,27 +282,44 @@ fn watch_dept_once_on_a_stalled_broker_ends_in_time_with_exit_3() {
 }
 
 #[test]
-fn live_watch_dept_on_a_broker_that_goes_silent_ends_after_two_missed_heartbeats() {
+fn live_watch_dept_on_a_broker_that_goes_silent_notices_after_two_missed_heartbeats_and_reconnects() {
+    use std::io::BufRead;
     let env = TestEnv::with_roster("UTC", 5, 1);
     let cfg = env.file("att.toml", &format!("{AMQP_TIMEOUTS}heartbeat_secs = 1\n"));
     // Silent once the consumer is up and idle: no delivery, no heartbeat ever comes back.
     let proxy = StallProxy::start("127.0.0.1:5672", Stall::when_client_sends(HEARTBEAT));
-    let url = amqp_via(&proxy);
-    let (o, took) = timed(
-        &env,
-        &["watch-dept", "D001", "--json"],
-        &[
-            ("ATTENDANCE_AMQP_URL", &url),
-            ("ATTENDANCE_CONFIG", cfg.to_str().unwrap()),
-        ],
-    );
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(3), "{err}");
+    let started = Instant::now();
+    let mut child = env
+        .std_cmd()
+        .args(["watch-dept", "D001", "--json"])
+        .env("ATTENDANCE_AMQP_URL", amqp_via(&proxy))
+        .env("ATTENDANCE_CONFIG", &cfg)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let lost = err.next().unwrap().unwrap();
+    let took = started.elapsed();
     assert!(proxy.tripped());
-    assert!(err.starts_with("error: RabbitMQ") && err.lines().count() == 1, "{err}");
-    assert!(err.contains("heartbeats"), "{err}");
+    assert!(
+        lost.starts_with("watch-dept: lost the broker, reconnecting") && lost.contains("heartbeats"),
+        "{lost}"
+    );
     // The first client heartbeat (within a second), then two missed ones.
     assert!(took < Duration::from_secs(3) + SLACK, "took {took:?}");
+    // Reconnection attempts meet the silence too, each within the connect timeout.
+    let retry = err.next().unwrap().unwrap();
+    assert!(retry.contains("did not answer within 1000 ms"), "{retry}");
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let stopped = Instant::now();
+    assert!(child.wait().unwrap().success());
+    assert!(
+        stopped.elapsed() < Duration::from_millis(1_000) + SLACK,
+        "{:?}",
+        stopped.elapsed()
+    );
 }
 
 /// The ids of every active employee.

@@ -16,8 +16,17 @@ pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
     ctx.warn_redis_persistence(&mut con);
     let pb = ctx.out.progress(members.len() as u64, "init-day");
     let started = std::time::Instant::now();
-    let report = board::layout_day(&mut con, &Keys::new(&ctx.cfg.namespace), date, &members, |n| {
-        pb.inc(n as u64)
+    let mut departments: Vec<String> = members.iter().map(|m| m.department_id.clone()).collect();
+    departments.dedup();
+    // The day's queues are declared on the broker while the boards are laid out in Redis: two
+    // services' work, overlapped. A broker away costs a warning, never the day's layout.
+    let report = std::thread::scope(|s| {
+        let declaring = s.spawn(|| super::queues::declare_ahead(ctx, "init-day", &departments));
+        let report = board::layout_day(&mut con, &Keys::new(&ctx.cfg.namespace), date, &members, |n| {
+            pb.inc(n as u64)
+        });
+        declaring.join().ok();
+        report
     })?;
     pb.finish_and_clear();
     // Recorded once the boards exist: a layout cut off half-way is not claimed.

@@ -22,7 +22,7 @@ pub fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             };
             // Validate the whole file before touching any store.
             let rows = roster::parse(reader)?;
-            let report = ops::org::import(&ctx.cfg, &rows)?;
+            let (report, new_departments) = ops::org::import(&ctx.cfg, &rows)?;
             ctx.out.status(format!(
                 "imported {} employees in {} departments ({} supervisors)",
                 report.employees, report.departments, report.supervisors
@@ -34,6 +34,8 @@ pub fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
                     report.departments_without_supervisor.join(", ")
                 ));
             }
+            // After the commit: a broker away costs a warning, never the import.
+            super::queues::declare_ahead(ctx, "org import", &new_departments);
             Ok(())
         }
         OrgCommand::Generate {

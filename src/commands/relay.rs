@@ -9,7 +9,7 @@ use super::Ctx;
 use crate::cli::RelayArgs;
 use crate::error::Error;
 use crate::keys::Keys;
-use crate::notify::{self, DrainReport, Publisher};
+use crate::notify::{self, Backoff, DrainReport, Publisher};
 use crate::{board, interrupt, metrics};
 
 pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
@@ -33,34 +33,27 @@ pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
         return Ok(());
     }
     let stop = interrupt::stop_flag();
-    let mut publisher: Option<Publisher> = None;
+    let mut follow = Follow::default();
     let mut total = DrainReport::default();
     while !stop.load(Ordering::SeqCst) {
         let (started, clock) = (SystemTime::now(), Instant::now());
-        // A broken connection is dropped and reopened on the next round; the events wait in Redis.
-        if publisher.as_ref().is_some_and(|p| p.problem().is_some()) {
-            publisher = None;
+        let last = round(ctx, &mut follow, &mut con, &keys)?;
+        if let Some(r) = last.as_ref().filter(|r| r.departments > 0) {
+            print(ctx, &args, r)?;
         }
-        if publisher.is_none() {
-            match Publisher::connect(&ctx.cfg) {
-                Ok(p) => publisher = Some(p),
-                Err(e) => ctx.out.status(format!("relay: {}", crate::error::one_line(&e))),
-            }
-        }
-        let mut last = None;
-        if let Some(p) = publisher.as_mut() {
-            let r = notify::drain_with(p, &mut con, &keys)?;
-            if r.departments > 0 {
-                print(ctx, &args, &r)?;
-            }
+        if let Some(r) = &last {
             total.sent += r.sent;
             total.pending = r.pending;
-            last = Some(r);
         }
         write_metrics(&args, last.as_ref(), total.sent, started, clock)?;
-        std::thread::sleep(Duration::from_millis(args.interval_ms));
+        if follow.publisher.is_none() {
+            follow.lost = true;
+            follow.backoff.sleep(stop);
+        } else {
+            std::thread::sleep(Duration::from_millis(args.interval_ms));
+        }
     }
-    if let Some(p) = publisher {
+    if let Some(p) = follow.publisher {
         p.close();
     }
     ctx.out.status(format!(
@@ -68,6 +61,55 @@ pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
         total.sent, total.pending
     ));
     Ok(())
+}
+
+/// The connection `relay --follow` keeps across rounds, and how it lost the last one.
+#[derive(Default)]
+struct Follow {
+    publisher: Option<Publisher>,
+    /// A connection was lost (or never made): say where publishing resumes.
+    lost: bool,
+    /// Between failed connection attempts the wait grows (to a few seconds), so a dead
+    /// cluster is not hammered.
+    backoff: Backoff,
+}
+
+/// One round: drain every outbox, reconnecting first if needed. None: no broker answered.
+fn round(ctx: &Ctx, f: &mut Follow, con: &mut board::Redis, keys: &Keys) -> Result<Option<DrainReport>> {
+    let mut last: Option<DrainReport> = None;
+    // A connection that broke (now, or while idle: found out by the publish) is dropped and
+    // reopened at once, on the next broker of the list if its own is gone; one retry per
+    // round, then the events wait in Redis for the next.
+    for _attempt in 0..2 {
+        if f.publisher.as_ref().is_some_and(|p| p.problem().is_some()) {
+            f.publisher = None;
+            f.lost = true;
+        }
+        if f.publisher.is_none() {
+            match Publisher::connect(&ctx.cfg) {
+                Ok(p) => {
+                    if f.lost {
+                        ctx.out.status(format!("relay: publishing again, on {}", p.broker()));
+                    }
+                    f.backoff.reset();
+                    f.publisher = Some(p);
+                }
+                Err(e) => ctx.out.status(format!("relay: {}", crate::error::one_line(&e))),
+            }
+        }
+        let Some(p) = f.publisher.as_mut() else { break };
+        let r = notify::drain_with(p, con, keys)?;
+        let sent_before = last.as_ref().map_or(0, |l| l.sent);
+        let retry = r.problem.is_some();
+        last = Some(DrainReport {
+            sent: r.sent + sent_before,
+            ..r
+        });
+        if !retry {
+            break;
+        }
+    }
+    Ok(last)
 }
 
 /// The drain's figures for node_exporter, when `--metrics-file` asks for them. No report:

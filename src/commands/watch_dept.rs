@@ -52,6 +52,10 @@ pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
                     "; it will be retried"
                 }
             )),
+            WatchItem::Lost { why } => ctx
+                .out
+                .status(format!("watch-dept: lost the broker, reconnecting: {why}")),
+            WatchItem::Reconnected { broker } => ctx.out.status(format!("watch-dept: consuming again, on {broker}")),
             WatchItem::Idle => {
                 if let Some(s) = screen.as_mut() {
                     s.draw(ctx, dept)?;

@@ -129,6 +129,20 @@ fn queue_type(raw: &Raw) -> Result<QueueType, String> {
     }
 }
 
+/// One URL, or several: a TOML array, or comma-separated text (a comma inside a password is
+/// written `%2C`). Kept as comma-separated text; [`Config::amqp_urls`] splits it.
+fn url_list(raw: &Raw) -> Result<String, String> {
+    match raw {
+        Raw::Toml(toml::Value::Array(a)) => {
+            let urls: Option<Vec<&str>> = a.iter().map(toml::Value::as_str).collect();
+            urls.filter(|u| !u.is_empty())
+                .map(|u| u.join(","))
+                .ok_or_else(|| "a URL or a non-empty list of URLs".to_string())
+        }
+        _ => raw.text(),
+    }
+}
+
 fn http_url(raw: &Raw) -> Result<String, String> {
     Some(raw.text()?)
         .filter(|u| u.starts_with("http://"))
@@ -162,7 +176,8 @@ pub const KEYS: &[Key] = &[
     Key { name: "redis_url", set: |c, v| put(&mut c.redis_url, v.text()) },
     Key { name: "mysql_url", set: |c, v| put(&mut c.mysql_url, v.text()) },
     Key { name: "report_mysql_url", set: |c, v| put(&mut c.report_mysql_url, v.text().map(Some)) },
-    Key { name: "amqp_url", set: |c, v| put(&mut c.amqp_url, v.text()) },
+    // One broker, or a cluster's nodes tried in order (a list, or comma-separated text).
+    Key { name: "amqp_url", set: |c, v| put(&mut c.amqp_url, url_list(v)) },
     Key { name: "namespace", set: |c, v| put(&mut c.namespace, v.text()) },
     Key { name: "timezone", set: |c, v| put(&mut c.timezone, v.text().and_then(|t| parse_tz(&t))) },
     Key { name: "policy.checkin_deadline", set: |c, v| put(&mut c.policy.checkin_deadline, hhmm(v)) },
@@ -181,6 +196,7 @@ pub const KEYS: &[Key] = &[
     // Unconfirmed events wait in amiquip's write buffer, whose 16 MiB high-water mark would
     // block a publish with no timeout: 10,000 events of ~500 bytes stay far below it.
     Key { name: "amqp.confirm_window", set: |c, v| put(&mut c.amqp.confirm_window, size(v, 1..=10_000)) },
+    Key { name: "amqp.publishers", set: |c, v| put(&mut c.amqp.publishers, size(v, 1..=16)) },
     Key { name: "amqp.connect_timeout_ms", set: |c, v| put(&mut c.amqp.connect_timeout_ms, v.int(BROKER_MS)) },
     Key { name: "amqp.confirm_timeout_ms", set: |c, v| put(&mut c.amqp.confirm_timeout_ms, v.int(BROKER_MS)) },
     Key { name: "amqp.checkin_confirm_ms", set: |c, v| put(&mut c.amqp.checkin_confirm_ms, v.int(BROKER_MS)) },

@@ -86,15 +86,44 @@ impl Target {
     }
 }
 
-/// Connect to the broker: TCP with a timeout and TCP_NODELAY, the AMQP handshake, then the
-/// caller's `setup` (a channel, confirms, declarations), all within `amqp.connect_timeout_ms`
-/// (or the URL's `connection_timeout`). Unreachable, refused or silent: exit 3, never showing
-/// the password.
+/// Connect to the first broker of `urls` that answers: TCP with a timeout and TCP_NODELAY, the
+/// AMQP handshake, then the caller's `setup` (a channel, confirms, declarations), each broker
+/// within its own `amqp.connect_timeout_ms` (or its URL's `connection_timeout`), so a dead or
+/// silent first node costs one connect timeout, never a hang. None answers: exit 3, naming
+/// every broker tried (host and port, never a password).
 pub(crate) fn open<T>(
-    url: &str,
+    urls: &[&str],
     s: &AmqpSettings,
-    setup: impl FnOnce(&mut Connection) -> Result<T>,
+    mut setup: impl FnMut(&mut Connection) -> Result<T>,
 ) -> Result<(Link, T)> {
+    let mut failed: Vec<(String, anyhow::Error)> = Vec::new();
+    for url in urls {
+        let t = Target::parse(url)?;
+        match open_one(url, s, &mut setup) {
+            Ok(done) => return Ok(done),
+            Err(e) => failed.push((format!("{}:{}", t.host, t.port), e)),
+        }
+    }
+    if failed.len() == 1 {
+        return Err(failed.remove(0).1);
+    }
+    let tried: Vec<String> = failed
+        .iter()
+        .map(|(at, e)| {
+            let why = crate::error::one_line(e);
+            let why = why.strip_prefix("RabbitMQ is unreachable or failing: ").unwrap_or(&why);
+            let why = why.strip_prefix(&format!("{at}: ")).unwrap_or(why);
+            format!("{at} ({why})")
+        })
+        .collect();
+    Err(Error::service(
+        Service::Rabbitmq,
+        format!("no broker answered; tried {}", tried.join(", ")),
+    )
+    .into())
+}
+
+fn open_one<T>(url: &str, s: &AmqpSettings, setup: &mut impl FnMut(&mut Connection) -> Result<T>) -> Result<(Link, T)> {
     let mut link = connect(url, s)?;
     let done = setup(&mut link);
     link.guard.disarm();
@@ -141,6 +170,7 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
                     }
                 };
                 return Ok(Link {
+                    broker: where_,
                     conn: Some(conn),
                     guard,
                     connect_timeout: timeout,
@@ -160,6 +190,8 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
 /// An open connection and the guard that bounds every wait on it. Dropping it closes the
 /// connection politely, waiting at most `amqp.close_timeout_ms` for the broker's Close-Ok.
 pub(crate) struct Link {
+    /// `host:port` of the broker this link reached.
+    broker: String,
     conn: Option<Connection>,
     guard: Guard,
     connect_timeout: Duration,
@@ -170,6 +202,11 @@ impl Link {
     /// The guard, to bound the waits of this connection's channels.
     pub(crate) fn guard(&self) -> &Guard {
         &self.guard
+    }
+
+    /// `host:port` of the broker this link reached (a cluster's node: say which).
+    pub(crate) fn broker(&self) -> &str {
+        &self.broker
     }
 
     /// Close politely (bounded); the same as dropping the link.

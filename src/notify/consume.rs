@@ -10,7 +10,9 @@ use crossbeam_channel::RecvTimeoutError;
 use serde::Serialize;
 
 use super::confirm::Confirming;
+use super::connect::Link;
 use super::dlq;
+use super::reconnect::{broker_gone, Backoff};
 use super::topology::{self, Names, Wait};
 use crate::board;
 use crate::config::{AmqpSettings, Config};
@@ -43,6 +45,10 @@ pub enum WatchItem<'a> {
     },
     /// Nothing came for a tick.
     Idle,
+    /// The broker went away (or a reconnection attempt failed): reconnecting.
+    Lost { why: &'a str },
+    /// Consuming again, on this broker (`host:port`).
+    Reconnected { broker: &'a str },
 }
 
 /// What one watch did.
@@ -66,13 +72,59 @@ struct Watcher<'r> {
     dept: String,
     settings: AmqpSettings,
     names: Names,
-    parker: Confirming,
     report: WatchReport,
+}
+
+/// One connection of a watcher: its channel, and the confirm channel parking goes through.
+struct Session {
+    // Field order is drop order: the channels close before their connection.
+    ch: Channel,
+    parker: Confirming,
+    link: Link,
+}
+
+impl Session {
+    /// Connect to the first broker that answers and declare what the watch needs.
+    fn open(cfg: &Config, names: &Names, dept: &str) -> Result<Session> {
+        let (link, (ch, parker)) = topology::connect(cfg, |conn| {
+            let ch = topology::open_channel(conn)?;
+            topology::declare_common(&ch, Wait::Answer, names, cfg)?;
+            topology::declare_department(&ch, Wait::Answer, names, &cfg.amqp, dept)?;
+            Ok((ch, Confirming::open(conn)?))
+        })?;
+        Ok(Session { ch, parker, link })
+    }
+
+    /// Close politely within `amqp.close_timeout_ms`: every delivery not yet acked
+    /// (prefetched, unshown) goes back to the queue.
+    fn close(self) {
+        let bound = self.link.closing_bound();
+        drop(bound);
+        self.ch.close().ok();
+    }
+
+    /// Drop a connection that failed, without waiting on a broker that may not answer; the
+    /// broker hands its unacked deliveries back when it notices.
+    fn abandon(self) {
+        self.link.guard().cut();
+    }
+}
+
+/// How a live session ended.
+enum Ended {
+    /// `stop` was set.
+    Stopped,
+    /// The broker went away (closed, cut, or silent past its heartbeats): reconnect.
+    Lost(anyhow::Error),
 }
 
 /// Consume the department's queue until it is empty (`once`) or `stop` is set, handing each
 /// item to `show`. A message is acked only after `show` returned Ok; an error from `show`
 /// ends the watch and the broker takes back every unacked message.
+///
+/// A live watch whose broker goes away reconnects (the next broker of the list, or the same
+/// one when it is back), waiting longer between attempts up to a few seconds, and resumes:
+/// what the lost connection had not acked is delivered again and shown once (dedup by event id).
 pub fn watch_department(
     cfg: &Config,
     redis: &mut board::Redis,
@@ -81,76 +133,54 @@ pub fn watch_department(
     stop: &AtomicBool,
     mut show: impl FnMut(WatchItem<'_>) -> Result<()>,
 ) -> Result<WatchReport> {
-    let svc = |e| Error::service(Service::Rabbitmq, e);
     let names = Names::new(&cfg.namespace);
-    let (link, (ch, parker)) = topology::connect(cfg, |conn| {
-        let ch = topology::open_channel(conn)?;
-        topology::declare_common(&ch, Wait::Answer, &names, cfg)?;
-        topology::declare_department(&ch, Wait::Answer, &names, &cfg.amqp, dept)?;
-        Ok((ch, Confirming::open(conn)?))
-    })?;
-    let guard = link.guard().clone();
-    // Every request that waits for the broker's answer gets as long as a confirm would.
-    let answer = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
+    // The first connection fails the command (exit 3): a wrong URL is not retried for days.
+    let mut session = Session::open(cfg, &names, dept)?;
     let mut w = Watcher {
         redis,
         keys: Keys::new(&cfg.namespace),
         queue: names.department(dept),
         dept: dept.to_string(),
         settings: cfg.amqp.clone(),
-        parker,
-        names,
+        names: names.clone(),
         report: WatchReport::default(),
     };
-    // Declared after the channels, so dropped before them on any early return.
-    let bound = link.closing_bound();
     if opts.once {
-        while !stop.load(Ordering::SeqCst) {
-            let got = guard.within(answer, "getting a message", || {
-                Ok(ch.basic_get(w.queue.as_str(), false)?)
-            })?;
-            match got {
-                Some(got) => {
-                    if stopped_during(stop, w.handle(&ch, got.delivery, &mut show))? {
-                        break;
-                    }
-                }
-                None => break,
-            }
-        }
-    } else {
-        let consumer = guard.within(answer, "starting the consumer", || {
-            ch.qos(0, PREFETCH, false)?;
-            Ok(ch.basic_consume(w.queue.as_str(), ConsumerOptions::default())?)
-        })?;
-        while !stop.load(Ordering::SeqCst) {
-            match consumer.receiver().recv_timeout(opts.tick) {
-                Ok(ConsumerMessage::Delivery(d)) => {
-                    if stopped_during(stop, w.handle(&ch, d, &mut show))? {
-                        break;
-                    }
-                }
-                Ok(ConsumerMessage::ServerClosedChannel(e) | ConsumerMessage::ServerClosedConnection(e)) => {
-                    return Err(svc(e).into())
-                }
-                Ok(_) => return Err(Error::service(Service::Rabbitmq, "the consumer was cancelled").into()),
-                Err(RecvTimeoutError::Timeout) => show(WatchItem::Idle)?,
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(Error::service(
-                        Service::Rabbitmq,
-                        "the connection closed (the broker closed it, or stopped answering its heartbeats)",
-                    )
-                    .into())
-                }
-            }
-        }
-        consumer.cancel().ok();
+        w.take_waiting(&mut session, stop, &mut show)?;
+        session.close();
+        return Ok(w.report);
     }
-    // Closing the channel hands every delivery not yet acked (prefetched, unshown) back.
-    drop(bound);
-    ch.close().ok();
-    link.close();
-    Ok(w.report)
+    let mut backoff = Backoff::default();
+    loop {
+        match w.consume(&mut session, opts, stop, &mut show)? {
+            Ended::Stopped => {
+                session.close();
+                return Ok(w.report);
+            }
+            Ended::Lost(e) => {
+                session.abandon();
+                show(WatchItem::Lost {
+                    why: &crate::error::one_line(&e),
+                })?;
+            }
+        }
+        session = loop {
+            if !backoff.sleep(stop) {
+                return Ok(w.report);
+            }
+            match Session::open(cfg, &names, dept) {
+                Ok(s) => break s,
+                Err(e) if broker_gone(&e) => show(WatchItem::Lost {
+                    why: &crate::error::one_line(&e),
+                })?,
+                Err(e) => return Err(e),
+            }
+        };
+        backoff.reset();
+        show(WatchItem::Reconnected {
+            broker: session.link.broker(),
+        })?;
+    }
 }
 
 /// Whether a delivery's handling failed because Ctrl-C or SIGTERM arrived during it: a read
@@ -166,7 +196,79 @@ fn stopped_during(stop: &AtomicBool, handled: Result<()>) -> Result<bool> {
 }
 
 impl Watcher<'_> {
-    fn handle(&mut self, ch: &Channel, d: Delivery, show: &mut impl FnMut(WatchItem<'_>) -> Result<()>) -> Result<()> {
+    /// `--once`: take what waits in the queue, then return.
+    fn take_waiting(
+        &mut self,
+        s: &mut Session,
+        stop: &AtomicBool,
+        show: &mut impl FnMut(WatchItem<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let guard = s.link.guard().clone();
+        let answer = Duration::from_millis(u64::from(self.settings.confirm_timeout_ms));
+        while !stop.load(Ordering::SeqCst) {
+            let got = guard.within(answer, "getting a message", || {
+                Ok(s.ch.basic_get(self.queue.as_str(), false)?)
+            })?;
+            match got {
+                Some(got) => {
+                    if stopped_during(stop, self.handle(&s.ch, &mut s.parker, got.delivery, show))? {
+                        break;
+                    }
+                }
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Consume on one connection until `stop` is set or the broker goes away. Errors of
+    /// `show` and of Redis end the watch; the broker's end the session only.
+    fn consume(
+        &mut self,
+        s: &mut Session,
+        opts: WatchOptions,
+        stop: &AtomicBool,
+        show: &mut impl FnMut(WatchItem<'_>) -> Result<()>,
+    ) -> Result<Ended> {
+        let lost = |e: anyhow::Error| if broker_gone(&e) { Ok(Ended::Lost(e)) } else { Err(e) };
+        let svc = |e: amiquip::Error| -> anyhow::Error { Error::service(Service::Rabbitmq, e).into() };
+        // Every request that waits for the broker's answer gets as long as a confirm would.
+        let answer = Duration::from_millis(u64::from(self.settings.confirm_timeout_ms));
+        let started = s.link.guard().within(answer, "starting the consumer", || {
+            s.ch.qos(0, PREFETCH, false)?;
+            Ok(s.ch.basic_consume(self.queue.as_str(), ConsumerOptions::default())?)
+        });
+        let consumer = match started {
+            Ok(c) => c,
+            Err(e) => return lost(e),
+        };
+        while !stop.load(Ordering::SeqCst) {
+            let got = match consumer.receiver().recv_timeout(opts.tick) {
+                Ok(ConsumerMessage::Delivery(d)) => self.handle(&s.ch, &mut s.parker, d, show),
+                Ok(ConsumerMessage::ServerClosedChannel(e) | ConsumerMessage::ServerClosedConnection(e)) => Err(svc(e)),
+                Ok(_) => Err(Error::service(Service::Rabbitmq, "the consumer was cancelled").into()),
+                Err(RecvTimeoutError::Timeout) => show(WatchItem::Idle),
+                Err(RecvTimeoutError::Disconnected) => Err(Error::service(
+                    Service::Rabbitmq,
+                    "the connection closed (the broker closed it, or stopped answering its heartbeats)",
+                )
+                .into()),
+            };
+            if let Err(e) = got {
+                return lost(e);
+            }
+        }
+        consumer.cancel().ok();
+        Ok(Ended::Stopped)
+    }
+
+    fn handle(
+        &mut self,
+        ch: &Channel,
+        parker: &mut Confirming,
+        d: Delivery,
+        show: &mut impl FnMut(WatchItem<'_>) -> Result<()>,
+    ) -> Result<()> {
         let svc = |e| Error::service(Service::Rabbitmq, e);
         match parse_event(&d.body) {
             Ok(event) => {
@@ -189,15 +291,7 @@ impl Watcher<'_> {
                 let parked = failures >= self.settings.max_retries;
                 if parked {
                     let timeout = Duration::from_millis(u64::from(self.settings.confirm_timeout_ms));
-                    dlq::park(
-                        &mut self.parker,
-                        &self.names,
-                        &self.dept,
-                        &d,
-                        &reason,
-                        failures,
-                        timeout,
-                    )?;
+                    dlq::park(parker, &self.names, &self.dept, &d, &reason, failures, timeout)?;
                     d.ack(ch).map_err(svc)?;
                     self.report.parked += 1;
                 } else {

@@ -66,6 +66,11 @@ impl Publisher {
         self.settings.confirm_timeout_ms = ms;
     }
 
+    /// `host:port` of the broker this publisher reached.
+    pub fn broker(&self) -> &str {
+        self.link.broker()
+    }
+
     /// Why publishing stopped working, if it did (timeout, closed channel); reconnect then.
     pub fn problem(&self) -> Option<&str> {
         self.broken.as_deref()

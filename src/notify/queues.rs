@@ -21,6 +21,8 @@ use crate::error::{Error, Service};
 pub struct BrokerState {
     /// The broker's product and version, from the connection handshake.
     pub version: String,
+    /// `host:port` of the broker that answered (the first of the list that did).
+    pub broker: String,
     /// Whether the events exchange exists.
     pub exchange: bool,
     /// Departments of the roster whose queue exists, and those whose queue does not.
@@ -67,6 +69,7 @@ pub fn broker_state(cfg: &Config, departments: &[String]) -> Result<BrokerState>
     let (mut conn, mut ch) = topology::connect(cfg, topology::open_channel)?;
     let mut state = BrokerState {
         version: version(&conn),
+        broker: conn.broker().to_string(),
         ..Default::default()
     };
     let answer = Duration::from_millis(u64::from(ANSWER_MS));
@@ -96,23 +99,66 @@ pub fn broker_state(cfg: &Config, departments: &[String]) -> Result<BrokerState>
     Ok(state)
 }
 
-/// Declare the exchanges, the retry and parking queues and every department's queue, waiting
-/// for each answer (a broker out of file handles refuses here, not at a check-in). Returns
-/// how many department queues were declared.
+/// Channels that declare at once: the broker runs each channel in its own process, so a fresh
+/// broker creates several quorum queues at a time instead of one after the other.
+const DECLARE_CHANNELS: usize = 4;
+/// Declarations sent on a channel before waiting for the broker to have done them: the wait
+/// (bounded by `amqp.confirm_timeout_ms`) then covers a known amount of work.
+const DECLARE_BATCH: usize = 50;
+
+/// Declare the exchanges, the retry and parking queues and every department's queue (a broker
+/// out of file handles refuses here, not at a check-in). Returns how many department queues
+/// were declared.
+///
+/// The common topology waits for each answer; the department queues are pipelined: on a few
+/// channels at once, a batch at a time without waiting, then one passive declare per channel
+/// whose answer says the batch is done (a channel's methods run in order). A refused
+/// declaration (a queue declared otherwise) closes its channel, and that wait reports the
+/// broker's reason, naming the queue.
 pub fn declare(cfg: &Config, departments: &[String]) -> Result<usize> {
     let names = Names::new(&cfg.namespace);
-    let (conn, ch) = topology::connect(cfg, topology::open_channel)?;
-    // Each declaration waits for its answer: bounded, like any other wait on the broker.
+    let channels = DECLARE_CHANNELS.min(departments.len()).max(1);
+    let (conn, chans) = topology::connect(cfg, |conn| {
+        (0..channels)
+            .map(|_| topology::open_channel(conn))
+            .collect::<Result<Vec<_>>>()
+    })?;
     let answer = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
     conn.guard().within(answer, "declaring the common topology", || {
-        topology::declare_common(&ch, Wait::Answer, &names, cfg)
+        topology::declare_common(&chans[0], Wait::Answer, &names, cfg)
     })?;
-    for dept in departments {
-        conn.guard().within(answer, "declaring a department queue", || {
-            topology::declare_department(&ch, Wait::Answer, &names, &cfg.amqp, dept)
-        })?;
+    let per_channel: Vec<&[String]> = departments
+        .chunks(departments.len().div_ceil(channels).max(1))
+        .collect();
+    let rounds = per_channel
+        .iter()
+        .map(|d| d.len().div_ceil(DECLARE_BATCH))
+        .max()
+        .unwrap_or(0);
+    for round in 0..rounds {
+        let batch = |depts: &&[String]| -> Vec<String> {
+            depts
+                .iter()
+                .skip(round * DECLARE_BATCH)
+                .take(DECLARE_BATCH)
+                .cloned()
+                .collect()
+        };
+        for (ch, depts) in chans.iter().zip(&per_channel) {
+            for dept in batch(depts) {
+                topology::declare_department(ch, Wait::NoWait, &names, &cfg.amqp, &dept)?;
+            }
+        }
+        for (ch, depts) in chans.iter().zip(&per_channel) {
+            let Some(last) = batch(depts).pop() else { continue };
+            conn.guard()
+                .within(answer, "declaring department queues", || {
+                    Ok(ch.queue_declare_passive(names.department(&last))?)
+                })
+                .context("declaring department queues")?;
+        }
     }
-    drop(ch);
+    drop(chans);
     conn.close();
     Ok(departments.len())
 }

@@ -62,11 +62,13 @@ impl Names {
     }
 }
 
-/// Open a connection and set it up (channels, confirms, declarations) within the configured
-/// connect timeout; unreachable or silent = exit 3. The setup is part of the call so that no
-/// caller can forget to bound it (or leave the connect deadline armed over its real work).
-pub(crate) fn connect<T>(cfg: &Config, setup: impl FnOnce(&mut Connection) -> Result<T>) -> Result<(Link, T)> {
-    super::connect::open(&cfg.amqp_url, &cfg.amqp, setup)
+/// Open a connection to the first broker of `amqp_url` that answers and set it up (channels,
+/// confirms, declarations) within the configured connect timeout, per broker; none reachable
+/// = exit 3. The setup is part of the call so that no caller can forget to bound it (or leave
+/// the connect deadline armed over its real work); it runs again on the next broker if one
+/// fails it.
+pub(crate) fn connect<T>(cfg: &Config, setup: impl FnMut(&mut Connection) -> Result<T>) -> Result<(Link, T)> {
+    super::connect::open(&cfg.amqp_urls(), &cfg.amqp, setup)
 }
 
 /// A channel on `conn`, wrapped as a RabbitMQ error.

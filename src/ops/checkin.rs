@@ -251,12 +251,51 @@ pub fn record(
     })
 }
 
-/// Publish what the punches put in their departments' outboxes, with a window of confirms.
-/// An unreachable broker leaves them pending (the punches are recorded all the same).
+/// Publish what the punches put in their departments' outboxes: on `amqp.publishers`
+/// connections at once, each with its own Redis connection, confirm window and share of the
+/// departments (an outbox is drained by one publisher only). Each event still leaves its
+/// outbox only once confirmed, so a publisher that fails leaves its share pending.
 fn publish(cfg: &Config, redis: &mut board::Redis, keys: &Keys, depts: &[String]) -> Result<DrainReport> {
     if depts.is_empty() {
         return Ok(DrainReport::default());
     }
+    let n = cfg.amqp.publishers.clamp(1, depts.len());
+    if n == 1 {
+        return publish_on_one(cfg, redis, keys, depts);
+    }
+    let shares: Vec<&[String]> = depts.chunks(depts.len().div_ceil(n)).collect();
+    let reports: Vec<Result<DrainReport>> = std::thread::scope(|s| {
+        let running: Vec<_> = shares
+            .iter()
+            .map(|share| {
+                s.spawn(move || {
+                    let mut redis = board::Redis::open(cfg)?;
+                    publish_on_one(cfg, &mut redis, keys, share)
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::internal("a publisher thread panicked").into()))
+            })
+            .collect()
+    });
+    let mut total = DrainReport::default();
+    for r in reports {
+        let r = r?;
+        total.departments += r.departments;
+        total.sent += r.sent;
+        total.pending += r.pending;
+        total.problem = total.problem.or(r.problem);
+    }
+    Ok(total)
+}
+
+/// One publisher's share: drain the departments' outboxes on one connection.
+/// An unreachable broker leaves them pending (the punches are recorded all the same).
+fn publish_on_one(cfg: &Config, redis: &mut board::Redis, keys: &Keys, depts: &[String]) -> Result<DrainReport> {
     match Publisher::connect(cfg) {
         Ok(mut p) => {
             let r = notify::drain_departments(&mut p, redis, keys, depts)?;

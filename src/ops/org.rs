@@ -15,14 +15,27 @@ pub fn active_ids(cfg: &Config) -> Result<Vec<String>> {
 }
 
 /// Upsert the rows (already validated whole) in one transaction, then cache them in Redis so
-/// that new employees can check in at once.
-pub fn import(cfg: &Config, rows: &[RosterRow]) -> Result<ImportReport> {
+/// that new employees can check in at once. Also returns the departments the roster did not
+/// have before (their queues are declared ahead of their first check-in).
+pub fn import(cfg: &Config, rows: &[RosterRow]) -> Result<(ImportReport, Vec<String>)> {
     let pool = services::mysql(cfg)?;
+    let known: std::collections::HashSet<String> =
+        db::health::departments(&mut pool.get_conn().map_err(|e| services::mysql_error(cfg, e))?)?
+            .into_iter()
+            .collect();
+    let mut new: Vec<String> = rows
+        .iter()
+        .map(|r| &r.department_id)
+        .filter(|d| !known.contains(*d))
+        .cloned()
+        .collect();
+    new.sort_unstable();
+    new.dedup();
     let report = db::roster::upsert(&pool, rows)?;
     let mut redis = board::Redis::open(cfg)?;
     let cached = rows
         .iter()
         .map(|r| (r.employee_id.as_str(), r.department_id.as_str(), r.name.as_str()));
     board::cache_roster(&mut redis, &Keys::new(&cfg.namespace), cached)?;
-    Ok(report)
+    Ok((report, new))
 }

@@ -19,6 +19,12 @@ pub fn declare(cfg: &Config) -> Result<usize> {
     queues::declare(cfg, &departments(cfg)?)
 }
 
+/// Declare the given departments' queues (and the common topology) ahead of their first
+/// check-in: `init-day` for the day's departments, `org import` for new ones.
+pub fn declare_these(cfg: &Config, departments: &[String]) -> Result<usize> {
+    queues::declare(cfg, departments)
+}
+
 /// Empty every department queue, the retry queue and the parking queue.
 pub fn purge(cfg: &Config) -> Result<PurgeReport> {
     queues::purge(cfg, &departments(cfg)?)

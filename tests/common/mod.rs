@@ -59,8 +59,15 @@ impl TestEnv {
     /// A fresh environment with a generated roster imported.
     pub fn with_roster(tz: &str, employees: u32, departments: u32) -> TestEnv {
         let env = TestEnv::migrated(tz);
-        let path = env.file("roster.csv", "");
-        env.ok(&[
+        let path = env.roster_file(employees, departments);
+        env.ok(&["org", "import", path.to_str().unwrap()]);
+        env
+    }
+
+    /// A generated roster CSV in the test's folder (not imported).
+    pub fn roster_file(&self, employees: u32, departments: u32) -> PathBuf {
+        let path = self.file("roster.csv", "");
+        self.ok(&[
             "org",
             "generate",
             "--employees",
@@ -70,8 +77,7 @@ impl TestEnv {
             "-o",
             path.to_str().unwrap(),
         ]);
-        env.ok(&["org", "import", path.to_str().unwrap()]);
-        env
+        path
     }
 
     pub fn mysql_url(&self) -> String {
@@ -237,6 +243,27 @@ impl TestEnv {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
 
+    /// Delete the namespace's exchanges and queues (which `org import` declared ahead, with the
+    /// default settings): a test of other AMQP settings, or of a broker without a journal,
+    /// starts from a bare broker.
+    pub fn bare_broker(&self) {
+        let depts: Vec<String> = self.mysql().query("SELECT id FROM departments").unwrap();
+        cleanup_amqp(&self.ns, &depts);
+    }
+
+    /// The event ids `watch-dept DEPT --once --json` shows, in order (and acks).
+    pub fn shown_ids(&self, dept: &str) -> Vec<String> {
+        self.ok(&["watch-dept", dept, "--once", "--json"])
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["event_id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
     /// Row count of a table in this test's database.
     pub fn count(&self, table: &str) -> u64 {
         self.mysql()
@@ -298,6 +325,19 @@ pub fn csv_cells(text: &str) -> Vec<Vec<String>> {
         .records()
         .map(|r| r.unwrap().iter().map(str::to_string).collect())
         .collect()
+}
+
+/// Messages ready in a queue of the real broker.
+pub fn queue_depth(queue: &str) -> u32 {
+    let mut conn = amiquip::Connection::insecure_open(AMQP_URL).unwrap();
+    let ch = conn.open_channel(None).unwrap();
+    let n = ch
+        .queue_declare_passive(queue)
+        .unwrap()
+        .declared_message_count()
+        .unwrap();
+    conn.close().ok();
+    n
 }
 
 /// Delete every exchange and queue of the namespace (AMQP names start with `<ns>.`): the

@@ -6,6 +6,9 @@
 //!
 //! Or, with [`Stall::then_drop`], it drops that connection instead, as a server that dies does.
 //!
+//! Or, with [`StallProxy::cut`], it closes every connection and drops each new one at once until
+//! [`StallProxy::restore`] (a node that died, then came back on the same port).
+//!
 //! When a client goes away, the proxy closes its upstream connection too, as a real server
 //! would notice a closed peer: a MySQL session holding a lock then ends and frees it.
 
@@ -50,6 +53,11 @@ impl Stall {
         self
     }
 
+    /// Never go silent on its own (a proxy the test cuts and restores).
+    pub fn never() -> Stall {
+        Stall::when_client_sends(&[])
+    }
+
     /// Keep the trigger from the server: only the bytes before it are forwarded.
     pub fn hold_trigger(mut self) -> Stall {
         self.forward_trigger = false;
@@ -67,6 +75,9 @@ struct Shared {
     stall: Stall,
     seen: Mutex<usize>,
     tripped: AtomicBool,
+    /// Cut: connections are dropped as they come.
+    down: AtomicBool,
+    accepted: AtomicUsize,
     budget: AtomicUsize,
     stop: AtomicBool,
     sockets: Mutex<Vec<TcpStream>>,
@@ -88,6 +99,8 @@ impl StallProxy {
             stall,
             seen: Mutex::new(0),
             tripped: AtomicBool::new(false),
+            down: AtomicBool::new(false),
+            accepted: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
             sockets: Mutex::new(Vec::new()),
         });
@@ -99,6 +112,11 @@ impl StallProxy {
                     break;
                 }
                 let Ok(client) = client else { continue };
+                if sh.down.load(Ordering::SeqCst) {
+                    client.shutdown(Shutdown::Both).ok();
+                    continue;
+                }
+                sh.accepted.fetch_add(1, Ordering::SeqCst);
                 let Ok(server) = TcpStream::connect(&upstream) else {
                     continue;
                 };
@@ -121,6 +139,29 @@ impl StallProxy {
 
     pub fn port(&self) -> u16 {
         self.addr.port()
+    }
+
+    /// An AMQP URL through this proxy.
+    pub fn amqp_url(&self) -> String {
+        format!("amqp://guest:guest@127.0.0.1:{}/%2f", self.port())
+    }
+
+    /// Connections accepted and forwarded so far.
+    pub fn accepted(&self) -> usize {
+        self.shared.accepted.load(Ordering::SeqCst)
+    }
+
+    /// Close every connection and drop new ones until [`StallProxy::restore`].
+    pub fn cut(&self) {
+        self.shared.down.store(true, Ordering::SeqCst);
+        for s in self.shared.sockets.lock().unwrap().drain(..) {
+            s.shutdown(Shutdown::Both).ok();
+        }
+    }
+
+    /// Forward new connections again.
+    pub fn restore(&self) {
+        self.shared.down.store(false, Ordering::SeqCst);
     }
 
     /// Whether the trigger was seen.
