@@ -13,6 +13,7 @@
 
 mod day;
 pub mod rows;
+mod stream;
 mod write;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
