@@ -147,14 +147,16 @@ pub fn active_members(pool: &Pool) -> Result<Vec<Member>> {
 }
 
 /// The active members of some departments, ordered by department then id: settle and the
-/// next day's layout go through the roster a slice of departments at a time.
-pub fn active_members_of(conn: &mut impl Queryable, depts: &[String]) -> Result<Vec<Member>> {
+/// next day's layout go through the roster a slice of departments at a time. Without `names`
+/// the names are left empty (settle needs none), and the department index alone answers.
+pub fn active_members_of(conn: &mut impl Queryable, depts: &[String], names: bool) -> Result<Vec<Member>> {
     if depts.is_empty() {
         return Ok(Vec::new());
     }
     let sql = format!(
-        "SELECT id, department_id, name FROM employees WHERE active AND department_id IN ({}) \
+        "SELECT id, department_id, {} FROM employees WHERE active AND department_id IN ({}) \
          ORDER BY department_id, id",
+        if names { "name" } else { "''" },
         vec!["?"; depts.len()].join(",")
     );
     members(conn, &sql, depts)
@@ -167,6 +169,16 @@ fn members<P: AsRef<str>>(conn: &mut impl Queryable, sql: &str, params: &[P]) ->
         department_id,
         name,
     })?)
+}
+
+/// Every department id, in the order of its first active employee's id (those with none
+/// first): settle writes the rows of a slice of departments at a time, and in a roster numbered
+/// by department, as most are, this order hands MySQL its rows in primary-key order.
+pub fn departments_by_first_employee(conn: &mut impl Queryable) -> Result<Vec<String>> {
+    Ok(conn.query(
+        "SELECT d.id FROM departments d LEFT JOIN employees e ON e.department_id = d.id AND e.active \
+         GROUP BY d.id ORDER BY MIN(e.id), d.id",
+    )?)
 }
 
 /// How many employees are active.

@@ -172,23 +172,16 @@ impl Run<'_> {
         })
     }
 
-    /// Lay out the next work day and record it (a lost layout is then caught by its settle),
-    /// a slice of departments at a time, as the rows were written.
+    /// Lay out the next work day and record it (a lost layout is then caught by its settle).
     fn lay_out(&mut self, next: NaiveDate) -> Result<LayoutReport> {
-        let mut report = LayoutReport {
-            date: next.to_string(),
-            ..LayoutReport::default()
-        };
-        for slice in self.all_departments().chunks(super::stream::DEPTS_PER_SLICE) {
-            let members = db::roster::active_members_of(self.lock.conn(), slice)?;
-            if members.is_empty() {
-                continue;
-            }
-            let part = board::layout_day(&mut self.con, &self.keys, next, &members, |_| {})?;
-            report.departments += part.departments;
-            report.employees += part.employees;
-            report.laid_out += part.laid_out;
-        }
+        let depts: Vec<String> = self
+            .departments
+            .iter()
+            .filter(|(_, active)| *active)
+            .map(|(d, _)| d.clone())
+            .collect();
+        let mut conn = self.pool.get_conn()?;
+        let report = crate::layout::lay_out(&mut conn, &mut self.con, &self.keys, next, &depts, |_| {})?;
         runs::record_layout(self.lock.conn(), next, report.departments, report.employees)?;
         Ok(report)
     }

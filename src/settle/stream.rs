@@ -18,7 +18,7 @@ use crate::board::cutover;
 use crate::db::{self, attendance};
 
 /// Departments per slice: a few thousand employees at 100k, 200 each at 1M.
-pub(super) const DEPTS_PER_SLICE: usize = 50;
+const DEPTS_PER_SLICE: usize = 50;
 
 /// The rows of a day once written.
 pub(super) struct Written {
@@ -48,7 +48,7 @@ impl Run<'_> {
         progress: &mut impl FnMut(Progress),
     ) -> Result<Written> {
         let date = day.date;
-        let depts = self.all_departments();
+        let depts = db::roster::departments_by_first_employee(self.lock.conn())?;
         progress(Progress::Rows(db::roster::active_count(self.lock.conn())?));
         let stored_any = attendance::any_rows(self.lock.conn(), date)?;
         let per_batch = self.cfg.settle.batch_size.clamp(1, attendance::MAX_ROWS_PER_STATEMENT);
@@ -65,7 +65,7 @@ impl Run<'_> {
                 let mut conn = pool.get_conn()?;
                 let mut out = Slices::default();
                 for slice in depts.chunks(DEPTS_PER_SLICE) {
-                    let members = db::roster::active_members_of(&mut conn, slice)?;
+                    let members = db::roster::active_members_of(&mut conn, slice, false)?;
                     let boards = cutover::read(con, keys, date, slice)?;
                     out.with_boards.extend(boards.departments);
                     let ids: HashSet<&str> = members.iter().map(|m| m.employee_id.as_str()).collect();
