@@ -190,6 +190,8 @@ fn main() -> Result<()> {
     );
 
     clear_redis(&mut con)?;
+    // Settle drains the (empty) outboxes, which declares the namespace's exchanges and queues.
+    attendance::notify::teardown(&cfg, &[])?;
 
     drop(pool);
     services::mysql_server(&cfg)?.query_drop(format!("DROP DATABASE IF EXISTS {DB}"))?;
