@@ -157,7 +157,8 @@ pub struct SettleSettings {
 impl Default for SettleSettings {
     fn default() -> Self {
         SettleSettings {
-            batch_size: 1_000,
+            // One commit (and its log flush) per 5,000 rows: at 1M, 1,000 a batch took 2.5x as long.
+            batch_size: 5_000,
             mysql_retries: 4,
             retry_backoff_ms: 1_000,
             writers: 2,

@@ -17,6 +17,7 @@ pub mod error;
 pub mod event;
 pub mod interrupt;
 pub mod keys;
+pub mod layout;
 pub mod metrics;
 pub mod notify;
 pub mod ops;

@@ -827,3 +827,106 @@ fn the_cutover_merges_into_a_board_a_killed_run_left_and_release_keeps_a_fresh_d
     assert!(!con.sismember::<_, _, bool>(k.board_days("D1"), &day).unwrap());
     assert_eq!(cutover::without_board(&mut con, &k, d, &depts).unwrap(), ["D1"]);
 }
+
+/// Settle goes a slice of departments at a time: an employee whose punches sit on boards of
+/// departments in different slices (moved during the day), and one off the active roster, get
+/// the rows a settle of the whole day at once gave (every punch of every board, one row each).
+#[test]
+fn punches_on_boards_of_departments_far_apart_give_one_row_from_all_of_them() {
+    let env = TestEnv::with_roster(TZ, 130, 60);
+    let keys = env.keys();
+    let day = common::date(DAY);
+    let moved = members(&env, "D001").last().unwrap().clone();
+    let left = members(&env, "D002").last().unwrap().clone();
+    let mut con = env.redis();
+    // In at 08:30 on D001's board, out at 18:30 on D060's, where the roster now has them.
+    let _: () = con.hset(keys.board("D001", day), &moved, "i30600").unwrap();
+    let _: () = con.hset(keys.board("D060", day), &moved, "o66600").unwrap();
+    // Left the company during the day, after a check-in on D030's board (not their own).
+    let _: () = con.hset(keys.board("D030", day), &left, "i31000").unwrap();
+    env.mysql()
+        .exec_drop("UPDATE employees SET department_id = 'D060' WHERE id = ?", (&moved,))
+        .unwrap();
+    env.mysql()
+        .exec_drop("UPDATE employees SET active = FALSE WHERE id = ?", (&left,))
+        .unwrap();
+
+    env.ok(&["settle", "--date", DAY]);
+    let row = |emp: &str| -> (String, String, String) {
+        env.mysql()
+            .exec_first(
+                "SELECT department_id, CAST(status AS CHAR), punches FROM attendance WHERE work_date = ? AND employee_id = ?",
+                (DAY, emp),
+            )
+            .unwrap()
+            .unwrap()
+    };
+    assert_eq!(
+        row(&moved),
+        (
+            "D060".to_string(),
+            "present".to_string(),
+            "in@2026-11-20T07:30:00Z,out@2026-11-20T17:30:00Z".to_string()
+        )
+    );
+    assert_eq!(
+        row(&left),
+        (
+            "D030".to_string(),
+            "missing_checkout".to_string(),
+            "in@2026-11-20T07:36:40Z".to_string()
+        )
+    );
+    // Every active employee once, and the one who left.
+    assert_eq!(env.count("attendance"), 130);
+    assert!(boards(&env, DAY).is_empty());
+    let before = rows(&env);
+    env.ok(&["settle", "--date", DAY]);
+    assert_eq!(rows(&env), before, "a rerun from the stored histories changes nothing");
+}
+
+/// A first settle of a day loads its rows with LOAD DATA, which skips a row already there: the
+/// loader says so (the writer then upserts the batch) and never touches that row itself.
+#[test]
+fn loading_rows_over_a_row_already_there_says_so_and_keeps_that_row() {
+    use attendance::db::attendance::{load_fresh, DayRow};
+    use attendance::policy::{DayOutcome, DayStatus};
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let ids = members(&env, "D001");
+    let mut conn = env.mysql();
+    conn.exec_drop(
+        "INSERT INTO attendance (work_date, employee_id, department_id, status, punches, corrected) \
+         VALUES (?, ?, 'D001', 'present', '', TRUE)",
+        (DAY, &ids[0]),
+    )
+    .unwrap();
+    let absent = |id: &str| DayRow {
+        employee_id: id.into(),
+        department_id: "D001".into(),
+        outcome: DayOutcome {
+            status: DayStatus::Absent,
+            late_minutes: 0,
+            early_minutes: 0,
+        },
+        first_in: None,
+        last_out: None,
+        punches: vec![],
+    };
+    let mut load = |day: &str, rows: &[DayRow]| {
+        let mut tx = conn.start_transaction(mysql::TxOpts::default()).unwrap();
+        let clean = load_fresh(&mut tx, common::date(day), rows.iter()).unwrap();
+        tx.commit().unwrap();
+        clean
+    };
+    assert!(
+        !load(DAY, &[absent(&ids[0]), absent(&ids[1])]),
+        "a row was already there"
+    );
+    assert!(
+        load("2026-11-19", &[absent(&ids[2]), absent(&ids[3])]),
+        "a day with no rows"
+    );
+    let s = statuses(&env, DAY);
+    assert_eq!((s[&ids[0]].as_str(), s[&ids[1]].as_str()), ("present", "absent"));
+    assert_eq!(statuses(&env, "2026-11-19").len(), 2);
+}

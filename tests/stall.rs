@@ -353,7 +353,8 @@ fn settle_facing_a_stalled_mysql_gives_up_after_its_retries_and_a_rerun_works() 
     );
     let proxy = StallProxy::start(
         "127.0.0.1:3306",
-        Stall::when_client_sends(b"INSERT INTO attendance").hold_trigger(),
+        // A first settle of the day loads its rows (LOAD DATA), a rerun upserts them.
+        Stall::when_client_sends(b"LOAD DATA LOCAL INFILE").hold_trigger(),
     );
     // Without prefer_socket=false the client would move to MySQL's Unix socket, past the proxy.
     let url = format!("mysql://root@127.0.0.1:{}/{}?prefer_socket=false", proxy.port(), env.db);

@@ -131,7 +131,8 @@ pub fn read(con: &mut impl ConnectionLike, keys: &Keys, date: NaiveDate, depts: 
     Ok(out)
 }
 
-fn join(entries: &mut HashMap<String, BoardEntry>, dept: &str, emp: String, value: String) {
+/// Add one board's value of `emp` to what other boards gave (the first department seen stays).
+pub fn join(entries: &mut HashMap<String, BoardEntry>, dept: &str, emp: String, value: String) {
     match entries.get_mut(&emp) {
         Some(e) if !value.is_empty() => {
             e.value = if e.value.is_empty() {
@@ -190,6 +191,25 @@ pub fn days_with_boards(con: &mut impl ConnectionLike, keys: &Keys, depts: &[Str
         );
     }
     Ok(days)
+}
+
+/// Settle's board values of `date` for these (department, employee) pairs; `None` where absent.
+pub fn settle_values(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    date: NaiveDate,
+    pairs: &[(&str, &str)],
+) -> Result<Vec<Option<String>>> {
+    let mut out = Vec::with_capacity(pairs.len());
+    for chunk in pairs.chunks(PER_PIPELINE) {
+        let mut pipe = redis::pipe();
+        for (dept, emp) in chunk {
+            pipe.hget(keys.settle_board(dept, date), *emp);
+        }
+        let vals: Vec<Option<String>> = pipe.query(con).context("reading the day's boards from Redis")?;
+        out.extend(vals);
+    }
+    Ok(out)
 }
 
 /// One employee's punches of `date` still waiting in Redis (live board and settle's), not yet

@@ -5,37 +5,33 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::InitDayArgs;
-use crate::{board, db, keys::Keys, services};
+use crate::{db, keys::Keys, layout, services};
 
 pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
     let date = ctx.date_or_today(args.date);
     db::runs::check_storable(date)?;
     let pool = services::mysql(&ctx.cfg)?;
-    let members = db::roster::active_members(&pool)?;
+    let mut conn = pool.get_conn().map_err(|e| services::mysql_error(&ctx.cfg, e))?;
+    let depts: Vec<String> = db::roster::department_ids(&mut conn)?
+        .into_iter()
+        .filter_map(|(d, active)| active.then_some(d))
+        .collect();
     let mut con = services::redis(&ctx.cfg)?;
     ctx.warn_redis_persistence(&mut con);
-    let pb = ctx.out.progress(members.len() as u64, "init-day");
+    let pb = ctx.out.progress(db::roster::active_count(&mut conn)?, "init-day");
     let started = std::time::Instant::now();
-    let mut departments: Vec<String> = members.iter().map(|m| m.department_id.clone()).collect();
-    departments.dedup();
+    let keys = Keys::new(&ctx.cfg.namespace);
     // The day's queues are declared on the broker while the boards are laid out in Redis: two
     // services' work, overlapped. A broker away costs a warning, never the day's layout.
     let report = std::thread::scope(|s| {
-        let declaring = s.spawn(|| super::queues::declare_ahead(ctx, "init-day", &departments));
-        let report = board::layout_day(&mut con, &Keys::new(&ctx.cfg.namespace), date, &members, |n| {
-            pb.inc(n as u64)
-        });
+        let declaring = s.spawn(|| super::queues::declare_ahead(ctx, "init-day", &depts));
+        let report = layout::lay_out(&mut conn, &mut con, &keys, date, &depts, |n| pb.inc(n as u64));
         declaring.join().ok();
         report
     })?;
     pb.finish_and_clear();
     // Recorded once the boards exist: a layout cut off half-way is not claimed.
-    db::runs::record_layout(
-        &mut pool.get_conn().map_err(|e| services::mysql_error(&ctx.cfg, e))?,
-        date,
-        report.departments,
-        report.employees,
-    )?;
+    db::runs::record_layout(&mut conn, date, report.departments, report.employees)?;
     if args.output.json {
         crate::outln!("{}", serde_json::to_string(&report)?)?;
     } else {

@@ -146,6 +146,48 @@ pub fn active_members(pool: &Pool) -> Result<Vec<Member>> {
     )?)
 }
 
+/// The active members of some departments, ordered by department then id: settle and the
+/// next day's layout go through the roster a slice of departments at a time. Without `names`
+/// the names are left empty (settle needs none), and the department index alone answers.
+pub fn active_members_of(conn: &mut impl Queryable, depts: &[String], names: bool) -> Result<Vec<Member>> {
+    if depts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT id, department_id, {} FROM employees WHERE active AND department_id IN ({}) \
+         ORDER BY department_id, id",
+        if names { "name" } else { "''" },
+        vec!["?"; depts.len()].join(",")
+    );
+    members(conn, &sql, depts)
+}
+
+fn members<P: AsRef<str>>(conn: &mut impl Queryable, sql: &str, params: &[P]) -> Result<Vec<Member>> {
+    let params: Vec<Value> = params.iter().map(|p| Value::from(p.as_ref())).collect();
+    Ok(conn.exec_map(sql, params, |(employee_id, department_id, name)| Member {
+        employee_id,
+        department_id,
+        name,
+    })?)
+}
+
+/// Every department id, in the order of its first active employee's id (those with none
+/// first): settle writes the rows of a slice of departments at a time, and in a roster numbered
+/// by department, as most are, this order hands MySQL its rows in primary-key order.
+pub fn departments_by_first_employee(conn: &mut impl Queryable) -> Result<Vec<String>> {
+    Ok(conn.query(
+        "SELECT d.id FROM departments d LEFT JOIN employees e ON e.department_id = d.id AND e.active \
+         GROUP BY d.id ORDER BY MIN(e.id), d.id",
+    )?)
+}
+
+/// How many employees are active.
+pub fn active_count(conn: &mut impl Queryable) -> Result<u64> {
+    Ok(conn
+        .query_first("SELECT COUNT(*) FROM employees WHERE active")?
+        .unwrap_or(0))
+}
+
 /// Every department id, and whether it has active members (only those get a board laid out).
 /// Settle looks for boards of every department: an employee who moved away or left may have
 /// punched on a department that has nobody left.

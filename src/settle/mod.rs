@@ -13,6 +13,7 @@
 
 mod day;
 pub mod rows;
+mod stream;
 mod write;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -211,6 +212,15 @@ impl<'a> Run<'a> {
         })
     }
 
+    /// The departments with active members: those a layout gives a board.
+    fn active_departments(&self) -> Vec<String> {
+        self.departments
+            .iter()
+            .filter(|(_, active)| *active)
+            .map(|(d, _)| d.clone())
+            .collect()
+    }
+
     fn all_departments(&self) -> Vec<String> {
         self.departments.iter().map(|(d, _)| d.clone()).collect()
     }
@@ -233,12 +243,7 @@ impl<'a> Run<'a> {
     /// board at all and no row in MySQL: their punches are not anywhere settle can see, so
     /// settling would write them absent. `recover` rebuilds the boards from the journal.
     fn refuse_lost_days(&mut self, days: &[NaiveDate]) -> Result<()> {
-        let laid_out: Vec<String> = self
-            .departments
-            .iter()
-            .filter(|(_, active)| *active)
-            .map(|(d, _)| d.clone())
-            .collect();
+        let laid_out = self.active_departments();
         for &date in days {
             if !runs::laid_out(self.lock.conn(), date)? {
                 continue;

@@ -2,8 +2,8 @@
 //! back-off when MySQL is briefly away, and split row by row only when a batch holds a row
 //! MySQL refuses (so that one bad row never stops the others).
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::sleep;
 use std::time::Duration;
 
@@ -74,8 +74,9 @@ pub fn connect(cfg: &Config) -> Result<Pool> {
 }
 
 /// Write one batch in one transaction. Returns the rows MySQL refused, with the reason.
-pub fn batch(pool: &Pool, s: &SettleSettings, date: NaiveDate, rows: &[DayRow]) -> Result<Vec<Failure>> {
-    with_retry(s, "writing attendance rows", || match whole(pool, date, rows) {
+/// `fresh`: the day had no row when the run began, so the rows are loaded, not upserted.
+pub fn batch(pool: &Pool, s: &SettleSettings, date: NaiveDate, rows: &[DayRow], fresh: bool) -> Result<Vec<Failure>> {
+    with_retry(s, "writing attendance rows", || match whole(pool, date, rows, fresh) {
         Err(e) if is_data_error(&e) => row_by_row(pool, date, rows),
         r => r,
     })
@@ -100,11 +101,14 @@ fn known<'r>(tx: &mut impl Queryable, rows: &'r [DayRow]) -> mysql::Result<(Vec<
     Ok((good, failures))
 }
 
-fn whole(pool: &Pool, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<Vec<Failure>> {
+fn whole(pool: &Pool, date: NaiveDate, rows: &[DayRow], fresh: bool) -> mysql::Result<Vec<Failure>> {
     let mut conn = pool.get_conn()?;
     let socket = std::os::unix::io::AsRawFd::as_raw_fd(&*conn);
     let mut tx = conn.start_transaction(TxOpts::default())?;
     let written = known(&mut tx, rows).and_then(|(good, failures)| {
+        if fresh && !good.is_empty() && load(&mut tx, date, &good)? {
+            return Ok(failures);
+        }
         if good.len() == rows.len() {
             attendance::upsert(&mut tx, date, rows)?;
         } else if !good.is_empty() {
@@ -121,6 +125,22 @@ fn whole(pool: &Pool, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<Vec<Fai
             tx.rollback().ok();
             Err(e)
         }
+    }
+}
+
+/// Whether LOAD DATA took every row as sent (see [`attendance::load_fresh`]). A server that
+/// refuses LOAD DATA LOCAL is told once: every later batch is upserted at once.
+fn load(tx: &mut mysql::Transaction, date: NaiveDate, rows: &[&DayRow]) -> mysql::Result<bool> {
+    static REFUSED: AtomicBool = AtomicBool::new(false);
+    if REFUSED.load(Ordering::Relaxed) {
+        return Ok(false);
+    }
+    match attendance::load_fresh(tx, date, rows.iter().copied()) {
+        Err(mysql::Error::MySqlError(_)) => {
+            REFUSED.store(true, Ordering::Relaxed);
+            Ok(false)
+        }
+        r => r,
     }
 }
 
@@ -145,32 +165,45 @@ fn row_by_row(pool: &Pool, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<Ve
     Ok(failures)
 }
 
-/// Write every row in batches of `per_batch`, on `writers` connections at once (MySQL has
-/// more than one core to write with). `on_batch` runs on the caller's thread after each
-/// committed batch, with its size. Returns the refused rows; stops at the first service
-/// error, which it returns once the other writers have finished their batch.
-pub fn all(
+/// A batch of rows handed to the writers; `false` once they stopped (a service error).
+pub type Send<'s> = dyn Fn(Vec<DayRow>) -> bool + 's;
+
+/// Write the batches `produce` hands over (on its own thread, so that reading and computing
+/// the next rows overlaps writing these), on `writers` connections at once (MySQL has more
+/// than one core to write with). At most a few batches wait between the two, so memory stays
+/// bounded however many rows there are. `on_batch` runs on the caller's thread after each
+/// committed batch, with its size. Returns what `produce` returned and the refused rows; stops
+/// at the first error (a writer's service error, or the producer's), which it returns once the
+/// other writers have finished their batch.
+pub fn stream<T: std::marker::Send>(
     pool: &Pool,
     s: &SettleSettings,
     date: NaiveDate,
-    rows: &[DayRow],
-    per_batch: usize,
+    fresh: bool,
+    produce: impl FnOnce(&Send) -> Result<T> + std::marker::Send,
     mut on_batch: impl FnMut(usize),
-) -> Result<Vec<Failure>> {
-    let batches: Vec<&[DayRow]> = rows.chunks(per_batch.max(1)).collect();
-    let next = AtomicUsize::new(0);
+) -> Result<(T, Vec<Failure>)> {
+    let writers = s.writers.max(1);
+    let (batch_tx, batch_rx) = mpsc::sync_channel::<Vec<DayRow>>(writers * 2);
+    // Shared by the writers, and dropped with the last of them: a producer then stops at once.
+    let batch_rx = Arc::new(Mutex::new(batch_rx));
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<Result<(usize, Vec<Failure>)>>();
     std::thread::scope(|scope| {
-        for _ in 0..s.writers.max(1) {
-            let tx = tx.clone();
-            let (next, stop, batches) = (&next, &stop, &batches);
+        let stop = &stop;
+        let producer = scope.spawn(move || {
+            let send = |b: Vec<DayRow>| !stop.load(Ordering::Relaxed) && batch_tx.send(b).is_ok();
+            produce(&send)
+        });
+        for _ in 0..writers {
+            let (tx, batch_rx) = (tx.clone(), batch_rx.clone());
             scope.spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    let Some(chunk) = batches.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    let next = batch_rx.lock().map(|rx| rx.recv());
+                    let Ok(Ok(chunk)) = next else {
                         break;
                     };
-                    let r = batch(pool, s, date, chunk).map(|f| (chunk.len(), f));
+                    let r = batch(pool, s, date, &chunk, fresh).map(|f| (chunk.len(), f));
                     if r.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
@@ -180,7 +213,7 @@ pub fn all(
                 }
             });
         }
-        drop(tx);
+        drop((tx, batch_rx));
         let mut failures = Vec::new();
         let mut first_error = None;
         for r in rx {
@@ -194,9 +227,10 @@ pub fn all(
                 }
             }
         }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(failures),
+        let produced = producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        match (first_error, produced) {
+            (Some(e), _) | (None, Err(e)) => Err(e),
+            (None, Ok(v)) => Ok((v, failures)),
         }
     })
 }
