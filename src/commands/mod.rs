@@ -113,14 +113,3 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
         Command::Completions(_) | Command::Man(_) => unreachable!("handled before the config is read"),
     }
 }
-
-/// Find an employee: the Redis roster cache first, then MySQL (and cache what it finds).
-/// Unknown everywhere: refused (exit 1). MySQL is opened only on a cache miss.
-pub fn resolve_employee(
-    ctx: &Ctx,
-    redis: &mut impl redis::ConnectionLike,
-    keys: &crate::keys::Keys,
-    id: &str,
-) -> Result<crate::board::Employee> {
-    crate::ops::checkin::employee(&ctx.cfg, redis, keys, id)
-}

@@ -2,189 +2,43 @@
 //! the day is settled.
 
 use anyhow::Result;
-use serde::Serialize;
 
 use super::Ctx;
-use crate::board;
 use crate::cli::StatusArgs;
-use crate::db;
-use crate::keys::Keys;
-use crate::policy;
-use crate::services;
-
-#[derive(Debug, Serialize)]
-struct Status {
-    employee_id: String,
-    employee_name: String,
-    department_id: String,
-    date: String,
-    /// not_in, in or out
-    state: &'static str,
-    first_in: Option<String>,
-    last_out: Option<String>,
-    late: bool,
-    late_minutes: u32,
-    early: bool,
-    early_minutes: u32,
-}
-
-/// A settled day, as MySQL holds it.
-#[derive(Debug, Serialize)]
-struct Settled {
-    employee_id: String,
-    department_id: String,
-    date: String,
-    settled: bool,
-    status: policy::DayStatus,
-    first_in: Option<String>,
-    last_out: Option<String>,
-    late_minutes: u32,
-    early_minutes: u32,
-    corrected: bool,
-    /// Punches for this day that reached Redis after it was settled: the next settle adds them.
-    waiting_punches: Vec<Waiting>,
-}
-
-/// A punch on the board of a settled day, not yet in MySQL.
-#[derive(Debug, Serialize)]
-struct Waiting {
-    kind: crate::event::Kind,
-    at: String,
-}
-
-/// The employee's punches of a settled day still waiting in Redis (a late punch, or a settle
-/// that has not run yet since): those MySQL's punch history does not hold. Best effort: the
-/// settled row stands on its own, so Redis away is a note, not a failure.
-fn waiting(ctx: &Ctx, r: &db::attendance::Stored, date: chrono::NaiveDate) -> Vec<Waiting> {
-    let tz = ctx.cfg.timezone;
-    let stored = db::attendance::parse_log(&r.punches).unwrap_or_default();
-    let keys = Keys::new(&ctx.cfg.namespace);
-    let rec = services::redis(&ctx.cfg)
-        .and_then(|mut con| board::cutover::waiting_record(&mut con, &keys, &r.department_id, date, &r.employee_id));
-    match rec {
-        Ok(rec) => rec
-            .punches
-            .into_iter()
-            .map(|(kind, secs)| (kind, policy::instant(tz, date, secs)))
-            .filter(|(kind, at)| !stored.contains(&(at.with_timezone(&chrono::Utc), *kind)))
-            .map(|(kind, at)| Waiting {
-                kind,
-                at: at.to_rfc3339(),
-            })
-            .collect(),
-        Err(e) => {
-            ctx.out.status(format!(
-                "note: could not look for punches not yet settled: {}",
-                crate::error::one_line(&e)
-            ));
-            Vec::new()
-        }
-    }
-}
-
-/// A day before today answers from MySQL once settled; `false` if it is not settled yet.
-fn settled(ctx: &Ctx, args: &StatusArgs, date: chrono::NaiveDate) -> Result<bool> {
-    let pool = services::mysql(&ctx.cfg)?;
-    let Some(r) = db::attendance::row(&mut pool.get_conn()?, date, &args.employee_id)? else {
-        return Ok(false);
-    };
-    let waiting_punches = waiting(ctx, &r, date);
-    let tz = ctx.cfg.timezone;
-    let local = |t: Option<chrono::NaiveDateTime>| t.map(|t| t.and_utc().with_timezone(&tz));
-    let hhmm = |t: Option<chrono::NaiveDateTime>| local(t).map_or("-".into(), |t| t.format("%H:%M").to_string());
-    let s = Settled {
-        employee_id: r.employee_id,
-        department_id: r.department_id,
-        date: date.to_string(),
-        settled: true,
-        status: r.status,
-        first_in: local(r.first_in).map(|t| t.to_rfc3339()),
-        last_out: local(r.last_out).map(|t| t.to_rfc3339()),
-        late_minutes: r.late_minutes,
-        early_minutes: r.early_minutes,
-        corrected: r.corrected,
-        waiting_punches,
-    };
-    if args.output.json {
-        crate::outln!("{}", serde_json::to_string(&s)?)?;
-    } else {
-        let waiting: Vec<String> = s
-            .waiting_punches
-            .iter()
-            .map(|w| format!("{} at {}", w.kind.as_str(), &w.at[11..16]))
-            .collect();
-        let waiting = if waiting.is_empty() {
-            String::new()
-        } else {
-            format!("; not yet settled: {} (the next settle adds them)", waiting.join(", "))
-        };
-        crate::outln!(
-            "{} ({}) on {}: {} (in {}, out {}, late {} min, early {} min){}{waiting}",
-            s.employee_id,
-            s.department_id,
-            s.date,
-            s.status,
-            hhmm(r.first_in),
-            hhmm(r.last_out),
-            s.late_minutes,
-            s.early_minutes,
-            if s.corrected { ", corrected" } else { "" }
-        )?;
-    }
-    Ok(true)
-}
+use crate::ops::status::{self, Answer, Live, Settled};
 
 pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
-    crate::roster::check_id("employee id", &args.employee_id)?;
     let date = ctx.date_or_today(args.date);
-    if date < ctx.today() && settled(ctx, &args, date)? {
-        return Ok(());
+    let answer = status::status(&ctx.cfg, &args.employee_id, date, ctx.today())?;
+    if let Answer::Settled(Settled { note: Some(note), .. }) = &answer {
+        ctx.out
+            .status(format!("note: could not look for punches not yet settled: {note}"));
     }
-    let keys = Keys::new(&ctx.cfg.namespace);
-    let mut con = services::redis(&ctx.cfg)?;
-    let e = super::resolve_employee(ctx, &mut con, &keys, &args.employee_id)?;
-    // A past day being settled (or whose settle was killed) has its punches on settle's board.
-    let rec = if date < ctx.today() {
-        board::cutover::waiting_record(&mut con, &keys, &e.department_id, date, &e.id)?
-    } else {
-        board::day_record(&mut con, &keys, &e.department_id, date, &e.id)?.unwrap_or_default()
-    };
-    let (tz, p) = (ctx.cfg.timezone, &ctx.cfg.policy);
-    let late = rec.first_in().map_or(0, |s| policy::late_minutes(p, tz, date, s));
-    let early = rec.last_out().map_or(0, |s| policy::early_minutes(p, tz, date, s));
-    let hhmm = |s: i64| policy::instant(tz, date, s).format("%H:%M").to_string();
-    let s = Status {
-        state: match (rec.first_in(), rec.last_out()) {
-            (_, Some(_)) => "out",
-            (Some(_), None) => "in",
-            (None, None) => "not_in",
-        },
-        first_in: rec.first_in().map(|s| policy::instant(tz, date, s).to_rfc3339()),
-        last_out: rec.last_out().map(|s| policy::instant(tz, date, s).to_rfc3339()),
-        late: late > 0,
-        late_minutes: late,
-        early: early > 0,
-        early_minutes: early,
-        employee_id: e.id,
-        employee_name: e.name,
-        department_id: e.department_id,
-        date: date.to_string(),
-    };
     if args.output.json {
-        crate::outln!("{}", serde_json::to_string(&s)?)?;
-        return Ok(());
+        return crate::output::json(&answer);
     }
-    let inn = rec.first_in().map(|t| {
-        let how = if late > 0 {
-            format!("late by {late} min")
+    let line = match &answer {
+        Answer::Live(s) => live_line(s),
+        Answer::Settled(s) => settled_line(s),
+    };
+    crate::outln!("{line}")?;
+    Ok(())
+}
+
+/// `E000123 Ann Smith (D042) on 2026-11-30: in at 08:55 (on time), out at 18:02 (not early)`.
+fn live_line(s: &Live) -> String {
+    let hhmm = |t: &str| t[11..16].to_string();
+    let inn = s.first_in.as_deref().map(|t| {
+        let how = if s.late {
+            format!("late by {} min", s.late_minutes)
         } else {
             "on time".into()
         };
         format!("in at {} ({how})", hhmm(t))
     });
-    let out = rec.last_out().map(|t| {
-        let how = if early > 0 {
-            format!("early by {early} min")
+    let out = s.last_out.as_deref().map(|t| {
+        let how = if s.early {
+            format!("early by {} min", s.early_minutes)
         } else {
             "not early".into()
         };
@@ -196,12 +50,35 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         (None, Some(o)) => format!("{o}, no check-in recorded"),
         (Some(i), Some(o)) => format!("{i}, {o}"),
     };
-    crate::outln!(
+    format!(
         "{} {} ({}) on {}: {state}",
+        s.employee_id, s.employee_name, s.department_id, s.date
+    )
+}
+
+/// `E000123 (D042) on 2026-11-27: late (in 09:12, out 18:05, late 12 min, early 0 min)`.
+fn settled_line(s: &Settled) -> String {
+    let hhmm = |t: &Option<String>| t.as_deref().map_or("-".to_string(), |t| t[11..16].to_string());
+    let waiting: Vec<String> = s
+        .waiting_punches
+        .iter()
+        .map(|w| format!("{} at {}", w.kind.as_str(), &w.at[11..16]))
+        .collect();
+    let waiting = if waiting.is_empty() {
+        String::new()
+    } else {
+        format!("; not yet settled: {} (the next settle adds them)", waiting.join(", "))
+    };
+    format!(
+        "{} ({}) on {}: {} (in {}, out {}, late {} min, early {} min){}{waiting}",
         s.employee_id,
-        s.employee_name,
         s.department_id,
-        s.date
-    )?;
-    Ok(())
+        s.date,
+        s.status,
+        hhmm(&s.first_in),
+        hhmm(&s.last_out),
+        s.late_minutes,
+        s.early_minutes,
+        if s.corrected { ", corrected" } else { "" }
+    )
 }

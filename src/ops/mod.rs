@@ -11,3 +11,4 @@ pub mod org;
 pub mod partition;
 pub mod queues;
 pub mod report;
+pub mod status;
