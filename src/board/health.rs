@@ -109,6 +109,12 @@ fn info_field(con: &mut impl ConnectionLike, section: &str, field: &str) -> Resu
     Ok(values.iter().find(|v| *v != "ok").or(values.first()).cloned())
 }
 
+/// The same warning for the Redis `cfg` names; nothing when Redis cannot be reached (the
+/// caller's own work reports that, with its retries).
+pub fn warning_for(cfg: &crate::config::Config) -> Option<String> {
+    super::Redis::open(cfg).ok().and_then(|mut con| warning(&mut con))
+}
+
 /// The warning for this connection's Redis, if any. A Redis that refuses `CONFIG` (renamed
 /// or forbidden by an ACL) cannot be checked: say so rather than fail the command.
 pub fn warning(con: &mut impl ConnectionLike) -> Option<String> {

@@ -42,14 +42,6 @@ impl Ctx {
         chrono::Utc::now().with_timezone(&self.cfg.timezone).date_naive()
     }
 
-    /// The one-line persistence warning (no AOF, an evicting policy) on stderr, unless `-q`:
-    /// the commands that lay out, settle and recover a day are the ones an operator watches.
-    pub fn warn_redis_persistence(&self, con: &mut impl redis::ConnectionLike) {
-        if let Some(w) = crate::board::health::warning(con) {
-            self.out.status(w);
-        }
-    }
-
     /// A `--date` flag (typed and range-checked by clap), or today.
     pub fn date_or_today(&self, date: Option<NaiveDate>) -> NaiveDate {
         date.unwrap_or_else(|| self.today())

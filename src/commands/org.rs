@@ -35,7 +35,9 @@ pub fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
                 ));
             }
             // After the commit: a broker away costs a warning, never the import.
-            super::queues::declare_ahead(ctx, "org import", &new_departments);
+            let started = std::time::Instant::now();
+            let declared = ops::init_day::declare(&ctx.cfg, &new_departments);
+            super::queues::report_declared(ctx, "org import", &declared, started.elapsed().as_secs_f64());
             Ok(())
         }
         OrgCommand::Generate {

@@ -6,24 +6,17 @@ use super::Ctx;
 use crate::cli::QueuesCommand;
 use crate::ops::queues;
 
-/// Declare the departments' queues ahead of their first check-in, so that no check-in (and no
-/// first bulk of a fresh broker) waits on declarations. The broker being away does not fail
-/// the command that asks (its own work is done, and check-ins declare what they publish to):
-/// a warning says so, and what to run once the broker is back.
-pub(crate) fn declare_ahead(ctx: &Ctx, command: &str, departments: &[String]) {
-    if departments.is_empty() {
-        return;
-    }
-    let started = std::time::Instant::now();
-    match queues::declare_these(&ctx.cfg, departments) {
-        Ok(n) => ctx.out.verbose(format!(
-            "{command}: {n} department queues declared ({:.2}s)",
-            started.elapsed().as_secs_f64()
-        )),
+/// Tell the operator how declaring the queues ahead went: the count with `-v`, a one-line
+/// warning when the broker was away (check-ins then declare their queue as they come).
+pub(crate) fn report_declared(ctx: &Ctx, command: &str, declared: &Result<usize, String>, seconds: f64) {
+    match declared {
+        Ok(0) => {}
+        Ok(n) => ctx
+            .out
+            .verbose(format!("{command}: {n} department queues declared ({seconds:.2}s)")),
         Err(e) => ctx.out.status(format!(
-            "{command}: warning: the department queues were not declared ({}); check-ins will declare them \
-             as they come; run `attendance queues declare` once the broker answers",
-            crate::error::one_line(&e)
+            "{command}: warning: the department queues were not declared ({e}); check-ins will declare them \
+             as they come; run `attendance queues declare` once the broker answers"
         )),
     }
 }

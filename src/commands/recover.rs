@@ -6,38 +6,17 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::RecoverArgs;
-use crate::error::Error;
 use crate::notify::EndedBy;
+use crate::ops::recover;
 use crate::output::print_table;
-use crate::recover::{self, Options};
-use crate::{db, services};
 
 pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {
-    let date = args.date;
-    if date > ctx.today() {
-        return Err(Error::refused(format!("{date} has not begun: there is nothing to recover")).into());
+    let idle = Duration::from_millis(args.idle_ms);
+    let o = recover::recover(&ctx.cfg, args.date, ctx.today(), idle)?;
+    for w in [&o.too_old, &o.persistence].into_iter().flatten() {
+        ctx.out.status(w.clone());
     }
-    if !ctx.cfg.journal.enabled {
-        return Err(Error::refused(
-            "the journal is turned off (journal.enabled = false): there is nothing to recover from",
-        )
-        .into());
-    }
-    let age = (ctx.today() - date).num_days();
-    if age > i64::from(ctx.cfg.journal.max_age_days) {
-        ctx.out.status(format!(
-            "warning: {date} is {age} days old and the journal keeps {} days: some of its punches may be gone",
-            ctx.cfg.journal.max_age_days
-        ));
-    }
-    let members = db::roster::active_members(&services::mysql(&ctx.cfg)?)?;
-    let mut con = services::redis(&ctx.cfg)?;
-    ctx.warn_redis_persistence(&mut con);
-    let opts = Options {
-        date,
-        idle: Duration::from_millis(args.idle_ms),
-    };
-    let r = recover::recover(&ctx.cfg, &mut con, &members, opts)?;
+    let r = o.report;
     if args.output.json {
         return crate::output::json(&r);
     }

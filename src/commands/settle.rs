@@ -11,9 +11,8 @@ use crate::metrics;
 use crate::settle::{self, Hooks, Options, Progress, Report, Summary};
 
 pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
-    // An unreachable Redis is settle's own error to report, with its retries: only warn here.
-    if let Ok(mut con) = crate::board::Redis::open(&ctx.cfg) {
-        ctx.warn_redis_persistence(&mut con);
+    if let Some(w) = crate::ops::settle_warning(&ctx.cfg) {
+        ctx.out.status(w);
     }
     let opts = Options {
         date: args.date,

@@ -254,8 +254,10 @@ impl Watcher<'_> {
                 )
                 .into()),
             };
-            if let Err(e) = got {
-                return lost(e);
+            match stopped_during(stop, got) {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => return lost(e),
             }
         }
         consumer.cancel().ok();

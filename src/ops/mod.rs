@@ -6,9 +6,17 @@
 pub mod calendar;
 pub mod checkin;
 pub mod correct;
+pub mod init_day;
 pub mod leave;
 pub mod org;
 pub mod partition;
 pub mod queues;
+pub mod recover;
 pub mod report;
 pub mod status;
+
+/// Settle's one-line warning when its Redis keeps nothing on disk or may evict keys; nothing
+/// when Redis cannot be reached (settle reports that itself, with its retries).
+pub fn settle_warning(cfg: &crate::config::Config) -> Option<String> {
+    crate::board::health::warning_for(cfg)
+}

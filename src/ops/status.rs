@@ -1,0 +1,160 @@
+//! An employee's own day: from the board while it is live, from MySQL once it is settled (with
+//! any punch that reached Redis after the settle).
+
+use anyhow::Result;
+use chrono::{NaiveDate, NaiveDateTime, Utc};
+use chrono_tz::Tz;
+use serde::Serialize;
+
+use crate::board::{self, Employee};
+use crate::config::Config;
+use crate::keys::Keys;
+use crate::{db, policy, services};
+
+/// The answer: a live day, or a settled one.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    Live(Live),
+    Settled(Settled),
+}
+
+/// A day still on its board.
+#[derive(Debug, Serialize)]
+pub struct Live {
+    pub employee_id: String,
+    pub employee_name: String,
+    pub department_id: String,
+    pub date: String,
+    /// not_in, in or out
+    pub state: &'static str,
+    pub first_in: Option<String>,
+    pub last_out: Option<String>,
+    pub late: bool,
+    pub late_minutes: u32,
+    pub early: bool,
+    pub early_minutes: u32,
+}
+
+/// A settled day, as MySQL holds it.
+#[derive(Debug, Serialize)]
+pub struct Settled {
+    pub employee_id: String,
+    pub department_id: String,
+    pub date: String,
+    pub settled: bool,
+    pub status: policy::DayStatus,
+    pub first_in: Option<String>,
+    pub last_out: Option<String>,
+    pub late_minutes: u32,
+    pub early_minutes: u32,
+    pub corrected: bool,
+    /// Punches for this day that reached Redis after it was settled: the next settle adds them.
+    pub waiting_punches: Vec<Waiting>,
+    /// Why the waiting punches could not be looked for (Redis away), if so.
+    #[serde(skip)]
+    pub note: Option<String>,
+}
+
+/// A punch on the board of a settled day, not yet in MySQL.
+#[derive(Debug, Serialize)]
+pub struct Waiting {
+    pub kind: crate::event::Kind,
+    pub at: String,
+}
+
+/// The status of `employee_id` on `date`; `today` is the company's today.
+pub fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: NaiveDate) -> Result<Answer> {
+    crate::roster::check_id("employee id", employee_id)?;
+    if date < today {
+        if let Some(s) = settled(cfg, employee_id, date)? {
+            return Ok(Answer::Settled(s));
+        }
+    }
+    let keys = Keys::new(&cfg.namespace);
+    let mut con = services::redis(cfg)?;
+    let e = super::checkin::employee(cfg, &mut con, &keys, employee_id)?;
+    // A past day being settled (or whose settle was killed) has its punches on settle's board.
+    let rec = if date < today {
+        board::cutover::waiting_record(&mut con, &keys, &e.department_id, date, &e.id)?
+    } else {
+        board::day_record(&mut con, &keys, &e.department_id, date, &e.id)?.unwrap_or_default()
+    };
+    Ok(Answer::Live(live(cfg, e, date, &rec)))
+}
+
+fn live(cfg: &Config, e: Employee, date: NaiveDate, rec: &board::record::DayRecord) -> Live {
+    let (tz, p) = (cfg.timezone, &cfg.policy);
+    let late = rec.first_in().map_or(0, |s| policy::late_minutes(p, tz, date, s));
+    let early = rec.last_out().map_or(0, |s| policy::early_minutes(p, tz, date, s));
+    Live {
+        state: match (rec.first_in(), rec.last_out()) {
+            (_, Some(_)) => "out",
+            (Some(_), None) => "in",
+            (None, None) => "not_in",
+        },
+        first_in: rec.first_in().map(|s| policy::instant(tz, date, s).to_rfc3339()),
+        last_out: rec.last_out().map(|s| policy::instant(tz, date, s).to_rfc3339()),
+        late: late > 0,
+        late_minutes: late,
+        early: early > 0,
+        early_minutes: early,
+        employee_id: e.id,
+        employee_name: e.name,
+        department_id: e.department_id,
+        date: date.to_string(),
+    }
+}
+
+/// The settled row of a past day, or `None` if the day is not settled yet.
+fn settled(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<Option<Settled>> {
+    let pool = services::mysql(cfg)?;
+    let Some(r) = db::attendance::row(&mut pool.get_conn()?, date, employee_id)? else {
+        return Ok(None);
+    };
+    let (waiting_punches, note) = match waiting(cfg, &r, date) {
+        Ok(w) => (w, None),
+        Err(e) => (Vec::new(), Some(crate::error::one_line(&e))),
+    };
+    let local = |t: Option<NaiveDateTime>| t.map(|t| local_time(cfg.timezone, t).to_rfc3339());
+    Ok(Some(Settled {
+        first_in: local(r.first_in),
+        last_out: local(r.last_out),
+        employee_id: r.employee_id,
+        department_id: r.department_id,
+        date: date.to_string(),
+        settled: true,
+        status: r.status,
+        late_minutes: r.late_minutes,
+        early_minutes: r.early_minutes,
+        corrected: r.corrected,
+        waiting_punches,
+        note,
+    }))
+}
+
+/// A time MySQL holds (UTC) in the company's zone.
+fn local_time(tz: Tz, t: NaiveDateTime) -> chrono::DateTime<Tz> {
+    t.and_utc().with_timezone(&tz)
+}
+
+/// The employee's punches of a settled day still waiting in Redis (a late punch, or a settle
+/// that has not run yet since): those MySQL's punch history does not hold. The settled row
+/// stands on its own, so Redis away is a note for the caller, not a failure.
+fn waiting(cfg: &Config, r: &db::attendance::Stored, date: NaiveDate) -> Result<Vec<Waiting>> {
+    let tz = cfg.timezone;
+    let stored = db::attendance::parse_log(&r.punches).unwrap_or_default();
+    let keys = Keys::new(&cfg.namespace);
+    let mut con = services::redis(cfg)?;
+    let rec = board::cutover::waiting_record(&mut con, &keys, &r.department_id, date, &r.employee_id)?;
+    Ok(rec
+        .punches
+        .into_iter()
+        .map(|(kind, secs)| (kind, policy::instant(tz, date, secs)))
+        .filter(|(kind, at)| !stored.contains(&(at.with_timezone(&Utc), *kind)))
+        .map(|(kind, at)| Waiting {
+            kind,
+            at: at.to_rfc3339(),
+        })
+        .collect())
+}
