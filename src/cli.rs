@@ -199,6 +199,16 @@ pub enum QueuesCommand {
         #[command(flatten)]
         output: Output,
     },
+    /// Delete the namespace's queues and exchanges for good: every department queue of the
+    /// roster, retry, parking, the journal (`recover` then has nothing to read) and the
+    /// exchanges. For removing a trial or demo namespace; the next command declares them anew
+    Delete {
+        /// Yes, delete them (without it nothing is deleted)
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        output: Output,
+    },
 }
 
 #[derive(Debug, Args)]

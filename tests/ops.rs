@@ -352,6 +352,35 @@ fn queues_purge_empties_every_department_queue_of_the_namespace() {
     assert_eq!((after.declared, after.messages), (3, 0), "queues kept, empty");
 }
 
+#[test]
+fn queues_delete_removes_the_namespace_queues_only_when_told_yes() {
+    let env = TestEnv::with_roster("UTC", 20, 3);
+    env.ok(&["queues", "declare"]);
+    env.ok(&["checkin", "E000002"]);
+    // Without --yes: a one-line usage error, and nothing is gone.
+    let err = env.fails(&["queues", "delete"], 2);
+    assert!(err.contains("--yes") && err.lines().count() == 1, "{err}");
+    assert_eq!(broker_state(&env).declared, 3);
+    let out = env.json(&["queues", "delete", "--yes", "--json"]);
+    assert_eq!(out["deleted"], 6, "three departments, retry, parking, journal");
+    assert_eq!(queues_of(&env).0, 0, "every department queue gone");
+    for common in ["retry", "parking", "journal"] {
+        assert!(!queue_exists(&format!("{}.{common}", env.ns)), "{common} gone");
+    }
+    // The next check-in declares what it needs again.
+    env.ok(&["checkin", "E000003"]);
+    assert!(queues_of(&env).0 >= 1);
+}
+
+/// Whether the broker has this queue (a passive declare answers).
+fn queue_exists(name: &str) -> bool {
+    let mut conn = amiquip::Connection::insecure_open(common::AMQP_URL).unwrap();
+    let ch = conn.open_channel(None).unwrap();
+    let found = ch.queue_declare_passive(name).is_ok();
+    conn.close().ok();
+    found
+}
+
 /// What the broker holds for the roster's departments.
 fn broker_state(env: &TestEnv) -> attendance::notify::queues::BrokerState {
     let cfg = attendance::config::Config {

@@ -4,6 +4,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::QueuesCommand;
+use crate::error::Error;
 use crate::ops::queues;
 
 /// Tell the operator how declaring the queues ahead went: the count with `-v`, a one-line
@@ -37,6 +38,21 @@ pub fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
                 crate::output::json(&r)?;
             } else {
                 crate::outln!("{} messages purged from {} queues", r.messages, r.queues)?;
+            }
+        }
+        QueuesCommand::Delete { yes, output } => {
+            if !yes {
+                return Err(Error::input(format!(
+                    "queues delete removes every queue and exchange of namespace '{}', the journal included: add --yes",
+                    ctx.cfg.namespace
+                ))
+                .into());
+            }
+            let n = queues::delete(&ctx.cfg)?;
+            if output.json {
+                crate::output::json(&serde_json::json!({ "deleted": n }))?;
+            } else {
+                crate::outln!("{n} queues and the namespace's exchanges deleted")?;
             }
         }
     }

@@ -1,5 +1,5 @@
 //! The namespace's department queues as a whole: the roster (MySQL) names the departments,
-//! the broker declares or empties their queues.
+//! the broker declares, empties or deletes their queues.
 
 use anyhow::Result;
 
@@ -28,4 +28,12 @@ pub fn declare_these(cfg: &Config, departments: &[String]) -> Result<usize> {
 /// Empty every department queue, the retry queue and the parking queue.
 pub fn purge(cfg: &Config) -> Result<PurgeReport> {
     queues::purge(cfg, &departments(cfg)?)
+}
+
+/// Delete every queue and exchange of the namespace; returns how many queues (the roster's
+/// departments' and the three common ones: retry, parking, journal).
+pub fn delete(cfg: &Config) -> Result<usize> {
+    let depts = departments(cfg)?;
+    crate::notify::teardown(cfg, &depts)?;
+    Ok(depts.len() + 3)
 }
