@@ -17,9 +17,14 @@ impl Relay {
     /// Start a relay whose full rounds are a minute apart, so that what it publishes in between
     /// comes through the wake-ups; returns once its heartbeat is in Redis.
     fn start(env: &TestEnv) -> Relay {
+        Relay::start_with(env, &[])
+    }
+
+    fn start_with(env: &TestEnv, extra_env: &[(&str, &str)]) -> Relay {
         let child = env
             .std_cmd()
             .args(["relay", "--follow", "--interval-ms", "60000", "--json"])
+            .envs(extra_env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -189,4 +194,19 @@ fn a_bad_handoff_setting_is_a_one_line_usage_error_that_changes_nothing() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("amqp.handoff") && err.contains("'maybe'"), "{err}");
     assert_eq!(env.redis_snapshot(), before);
+}
+
+#[test]
+fn a_relay_with_a_short_redis_read_timeout_keeps_waiting_for_wakeups() {
+    // Regression: its blocked wait for wake-ups (up to a second) outlasted a shorter
+    // redis.read_timeout_ms and ended the relay as if Redis had gone silent.
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let mut relay = Relay::start_with(&env, &[("ATTENDANCE_REDIS_READ_TIMEOUT_MS", "300")]);
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert!(relay.0.try_wait().unwrap().is_none(), "the relay is still running");
+    let c = checkin(&env, "E000002", "2026-11-02T08:30:00Z", &[]);
+    assert_eq!(c["notification"], "handed_off");
+    wait_for("the event in the department queue", || {
+        queue_depth(&dept_queue(&env)) == 1
+    });
 }

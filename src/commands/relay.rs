@@ -103,7 +103,10 @@ fn take_handoffs(
         if left.is_zero() {
             break;
         }
-        let depts = match board::handoff::wait_wakes(con, keys, left.min(BEAT_EVERY)) {
+        // A blocked read longer than the Redis read timeout would fail as a silent server.
+        let read_timeout = Duration::from_millis(u64::from(ctx.cfg.redis.read_timeout_ms) / 2);
+        let wait = left.min(BEAT_EVERY).min(read_timeout);
+        let depts = match board::handoff::wait_wakes(con, keys, wait) {
             Ok(depts) => depts,
             // Ctrl-C or SIGTERM interrupts the blocked read: the stop asked for, not a failure.
             Err(_) if stop.load(Ordering::SeqCst) => break,
