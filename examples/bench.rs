@@ -115,14 +115,20 @@ impl Bench {
 fn process_times(runs: usize, mut make: impl FnMut() -> Command) -> Result<(f64, f64)> {
     let mut v = Vec::with_capacity(runs);
     for _ in 0..runs {
-        let t = Instant::now();
-        let o = make().stdout(Stdio::null()).stderr(Stdio::piped()).output()?;
-        v.push(t.elapsed().as_secs_f64() * 1000.0);
-        if !o.status.success() {
-            bail!("process failed: {}", String::from_utf8_lossy(&o.stderr));
-        }
+        v.push(time_one(make())?);
     }
     Ok(percentiles(&mut v))
+}
+
+/// Wall time of one run of a process, in milliseconds.
+fn time_one(mut c: Command) -> Result<f64> {
+    let t = Instant::now();
+    let o = c.stdout(Stdio::null()).stderr(Stdio::piped()).output()?;
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    if !o.status.success() {
+        bail!("process failed: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    Ok(ms)
 }
 
 fn percentiles(v: &mut [f64]) -> (f64, f64) {
@@ -281,6 +287,42 @@ fn notification_latency(b: &Bench, dept: &str, ids: &[String], runs: usize) -> R
         from_spawn: percentiles(&mut from_spawn),
         early,
     })
+}
+
+/// A `relay --follow` process for the hand-off figures, stopped (SIGTERM, so it deletes its
+/// heartbeat) when dropped, also when a step fails.
+struct RelayProcess(std::process::Child);
+
+impl RelayProcess {
+    /// Start it and wait until its heartbeat is in Redis (check-ins hand off from then on).
+    fn start(b: &Bench) -> Result<RelayProcess> {
+        let child = b
+            .cmd()
+            .args(["relay", "--follow", "-q"])
+            .stdout(Stdio::null())
+            .spawn()?;
+        let relay = RelayProcess(child);
+        let mut con = attendance::services::redis(&b.cfg)?;
+        let beat = Keys::new(&b.cfg.namespace).relay_heartbeat();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !redis::Commands::exists::<_, bool>(&mut con, &beat)? {
+            if Instant::now() > deadline {
+                bail!("the relay wrote no heartbeat within 10 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(relay)
+    }
+}
+
+impl Drop for RelayProcess {
+    fn drop(&mut self) {
+        // SAFETY: a signal to our own child process.
+        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
+        if self.0.wait().is_err() {
+            let _ = self.0.kill();
+        }
+    }
 }
 
 /// Notification latency, (p50, p99) in ms.
@@ -610,7 +652,7 @@ fn run(departments: u32) -> Result<()> {
         c.args(["-h", "127.0.0.1", "PING"]);
         c
     })?;
-    let ids: Vec<String> = rows.iter().take(runs).map(|r| r.employee_id.clone()).collect();
+    let ids: Vec<String> = rows.iter().take(2 * runs).map(|r| r.employee_id.clone()).collect();
     let mut i = 0;
     let checkin = process_times(runs, || {
         let mut c = b.cmd();
@@ -627,10 +669,38 @@ fn run(departments: u32) -> Result<()> {
     })?;
     let pref = format!("redis-cli PING process: median {:.2} ms, p99 {:.2} ms", ping.0, ping.1);
     b.report(
-        "single checkin process",
+        "single checkin process (no relay: it publishes itself)",
         format!("median {:.2} ms, p99 {:.2} ms", checkin.0, checkin.1),
         pref.clone(),
         "median <= 10 ms",
+    );
+    // The same with a `relay --follow` running: the check-in hands its event over through Redis.
+    // Runs alternate with PING processes, so that the machine's noise falls on both alike.
+    let relay = RelayProcess::start(&b)?;
+    let (mut handed, mut near_ping) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for i in 0..runs {
+        let mut c = b.cmd();
+        c.args(["checkin", &ids[(runs + i) % ids.len()], "-q"]);
+        handed.push(time_one(c)?);
+        let mut c = Command::new("redis-cli");
+        c.args(["-h", "127.0.0.1", "PING"]);
+        near_ping.push(time_one(c)?);
+    }
+    drop(relay);
+    let (handed, near_ping) = (percentiles(&mut handed), percentiles(&mut near_ping));
+    b.report(
+        "single checkin process, relay running (handed off)",
+        format!(
+            "median {:.2} ms = {:.2}x PING, p99 {:.2} ms",
+            handed.0,
+            handed.0 / near_ping.0,
+            handed.1
+        ),
+        format!(
+            "redis-cli PING process, runs alternating with these: median {:.2} ms, p99 {:.2} ms",
+            near_ping.0, near_ping.1
+        ),
+        "median <= 1.5x PING",
     );
     b.report(
         "single status process",
@@ -649,6 +719,23 @@ fn run(departments: u32) -> Result<()> {
         .max_by_key(|(_, v)| v.len())
         .context("no department")?;
     let l = notification_latency(&b, dept, &people, runs.min(200))?;
+    let relay = RelayProcess::start(&b)?;
+    // Other employees: a repeat would make no event.
+    let rest: Vec<String> = people.iter().rev().cloned().collect();
+    let lr = notification_latency(&b, dept, &rest, runs.min(200))?;
+    drop(relay);
+    b.report(
+        "notification latency to a watch-dept consumer, relay running (handed off)",
+        format!(
+            "from the checkin's start: p50 {:.1} ms, p99 {:.1} ms; from its return: p50 {:.1} ms, p99 {:.1} ms",
+            lr.from_spawn.0, lr.from_spawn.1, lr.from_return.0, lr.from_return.1
+        ),
+        format!(
+            "no relay (below): from the start p50 {:.1} ms, p99 {:.1} ms",
+            l.from_spawn.0, l.from_spawn.1
+        ),
+        "p99 <= 10 ms from the start",
+    );
     b.report(
         "notification latency to a watch-dept consumer",
         format!(

@@ -103,6 +103,9 @@ pub struct AmqpSettings {
     /// The broker's management API (`http://user:pass@host:15672`), read by `doctor` for the
     /// nodes' file handles. None: that check is skipped.
     pub management_url: Option<String>,
+    /// A single check-in hands its event to a live `relay --follow` (through Redis) instead of
+    /// publishing it itself; off: every check-in opens its own broker connection.
+    pub handoff: bool,
 }
 
 impl Default for AmqpSettings {
@@ -119,6 +122,7 @@ impl Default for AmqpSettings {
             close_timeout_ms: 500,
             heartbeat_secs: 20,
             management_url: None,
+            handoff: true,
         }
     }
 }

@@ -79,6 +79,20 @@ impl Keys {
         format!("{}:shown:{{{dept}}}", self.ns)
     }
 
+    /// A live `relay --follow`'s heartbeat: a string with a TTL, refreshed by the relay while
+    /// it is connected to the broker. While it exists, a check-in hands its event to the relay
+    /// instead of publishing it. Its own hash tag `{relay}`, shared with the wake-up list, so
+    /// that one script reads the one and pushes to the other on a Redis Cluster too.
+    pub fn relay_heartbeat(&self) -> String {
+        format!("{}:relay:{{relay}}:alive", self.ns)
+    }
+
+    /// List of departments whose outbox a check-in just handed to the relay (RPUSH by the
+    /// check-in, BLPOP by `relay --follow`). Only a nudge: the event itself is in the outbox.
+    pub fn relay_wake(&self) -> String {
+        format!("{}:relay:{{relay}}:wake", self.ns)
+    }
+
     /// Pattern that matches every outbox of the namespace (for `relay` and `settle`).
     pub fn outbox_pattern(&self) -> String {
         format!("{}:outbox:*", self.ns)
@@ -123,6 +137,9 @@ mod tests {
         assert_eq!(k.settle_board("D042", d), "att:settle:board:{D042}:2026-11-30");
         assert_eq!(k.board_days("D042"), "att:days:{D042}");
         assert_eq!(Keys::date_of(&k.board("D042", d)), Some(d));
+        // The heartbeat and the wake-up list share one slot, apart from any department's.
+        assert_eq!(k.relay_heartbeat(), "att:relay:{relay}:alive");
+        assert_eq!(k.relay_wake(), "att:relay:{relay}:wake");
     }
 
     #[test]

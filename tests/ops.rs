@@ -232,6 +232,8 @@ fn relay_follow_rewrites_its_metrics_every_round_until_sigterm() {
     // A stranded event is sent by the running relay, and the file says so.
     env.cmd()
         .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+        // Stranded, not handed to the live relay.
+        .env("ATTENDANCE_AMQP_HANDOFF", "false")
         .args(["checkin", "E000002", "--kind", "in"])
         .assert()
         .success();

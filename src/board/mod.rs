@@ -4,6 +4,7 @@
 pub mod cluster;
 pub mod cutover;
 mod handle;
+pub mod handoff;
 pub mod health;
 pub mod record;
 pub mod server;

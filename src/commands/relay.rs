@@ -35,27 +35,43 @@ pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
     let stop = interrupt::stop_flag();
     let mut follow = Follow::default();
     let mut total = DrainReport::default();
-    while !stop.load(Ordering::SeqCst) {
-        let (started, clock) = (SystemTime::now(), Instant::now());
-        let last = round(ctx, &mut follow, &mut con, &keys)?;
-        if let Some(r) = last.as_ref().filter(|r| r.departments > 0) {
-            print(ctx, &args, r)?;
+    // Wake-ups left by a relay that died: this one drains every outbox first anyway.
+    board::handoff::clear_wakes(&mut con, &keys)?;
+    let result = (|| -> Result<()> {
+        while !stop.load(Ordering::SeqCst) {
+            let (started, clock) = (SystemTime::now(), Instant::now());
+            let last = round(ctx, &mut follow, &mut con, &keys)?;
+            if let Some(r) = last.as_ref().filter(|r| r.departments > 0) {
+                print(ctx, &args, r)?;
+            }
+            if let Some(r) = &last {
+                total.sent += r.sent;
+                total.pending = r.pending;
+            }
+            write_metrics(&args, last.as_ref(), total.sent, started, clock)?;
+            if follow.publisher.is_none() {
+                // No broker: check-ins publish (or keep pending) themselves meanwhile.
+                board::handoff::forget(&mut con, &keys, &follow.me)?;
+                follow.beaten = None;
+                follow.lost = true;
+                follow.backoff.sleep(stop);
+            } else {
+                take_handoffs(ctx, &args, &mut follow, &mut con, &keys, &mut total)?;
+            }
         }
-        if let Some(r) = &last {
-            total.sent += r.sent;
-            total.pending = r.pending;
-        }
-        write_metrics(&args, last.as_ref(), total.sent, started, clock)?;
-        if follow.publisher.is_none() {
-            follow.lost = true;
-            follow.backoff.sleep(stop);
-        } else {
-            std::thread::sleep(Duration::from_millis(args.interval_ms));
-        }
-    }
+        Ok(())
+    })();
+    // A signal that cut any Redis read short (the blocked wait for wake-ups, mostly) is the stop
+    // that was asked for, not a failure: the events stay in their outboxes.
+    let result = result.or_else(|e| if stop.load(Ordering::SeqCst) { Ok(()) } else { Err(e) });
+    // Stopped, or failed: no more hand-offs to this relay. On a connection of its own: a signal
+    // may have cut a blocked read short on the other, whose reply would then still be owed.
+    let forgotten = board::Redis::open(&ctx.cfg).and_then(|mut c| board::handoff::forget(&mut c, &keys, &follow.me));
     if let Some(p) = follow.publisher {
         p.close();
     }
+    result?;
+    forgotten?;
     ctx.out.status(format!(
         "relay: stopped; {} events sent in all, {} pending",
         total.sent, total.pending
@@ -63,15 +79,79 @@ pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
     Ok(())
 }
 
+/// Between two full rounds (`--interval-ms`): say the relay is alive, and publish at once the
+/// outboxes check-ins hand over (each wake-up names a department).
+fn take_handoffs(
+    ctx: &Ctx,
+    args: &RelayArgs,
+    f: &mut Follow,
+    con: &mut board::Redis,
+    keys: &Keys,
+    total: &mut DrainReport,
+) -> Result<()> {
+    let stop = interrupt::stop_flag();
+    let until = Instant::now() + Duration::from_millis(args.interval_ms);
+    while !stop.load(Ordering::SeqCst) {
+        let Some(p) = f.publisher.as_mut().filter(|p| p.problem().is_none()) else {
+            break;
+        };
+        if f.beaten.is_none_or(|b| b.elapsed() >= BEAT_EVERY) {
+            board::handoff::beat(con, keys, &f.me)?;
+            f.beaten = Some(Instant::now());
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        // A blocked read longer than the Redis read timeout would fail as a silent server.
+        let read_timeout = Duration::from_millis(u64::from(ctx.cfg.redis.read_timeout_ms) / 2);
+        let wait = left.min(BEAT_EVERY).min(read_timeout);
+        let depts = match board::handoff::wait_wakes(con, keys, wait) {
+            Ok(depts) => depts,
+            // Ctrl-C or SIGTERM interrupts the blocked read: the stop asked for, not a failure.
+            Err(_) if stop.load(Ordering::SeqCst) => break,
+            Err(e) => return Err(e),
+        };
+        if depts.is_empty() {
+            continue;
+        }
+        let r = notify::drain_departments(p, con, keys, &depts)?;
+        if r.departments > 0 {
+            print(ctx, args, &r)?;
+        }
+        total.sent += r.sent;
+    }
+    Ok(())
+}
+
+/// How often a following relay refreshes its heartbeat (and so the longest it blocks waiting
+/// for a wake-up): well within `board::handoff::HEARTBEAT_TTL_MS`.
+const BEAT_EVERY: Duration = Duration::from_millis(1_000);
+
 /// The connection `relay --follow` keeps across rounds, and how it lost the last one.
-#[derive(Default)]
 struct Follow {
+    /// This relay's heartbeat value (so that it deletes its own heartbeat only).
+    me: String,
+    /// When the heartbeat was last refreshed (None: not since the broker was lost).
+    beaten: Option<Instant>,
     publisher: Option<Publisher>,
     /// A connection was lost (or never made): say where publishing resumes.
     lost: bool,
     /// Between failed connection attempts the wait grows (to a few seconds), so a dead
     /// cluster is not hammered.
     backoff: Backoff,
+}
+
+impl Default for Follow {
+    fn default() -> Self {
+        Follow {
+            me: uuid::Uuid::new_v4().to_string(),
+            beaten: None,
+            publisher: None,
+            lost: false,
+            backoff: Backoff::default(),
+        }
+    }
 }
 
 /// One round: drain every outbox, reconnecting first if needed. None: no broker answered.

@@ -101,8 +101,9 @@ pub struct Checkin {
     pub first_in: Option<String>,
     pub last_out: Option<String>,
     pub event_id: Option<String>,
-    /// `sent` (the broker confirmed it), `pending` (it waits in the outbox: `relay` sends it)
-    /// or `none` (an exact duplicate: no event).
+    /// `sent` (the broker confirmed it), `handed_off` (a live `relay --follow` was woken to
+    /// publish it from the outbox), `pending` (it waits in the outbox: `relay` sends it) or
+    /// `none` (an exact duplicate: no event).
     pub notification: &'static str,
     /// Why a notification is pending, for stderr.
     #[serde(skip)]
@@ -117,10 +118,12 @@ pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     let now = Utc::now();
     let at = req.at.unwrap_or(now);
     check_window(cfg, at, now)?;
-    // The broker handshake runs while Redis records the punch: it is most of the publish's cost.
-    let connecting = Publisher::connect_in_background(cfg);
     let keys = Keys::new(&cfg.namespace);
     let mut redis = board::Redis::open(cfg)?;
+    // A live relay takes the event over: no broker connection at all. Otherwise the broker
+    // handshake runs while Redis records the punch: it is most of the publish's cost.
+    let handoff = cfg.amqp.handoff && board::handoff::relay_alive(&mut redis, &keys)?;
+    let connecting = (!handoff).then(|| Publisher::connect_in_background(cfg));
     let employee = employee(cfg, &mut redis, &keys, req.employee_id)?;
     let tz = cfg.timezone;
     let p = Punch::new(employee, req.kind, at, req.source, &cfg.policy, tz);
@@ -135,19 +138,20 @@ pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     } else {
         0
     };
-    let (notification, pending_because) = if o.event_json.is_some() {
+    let dept = &p.employee.department_id;
+    let (notification, pending_because) = match (o.event_json.is_some(), connecting) {
+        (false, _) => ("none", None),
         // The punch is recorded: nothing here fails the check-in.
-        let sent = connecting.wait().and_then(|mut publisher| {
-            publisher.set_confirm_timeout_ms(cfg.amqp.checkin_confirm_ms);
-            notify::send_punch(publisher, &mut redis, &keys, &p.employee.department_id, &p.event_id)
-        });
-        match sent {
-            Ok(true) => ("sent", None),
-            Ok(false) => ("pending", Some("the broker did not confirm it".to_string())),
+        (true, Some(connecting)) => notify_now(cfg, connecting, &mut redis, &keys, dept, &p.event_id),
+        (true, None) => match board::handoff::wake_relay(&mut redis, &keys, dept) {
+            Ok(true) => ("handed_off", None),
+            // The relay's heartbeat expired since: publish as if there had been none.
+            Ok(false) => {
+                let connecting = Publisher::connect_in_background(cfg);
+                notify_now(cfg, connecting, &mut redis, &keys, dept, &p.event_id)
+            }
             Err(e) => ("pending", Some(crate::error::one_line(&e))),
-        }
-    } else {
-        ("none", None)
+        },
     };
     let date = p.facts.work_date;
     let instant = |s: i64| policy::instant(tz, date, s).to_rfc3339();
@@ -172,6 +176,26 @@ pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
         pending_because,
         local_at,
     })
+}
+
+/// Publish a check-in's event on the check-in's own connection: (`notification`, why pending).
+fn notify_now(
+    cfg: &Config,
+    connecting: notify::Connecting,
+    redis: &mut board::Redis,
+    keys: &Keys,
+    dept: &str,
+    event_id: &str,
+) -> (&'static str, Option<String>) {
+    let sent = connecting.wait().and_then(|mut publisher| {
+        publisher.set_confirm_timeout_ms(cfg.amqp.checkin_confirm_ms);
+        notify::send_punch(publisher, redis, keys, dept, event_id)
+    });
+    match sent {
+        Ok(true) => ("sent", None),
+        Ok(false) => ("pending", Some("the broker did not confirm it".to_string())),
+        Err(e) => ("pending", Some(crate::error::one_line(&e))),
+    }
 }
 
 /// What a bulk check-in did: the board's side and the broker's.

@@ -1,0 +1,212 @@
+//! The hand-off of a single check-in's event to a live `relay --follow` (a child process here),
+//! on the real Redis, RabbitMQ and MySQL: the check-in wakes the relay through Redis and opens
+//! no broker connection; the relay publishes; a relay that dies after the wake-up loses nothing.
+
+mod common;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{queue_depth, TestEnv};
+use redis::Commands;
+use serde_json::Value;
+
+/// A `relay --follow` child, killed when the test ends, also on a panic.
+struct Relay(Child);
+
+impl Relay {
+    /// Start a relay whose full rounds are a minute apart, so that what it publishes in between
+    /// comes through the wake-ups; returns once its heartbeat is in Redis.
+    fn start(env: &TestEnv) -> Relay {
+        Relay::start_with(env, &[])
+    }
+
+    fn start_with(env: &TestEnv, extra_env: &[(&str, &str)]) -> Relay {
+        let child = env
+            .std_cmd()
+            .args(["relay", "--follow", "--interval-ms", "60000", "--json"])
+            .envs(extra_env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let relay = Relay(child);
+        wait_for("the relay's heartbeat", || heartbeat(env));
+        relay
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        // SAFETY: sending a signal to our own child process.
+        assert_eq!(unsafe { libc::kill(self.0.id() as libc::pid_t, sig) }, 0);
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn heartbeat(env: &TestEnv) -> bool {
+    env.redis().exists(env.keys().relay_heartbeat()).unwrap()
+}
+
+/// Poll until `ok` holds; a bound for "does not hang", not a speed check.
+fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ok() {
+        assert!(Instant::now() < deadline, "{what}: not within 10 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn checkin(env: &TestEnv, emp: &str, at: &str, extra_env: &[(&str, &str)]) -> Value {
+    let o = env
+        .cmd()
+        .args(["checkin", emp, "--at", at, "--json"])
+        .envs(extra_env.iter().copied())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn dept_queue(env: &TestEnv) -> String {
+    format!("{}.dept.D001", env.ns)
+}
+
+#[test]
+fn with_a_live_relay_the_checkin_hands_off_and_the_relay_publishes_it() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let _relay = Relay::start(&env);
+    let c = checkin(&env, "E000002", "2026-11-02T08:30:00Z", &[]);
+    assert_eq!(c["notification"], "handed_off");
+    // The relay's next full round is a minute away: the wake-up is what sends it.
+    wait_for("the event in the department queue", || {
+        queue_depth(&dept_queue(&env)) == 1
+    });
+    assert!(
+        env.outbox("D001").is_empty(),
+        "confirmed by the relay, so out of the outbox"
+    );
+    assert_eq!(env.shown_ids("D001"), [c["event_id"].as_str().unwrap()]);
+    // The text line says nothing is pending.
+    let o = env.ok(&["checkin", "E000003", "--at", "2026-11-02T08:31:00Z"]);
+    assert!(o.contains("checked in") && !o.contains("pending"), "{o}");
+}
+
+#[test]
+fn a_handed_off_checkin_opens_no_broker_connection() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let _relay = Relay::start(&env);
+    // A broker address that accepts TCP but never answers: a check-in that tried it would wait
+    // out its connect timeout and say pending; the listener would see the connection.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    silent.set_nonblocking(true).unwrap();
+    let url = format!("amqp://guest:guest@{}/%2f", silent.local_addr().unwrap());
+    let started = Instant::now();
+    let c = checkin(
+        &env,
+        "E000002",
+        "2026-11-02T08:30:00Z",
+        &[("ATTENDANCE_AMQP_URL", &url)],
+    );
+    assert_eq!(c["notification"], "handed_off");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "it does not wait on the broker"
+    );
+    let accepted = silent.accept();
+    assert!(
+        matches!(&accepted, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the check-in connected to the broker: {accepted:?}"
+    );
+    wait_for("the event in the department queue", || {
+        queue_depth(&dept_queue(&env)) == 1
+    });
+}
+
+#[test]
+fn without_a_relay_or_with_the_handoff_off_the_checkin_publishes_itself() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let c = checkin(&env, "E000002", "2026-11-02T08:30:00Z", &[]);
+    assert_eq!(c["notification"], "sent");
+    let _relay = Relay::start(&env);
+    let c = checkin(
+        &env,
+        "E000003",
+        "2026-11-02T08:30:00Z",
+        &[("ATTENDANCE_AMQP_HANDOFF", "false")],
+    );
+    assert_eq!(c["notification"], "sent");
+    assert_eq!(queue_depth(&dept_queue(&env)), 2);
+    assert!(env.outbox("D001").is_empty());
+}
+
+#[test]
+fn a_relay_killed_after_the_wakeup_leaves_the_event_for_the_next_relay() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let relay = Relay::start(&env);
+    // Frozen, it cannot take the wake-up; its heartbeat outlives it by a few seconds.
+    relay.signal(libc::SIGSTOP);
+    let c = checkin(&env, "E000002", "2026-11-02T08:30:00Z", &[]);
+    assert_eq!(c["notification"], "handed_off");
+    relay.signal(libc::SIGKILL);
+    drop(relay);
+    let id = c["event_id"].as_str().unwrap();
+    assert_eq!(env.outbox("D001").keys().collect::<Vec<_>>(), [id]);
+    assert_eq!(queue_depth(&dept_queue(&env)), 0);
+    let r = env.json(&["relay", "--json"]);
+    assert_eq!(r, serde_json::json!({"departments": 1, "sent": 1, "pending": 0}));
+    assert_eq!(env.json(&["relay", "--json"])["sent"], 0);
+    assert_eq!(env.shown_ids("D001"), [id], "delivered once");
+}
+
+#[test]
+fn a_relay_stopped_cleanly_deletes_its_heartbeat_and_checkins_publish_themselves() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let mut relay = Relay::start(&env);
+    relay.signal(libc::SIGTERM);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut relay.0.stderr.take().unwrap(), &mut err).unwrap();
+    let status = relay.0.wait().unwrap();
+    assert!(status.success(), "{err}");
+    assert!(!heartbeat(&env), "no heartbeat left to hand off to");
+    let c = checkin(&env, "E000002", "2026-11-02T08:30:00Z", &[]);
+    assert_eq!(c["notification"], "sent");
+    assert_eq!(queue_depth(&dept_queue(&env)), 1);
+}
+
+#[test]
+fn a_bad_handoff_setting_is_a_one_line_usage_error_that_changes_nothing() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let before = env.redis_snapshot();
+    let err = {
+        let o = env
+            .cmd()
+            .args(["checkin", "E000002", "--at", "2026-11-02T08:30:00Z"])
+            .env("ATTENDANCE_AMQP_HANDOFF", "maybe")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        String::from_utf8(o.stderr).unwrap()
+    };
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("amqp.handoff") && err.contains("'maybe'"), "{err}");
+    assert_eq!(env.redis_snapshot(), before);
+}
+
+#[test]
+fn a_relay_with_a_short_redis_read_timeout_keeps_waiting_for_wakeups() {
+    // Regression: its blocked wait for wake-ups (up to a second) outlasted a shorter
+    // redis.read_timeout_ms and ended the relay as if Redis had gone silent.
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let mut relay = Relay::start_with(&env, &[("ATTENDANCE_REDIS_READ_TIMEOUT_MS", "300")]);
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert!(relay.0.try_wait().unwrap().is_none(), "the relay is still running");
+    let c = checkin(&env, "E000002", "2026-11-02T08:30:00Z", &[]);
+    assert_eq!(c["notification"], "handed_off");
+    wait_for("the event in the department queue", || {
+        queue_depth(&dept_queue(&env)) == 1
+    });
+}
