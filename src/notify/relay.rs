@@ -37,12 +37,57 @@ pub struct DrainReport {
     pub problem: Option<String>,
 }
 
-/// Drain every outbox of the namespace once, on a fresh connection.
+/// Drain every outbox of the namespace once, on fresh connections: `amqp.publishers` of them
+/// at once for a backlog of several departments (see [`in_parallel`]). No broker: exit 3.
 pub fn drain_outboxes(cfg: &Config, con: &mut impl board::Keyspace, keys: &Keys) -> Result<DrainReport> {
-    let mut publisher = Publisher::connect(cfg)?;
-    let report = drain_with(&mut publisher, con, keys)?;
-    publisher.close();
-    Ok(report)
+    let depts = board::outbox_departments(con, keys)?;
+    if cfg.amqp.publishers.clamp(1, depts.len().max(1)) == 1 {
+        let mut publisher = Publisher::connect(cfg)?;
+        let report = drain_departments(&mut publisher, con, keys, &depts)?;
+        publisher.close();
+        return Ok(report);
+    }
+    in_parallel(cfg, &depts, |share| {
+        let mut redis = board::Redis::open(cfg)?;
+        let mut publisher = Publisher::connect(cfg)?;
+        let report = drain_departments(&mut publisher, &mut redis, keys, share)?;
+        publisher.close();
+        Ok(report)
+    })
+}
+
+/// Run `share` on up to `amqp.publishers` threads at once, each given its own slice of the
+/// departments (an outbox is drained by one publisher only), and add up their reports. The
+/// first error wins (a broker unreachable from every thread is exit 3 all the same).
+pub fn in_parallel(
+    cfg: &Config,
+    depts: &[String],
+    share: impl Fn(&[String]) -> Result<DrainReport> + Sync,
+) -> Result<DrainReport> {
+    let n = cfg.amqp.publishers.clamp(1, depts.len().max(1));
+    let share = &share;
+    let reports: Vec<Result<DrainReport>> = std::thread::scope(|s| {
+        let running: Vec<_> = depts
+            .chunks(depts.len().div_ceil(n).max(1))
+            .map(|part| s.spawn(move || share(part)))
+            .collect();
+        running
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::internal("a publisher thread panicked").into()))
+            })
+            .collect()
+    });
+    let mut total = DrainReport::default();
+    for r in reports {
+        let r = r?;
+        total.departments += r.departments;
+        total.sent += r.sent;
+        total.pending += r.pending;
+        total.problem = total.problem.or(r.problem);
+    }
+    Ok(total)
 }
 
 /// Drain every outbox once on an open publisher (`relay --follow` keeps one across rounds).
