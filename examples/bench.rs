@@ -14,6 +14,8 @@
 // A benchmark prints its figures to a terminal: println! is fine here (see clippy.toml).
 #![allow(clippy::disallowed_macros)]
 
+#[path = "common/amqp_refs.rs"]
+mod amqp_refs;
 #[path = "common/args.rs"]
 mod args;
 #[path = "common/mysql_refs.rs"]
@@ -21,6 +23,7 @@ mod mysql_refs;
 
 use std::path::PathBuf;
 
+use amqp_refs::{broker_reference, purge};
 use args::arg;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -333,46 +336,6 @@ struct Latency {
     early: usize,
 }
 
-/// RabbitMQ alone: `n` persistent messages of `size` bytes, published with confirms (a window
-/// of `window` outstanding) round-robin straight into the given existing queues, with nothing
-/// else around; the queues are purged afterwards. Messages per second.
-fn broker_reference(cfg: &Config, queues: &[String], n: usize, size: usize, window: usize) -> Result<f64> {
-    use amiquip::{AmqpProperties, Confirm, ConfirmSmoother, Connection, Publish};
-    let mut conn = Connection::insecure_open(&cfg.amqp_url)?;
-    let ch = conn.open_channel(None)?;
-    let rx = ch.listen_for_publisher_confirms()?;
-    ch.enable_publisher_confirms()?;
-    let body = vec![b'x'; size];
-    let mut smoother = ConfirmSmoother::new();
-    let (mut sent, mut acked) = (0usize, 0usize);
-    let t = Instant::now();
-    while acked < n {
-        while sent < n && sent - acked < window {
-            let props = AmqpProperties::default().with_delivery_mode(2);
-            ch.basic_publish(
-                "",
-                Publish::with_properties(&body, queues[sent % queues.len()].as_str(), props),
-            )?;
-            sent += 1;
-        }
-        let raw = rx
-            .recv_timeout(Duration::from_secs(30))
-            .context("no confirm from RabbitMQ in 30 s")?;
-        for c in smoother.process(raw) {
-            match c {
-                Confirm::Ack(_) => acked += 1,
-                Confirm::Nack(_) => bail!("RabbitMQ nacked a reference message"),
-            }
-        }
-    }
-    let rate = n as f64 / t.elapsed().as_secs_f64();
-    for q in queues {
-        ch.queue_purge(q)?;
-    }
-    conn.close()?;
-    Ok(rate)
-}
-
 /// Namespace `bench` and database `attendance_bench`, or `benchc` and `attendance_benchc` on a
 /// Redis Cluster, so that the two kinds of run never meet on the shared MySQL and RabbitMQ.
 fn tag() -> &'static str {
@@ -414,14 +377,8 @@ fn cleanup(departments: u32) -> Result<()> {
 /// `--cleanup` only removes what an earlier run (killed, say) left behind.
 fn main() -> Result<()> {
     let departments = arg("--departments", 500)?;
-    let result = if std::env::args().any(|a| a == "--cleanup") {
-        Ok(())
-    } else {
-        run(departments)
-    };
     // Also after a failure: a 1M run leaves 5,000 queues and a few hundred MB behind.
-    let cleaned = cleanup(departments);
-    result.and(cleaned)
+    args::run_then_cleanup(|| run(departments), || cleanup(departments))
 }
 
 fn run(departments: u32) -> Result<()> {
@@ -830,17 +787,6 @@ fn delete_journal(cfg: &Config) -> Result<()> {
         attendance::notify::Names::new(&cfg.namespace).journal(),
         amiquip::QueueDeleteOptions::default(),
     )?;
-    conn.close()?;
-    Ok(())
-}
-
-/// Empty the department queues between runs, so the broker's memory does not grow run to run.
-fn purge(cfg: &Config, queues: &[String]) -> Result<()> {
-    let mut conn = amiquip::Connection::insecure_open(&cfg.amqp_url)?;
-    let ch = conn.open_channel(None)?;
-    for q in queues {
-        ch.queue_purge(q)?;
-    }
     conn.close()?;
     Ok(())
 }

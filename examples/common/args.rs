@@ -20,6 +20,19 @@ pub fn arg(name: &str, default: u32) -> Result<u32> {
     }
 }
 
+/// Run the benchmark (unless `--cleanup` only asks to remove what a killed run left behind),
+/// then clean up, also after a failure: a failed run must not leave queues, keys or a database.
+#[allow(dead_code)] // not every benchmark creates names on the shared services
+pub fn run_then_cleanup(bench: impl FnOnce() -> Result<()>, cleanup: impl FnOnce() -> Result<()>) -> Result<()> {
+    let result = if std::env::args().any(|a| a == "--cleanup") {
+        Ok(())
+    } else {
+        bench()
+    };
+    let cleaned = cleanup();
+    result.and(cleaned)
+}
+
 /// The `attendance` binary built beside this example (`cargo build --release --bins --examples`).
 #[allow(dead_code)] // not every benchmark runs the binary
 pub fn binary() -> Result<PathBuf> {

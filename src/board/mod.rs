@@ -478,27 +478,57 @@ pub fn layout_day(
     Ok(report)
 }
 
-/// Pending events of one department's outbox, oldest first: (event id, JSON).
-pub fn outbox_pending(con: &mut impl ConnectionLike, keys: &Keys, dept: &str) -> Result<Vec<(String, String)>> {
-    let m: HashMap<String, String> = con.hgetall(keys.outbox(dept))?;
-    let mut v: Vec<(String, String, String)> = m
-        .into_iter()
-        .map(|(id, json)| {
-            let at = serde_json::from_str::<serde_json::Value>(&json)
-                .ok()
-                .and_then(|e| e.get("at").and_then(|a| a.as_str()).map(str::to_string))
-                .unwrap_or_default();
-            (at, id, json)
-        })
-        .collect();
-    v.sort();
-    Ok(v.into_iter().map(|(_, id, json)| (id, json)).collect())
+/// One page of a department's outbox (HSCAN from `cursor`, about `count` entries; a small
+/// outbox comes whole): the next cursor (0 when done) and (event id, JSON) pairs. Reading page
+/// by page keeps a drain's memory and a check-in's cost independent of the backlog.
+pub fn outbox_page(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    dept: &str,
+    cursor: u64,
+    count: usize,
+) -> Result<(u64, Vec<(String, String)>)> {
+    let (next, flat): (u64, Vec<String>) = redis::cmd("HSCAN")
+        .arg(keys.outbox(dept))
+        .arg(cursor)
+        .arg("COUNT")
+        .arg(count)
+        .query(con)
+        .context("reading an outbox in Redis")?;
+    let mut items = Vec::with_capacity(flat.len() / 2);
+    let mut it = flat.into_iter();
+    while let (Some(id), Some(json)) = (it.next(), it.next()) {
+        items.push((id, json));
+    }
+    Ok((next, items))
+}
+
+/// One event of a department's outbox, if it is still there.
+pub fn outbox_get(con: &mut impl ConnectionLike, keys: &Keys, dept: &str, id: &str) -> Result<Option<String>> {
+    Ok(con.hget(keys.outbox(dept), id)?)
 }
 
 /// Remove confirmed events from a department's outbox.
 pub fn outbox_ack(con: &mut impl ConnectionLike, keys: &Keys, dept: &str, ids: &[String]) -> Result<()> {
     if !ids.is_empty() {
         let _: u64 = con.hdel(keys.outbox(dept), ids)?;
+    }
+    Ok(())
+}
+
+/// Remove confirmed events from several departments' outboxes in one pipeline (one HDEL per
+/// department, so each command stays on its department's slot of a cluster).
+pub fn outbox_ack_many(con: &mut impl ConnectionLike, keys: &Keys, acked: &BTreeMap<&str, Vec<String>>) -> Result<()> {
+    let mut pipe = redis::pipe();
+    let mut queued = false;
+    for (dept, ids) in acked.iter().filter(|(_, ids)| !ids.is_empty()) {
+        pipe.hdel(keys.outbox(dept), ids).ignore();
+        queued = true;
+    }
+    // An empty pipeline is an error to the client, not an empty answer.
+    if queued {
+        pipe.query::<()>(con)
+            .context("removing sent events from the outboxes in Redis")?;
     }
     Ok(())
 }
@@ -527,12 +557,19 @@ pub fn mark_shown(con: &mut impl ConnectionLike, keys: &Keys, dept: &str, event_
 
 /// Events waiting in the given departments' outboxes.
 pub fn outbox_len(con: &mut impl ConnectionLike, keys: &Keys, depts: &[String]) -> Result<usize> {
+    Ok(outbox_lens(con, keys, depts)?.into_iter().sum())
+}
+
+/// Events waiting in each of the given departments' outboxes.
+pub fn outbox_lens(con: &mut impl ConnectionLike, keys: &Keys, depts: &[String]) -> Result<Vec<usize>> {
+    if depts.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut pipe = redis::pipe();
     for d in depts {
         pipe.hlen(keys.outbox(d));
     }
-    let lens: Vec<usize> = pipe.query(con)?;
-    Ok(lens.into_iter().sum())
+    pipe.query(con).context("reading the outboxes in Redis")
 }
 
 /// What the outboxes hold, touching nothing: (departments with events, events).

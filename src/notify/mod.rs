@@ -17,7 +17,9 @@ mod watchdog;
 
 pub use consume::{watch_department, WatchItem, WatchOptions, WatchReport};
 pub use journal::{read_journal, require_journal, EndedBy, ReadReport};
-pub use publish::{Connecting, Publisher};
+pub use publish::{Connecting, Flow, Publisher};
 pub use reconnect::Backoff;
-pub use relay::{drain_departments, drain_outboxes, drain_with, send_punch, DrainReport, STALE_AFTER_SECS};
+pub use relay::{
+    drain_departments, drain_outboxes, drain_with, in_parallel, send_punch, DrainReport, STALE_AFTER_SECS,
+};
 pub use topology::{teardown, Names};

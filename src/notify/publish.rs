@@ -84,31 +84,48 @@ impl Publisher {
         if let Some(why) = &self.broken {
             return Err(Error::service(Service::Rabbitmq, why).into());
         }
-        let mut w = Window::default();
+        let mut flow = Flow::default();
         for (i, (id, json)) in items.iter().enumerate() {
-            let Ok(ev) = serde_json::from_str::<Event>(json) else {
-                continue;
-            };
-            if w.pending.len() >= self.settings.confirm_window && !self.wait(&mut w) {
+            if !self.send(&mut flow, id, json, i) {
                 break;
             }
-            match self.publish_one(id, &ev, json) {
-                Ok(tag) => {
-                    w.pending.insert(tag, i);
-                }
-                Err(e) => {
-                    self.broken = Some(format!("{e:#}"));
-                    break;
-                }
+        }
+        self.finish(&mut flow);
+        let mut acked = flow.take_acked();
+        acked.sort_unstable();
+        Ok(acked.into_iter().map(|i| items[i].0.clone()).collect())
+    }
+
+    /// Publish one event into a stream of publishes whose window of outstanding confirms
+    /// (`amqp.confirm_window`) spans calls, waiting first while the window is full; `tag` comes
+    /// back from [`Flow::take_acked`] once the broker acked (and routed) it. False once
+    /// publishing stopped ([`Publisher::problem`] says why). An item that is not a valid event
+    /// is skipped (never acked: it stays in its outbox).
+    pub fn send<T>(&mut self, flow: &mut Flow<T>, id: &str, json: &str, tag: T) -> bool {
+        if self.broken.is_some() {
+            return false;
+        }
+        let Ok(ev) = serde_json::from_str::<Event>(json) else {
+            return true;
+        };
+        if flow.pending.len() >= self.settings.confirm_window && !self.wait(flow) {
+            return false;
+        }
+        match self.publish_one(id, &ev, json) {
+            Ok(delivery) => {
+                flow.pending.insert(delivery, (id.to_string(), tag));
+                true
+            }
+            Err(e) => {
+                self.broken = Some(format!("{e:#}"));
+                false
             }
         }
-        while !w.pending.is_empty() && self.wait(&mut w) {}
-        w.acked.sort_unstable();
-        Ok(w.acked
-            .into_iter()
-            .map(|i| items[i].0.clone())
-            .filter(|id| !w.returned.contains(id))
-            .collect())
+    }
+
+    /// Wait for every confirm still outstanding in `flow` (or until none will come).
+    pub fn finish<T>(&mut self, flow: &mut Flow<T>) {
+        while !flow.pending.is_empty() && self.wait(flow) {}
     }
 
     fn publish_one(&mut self, id: &str, ev: &Event, json: &str) -> Result<u64> {
@@ -132,7 +149,7 @@ impl Publisher {
     }
 
     /// Take the confirms that arrive within the timeout; false once none will come.
-    fn wait(&mut self, w: &mut Window) -> bool {
+    fn wait<T>(&mut self, flow: &mut Flow<T>) -> bool {
         let got = match self
             .out
             .wait(Duration::from_millis(u64::from(self.settings.confirm_timeout_ms)))
@@ -149,16 +166,21 @@ impl Publisher {
                 self.declared.remove(dept);
             }
         }
-        w.returned.extend(returned_ids(&got.returned));
+        // A message's return arrives before its ack, so it is known here when the ack comes.
+        flow.returned.extend(returned_ids(&got.returned));
         for c in got.confirms {
             match c {
                 Confirm::Ack(p) => {
-                    if let Some(i) = w.pending.remove(&p.delivery_tag) {
-                        w.acked.push(i);
+                    if let Some((id, tag)) = flow.pending.remove(&p.delivery_tag) {
+                        if !flow.returned.remove(&id) {
+                            flow.acked.push(tag);
+                        }
                     }
                 }
                 Confirm::Nack(p) => {
-                    w.pending.remove(&p.delivery_tag);
+                    if let Some((id, _)) = flow.pending.remove(&p.delivery_tag) {
+                        flow.returned.remove(&id);
+                    }
                 }
             }
         }
@@ -208,11 +230,29 @@ impl Drop for Connecting {
     }
 }
 
-/// The state of one `publish_confirmed` call.
-#[derive(Default)]
-struct Window {
-    /// Delivery tag -> index of the item, for messages not yet confirmed.
-    pending: HashMap<u64, usize>,
-    acked: Vec<usize>,
+/// A stream of publishes on one publisher: what awaits its confirm, and what the broker took.
+/// It holds only the window, so a drain's memory does not grow with the backlog.
+pub struct Flow<T> {
+    /// Delivery tag -> (event id, the caller's tag), for messages not yet confirmed.
+    pending: HashMap<u64, (String, T)>,
+    acked: Vec<T>,
+    /// Ids returned unroutable whose confirm has not come yet.
     returned: HashSet<String>,
+}
+
+impl<T> Default for Flow<T> {
+    fn default() -> Self {
+        Flow {
+            pending: HashMap::new(),
+            acked: Vec::new(),
+            returned: HashSet::new(),
+        }
+    }
+}
+
+impl<T> Flow<T> {
+    /// The tags of the messages acked since the last call.
+    pub fn take_acked(&mut self) -> Vec<T> {
+        std::mem::take(&mut self.acked)
+    }
 }

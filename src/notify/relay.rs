@@ -6,6 +6,9 @@ use chrono::{DateTime, Utc};
 use redis::ConnectionLike;
 use serde::Serialize;
 
+use std::collections::{BTreeMap, HashSet};
+
+use super::publish::Flow;
 use super::Publisher;
 use crate::board;
 use crate::config::Config;
@@ -16,7 +19,8 @@ use crate::keys::Keys;
 /// outage), but not younger ones: those likely belong to a concurrent check-in that is
 /// publishing them right now, and sending them too would only make duplicates.
 pub const STALE_AFTER_SECS: i64 = 5;
-/// At most this many older events ride along with one check-in; `relay` drains the rest.
+/// At most this many older events ride along with one check-in (taken from one page of the
+/// outbox, in no particular order); `relay` drains the rest.
 const PIGGYBACK: usize = 100;
 
 /// What one drain did.
@@ -33,12 +37,57 @@ pub struct DrainReport {
     pub problem: Option<String>,
 }
 
-/// Drain every outbox of the namespace once, on a fresh connection.
+/// Drain every outbox of the namespace once, on fresh connections: `amqp.publishers` of them
+/// at once for a backlog of several departments (see [`in_parallel`]). No broker: exit 3.
 pub fn drain_outboxes(cfg: &Config, con: &mut impl board::Keyspace, keys: &Keys) -> Result<DrainReport> {
-    let mut publisher = Publisher::connect(cfg)?;
-    let report = drain_with(&mut publisher, con, keys)?;
-    publisher.close();
-    Ok(report)
+    let depts = board::outbox_departments(con, keys)?;
+    if cfg.amqp.publishers.clamp(1, depts.len().max(1)) == 1 {
+        let mut publisher = Publisher::connect(cfg)?;
+        let report = drain_departments(&mut publisher, con, keys, &depts)?;
+        publisher.close();
+        return Ok(report);
+    }
+    in_parallel(cfg, &depts, |share| {
+        let mut redis = board::Redis::open(cfg)?;
+        let mut publisher = Publisher::connect(cfg)?;
+        let report = drain_departments(&mut publisher, &mut redis, keys, share)?;
+        publisher.close();
+        Ok(report)
+    })
+}
+
+/// Run `share` on up to `amqp.publishers` threads at once, each given its own slice of the
+/// departments (an outbox is drained by one publisher only), and add up their reports. The
+/// first error wins (a broker unreachable from every thread is exit 3 all the same).
+pub fn in_parallel(
+    cfg: &Config,
+    depts: &[String],
+    share: impl Fn(&[String]) -> Result<DrainReport> + Sync,
+) -> Result<DrainReport> {
+    let n = cfg.amqp.publishers.clamp(1, depts.len().max(1));
+    let share = &share;
+    let reports: Vec<Result<DrainReport>> = std::thread::scope(|s| {
+        let running: Vec<_> = depts
+            .chunks(depts.len().div_ceil(n).max(1))
+            .map(|part| s.spawn(move || share(part)))
+            .collect();
+        running
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::internal("a publisher thread panicked").into()))
+            })
+            .collect()
+    });
+    let mut total = DrainReport::default();
+    for r in reports {
+        let r = r?;
+        total.departments += r.departments;
+        total.sent += r.sent;
+        total.pending += r.pending;
+        total.problem = total.problem.or(r.problem);
+    }
+    Ok(total)
 }
 
 /// Drain every outbox once on an open publisher (`relay --follow` keeps one across rounds).
@@ -47,62 +96,85 @@ pub fn drain_with(publisher: &mut Publisher, con: &mut impl board::Keyspace, key
     drain_departments(publisher, con, keys, &depts)
 }
 
-/// Drain the given departments' outboxes (a bulk check-in knows which ones it filled). Events
-/// of many departments go out in one `publish_confirmed` call, so the confirm window spans
-/// departments: waiting for each department's last confirm in turn cost one broker round trip
-/// per department (500 of them for a whole company).
+/// Drain the given departments' outboxes (a bulk check-in knows which ones it filled), page by
+/// page: each page read from an outbox goes into one stream of publishes whose confirm window
+/// spans pages and departments (waiting for each department's last confirm in turn cost one
+/// broker round trip per department), and what the broker acked leaves its outbox after each
+/// page. Memory holds a page, the window and the ids of one department's outbox, never the
+/// backlog. An event is removed only once confirmed: a drain killed mid-way leaves the others.
 pub fn drain_departments(
     publisher: &mut Publisher,
     con: &mut impl ConnectionLike,
     keys: &Keys,
     depts: &[String],
 ) -> Result<DrainReport> {
-    let mut report = DrainReport::default();
-    let mut batch: Vec<(String, Vec<(String, String)>)> = Vec::new();
-    let mut queued = 0;
-    for (i, dept) in depts.iter().enumerate() {
-        let items = board::outbox_pending(con, keys, dept)?;
-        if !items.is_empty() {
-            report.departments += 1;
-            queued += items.len();
-            batch.push((dept.clone(), items));
+    let mut flow: Flow<(usize, String)> = Flow::default();
+    // Per department: events read (and offered to the broker), events acked and removed.
+    let (mut read, mut sent) = (vec![0; depts.len()], vec![0; depts.len()]);
+    let mut stopped_at = None;
+    'depts: for (i, dept) in depts.iter().enumerate() {
+        // HSCAN may return an entry twice (the hash shrinks as it is drained): send it once.
+        let mut offered = HashSet::new();
+        let mut cursor = 0;
+        loop {
+            let (next, page) = board::outbox_page(con, keys, dept, cursor, PAGE)?;
+            for (id, json) in page {
+                if !offered.insert(id.clone()) {
+                    continue;
+                }
+                if !publisher.send(&mut flow, &id, &json, (i, id.clone())) {
+                    stopped_at = Some(i);
+                    break 'depts;
+                }
+                read[i] += 1;
+            }
+            remove_acked(con, keys, depts, &mut flow, &mut sent)?;
+            if next == 0 {
+                break;
+            }
+            cursor = next;
         }
-        if queued >= DRAIN_BATCH || (i + 1 == depts.len() && !batch.is_empty()) {
-            publish_batch(publisher, con, keys, std::mem::take(&mut batch), &mut report)?;
-            queued = 0;
+    }
+    publisher.finish(&mut flow);
+    remove_acked(con, keys, depts, &mut flow, &mut sent)?;
+    let mut report = DrainReport::default();
+    let done = stopped_at.unwrap_or(depts.len());
+    for i in 0..done {
+        report.departments += usize::from(read[i] > 0);
+        report.sent += sent[i];
+        report.pending += read[i] - sent[i];
+    }
+    // The broker stopped taking events: what the rest of the outboxes hold stays pending.
+    if done < depts.len() {
+        let rest = &depts[done..];
+        let left = board::outbox_lens(con, keys, rest)?;
+        for (i, n) in (done..).zip(left) {
+            report.departments += usize::from(n > 0 || sent[i] > 0);
+            report.sent += sent[i];
+            report.pending += n;
         }
     }
     report.problem = publisher.problem().map(str::to_string);
     Ok(report)
 }
 
-/// Events published per `publish_confirmed` call while draining.
-const DRAIN_BATCH: usize = 10_000;
+/// Entries read from an outbox per HSCAN while draining.
+const PAGE: usize = 1_000;
 
-fn publish_batch(
-    publisher: &mut Publisher,
+/// Remove from their outboxes the events the broker acked so far.
+fn remove_acked(
     con: &mut impl ConnectionLike,
     keys: &Keys,
-    batch: Vec<(String, Vec<(String, String)>)>,
-    report: &mut DrainReport,
+    depts: &[String],
+    flow: &mut Flow<(usize, String)>,
+    sent: &mut [usize],
 ) -> Result<()> {
-    let all: Vec<(String, String)> = batch.iter().flat_map(|(_, items)| items.iter().cloned()).collect();
-    let acked: std::collections::HashSet<String> = if publisher.problem().is_none() {
-        publisher.publish_confirmed(&all)?.into_iter().collect()
-    } else {
-        Default::default()
-    };
-    for (dept, items) in &batch {
-        let done: Vec<String> = items
-            .iter()
-            .filter(|(id, _)| acked.contains(id))
-            .map(|(id, _)| id.clone())
-            .collect();
-        board::outbox_ack(con, keys, dept, &done)?;
-        report.sent += done.len();
-        report.pending += items.len() - done.len();
+    let mut by_dept: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (i, id) in flow.take_acked() {
+        sent[i] += 1;
+        by_dept.entry(depts[i].as_str()).or_default().push(id);
     }
-    Ok(())
+    board::outbox_ack_many(con, keys, &by_dept)
 }
 
 /// Publish one check-in's event and its department's stale pending events on `publisher`
@@ -116,18 +188,19 @@ pub fn send_punch(
     event_id: &str,
 ) -> Result<bool> {
     let now = Utc::now();
-    let pending = board::outbox_pending(con, keys, dept)?;
-    let mut items: Vec<(String, String)> = pending
-        .iter()
+    // Only a confirmed publish removes an event: gone, a concurrent `relay` already sent it.
+    let Some(own) = board::outbox_get(con, keys, dept, event_id)? else {
+        return Ok(true);
+    };
+    // One page of the outbox, however long it is: the check-in costs the same with 10 or
+    // 100,000 events waiting, and `relay` drains the rest.
+    let (_, page) = board::outbox_page(con, keys, dept, 0, PIGGYBACK)?;
+    let mut items: Vec<(String, String)> = page
+        .into_iter()
         .filter(|(id, json)| id != event_id && is_stale(json, now))
         .take(PIGGYBACK)
-        .cloned()
         .collect();
-    match pending.into_iter().find(|(id, _)| id == event_id) {
-        Some(own) => items.push(own),
-        // Only a confirmed publish removes an event: a concurrent `relay` already sent it.
-        None => return Ok(true),
-    }
+    items.push((event_id.to_string(), own));
     let acked = publisher.publish_confirmed(&items)?;
     let problem = publisher.problem().map(str::to_string);
     publisher.close();

@@ -283,38 +283,12 @@ fn publish(cfg: &Config, redis: &mut board::Redis, keys: &Keys, depts: &[String]
     if depts.is_empty() {
         return Ok(DrainReport::default());
     }
-    let n = cfg.amqp.publishers.clamp(1, depts.len());
-    if n == 1 {
+    if cfg.amqp.publishers.clamp(1, depts.len()) == 1 {
         return publish_on_one(cfg, redis, keys, depts);
     }
-    let shares: Vec<&[String]> = depts.chunks(depts.len().div_ceil(n)).collect();
-    let reports: Vec<Result<DrainReport>> = std::thread::scope(|s| {
-        let running: Vec<_> = shares
-            .iter()
-            .map(|share| {
-                s.spawn(move || {
-                    let mut redis = board::Redis::open(cfg)?;
-                    publish_on_one(cfg, &mut redis, keys, share)
-                })
-            })
-            .collect();
-        running
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::internal("a publisher thread panicked").into()))
-            })
-            .collect()
-    });
-    let mut total = DrainReport::default();
-    for r in reports {
-        let r = r?;
-        total.departments += r.departments;
-        total.sent += r.sent;
-        total.pending += r.pending;
-        total.problem = total.problem.or(r.problem);
-    }
-    Ok(total)
+    notify::in_parallel(cfg, depts, |share| {
+        publish_on_one(cfg, &mut board::Redis::open(cfg)?, keys, share)
+    })
 }
 
 /// One publisher's share: drain the departments' outboxes on one connection.
