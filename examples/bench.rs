@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use attendance::board::{self, Punch, PunchRules};
+use attendance::bulk::Row;
 use attendance::config::{Config, Overrides};
 use attendance::keys::Keys;
 
@@ -397,7 +398,6 @@ fn run(departments: u32) -> Result<()> {
     let keys = Keys::new(&b.cfg.namespace);
     // What an earlier run left (a day of events would pile up in the broker run after run).
     cleanup(departments)?;
-    let tag = tag();
     let mut con = attendance::services::redis(&b.cfg)?;
 
     println!("# attendance day benchmark: {employees} employees, {departments} departments");
@@ -416,30 +416,41 @@ fn run(departments: u32) -> Result<()> {
     delete_pattern(&mut con, "myhash*")?;
     let href = format!("redis-benchmark HSET: {hset:.0}/s (50 clients), {hset_p16:.0}/s (-P 16)");
 
-    b.run(&["migrate"])?;
-    let roster = b.dir.join("roster.csv");
-    let r = roster.to_str().expect("utf-8 path");
-    b.run(&[
-        "org",
-        "generate",
-        "--employees",
-        &employees.to_string(),
-        "--departments",
-        &departments.to_string(),
-        "-o",
-        r,
-    ])?;
-    let t = b.run(&["org", "import", r])?;
-    b.report(
-        &format!("org import (declares the {departments} new departments' queues on the fresh namespace)"),
-        format!("{:.2} s", t.as_secs_f64()),
-        "-".into(),
-        "seconds, not minutes",
-    );
+    org_steps(&mut b, employees, departments)?;
 
     // A past work day, so that every punch is in the past.
     let day = "2026-11-26";
-    let before = used_memory(&mut con)?;
+    let (morning, evening, before) = day_steps(&mut b, &mut con, day, employees)?;
+
+    // The board alone: the same script, pipelined, no publish, on another day's keys.
+    let (rows, _) = attendance::bulk::parse(
+        std::fs::File::open(&morning)?,
+        &attendance::policy::PunchWindow::new(&Default::default(), chrono_tz::UTC, chrono::Utc::now()),
+    )?;
+    let ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
+    let known = attendance::ops::checkin::resolve(&b.cfg, &mut con, &keys, &ids)?;
+    board_alone(&mut b, &mut con, &rows, &known, &href)?;
+
+    let depts = bulk_steps(&mut b, &morning, &evening, &rows, &known, &href)?;
+
+    night(&mut b, &mut con, day, employees, before)?;
+
+    journal_figures(&mut b, &mut con, &keys, &depts)?;
+
+    single_processes(&mut b, runs, &rows)?;
+
+    latency_steps(&mut b, runs, &known)?;
+
+    let out = b.dir.join("latest.md");
+    std::fs::write(&out, b.lines.join("\n") + "\n")?;
+    println!("\nfigures written to {}", out.display());
+    Ok(())
+}
+
+/// Lay out the day and simulate its morning and evening; returns the two punch files and
+/// Redis's used memory before the layout.
+fn day_steps(b: &mut Bench, con: &mut board::Redis, day: &str, employees: u32) -> Result<(PathBuf, PathBuf, u64)> {
+    let before = used_memory(con)?;
     let (t, peak_mb) = b.run_peak(&["init-day", "--date", day])?;
     b.report(
         "init-day (boards, and the day's department queues declared again)",
@@ -472,99 +483,44 @@ fn run(departments: u32) -> Result<()> {
         "-o",
         evening.to_str().expect("utf-8"),
     ])?;
+    Ok((morning, evening, before))
+}
 
-    // The board alone: the same script, pipelined, no publish, on another day's keys.
-    let (rows, _) = attendance::bulk::parse(
-        std::fs::File::open(&morning)?,
-        &attendance::policy::PunchWindow::new(&Default::default(), chrono_tz::UTC, chrono::Utc::now()),
-    )?;
-    let ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
-    let known = attendance::ops::checkin::resolve(&b.cfg, &mut con, &keys, &ids)?;
-    let other = Keys::new(&format!("{tag}:alone"));
-    let punches: Vec<Punch> = rows
-        .iter()
-        .map(|r| {
-            let e = known[&r.employee_id].clone();
-            Punch::new(e, r.kind, r.at, &r.source, &b.cfg.policy, b.cfg.timezone)
-        })
-        .collect();
-    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(&mut con)?;
-    let t = Instant::now();
-    board::punch_many(
-        &mut con,
-        &other,
-        PunchRules::new(&b.cfg.policy, b.cfg.timezone),
-        &punches,
-        |_| {},
-    )?;
-    let alone = punches.len() as f64 / t.elapsed().as_secs_f64();
-    let evalsha_usec: f64 = board::health::info_texts(&mut con, "commandstats")?
-        .iter()
-        .filter_map(|stats| {
-            stats
-                .lines()
-                .find_map(|l| l.strip_prefix("cmdstat_evalsha:"))
-                .and_then(|l| l.split(',').find_map(|f| f.strip_prefix("usec=")))
-                .and_then(|v| v.parse::<f64>().ok())
-        })
-        .sum();
+/// The company: migrate, a generated roster, its import.
+fn org_steps(b: &mut Bench, employees: u32, departments: u32) -> Result<()> {
+    b.run(&["migrate"])?;
+    let roster = b.dir.join("roster.csv");
+    let r = roster.to_str().expect("utf-8 path");
+    b.run(&[
+        "org",
+        "generate",
+        "--employees",
+        &employees.to_string(),
+        "--departments",
+        &departments.to_string(),
+        "-o",
+        r,
+    ])?;
+    let t = b.run(&["org", "import", r])?;
     b.report(
-        "board alone (Lua, pipelined, no publish)",
-        format!(
-            "{alone:.0} punches/s; Redis spent {:.1} µs of EVALSHA per punch",
-            evalsha_usec / punches.len() as f64
-        ),
-        href.clone(),
-        ">= 150,000/s",
+        &format!("org import (declares the {departments} new departments' queues on the fresh namespace)"),
+        format!("{:.2} s", t.as_secs_f64()),
+        "-".into(),
+        "seconds, not minutes",
     );
-    delete_pattern(&mut con, &format!("{tag}:alone:*"))?;
+    Ok(())
+}
 
-    let n = rows.len() as f64;
-    let first = b.run(&["checkin", "--file", morning.to_str().expect("utf-8")])?;
-    let t = first;
-    b.report(
-        "bulk check-in, morning, end to end, first on the fresh namespace (queues declared ahead)",
-        format!(
-            "{:.2} s for {n} punches = {:.0}/s",
-            t.as_secs_f64(),
-            n / t.as_secs_f64()
-        ),
-        href.clone(),
-        "100,000 in <= 4 s",
-    );
-    // The morning's events wait in the department queues; the reference below purges them.
-    let mut depts: Vec<String> = known
-        .values()
-        .map(|e| format!("{}.dept.{}", b.cfg.namespace, e.department_id))
-        .collect();
-    depts.sort();
-    depts.dedup();
-    let broker = broker_reference(&b.cfg, &depts, rows.len(), 420, b.cfg.amqp.confirm_window)?;
-    let t = b.run(&["checkin", "--file", evening.to_str().expect("utf-8")])?;
-    b.report(
-        "bulk check-out, evening, end to end (board, outbox, confirmed publish, outbox cleared)",
-        format!("{:.2} s for {n} punches = {:.0}/s", t.as_secs_f64(), n / t.as_secs_f64()),
-        format!(
-            "RabbitMQ alone, {n} persistent 420-byte messages with confirms (window {}) into the same {} queues: {broker:.0}/s = {:.2} s",
-            b.cfg.amqp.confirm_window,
-            depts.len(),
-            n / broker
-        ),
-        "100,000 in <= 4 s",
-    );
-    b.report(
-        "first morning on a fresh namespace / a later bulk (the evening)",
-        format!("{:.2}x", first.as_secs_f64() / t.as_secs_f64()),
-        format!("{:.2} s / {:.2} s", first.as_secs_f64(), t.as_secs_f64()),
-        "<= 1.1x",
-    );
-
+/// The day's Redis memory, then the night: settle the day, beside MySQL's own bulk paths with
+/// the same rows.
+fn night(b: &mut Bench, con: &mut board::Redis, day: &str, employees: u32, before: u64) -> Result<()> {
+    let keys = Keys::new(&b.cfg.namespace);
     let (nb, board_bytes) = keys_memory(
-        &mut con,
+        con,
         &keys.board_pattern(chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")?),
     )?;
-    let (no, outbox_bytes) = keys_memory(&mut con, &keys.outbox_pattern())?;
-    let after = used_memory(&mut con)?;
+    let (no, outbox_bytes) = keys_memory(con, &keys.outbox_pattern())?;
+    let after = used_memory(con)?;
     b.report(
         "Redis memory of one day (boards + outboxes)",
         format!(
@@ -600,9 +556,113 @@ fn run(departments: u32) -> Result<()> {
             "<= 1.3x LOAD DATA"
         },
     );
+    Ok(())
+}
 
-    journal_figures(&mut b, &mut con, &keys, &depts)?;
+/// The board alone: the same script, pipelined, no publish, on another day's keys.
+fn board_alone(
+    b: &mut Bench,
+    con: &mut board::Redis,
+    rows: &[Row],
+    known: &std::collections::HashMap<String, attendance::board::Employee>,
+    href: &str,
+) -> Result<()> {
+    let tag = tag();
+    let other = Keys::new(&format!("{tag}:alone"));
+    let punches: Vec<Punch> = rows
+        .iter()
+        .map(|r| {
+            let e = known[&r.employee_id].clone();
+            Punch::new(e, r.kind, r.at, &r.source, &b.cfg.policy, b.cfg.timezone)
+        })
+        .collect();
+    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con)?;
+    let t = Instant::now();
+    board::punch_many(
+        con,
+        &other,
+        PunchRules::new(&b.cfg.policy, b.cfg.timezone),
+        &punches,
+        |_| {},
+    )?;
+    let alone = punches.len() as f64 / t.elapsed().as_secs_f64();
+    let evalsha_usec: f64 = board::health::info_texts(con, "commandstats")?
+        .iter()
+        .filter_map(|stats| {
+            stats
+                .lines()
+                .find_map(|l| l.strip_prefix("cmdstat_evalsha:"))
+                .and_then(|l| l.split(',').find_map(|f| f.strip_prefix("usec=")))
+                .and_then(|v| v.parse::<f64>().ok())
+        })
+        .sum();
+    b.report(
+        "board alone (Lua, pipelined, no publish)",
+        format!(
+            "{alone:.0} punches/s; Redis spent {:.1} µs of EVALSHA per punch",
+            evalsha_usec / punches.len() as f64
+        ),
+        href.to_string(),
+        ">= 150,000/s",
+    );
+    delete_pattern(con, &format!("{tag}:alone:*"))?;
+    Ok(())
+}
+/// The day's two bulk check-ins, end to end, beside RabbitMQ alone; returns the department
+/// queues.
+fn bulk_steps(
+    b: &mut Bench,
+    morning: &std::path::Path,
+    evening: &std::path::Path,
+    rows: &[Row],
+    known: &std::collections::HashMap<String, attendance::board::Employee>,
+    href: &str,
+) -> Result<Vec<String>> {
+    let n = rows.len() as f64;
+    let first = b.run(&["checkin", "--file", morning.to_str().expect("utf-8")])?;
+    let t = first;
+    b.report(
+        "bulk check-in, morning, end to end, first on the fresh namespace (queues declared ahead)",
+        format!(
+            "{:.2} s for {n} punches = {:.0}/s",
+            t.as_secs_f64(),
+            n / t.as_secs_f64()
+        ),
+        href.to_string(),
+        "100,000 in <= 4 s",
+    );
+    // The morning's events wait in the department queues; the reference below purges them.
+    let mut depts: Vec<String> = known
+        .values()
+        .map(|e| format!("{}.dept.{}", b.cfg.namespace, e.department_id))
+        .collect();
+    depts.sort();
+    depts.dedup();
+    let broker = broker_reference(&b.cfg, &depts, rows.len(), 420, b.cfg.amqp.confirm_window)?;
+    let t = b.run(&["checkin", "--file", evening.to_str().expect("utf-8")])?;
+    b.report(
+        "bulk check-out, evening, end to end (board, outbox, confirmed publish, outbox cleared)",
+        format!("{:.2} s for {n} punches = {:.0}/s", t.as_secs_f64(), n / t.as_secs_f64()),
+        format!(
+            "RabbitMQ alone, {n} persistent 420-byte messages with confirms (window {}) into the same {} queues: {broker:.0}/s = {:.2} s",
+            b.cfg.amqp.confirm_window,
+            depts.len(),
+            n / broker
+        ),
+        "100,000 in <= 4 s",
+    );
+    b.report(
+        "first morning on a fresh namespace / a later bulk (the evening)",
+        format!("{:.2}x", first.as_secs_f64() / t.as_secs_f64()),
+        format!("{:.2} s / {:.2} s", first.as_secs_f64(), t.as_secs_f64()),
+        "<= 1.1x",
+    );
+    Ok(depts)
+}
 
+/// Single processes, as a kiosk calls them: checkin (publishing itself, then handing off to a
+/// running relay) and status, beside a `redis-cli PING` process.
+fn single_processes(b: &mut Bench, runs: usize, rows: &[Row]) -> Result<()> {
     // Single processes, as a kiosk calls them.
     let ping = process_times(runs, || {
         let mut c = Command::new("redis-cli");
@@ -633,7 +693,7 @@ fn run(departments: u32) -> Result<()> {
     );
     // The same with a `relay --follow` running: the check-in hands its event over through Redis.
     // Runs alternate with PING processes, so that the machine's noise falls on both alike.
-    let relay = RelayProcess::start(&b)?;
+    let relay = RelayProcess::start(b)?;
     let (mut handed, mut near_ping) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     for i in 0..runs {
         let mut c = b.cmd();
@@ -665,7 +725,16 @@ fn run(departments: u32) -> Result<()> {
         pref,
         "median <= 3 ms",
     );
+    Ok(())
+}
 
+/// The biggest department's supervisor, following its queue: how long a check-in takes to
+/// reach it, without and with a running relay.
+fn latency_steps(
+    b: &mut Bench,
+    runs: usize,
+    known: &std::collections::HashMap<String, attendance::board::Employee>,
+) -> Result<()> {
     // The biggest department's supervisor, following its queue.
     let mut sizes: std::collections::HashMap<&str, Vec<String>> = std::collections::HashMap::new();
     for e in known.values() {
@@ -675,11 +744,11 @@ fn run(departments: u32) -> Result<()> {
         .into_iter()
         .max_by_key(|(_, v)| v.len())
         .context("no department")?;
-    let l = notification_latency(&b, dept, &people, runs.min(200))?;
-    let relay = RelayProcess::start(&b)?;
+    let l = notification_latency(b, dept, &people, runs.min(200))?;
+    let relay = RelayProcess::start(b)?;
     // Other employees: a repeat would make no event.
     let rest: Vec<String> = people.iter().rev().cloned().collect();
-    let lr = notification_latency(&b, dept, &rest, runs.min(200))?;
+    let lr = notification_latency(b, dept, &rest, runs.min(200))?;
     drop(relay);
     b.report(
         "notification latency to a watch-dept consumer, relay running (handed off)",
@@ -702,10 +771,6 @@ fn run(departments: u32) -> Result<()> {
         "the checkin process itself, above".into(),
         "p99 <= 50 ms",
     );
-
-    let out = b.dir.join("latest.md");
-    std::fs::write(&out, b.lines.join("\n") + "\n")?;
-    println!("\nfigures written to {}", out.display());
     Ok(())
 }
 
