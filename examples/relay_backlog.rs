@@ -167,20 +167,33 @@ fn bench(departments: u32) -> Result<()> {
         rate / reference
     );
 
+    ride_along(&cfg, &bin, &mut con, &keys, &qs, runs)
+}
+
+/// One check-in with 10, then with 100,000, older events waiting in its department: what its
+/// ride-along of older events costs.
+fn ride_along(
+    cfg: &Config,
+    bin: &std::path::Path,
+    con: &mut board::Redis,
+    keys: &Keys,
+    qs: &[String],
+    runs: usize,
+) -> Result<()> {
     // One check-in with 10, then with 100,000, older events waiting in its department.
-    let members: Vec<String> = attendance::services::mysql(&cfg)?
+    let members: Vec<String> = attendance::services::mysql(cfg)?
         .get_conn()?
         .query("SELECT id FROM employees WHERE department_id = 'D001' ORDER BY id")?;
-    let template = stale_event(&cfg, &bin, &mut con, &keys, &members[0])?;
+    let template = stale_event(cfg, bin, con, keys, &members[0])?;
     let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     for (i, emp) in members.iter().skip(1).take(runs * 2).enumerate() {
         let waiting = if i % 2 == 0 { 10 } else { 100_000 };
-        top_up(&mut con, &keys, &template, waiting)?;
-        let mut c = cmd(&bin, &cfg);
+        top_up(con, keys, &template, waiting)?;
+        let mut c = cmd(bin, cfg);
         c.args(["checkin", emp, "--kind", "out"]);
         times[i % 2].push(run(c, &[0])?.as_secs_f64() * 1000.0);
     }
-    purge(&cfg, &qs)?;
+    purge(cfg, qs)?;
     let [small, big] = times.map(|mut v| median(&mut v));
     println!(
         "| one `checkin` process, 10 older events waiting | {small:.2} ms median | with 100,000 waiting: {big:.2} ms median | {:.2}x |",

@@ -35,10 +35,19 @@ pub fn references(pool: &mysql::Pool, date: NaiveDate, batch: usize) -> Result<(
         .into_iter()
         .map(rows_db::stored_from_row)
         .collect::<Result<_, _>>()?;
+    let load_s = load_data(&mut conn, &stored)?;
+    let insert_s = multi_insert(&mut conn, &stored, batch)?;
+    conn.query_drop("DROP TABLE attendance_load")?;
+    conn.query_drop("DROP TABLE attendance_insert")?;
+    Ok((load_s, insert_s))
+}
+
+/// The rows as LOAD DATA reads them: tab-separated, `\N` for NULL.
+fn tsv_of(stored: &[rows_db::Stored]) -> Result<Vec<u8>> {
     let mut tsv = Vec::with_capacity(stored.len() * 120);
     let dt =
         |t: Option<chrono::NaiveDateTime>| t.map_or("\\N".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string());
-    for r in &stored {
+    for r in stored {
         writeln!(
             tsv,
             "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
@@ -55,7 +64,13 @@ pub fn references(pool: &mysql::Pool, date: NaiveDate, batch: usize) -> Result<(
         )?;
     }
 
-    twin_table(&mut conn, "attendance_load")?;
+    Ok(tsv)
+}
+
+/// LOAD DATA LOCAL INFILE of the rows into a twin table; its seconds.
+fn load_data(conn: &mut mysql::PooledConn, stored: &[rows_db::Stored]) -> Result<f64> {
+    let tsv = tsv_of(stored)?;
+    twin_table(conn, "attendance_load")?;
     let data = std::sync::Arc::new(tsv);
     let feed = data.clone();
     conn.set_local_infile_handler(Some(mysql::LocalInfileHandler::new(move |_, w| {
@@ -73,7 +88,12 @@ pub fn references(pool: &mysql::Pool, date: NaiveDate, batch: usize) -> Result<(
         bail!("LOAD DATA loaded {loaded} rows of {}", stored.len());
     }
 
-    twin_table(&mut conn, "attendance_insert")?;
+    Ok(load_s)
+}
+
+/// Multi-row INSERTs of `batch` rows per transaction into a twin table; its seconds.
+fn multi_insert(conn: &mut mysql::PooledConn, stored: &[rows_db::Stored], batch: usize) -> Result<f64> {
+    twin_table(conn, "attendance_insert")?;
     let t = Instant::now();
     for chunk in stored.chunks(batch) {
         let mut tx = conn.start_transaction(mysql::TxOpts::default())?;
@@ -106,7 +126,5 @@ pub fn references(pool: &mysql::Pool, date: NaiveDate, batch: usize) -> Result<(
     }
     let insert_s = t.elapsed().as_secs_f64();
 
-    conn.query_drop("DROP TABLE attendance_load")?;
-    conn.query_drop("DROP TABLE attendance_insert")?;
-    Ok((load_s, insert_s))
+    Ok(insert_s)
 }
