@@ -63,7 +63,7 @@ pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
     })();
     // A signal that cut any Redis read short (the blocked wait for wake-ups, mostly) is the stop
     // that was asked for, not a failure: the events stay in their outboxes.
-    let result = result.or_else(|e| if stop.load(Ordering::SeqCst) { Ok(()) } else { Err(e) });
+    let result = interrupt::unless_stopped(stop, result);
     // Stopped, or failed: no more hand-offs to this relay. On a connection of its own: a signal
     // may have cut a blocked read short on the other, whose reply would then still be owed.
     let forgotten = board::Redis::open(&ctx.cfg).and_then(|mut c| board::handoff::forget(&mut c, &keys, &follow.me));
@@ -106,11 +106,9 @@ fn take_handoffs(
         // A blocked read longer than the Redis read timeout would fail as a silent server.
         let read_timeout = Duration::from_millis(u64::from(ctx.cfg.redis.read_timeout_ms) / 2);
         let wait = left.min(BEAT_EVERY).min(read_timeout);
-        let depts = match board::handoff::wait_wakes(con, keys, wait) {
-            Ok(depts) => depts,
-            // Ctrl-C or SIGTERM interrupts the blocked read: the stop asked for, not a failure.
-            Err(_) if stop.load(Ordering::SeqCst) => break,
-            Err(e) => return Err(e),
+        // Ctrl-C or SIGTERM interrupts the blocked read: the stop asked for, not a failure.
+        let Some(depts) = interrupt::unless_stopped(stop, board::handoff::wait_wakes(con, keys, wait))? else {
+            break;
         };
         if depts.is_empty() {
             continue;

@@ -18,6 +18,7 @@ use crate::board;
 use crate::config::{AmqpSettings, Config};
 use crate::error::{Error, Service};
 use crate::event::Event;
+use crate::interrupt::unless_stopped;
 use crate::keys::Keys;
 
 /// Deliveries in flight to one watcher: enough to keep a burst flowing, few enough that a
@@ -183,18 +184,6 @@ pub fn watch_department(
     }
 }
 
-/// Whether a delivery's handling failed because Ctrl-C or SIGTERM arrived during it: a read
-/// with a timeout (Redis's, the broker's) is not restarted after the signal but fails with
-/// "interrupted system call". That is the stop the user asked for, not a failure; the
-/// delivery stays unacked and the broker hands it back. Any other error stands.
-fn stopped_during(stop: &AtomicBool, handled: Result<()>) -> Result<bool> {
-    match handled {
-        Ok(()) => Ok(false),
-        Err(_) if stop.load(Ordering::SeqCst) => Ok(true),
-        Err(e) => Err(e),
-    }
-}
-
 impl Watcher<'_> {
     /// `--once`: take what waits in the queue, then return.
     fn take_waiting(
@@ -211,7 +200,8 @@ impl Watcher<'_> {
             })?;
             match got {
                 Some(got) => {
-                    if stopped_during(stop, self.handle(&s.ch, &mut s.parker, got.delivery, show))? {
+                    // Stopped mid-delivery: it stays unacked and the broker hands it back.
+                    if unless_stopped(stop, self.handle(&s.ch, &mut s.parker, got.delivery, show))?.is_none() {
                         break;
                     }
                 }
@@ -254,9 +244,9 @@ impl Watcher<'_> {
                 )
                 .into()),
             };
-            match stopped_during(stop, got) {
-                Ok(true) => break,
-                Ok(false) => {}
+            match unless_stopped(stop, got) {
+                Ok(Some(())) => {}
+                Ok(None) => break,
                 Err(e) => return lost(e),
             }
         }
