@@ -29,7 +29,7 @@ pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
     if let Some(w) = &o.persistence {
         ctx.out.status(w.clone());
     }
-    super::queues::report_declared(ctx, "init-day", &o.queues, o.seconds);
+    super::queues::report_declared(ctx, "init-day", &o.queues);
     let r = &o.layout;
     if args.output.json {
         crate::outln!("{}", serde_json::to_string(r)?)?;

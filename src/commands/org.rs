@@ -35,9 +35,8 @@ pub fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
                 ));
             }
             // After the commit: a broker away costs a warning, never the import.
-            let started = std::time::Instant::now();
-            let declared = ops::init_day::declare(&ctx.cfg, &new_departments);
-            super::queues::report_declared(ctx, "org import", &declared, started.elapsed().as_secs_f64());
+            let declared = ops::queues::declare_ahead(&ctx.cfg, &new_departments);
+            super::queues::report_declared(ctx, "org import", &declared);
             Ok(())
         }
         OrgCommand::Generate {

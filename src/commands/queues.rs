@@ -5,16 +5,17 @@ use anyhow::Result;
 use super::Ctx;
 use crate::cli::QueuesCommand;
 use crate::error::Error;
-use crate::ops::queues;
+use crate::ops::queues::{self, Declared};
 
 /// Tell the operator how declaring the queues ahead went: the count with `-v`, a one-line
 /// warning when the broker was away (check-ins then declare their queue as they come).
-pub(crate) fn report_declared(ctx: &Ctx, command: &str, declared: &Result<usize, String>, seconds: f64) {
+pub(crate) fn report_declared(ctx: &Ctx, command: &str, declared: &Result<Declared, String>) {
     match declared {
-        Ok(0) => {}
-        Ok(n) => ctx
-            .out
-            .verbose(format!("{command}: {n} department queues declared ({seconds:.2}s)")),
+        Ok(Declared { queues: 0, .. }) => {}
+        Ok(d) => ctx.out.verbose(format!(
+            "{command}: {} department queues declared ({:.2}s)",
+            d.queues, d.seconds
+        )),
         Err(e) => ctx.out.status(format!(
             "{command}: warning: the department queues were not declared ({e}); check-ins will declare them \
              as they come; run `attendance queues declare` once the broker answers"

@@ -7,6 +7,7 @@ use std::time::Instant;
 use anyhow::Result;
 use chrono::NaiveDate;
 
+use super::queues::{declare_ahead, Declared};
 use crate::board::LayoutReport;
 use crate::config::Config;
 use crate::keys::Keys;
@@ -18,9 +19,9 @@ pub struct Outcome {
     pub layout: LayoutReport,
     /// Redis keeps nothing on disk or may evict keys: the one-line warning.
     pub persistence: Option<String>,
-    /// How many department queues were declared, or why none were (a broker away costs a
-    /// warning, never the day's layout).
-    pub queues: Result<usize, String>,
+    /// The department queues declared, or why none were (a broker away costs a warning,
+    /// never the day's layout).
+    pub queues: Result<Declared, String>,
     pub seconds: f64,
 }
 
@@ -47,7 +48,7 @@ pub fn init_day(
     // The day's queues are declared on the broker while the boards are laid out in Redis: two
     // services' work, overlapped.
     let (layout, queues) = std::thread::scope(|s| {
-        let declaring = s.spawn(|| declare(cfg, &depts));
+        let declaring = s.spawn(|| declare_ahead(cfg, &depts));
         let layout = layout::lay_out(&mut conn, &mut con, &keys, date, &depts, &mut progress);
         let queues = declaring
             .join()
@@ -63,12 +64,4 @@ pub fn init_day(
         queues,
         seconds: clock.elapsed().as_secs_f64(),
     })
-}
-
-/// Declare these departments' queues; an error as its one line.
-pub fn declare(cfg: &Config, departments: &[String]) -> Result<usize, String> {
-    if departments.is_empty() {
-        return Ok(0);
-    }
-    super::queues::declare_these(cfg, departments).map_err(|e| crate::error::one_line(&e))
 }

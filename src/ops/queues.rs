@@ -19,10 +19,27 @@ pub fn declare(cfg: &Config) -> Result<usize> {
     queues::declare(cfg, &departments(cfg)?)
 }
 
+/// Queues declared ahead: how many, in how long.
+#[derive(Debug, Clone, Copy)]
+pub struct Declared {
+    pub queues: usize,
+    pub seconds: f64,
+}
+
 /// Declare the given departments' queues (and the common topology) ahead of their first
-/// check-in: `init-day` for the day's departments, `org import` for new ones.
-pub fn declare_these(cfg: &Config, departments: &[String]) -> Result<usize> {
-    queues::declare(cfg, departments)
+/// check-in: `init-day` for the day's departments, `org import` for new ones. A broker away
+/// costs the caller a warning, never its work: the error comes back as its one line.
+pub fn declare_ahead(cfg: &Config, departments: &[String]) -> Result<Declared, String> {
+    let started = std::time::Instant::now();
+    let queues = if departments.is_empty() {
+        0
+    } else {
+        queues::declare(cfg, departments).map_err(|e| crate::error::one_line(&e))?
+    };
+    Ok(Declared {
+        queues,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// Empty every department queue, the retry queue and the parking queue.
