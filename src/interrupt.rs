@@ -21,6 +21,26 @@ pub fn stop_flag() -> &'static AtomicBool {
     })
 }
 
+/// Run `f` with SIGINT and SIGTERM held back on this thread: a step that must not be cut in
+/// the middle by the "interrupted system call" a signal makes of a read with a timeout (a
+/// watcher's show, remember, ack). The kernel hands the signal to another thread of the
+/// process, or keeps it pending until `f` is done; either way the flag is set then.
+pub fn deferred<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: plain calls on a local, initialised signal set; only this thread's mask changes,
+    // and it is put back as it was.
+    unsafe {
+        let mut held: libc::sigset_t = std::mem::zeroed();
+        let mut before: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut held);
+        libc::sigaddset(&mut held, SIGINT);
+        libc::sigaddset(&mut held, SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &held, &mut before);
+        let r = f();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+        r
+    }
+}
+
 /// `r`, unless it failed because Ctrl-C or SIGTERM arrived meanwhile: then `None`, the stop
 /// that was asked for rather than a failure. A read with a timeout (Redis's, the broker's) is
 /// not restarted after a signal but fails with "interrupted system call"; any error while

@@ -267,14 +267,19 @@ impl Watcher<'_> {
                 if board::shown_before(self.redis, &self.keys, &self.dept, &event.event_id)? {
                     self.report.duplicates += 1;
                 } else {
-                    show(WatchItem::Event {
-                        event: &event,
-                        redelivered: d.redelivered,
-                    })?;
                     // Shown, then remembered, then acked: a crash in between shows it again
-                    // rather than never.
-                    board::mark_shown(self.redis, &self.keys, &self.dept, &event.event_id)?;
-                    self.report.shown += 1;
+                    // rather than never. A Ctrl-C in between waits for the three (it would
+                    // otherwise fail the Redis read: an event shown, yet not remembered).
+                    let redelivered = d.redelivered;
+                    crate::interrupt::deferred(|| -> Result<()> {
+                        show(WatchItem::Event {
+                            event: &event,
+                            redelivered,
+                        })?;
+                        board::mark_shown(self.redis, &self.keys, &self.dept, &event.event_id)?;
+                        self.report.shown += 1;
+                        Ok(())
+                    })?;
                 }
                 d.ack(ch).map_err(svc)?;
             }
