@@ -106,6 +106,11 @@ pub struct AmqpSettings {
     /// A single check-in hands its event to a live `relay --follow` (through Redis) instead of
     /// publishing it itself; off: every check-in opens its own broker connection.
     pub handoff: bool,
+    /// Also publish every event to the topic exchange `<ns>.events` (routing key
+    /// `<dept>.<kind>`), for other teams' queues; it costs the broker about one more message per
+    /// event, so it is off unless someone binds there. Department queues and the journal never
+    /// depend on it.
+    pub events_exchange: bool,
 }
 
 impl Default for AmqpSettings {
@@ -123,6 +128,7 @@ impl Default for AmqpSettings {
             heartbeat_secs: 20,
             management_url: None,
             handoff: true,
+            events_exchange: false,
         }
     }
 }

@@ -355,23 +355,29 @@ fn recover_ends_on_its_own_on_a_busy_journal_at_the_first_message_newer_than_its
     assert_eq!(r["restored"], 0, "nothing was lost: {r}");
 }
 
+/// Lay out DAY, punch E000002 in at 08:10 (published, which declares the journal), then `emp`
+/// at 08:20 while the broker is away (its event pending in the outbox).
+fn published_then_pending(env: &TestEnv, redis: &PrivateRedis, emp: &str) {
+    ok(env, Some(redis), &["init-day", "--date", DAY, "-q"]);
+    ok(
+        env,
+        Some(redis),
+        &["checkin", "E000002", "--at", &format!("{DAY}T08:10:00+01:00"), "-q"],
+    );
+    let o = cmd(env, Some(redis))
+        .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+        .args(["checkin", emp, "--at", &format!("{DAY}T08:20:00+01:00"), "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 #[test]
 fn a_punch_pending_in_the_outbox_reaches_the_journal_only_when_relay_sends_it() {
     let env = TestEnv::with_roster(TZ, 6, 1);
     let redis = PrivateRedis::start(&env, false);
-    ok(&env, Some(&redis), &["init-day", "--date", DAY, "-q"]);
     // One punch published at once (this also declares the journal), one while the broker is away.
-    ok(
-        &env,
-        Some(&redis),
-        &["checkin", "E000002", "--at", &format!("{DAY}T08:10:00+01:00"), "-q"],
-    );
-    let o = cmd(&env, Some(&redis))
-        .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
-        .args(["checkin", "E000003", "--at", &format!("{DAY}T08:20:00+01:00"), "-q"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    published_then_pending(&env, &redis, "E000003");
     let board = |r: &PrivateRedis| {
         r.snapshot(&env.ns)
             .into_iter()
@@ -401,6 +407,41 @@ fn a_punch_pending_in_the_outbox_reaches_the_journal_only_when_relay_sends_it() 
     let r = recover_json(&env, &redis);
     assert_eq!((r["read"].as_u64(), r["restored"].as_u64()), (Some(2), Some(2)), "{r}");
     assert_eq!(board(&redis), day_before, "the day as it was before it was lost");
+}
+
+#[test]
+fn recover_reads_the_journal_batches_and_the_single_events_older_versions_wrote() {
+    let env = TestEnv::with_roster(TZ, 6, 1);
+    let redis = PrivateRedis::start(&env, false);
+    // Today's publishers journal a batch (here of one event), while an older version journaled
+    // each event on its own: made here from an event left pending in the outbox, published as
+    // such into the journal, and then removed from the outbox (as its publish would have).
+    published_then_pending(&env, &redis, "E000004");
+    let mut con = redis.con().unwrap();
+    let outbox = env.keys().outbox("D001");
+    let pending: std::collections::HashMap<String, String> =
+        redis::cmd("HGETALL").arg(&outbox).query(&mut con).unwrap();
+    let (id, json) = pending.into_iter().next().expect("one pending event");
+    let mut conn = Connection::insecure_open(AMQP_URL).unwrap();
+    let ch = conn.open_channel(None).unwrap();
+    let props = amiquip::AmqpProperties::default()
+        .with_delivery_mode(2)
+        .with_message_id(id.clone())
+        .with_timestamp(Utc::now().timestamp() as u64);
+    let journal = format!("{}.journal", env.ns);
+    ch.basic_publish("", amiquip::Publish::with_properties(json.as_bytes(), journal, props))
+        .unwrap();
+    conn.close().unwrap();
+    let _: () = redis::cmd("HDEL").arg(&outbox).arg(&id).query(&mut con).unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+
+    let keys: Vec<String> = redis.snapshot(&env.ns).into_iter().map(|(k, _)| k).collect();
+    let _: () = redis::cmd("DEL").arg(keys).query(&mut con).unwrap();
+    let r = recover_json(&env, &redis);
+    assert_eq!((r["read"].as_u64(), r["restored"].as_u64()), (Some(2), Some(2)), "{r}");
+    let status = ok(&env, Some(&redis), &["status", "E000004", "--date", DAY, "--json"]);
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["first_in"], format!("{DAY}T08:20:00+01:00"), "{status}");
 }
 
 /// An instant `days` days before now, RFC 3339.

@@ -102,9 +102,9 @@ pub fn read_journal(
         let offset = stream_offset(&d);
         report.first_offset = report.first_offset.or(offset);
         report.last_offset = offset.or(report.last_offset);
-        match serde_json::from_slice::<Event>(&d.body) {
-            Ok(ev) => each(ev)?,
-            Err(_) => report.not_events += 1,
+        match journal_events(&d.body) {
+            Some(events) => events.into_iter().try_for_each(&mut each)?,
+            None => report.not_events += 1,
         }
         // Acks return credit to a stream consumer (nothing is removed): one per half window.
         if report.messages.is_multiple_of(u64::from(PREFETCH / 2)) {
@@ -124,6 +124,15 @@ pub fn read_journal(
     ch.close().ok();
     link.close();
     Ok(report)
+}
+
+/// The events of one journal message: a batch (a JSON array, what publishers write) or a single
+/// event (what versions before the batches wrote). None: not an event at all.
+fn journal_events(body: &[u8]) -> Option<Vec<Event>> {
+    match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'[') => serde_json::from_slice(body).ok(),
+        _ => serde_json::from_slice(body).ok().map(|ev| vec![ev]),
+    }
 }
 
 /// Fail (exit 1) unless the namespace's journal exists, before a caller changes anything.

@@ -19,6 +19,8 @@ pub struct Publisher {
     // trip, not two), and the channel's own close then returns at once.
     link: Link,
     out: Confirming,
+    /// Events also go to the journal stream, in batches.
+    journal: bool,
     declared: HashSet<String>,
     names: Names,
     settings: AmqpSettings,
@@ -55,6 +57,7 @@ impl Publisher {
             link,
             out,
             declared: HashSet::new(),
+            journal: cfg.journal.enabled,
             names,
             settings: cfg.amqp.clone(),
             broken,
@@ -98,9 +101,10 @@ impl Publisher {
 
     /// Publish one event into a stream of publishes whose window of outstanding confirms
     /// (`amqp.confirm_window`) spans calls, waiting first while the window is full; `tag` comes
-    /// back from [`Flow::take_acked`] once the broker acked (and routed) it. False once
-    /// publishing stopped ([`Publisher::problem`] says why). An item that is not a valid event
-    /// is skipped (never acked: it stays in its outbox).
+    /// back from [`Flow::take_acked`] once the broker took every message the event went out in
+    /// (its department queue's, its journal batch's, the events exchange's when that is on).
+    /// False once publishing stopped ([`Publisher::problem`] says why). An item that is not a
+    /// valid event is skipped (never acked: it stays in its outbox).
     pub fn send<T>(&mut self, flow: &mut Flow<T>, id: &str, json: &str, tag: T) -> bool {
         if self.broken.is_some() {
             return false;
@@ -108,14 +112,24 @@ impl Publisher {
         let Ok(ev) = serde_json::from_str::<Event>(json) else {
             return true;
         };
-        if flow.pending.len() >= self.settings.confirm_window && !self.wait(flow) {
+        if flow.deliveries.len() >= self.settings.confirm_window && !self.wait(flow) {
             return false;
         }
-        match self.publish_one(id, &ev, json) {
-            Ok(delivery) => {
-                flow.pending.insert(delivery, (id.to_string(), tag));
-                true
+        let seq = flow.track(
+            tag,
+            1 + usize::from(self.journal) + usize::from(self.settings.events_exchange),
+        );
+        let sent = self.publish_one(flow, seq, id, &ev, json).and_then(|()| {
+            if self.journal {
+                flow.journal.push((seq, json.to_string()));
+                if flow.journal.len() >= JOURNAL_BATCH {
+                    self.publish_journal(flow)?;
+                }
             }
+            Ok(())
+        });
+        match sent {
+            Ok(()) => true,
             Err(e) => {
                 self.broken = Some(format!("{e:#}"));
                 false
@@ -123,12 +137,20 @@ impl Publisher {
         }
     }
 
-    /// Wait for every confirm still outstanding in `flow` (or until none will come).
+    /// Wait for every confirm still outstanding in `flow` (or until none will come), the
+    /// journal batch being filled first sent as it is.
     pub fn finish<T>(&mut self, flow: &mut Flow<T>) {
-        while !flow.pending.is_empty() && self.wait(flow) {}
+        if self.broken.is_none() && !flow.journal.is_empty() {
+            if let Err(e) = self.publish_journal(flow) {
+                self.broken = Some(format!("{e:#}"));
+            }
+        }
+        while !flow.deliveries.is_empty() && self.wait(flow) {}
     }
 
-    fn publish_one(&mut self, id: &str, ev: &Event, json: &str) -> Result<u64> {
+    /// The event to its department's queue, straight through the default exchange (no
+    /// exchange routing on the broker), and to the events exchange when that feed is on.
+    fn publish_one<T>(&mut self, flow: &mut Flow<T>, seq: u64, id: &str, ev: &Event, json: &str) -> Result<()> {
         if !self.declared.contains(&ev.department_id) {
             topology::declare_department(
                 &self.out.channel,
@@ -143,9 +165,36 @@ impl Publisher {
         // back as a return before its ack, instead of being acked and dropped.
         let publish = Publish {
             mandatory: true,
-            ..Publish::with_properties(json.as_bytes(), ev.routing_key(), event_properties(id))
+            ..Publish::with_properties(
+                json.as_bytes(),
+                self.names.department(&ev.department_id),
+                event_properties(id),
+            )
         };
-        self.out.publish(&self.names.events(), publish)
+        let delivery = self.out.publish("", publish)?;
+        flow.sent(delivery, id, vec![seq]);
+        if self.settings.events_exchange {
+            // Not mandatory: nobody need be bound there.
+            let publish = Publish::with_properties(json.as_bytes(), ev.routing_key(), event_properties(id));
+            let delivery = self.out.publish(&self.names.events(), publish)?;
+            flow.sent(delivery, id, vec![seq]);
+        }
+        Ok(())
+    }
+
+    /// The journal batch being filled, as one message (a JSON array of events) to the journal
+    /// stream: its confirm covers every event in it.
+    fn publish_journal<T>(&mut self, flow: &mut Flow<T>) -> Result<()> {
+        let batch = std::mem::take(&mut flow.journal);
+        let (seqs, body) = journal_body(batch);
+        let id = format!("journal-{}", uuid::Uuid::new_v4());
+        let publish = Publish {
+            mandatory: true,
+            ..Publish::with_properties(body.as_bytes(), self.names.journal(), event_properties(&id))
+        };
+        let delivery = self.out.publish("", publish)?;
+        flow.sent(delivery, &id, seqs);
+        Ok(())
     }
 
     /// Take the confirms that arrive within the timeout; false once none will come.
@@ -162,7 +211,7 @@ impl Publisher {
         };
         for r in &got.returned {
             // Redeclare next time: the queue this department had is gone.
-            if let Some(dept) = r.routing_key.split('.').next() {
+            if let Some(dept) = self.names.department_of(&r.routing_key) {
                 self.declared.remove(dept);
             }
         }
@@ -170,18 +219,8 @@ impl Publisher {
         flow.returned.extend(returned_ids(&got.returned));
         for c in got.confirms {
             match c {
-                Confirm::Ack(p) => {
-                    if let Some((id, tag)) = flow.pending.remove(&p.delivery_tag) {
-                        if !flow.returned.remove(&id) {
-                            flow.acked.push(tag);
-                        }
-                    }
-                }
-                Confirm::Nack(p) => {
-                    if let Some((id, _)) = flow.pending.remove(&p.delivery_tag) {
-                        flow.returned.remove(&id);
-                    }
-                }
+                Confirm::Ack(p) => flow.confirmed(p.delivery_tag, true),
+                Confirm::Nack(p) => flow.confirmed(p.delivery_tag, false),
             }
         }
         true
@@ -230,20 +269,55 @@ impl Drop for Connecting {
     }
 }
 
-/// A stream of publishes on one publisher: what awaits its confirm, and what the broker took.
-/// It holds only the window, so a drain's memory does not grow with the backlog.
+/// Events per journal message: the journal takes a day's events as a few thousand batches
+/// instead of one message each (the broker's work per message is what bounds a bulk publish).
+const JOURNAL_BATCH: usize = 100;
+
+/// A journal message's body, `[event,event,...]`, and the events it carries.
+fn journal_body(batch: Vec<(u64, String)>) -> (Vec<u64>, String) {
+    let mut body = String::with_capacity(batch.iter().map(|(_, j)| j.len() + 1).sum::<usize>() + 2);
+    let mut seqs = Vec::with_capacity(batch.len());
+    body.push('[');
+    for (i, (seq, json)) in batch.into_iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str(&json);
+        seqs.push(seq);
+    }
+    body.push(']');
+    (seqs, body)
+}
+
+/// A stream of publishes on one publisher: what awaits its confirms, and what the broker took.
+/// It holds only the window (and one journal batch), so a drain's memory does not grow with
+/// the backlog.
 pub struct Flow<T> {
-    /// Delivery tag -> (event id, the caller's tag), for messages not yet confirmed.
-    pending: HashMap<u64, (String, T)>,
+    /// Delivery tag -> the message's id and the events it carries (one, or a journal batch).
+    deliveries: HashMap<u64, (String, Vec<u64>)>,
+    /// Event -> the caller's tag, its messages not yet confirmed, and whether one failed.
+    events: HashMap<u64, Tracked<T>>,
+    next: u64,
+    /// Events whose journal batch is still being filled: (event, its JSON).
+    journal: Vec<(u64, String)>,
     acked: Vec<T>,
-    /// Ids returned unroutable whose confirm has not come yet.
+    /// Message ids returned unroutable whose confirm has not come yet.
     returned: HashSet<String>,
+}
+
+struct Tracked<T> {
+    tag: T,
+    waiting: usize,
+    failed: bool,
 }
 
 impl<T> Default for Flow<T> {
     fn default() -> Self {
         Flow {
-            pending: HashMap::new(),
+            deliveries: HashMap::new(),
+            events: HashMap::new(),
+            next: 0,
+            journal: Vec::new(),
             acked: Vec::new(),
             returned: HashSet::new(),
         }
@@ -251,8 +325,43 @@ impl<T> Default for Flow<T> {
 }
 
 impl<T> Flow<T> {
-    /// The tags of the messages acked since the last call.
+    /// The tags of the events acked since the last call.
     pub fn take_acked(&mut self) -> Vec<T> {
         std::mem::take(&mut self.acked)
+    }
+
+    /// A new event, that goes out in `messages` messages.
+    fn track(&mut self, tag: T, messages: usize) -> u64 {
+        self.next += 1;
+        let t = Tracked {
+            tag,
+            waiting: messages,
+            failed: false,
+        };
+        self.events.insert(self.next, t);
+        self.next
+    }
+
+    fn sent(&mut self, delivery: u64, message_id: &str, events: Vec<u64>) {
+        self.deliveries.insert(delivery, (message_id.to_string(), events));
+    }
+
+    /// A message's confirm: an event is acked once all of its messages were acked and routed.
+    fn confirmed(&mut self, delivery: u64, acked: bool) {
+        let Some((id, events)) = self.deliveries.remove(&delivery) else {
+            return;
+        };
+        let ok = !self.returned.remove(&id) && acked;
+        for seq in events {
+            let Some(t) = self.events.get_mut(&seq) else { continue };
+            t.waiting -= 1;
+            t.failed |= !ok;
+            if t.waiting == 0 {
+                let t = self.events.remove(&seq).expect("present");
+                if !t.failed {
+                    self.acked.push(t.tag);
+                }
+            }
+        }
     }
 }

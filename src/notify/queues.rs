@@ -158,6 +158,13 @@ pub fn declare(cfg: &Config, departments: &[String]) -> Result<usize> {
                 .context("declaring department queues")?;
         }
     }
+    if cfg.amqp.events_exchange {
+        let bound =
+            Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms) * (1 + departments.len() as u64 / 100));
+        conn.guard().within(bound, "removing old bindings", || {
+            topology::unbind_legacy(&chans[0], &names, cfg, departments)
+        })?;
+    }
     drop(chans);
     conn.close();
     Ok(departments.len())

@@ -27,7 +27,8 @@ impl Names {
             ns: namespace.to_string(),
         }
     }
-    /// Topic exchange every event is published to, routing key `<dept>.<kind>`.
+    /// Topic exchange for other teams' queues, routing key `<dept>.<kind>`; events are published
+    /// there only with `amqp.events_exchange` on (department queues get theirs directly).
     pub fn events(&self) -> String {
         format!("{}.events", self.ns)
     }
@@ -161,9 +162,9 @@ pub(crate) fn declare_common(ch: &Channel, w: Wait, names: &Names, cfg: &Config)
 }
 
 /// The journal: a stream (an append-only log the broker keeps on disk, replicated on a cluster,
-/// read from any point without being consumed away) bound to every event. With it bound, a
-/// publisher confirm means the event is in the journal too. Age-based retention only: a day's
-/// events must all stay for `recover`, however many there were.
+/// read from any point without being consumed away). Publishers write every event there, in
+/// batches, and an event leaves its outbox only once its batch is confirmed too. Age-based
+/// retention only: a day's events must all stay for `recover`, however many there were.
 pub(crate) fn declare_journal(ch: &Channel, w: Wait, names: &Names, j: &JournalSettings) -> Result<()> {
     if !j.enabled {
         return Ok(());
@@ -176,11 +177,11 @@ pub(crate) fn declare_journal(ch: &Channel, w: Wait, names: &Names, j: &JournalS
             ("x-queue-type", AmqpValue::LongString("stream".into())),
             ("x-max-age", AmqpValue::LongString(format!("{}D", j.max_age_days))),
         ]),
-    )?;
-    bind(ch, w, &names.journal(), &names.events(), "#")
+    )
 }
 
-/// One department's queue, bound to the events (`<dept>.*`) and to requeue (`<dept>`).
+/// One department's queue, bound to requeue (`<dept>`): events come straight to it through the
+/// default exchange.
 pub(crate) fn declare_department(ch: &Channel, w: Wait, names: &Names, s: &AmqpSettings, dept: &str) -> Result<()> {
     let q = names.department(dept);
     // Dead letters carry the department id as routing key, whatever key the message came with
@@ -195,8 +196,27 @@ pub(crate) fn declare_department(ch: &Channel, w: Wait, names: &Names, s: &AmqpS
             ("x-dead-letter-routing-key", AmqpValue::LongString(dept.to_string())),
         ]),
     )?;
-    bind(ch, w, &q, &names.events(), &format!("{dept}.*"))?;
     bind(ch, w, &q, &names.requeue(), dept)?;
+    Ok(())
+}
+
+/// Remove what versions before direct publishing bound to `<ns>.events`: each department
+/// queue (`<dept>.*`) and the journal (`#`). Harmless while nothing is published there; with
+/// `amqp.events_exchange` on, they would get every event twice. Unbinding a binding that does
+/// not exist is accepted by the broker, so this is idempotent; it waits for each answer (AMQP
+/// has no unbind without one), so it runs only where the feed is on.
+pub(crate) fn unbind_legacy(ch: &Channel, names: &Names, cfg: &Config, departments: &[String]) -> Result<()> {
+    let unbind = |q: String, key: String| {
+        ch.queue_unbind(q.as_str(), names.events(), key.as_str(), FieldTable::new())
+            .map_err(|e| Error::service(Service::Rabbitmq, e))
+            .with_context(|| format!("unbinding {q} from {} ('{key}')", names.events()))
+    };
+    if cfg.journal.enabled {
+        unbind(names.journal(), "#".into())?;
+    }
+    for d in departments {
+        unbind(names.department(d), format!("{d}.*"))?;
+    }
     Ok(())
 }
 
