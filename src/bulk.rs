@@ -1,6 +1,6 @@
 //! Bulk check-in's file: a CSV of punches (`employee_id,kind,at[,source]`) checked row by row.
 //! Unlike a roster import, a batch of punches is not one transaction: a bad row is refused and
-//! reported with its line, and the good rows still land (`ops::checkin::bulk` records them
+//! reported with its line, and the good rows still land (`ops::bulk::bulk` records them
 //! through the same script as one punch). Pure: no store is touched here.
 
 use std::io::Read;

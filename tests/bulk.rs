@@ -191,3 +191,43 @@ fn bulk_whose_broker_drops_one_publisher_mid_way_keeps_every_unconfirmed_event_p
     assert_eq!(env.json(&["relay", "--json"])["sent"], pending);
     assert_eq!(delivered(&env, 6).len(), n);
 }
+
+#[test]
+fn bulk_publishes_while_recording_sends_older_pending_events_too_and_journals_every_one() {
+    let env = TestEnv::with_roster("UTC", 250, 3);
+    // An event an earlier outage left in D001's outbox (E000001 is in D001).
+    env.punch("E000001", "out", "2026-11-02T07:00:00", true);
+    assert_eq!(env.outbox_events(), 1);
+    let (file, n) = everyone_in(&env);
+    let o = env
+        .cmd()
+        .args(["checkin", "--file", file.to_str().unwrap(), "--json"])
+        .env("ATTENDANCE_AMQP_PUBLISHERS", "2")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        r["notifications"]["sent"],
+        n + 1,
+        "the bulk's events and the older one: {r}"
+    );
+    assert_eq!(r["notifications"]["pending"], 0, "{r}");
+    assert_eq!(env.outbox_events(), 0);
+    let depth: u32 = (1..=3)
+        .map(|d| common::queue_depth(&format!("{}.dept.D{d:03}", env.ns)))
+        .sum();
+    assert_eq!(depth as usize, n + 1, "each event published once");
+    // The journal has every one of them, in batches of up to 100: wipe the day, recover it.
+    let mut con = env.redis();
+    for k in env.board_keys("2026-11-02") {
+        let _: () = redis::cmd("DEL").arg(k).query(&mut con).unwrap();
+    }
+    let rec = env.json(&["recover", "--date", "2026-11-02", "--idle-ms", "1000", "--json"]);
+    assert_eq!(rec["read"], n + 1, "{rec}");
+    assert_eq!(rec["restored"], n + 1, "{rec}");
+    assert!(
+        rec["messages"].as_u64().unwrap() <= 6,
+        "batches, not one message each: {rec}"
+    );
+}

@@ -305,9 +305,11 @@ pub fn replay_many(
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
-    progress: impl FnMut(usize),
+    mut progress: impl FnMut(usize),
 ) -> Result<Vec<PunchOutcome>> {
-    all_recorded(punch_batched(con, keys, rules, punches, Events::Drop, progress))
+    all_recorded(punch_batched(con, keys, rules, punches, Events::Drop, |call, _| {
+        progress(call.len())
+    }))
 }
 
 /// Every outcome, or the failure that cut the batch off.
@@ -327,9 +329,24 @@ pub fn punch_many_partly(
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
-    progress: impl FnMut(usize),
+    mut progress: impl FnMut(usize),
 ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
-    punch_batched(con, keys, rules, punches, Events::Outbox, progress)
+    punch_batched(con, keys, rules, punches, Events::Outbox, |call, _| {
+        progress(call.len())
+    })
+}
+
+/// [`punch_many_partly`], handing each script call's outcomes to `each` as soon as Redis has
+/// answered it, with the event JSON in them (the punches' indices, and every outcome so far):
+/// a bulk check-in publishes those events while it records the next ones.
+pub fn punch_many_streamed(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    rules: PunchRules,
+    punches: &[Punch],
+    each: impl FnMut(&[usize], &mut [Option<PunchOutcome>]),
+) -> (Vec<Option<PunchOutcome>>, Result<()>) {
+    punch_batched(con, keys, rules, punches, Events::OutboxAndReply, each)
 }
 
 fn punch_batched(
@@ -338,7 +355,7 @@ fn punch_batched(
     rules: PunchRules,
     punches: &[Punch],
     events: Events,
-    mut progress: impl FnMut(usize),
+    mut each_call: impl FnMut(&[usize], &mut [Option<PunchOutcome>]),
 ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
     let mut out: Vec<Option<PunchOutcome>> = vec![None; punches.len()];
     // In a pipeline EVALSHA does not load the script on NOSCRIPT: load it first.
@@ -372,7 +389,7 @@ fn punch_batched(
                     Err(e) => return (out, Err(e)),
                 }
             }
-            progress(call.len());
+            each_call(call, &mut out);
         }
     }
     (out, Ok(()))

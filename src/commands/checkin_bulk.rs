@@ -22,7 +22,7 @@ pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
     let (rows, refused) = bulk::parse(reader, &window)?;
     let pb = ctx.out.progress(rows.len() as u64, "punches");
     let started = std::time::Instant::now();
-    let mut b = ops::checkin::bulk(&ctx.cfg, rows, refused, |n| pb.inc(n as u64))?;
+    let mut b = ops::bulk::bulk(&ctx.cfg, rows, refused, |n| pb.inc(n as u64))?;
     pb.finish_and_clear();
     if let Some(failure) = b.report.failure.take() {
         return cut_off(ctx, &b.report, json, failure);

@@ -6,6 +6,7 @@ mod confirm;
 mod connect;
 mod consume;
 pub mod dlq;
+mod feed;
 mod journal;
 pub mod management;
 mod publish;
@@ -16,6 +17,7 @@ mod topology;
 mod watchdog;
 
 pub use consume::{watch_department, WatchItem, WatchOptions, WatchReport};
+pub use feed::{publish_while, Handoff};
 pub use journal::{read_journal, require_journal, EndedBy, ReadReport};
 pub use publish::{Connecting, Flow, Publisher};
 pub use reconnect::Backoff;

@@ -64,13 +64,24 @@ pub fn in_parallel(
     depts: &[String],
     share: impl Fn(&[String]) -> Result<DrainReport> + Sync,
 ) -> Result<DrainReport> {
+    each_share(shares(cfg, depts), share)
+}
+
+/// `depts` cut into up to `amqp.publishers` consecutive shares, one per publisher.
+pub(crate) fn shares<'d>(cfg: &Config, depts: &'d [String]) -> Vec<&'d [String]> {
     let n = cfg.amqp.publishers.clamp(1, depts.len().max(1));
-    let share = &share;
+    depts.chunks(depts.len().div_ceil(n).max(1)).collect()
+}
+
+/// Run `work` on each part on a thread of its own, and add up their reports (the first error
+/// wins).
+pub(crate) fn each_share<P: Send>(
+    parts: Vec<P>,
+    work: impl Fn(P) -> Result<DrainReport> + Sync,
+) -> Result<DrainReport> {
+    let work = &work;
     let reports: Vec<Result<DrainReport>> = std::thread::scope(|s| {
-        let running: Vec<_> = depts
-            .chunks(depts.len().div_ceil(n).max(1))
-            .map(|part| s.spawn(move || share(part)))
-            .collect();
+        let running: Vec<_> = parts.into_iter().map(|part| s.spawn(move || work(part))).collect();
         running
             .into_iter()
             .map(|h| {
@@ -162,7 +173,7 @@ pub fn drain_departments(
 const PAGE: usize = 1_000;
 
 /// Remove from their outboxes the events the broker acked so far.
-fn remove_acked(
+pub(crate) fn remove_acked(
     con: &mut impl ConnectionLike,
     keys: &Keys,
     depts: &[String],

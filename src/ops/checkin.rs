@@ -11,13 +11,12 @@ use redis::ConnectionLike;
 use serde::Serialize;
 
 use crate::board::{self, Employee, Punch, PunchRules};
-use crate::bulk::{BulkReport, Refusal, Row};
 use crate::config::Config;
 use crate::error::Error;
 use crate::event::Kind;
 use crate::keys::Keys;
-use crate::notify::{self, DrainReport, Publisher};
-use crate::policy::{self, DayClock};
+use crate::notify::{self, Publisher};
+use crate::policy;
 use crate::{db, services};
 
 /// Look employees up: the Redis roster cache first, then MySQL for the misses (opened only
@@ -195,116 +194,6 @@ fn notify_now(
         Ok(true) => ("sent", None),
         Ok(false) => ("pending", Some("the broker did not confirm it".to_string())),
         Err(e) => ("pending", Some(crate::error::one_line(&e))),
-    }
-}
-
-/// What a bulk check-in did: the board's side and the broker's.
-#[derive(Debug, Serialize)]
-pub struct Bulk {
-    #[serde(flatten)]
-    pub report: BulkReport,
-    pub notifications: DrainReport,
-}
-
-/// Record every good row (through the same script as one punch, a hundred per call), then
-/// publish what landed in the outboxes with a window of confirms.
-pub fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress: impl FnMut(usize)) -> Result<Bulk> {
-    let keys = Keys::new(&cfg.namespace);
-    let mut redis = board::Redis::open(cfg)?;
-    let report = record(cfg, &mut redis, &keys, rows, refused, progress)?;
-    // A Redis that failed part-way cannot hand the outboxes over either: the events wait there
-    // for `relay`, and the caller reports what was recorded before the failure.
-    if report.failure.is_some() {
-        return Ok(Bulk {
-            report,
-            notifications: DrainReport::default(),
-        });
-    }
-    let notifications = publish(cfg, &mut redis, &keys, &report.departments)?;
-    Ok(Bulk { report, notifications })
-}
-
-/// Resolve, classify and record every good row on the boards (no publishing here). When Redis
-/// fails part-way, the report still says what was recorded before, with the failure in it.
-pub fn record(
-    cfg: &Config,
-    redis: &mut impl ConnectionLike,
-    keys: &Keys,
-    rows: Vec<Row>,
-    mut refused: Vec<Refusal>,
-    progress: impl FnMut(usize),
-) -> Result<BulkReport> {
-    let mut ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let known = resolve(cfg, redis, keys, &ids)?;
-    let total = rows.len() + refused.len();
-    let (tz, policy) = (cfg.timezone, &cfg.policy);
-    let mut punches = Vec::with_capacity(rows.len());
-    let mut clocks: HashMap<NaiveDate, DayClock> = HashMap::new();
-    for r in rows {
-        match known.get(&r.employee_id) {
-            Some(e) => {
-                let date = policy::work_date(tz, r.at);
-                let clock = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
-                punches.push(Punch::with_facts(e.clone(), r.kind, r.at, &r.source, clock.facts(r.at)));
-            }
-            None => refused.push(Refusal {
-                line: r.line,
-                reason: format!("unknown employee '{}'", r.employee_id),
-            }),
-        }
-    }
-    refused.sort_by_key(|r| r.line);
-    let (outcomes, done) = board::punch_many_partly(redis, keys, PunchRules::new(policy, tz), &punches, progress);
-    let outcomes: Vec<&board::PunchOutcome> = outcomes.iter().flatten().collect();
-    let recorded = outcomes.iter().filter(|o| o.changed).count();
-    let failure = done.err();
-    let mut departments: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
-    departments.sort_unstable();
-    departments.dedup();
-    Ok(BulkReport {
-        rows: total,
-        recorded,
-        unchanged: outcomes.len() - recorded,
-        refused,
-        unconfirmed: punches.len() - outcomes.len(),
-        error: failure.as_ref().map(crate::error::one_line),
-        failure,
-        departments,
-    })
-}
-
-/// Publish what the punches put in their departments' outboxes: on `amqp.publishers`
-/// connections at once, each with its own Redis connection, confirm window and share of the
-/// departments (an outbox is drained by one publisher only). Each event still leaves its
-/// outbox only once confirmed, so a publisher that fails leaves its share pending.
-fn publish(cfg: &Config, redis: &mut board::Redis, keys: &Keys, depts: &[String]) -> Result<DrainReport> {
-    if depts.is_empty() {
-        return Ok(DrainReport::default());
-    }
-    if cfg.amqp.publishers.clamp(1, depts.len()) == 1 {
-        return publish_on_one(cfg, redis, keys, depts);
-    }
-    notify::in_parallel(cfg, depts, |share| {
-        publish_on_one(cfg, &mut board::Redis::open(cfg)?, keys, share)
-    })
-}
-
-/// One publisher's share: drain the departments' outboxes on one connection.
-/// An unreachable broker leaves them pending (the punches are recorded all the same).
-fn publish_on_one(cfg: &Config, redis: &mut board::Redis, keys: &Keys, depts: &[String]) -> Result<DrainReport> {
-    match Publisher::connect(cfg) {
-        Ok(mut p) => {
-            let r = notify::drain_departments(&mut p, redis, keys, depts)?;
-            p.close();
-            Ok(r)
-        }
-        Err(e) => Ok(DrainReport {
-            pending: board::outbox_len(redis, keys, depts)?,
-            problem: Some(crate::error::one_line(&e)),
-            ..Default::default()
-        }),
     }
 }
 

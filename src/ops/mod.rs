@@ -3,6 +3,7 @@
 //! MySQL, `notify` for AMQP), returns a value and prints nothing; it knows nothing of clap.
 //! A command parses its arguments, calls one operation and renders what it returns.
 
+pub mod bulk;
 pub mod calendar;
 pub mod checkin;
 pub mod correct;

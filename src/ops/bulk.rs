@@ -1,0 +1,124 @@
+//! Bulk check-in: a file of punches recorded through the same script as one punch (a hundred
+//! per call, many calls per pipeline), each call's events published while the next calls are
+//! recorded (see `notify::publish_while`).
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use chrono::NaiveDate;
+use redis::ConnectionLike;
+use serde::Serialize;
+
+use super::checkin::resolve;
+use crate::board::{self, Punch, PunchRules};
+use crate::bulk::{BulkReport, Refusal, Row};
+use crate::config::Config;
+use crate::keys::Keys;
+use crate::notify::{self, DrainReport, Handoff};
+use crate::policy::{self, DayClock};
+
+/// What a bulk check-in did: the board's side and the broker's.
+#[derive(Debug, Serialize)]
+pub struct Bulk {
+    #[serde(flatten)]
+    pub report: BulkReport,
+    pub notifications: DrainReport,
+}
+
+/// Record every good row and publish its event with a window of confirms, on
+/// `amqp.publishers` connections, while the next rows are recorded. Each event leaves its
+/// outbox only once confirmed; a broker away leaves them pending (the punches are recorded).
+pub fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress: impl FnMut(usize)) -> Result<Bulk> {
+    let keys = Keys::new(&cfg.namespace);
+    let mut redis = board::Redis::open(cfg)?;
+    let total = rows.len() + refused.len();
+    let (punches, refused) = prepare(cfg, &mut redis, &keys, rows, refused)?;
+    let mut depts: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
+    depts.sort_unstable();
+    depts.dedup();
+    let (mut report, notifications) = notify::publish_while(cfg, &keys, &depts, |handoff| {
+        record(cfg, &mut redis, &keys, &punches, progress, handoff)
+    });
+    report.rows = total;
+    report.refused = refused;
+    let notifications = match notifications {
+        Ok(n) => n,
+        // A Redis that failed part-way fails the publishers' bookkeeping too: the events wait
+        // in the outboxes for `relay`, and the caller reports what was recorded before.
+        Err(_) if report.failure.is_some() => DrainReport::default(),
+        Err(e) => return Err(e),
+    };
+    Ok(Bulk { report, notifications })
+}
+
+/// Resolve and classify every row: the punches to record, and every refusal in line order.
+fn prepare(
+    cfg: &Config,
+    redis: &mut impl ConnectionLike,
+    keys: &Keys,
+    rows: Vec<Row>,
+    mut refused: Vec<Refusal>,
+) -> Result<(Vec<Punch>, Vec<Refusal>)> {
+    let mut ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let known = resolve(cfg, redis, keys, &ids)?;
+    let (tz, policy) = (cfg.timezone, &cfg.policy);
+    let mut punches = Vec::with_capacity(rows.len());
+    let mut clocks: HashMap<NaiveDate, DayClock> = HashMap::new();
+    for r in rows {
+        match known.get(&r.employee_id) {
+            Some(e) => {
+                let date = policy::work_date(tz, r.at);
+                let clock = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
+                punches.push(Punch::with_facts(e.clone(), r.kind, r.at, &r.source, clock.facts(r.at)));
+            }
+            None => refused.push(Refusal {
+                line: r.line,
+                reason: format!("unknown employee '{}'", r.employee_id),
+            }),
+        }
+    }
+    refused.sort_by_key(|r| r.line);
+    Ok((punches, refused))
+}
+
+/// Record the punches on the boards, handing each script call's events over as Redis answers
+/// it. When Redis fails part-way, the report still says what was recorded before, with the
+/// failure in it.
+fn record(
+    cfg: &Config,
+    redis: &mut impl ConnectionLike,
+    keys: &Keys,
+    punches: &[Punch],
+    mut progress: impl FnMut(usize),
+    handoff: &Handoff,
+) -> BulkReport {
+    let rules = PunchRules::new(&cfg.policy, cfg.timezone);
+    let (outcomes, done) = board::punch_many_streamed(redis, keys, rules, punches, |call, out| {
+        progress(call.len());
+        let events = call
+            .iter()
+            .filter_map(|&i| {
+                let json = out[i].as_mut()?.event_json.take()?;
+                let p = &punches[i];
+                Some((p.employee.department_id.clone(), p.event_id.clone(), json))
+            })
+            .collect();
+        handoff.send(events);
+    });
+    let failure = done.err();
+    if failure.is_some() {
+        handoff.abandon();
+    }
+    let outcomes: Vec<&board::PunchOutcome> = outcomes.iter().flatten().collect();
+    let recorded = outcomes.iter().filter(|o| o.changed).count();
+    BulkReport {
+        recorded,
+        unchanged: outcomes.len() - recorded,
+        unconfirmed: punches.len() - outcomes.len(),
+        error: failure.as_ref().map(crate::error::one_line),
+        failure,
+        ..Default::default()
+    }
+}
