@@ -85,14 +85,45 @@ fn with_a_live_relay_the_checkin_hands_off_and_the_relay_publishes_it() {
     wait_for("the event in the department queue", || {
         queue_depth(&dept_queue(&env)) == 1
     });
-    assert!(
-        env.outbox("D001").is_empty(),
-        "confirmed by the relay, so out of the outbox"
-    );
+    // The confirm comes after the delivery: the relay takes it a moment later.
+    wait_for("confirmed by the relay, so out of the outbox", || {
+        env.outbox("D001").is_empty()
+    });
     assert_eq!(env.shown_ids("D001"), [c["event_id"].as_str().unwrap()]);
     // The text line says nothing is pending.
     let o = env.ok(&["checkin", "E000003", "--at", "2026-11-02T08:31:00Z"]);
     assert!(o.contains("checked in") && !o.contains("pending"), "{o}");
+}
+
+#[test]
+fn a_burst_of_handed_off_checkins_is_published_once_each_without_waiting_on_confirms() {
+    let env = TestEnv::with_roster("UTC", 20, 1);
+    let _relay = Relay::start(&env);
+    // Twenty check-ins of one department at once: their wake-ups arrive while earlier events'
+    // confirms are still due, and each wake-up reads the outbox again. An event on its way is
+    // not published a second time.
+    let ids: Vec<String> = std::thread::scope(|s| {
+        let running: Vec<_> = (1..=20)
+            .map(|i| {
+                let env = &env;
+                s.spawn(move || {
+                    let c = checkin(env, &format!("E{i:06}"), "2026-11-02T08:30:00Z", &[]);
+                    assert_eq!(c["notification"], "handed_off", "{c}");
+                    c["event_id"].as_str().unwrap().to_string()
+                })
+            })
+            .collect();
+        running.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    wait_for("every event confirmed and out of the outbox", || {
+        env.outbox("D001").is_empty()
+    });
+    assert_eq!(queue_depth(&dept_queue(&env)), 20, "each event published once");
+    let mut shown = env.shown_ids("D001");
+    let mut ids = ids;
+    shown.sort();
+    ids.sort();
+    assert_eq!(shown, ids);
 }
 
 #[test]

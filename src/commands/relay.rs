@@ -91,6 +91,7 @@ fn take_handoffs(
 ) -> Result<()> {
     let stop = interrupt::stop_flag();
     let until = Instant::now() + Duration::from_millis(args.interval_ms);
+    let mut handoffs = notify::Handoffs::default();
     while !stop.load(Ordering::SeqCst) {
         let Some(p) = f.publisher.as_mut().filter(|p| p.problem().is_none()) else {
             break;
@@ -103,27 +104,40 @@ fn take_handoffs(
         if left.is_zero() {
             break;
         }
-        // A blocked read longer than the Redis read timeout would fail as a silent server.
+        // A blocked read longer than the Redis read timeout would fail as a silent server;
+        // while confirms are due, look for them every few milliseconds.
         let read_timeout = Duration::from_millis(u64::from(ctx.cfg.redis.read_timeout_ms) / 2);
-        let wait = left.min(BEAT_EVERY).min(read_timeout);
-        // Ctrl-C or SIGTERM interrupts the blocked read: the stop asked for, not a failure.
+        let mut wait = left.min(BEAT_EVERY).min(read_timeout);
+        if handoffs.busy() {
+            wait = wait.min(CONFIRMS_EVERY);
+        }
         let Some(depts) = interrupt::unless_stopped(stop, board::handoff::wait_wakes(con, keys, wait))? else {
             break;
         };
-        if depts.is_empty() {
-            continue;
+        if !depts.is_empty() {
+            handoffs.offer(p, con, keys, &depts)?;
         }
-        let r = notify::drain_departments(p, con, keys, &depts)?;
-        if r.departments > 0 {
-            print(ctx, args, &r)?;
-        }
+        report_sent(ctx, args, handoffs.settle(p, con, keys)?, total)?;
+    }
+    // The full round that follows reads every outbox: nothing may still be on its way.
+    if let Some(p) = f.publisher.as_mut() {
+        report_sent(ctx, args, handoffs.finish(p, con, keys)?, total)?;
+    }
+    Ok(())
+}
+
+/// Print what the hand-offs sent (when they sent something) and count it.
+fn report_sent(ctx: &Ctx, args: &RelayArgs, r: DrainReport, total: &mut DrainReport) -> Result<()> {
+    if r.sent > 0 {
+        print(ctx, args, &r)?;
         total.sent += r.sent;
     }
     Ok(())
 }
 
-/// How often a following relay refreshes its heartbeat (and so the longest it blocks waiting
-/// for a wake-up): well within `board::handoff::HEARTBEAT_TTL_MS`.
+/// How often a relay with confirms due looks for them between wake-ups.
+const CONFIRMS_EVERY: Duration = Duration::from_millis(2);
+
 const BEAT_EVERY: Duration = Duration::from_millis(1_000);
 
 /// The connection `relay --follow` keeps across rounds, and how it lost the last one.

@@ -79,6 +79,16 @@ impl Confirming {
         })
     }
 
+    /// The confirm that has already arrived, if one has (no wait).
+    pub(crate) fn try_wait(&mut self) -> Option<Confirmed> {
+        let raw = self.confirms.try_recv().ok()?;
+        let returned = self.returns.try_iter().collect();
+        Some(Confirmed {
+            confirms: self.smoother.process(raw).collect(),
+            returned,
+        })
+    }
+
     /// Publish one message and wait for its confirm: true if the broker acked it and routed it.
     pub(crate) fn publish_and_wait(&mut self, exchange: &str, publish: Publish, timeout: Duration) -> Result<bool> {
         let tag = self.publish(exchange, publish)?;

@@ -1,7 +1,7 @@
 //! Publishing events with publisher confirms and a window of outstanding confirms.
 
 use std::collections::{HashMap, HashSet};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use amiquip::{AmqpProperties, Confirm, Publish};
 use anyhow::Result;
@@ -140,11 +140,7 @@ impl Publisher {
     /// Wait for every confirm still outstanding in `flow` (or until none will come), the
     /// journal batch being filled first sent as it is.
     pub fn finish<T>(&mut self, flow: &mut Flow<T>) {
-        if self.broken.is_none() && !flow.journal.is_empty() {
-            if let Err(e) = self.publish_journal(flow) {
-                self.broken = Some(format!("{e:#}"));
-            }
-        }
+        self.flush_journal(flow);
         while !flow.deliveries.is_empty() && self.wait(flow) {}
     }
 
@@ -197,6 +193,30 @@ impl Publisher {
         Ok(())
     }
 
+    /// Take the confirms that have arrived, without waiting (a relay that follows check-ins
+    /// publishes the next wake-up's events meanwhile). A message unconfirmed for longer than
+    /// `amqp.confirm_timeout_ms` since the last confirm breaks the publisher, as a wait would.
+    pub fn poll<T>(&mut self, flow: &mut Flow<T>) {
+        while let Some(got) = self.out.try_wait() {
+            self.take(flow, got);
+        }
+        let limit = Duration::from_millis(u64::from(self.settings.confirm_timeout_ms));
+        if !flow.deliveries.is_empty() && flow.progress.elapsed() > limit && self.broken.is_none() {
+            self.out.timed_out = true;
+            self.broken = Some(format!("no publisher confirm within {} ms", limit.as_millis()));
+        }
+    }
+
+    /// Send the journal batch being filled now, as it is (`send` sends it at 100 events, and
+    /// [`Publisher::finish`] before waiting).
+    pub fn flush_journal<T>(&mut self, flow: &mut Flow<T>) {
+        if self.broken.is_none() && !flow.journal.is_empty() {
+            if let Err(e) = self.publish_journal(flow) {
+                self.broken = Some(format!("{e:#}"));
+            }
+        }
+    }
+
     /// Take the confirms that arrive within the timeout; false once none will come.
     fn wait<T>(&mut self, flow: &mut Flow<T>) -> bool {
         let got = match self
@@ -209,6 +229,14 @@ impl Publisher {
                 return false;
             }
         };
+        self.take(flow, got);
+        true
+    }
+
+    /// What the broker said: returns first (a message's return comes before its ack), then
+    /// the confirms.
+    fn take<T>(&mut self, flow: &mut Flow<T>, got: super::confirm::Confirmed) {
+        flow.progress = Instant::now();
         for r in &got.returned {
             // Redeclare next time: the queue this department had is gone.
             if let Some(dept) = self.names.department_of(&r.routing_key) {
@@ -223,7 +251,6 @@ impl Publisher {
                 Confirm::Nack(p) => flow.confirmed(p.delivery_tag, false),
             }
         }
-        true
     }
 
     /// Close the connection politely, at most `amqp.close_timeout_ms` (the same as dropping it).
@@ -303,6 +330,8 @@ pub struct Flow<T> {
     acked: Vec<T>,
     /// Message ids returned unroutable whose confirm has not come yet.
     returned: HashSet<String>,
+    /// When a confirm last came (or the flow began): [`Publisher::poll`]'s timeout.
+    progress: Instant,
 }
 
 struct Tracked<T> {
@@ -320,6 +349,7 @@ impl<T> Default for Flow<T> {
             journal: Vec::new(),
             acked: Vec::new(),
             returned: HashSet::new(),
+            progress: Instant::now(),
         }
     }
 }
@@ -328,6 +358,11 @@ impl<T> Flow<T> {
     /// The tags of the events acked since the last call.
     pub fn take_acked(&mut self) -> Vec<T> {
         std::mem::take(&mut self.acked)
+    }
+
+    /// Events sent whose confirms have not all come.
+    pub fn in_flight(&self) -> usize {
+        self.events.len()
     }
 
     /// A new event, that goes out in `messages` messages.
@@ -343,6 +378,10 @@ impl<T> Flow<T> {
     }
 
     fn sent(&mut self, delivery: u64, message_id: &str, events: Vec<u64>) {
+        if self.deliveries.is_empty() {
+            // The confirm timeout counts from the first message nothing answered yet.
+            self.progress = Instant::now();
+        }
         self.deliveries.insert(delivery, (message_id.to_string(), events));
     }
 
