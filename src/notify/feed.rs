@@ -147,8 +147,15 @@ fn publish_share(
     }
     publisher.finish(&mut flow);
     remove_acked(&mut redis, keys, share, &mut flow, &mut sent)?;
-    // What is still in the outboxes: anything not confirmed above, and older pending events.
-    let mut report = drain_departments(&mut publisher, &mut redis, keys, share)?;
+    // What is still in the outboxes: anything not confirmed above, and older pending events
+    // (their lengths in one pipeline: most are empty by now).
+    let left: Vec<String> = share
+        .iter()
+        .zip(board::outbox_lens(&mut redis, keys, share)?)
+        .filter(|(_, n)| *n > 0)
+        .map(|(d, _)| d.clone())
+        .collect();
+    let mut report = drain_departments(&mut publisher, &mut redis, keys, &left)?;
     publisher.close();
     report.sent += sent.iter().sum::<usize>();
     report.departments = (0..share.len())
