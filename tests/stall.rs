@@ -256,6 +256,55 @@ fn relay_follow_on_a_stalled_broker_keeps_going_round_by_round_and_stops_on_ctrl
 }
 
 #[test]
+fn relay_follow_whose_broker_goes_silent_after_a_handoff_keeps_the_event_and_stops_handing_off() {
+    use redis::Commands;
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let cfg = env.file("att.toml", AMQP_TIMEOUTS);
+    let proxy = StallProxy::start("127.0.0.1:5672", Stall::when_client_sends(BASIC_PUBLISH));
+    let child = env
+        .std_cmd()
+        .args(["relay", "--follow", "--interval-ms", "60000", "--json"])
+        .env("ATTENDANCE_AMQP_URL", amqp_via(&proxy))
+        .env("ATTENDANCE_CONFIG", &cfg)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let alive = || -> bool { env.redis().exists(env.keys().relay_heartbeat()).unwrap() };
+    let until = Instant::now() + Duration::from_secs(10);
+    while !alive() {
+        assert!(Instant::now() < until, "no heartbeat");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Handed off; the relay's publish meets the silence, and its confirm never comes.
+    let c = env.json(&["checkin", "E000002", "--at", "2026-11-02T08:30:00Z", "--json"]);
+    assert_eq!(c["notification"], "handed_off");
+    // Within the confirm timeout (and the wait before the next round), the relay gives the
+    // publisher up and its heartbeat with it: later check-ins publish themselves.
+    let since = Instant::now();
+    while alive() {
+        assert!(
+            since.elapsed() < Duration::from_millis(2 * 800) + SLACK,
+            "still handing off"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(outbox_len(&env, "D001"), 1, "unconfirmed, so still in the outbox");
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let stopped = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stopped.elapsed() < Duration::from_millis(1_000) + SLACK,
+        "{:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(outbox_len(&env, "D001"), 1);
+    assert_eq!(env.json(&["relay", "--json"])["sent"], 1);
+}
+
+#[test]
 fn watch_dept_once_on_a_stalled_broker_ends_in_time_with_exit_3() {
     let env = TestEnv::with_roster("UTC", 5, 1);
     let cfg = env.file("att.toml", AMQP_TIMEOUTS);
