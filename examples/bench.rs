@@ -365,7 +365,9 @@ fn config() -> Result<Config> {
 /// Leave the shared services as found: every key, queue, exchange and the database the run
 /// made (a day of events alone is a lot of memory in the broker).
 fn cleanup(departments: u32) -> Result<()> {
-    let cfg = config()?;
+    let mut cfg = config()?;
+    // Deleting a quorum queue full of a day's events can take the busy broker seconds.
+    cfg.amqp.confirm_timeout_ms = cfg.amqp.confirm_timeout_ms.max(60_000);
     let tag = tag();
     delete_pattern(&mut attendance::services::redis(&cfg)?, &format!("{tag}:*"))?;
     let all: Vec<String> = (1..=departments).map(|d| format!("D{d:03}")).collect();
