@@ -121,6 +121,9 @@ fn publish_share(
         Ok(p) => p,
         Err(e) => {
             rx.iter().for_each(drop);
+            if gone() {
+                return Ok(DrainReport::default());
+            }
             return Ok(DrainReport {
                 pending: board::outbox_len(&mut redis, keys, share)?,
                 problem: Some(crate::error::one_line(&e)),
