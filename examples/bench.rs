@@ -20,11 +20,14 @@ mod amqp_refs;
 mod args;
 #[path = "common/mysql_refs.rs"]
 mod mysql_refs;
+#[path = "common/redis_refs.rs"]
+mod redis_refs;
 
 use std::path::PathBuf;
 
 use amqp_refs::{broker_reference, purge};
 use args::arg;
+use redis_refs::{benchmark_target, delete_pattern, evalsha_stats, redis_benchmark};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -141,39 +144,6 @@ fn percentiles(v: &mut [f64]) -> (f64, f64) {
     (at(0.5), at(0.99))
 }
 
-/// The `redis-benchmark` options that aim it at the configured Redis: the first seed node of a
-/// cluster (with `--cluster`), else the default local one.
-fn benchmark_target(cfg: &Config) -> Vec<String> {
-    match board::cluster::seed_urls(&cfg.redis_url) {
-        Some(seeds) => {
-            let hostport = seeds[0].trim_start_matches("redis://").trim_end_matches('/');
-            let hostport = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
-            let (host, port) = hostport.rsplit_once(':').expect("a seed has a port");
-            vec!["-h".into(), host.into(), "-p".into(), port.into(), "--cluster".into()]
-        }
-        None => vec!["-h".into(), "127.0.0.1".into(), "-p".into(), "6379".into()],
-    }
-}
-
-/// `redis-benchmark -t hset`: requests per second.
-fn redis_benchmark(target: &[String], extra: &[&str]) -> Result<f64> {
-    let o = Command::new("redis-benchmark")
-        .args(target)
-        .args(["-t", "hset", "-n", "200000", "-c", "50", "-q"])
-        .args(extra)
-        .output()
-        .context("redis-benchmark is needed for the reference figures")?;
-    let s = String::from_utf8_lossy(&o.stdout);
-    let rps = s
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .windows(2)
-        .find(|w| w[1] == "requests")
-        .and_then(|w| w[0].parse().ok())
-        .with_context(|| format!("cannot read redis-benchmark's output: {s}"))?;
-    Ok(rps)
-}
-
 /// `used_memory` of the node, or summed over the masters of a cluster.
 fn used_memory(con: &mut impl redis::ConnectionLike) -> Result<u64> {
     board::health::info_texts(con, "memory")?
@@ -201,19 +171,6 @@ fn keys_memory(con: &mut impl board::Keyspace, pattern: &str) -> Result<(usize, 
         total += n.unwrap_or(0);
     }
     Ok((keys.len(), total))
-}
-
-/// Delete the keys of a pattern, one DEL per key (each its own slot on a cluster).
-fn delete_pattern(con: &mut impl board::Keyspace, pattern: &str) -> Result<()> {
-    let keys = con.scan_keys(pattern)?;
-    for chunk in keys.chunks(500) {
-        let mut pipe = redis::pipe();
-        for k in chunk {
-            pipe.del(k).ignore();
-        }
-        pipe.query::<()>(con)?;
-    }
-    Ok(())
 }
 
 /// Notification latency: from a `checkin` process's return to its event line from a
@@ -586,16 +543,7 @@ fn board_alone(
         |_| {},
     )?;
     let alone = punches.len() as f64 / t.elapsed().as_secs_f64();
-    let evalsha_usec: f64 = board::health::info_texts(con, "commandstats")?
-        .iter()
-        .filter_map(|stats| {
-            stats
-                .lines()
-                .find_map(|l| l.strip_prefix("cmdstat_evalsha:"))
-                .and_then(|l| l.split(',').find_map(|f| f.strip_prefix("usec=")))
-                .and_then(|v| v.parse::<f64>().ok())
-        })
-        .sum();
+    let (_, evalsha_usec) = evalsha_stats(con)?;
     b.report(
         "board alone (Lua, pipelined, no publish)",
         format!(

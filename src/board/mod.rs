@@ -28,7 +28,7 @@ use crate::policy::PunchFacts;
 use crate::roster::Member;
 use record::{DayRecord, MAX_TOKENS};
 
-static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("punch.lua")));
+static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(PUNCH_SCRIPT));
 static LAYOUT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("layout.lua")));
 
 /// An employee as the roster cache knows them.
@@ -225,16 +225,17 @@ enum Events {
 }
 
 /// One script call for punches that all share a department and a work date.
-fn invocation<'p>(
+fn invocation<'p, 's>(
+    script: &'s redis::Script,
     keys: &Keys,
     rules: PunchRules,
     punches: impl IntoIterator<Item = &'p Punch>,
     events: Events,
-) -> redis::ScriptInvocation<'static> {
+) -> redis::ScriptInvocation<'s> {
     let mut punches = punches.into_iter().peekable();
     let first = punches.peek().expect("at least one punch");
     let (dept, date) = (&first.employee.department_id, first.facts.work_date);
-    let mut inv = PUNCH.key(keys.board(dept, date));
+    let mut inv = script.key(keys.board(dept, date));
     inv.key(keys.outbox(dept))
         .key(keys.board_days(dept))
         .arg(rules.repeat_window_secs)
@@ -273,7 +274,7 @@ fn outcome(r: Reply) -> Result<PunchOutcome> {
 
 /// Record one punch: one EVALSHA (the script is loaded on first use).
 pub fn punch(con: &mut impl ConnectionLike, keys: &Keys, rules: PunchRules, p: &Punch) -> Result<PunchOutcome> {
-    let mut r: Vec<Reply> = invocation(keys, rules, [p], Events::OutboxAndReply)
+    let mut r: Vec<Reply> = invocation(&PUNCH, keys, rules, [p], Events::OutboxAndReply)
         .invoke(con)
         .context("recording the punch in Redis")?;
     outcome(r.pop().context("the punch script returned nothing")?)
@@ -307,7 +308,7 @@ pub fn replay_many(
     punches: &[Punch],
     progress: impl FnMut(usize),
 ) -> Result<Vec<PunchOutcome>> {
-    all_recorded(punch_batched(con, keys, rules, punches, Events::Drop, progress))
+    all_recorded(punch_batched(&PUNCH, con, keys, rules, punches, Events::Drop, progress))
 }
 
 /// Every outcome, or the failure that cut the batch off.
@@ -329,10 +330,47 @@ pub fn punch_many_partly(
     punches: &[Punch],
     progress: impl FnMut(usize),
 ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
-    punch_batched(con, keys, rules, punches, Events::Outbox, progress)
+    punch_batched(&PUNCH, con, keys, rules, punches, Events::Outbox, progress)
 }
 
+/// The script calls [`punch_many`] makes, through another script with the same keys and
+/// arguments: the `board_breakdown` example times variants of `punch.lua` (each without one of
+/// its steps) call by call this way.
+#[doc(hidden)]
+pub fn punch_calls<'s>(
+    script: &'s redis::Script,
+    keys: &Keys,
+    rules: PunchRules,
+    punches: &[Punch],
+) -> Vec<redis::ScriptInvocation<'s>> {
+    calls(punches)
+        .iter()
+        .map(|call| invocation(script, keys, rules, call.iter().map(|&i| &punches[i]), Events::Outbox))
+        .collect()
+}
+
+/// The script calls for punches: grouped by department and day (order kept within each group,
+/// which is all the rules depend on), [`PUNCHES_PER_CALL`] at most per call.
+fn calls(punches: &[Punch]) -> Vec<Vec<usize>> {
+    let mut groups: HashMap<(&str, NaiveDate), Vec<usize>> = HashMap::new();
+    for (i, p) in punches.iter().enumerate() {
+        groups
+            .entry((&p.employee.department_id, p.facts.work_date))
+            .or_default()
+            .push(i);
+    }
+    groups
+        .into_values()
+        .flat_map(|v| v.chunks(PUNCHES_PER_CALL).map(<[usize]>::to_vec).collect::<Vec<_>>())
+        .collect()
+}
+
+/// The punch script's text, which `board_breakdown` varies.
+#[doc(hidden)]
+pub const PUNCH_SCRIPT: &str = include_str!("punch.lua");
+
 fn punch_batched(
+    script: &redis::Script,
     con: &mut impl ConnectionLike,
     keys: &Keys,
     rules: PunchRules,
@@ -342,24 +380,22 @@ fn punch_batched(
 ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
     let mut out: Vec<Option<PunchOutcome>> = vec![None; punches.len()];
     // In a pipeline EVALSHA does not load the script on NOSCRIPT: load it first.
-    if let Err(e) = PUNCH.prepare_invoke().load(con) {
+    if let Err(e) = script.prepare_invoke().load(con) {
         return (
             out,
             Err(anyhow::Error::new(e).context("loading the punch script into Redis")),
         );
     }
-    let mut groups: HashMap<(&str, NaiveDate), Vec<usize>> = HashMap::new();
-    for (i, p) in punches.iter().enumerate() {
-        groups
-            .entry((&p.employee.department_id, p.facts.work_date))
-            .or_default()
-            .push(i);
-    }
-    let calls: Vec<&[usize]> = groups.values().flat_map(|v| v.chunks(PUNCHES_PER_CALL)).collect();
-    for batch in calls.chunks(CALLS_PER_PIPELINE) {
+    for batch in calls(punches).chunks(CALLS_PER_PIPELINE) {
         let mut pipe = redis::pipe();
         for call in batch {
-            pipe.invoke_script(&invocation(keys, rules, call.iter().map(|&i| &punches[i]), events));
+            pipe.invoke_script(&invocation(
+                script,
+                keys,
+                rules,
+                call.iter().map(|&i| &punches[i]),
+                events,
+            ));
         }
         let replies: Vec<Vec<Reply>> = match pipe.query(con).context("recording punches in Redis") {
             Ok(r) => r,
