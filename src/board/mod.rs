@@ -175,7 +175,8 @@ pub struct PunchOutcome {
     pub duplicate: bool,
     pub first_in: Option<i64>,
     pub last_out: Option<i64>,
-    /// The event written to the outbox (`None` for a duplicate).
+    /// The event's wire JSON (`None` for a duplicate, and in bulk, where the events wait in
+    /// the outboxes for the publisher).
     pub event_json: Option<String>,
 }
 
@@ -195,22 +196,20 @@ impl PunchRules {
     }
 }
 
-/// The event JSON up to its last fields, which the script appends once it knows the kind.
-/// Written by hand: this runs once per punch in bulk, and a `json!` map costs more than the rest.
-fn event_prefix(p: &Punch, tz: Tz) -> String {
-    let q = |s: &str| serde_json::to_string(s).expect("a string always serialises");
-    format!(
-        r#"{{"event_id":{},"employee_id":{},"employee_name":{},"department_id":{},"at":"{}","work_date":"{}","source":{},"recorded_at":"{}""#,
-        q(&p.event_id),
-        q(&p.employee.id),
-        q(&p.employee.name),
-        q(&p.employee.department_id),
-        p.at.with_timezone(&tz)
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
-        p.facts.work_date.format("%Y-%m-%d"),
-        q(&p.source),
-        p.recorded_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-    )
+/// The event's outbox record up to its last field, which the script appends once it knows the
+/// kind (see `event::record_prefix`).
+fn record_prefix(p: &Punch, tz: Tz) -> String {
+    crate::event::record_prefix(&crate::event::RecordFields {
+        employee_id: &p.employee.id,
+        employee_name: &p.employee.name,
+        department_id: &p.employee.department_id,
+        at: p.at.with_timezone(&tz).fixed_offset(),
+        work_date: p.facts.work_date,
+        source: &p.source,
+        recorded_at: p.recorded_at,
+        late_minutes_if_in: p.facts.late_minutes_if_in,
+        early_minutes_if_out: p.facts.early_minutes_if_out,
+    })
 }
 
 /// What the punch script does with the events it makes (see `punch.lua`'s `ARGV[3]`).
@@ -250,10 +249,8 @@ fn invocation<'p, 's>(
         inv.arg(&p.employee.id)
             .arg(p.facts.secs)
             .arg(p.kind.map_or("auto", Kind::as_str))
-            .arg(p.facts.late_minutes_if_in)
-            .arg(p.facts.early_minutes_if_out)
             .arg(&p.event_id)
-            .arg(event_prefix(p, rules.tz));
+            .arg(record_prefix(p, rules.tz));
     }
     inv
 }
@@ -272,12 +269,17 @@ fn outcome(r: Reply) -> Result<PunchOutcome> {
     })
 }
 
-/// Record one punch: one EVALSHA (the script is loaded on first use).
+/// Record one punch: one EVALSHA (the script is loaded on first use). The outcome carries the
+/// event's wire JSON, rendered from the record the script wrote.
 pub fn punch(con: &mut impl ConnectionLike, keys: &Keys, rules: PunchRules, p: &Punch) -> Result<PunchOutcome> {
     let mut r: Vec<Reply> = invocation(&PUNCH, keys, rules, [p], Events::OutboxAndReply)
         .invoke(con)
         .context("recording the punch in Redis")?;
-    outcome(r.pop().context("the punch script returned nothing")?)
+    let mut o = outcome(r.pop().context("the punch script returned nothing")?)?;
+    if let Some(record) = o.event_json.take() {
+        o.event_json = Some(crate::event::render(&p.event_id, &record)?.json);
+    }
+    Ok(o)
 }
 
 /// Punches per script call and script calls per pipeline in [`punch_many`].
@@ -642,21 +644,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_event_prefix_escapes_names_and_sources() {
+    fn the_record_keeps_names_and_sources_with_quotes_tabs_and_accents() {
         let e = Employee {
             id: "E1".into(),
             department_id: "D1".into(),
-            name: "Ann \"Q\" O'Neil \\ é".into(),
+            name: "Ann \"Q\" O'Neil \\ é\tx".into(),
         };
         let at = DateTime::parse_from_rfc3339("2026-11-02T08:00:00Z")
             .unwrap()
             .with_timezone(&Utc);
-        let p = Punch::new(e, None, at, "gate \"7\"", &Policy::default(), chrono_tz::Asia::Tokyo);
-        let json = event_prefix(&p, chrono_tz::Asia::Tokyo)
-            + r#","kind":"in","late":false,"late_minutes":0,"early":false,"early_minutes":0,"changed":true}"#;
-        let ev: crate::event::Event = serde_json::from_str(&json).unwrap();
-        assert_eq!(ev.employee_name, "Ann \"Q\" O'Neil \\ é");
-        assert_eq!(ev.source, "gate \"7\"");
+        let p = Punch::new(e, None, at, "gate \"7\"\n", &Policy::default(), chrono_tz::Asia::Tokyo);
+        // As the script completes it: a check-in that changed the record.
+        let record = record_prefix(&p, chrono_tz::Asia::Tokyo) + "i1";
+        let out = crate::event::render(&p.event_id, &record).unwrap();
+        let ev: crate::event::Event = serde_json::from_str(&out.json).unwrap();
+        assert_eq!(ev.employee_name, "Ann \"Q\" O'Neil \\ é\tx");
+        assert_eq!(ev.source, "gate \"7\"\n");
         assert_eq!(ev.at, "2026-11-02T17:00:00+09:00");
+        assert_eq!((ev.kind, ev.changed, ev.event_id), (Kind::In, true, p.event_id.clone()));
+        assert_eq!((out.department_id.as_str(), out.kind), ("D1", Kind::In));
     }
 }

@@ -11,7 +11,7 @@ use super::connect::Link;
 use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config};
 use crate::error::{Error, Service};
-use crate::event::Event;
+use crate::event::{self, Outgoing};
 
 /// A confirm-mode channel on its own connection, declaring department queues as it meets them.
 pub struct Publisher {
@@ -76,7 +76,7 @@ impl Publisher {
         self.broken.as_deref()
     }
 
-    /// Publish `(event id, event JSON)` pairs, keeping up to `amqp.confirm_window` confirms
+    /// Publish `(event id, outbox value)` pairs, keeping up to `amqp.confirm_window` confirms
     /// outstanding, and return the ids the broker acked, in order. An id missing from the
     /// answer was nacked, returned unroutable, not confirmed in time, or is not a valid event:
     /// it stays in its outbox for the next drain. Errors only if the channel was already broken.
@@ -99,19 +99,24 @@ impl Publisher {
     /// Publish one event into a stream of publishes whose window of outstanding confirms
     /// (`amqp.confirm_window`) spans calls, waiting first while the window is full; `tag` comes
     /// back from [`Flow::take_acked`] once the broker acked (and routed) it. False once
-    /// publishing stopped ([`Publisher::problem`] says why). An item that is not a valid event
-    /// is skipped (never acked: it stays in its outbox).
-    pub fn send<T>(&mut self, flow: &mut Flow<T>, id: &str, json: &str, tag: T) -> bool {
+    /// publishing stopped ([`Publisher::problem`] says why). `stored` is the outbox value,
+    /// rendered to the wire JSON by [`event::render`]; one that is no event is never published
+    /// (never acked, it stays in its outbox) and [`Flow::take_malformed`] tells of it.
+    pub fn send<T>(&mut self, flow: &mut Flow<T>, id: &str, stored: &str, tag: T) -> bool {
         if self.broken.is_some() {
             return false;
         }
-        let Ok(ev) = serde_json::from_str::<Event>(json) else {
-            return true;
+        let ev = match event::render(id, stored) {
+            Ok(ev) => ev,
+            Err(e) => {
+                flow.malformed.push((id.to_string(), e.to_string()));
+                return true;
+            }
         };
         if flow.pending.len() >= self.settings.confirm_window && !self.wait(flow) {
             return false;
         }
-        match self.publish_one(id, &ev, json) {
+        match self.publish_one(id, &ev) {
             Ok(delivery) => {
                 flow.pending.insert(delivery, (id.to_string(), tag));
                 true
@@ -128,7 +133,7 @@ impl Publisher {
         while !flow.pending.is_empty() && self.wait(flow) {}
     }
 
-    fn publish_one(&mut self, id: &str, ev: &Event, json: &str) -> Result<u64> {
+    fn publish_one(&mut self, id: &str, ev: &Outgoing) -> Result<u64> {
         if !self.declared.contains(&ev.department_id) {
             topology::declare_department(
                 &self.out.channel,
@@ -143,7 +148,7 @@ impl Publisher {
         // back as a return before its ack, instead of being acked and dropped.
         let publish = Publish {
             mandatory: true,
-            ..Publish::with_properties(json.as_bytes(), ev.routing_key(), event_properties(id))
+            ..Publish::with_properties(ev.json.as_bytes(), ev.routing_key(), event_properties(id))
         };
         self.out.publish(&self.names.events(), publish)
     }
@@ -238,6 +243,8 @@ pub struct Flow<T> {
     acked: Vec<T>,
     /// Ids returned unroutable whose confirm has not come yet.
     returned: HashSet<String>,
+    /// Outbox entries that are no event: (id, why), never published.
+    malformed: Vec<(String, String)>,
 }
 
 impl<T> Default for Flow<T> {
@@ -246,6 +253,7 @@ impl<T> Default for Flow<T> {
             pending: HashMap::new(),
             acked: Vec::new(),
             returned: HashSet::new(),
+            malformed: Vec::new(),
         }
     }
 }
@@ -254,5 +262,10 @@ impl<T> Flow<T> {
     /// The tags of the messages acked since the last call.
     pub fn take_acked(&mut self) -> Vec<T> {
         std::mem::take(&mut self.acked)
+    }
+
+    /// The outbox entries met since the last call that are no event: (id, why).
+    pub fn take_malformed(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.malformed)
     }
 }
