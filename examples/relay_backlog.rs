@@ -202,29 +202,33 @@ fn ride_along(
     Ok(())
 }
 
-/// Average size of the events waiting, from a sample of one outbox.
+/// Average size of the events waiting as published (the wire JSON rendered from the outbox
+/// records), from a sample of one outbox.
 fn average_event_size(con: &mut board::Redis, keys: &Keys) -> Result<usize> {
     let (_, page) = board::outbox_page(con, keys, "D001", 0, 100)?;
-    let total: usize = page.iter().map(|(_, j)| j.len()).sum();
+    let mut total = 0;
+    for (id, stored) in &page {
+        total += attendance::event::render(id, stored)?.json.len();
+    }
     Ok(total / page.len().max(1))
 }
 
-/// One real check-in's event, made with the broker unreachable, as recorded an hour ago.
-fn stale_event(cfg: &Config, bin: &Path, con: &mut board::Redis, keys: &Keys, emp: &str) -> Result<serde_json::Value> {
+/// One real check-in's outbox record, made with the broker unreachable, as recorded an hour ago.
+fn stale_event(cfg: &Config, bin: &Path, con: &mut board::Redis, keys: &Keys, emp: &str) -> Result<String> {
     let mut c = cmd(bin, cfg);
     c.env("ATTENDANCE_AMQP_URL", NO_BROKER)
         .args(["checkin", emp, "--kind", "out"]);
     run(c, &[0])?;
     let (_, page) = board::outbox_page(con, keys, "D001", 0, 10)?;
-    let (_, json) = page.first().context("the check-in left no event")?;
-    let mut ev: serde_json::Value = serde_json::from_str(json)?;
+    let (id, stored) = page.first().context("the check-in left no event")?;
+    let mut ev: attendance::event::Event = serde_json::from_str(&attendance::event::render(id, stored)?.json)?;
     let hour_ago = chrono::Utc::now() - chrono::Duration::hours(1);
-    ev["recorded_at"] = hour_ago.to_rfc3339_opts(chrono::SecondsFormat::Millis, true).into();
-    Ok(ev)
+    ev.recorded_at = Some(hour_ago.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    Ok(attendance::event::record_of(&ev)?)
 }
 
-/// Bring D001's outbox to `n` older events (copies of `template` under fresh ids).
-fn top_up(con: &mut board::Redis, keys: &Keys, template: &serde_json::Value, n: usize) -> Result<()> {
+/// Bring D001's outbox to `n` older events (copies of the record `template` under fresh ids).
+fn top_up(con: &mut board::Redis, keys: &Keys, template: &str, n: usize) -> Result<()> {
     let key = keys.outbox("D001");
     let have: usize = con.hlen(&key)?;
     let mut missing = if have > n {
@@ -233,14 +237,9 @@ fn top_up(con: &mut board::Redis, keys: &Keys, template: &serde_json::Value, n: 
     } else {
         n - have
     };
-    let mut ev = template.clone();
     while missing > 0 {
         let chunk: Vec<(String, String)> = (0..missing.min(1000))
-            .map(|_| {
-                let id = uuid::Uuid::new_v4().to_string();
-                ev["event_id"] = id.clone().into();
-                (id, ev.to_string())
-            })
+            .map(|_| (uuid::Uuid::new_v4().to_string(), template.to_string()))
             .collect();
         missing -= chunk.len();
         let _: () = con.hset_multiple(&key, &chunk)?;

@@ -1,10 +1,12 @@
 //! The check-in event: what a supervisor is told, as JSON on the wire and in the outbox.
 //!
-//! The board's Lua script writes this JSON (it alone knows the punch's final kind and whether it
-//! changed the record); Rust reads it back to publish and to show. Field names are documented
-//! in docs/notifications.md; adding a field is compatible, renaming one is not.
+//! The outbox holds a compact record of each event (see `record_prefix` and `render` below):
+//! Rust writes all of it but the punch's kind and whether it changed the record, which only the
+//! board's Lua script knows; every publisher renders the wire JSON from it through `render`.
+//! Field names are documented in docs/notifications.md; adding a field is compatible, renaming
+//! one is not.
 
-use chrono::NaiveDate;
+use chrono::{DateTime, FixedOffset, NaiveDate, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 
 /// Punch kind.
@@ -81,4 +83,305 @@ impl Event {
 /// `<department id>.<kind>`; department ids hold no dots, so a topic binding `D042.*` takes a department.
 pub fn routing_key(dept: &str, kind: Kind) -> String {
     format!("{dept}.{}", kind.as_str())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The outbox record, and the wire JSON rendered from it: the one place that says what an event
+// holds besides the `Event` type above.
+//
+// A department's outbox (a Redis hash: event id -> record) holds, per event not yet confirmed
+// by the broker, a compact record: tab-separated fields after a version tag,
+//
+//   1 \t employee id \t name \t department id \t at (unix secs) \t at's UTC offset (secs)
+//     \t work date \t source \t recorded_at (unix millis) \t late minutes if in
+//     \t early minutes if out \t <i|o><1|0>
+//
+// where name and source are JSON-escaped without their quotes (so they hold no tab), and the
+// last field, the punch's kind and whether it changed the day's record, is the only part that
+// `board/punch.lua` writes: Rust builds everything before it (`record_prefix`). Outboxes filled
+// before this record existed hold the event's JSON itself (a value that starts with `{`);
+// `render` takes both, so such entries are published as they were written.
+// ---------------------------------------------------------------------------------------------
+
+/// The record's version tag (its first field).
+const RECORD_V1: &str = "1";
+/// Fields in a version 1 record, the tag and the script's suffix included.
+const RECORD_FIELDS: usize = 12;
+
+/// What Rust knows of a punch's event before the board decides its kind.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordFields<'a> {
+    pub employee_id: &'a str,
+    pub employee_name: &'a str,
+    pub department_id: &'a str,
+    /// The punch's instant in the company's zone.
+    pub at: DateTime<FixedOffset>,
+    pub work_date: NaiveDate,
+    pub source: &'a str,
+    pub recorded_at: DateTime<Utc>,
+    pub late_minutes_if_in: u32,
+    pub early_minutes_if_out: u32,
+}
+
+/// The record up to its last field, which the punch script appends (`<i|o><1|0>`).
+pub fn record_prefix(f: &RecordFields) -> String {
+    format!(
+        "{RECORD_V1}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t",
+        f.employee_id,
+        escaped(f.employee_name),
+        f.department_id,
+        f.at.timestamp(),
+        f.at.offset().local_minus_utc(),
+        f.work_date.format("%Y-%m-%d"),
+        escaped(f.source),
+        f.recorded_at.timestamp_millis(),
+        f.late_minutes_if_in,
+        f.early_minutes_if_out,
+    )
+}
+
+/// The whole record of an event, as the punch script leaves it: what a tool that migrates or
+/// re-dates an outbox entry writes back.
+pub fn record_of(ev: &Event) -> Result<String, Malformed> {
+    let at = DateTime::parse_from_rfc3339(&ev.at).map_err(|e| Malformed(format!("at: {e}")))?;
+    let recorded = match &ev.recorded_at {
+        Some(r) => DateTime::parse_from_rfc3339(r).map_err(|e| Malformed(format!("recorded_at: {e}")))?,
+        None => at,
+    };
+    let fields = RecordFields {
+        employee_id: &ev.employee_id,
+        employee_name: &ev.employee_name,
+        department_id: &ev.department_id,
+        at,
+        work_date: ev.work_date,
+        source: &ev.source,
+        recorded_at: recorded.with_timezone(&Utc),
+        late_minutes_if_in: ev.late_minutes,
+        early_minutes_if_out: ev.early_minutes,
+    };
+    let kind = if ev.kind == Kind::In { 'i' } else { 'o' };
+    Ok(format!("{}{kind}{}", record_prefix(&fields), u8::from(ev.changed)))
+}
+
+/// A JSON string's escaped text without its quotes: no tab, no newline, no bare quote.
+fn escaped(s: &str) -> String {
+    let q = serde_json::to_string(s).expect("a string always serialises");
+    q[1..q.len() - 1].to_string()
+}
+
+/// An outbox entry made ready to publish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    pub department_id: String,
+    pub kind: Kind,
+    /// The wire JSON (see docs/notifications.md).
+    pub json: String,
+    /// When the punch was recorded (`at` for old entries without `recorded_at`), if readable.
+    pub recorded_at: Option<DateTime<Utc>>,
+}
+
+impl Outgoing {
+    /// `<department id>.<kind>`.
+    pub fn routing_key(&self) -> String {
+        routing_key(&self.department_id, self.kind)
+    }
+}
+
+/// An outbox entry that is no event: never published, left where it is for a person to see.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not an event: {0}")]
+pub struct Malformed(pub String);
+
+/// Turn an outbox entry (event id, stored value) into what is published: a compact record is
+/// rendered to the wire JSON; an entry from before the record (the event's JSON) is checked and
+/// published as it was written. Every publisher and every view of pending events goes here.
+pub fn render(id: &str, stored: &str) -> Result<Outgoing, Malformed> {
+    if stored.starts_with('{') {
+        let ev: Event = serde_json::from_str(stored).map_err(|e| Malformed(format!("bad event JSON: {e}")))?;
+        let recorded = ev.recorded_at.as_deref().unwrap_or(&ev.at);
+        return Ok(Outgoing {
+            recorded_at: DateTime::parse_from_rfc3339(recorded)
+                .ok()
+                .map(|t| t.with_timezone(&Utc)),
+            department_id: ev.department_id,
+            kind: ev.kind,
+            json: stored.to_string(),
+        });
+    }
+    let ev = decode(id, stored)?;
+    let recorded_at = ev
+        .recorded_at
+        .as_deref()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok());
+    Ok(Outgoing {
+        json: ev.to_wire_json(),
+        recorded_at: recorded_at.map(|t| t.with_timezone(&Utc)),
+        department_id: ev.department_id,
+        kind: ev.kind,
+    })
+}
+
+/// A version 1 record as the event it stands for.
+fn decode(id: &str, stored: &str) -> Result<Event, Malformed> {
+    let bad = |what: &str| Malformed(format!("bad outbox record ({what})"));
+    let f: Vec<&str> = stored.split('\t').collect();
+    if f.len() != RECORD_FIELDS || f[0] != RECORD_V1 {
+        return Err(bad("unknown version or wrong number of fields"));
+    }
+    let num = |i: usize, what: &str| f[i].parse::<i64>().map_err(|_| bad(what));
+    let text = |i: usize, what: &str| serde_json::from_str::<String>(&format!("\"{}\"", f[i])).map_err(|_| bad(what));
+    let offset = i32::try_from(num(5, "offset")?)
+        .ok()
+        .and_then(FixedOffset::east_opt)
+        .ok_or_else(|| bad("offset"))?;
+    let at = offset
+        .timestamp_opt(num(4, "at")?, 0)
+        .single()
+        .ok_or_else(|| bad("at"))?;
+    let recorded = Utc
+        .timestamp_millis_opt(num(8, "recorded_at")?)
+        .single()
+        .ok_or_else(|| bad("recorded_at"))?;
+    let (late_if_in, early_if_out) = (
+        u32::try_from(num(9, "late")?).map_err(|_| bad("late"))?,
+        u32::try_from(num(10, "early")?).map_err(|_| bad("early"))?,
+    );
+    let kind = match f[11].as_bytes().first() {
+        Some(b'i') => Kind::In,
+        Some(b'o') => Kind::Out,
+        _ => return Err(bad("kind")),
+    };
+    let changed = match &f[11][1..] {
+        "1" => true,
+        "0" => false,
+        _ => return Err(bad("changed")),
+    };
+    let (late_minutes, early_minutes) = match kind {
+        Kind::In => (late_if_in, 0),
+        Kind::Out => (0, early_if_out),
+    };
+    Ok(Event {
+        event_id: id.to_string(),
+        employee_id: f[1].to_string(),
+        employee_name: text(2, "name")?,
+        department_id: f[3].to_string(),
+        kind,
+        at: at.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        work_date: NaiveDate::parse_from_str(f[6], "%Y-%m-%d").map_err(|_| bad("work date"))?,
+        late: late_minutes > 0,
+        early: early_minutes > 0,
+        late_minutes,
+        early_minutes,
+        changed,
+        source: text(7, "source")?,
+        recorded_at: Some(recorded.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+    })
+}
+
+impl Event {
+    /// The wire JSON, fields in the order the punch script wrote them before the compact record
+    /// (so an event renders to the very bytes it was published as before).
+    pub fn to_wire_json(&self) -> String {
+        let q = |s: &str| serde_json::to_string(s).expect("a string always serialises");
+        let mut json = format!(
+            r#"{{"event_id":{},"employee_id":{},"employee_name":{},"department_id":{},"at":{},"work_date":"{}","source":{}"#,
+            q(&self.event_id),
+            q(&self.employee_id),
+            q(&self.employee_name),
+            q(&self.department_id),
+            q(&self.at),
+            self.work_date.format("%Y-%m-%d"),
+            q(&self.source),
+        );
+        if let Some(r) = &self.recorded_at {
+            json += &format!(r#","recorded_at":{}"#, q(r));
+        }
+        json += &format!(
+            r#","kind":"{}","late":{},"late_minutes":{},"early":{},"early_minutes":{},"changed":{}}}"#,
+            self.kind, self.late, self.late_minutes, self.early, self.early_minutes, self.changed
+        );
+        json
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A check-in as the script before the compact record wrote it, byte for byte.
+    const OLD: &str = r#"{"event_id":"6f1c","employee_id":"E7","employee_name":"Zoë \"Z\" \\ O\tK","department_id":"D042","at":"2026-11-30T09:12:00+01:00","work_date":"2026-11-30","source":"kiosk \"3\"","recorded_at":"2026-11-30T08:12:00.250Z","kind":"in","late":true,"late_minutes":12,"early":false,"early_minutes":0,"changed":true}"#;
+
+    fn fields(at: &str) -> RecordFields<'static> {
+        RecordFields {
+            employee_id: "E7",
+            employee_name: "Zoë \"Z\" \\ O\tK",
+            department_id: "D042",
+            at: DateTime::parse_from_rfc3339(at).unwrap(),
+            work_date: NaiveDate::from_ymd_opt(2026, 11, 30).unwrap(),
+            source: "kiosk \"3\"",
+            recorded_at: DateTime::parse_from_rfc3339("2026-11-30T08:12:00.250Z")
+                .unwrap()
+                .with_timezone(&Utc),
+            late_minutes_if_in: 12,
+            early_minutes_if_out: 339,
+        }
+    }
+
+    #[test]
+    fn a_record_renders_to_the_bytes_the_old_script_wrote() {
+        let record = record_prefix(&fields("2026-11-30T09:12:00+01:00")) + "i1";
+        assert!(!record.contains('\n') && record.split('\t').count() == RECORD_FIELDS);
+        let out = render("6f1c", &record).unwrap();
+        assert_eq!(out.json, OLD);
+        assert_eq!((out.department_id.as_str(), out.kind), ("D042", Kind::In));
+        assert_eq!(out.routing_key(), "D042.in");
+        // The same punch as a check-out: early, not late; and a repeat that changed nothing.
+        let out = render("6f1c", &(record_prefix(&fields("2026-11-30T09:12:00+01:00")) + "o0")).unwrap();
+        let ev: Event = serde_json::from_str(&out.json).unwrap();
+        assert_eq!((ev.kind, ev.late, ev.late_minutes), (Kind::Out, false, 0));
+        assert_eq!((ev.early, ev.early_minutes, ev.changed), (true, 339, false));
+    }
+
+    #[test]
+    fn an_entry_from_before_the_record_is_published_as_it_was_written() {
+        let out = render("6f1c", OLD).unwrap();
+        assert_eq!(out.json, OLD);
+        assert_eq!(out.recorded_at, Some(fields("2026-11-30T09:12:00+01:00").recorded_at));
+        // Older still: no recorded_at, the age counts from `at`.
+        let older = OLD.replace(r#","recorded_at":"2026-11-30T08:12:00.250Z""#, "");
+        let out = render("6f1c", &older).unwrap();
+        assert_eq!(out.json, older);
+        assert_eq!(out.recorded_at.unwrap().to_rfc3339(), "2026-11-30T08:12:00+00:00");
+    }
+
+    #[test]
+    fn record_of_an_event_renders_back_to_it() {
+        let ev: Event = serde_json::from_str(OLD).unwrap();
+        assert_eq!(render("6f1c", &record_of(&ev).unwrap()).unwrap().json, OLD);
+    }
+
+    #[test]
+    fn what_is_no_event_is_refused_not_guessed() {
+        let good = record_prefix(&fields("2026-11-30T09:12:00+01:00")) + "i1";
+        let mut bad: Vec<String> = vec![
+            String::new(),
+            "garbage".into(),
+            "{\"event_id\":\"x\"}".into(),
+            good.replacen('1', "2", 1),
+            good.replace("\ti1", "\tx1"),
+            good.replace("\ti1", "\ti"),
+            good.replace("\ti1", "\ti2"),
+            good.replace("\ti1", "\ti1\textra"),
+            good.replace("D042", "D042\tD043"),
+            good.replace("\t3600\t", "\tone hour\t"),
+            good.replace("\t12\t", "\t-12\t"),
+            good.replace("2026-11-30", "2026-13-30"),
+            good.replace("Zo", "Z\\q"),
+        ];
+        bad.push(good[..good.len() - 1].to_string());
+        for b in &bad {
+            assert!(render("6f1c", b).is_err(), "rendered: {b:?}");
+        }
+        assert!(render("6f1c", &good).is_ok());
+    }
 }

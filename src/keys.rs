@@ -69,7 +69,8 @@ impl Keys {
         format!("{}:days:{{{dept}}}", self.ns)
     }
 
-    /// Hash of a department's events not yet confirmed by the broker: event id -> event JSON.
+    /// Hash of a department's events not yet confirmed by the broker: event id -> the event's
+    /// compact record (see `event::render`).
     pub fn outbox(&self, dept: &str) -> String {
         format!("{}:outbox:{{{dept}}}", self.ns)
     }

@@ -18,19 +18,20 @@ fn backlog(env: &TestEnv, n: usize) -> HashSet<String> {
     let local = now.format("%Y-%m-%dT%H:%M:%S").to_string();
     env.punch("E000001", "in", &local, true);
     let own = env.outbox("D001");
-    let (id, json) = own.iter().next().unwrap();
-    let mut event: serde_json::Value = serde_json::from_str(json).unwrap();
+    let (id, record) = own.iter().next().unwrap();
+    let json = attendance::event::render(id, record).unwrap().json;
+    let mut event: attendance::event::Event = serde_json::from_str(&json).unwrap();
     let old = (now - chrono::Duration::hours(1)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    event["recorded_at"] = old.into();
+    event.recorded_at = Some(old);
+    let record = attendance::event::record_of(&event).unwrap();
     let mut ids: HashSet<String> = HashSet::from([id.clone()]);
     let mut con = env.redis();
     let key = env.keys().outbox("D001");
     let fields: Vec<(String, String)> = (1..n)
         .map(|_| {
             let id = uuid::Uuid::new_v4().to_string();
-            event["event_id"] = id.clone().into();
             ids.insert(id.clone());
-            (id, event.to_string())
+            (id, record.clone())
         })
         .collect();
     for chunk in fields.chunks(1000) {

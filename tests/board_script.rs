@@ -68,11 +68,68 @@ proptest! {
             let b: std::collections::HashMap<String, String> = con.hgetall(many.board(&dept, day)).unwrap();
             prop_assert_eq!(a, b);
             let events: std::collections::HashMap<String, String> = con.hgetall(many.outbox(&dept)).unwrap();
-            for (id, json) in events {
-                let e: attendance::event::Event = serde_json::from_str(&json).unwrap();
+            for (id, stored) in events {
+                let out = attendance::event::render(&id, &stored).unwrap();
+                let e: attendance::event::Event = serde_json::from_str(&out.json).unwrap();
                 prop_assert_eq!(e.event_id, id);
                 prop_assert_eq!(e.late, e.late_minutes > 0);
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 20, ..ProptestConfig::default() })]
+    /// The compact outbox record round trip: each punch's record, written by the real script and
+    /// rendered by `event::render`, is the event the punch and the model say, field by field.
+    #[test]
+    fn each_outbox_record_renders_to_the_event_of_its_punch(punches in prop::collection::vec((0usize..4, 20_000i64..70_000, prop::option::of(prop::bool::ANY)), 1..120)) {
+        let env = common::TestEnv::new("Europe/Paris");
+        let keys = Keys::new(&env.ns);
+        let policy = Policy::default();
+        let tz = chrono_tz::Europe::Paris;
+        let rules = PunchRules::new(&policy, tz);
+        let day = NaiveDate::from_ymd_opt(2026, 11, 2).unwrap();
+        let start = attendance::policy::day_start(tz, day);
+        let list: Vec<Punch> = punches
+            .iter()
+            .map(|&(e, secs, kind)| {
+                let emp = Employee { id: format!("E{e}"), department_id: "D1".into(), name: format!("N\"{e}\"\t") };
+                let kind = kind.map(|b| if b { Kind::In } else { Kind::Out });
+                Punch::new(emp, kind, start + chrono::Duration::seconds(secs), "kiosk\t\"1\"", &policy, tz)
+            })
+            .collect();
+        let mut con = env.redis();
+        let outcomes = board::punch_many(&mut con, &keys, rules, &list, |_| {}).unwrap();
+        let outbox: std::collections::HashMap<String, String> = con.hgetall(keys.outbox("D1")).unwrap();
+        let mut models: std::collections::HashMap<&str, DayRecord> = Default::default();
+        for (p, o) in list.iter().zip(&outcomes) {
+            let (kind, changed, dup) = models.entry(&p.employee.id).or_default().apply(p.facts.secs, p.kind, rules.repeat_window_secs);
+            prop_assert_eq!((o.kind, o.changed, o.duplicate), (kind, changed, dup));
+            let stored = outbox.get(&p.event_id);
+            prop_assert_eq!(stored.is_some(), !dup, "an event for each punch that is no exact repeat");
+            let Some(stored) = stored else { continue };
+            let out = attendance::event::render(&p.event_id, stored).unwrap();
+            prop_assert_eq!(out.routing_key(), format!("D1.{kind}"));
+            let e: attendance::event::Event = serde_json::from_str(&out.json).unwrap();
+            let late = if kind == Kind::In { p.facts.late_minutes_if_in } else { 0 };
+            let early = if kind == Kind::Out { p.facts.early_minutes_if_out } else { 0 };
+            prop_assert_eq!(e, attendance::event::Event {
+                event_id: p.event_id.clone(),
+                employee_id: p.employee.id.clone(),
+                employee_name: p.employee.name.clone(),
+                department_id: "D1".into(),
+                kind,
+                at: p.at.with_timezone(&tz).to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+                work_date: day,
+                late: late > 0,
+                early: early > 0,
+                late_minutes: late,
+                early_minutes: early,
+                changed,
+                source: "kiosk\t\"1\"".into(),
+                recorded_at: Some(p.recorded_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+            });
         }
     }
 }

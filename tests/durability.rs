@@ -415,13 +415,15 @@ fn recover_reads_the_journal_batches_and_the_single_events_older_versions_wrote(
     let redis = PrivateRedis::start(&env, false);
     // Today's publishers journal a batch (here of one event), while an older version journaled
     // each event on its own: made here from an event left pending in the outbox, published as
-    // such into the journal, and then removed from the outbox (as its publish would have).
+    // its JSON into the journal, and then removed from the outbox (as its publish would have).
     published_then_pending(&env, &redis, "E000004");
     let mut con = redis.con().unwrap();
     let outbox = env.keys().outbox("D001");
     let pending: std::collections::HashMap<String, String> =
         redis::cmd("HGETALL").arg(&outbox).query(&mut con).unwrap();
-    let (id, json) = pending.into_iter().next().expect("one pending event");
+    let (id, stored) = pending.into_iter().next().expect("one pending event");
+    // What an older version put on the wire (and in the journal) for it: the event JSON.
+    let json = attendance::event::render(&id, &stored).unwrap().json;
     let mut conn = Connection::insecure_open(AMQP_URL).unwrap();
     let ch = conn.open_channel(None).unwrap();
     let props = amiquip::AmqpProperties::default()

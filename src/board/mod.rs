@@ -28,7 +28,7 @@ use crate::policy::PunchFacts;
 use crate::roster::Member;
 use record::{DayRecord, MAX_TOKENS};
 
-static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("punch.lua")));
+static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(PUNCH_SCRIPT));
 static LAYOUT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("layout.lua")));
 
 /// An employee as the roster cache knows them.
@@ -175,7 +175,8 @@ pub struct PunchOutcome {
     pub duplicate: bool,
     pub first_in: Option<i64>,
     pub last_out: Option<i64>,
-    /// The event written to the outbox (`None` for a duplicate).
+    /// The event's wire JSON (`None` for a duplicate, and in bulk, where the events wait in
+    /// the outboxes for the publisher).
     pub event_json: Option<String>,
 }
 
@@ -195,22 +196,20 @@ impl PunchRules {
     }
 }
 
-/// The event JSON up to its last fields, which the script appends once it knows the kind.
-/// Written by hand: this runs once per punch in bulk, and a `json!` map costs more than the rest.
-fn event_prefix(p: &Punch, tz: Tz) -> String {
-    let q = |s: &str| serde_json::to_string(s).expect("a string always serialises");
-    format!(
-        r#"{{"event_id":{},"employee_id":{},"employee_name":{},"department_id":{},"at":"{}","work_date":"{}","source":{},"recorded_at":"{}""#,
-        q(&p.event_id),
-        q(&p.employee.id),
-        q(&p.employee.name),
-        q(&p.employee.department_id),
-        p.at.with_timezone(&tz)
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
-        p.facts.work_date.format("%Y-%m-%d"),
-        q(&p.source),
-        p.recorded_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-    )
+/// The event's outbox record up to its last field, which the script appends once it knows the
+/// kind (see `event::record_prefix`).
+fn record_prefix(p: &Punch, tz: Tz) -> String {
+    crate::event::record_prefix(&crate::event::RecordFields {
+        employee_id: &p.employee.id,
+        employee_name: &p.employee.name,
+        department_id: &p.employee.department_id,
+        at: p.at.with_timezone(&tz).fixed_offset(),
+        work_date: p.facts.work_date,
+        source: &p.source,
+        recorded_at: p.recorded_at,
+        late_minutes_if_in: p.facts.late_minutes_if_in,
+        early_minutes_if_out: p.facts.early_minutes_if_out,
+    })
 }
 
 /// What the punch script does with the events it makes (see `punch.lua`'s `ARGV[3]`).
@@ -225,16 +224,17 @@ enum Events {
 }
 
 /// One script call for punches that all share a department and a work date.
-fn invocation<'p>(
+fn invocation<'p, 's>(
+    script: &'s redis::Script,
     keys: &Keys,
     rules: PunchRules,
     punches: impl IntoIterator<Item = &'p Punch>,
     events: Events,
-) -> redis::ScriptInvocation<'static> {
+) -> redis::ScriptInvocation<'s> {
     let mut punches = punches.into_iter().peekable();
     let first = punches.peek().expect("at least one punch");
     let (dept, date) = (&first.employee.department_id, first.facts.work_date);
-    let mut inv = PUNCH.key(keys.board(dept, date));
+    let mut inv = script.key(keys.board(dept, date));
     inv.key(keys.outbox(dept))
         .key(keys.board_days(dept))
         .arg(rules.repeat_window_secs)
@@ -249,10 +249,8 @@ fn invocation<'p>(
         inv.arg(&p.employee.id)
             .arg(p.facts.secs)
             .arg(p.kind.map_or("auto", Kind::as_str))
-            .arg(p.facts.late_minutes_if_in)
-            .arg(p.facts.early_minutes_if_out)
             .arg(&p.event_id)
-            .arg(event_prefix(p, rules.tz));
+            .arg(record_prefix(p, rules.tz));
     }
     inv
 }
@@ -271,12 +269,17 @@ fn outcome(r: Reply) -> Result<PunchOutcome> {
     })
 }
 
-/// Record one punch: one EVALSHA (the script is loaded on first use).
+/// Record one punch: one EVALSHA (the script is loaded on first use). The outcome carries the
+/// event's wire JSON, rendered from the record the script wrote.
 pub fn punch(con: &mut impl ConnectionLike, keys: &Keys, rules: PunchRules, p: &Punch) -> Result<PunchOutcome> {
-    let mut r: Vec<Reply> = invocation(keys, rules, [p], Events::OutboxAndReply)
+    let mut r: Vec<Reply> = invocation(&PUNCH, keys, rules, [p], Events::OutboxAndReply)
         .invoke(con)
         .context("recording the punch in Redis")?;
-    outcome(r.pop().context("the punch script returned nothing")?)
+    let mut o = outcome(r.pop().context("the punch script returned nothing")?)?;
+    if let Some(record) = o.event_json.take() {
+        o.event_json = Some(crate::event::render(&p.event_id, &record)?.json);
+    }
+    Ok(o)
 }
 
 /// Punches per script call and script calls per pipeline in [`punch_many`].
@@ -307,9 +310,15 @@ pub fn replay_many(
     punches: &[Punch],
     mut progress: impl FnMut(usize),
 ) -> Result<Vec<PunchOutcome>> {
-    all_recorded(punch_batched(con, keys, rules, punches, Events::Drop, |call, _| {
-        progress(call.len())
-    }))
+    all_recorded(punch_batched(
+        &PUNCH,
+        con,
+        keys,
+        rules,
+        punches,
+        Events::Drop,
+        |call, _| progress(call.len()),
+    ))
 }
 
 /// Every outcome, or the failure that cut the batch off.
@@ -331,7 +340,7 @@ pub fn punch_many_partly(
     punches: &[Punch],
     mut progress: impl FnMut(usize),
 ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
-    punch_batched(con, keys, rules, punches, Events::Outbox, |call, _| {
+    punch_batched(&PUNCH, con, keys, rules, punches, Events::Outbox, |call, _| {
         progress(call.len())
     })
 }
@@ -346,10 +355,47 @@ pub fn punch_many_streamed(
     punches: &[Punch],
     each: impl FnMut(&[usize], &mut [Option<PunchOutcome>]),
 ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
-    punch_batched(con, keys, rules, punches, Events::OutboxAndReply, each)
+    punch_batched(&PUNCH, con, keys, rules, punches, Events::OutboxAndReply, each)
 }
 
+/// The script calls [`punch_many`] makes, through another script with the same keys and
+/// arguments: the `board_breakdown` example times variants of `punch.lua` (each without one of
+/// its steps) call by call this way.
+#[doc(hidden)]
+pub fn punch_calls<'s>(
+    script: &'s redis::Script,
+    keys: &Keys,
+    rules: PunchRules,
+    punches: &[Punch],
+) -> Vec<redis::ScriptInvocation<'s>> {
+    calls(punches)
+        .iter()
+        .map(|call| invocation(script, keys, rules, call.iter().map(|&i| &punches[i]), Events::Outbox))
+        .collect()
+}
+
+/// The script calls for punches: grouped by department and day (order kept within each group,
+/// which is all the rules depend on), [`PUNCHES_PER_CALL`] at most per call.
+fn calls(punches: &[Punch]) -> Vec<Vec<usize>> {
+    let mut groups: HashMap<(&str, NaiveDate), Vec<usize>> = HashMap::new();
+    for (i, p) in punches.iter().enumerate() {
+        groups
+            .entry((&p.employee.department_id, p.facts.work_date))
+            .or_default()
+            .push(i);
+    }
+    groups
+        .into_values()
+        .flat_map(|v| v.chunks(PUNCHES_PER_CALL).map(<[usize]>::to_vec).collect::<Vec<_>>())
+        .collect()
+}
+
+/// The punch script's text, which `board_breakdown` varies.
+#[doc(hidden)]
+pub const PUNCH_SCRIPT: &str = include_str!("punch.lua");
+
 fn punch_batched(
+    script: &redis::Script,
     con: &mut impl ConnectionLike,
     keys: &Keys,
     rules: PunchRules,
@@ -359,24 +405,22 @@ fn punch_batched(
 ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
     let mut out: Vec<Option<PunchOutcome>> = vec![None; punches.len()];
     // In a pipeline EVALSHA does not load the script on NOSCRIPT: load it first.
-    if let Err(e) = PUNCH.prepare_invoke().load(con) {
+    if let Err(e) = script.prepare_invoke().load(con) {
         return (
             out,
             Err(anyhow::Error::new(e).context("loading the punch script into Redis")),
         );
     }
-    let mut groups: HashMap<(&str, NaiveDate), Vec<usize>> = HashMap::new();
-    for (i, p) in punches.iter().enumerate() {
-        groups
-            .entry((&p.employee.department_id, p.facts.work_date))
-            .or_default()
-            .push(i);
-    }
-    let calls: Vec<&[usize]> = groups.values().flat_map(|v| v.chunks(PUNCHES_PER_CALL)).collect();
-    for batch in calls.chunks(CALLS_PER_PIPELINE) {
+    for batch in calls(punches).chunks(CALLS_PER_PIPELINE) {
         let mut pipe = redis::pipe();
         for call in batch {
-            pipe.invoke_script(&invocation(keys, rules, call.iter().map(|&i| &punches[i]), events));
+            pipe.invoke_script(&invocation(
+                script,
+                keys,
+                rules,
+                call.iter().map(|&i| &punches[i]),
+                events,
+            ));
         }
         let replies: Vec<Vec<Reply>> = match pipe.query(con).context("recording punches in Redis") {
             Ok(r) => r,
@@ -623,21 +667,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_event_prefix_escapes_names_and_sources() {
+    fn the_record_keeps_names_and_sources_with_quotes_tabs_and_accents() {
         let e = Employee {
             id: "E1".into(),
             department_id: "D1".into(),
-            name: "Ann \"Q\" O'Neil \\ é".into(),
+            name: "Ann \"Q\" O'Neil \\ é\tx".into(),
         };
         let at = DateTime::parse_from_rfc3339("2026-11-02T08:00:00Z")
             .unwrap()
             .with_timezone(&Utc);
-        let p = Punch::new(e, None, at, "gate \"7\"", &Policy::default(), chrono_tz::Asia::Tokyo);
-        let json = event_prefix(&p, chrono_tz::Asia::Tokyo)
-            + r#","kind":"in","late":false,"late_minutes":0,"early":false,"early_minutes":0,"changed":true}"#;
-        let ev: crate::event::Event = serde_json::from_str(&json).unwrap();
-        assert_eq!(ev.employee_name, "Ann \"Q\" O'Neil \\ é");
-        assert_eq!(ev.source, "gate \"7\"");
+        let p = Punch::new(e, None, at, "gate \"7\"\n", &Policy::default(), chrono_tz::Asia::Tokyo);
+        // As the script completes it: a check-in that changed the record.
+        let record = record_prefix(&p, chrono_tz::Asia::Tokyo) + "i1";
+        let out = crate::event::render(&p.event_id, &record).unwrap();
+        let ev: crate::event::Event = serde_json::from_str(&out.json).unwrap();
+        assert_eq!(ev.employee_name, "Ann \"Q\" O'Neil \\ é\tx");
+        assert_eq!(ev.source, "gate \"7\"\n");
         assert_eq!(ev.at, "2026-11-02T17:00:00+09:00");
+        assert_eq!((ev.kind, ev.changed, ev.event_id), (Kind::In, true, p.event_id.clone()));
+        assert_eq!((out.department_id.as_str(), out.kind), ("D1", Kind::In));
     }
 }

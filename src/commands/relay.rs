@@ -221,6 +221,9 @@ fn write_metrics(
 }
 
 fn print(ctx: &Ctx, args: &RelayArgs, r: &DrainReport) -> Result<()> {
+    for m in &r.malformed {
+        ctx.out.status(format!("relay: not published, left in its outbox: {m}"));
+    }
     if args.output.json {
         crate::output::json(r)?;
     } else {

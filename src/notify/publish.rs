@@ -11,7 +11,7 @@ use super::connect::Link;
 use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config};
 use crate::error::{Error, Service};
-use crate::event::Event;
+use crate::event::{self, Outgoing};
 
 /// A confirm-mode channel on its own connection, declaring department queues as it meets them.
 pub struct Publisher {
@@ -79,7 +79,7 @@ impl Publisher {
         self.broken.as_deref()
     }
 
-    /// Publish `(event id, event JSON)` pairs, keeping up to `amqp.confirm_window` confirms
+    /// Publish `(event id, outbox value)` pairs, keeping up to `amqp.confirm_window` confirms
     /// outstanding, and return the ids the broker acked, in order. An id missing from the
     /// answer was nacked, returned unroutable, not confirmed in time, or is not a valid event:
     /// it stays in its outbox for the next drain. Errors only if the channel was already broken.
@@ -103,14 +103,19 @@ impl Publisher {
     /// (`amqp.confirm_window`) spans calls, waiting first while the window is full; `tag` comes
     /// back from [`Flow::take_acked`] once the broker took every message the event went out in
     /// (its department queue's, its journal batch's, the events exchange's when that is on).
-    /// False once publishing stopped ([`Publisher::problem`] says why). An item that is not a
-    /// valid event is skipped (never acked: it stays in its outbox).
-    pub fn send<T>(&mut self, flow: &mut Flow<T>, id: &str, json: &str, tag: T) -> bool {
+    /// False once publishing stopped ([`Publisher::problem`] says why). `stored` is the outbox
+    /// value, rendered to the wire JSON by [`event::render`]; one that is no event is never
+    /// published (never acked, it stays in its outbox) and [`Flow::take_malformed`] tells of it.
+    pub fn send<T>(&mut self, flow: &mut Flow<T>, id: &str, stored: &str, tag: T) -> bool {
         if self.broken.is_some() {
             return false;
         }
-        let Ok(ev) = serde_json::from_str::<Event>(json) else {
-            return true;
+        let ev = match event::render(id, stored) {
+            Ok(ev) => ev,
+            Err(e) => {
+                flow.malformed.push((id.to_string(), e.to_string()));
+                return true;
+            }
         };
         if flow.deliveries.len() >= self.settings.confirm_window && !self.wait(flow) {
             return false;
@@ -119,9 +124,9 @@ impl Publisher {
             tag,
             1 + usize::from(self.journal) + usize::from(self.settings.events_exchange),
         );
-        let sent = self.publish_one(flow, seq, id, &ev, json).and_then(|()| {
+        let sent = self.publish_one(flow, seq, id, &ev).and_then(|()| {
             if self.journal {
-                flow.journal.push((seq, json.to_string()));
+                flow.journal.push((seq, ev.json));
                 if flow.journal.len() >= JOURNAL_BATCH {
                     self.publish_journal(flow)?;
                 }
@@ -146,7 +151,7 @@ impl Publisher {
 
     /// The event to its department's queue, straight through the default exchange (no
     /// exchange routing on the broker), and to the events exchange when that feed is on.
-    fn publish_one<T>(&mut self, flow: &mut Flow<T>, seq: u64, id: &str, ev: &Event, json: &str) -> Result<()> {
+    fn publish_one<T>(&mut self, flow: &mut Flow<T>, seq: u64, id: &str, ev: &Outgoing) -> Result<()> {
         if !self.declared.contains(&ev.department_id) {
             topology::declare_department(
                 &self.out.channel,
@@ -162,7 +167,7 @@ impl Publisher {
         let publish = Publish {
             mandatory: true,
             ..Publish::with_properties(
-                json.as_bytes(),
+                ev.json.as_bytes(),
                 self.names.department(&ev.department_id),
                 event_properties(id),
             )
@@ -171,7 +176,7 @@ impl Publisher {
         flow.sent(delivery, id, vec![seq]);
         if self.settings.events_exchange {
             // Not mandatory: nobody need be bound there.
-            let publish = Publish::with_properties(json.as_bytes(), ev.routing_key(), event_properties(id));
+            let publish = Publish::with_properties(ev.json.as_bytes(), ev.routing_key(), event_properties(id));
             let delivery = self.out.publish(&self.names.events(), publish)?;
             flow.sent(delivery, id, vec![seq]);
         }
@@ -332,6 +337,8 @@ pub struct Flow<T> {
     returned: HashSet<String>,
     /// When a confirm last came (or the flow began): [`Publisher::poll`]'s timeout.
     progress: Instant,
+    /// Outbox entries that are no event: (id, why), never published.
+    malformed: Vec<(String, String)>,
 }
 
 struct Tracked<T> {
@@ -350,6 +357,7 @@ impl<T> Default for Flow<T> {
             acked: Vec::new(),
             returned: HashSet::new(),
             progress: Instant::now(),
+            malformed: Vec::new(),
         }
     }
 }
@@ -358,6 +366,11 @@ impl<T> Flow<T> {
     /// The tags of the events acked since the last call.
     pub fn take_acked(&mut self) -> Vec<T> {
         std::mem::take(&mut self.acked)
+    }
+
+    /// The outbox entries met since the last call that are no event: (id, why).
+    pub fn take_malformed(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.malformed)
     }
 
     /// Events sent whose confirms have not all come.

@@ -35,7 +35,14 @@ pub struct DrainReport {
     /// Why the broker stopped taking events, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// Outbox entries that are no event (`<dept> <event id>: why`, the first
+    /// [`MALFORMED_SHOWN`]): never published, left in their outbox and counted in `pending`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub malformed: Vec<String>,
 }
+
+/// Malformed outbox entries a drain names; it counts them all in `pending`.
+pub const MALFORMED_SHOWN: usize = 20;
 
 /// Drain every outbox of the namespace once, on fresh connections: `amqp.publishers` of them
 /// at once for a backlog of several departments (see [`in_parallel`]). No broker: exit 3.
@@ -97,7 +104,9 @@ pub(crate) fn each_share<P: Send>(
         total.sent += r.sent;
         total.pending += r.pending;
         total.problem = total.problem.or(r.problem);
+        total.malformed.extend(r.malformed);
     }
+    total.malformed.truncate(MALFORMED_SHOWN);
     Ok(total)
 }
 
@@ -122,7 +131,7 @@ pub fn drain_departments(
     let mut flow: Flow<(usize, String)> = Flow::default();
     // Per department: events read (and offered to the broker), events acked and removed.
     let (mut read, mut sent) = (vec![0; depts.len()], vec![0; depts.len()]);
-    let mut stopped_at = None;
+    let (mut stopped_at, mut malformed) = (None, Vec::new());
     'depts: for (i, dept) in depts.iter().enumerate() {
         // HSCAN may return an entry twice (the hash shrinks as it is drained): send it once.
         let mut offered = HashSet::new();
@@ -138,6 +147,9 @@ pub fn drain_departments(
                     break 'depts;
                 }
                 read[i] += 1;
+            }
+            for (id, why) in flow.take_malformed() {
+                malformed.push(format!("{dept} {id}: {why}"));
             }
             remove_acked(con, keys, depts, &mut flow, &mut sent)?;
             if next == 0 {
@@ -166,6 +178,8 @@ pub fn drain_departments(
         }
     }
     report.problem = publisher.problem().map(str::to_string);
+    malformed.truncate(MALFORMED_SHOWN);
+    report.malformed = malformed;
     Ok(report)
 }
 
@@ -203,6 +217,8 @@ impl Handoffs {
             }
         }
         publisher.flush_journal(&mut self.flow);
+        // An entry that is no event stays in its outbox; the full rounds name it.
+        self.flow.take_malformed();
         Ok(())
     }
 
@@ -292,7 +308,7 @@ pub fn send_punch(
     let (_, page) = board::outbox_page(con, keys, dept, 0, PIGGYBACK)?;
     let mut items: Vec<(String, String)> = page
         .into_iter()
-        .filter(|(id, json)| id != event_id && is_stale(json, now))
+        .filter(|(id, stored)| id != event_id && is_stale(id, stored, now))
         .take(PIGGYBACK)
         .collect();
     items.push((event_id.to_string(), own));
@@ -310,34 +326,63 @@ pub fn send_punch(
 /// An event that has waited in the outbox for a while: one an earlier publish left behind.
 /// Its age counts from when it was recorded, not from the punch itself, which a kiosk that was
 /// offline may replay hours later (events from before `recorded_at` existed fall back on `at`).
-fn is_stale(json: &str, now: DateTime<Utc>) -> bool {
-    serde_json::from_str::<serde_json::Value>(json)
+fn is_stale(id: &str, stored: &str, now: DateTime<Utc>) -> bool {
+    crate::event::render(id, stored)
         .ok()
-        .and_then(|v| {
-            v.get("recorded_at")
-                .or_else(|| v.get("at"))?
-                .as_str()
-                .map(str::to_string)
-        })
-        .and_then(|at| DateTime::parse_from_rfc3339(&at).ok())
-        .is_some_and(|at| (now - at.with_timezone(&Utc)).num_seconds() >= STALE_AFTER_SECS)
+        .and_then(|ev| ev.recorded_at)
+        .is_some_and(|at| (now - at).num_seconds() >= STALE_AFTER_SECS)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::{record_prefix, RecordFields};
+
+    fn instant(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    /// An outbox entry as written before the compact record: the event's JSON.
+    fn old_entry(at: &str, recorded_at: Option<&str>) -> String {
+        let recorded = recorded_at.map_or(String::new(), |r| format!(r#","recorded_at":"{r}""#));
+        format!(
+            r#"{{"event_id":"x","employee_id":"E1","employee_name":"Ann","department_id":"D1","at":"{at}","work_date":"2026-11-30","source":"cli"{recorded},"kind":"in","late":false,"late_minutes":0,"early":false,"early_minutes":0,"changed":true}}"#
+        )
+    }
+
+    /// An outbox entry as the punch script writes it now.
+    fn record(at: &str, recorded_at: &str) -> String {
+        let fields = RecordFields {
+            employee_id: "E1",
+            employee_name: "Ann",
+            department_id: "D1",
+            at: DateTime::parse_from_rfc3339(at).unwrap(),
+            work_date: chrono::NaiveDate::from_ymd_opt(2026, 11, 30).unwrap(),
+            source: "cli",
+            recorded_at: instant(recorded_at),
+            late_minutes_if_in: 0,
+            early_minutes_if_out: 0,
+        };
+        record_prefix(&fields) + "i1"
+    }
 
     #[test]
     fn only_events_older_than_the_threshold_are_stale() {
-        let now = DateTime::parse_from_rfc3339("2026-11-30T09:00:10+01:00")
-            .unwrap()
-            .with_timezone(&Utc);
-        assert!(is_stale(r#"{"at":"2026-11-30T09:00:00+01:00"}"#, now));
-        assert!(!is_stale(r#"{"at":"2026-11-30T09:00:08+01:00"}"#, now));
-        assert!(!is_stale("not json", now));
+        let now = instant("2026-11-30T09:00:10+01:00");
+        assert!(is_stale("x", &old_entry("2026-11-30T09:00:00+01:00", None), now));
+        assert!(!is_stale("x", &old_entry("2026-11-30T09:00:08+01:00", None), now));
+        assert!(!is_stale("x", "not json", now));
         // A punch replayed from an hour ago, recorded a moment ago, is not stale.
+        let replayed = old_entry("2026-11-30T08:00:00+01:00", Some("2026-11-30T08:00:08.000Z"));
+        assert!(!is_stale("x", &replayed, now));
         assert!(!is_stale(
-            r#"{"at":"2026-11-30T08:00:00+01:00","recorded_at":"2026-11-30T08:00:08.000Z"}"#,
+            "x",
+            &record("2026-11-30T08:00:00+01:00", "2026-11-30T08:00:08Z"),
+            now
+        ));
+        assert!(is_stale(
+            "x",
+            &record("2026-11-30T09:00:08+01:00", "2026-11-30T08:00:00Z"),
             now
         ));
     }
