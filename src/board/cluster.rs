@@ -110,7 +110,11 @@ impl ClusterConn {
             let mut cursor = 0u64;
             loop {
                 let mut scan = redis::cmd("SCAN");
-                scan.arg(cursor).arg("MATCH").arg(pattern).arg("COUNT").arg(1000);
+                scan.arg(cursor)
+                    .arg("MATCH")
+                    .arg(pattern)
+                    .arg("COUNT")
+                    .arg(super::handle::SCAN_COUNT);
                 let reply = self.con.route_command(&scan, route.clone())?;
                 let (next, found): (u64, Vec<String>) = redis::from_redis_value(reply)?;
                 keys.extend(found);
