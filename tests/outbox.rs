@@ -43,15 +43,13 @@ fn relay_publishes_old_json_entries_and_new_records_alike() {
     let r = env.json(&["relay", "--json"]);
     assert_eq!(r, serde_json::json!({"departments": 1, "sent": 2, "pending": 0}));
     assert!(env.outbox("D001").is_empty());
-    let got = take(&format!("{}.dept.D001", env.ns));
+    // Straight into the department queue: the routing key is the queue's name.
+    let queue = format!("{}.dept.D001", env.ns);
+    let got = take(&queue);
     assert_eq!(got.len(), 2);
-    assert_eq!(
-        got[OLD_ID],
-        ("D001.out".to_string(), OLD_ENTRY.to_string()),
-        "as it was written"
-    );
+    assert_eq!(got[OLD_ID], (queue.clone(), OLD_ENTRY.to_string()), "as it was written");
     let (key, body) = &got[id];
-    assert_eq!((key.as_str(), body), ("D001.in", &expected));
+    assert_eq!((key, body), (&queue, &expected));
     let ev: attendance::event::Event = serde_json::from_str(body).unwrap();
     assert_eq!(
         (ev.employee_id.as_str(), ev.event_id.as_str()),
