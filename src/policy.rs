@@ -53,24 +53,12 @@ fn minutes_up(secs: i64) -> u32 {
 
 /// Late minutes of a check-in `secs` into `date`: counted from the deadline, once past the grace.
 pub fn late_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32 {
-    let deadline = local_offset_secs(tz, date, policy.checkin_deadline);
-    let grace = i64::from(policy.grace_minutes) * 60;
-    if secs > deadline + grace {
-        minutes_up(secs - deadline)
-    } else {
-        0
-    }
+    DayClock::new(policy, tz, date).late_minutes(secs)
 }
 
 /// Early minutes of a check-out `secs` into `date`: counted to the end of day, once past the grace.
 pub fn early_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32 {
-    let end = local_offset_secs(tz, date, policy.checkout_from);
-    let grace = i64::from(policy.grace_minutes) * 60;
-    if secs < end - grace {
-        minutes_up(end - secs)
-    } else {
-        0
-    }
+    DayClock::new(policy, tz, date).early_minutes(secs)
 }
 
 /// One work day's clock: where the day starts and where its deadlines fall, worked out once so
@@ -101,16 +89,26 @@ impl DayClock {
         PunchFacts {
             work_date: self.date,
             secs,
-            late_minutes_if_in: if secs > self.deadline + self.grace {
-                minutes_up(secs - self.deadline)
-            } else {
-                0
-            },
-            early_minutes_if_out: if secs < self.end - self.grace {
-                minutes_up(self.end - secs)
-            } else {
-                0
-            },
+            late_minutes_if_in: self.late_minutes(secs),
+            early_minutes_if_out: self.early_minutes(secs),
+        }
+    }
+
+    /// Late minutes of a check-in `secs` into this clock's date: from the deadline, past the grace.
+    fn late_minutes(&self, secs: i64) -> u32 {
+        if secs > self.deadline + self.grace {
+            minutes_up(secs - self.deadline)
+        } else {
+            0
+        }
+    }
+
+    /// Early minutes of a check-out `secs` into this clock's date: to the end, past the grace.
+    fn early_minutes(&self, secs: i64) -> u32 {
+        if secs < self.end - self.grace {
+            minutes_up(self.end - secs)
+        } else {
+            0
         }
     }
 }
@@ -251,32 +249,40 @@ pub fn day_outcome(
     first_in: Option<i64>,
     last_out: Option<i64>,
 ) -> DayOutcome {
-    let plain = |status| DayOutcome {
-        status,
-        late_minutes: 0,
-        early_minutes: 0,
-    };
-    if !workday {
-        return plain(DayStatus::RestDay);
-    }
-    let late = first_in.map_or(0, |s| late_minutes(policy, tz, date, s));
-    let early = last_out.map_or(0, |s| early_minutes(policy, tz, date, s));
-    let status = match (first_in, last_out) {
-        (None, None) if on_leave => DayStatus::OnLeave,
-        (None, None) => DayStatus::Absent,
-        (Some(_), None) => DayStatus::MissingCheckout,
-        (None, Some(_)) => DayStatus::MissingCheckin,
-        (Some(_), Some(_)) => match (late > 0, early > 0) {
-            (false, false) => DayStatus::Present,
-            (true, false) => DayStatus::Late,
-            (false, true) => DayStatus::EarlyLeave,
-            (true, true) => DayStatus::LateAndEarly,
-        },
-    };
-    DayOutcome {
-        status,
-        late_minutes: late,
-        early_minutes: early,
+    DayClock::new(policy, tz, date).outcome(workday, on_leave, first_in, last_out)
+}
+
+impl DayClock {
+    /// [`day_outcome`] on this clock's date, without the time-zone arithmetic: settle asks it
+    /// once per employee.
+    pub fn outcome(&self, workday: bool, on_leave: bool, first_in: Option<i64>, last_out: Option<i64>) -> DayOutcome {
+        let plain = |status| DayOutcome {
+            status,
+            late_minutes: 0,
+            early_minutes: 0,
+        };
+        if !workday {
+            return plain(DayStatus::RestDay);
+        }
+        let late = first_in.map_or(0, |s| self.late_minutes(s));
+        let early = last_out.map_or(0, |s| self.early_minutes(s));
+        let status = match (first_in, last_out) {
+            (None, None) if on_leave => DayStatus::OnLeave,
+            (None, None) => DayStatus::Absent,
+            (Some(_), None) => DayStatus::MissingCheckout,
+            (None, Some(_)) => DayStatus::MissingCheckin,
+            (Some(_), Some(_)) => match (late > 0, early > 0) {
+                (false, false) => DayStatus::Present,
+                (true, false) => DayStatus::Late,
+                (false, true) => DayStatus::EarlyLeave,
+                (true, true) => DayStatus::LateAndEarly,
+            },
+        };
+        DayOutcome {
+            status,
+            late_minutes: late,
+            early_minutes: early,
+        }
     }
 }
 

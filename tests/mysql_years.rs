@@ -156,6 +156,53 @@ fn without_the_foreign_keys_settle_still_refuses_an_unknown_employee() {
     assert!(reason.contains("unknown employee 'GHOST1'"), "{reason}");
 }
 
+#[test]
+fn the_employee_check_by_range_finds_exactly_the_known_ids_and_locks_them() {
+    // Settle checks a batch's ids by one range read of the primary key, then by id for what the
+    // range did not give: the answer must be that of looking every id up, whatever the ids.
+    let env = TestEnv::with_roster(TZ, 40, 2);
+    let all: Vec<String> = env.mysql().query("SELECT id FROM employees ORDER BY id").unwrap();
+    let mut tx_conn = env.mysql();
+    let mut tx = tx_conn.start_transaction(mysql::TxOpts::default()).unwrap();
+    let check = |tx: &mut mysql::Transaction, ids: &[&str]| {
+        let mut u: Vec<String> = attendance::db::attendance::unknown_employees(tx, ids.iter().copied())
+            .unwrap()
+            .into_iter()
+            .collect();
+        u.sort();
+        u
+    };
+    // A run of neighbours with gaps, ghosts inside and outside the range, one id padded with a
+    // space (equal to a real id under MariaDB's PAD SPACE collation, yet not that id).
+    let padded = format!("{} ", all[3]);
+    let ids = [
+        all[2].as_str(),
+        all[5].as_str(),
+        all[9].as_str(),
+        "A-GHOST",
+        "ZZ-GHOST",
+        &padded,
+    ];
+    assert_eq!(
+        check(&mut tx, &ids),
+        vec!["A-GHOST".to_string(), padded.clone(), "ZZ-GHOST".into()]
+    );
+    // Ids scattered over more of the roster than the range read takes: found by id.
+    let scattered = [all[0].as_str(), all[39].as_str()];
+    assert!(check(&mut tx, &scattered).is_empty());
+    assert!(check(&mut tx, &[]).is_empty());
+    // Every known id stays locked until the transaction ends: deleting one waits.
+    let mut other = env.mysql();
+    other.query_drop("SET SESSION innodb_lock_wait_timeout = 1").unwrap();
+    for id in [&all[5], &all[39]] {
+        let e = other
+            .exec_drop("DELETE FROM employees WHERE id = ?", (id,))
+            .unwrap_err();
+        assert!(e.to_string().contains("1205"), "{e}");
+    }
+    tx.rollback().unwrap();
+}
+
 /// The partitions of `attendance`: (name, rows by count).
 fn partitions(env: &TestEnv) -> Vec<(String, u64)> {
     let names: Vec<String> = env

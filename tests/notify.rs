@@ -500,6 +500,28 @@ fn a_queue_declared_otherwise_leaves_events_pending_and_says_why() {
 }
 
 #[test]
+fn settle_with_every_outbox_empty_needs_no_broker() {
+    // The usual night: nothing pending, so settle does not connect to RabbitMQ (it did, and
+    // declared the topology, for nothing), and a broker away is no problem worth reporting.
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let o = env
+        .cmd()
+        .args(["settle", "--date", "2026-11-19", "--json"])
+        .env("ATTENDANCE_AMQP_URL", closed_port_url())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["rows_written"], 5, "{s}");
+    assert_eq!(
+        (&s["outbox"]["pending"], &s["outbox"]["sent"]),
+        (&0.into(), &0.into()),
+        "{s}"
+    );
+    assert!(s["outbox"].get("problem").is_none(), "{s}");
+}
+
+#[test]
 fn settle_drains_the_outboxes_and_a_broker_outage_does_not_fail_it() {
     let env = TestEnv::with_roster("UTC", 5, 1);
     let down = closed_port_url();

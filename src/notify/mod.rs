@@ -22,6 +22,7 @@ pub use journal::{read_journal, require_journal, EndedBy, ReadReport};
 pub use publish::{Connecting, Flow, Publisher};
 pub use reconnect::Backoff;
 pub use relay::{
-    drain_departments, drain_outboxes, drain_with, in_parallel, send_punch, DrainReport, Handoffs, STALE_AFTER_SECS,
+    drain_departments, drain_outboxes, drain_outboxes_of, drain_with, in_parallel, send_punch, DrainReport, Handoffs,
+    STALE_AFTER_SECS,
 };
 pub use topology::{teardown, Names};

@@ -48,13 +48,23 @@ pub const MALFORMED_SHOWN: usize = 20;
 /// at once for a backlog of several departments (see [`in_parallel`]). No broker: exit 3.
 pub fn drain_outboxes(cfg: &Config, con: &mut impl board::Keyspace, keys: &Keys) -> Result<DrainReport> {
     let depts = board::outbox_departments(con, keys)?;
+    drain_outboxes_of(cfg, con, keys, &depts)
+}
+
+/// [`drain_outboxes`] for these departments' outboxes (found by [`board::outbox_departments`]).
+pub fn drain_outboxes_of(
+    cfg: &Config,
+    con: &mut impl board::Keyspace,
+    keys: &Keys,
+    depts: &[String],
+) -> Result<DrainReport> {
     if cfg.amqp.publishers.clamp(1, depts.len().max(1)) == 1 {
         let mut publisher = Publisher::connect(cfg)?;
-        let report = drain_departments(&mut publisher, con, keys, &depts)?;
+        let report = drain_departments(&mut publisher, con, keys, depts)?;
         publisher.close();
         return Ok(report);
     }
-    in_parallel(cfg, &depts, |share| {
+    in_parallel(cfg, depts, |share| {
         let mut redis = board::Redis::open(cfg)?;
         let mut publisher = Publisher::connect(cfg)?;
         let report = drain_departments(&mut publisher, &mut redis, keys, share)?;

@@ -13,7 +13,7 @@ pub use crate::db::attendance::{encode_log, parse_log, DayRow, Stamp};
 use crate::db::roster::Member;
 pub use crate::db::runs::Failure;
 use crate::event::Kind;
-use crate::policy;
+use crate::policy::DayClock;
 
 /// The facts of the day that are the same for everyone.
 #[derive(Debug, Clone, Copy)]
@@ -24,16 +24,20 @@ pub struct Day<'a> {
     pub workday: bool,
     /// The local midnight that starts the day (board seconds count from it).
     pub start: DateTime<Utc>,
+    /// The day's deadlines, worked out once rather than once per employee.
+    pub clock: DayClock,
 }
 
 impl<'a> Day<'a> {
     pub fn new(date: NaiveDate, tz: Tz, policy: &'a Policy, workday: bool) -> Day<'a> {
+        let clock = DayClock::new(policy, tz, date);
         Day {
             date,
             tz,
             policy,
             workday,
-            start: policy::day_start(tz, date),
+            start: clock.start,
+            clock,
         }
     }
 }
@@ -63,15 +67,9 @@ pub fn row(day: &Day, member: &Member, mut punches: Vec<Stamp>, on_leave: bool) 
     let first_in = punches.iter().filter(|(_, k)| *k == Kind::In).map(|(t, _)| *t).min();
     let last_out = punches.iter().filter(|(_, k)| *k == Kind::Out).map(|(t, _)| *t).max();
     let secs = |t: DateTime<Utc>| (t - start).num_seconds();
-    let outcome = policy::day_outcome(
-        day.policy,
-        day.tz,
-        day.date,
-        day.workday,
-        on_leave,
-        first_in.map(secs),
-        last_out.map(secs),
-    );
+    let outcome = day
+        .clock
+        .outcome(day.workday, on_leave, first_in.map(secs), last_out.map(secs));
     DayRow {
         employee_id: member.employee_id.clone(),
         department_id: member.department_id.clone(),
