@@ -211,6 +211,24 @@ fn relay_on_a_stalled_broker_ends_in_time_and_keeps_the_events() {
     assert_eq!(env.json(&["relay", "--json"])["sent"], 1);
 }
 
+/// `relay --follow --json` through `proxy`, full rounds `interval_ms` apart, its stderr piped.
+fn relay_follow_via(
+    env: &TestEnv,
+    proxy: &StallProxy,
+    cfg: &std::path::Path,
+    interval_ms: &str,
+    stdout: std::process::Stdio,
+) -> std::process::Child {
+    env.std_cmd()
+        .args(["relay", "--follow", "--interval-ms", interval_ms, "--json"])
+        .env("ATTENDANCE_AMQP_URL", amqp_via(proxy))
+        .env("ATTENDANCE_CONFIG", cfg)
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn relay_follow_on_a_stalled_broker_keeps_going_round_by_round_and_stops_on_ctrl_c() {
     use std::io::BufRead;
@@ -218,15 +236,7 @@ fn relay_follow_on_a_stalled_broker_keeps_going_round_by_round_and_stops_on_ctrl
     pending_punch(&env);
     let cfg = env.file("att.toml", AMQP_TIMEOUTS);
     let proxy = StallProxy::start("127.0.0.1:5672", Stall::when_client_sends(BASIC_PUBLISH));
-    let mut child = env
-        .std_cmd()
-        .args(["relay", "--follow", "--interval-ms", "100", "--json"])
-        .env("ATTENDANCE_AMQP_URL", amqp_via(&proxy))
-        .env("ATTENDANCE_CONFIG", &cfg)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = relay_follow_via(&env, &proxy, &cfg, "100", std::process::Stdio::piped());
     // The first round publishes into the silence: the event stays pending, and says why.
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let round: Value = serde_json::from_str(&out.next().unwrap().unwrap()).unwrap();
@@ -261,15 +271,7 @@ fn relay_follow_whose_broker_goes_silent_after_a_handoff_keeps_the_event_and_sto
     let env = TestEnv::with_roster("UTC", 5, 1);
     let cfg = env.file("att.toml", AMQP_TIMEOUTS);
     let proxy = StallProxy::start("127.0.0.1:5672", Stall::when_client_sends(BASIC_PUBLISH));
-    let child = env
-        .std_cmd()
-        .args(["relay", "--follow", "--interval-ms", "60000", "--json"])
-        .env("ATTENDANCE_AMQP_URL", amqp_via(&proxy))
-        .env("ATTENDANCE_CONFIG", &cfg)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = relay_follow_via(&env, &proxy, &cfg, "60000", std::process::Stdio::null());
     let alive = || -> bool { env.redis().exists(env.keys().relay_heartbeat()).unwrap() };
     let until = Instant::now() + Duration::from_secs(10);
     while !alive() {
