@@ -175,8 +175,9 @@ pub struct PunchOutcome {
     pub duplicate: bool,
     pub first_in: Option<i64>,
     pub last_out: Option<i64>,
-    /// The event's wire JSON (`None` for a duplicate, and in bulk, where the events wait in
-    /// the outboxes for the publisher).
+    /// The event: its wire JSON from [`punch`]; from [`punch_many_streamed`], the outbox record
+    /// as stored (the publisher renders it, see `event::render`). `None` for a duplicate, and
+    /// from [`punch_many`], where the events wait in the outboxes for the publisher.
     pub event_json: Option<String>,
 }
 
@@ -346,7 +347,7 @@ pub fn punch_many_partly(
 }
 
 /// [`punch_many_partly`], handing each script call's outcomes to `each` as soon as Redis has
-/// answered it, with the event JSON in them (the punches' indices, and every outcome so far):
+/// answered it, with the outbox records in them (the punches' indices, and every outcome so far):
 /// a bulk check-in publishes those events while it records the next ones.
 pub fn punch_many_streamed(
     con: &mut impl ConnectionLike,

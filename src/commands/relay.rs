@@ -111,6 +111,7 @@ fn take_handoffs(
         if handoffs.busy() {
             wait = wait.min(CONFIRMS_EVERY);
         }
+        // Ctrl-C or SIGTERM interrupts the blocked read: the stop asked for, not a failure.
         let Some(depts) = interrupt::unless_stopped(stop, board::handoff::wait_wakes(con, keys, wait))? else {
             break;
         };
@@ -138,6 +139,8 @@ fn report_sent(ctx: &Ctx, args: &RelayArgs, r: DrainReport, total: &mut DrainRep
 /// How often a relay with confirms due looks for them between wake-ups.
 const CONFIRMS_EVERY: Duration = Duration::from_millis(2);
 
+/// How often a following relay refreshes its heartbeat (and so the longest it blocks waiting
+/// for a wake-up): well within `board::handoff::HEARTBEAT_TTL_MS`.
 const BEAT_EVERY: Duration = Duration::from_millis(1_000);
 
 /// The connection `relay --follow` keeps across rounds, and how it lost the last one.

@@ -19,7 +19,7 @@ use crate::board;
 use crate::config::Config;
 use crate::keys::Keys;
 
-/// One script call's events: (department, event id, event JSON).
+/// One script call's events: (department, event id, the outbox value: rendered when published).
 pub type Events = Vec<(String, String, String)>;
 
 /// Script calls' worth of events waiting per publisher: a publisher slower than Redis holds the
@@ -135,10 +135,10 @@ fn publish_share(
     let mut flow: Flow<(usize, String)> = Flow::default();
     let mut sent = vec![0; share.len()];
     for events in rx.iter() {
-        for (dept, id, json) in events {
+        for (dept, id, stored) in events {
             let Some(&i) = index.get(dept.as_str()) else { continue };
             if publisher.problem().is_none() {
-                publisher.send(&mut flow, &id, &json, (i, id.clone()));
+                publisher.send(&mut flow, &id, &stored, (i, id.clone()));
             }
         }
         if !gone() {

@@ -100,9 +100,9 @@ fn record(
         let events = call
             .iter()
             .filter_map(|&i| {
-                let json = out[i].as_mut()?.event_json.take()?;
+                let stored = out[i].as_mut()?.event_json.take()?;
                 let p = &punches[i];
-                Some((p.employee.department_id.clone(), p.event_id.clone(), json))
+                Some((p.employee.department_id.clone(), p.event_id.clone(), stored))
             })
             .collect();
         handoff.send(events);
