@@ -296,9 +296,17 @@ pub fn punch_many(
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
-    progress: impl FnMut(usize),
+    mut progress: impl FnMut(usize),
 ) -> Result<Vec<PunchOutcome>> {
-    all_recorded(punch_many_partly(con, keys, rules, punches, progress))
+    all_recorded(punch_batched(
+        &PUNCH,
+        con,
+        keys,
+        rules,
+        punches,
+        Events::Outbox,
+        |call, _| progress(call.len()),
+    ))
 }
 
 /// Put journaled punches back on their boards (`recover`): the same script and rules as a
@@ -331,24 +339,12 @@ fn all_recorded((outcomes, failed): (Vec<Option<PunchOutcome>>, Result<()>)) -> 
         .collect()
 }
 
-/// [`punch_many`], keeping what was recorded when Redis fails part-way: the outcomes of the
-/// punches whose replies came (`None` for the others, which may or may not have landed), and
-/// the failure. A bulk check-in cut off says how much it recorded.
-pub fn punch_many_partly(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    rules: PunchRules,
-    punches: &[Punch],
-    mut progress: impl FnMut(usize),
-) -> (Vec<Option<PunchOutcome>>, Result<()>) {
-    punch_batched(&PUNCH, con, keys, rules, punches, Events::Outbox, |call, _| {
-        progress(call.len())
-    })
-}
-
-/// [`punch_many_partly`], handing each script call's outcomes to `each` as soon as Redis has
-/// answered it, with the outbox records in them (the punches' indices, and every outcome so far):
-/// a bulk check-in publishes those events while it records the next ones.
+/// [`punch_many`], handing each script call's outcomes to `each` as soon as Redis has answered
+/// it, with the outbox records in them (the punches' indices, and every outcome so far): a bulk
+/// check-in publishes those events while it records the next ones. When Redis fails part-way,
+/// it keeps what was recorded: the outcomes of the punches whose replies came (`None` for the
+/// others, which may or may not have landed), and the failure, so a bulk check-in cut off says
+/// how much it recorded.
 pub fn punch_many_streamed(
     con: &mut impl ConnectionLike,
     keys: &Keys,

@@ -27,13 +27,13 @@ pub type Events = Vec<(String, String, String)>;
 const BACKLOG: usize = 64;
 
 /// Hands events to the publisher that owns their department.
-pub struct Handoff<'a> {
+pub struct Feed<'a> {
     owner: HashMap<String, usize>,
     senders: Vec<Sender<Events>>,
     abandoned: &'a AtomicBool,
 }
 
-impl Handoff<'_> {
+impl Feed<'_> {
     /// Hand over one call's events (all of one department). A publisher that stopped still
     /// takes them (and drops them: they wait in the outbox), so recording never blocks on it.
     pub fn send(&self, events: Events) {
@@ -60,7 +60,7 @@ pub fn publish_while<R>(
     cfg: &Config,
     keys: &Keys,
     depts: &[String],
-    record: impl FnOnce(&Handoff) -> R,
+    record: impl FnOnce(&Feed) -> R,
 ) -> (R, Result<DrainReport>) {
     let shares = shares(cfg, depts);
     let abandoned = AtomicBool::new(false);
@@ -70,7 +70,7 @@ pub fn publish_while<R>(
     let redis = match redis {
         Ok(r) => r,
         Err(e) => {
-            let nobody = Handoff {
+            let nobody = Feed {
                 owner: HashMap::new(),
                 senders: Vec::new(),
                 abandoned: &abandoned,
@@ -84,7 +84,7 @@ pub fn publish_while<R>(
         .enumerate()
         .flat_map(|(i, share)| share.iter().map(move |d| (d.clone(), i)))
         .collect();
-    let handoff = Handoff {
+    let feed = Feed {
         owner,
         senders,
         abandoned: &abandoned,
@@ -96,9 +96,9 @@ pub fn publish_while<R>(
                 publish_share(cfg, keys, share, rx, redis, &abandoned)
             })
         });
-        let recorded = record(&handoff);
-        // Closing the hand-off tells each publisher that no more is coming.
-        drop(handoff);
+        let recorded = record(&feed);
+        // Closing the feed tells each publisher that no more is coming.
+        drop(feed);
         let report = publishing
             .join()
             .unwrap_or_else(|_| Err(crate::error::Error::internal("the publishers panicked").into()));

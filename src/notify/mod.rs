@@ -17,7 +17,7 @@ mod topology;
 mod watchdog;
 
 pub use consume::{watch_department, WatchItem, WatchOptions, WatchReport};
-pub use feed::{publish_while, Handoff};
+pub use feed::{publish_while, Feed};
 pub use journal::{read_journal, require_journal, EndedBy, ReadReport};
 pub use publish::{Connecting, Flow, Publisher};
 pub use reconnect::Backoff;

@@ -14,7 +14,7 @@ use crate::board::{self, Punch, PunchRules};
 use crate::bulk::{BulkReport, Refusal, Row};
 use crate::config::Config;
 use crate::keys::Keys;
-use crate::notify::{self, DrainReport, Handoff};
+use crate::notify::{self, DrainReport, Feed};
 use crate::policy::{self, DayClock};
 
 /// What a bulk check-in did: the board's side and the broker's.
@@ -36,8 +36,8 @@ pub fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress: impl 
     let mut depts: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
     depts.sort_unstable();
     depts.dedup();
-    let (mut report, notifications) = notify::publish_while(cfg, &keys, &depts, |handoff| {
-        record(cfg, &mut redis, &keys, &punches, progress, handoff)
+    let (mut report, notifications) = notify::publish_while(cfg, &keys, &depts, |feed| {
+        record(cfg, &mut redis, &keys, &punches, progress, feed)
     });
     report.rows = total;
     report.refused = refused;
@@ -92,7 +92,7 @@ fn record(
     keys: &Keys,
     punches: &[Punch],
     mut progress: impl FnMut(usize),
-    handoff: &Handoff,
+    feed: &Feed,
 ) -> BulkReport {
     let rules = PunchRules::new(&cfg.policy, cfg.timezone);
     let (outcomes, done) = board::punch_many_streamed(redis, keys, rules, punches, |call, out| {
@@ -105,11 +105,11 @@ fn record(
                 Some((p.employee.department_id.clone(), p.event_id.clone(), stored))
             })
             .collect();
-        handoff.send(events);
+        feed.send(events);
     });
     let failure = done.err();
     if failure.is_some() {
-        handoff.abandon();
+        feed.abandon();
     }
     let outcomes: Vec<&board::PunchOutcome> = outcomes.iter().flatten().collect();
     let recorded = outcomes.iter().filter(|o| o.changed).count();
