@@ -296,17 +296,9 @@ pub fn punch_many(
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
-    mut progress: impl FnMut(usize),
+    progress: impl FnMut(usize),
 ) -> Result<Vec<PunchOutcome>> {
-    all_recorded(punch_batched(
-        &PUNCH,
-        con,
-        keys,
-        rules,
-        punches,
-        Events::Outbox,
-        |call, _| progress(call.len()),
-    ))
+    all_recorded_as(con, keys, rules, punches, Events::Outbox, progress)
 }
 
 /// Put journaled punches back on their boards (`recover`): the same script and rules as a
@@ -317,17 +309,24 @@ pub fn replay_many(
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
+    progress: impl FnMut(usize),
+) -> Result<Vec<PunchOutcome>> {
+    all_recorded_as(con, keys, rules, punches, Events::Drop, progress)
+}
+
+/// Every punch recorded through the script with `events`, or the failure; `progress` gets the
+/// size of each script call as it is answered.
+fn all_recorded_as(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    rules: PunchRules,
+    punches: &[Punch],
+    events: Events,
     mut progress: impl FnMut(usize),
 ) -> Result<Vec<PunchOutcome>> {
-    all_recorded(punch_batched(
-        &PUNCH,
-        con,
-        keys,
-        rules,
-        punches,
-        Events::Drop,
-        |call, _| progress(call.len()),
-    ))
+    all_recorded(punch_batched(&PUNCH, con, keys, rules, punches, events, |call, _| {
+        progress(call.len())
+    }))
 }
 
 /// Every outcome, or the failure that cut the batch off.
