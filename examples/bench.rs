@@ -3,8 +3,9 @@
 //!
 //! cargo build --release --bins --examples && target/release/examples/bench [--employees N] [--departments N] [--runs N]
 //!
-//! It uses its own namespace (`bench`) and database (`attendance_bench`), which it resets first,
-//! and writes the figures to `bench-results/latest.md` as well as the screen.
+//! It uses its own namespace (`bench`, or `--tag NAME`) and database (`attendance_<namespace>`),
+//! which it resets first, and writes the figures to `bench-results/<namespace>.md` as well as the
+//! screen.
 //!
 //! On a Redis Cluster: `ATTENDANCE_REDIS_URL=redis+cluster://host:port,host:port ...`
 //! (`redis-benchmark --cluster` on the first seed node gives the reference figures); it then
@@ -296,13 +297,15 @@ struct Latency {
 
 /// Namespace `bench` and database `attendance_bench`, or `benchc` and `attendance_benchc` on a
 /// Redis Cluster, so that the two kinds of run never meet on the shared MySQL and RabbitMQ.
+/// `--tag NAME` gives a run a namespace and database of its own, so that two runs at once
+/// on the same services never reset each other's.
 fn tag() -> &'static str {
     let on_cluster = std::env::var("ATTENDANCE_REDIS_URL").is_ok_and(|u| u.starts_with("redis+cluster://"));
-    if on_cluster {
-        "benchc"
-    } else {
-        "bench"
-    }
+    let default = if on_cluster { "benchc" } else { "bench" };
+    args::tag(default).unwrap_or_else(|e| {
+        eprintln!("bench: {e:#}");
+        std::process::exit(2)
+    })
 }
 
 /// The benchmark's configuration: its namespace and database (see [`tag`]).
@@ -400,7 +403,7 @@ fn run(departments: u32) -> Result<()> {
 
     latency_steps(&mut b, runs, &known)?;
 
-    let out = b.dir.join("latest.md");
+    let out = b.dir.join(format!("{}.md", tag()));
     std::fs::write(&out, b.lines.join("\n") + "\n")?;
     println!("\nfigures written to {}", out.display());
     Ok(())

@@ -29,10 +29,16 @@ use attendance::keys::Keys;
 use rand::Rng;
 use redis_refs::{benchmark_target, delete_pattern, evalsha_stats, redis_benchmark};
 
-const NS: &str = "breakdown";
-
 /// A variant: its name and the edits (text of `punch.lua` -> replacement) that make it.
 type Variant = (&'static str, &'static [(&'static str, &'static str)]);
+
+/// The run's namespace: `breakdown`, or `--tag NAME` (so that two runs at once do not meet).
+fn ns() -> &'static str {
+    args::tag("breakdown").unwrap_or_else(|e| {
+        eprintln!("board_breakdown: {e:#}");
+        std::process::exit(2)
+    })
+}
 
 const OUTBOX_HSET: &str = "if nevent > 0 and not replay then redis.call('HSET', outbox, unpack(events)) end";
 
@@ -87,11 +93,11 @@ fn main() -> Result<()> {
         anyhow::bail!("--employees must be a multiple of 100 per department (full script calls)");
     }
     let mut cfg = Config::load(&Overrides {
-        namespace: Some(NS.into()),
+        namespace: Some(ns().into()),
         timezone: Some("Europe/Paris".into()),
         ..Default::default()
     })?;
-    cfg.namespace = NS.into();
+    cfg.namespace = ns().into();
     let mut con = attendance::services::redis(&cfg)?;
     let run = || -> Result<()> {
         let target = benchmark_target(&cfg);
@@ -121,7 +127,7 @@ fn main() -> Result<()> {
         }
         Ok(())
     };
-    args::run_then_cleanup(run, || delete_pattern(&mut con, &format!("{NS}:*")))
+    args::run_then_cleanup(run, || delete_pattern(&mut con, &format!("{}:*", ns())))
 }
 
 /// One check-in per employee, between 08:00 and 09:10 on a past day, in the company's zone.
@@ -147,9 +153,9 @@ fn morning(cfg: &Config, employees: u32, departments: u32) -> Vec<Punch> {
 fn throughput(cfg: &Config, con: &mut board::Redis, punches: &[Punch]) -> Result<f64> {
     let rules = PunchRules::new(&cfg.policy, cfg.timezone);
     let t = Instant::now();
-    board::punch_many(con, &Keys::new(NS), rules, punches, |_| {})?;
+    board::punch_many(con, &Keys::new(ns()), rules, punches, |_| {})?;
     let rate = punches.len() as f64 / t.elapsed().as_secs_f64();
-    delete_pattern(con, &format!("{NS}:*"))?;
+    delete_pattern(con, &format!("{}:*", ns()))?;
     Ok(rate)
 }
 
@@ -158,7 +164,7 @@ fn build_time(cfg: &Config, punches: &[Punch]) -> f64 {
     let rules = PunchRules::new(&cfg.policy, cfg.timezone);
     let script = redis::Script::new(board::PUNCH_SCRIPT);
     let t = Instant::now();
-    let calls = board::punch_calls(&script, &Keys::new(NS), rules, punches);
+    let calls = board::punch_calls(&script, &Keys::new(ns()), rules, punches);
     let us = t.elapsed().as_secs_f64() * 1e6 / punches.len() as f64;
     drop(calls);
     us
@@ -179,7 +185,7 @@ fn variant(cfg: &Config, con: &mut board::Redis, punches: &[Punch], edits: &[(&s
     let rules = PunchRules::new(&cfg.policy, cfg.timezone);
     script.prepare_invoke().load(con)?;
     let mut out = Vec::new();
-    for call in board::punch_calls(&script, &Keys::new(NS), rules, punches) {
+    for call in board::punch_calls(&script, &Keys::new(ns()), rules, punches) {
         let (c0, u0) = evalsha_stats(con)?;
         let _: redis::Value = call.invoke(con)?;
         let (c1, u1) = evalsha_stats(con)?;
@@ -187,7 +193,7 @@ fn variant(cfg: &Config, con: &mut board::Redis, punches: &[Punch], edits: &[(&s
             out.push((u1 - u0) / 100.0);
         }
     }
-    delete_pattern(con, &format!("{NS}:*"))?;
+    delete_pattern(con, &format!("{}:*", ns()))?;
     Ok(out)
 }
 

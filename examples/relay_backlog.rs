@@ -5,7 +5,7 @@
 //!
 //! cargo build --release --bins --examples && target/release/examples/relay_backlog [--employees N] [--departments N] [--runs N]
 //!
-//! It uses its own namespace (`benchrelay`) and database (`attendance_benchrelay`), resets them
+//! It uses its own namespace (`benchrelay`, or `--tag NAME`) and database (`attendance_<namespace>`), resets them
 //! first and removes them (keys, queues, exchanges, database) at the end, also after a failure;
 //! `--cleanup` (with the same `--departments`) only removes what a killed run left. The journal
 //! is off, so the relay and the reference put each message into one queue.
@@ -32,17 +32,28 @@ use attendance::keys::Keys;
 use mysql::prelude::Queryable;
 use redis::Commands;
 
-const NS: &str = "benchrelay";
-const DB: &str = "attendance_benchrelay";
+/// The run's namespace: `benchrelay`, or `--tag NAME` (so that two runs at once do not meet).
+fn ns() -> &'static str {
+    args::tag("benchrelay").unwrap_or_else(|e| {
+        eprintln!("relay_backlog: {e:#}");
+        std::process::exit(2)
+    })
+}
+
+/// The run's database: `attendance_<namespace>`.
+fn db() -> String {
+    format!("attendance_{}", ns())
+}
+
 /// A port where no broker listens: the bulk check-in leaves every event in its outbox.
 const NO_BROKER: &str = "amqp://guest:guest@127.0.0.1:1/%2f";
 
 fn config() -> Result<Config> {
     let mut cfg = Config::load(&Overrides {
-        namespace: Some(NS.into()),
+        namespace: Some(ns().into()),
         ..Default::default()
     })?;
-    cfg.mysql_url = format!("{}{DB}", cfg.mysql_server_url());
+    cfg.mysql_url = format!("{}{}", cfg.mysql_server_url(), db());
     // A busy broker deleting thousands of quorum queues takes seconds over one: the cleanup
     // must not give up half-way (seen with 5,000 departments).
     cfg.amqp.confirm_timeout_ms = cfg.amqp.confirm_timeout_ms.max(60_000);
@@ -55,7 +66,7 @@ fn cmd(bin: &Path, cfg: &Config) -> Command {
     c.env("ATTENDANCE_REDIS_URL", &cfg.redis_url)
         .env("ATTENDANCE_MYSQL_URL", &cfg.mysql_url)
         .env("ATTENDANCE_AMQP_URL", &cfg.amqp_url)
-        .env("ATTENDANCE_NAMESPACE", NS)
+        .env("ATTENDANCE_NAMESPACE", ns())
         .env("ATTENDANCE_JOURNAL_ENABLED", "false")
         .env_remove("ATTENDANCE_CONFIG")
         .arg("-q")
@@ -87,12 +98,12 @@ fn queues(departments: u32) -> Vec<String> {
 fn cleanup(departments: u32) -> Result<()> {
     let cfg = config()?;
     let mut con = board::Redis::open(&cfg)?;
-    for k in con.scan_keys(&format!("{NS}:*"))? {
+    for k in con.scan_keys(&format!("{}:*", ns()))? {
         let _: () = con.del(k)?;
     }
     let broker = attendance::notify::teardown(&cfg, &queues(departments));
     let mut server = attendance::services::mysql_server(&cfg)?;
-    server.query_drop(format!("DROP DATABASE IF EXISTS {DB}"))?;
+    server.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
     let _ = std::fs::remove_dir_all(dir());
     broker
 }
@@ -147,12 +158,15 @@ fn bench(departments: u32) -> Result<()> {
     let mut c = cmd(&bin, &cfg);
     c.env("ATTENDANCE_AMQP_URL", NO_BROKER).args(["checkin", "--file", m]);
     run(c, &[0, 3, 4])?;
-    let keys = Keys::new(NS);
+    let keys = Keys::new(ns());
     let mut con = board::Redis::open(&cfg)?;
     let (depts, n) = board::outbox_backlog(&mut con, &keys)?;
     let size = average_event_size(&mut con, &keys)?;
     println!("backlog: {n} events of about {size} bytes in {depts} departments ({employees} employees); journal off");
-    let qs: Vec<String> = queues(departments).iter().map(|d| format!("{NS}.dept.{d}")).collect();
+    let qs: Vec<String> = queues(departments)
+        .iter()
+        .map(|d| format!("{}.dept.{d}", ns()))
+        .collect();
 
     let mut c = cmd(&bin, &cfg);
     c.arg("relay");

@@ -4,7 +4,7 @@
 //!
 //! cargo run --release --example settle_bench [-- --employees N --departments N]
 //!
-//! It uses its own namespace (`benchsettle`) and database (`attendance_settle_bench`), resets
+//! It uses its own namespace (`benchsettle`, or `--tag NAME`) and database (`attendance_<namespace>`), resets
 //! them first and drops them at the end. `ATTENDANCE_REDIS_URL` and `ATTENDANCE_MYSQL_URL`
 //! (server part only) point it elsewhere.
 
@@ -31,16 +31,26 @@ use mysql::prelude::Queryable;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-const NS: &str = "benchsettle";
-const DB: &str = "attendance_settle_bench";
+/// The run's namespace: `benchsettle`, or `--tag NAME` (so that two runs at once do not meet).
+fn ns() -> &'static str {
+    args::tag("benchsettle").unwrap_or_else(|e| {
+        eprintln!("settle_bench: {e:#}");
+        std::process::exit(2)
+    })
+}
+
+/// The run's database: `attendance_<namespace>`.
+fn db() -> String {
+    format!("attendance_{}", ns())
+}
 
 fn config() -> Result<Config> {
     let server = std::env::var("ATTENDANCE_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/x".into());
     let base = server.rsplit_once('/').map_or(server.as_str(), |(b, _)| b);
     Ok(Config::load(&Overrides {
         redis_url: std::env::var("ATTENDANCE_REDIS_URL").ok(),
-        mysql_url: Some(format!("{base}/{DB}")),
-        namespace: Some(NS.into()),
+        mysql_url: Some(format!("{base}/{}", db())),
+        namespace: Some(ns().into()),
         timezone: Some("Europe/Paris".into()),
         ..Default::default()
     })?)
@@ -48,7 +58,7 @@ fn config() -> Result<Config> {
 
 /// Delete every key of the namespace.
 fn clear_redis(con: &mut impl redis::ConnectionLike) -> Result<()> {
-    let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{NS}:*")).query(con)?;
+    let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{}:*", ns())).query(con)?;
     for chunk in keys.chunks(1_000) {
         let _: () = redis::cmd("DEL").arg(chunk).query(con)?;
     }
@@ -62,7 +72,7 @@ fn write_day(
     members: &[db::roster::Member],
     date: NaiveDate,
 ) -> Result<()> {
-    let keys = Keys::new(NS);
+    let keys = Keys::new(ns());
     let tz = cfg.timezone;
     let at = |h: u32, m: u32| policy::local_offset_secs(tz, date, chrono::NaiveTime::from_hms_opt(h, m, 0).unwrap());
     let mut rng = StdRng::seed_from_u64(7);
@@ -118,7 +128,7 @@ fn main() -> Result<()> {
     cfg.settle.batch_size = arg("--batch", cfg.settle.batch_size as u32)? as usize;
     cfg.settle.writers = arg("--writers", cfg.settle.writers as u32)? as usize;
     let mut server = services::mysql_server(&cfg)?;
-    server.query_drop(format!("DROP DATABASE IF EXISTS {DB}"))?;
+    server.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
     drop(server);
     db::migrate(&cfg)?;
     let mut con = services::redis(&cfg)?;
@@ -180,7 +190,7 @@ fn main() -> Result<()> {
     attendance::notify::teardown(&cfg, &[])?;
 
     drop(pool);
-    services::mysql_server(&cfg)?.query_drop(format!("DROP DATABASE IF EXISTS {DB}"))?;
+    services::mysql_server(&cfg)?.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
     Ok(())
 }
 

@@ -50,3 +50,26 @@ pub fn binary() -> Result<PathBuf> {
     }
     Ok(bin)
 }
+
+/// This run's namespace (and the suffix of its database): `--tag NAME`, else `default`. Two
+/// people benchmarking at once on the shared services give different tags, so that neither run
+/// resets or deletes the other's keys, queues and database (`--cleanup` takes the same tag).
+#[allow(dead_code)] // not every benchmark creates names on the shared services
+pub fn tag(default: &'static str) -> Result<&'static str> {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if let Some(t) = TAG.get() {
+        return Ok(t);
+    }
+    let args: Vec<String> = std::env::args().collect();
+    let t = match args.iter().position(|a| a == "--tag") {
+        Some(i) => args.get(i + 1).context("--tag: a name is needed after it")?.clone(),
+        None => default.to_string(),
+    };
+    let ok = (1..=24).contains(&t.len())
+        && t.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !ok {
+        bail!("--tag: '{t}' must be 1 to 24 of a-z, 0-9 and '_' (it names a namespace and a database)");
+    }
+    Ok(TAG.get_or_init(|| t))
+}
