@@ -44,6 +44,18 @@ pub(crate) fn explain_timeout(e: redis::RedisError, read_timeout_ms: u32) -> red
     .into()
 }
 
+impl RedisConn {
+    /// Write commands without waiting for their replies (see `board`'s overlapped pipelines).
+    pub(crate) fn send_packed(&mut self, cmd: &[u8]) -> RedisResult<()> {
+        self.con.send_packed_command(cmd).map_err(|e| self.explain(e))
+    }
+
+    /// The next reply on the connection, within the read timeout.
+    pub(crate) fn recv(&mut self) -> RedisResult<Value> {
+        self.con.recv_response().map_err(|e| self.explain(e))
+    }
+}
+
 impl ConnectionLike for RedisConn {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
         self.con.req_packed_command(cmd).map_err(|e| self.explain(e))

@@ -133,3 +133,93 @@ proptest! {
         }
     }
 }
+
+/// A morning of `depts` departments with `per_dept` check-ins each, 08:00 onwards (Europe/Paris).
+fn morning(depts: usize, per_dept: usize) -> (PunchRules, NaiveDate, Vec<Punch>) {
+    let policy = Policy::default();
+    let tz = chrono_tz::Europe::Paris;
+    let day = NaiveDate::from_ymd_opt(2026, 11, 2).unwrap();
+    let start = attendance::policy::day_start(tz, day) + chrono::Duration::hours(8);
+    let list = (0..depts * per_dept)
+        .map(|i| {
+            let emp = Employee {
+                id: format!("E{i}"),
+                department_id: format!("D{}", i % depts),
+                name: format!("N{i}"),
+            };
+            Punch::new(
+                emp,
+                None,
+                start + chrono::Duration::seconds(i as i64 % 3_000),
+                "test",
+                &policy,
+                tz,
+            )
+        })
+        .collect();
+    (PunchRules::new(&policy, tz), day, list)
+}
+
+/// Bulk over many pipelines (each sent before the previous one's replies are read) gives the
+/// same boards and outcomes as one call per punch, in input order.
+#[test]
+fn punch_many_over_many_pipelines_matches_one_by_one() {
+    let env = common::TestEnv::new("Europe/Paris");
+    // 150 departments of 30: 150 script calls, 5 pipelines.
+    let (rules, day, list) = morning(150, 30);
+    let (one, many) = (Keys::new(&format!("{}:a", env.ns)), Keys::new(&format!("{}:b", env.ns)));
+    let mut con = env.redis();
+    let singles: Vec<_> = list
+        .iter()
+        .map(|p| board::punch(&mut con, &one, rules, p).unwrap())
+        .collect();
+    let bulk = board::punch_many(&mut con, &many, rules, &list, |_| {}).unwrap();
+    assert_eq!(bulk.len(), list.len());
+    for (s, b) in singles.iter().zip(&bulk) {
+        assert_eq!(
+            (s.kind, s.changed, s.duplicate, s.first_in, s.last_out),
+            (b.kind, b.changed, b.duplicate, b.first_in, b.last_out)
+        );
+    }
+    for d in 0..150 {
+        let a: std::collections::HashMap<String, String> = con.hgetall(one.board(&format!("D{d}"), day)).unwrap();
+        let b: std::collections::HashMap<String, String> = con.hgetall(many.board(&format!("D{d}"), day)).unwrap();
+        assert_eq!((a.len(), &a), (30, &b), "D{d}");
+    }
+}
+
+/// A script call that fails part-way through a stream of pipelines: the failure is returned,
+/// every punch reported recorded is on its board, and the connection is still in step (the
+/// replies owed by the pipeline in flight were read), so its next command gets its own reply.
+#[test]
+fn a_failing_call_amid_overlapped_pipelines_leaves_the_connection_in_step() {
+    let env = common::TestEnv::new("Europe/Paris");
+    let (rules, day, list) = morning(150, 30);
+    let keys = Keys::new(&env.ns);
+    let mut con = env.redis();
+    // One board in ten is a string: those script calls fail (WRONGTYPE). With 15 of them
+    // spread over 5 pipelines, the first failure comes while a later pipeline is in flight.
+    for d in (0..150).step_by(10) {
+        let _: () = con.set(keys.board(&format!("D{d}"), day), "not a hash").unwrap();
+    }
+    let (outcomes, done) = board::punch_many_streamed(&mut con, &keys, rules, &list, |_, _| {});
+    let e = format!("{:#}", done.unwrap_err());
+    assert!(e.contains("WRONGTYPE"), "{e}");
+    let recorded = outcomes.iter().filter(|o| o.is_some()).count();
+    assert!(
+        recorded < list.len(),
+        "the failed call's punches are not reported recorded"
+    );
+    for (p, o) in list.iter().zip(&outcomes) {
+        if o.is_some() {
+            let v: Option<String> = con
+                .hget(keys.board(&p.employee.department_id, day), &p.employee.id)
+                .unwrap();
+            assert!(v.is_some(), "{} reported recorded but not on its board", p.employee.id);
+        }
+    }
+    let pong: String = redis::cmd("PING").query(&mut con).unwrap();
+    assert_eq!(pong, "PONG");
+    let echoed: String = redis::cmd("ECHO").arg("in step").query(&mut con).unwrap();
+    assert_eq!(echoed, "in step");
+}

@@ -6,12 +6,14 @@ pub mod cutover;
 mod handle;
 pub mod handoff;
 pub mod health;
+mod overlap;
 pub mod record;
 pub mod server;
 pub mod summary;
 
 pub use cutover::BoardEntry;
 pub use handle::{Keyspace, Redis};
+pub use overlap::Pipelines;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
@@ -292,7 +294,7 @@ pub const CALLS_PER_PIPELINE: usize = 32;
 /// script, same outcomes as one by one; the outcomes come back in input order, without the
 /// event JSON (the events wait in the outboxes for the publisher).
 pub fn punch_many(
-    con: &mut impl ConnectionLike,
+    con: &mut impl Pipelines,
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
@@ -305,7 +307,7 @@ pub fn punch_many(
 /// check-in, so a punch already there is a duplicate, but no event goes to an outbox: the
 /// journal has these events because they were published once already.
 pub fn replay_many(
-    con: &mut impl ConnectionLike,
+    con: &mut impl Pipelines,
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
@@ -317,7 +319,7 @@ pub fn replay_many(
 /// Every punch recorded through the script with `events`, or the failure; `progress` gets the
 /// size of each script call as it is answered.
 fn all_recorded_as(
-    con: &mut impl ConnectionLike,
+    con: &mut impl Pipelines,
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
@@ -345,7 +347,7 @@ fn all_recorded((outcomes, failed): (Vec<Option<PunchOutcome>>, Result<()>)) -> 
 /// others, which may or may not have landed), and the failure, so a bulk check-in cut off says
 /// how much it recorded.
 pub fn punch_many_streamed(
-    con: &mut impl ConnectionLike,
+    con: &mut impl Pipelines,
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
@@ -392,7 +394,7 @@ pub const PUNCH_SCRIPT: &str = include_str!("punch.lua");
 
 fn punch_batched(
     script: &redis::Script,
-    con: &mut impl ConnectionLike,
+    con: &mut impl Pipelines,
     keys: &Keys,
     rules: PunchRules,
     punches: &[Punch],
@@ -407,7 +409,8 @@ fn punch_batched(
             Err(anyhow::Error::new(e).context("loading the punch script into Redis")),
         );
     }
-    for batch in calls(punches).chunks(CALLS_PER_PIPELINE) {
+    let calls = calls(punches);
+    let mut pipes = calls.chunks(CALLS_PER_PIPELINE).map(|batch| {
         let mut pipe = redis::pipe();
         for call in batch {
             pipe.invoke_script(&invocation(
@@ -418,21 +421,22 @@ fn punch_batched(
                 events,
             ));
         }
-        let replies: Vec<Vec<Reply>> = match pipe.query(con).context("recording punches in Redis") {
-            Ok(r) => r,
-            Err(e) => return (out, Err(e)),
-        };
+        pipe
+    });
+    // The replies come back in the order the pipelines went out.
+    let mut answered = calls.chunks(CALLS_PER_PIPELINE);
+    let done = con.each_pipeline(&mut pipes, &mut |replies| {
+        let batch = answered.next().context("Redis answered a pipeline never sent")?;
         for (call, reply) in batch.iter().zip(replies) {
+            let reply: Vec<Reply> = redis::from_redis_value(reply?)?;
             for (&i, r) in call.iter().zip(reply) {
-                match outcome(r) {
-                    Ok(o) => out[i] = Some(o),
-                    Err(e) => return (out, Err(e)),
-                }
+                out[i] = Some(outcome(r)?);
             }
             each_call(call, &mut out);
         }
-    }
-    (out, Ok(()))
+        Ok(())
+    });
+    (out, done.context("recording punches in Redis"))
 }
 
 /// One employee's record for a day: `None` if the board has no field for them (not laid

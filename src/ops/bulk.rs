@@ -6,7 +6,6 @@ use std::collections::HashMap;
 
 use anyhow::Result;
 use chrono::NaiveDate;
-use redis::ConnectionLike;
 use serde::Serialize;
 
 use super::checkin::resolve;
@@ -54,7 +53,7 @@ pub fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress: impl 
 /// Resolve and classify every row: the punches to record, and every refusal in line order.
 fn prepare(
     cfg: &Config,
-    redis: &mut impl ConnectionLike,
+    redis: &mut impl redis::ConnectionLike,
     keys: &Keys,
     rows: Vec<Row>,
     mut refused: Vec<Refusal>,
@@ -88,7 +87,7 @@ fn prepare(
 /// failure in it.
 fn record(
     cfg: &Config,
-    redis: &mut impl ConnectionLike,
+    redis: &mut impl board::Pipelines,
     keys: &Keys,
     punches: &[Punch],
     mut progress: impl FnMut(usize),
