@@ -234,3 +234,59 @@ fn status_of_a_day_with_no_punch_says_not_yet_in() {
     assert_eq!(st["state"], "not_in");
     assert!(env.ok(&["status", "E000004"]).contains("not yet in"));
 }
+
+/// Every way a board comes to be (init-day, a check-in on a day nobody laid out, a bulk
+/// check-in) leaves a hash table, whatever the server's hash-max-listpack-entries, with no
+/// padding field left behind; a listpack board from an older version keeps its punches.
+#[test]
+fn boards_are_hash_tables_and_old_compact_boards_keep_their_punches() {
+    let env = TestEnv::with_roster("UTC", 300, 3);
+    let mut con = env.redis();
+    let encodings = |day: &str| -> Vec<String> {
+        let mut con = env.redis();
+        let keys = env.board_keys(day);
+        assert!(!keys.is_empty(), "{day} has boards");
+        keys.iter()
+            .map(|k| {
+                let fields: Vec<String> = con.hkeys(k).unwrap();
+                assert!(!fields.contains(&"~".to_string()), "{k} keeps no padding");
+                redis::cmd("OBJECT").arg("ENCODING").arg(k).query(&mut con).unwrap()
+            })
+            .collect()
+    };
+    env.ok(&["init-day", "--date", DAY]);
+    // A day nobody laid out: the check-in makes the board; then a bulk check-in on another.
+    env.ok(&["checkin", "E000004", "--at", "2026-11-03T07:00:00Z"]);
+    let f = env.file(
+        "b.csv",
+        "employee_id,kind,at\nE000001,in,2026-11-04T07:00:00Z\nE000002,in,2026-11-04T07:01:00Z\n",
+    );
+    env.ok(&["checkin", "--file", f.to_str().unwrap()]);
+    for day in [DAY, "2026-11-03", "2026-11-04"] {
+        assert!(
+            encodings(day).iter().all(|e| e == "hashtable"),
+            "{day}: {:?}",
+            encodings(day)
+        );
+    }
+    // An older version's compact board: E000006's department, with a punch already there for
+    // a colleague that is not on the roster (so nothing lays it out again).
+    env.ok(&["checkin", "E000006", "--at", "2026-11-05T07:00:00Z"]);
+    let key = env.board_keys("2026-11-05").pop().unwrap();
+    let _: () = con.del(&key).unwrap();
+    let _: () = con.hset_multiple(&key, &[("X1", "i25200"), ("E000006", "")]).unwrap();
+    assert_eq!(encodings("2026-11-05"), ["listpack"]);
+    env.ok(&["checkin", "E000006", "--at", "2026-11-05T07:30:00Z"]);
+    assert_eq!(encodings("2026-11-05"), ["hashtable"]);
+    let board: std::collections::HashMap<String, String> = con.hgetall(&key).unwrap();
+    assert_eq!(
+        (board["X1"].as_str(), board["E000006"].as_str(), board.len()),
+        ("i25200", "i27000", 2)
+    );
+    let laid: usize = env
+        .board_keys(DAY)
+        .iter()
+        .map(|k| con.hlen::<_, usize>(k).unwrap())
+        .sum();
+    assert_eq!(laid, 300);
+}

@@ -100,8 +100,27 @@ impl PrivateRedis {
         keys.sort();
         keys.into_iter()
             .map(|k| {
-                let dump: Option<Vec<u8>> = redis::cmd("DUMP").arg(&k).query(&mut con).unwrap();
-                (k, format!("{dump:?}"))
+                // The content, not DUMP's bytes: a hash table's fields come back from an AOF in
+                // another order.
+                let kind: String = redis::cmd("TYPE").arg(&k).query(&mut con).unwrap();
+                let mut items: Vec<String> = match kind.as_str() {
+                    "hash" => redis::cmd("HGETALL")
+                        .arg(&k)
+                        .query::<Vec<(String, String)>>(&mut con)
+                        .unwrap()
+                        .into_iter()
+                        .map(|(f, v)| format!("{f}={v}"))
+                        .collect(),
+                    "set" => redis::cmd("SMEMBERS").arg(&k).query(&mut con).unwrap(),
+                    "string" => vec![redis::cmd("GET").arg(&k).query(&mut con).unwrap()],
+                    // Lists and streams keep their order: their bytes are their content.
+                    _ => vec![format!(
+                        "{:?}",
+                        redis::cmd("DUMP").arg(&k).query::<Option<Vec<u8>>>(&mut con).unwrap()
+                    )],
+                };
+                items.sort();
+                (k, format!("{kind} {items:?}"))
             })
             .collect()
     }

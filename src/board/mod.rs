@@ -31,7 +31,8 @@ use crate::roster::Member;
 use record::{DayRecord, MAX_TOKENS};
 
 static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(PUNCH_SCRIPT));
-static LAYOUT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("layout.lua")));
+static LAYOUT: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(concat!(include_str!("hashtable.lua"), include_str!("layout.lua"))));
 
 /// An employee as the roster cache knows them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -390,7 +391,7 @@ fn calls(punches: &[Punch]) -> Vec<Vec<usize>> {
 
 /// The punch script's text, which `board_breakdown` varies.
 #[doc(hidden)]
-pub const PUNCH_SCRIPT: &str = include_str!("punch.lua");
+pub const PUNCH_SCRIPT: &str = concat!(include_str!("hashtable.lua"), include_str!("punch.lua"));
 
 fn punch_batched(
     script: &redis::Script,

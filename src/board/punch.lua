@@ -120,7 +120,7 @@ for emp in pairs(dirty) do
   nwrite = nwrite + 2
 end
 if nwrite > 0 then
-  redis.call('HSET', board, unpack(writes))
+  hset_board(board, writes, nwrite)
   -- In the same step as the board write: a board that exists is always in its days set, so a
   -- punch on a day already settled (or on a day whose settle cron never ran) is found.
   redis.call('SADD', days, ARGV[4])

@@ -1,0 +1,29 @@
+-- (Prepended to the scripts that write a board: punch.lua, layout.lua.)
+-- A board is a hash table whatever the server's hash-max-listpack-entries says (128 by default,
+-- 512 on some servers): in a compact listpack every field read or written scans the whole
+-- board, which cost a bulk punch about a third of its Redis time at 200 employees a board, and
+-- a layout 0.6 ms a board. A value longer than hash-max-listpack-value turns a hash into a hash
+-- table for good; the padding field '~' (never an employee id) does not outlive the script.
+local PAD_FIELD = '~'
+local function pad() return string.rep('~', 1025) end
+
+-- HSET of args[1..n] (field, value, ...) on a board, made a hash table first. Returns the
+-- number of fields added.
+local function hset_board(board, args, n)
+  if redis.call('OBJECT', 'ENCODING', board) == 'hashtable' then
+    return redis.call('HSET', board, unpack(args, 1, n))
+  end
+  args[n + 1], args[n + 2] = PAD_FIELD, pad()
+  local added = redis.call('HSET', board, unpack(args, 1, n + 2))
+  redis.call('HDEL', board, PAD_FIELD)
+  return added - 1
+end
+
+-- An existing board (laid out by an older version, or small) made a hash table.
+local function as_hashtable(board)
+  if redis.call('OBJECT', 'ENCODING', board) == 'listpack' then
+    redis.call('HSET', board, PAD_FIELD, pad())
+    redis.call('HDEL', board, PAD_FIELD)
+  end
+end
+
