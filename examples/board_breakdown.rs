@@ -65,7 +65,7 @@ const VARIANTS: &[Variant] = &[
     (
         "without the board HSET and SADD",
         &[
-            ("redis.call('HSET', board, unpack(writes))", "local _ = writes"),
+            ("hset_board(board, writes, nwrite)", "local _ = writes"),
             ("redis.call('SADD', days, ARGV[4])", ""),
         ],
     ),
