@@ -241,3 +241,91 @@ fn a_relay_with_a_short_redis_read_timeout_keeps_waiting_for_wakeups() {
         queue_depth(&dept_queue(&env)) == 1
     });
 }
+
+/// The library's configuration for this environment (the relay's side of the hand-off, driven
+/// step by step).
+fn config(env: &TestEnv) -> attendance::config::Config {
+    attendance::config::Config {
+        amqp_url: common::AMQP_URL.to_string(),
+        redis_url: env.redis_url.clone(),
+        namespace: env.ns.clone(),
+        ..Default::default()
+    }
+}
+
+/// An event left in its department's outbox, as a broker outage leaves it.
+fn stranded(env: &TestEnv, emp: &str) -> String {
+    let c = checkin(
+        env,
+        emp,
+        "2026-11-02T08:30:00Z",
+        &[
+            ("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f"),
+            ("ATTENDANCE_AMQP_HANDOFF", "false"),
+        ],
+    );
+    assert_eq!(c["notification"], "pending", "{c}");
+    c["event_id"].as_str().unwrap().to_string()
+}
+
+/// Regression: the full round waited for the hand-offs' confirms, then drained every outbox
+/// with confirms of its own, and the wake-ups that came meanwhile waited behind it (the p99 of
+/// the notification latency with a relay).
+#[test]
+fn a_wakeup_that_comes_during_a_full_round_is_sent_by_the_round_at_once_and_reported_apart() {
+    use attendance::notify::{Handoffs, Publisher};
+    let env = TestEnv::with_roster("UTC", 6, 2);
+    let (d1, d2) = (env.members("D001"), env.members("D002"));
+    // The round's work: two events an outage left in D001's outbox.
+    stranded(&env, &d1[0]);
+    stranded(&env, &d1[1]);
+    // A check-in of D002 has just handed its event off: a wake-up waits.
+    let handed = stranded(&env, &d2[0]);
+    let cfg = config(&env);
+    let keys = env.keys();
+    let mut con = attendance::board::Redis::open(&cfg).unwrap();
+    attendance::board::handoff::beat(&mut con, &keys, "test").unwrap();
+    assert!(attendance::board::handoff::wake_relay(&mut con, &keys, "D002").unwrap());
+
+    let mut p = Publisher::connect(&cfg).unwrap();
+    let mut h = Handoffs::default();
+    h.sweep(&mut p, &mut con, &keys).unwrap();
+    assert!(
+        attendance::board::handoff::take_wakes(&mut con, &keys)
+            .unwrap()
+            .is_empty(),
+        "the round took the wake-up on its way"
+    );
+    h.finish(&mut p, &mut con, &keys).unwrap();
+    let by_wake = h.take_handed();
+    assert_eq!((by_wake.departments, by_wake.sent), (1, 1), "{by_wake:?}");
+    let round = h.take_round(&p, &mut con, &keys).unwrap().expect("the round is over");
+    assert_eq!((round.departments, round.sent, round.pending), (1, 2, 0), "{round:?}");
+    assert!(!h.round_open());
+    p.close();
+    assert!(env.outbox("D001").is_empty() && env.outbox("D002").is_empty());
+    assert_eq!(queue_depth(&format!("{}.dept.D001", env.ns)), 2);
+    assert_eq!(env.shown_ids("D002"), [handed], "sent once");
+}
+
+#[test]
+fn an_event_on_its_way_from_a_wakeup_is_not_sent_again_by_the_full_round() {
+    use attendance::notify::{Handoffs, Publisher};
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let id = stranded(&env, "E000002");
+    let cfg = config(&env);
+    let keys = env.keys();
+    let mut con = attendance::board::Redis::open(&cfg).unwrap();
+    let mut p = Publisher::connect(&cfg).unwrap();
+    let mut h = Handoffs::default();
+    h.offer(&mut p, &mut con, &keys, &["D001".to_string()]).unwrap();
+    // Its confirm may or may not have come: either way the round must not send it again.
+    h.sweep(&mut p, &mut con, &keys).unwrap();
+    h.finish(&mut p, &mut con, &keys).unwrap();
+    assert_eq!(h.take_handed().sent, 1);
+    let round = h.take_round(&p, &mut con, &keys).unwrap().expect("the round is over");
+    assert_eq!((round.departments, round.sent, round.pending), (0, 0, 0), "{round:?}");
+    p.close();
+    assert!(env.outbox("D001").is_empty());
+    assert_eq!(env.shown_ids("D001"), [id], "published once");
+}
