@@ -329,3 +329,32 @@ fn an_event_on_its_way_from_a_wakeup_is_not_sent_again_by_the_full_round() {
     assert!(env.outbox("D001").is_empty());
     assert_eq!(env.shown_ids("D001"), [id], "published once");
 }
+
+/// Listing the outboxes is a SCAN of the whole server (every namespace's keys, a thousand a
+/// call): a relay whose round took wake-ups only after the whole scan held them back for it.
+#[test]
+fn the_full_round_looks_for_wakeups_between_the_scan_calls_that_list_the_outboxes() {
+    let env = TestEnv::new("UTC");
+    let keys = env.keys();
+    let mut con = env.redis();
+    // More keys than one SCAN call looks at: fillers of this namespace, and two outboxes.
+    let mut pipe = redis::pipe();
+    for i in 0..2_500 {
+        pipe.set(format!("{}:filler:{i}", env.ns), 1).ignore();
+    }
+    pipe.hset(keys.outbox("D001"), "e1", "x").ignore();
+    pipe.hset(keys.outbox("D002"), "e2", "x").ignore();
+    pipe.query::<()>(&mut con).unwrap();
+    let mut looks = 0;
+    let depts = attendance::board::outbox_departments_between(&mut con, &keys, |_| {
+        looks += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(depts, ["D001", "D002"]);
+    assert_eq!(depts, attendance::board::outbox_departments(&mut con, &keys).unwrap());
+    assert!(
+        looks >= 2,
+        "one look after each SCAN call over 2,502 keys or more: {looks}"
+    );
+}

@@ -91,15 +91,15 @@ impl Handoffs {
 
     /// The full round: every outbox, page by page, into the same stream as the hand-offs, never
     /// waiting for a confirm (but for room in the confirm window, facing a backlog). Between two
-    /// pages, the wake-ups that came meanwhile are taken and their events sent at once. Its
+    /// SCAN calls listing the outboxes, and between two pages of one, the wake-ups that came
+    /// meanwhile are taken and their events sent at once. Its
     /// report comes from [`Handoffs::take_round`] once its confirms are in. A round starts only
     /// once the last one was taken.
     pub fn sweep(&mut self, publisher: &mut Publisher, con: &mut impl board::Keyspace, keys: &Keys) -> Result<()> {
         debug_assert!(self.round.is_none(), "the last round was not taken");
         self.held.clear();
-        let found = board::outbox_departments(con, keys)?;
         self.round = Some(Round::default());
-        self.between_pages(publisher, con, keys)?;
+        let found = board::outbox_departments_between(con, keys, |con| self.between_pages(publisher, con, keys))?;
         for dept in &found {
             if !self.sweep_outbox(publisher, con, keys, dept)? {
                 break;
