@@ -358,3 +358,64 @@ fn the_full_round_looks_for_wakeups_between_the_scan_calls_that_list_the_outboxe
         "one look after each SCAN call over 2,502 keys or more: {looks}"
     );
 }
+
+/// Regression (found in review of the round's new stream): an outbox entry that is no event was
+/// counted as on its way, whose confirm never comes, so its round never ended and no round
+/// followed it.
+#[test]
+fn a_following_relay_facing_an_entry_that_is_no_event_names_it_and_keeps_going_round_after_round() {
+    use std::io::BufRead;
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let _: () = env
+        .redis()
+        .hset(env.keys().outbox("D001"), "bad-record", "1\tE000004\tcut short")
+        .unwrap();
+    let mut child = env
+        .std_cmd()
+        .args(["relay", "--follow", "--interval-ms", "100", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let relay = Relay(child);
+    let next = || -> Value {
+        let line = rx.recv_timeout(Duration::from_secs(20)).expect("a round's line");
+        serde_json::from_str(&line).unwrap()
+    };
+    let first = next();
+    assert_eq!(
+        (&first["sent"], &first["pending"]),
+        (&Value::from(0), &Value::from(1)),
+        "{first}"
+    );
+    assert!(first["malformed"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("D001 bad-record: not an event"));
+    // A later round still comes, and sends what an outage leaves meanwhile.
+    let id = stranded(&env, "E000002");
+    let sent = loop {
+        let r = next();
+        if r["sent"] == 1 {
+            break r;
+        }
+        assert_eq!(r["pending"], 1, "{r}");
+    };
+    assert_eq!(sent["pending"], 1, "the entry that is no event stays: {sent}");
+    relay.signal(libc::SIGTERM);
+    assert_eq!(env.shown_ids("D001"), [id]);
+    assert_eq!(
+        env.outbox("D001").len(),
+        1,
+        "the entry that is no event is never dropped"
+    );
+}

@@ -35,6 +35,8 @@ struct Round {
     read: usize,
     sent: usize,
     refused: usize,
+    /// Entries that are no event: never published, they stay in their outbox (pending).
+    unpublishable: usize,
     malformed: Vec<String>,
     /// Every outbox read, or the publisher stopped on the way.
     swept: bool,
@@ -47,8 +49,8 @@ pub struct Handoffs {
     /// Ids published and not yet confirmed: a wake-up or the round meets them in the outbox
     /// again, and must not publish them twice.
     in_flight: HashSet<String>,
-    /// Refused by the broker since the last round began: left for the next round, so that a
-    /// broker that refuses an event is not asked again at every wake-up of its department.
+    /// Refused by the broker (or no event at all) since the last round began: left for the next
+    /// round, so that it is not tried again at every wake-up of its department.
     held: HashSet<String>,
     /// What the wake-ups' confirms removed since [`Handoffs::take_handed`].
     handed: DrainReport,
@@ -120,7 +122,8 @@ impl Handoffs {
         keys: &Keys,
         dept: &str,
     ) -> Result<bool> {
-        let read_before = self.round.as_ref().map_or(0, |r| r.read);
+        let met = |r: &Round| r.read + r.unpublishable;
+        let met_before = self.round.as_ref().map_or(0, met);
         let mut cursor = 0;
         let going = loop {
             let (next, page) = board::outbox_page(con, keys, dept, cursor, PAGE)?;
@@ -136,7 +139,7 @@ impl Handoffs {
             cursor = next;
         };
         let round = self.round.as_mut().expect("begun");
-        round.departments += usize::from(round.read > read_before);
+        round.departments += usize::from(met(round) > met_before);
         Ok(going)
     }
 
@@ -166,8 +169,17 @@ impl Handoffs {
                 id: id.clone(),
                 origin,
             };
+            let malformed = self.flow.malformed_len();
             if !publisher.send(&mut self.flow, &id, &json, tag) {
                 return false;
+            }
+            if self.flow.malformed_len() > malformed {
+                // Never published, so no confirm will ever take it off the books.
+                if let (Origin::Round, Some(round)) = (origin, self.round.as_mut()) {
+                    round.unpublishable += 1;
+                }
+                self.held.insert(id);
+                continue;
             }
             self.in_flight.insert(id);
             if let (Origin::Round, Some(round)) = (origin, self.round.as_mut()) {
@@ -227,7 +239,7 @@ impl Handoffs {
             report.problem = Some(why.to_string());
         } else if round.swept && round.sent + round.refused == round.read {
             report.departments = round.departments;
-            report.pending = round.refused;
+            report.pending = round.refused + round.unpublishable;
         } else {
             return Ok(None);
         }

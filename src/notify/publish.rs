@@ -385,6 +385,11 @@ impl<T> Flow<T> {
         std::mem::take(&mut self.acked)
     }
 
+    /// Outbox entries met that are no event, not yet taken.
+    pub fn malformed_len(&self) -> usize {
+        self.malformed.len()
+    }
+
     /// The outbox entries met since the last call that are no event: (id, why).
     pub fn take_malformed(&mut self) -> Vec<(String, String)> {
         std::mem::take(&mut self.malformed)
