@@ -205,3 +205,50 @@ fn scripts_flushed_from_every_node_are_loaded_again_where_they_run() {
         "every punch landed: {rows:?}"
     );
 }
+
+#[test]
+fn a_following_relay_on_a_cluster_finds_the_outboxes_of_every_master_in_its_round() {
+    use std::io::BufRead;
+    let cluster = Cluster::given_or_start();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.ok(&["migrate"]);
+    let roster = generate_roster(&env, 60, 12);
+    env.ok(&["org", "import", &roster, "-q"]);
+    // One event left by an outage in each of the twelve departments (spread over the masters).
+    let mut stranded = 0;
+    for d in 1..=12 {
+        let emp = env.members(&format!("D{d:03}"))[0].clone();
+        env.cmd()
+            .args(["checkin", &emp, "--at", "2026-11-02T08:30:00Z", "-q"])
+            .env("ATTENDANCE_AMQP_URL", DOWN)
+            .env("ATTENDANCE_AMQP_HANDOFF", "false")
+            .assert()
+            .success();
+        stranded += 1;
+    }
+    let mut child = env
+        .std_cmd()
+        .args(["relay", "--follow", "--interval-ms", "60000", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let round: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    // SAFETY: a signal to our own child process.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        (&round["departments"], &round["sent"], &round["pending"]),
+        (
+            &serde_json::json!(12),
+            &serde_json::json!(stranded),
+            &serde_json::json!(0)
+        ),
+        "{round}"
+    );
+    assert_eq!(
+        env.ok(&["relay", "--json"]).trim(),
+        r#"{"departments":0,"sent":0,"pending":0}"#
+    );
+}

@@ -241,3 +241,181 @@ fn a_relay_with_a_short_redis_read_timeout_keeps_waiting_for_wakeups() {
         queue_depth(&dept_queue(&env)) == 1
     });
 }
+
+/// The library's configuration for this environment (the relay's side of the hand-off, driven
+/// step by step).
+fn config(env: &TestEnv) -> attendance::config::Config {
+    attendance::config::Config {
+        amqp_url: common::AMQP_URL.to_string(),
+        redis_url: env.redis_url.clone(),
+        namespace: env.ns.clone(),
+        ..Default::default()
+    }
+}
+
+/// An event left in its department's outbox, as a broker outage leaves it.
+fn stranded(env: &TestEnv, emp: &str) -> String {
+    let c = checkin(
+        env,
+        emp,
+        "2026-11-02T08:30:00Z",
+        &[
+            ("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f"),
+            ("ATTENDANCE_AMQP_HANDOFF", "false"),
+        ],
+    );
+    assert_eq!(c["notification"], "pending", "{c}");
+    c["event_id"].as_str().unwrap().to_string()
+}
+
+/// Regression: the full round waited for the hand-offs' confirms, then drained every outbox
+/// with confirms of its own, and the wake-ups that came meanwhile waited behind it (the p99 of
+/// the notification latency with a relay).
+#[test]
+fn a_wakeup_that_comes_during_a_full_round_is_sent_by_the_round_at_once_and_reported_apart() {
+    use attendance::notify::{Handoffs, Publisher};
+    let env = TestEnv::with_roster("UTC", 6, 2);
+    let (d1, d2) = (env.members("D001"), env.members("D002"));
+    // The round's work: two events an outage left in D001's outbox.
+    stranded(&env, &d1[0]);
+    stranded(&env, &d1[1]);
+    // A check-in of D002 has just handed its event off: a wake-up waits.
+    let handed = stranded(&env, &d2[0]);
+    let cfg = config(&env);
+    let keys = env.keys();
+    let mut con = attendance::board::Redis::open(&cfg).unwrap();
+    attendance::board::handoff::beat(&mut con, &keys, "test").unwrap();
+    assert!(attendance::board::handoff::wake_relay(&mut con, &keys, "D002").unwrap());
+
+    let mut p = Publisher::connect(&cfg).unwrap();
+    let mut h = Handoffs::default();
+    h.sweep(&mut p, &mut con, &keys).unwrap();
+    assert!(
+        attendance::board::handoff::take_wakes(&mut con, &keys)
+            .unwrap()
+            .is_empty(),
+        "the round took the wake-up on its way"
+    );
+    h.finish(&mut p, &mut con, &keys).unwrap();
+    let by_wake = h.take_handed();
+    assert_eq!((by_wake.departments, by_wake.sent), (1, 1), "{by_wake:?}");
+    let round = h.take_round(&p, &mut con, &keys).unwrap().expect("the round is over");
+    assert_eq!((round.departments, round.sent, round.pending), (1, 2, 0), "{round:?}");
+    assert!(!h.round_open());
+    p.close();
+    assert!(env.outbox("D001").is_empty() && env.outbox("D002").is_empty());
+    assert_eq!(queue_depth(&format!("{}.dept.D001", env.ns)), 2);
+    assert_eq!(env.shown_ids("D002"), [handed], "sent once");
+}
+
+#[test]
+fn an_event_on_its_way_from_a_wakeup_is_not_sent_again_by_the_full_round() {
+    use attendance::notify::{Handoffs, Publisher};
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let id = stranded(&env, "E000002");
+    let cfg = config(&env);
+    let keys = env.keys();
+    let mut con = attendance::board::Redis::open(&cfg).unwrap();
+    let mut p = Publisher::connect(&cfg).unwrap();
+    let mut h = Handoffs::default();
+    h.offer(&mut p, &mut con, &keys, &["D001".to_string()]).unwrap();
+    // Its confirm may or may not have come: either way the round must not send it again.
+    h.sweep(&mut p, &mut con, &keys).unwrap();
+    h.finish(&mut p, &mut con, &keys).unwrap();
+    assert_eq!(h.take_handed().sent, 1);
+    let round = h.take_round(&p, &mut con, &keys).unwrap().expect("the round is over");
+    assert_eq!((round.departments, round.sent, round.pending), (0, 0, 0), "{round:?}");
+    p.close();
+    assert!(env.outbox("D001").is_empty());
+    assert_eq!(env.shown_ids("D001"), [id], "published once");
+}
+
+/// Listing the outboxes is a SCAN of the whole server (every namespace's keys, a thousand a
+/// call): a relay whose round took wake-ups only after the whole scan held them back for it.
+#[test]
+fn the_full_round_looks_for_wakeups_between_the_scan_calls_that_list_the_outboxes() {
+    let env = TestEnv::new("UTC");
+    let keys = env.keys();
+    let mut con = env.redis();
+    // More keys than one SCAN call looks at: fillers of this namespace, and two outboxes.
+    let mut pipe = redis::pipe();
+    for i in 0..2_500 {
+        pipe.set(format!("{}:filler:{i}", env.ns), 1).ignore();
+    }
+    pipe.hset(keys.outbox("D001"), "e1", "x").ignore();
+    pipe.hset(keys.outbox("D002"), "e2", "x").ignore();
+    pipe.query::<()>(&mut con).unwrap();
+    let mut looks = 0;
+    let depts = attendance::board::outbox_departments_between(&mut con, &keys, |_| {
+        looks += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(depts, ["D001", "D002"]);
+    assert_eq!(depts, attendance::board::outbox_departments(&mut con, &keys).unwrap());
+    assert!(
+        looks >= 2,
+        "one look after each SCAN call over 2,502 keys or more: {looks}"
+    );
+}
+
+/// Regression (found in review of the round's new stream): an outbox entry that is no event was
+/// counted as on its way, whose confirm never comes, so its round never ended and no round
+/// followed it.
+#[test]
+fn a_following_relay_facing_an_entry_that_is_no_event_names_it_and_keeps_going_round_after_round() {
+    use std::io::BufRead;
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let _: () = env
+        .redis()
+        .hset(env.keys().outbox("D001"), "bad-record", "1\tE000004\tcut short")
+        .unwrap();
+    let mut child = env
+        .std_cmd()
+        .args(["relay", "--follow", "--interval-ms", "100", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let relay = Relay(child);
+    let next = || -> Value {
+        let line = rx.recv_timeout(Duration::from_secs(20)).expect("a round's line");
+        serde_json::from_str(&line).unwrap()
+    };
+    let first = next();
+    assert_eq!(
+        (&first["sent"], &first["pending"]),
+        (&Value::from(0), &Value::from(1)),
+        "{first}"
+    );
+    assert!(first["malformed"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("D001 bad-record: not an event"));
+    // A later round still comes, and sends what an outage leaves meanwhile.
+    let id = stranded(&env, "E000002");
+    let sent = loop {
+        let r = next();
+        if r["sent"] == 1 {
+            break r;
+        }
+        assert_eq!(r["pending"], 1, "{r}");
+    };
+    assert_eq!(sent["pending"], 1, "the entry that is no event stays: {sent}");
+    relay.signal(libc::SIGTERM);
+    assert_eq!(env.shown_ids("D001"), [id]);
+    assert_eq!(
+        env.outbox("D001").len(),
+        1,
+        "the entry that is no event is never dropped"
+    );
+}

@@ -20,6 +20,19 @@ pub fn arg(name: &str, default: u32) -> Result<u32> {
     }
 }
 
+/// The word after `name` on the command line, if the flag is there.
+#[allow(dead_code)] // not every benchmark takes a word
+pub fn text(name: &str) -> Result<Option<&'static str>> {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(i) = args.iter().position(|a| a == name) else {
+        return Ok(None);
+    };
+    let v = args
+        .get(i + 1)
+        .with_context(|| format!("{name}: a word is needed after it"))?;
+    Ok(Some(v.clone().leak()))
+}
+
 /// Run the benchmark (unless `--cleanup` only asks to remove what a killed run left behind),
 /// then clean up, also after a failure: a failed run must not leave queues, keys or a database.
 #[allow(dead_code)] // not every benchmark creates names on the shared services
@@ -33,9 +46,17 @@ pub fn run_then_cleanup(bench: impl FnOnce() -> Result<()>, cleanup: impl FnOnce
     result.and(cleaned)
 }
 
-/// The `attendance` binary built beside this example (`cargo build --release --bins --examples`).
+/// The `attendance` binary built beside this example (`cargo build --release --bins --examples`),
+/// or `--bin PATH`'s (an older build, to measure it against this one with the same benchmark).
 #[allow(dead_code)] // not every benchmark runs the binary
 pub fn binary() -> Result<PathBuf> {
+    if let Some(bin) = text("--bin")? {
+        let bin = PathBuf::from(bin);
+        if !bin.is_file() {
+            bail!("--bin: {} is no file", bin.display());
+        }
+        return Ok(bin);
+    }
     let exe = std::env::current_exe()?;
     let bin = exe
         .parent()

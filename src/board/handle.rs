@@ -49,6 +49,11 @@ impl Redis {
 /// Enumerating keys by pattern: one SCAN on a single node, one per master on a cluster.
 pub trait Keyspace: ConnectionLike {
     fn scan_keys(&mut self, pattern: &str) -> RedisResult<Vec<String>>;
+
+    /// One SCAN call from `cursor` on a single node: (next cursor, keys found), so that a caller
+    /// can do other work between calls. None on a cluster, whose scan runs master by master in
+    /// one piece ([`Keyspace::scan_keys`]).
+    fn scan_step(&mut self, pattern: &str, cursor: u64) -> RedisResult<Option<(u64, Vec<String>)>>;
 }
 
 /// SCAN on one node (a plain connection: tests, and the single-node handle), a thousand keys
@@ -59,19 +64,23 @@ fn scan_one(con: &mut impl ConnectionLike, pattern: &str) -> RedisResult<Vec<Str
     let mut keys = Vec::new();
     let mut cursor = 0u64;
     loop {
-        let (next, found): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(pattern)
-            .arg("COUNT")
-            .arg(SCAN_COUNT)
-            .query(con)?;
+        let (next, found) = step_one(con, pattern, cursor)?;
         keys.extend(found);
         if next == 0 {
             return Ok(keys);
         }
         cursor = next;
     }
+}
+
+fn step_one(con: &mut impl ConnectionLike, pattern: &str, cursor: u64) -> RedisResult<(u64, Vec<String>)> {
+    redis::cmd("SCAN")
+        .arg(cursor)
+        .arg("MATCH")
+        .arg(pattern)
+        .arg("COUNT")
+        .arg(SCAN_COUNT)
+        .query(con)
 }
 
 /// Keys SCAN looks at per call.
@@ -84,11 +93,22 @@ impl Keyspace for Redis {
             Redis::Cluster(c) => c.scan_masters(pattern),
         }
     }
+
+    fn scan_step(&mut self, pattern: &str, cursor: u64) -> RedisResult<Option<(u64, Vec<String>)>> {
+        match self {
+            Redis::Single(c) => step_one(c, pattern, cursor).map(Some),
+            Redis::Cluster(_) => Ok(None),
+        }
+    }
 }
 
 impl Keyspace for redis::Connection {
     fn scan_keys(&mut self, pattern: &str) -> RedisResult<Vec<String>> {
         scan_one(self, pattern)
+    }
+
+    fn scan_step(&mut self, pattern: &str, cursor: u64) -> RedisResult<Option<(u64, Vec<String>)>> {
+        step_one(self, pattern, cursor).map(Some)
     }
 }
 

@@ -94,14 +94,22 @@ pub fn wait_wakes(con: &mut impl ConnectionLike, keys: &Keys, timeout: Duration)
     let Some((_, dept)) = first else {
         return Ok(Vec::new());
     };
+    let more = take_wakes(con, keys)?;
+    Ok(once_each(std::iter::once(dept).chain(more)))
+}
+
+/// The wake-ups waiting now, without waiting for any: the departments, each once, in the
+/// order they were woken (a relay busy with its full round looks between two outboxes' pages).
+pub fn take_wakes(con: &mut impl ConnectionLike, keys: &Keys) -> Result<Vec<String>> {
     let more: Option<Vec<String>> = redis::cmd("LPOP")
-        .arg(&key)
+        .arg(keys.relay_wake())
         .arg(WAKE_CAP)
         .query(con)
         .context("taking wake-ups in Redis")?;
+    Ok(once_each(more.unwrap_or_default().into_iter()))
+}
+
+fn once_each(depts: impl Iterator<Item = String>) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
-    Ok(std::iter::once(dept)
-        .chain(more.unwrap_or_default())
-        .filter(|d| seen.insert(d.clone()))
-        .collect())
+    depts.filter(|d| seen.insert(d.clone())).collect()
 }

@@ -654,13 +654,45 @@ pub fn outbox_departments(con: &mut impl Keyspace, keys: &Keys) -> Result<Vec<St
     let found = con
         .scan_keys(&keys.outbox_pattern())
         .context("listing the outboxes in Redis")?;
+    Ok(departments_of(&found))
+}
+
+/// [`outbox_departments`], running `between` after each SCAN call (on a cluster, once, after
+/// every master's scan): a following relay takes its wake-ups there, so that a server holding
+/// many keys (every namespace's) does not hold them back for the whole scan.
+pub fn outbox_departments_between<C: Keyspace>(
+    con: &mut C,
+    keys: &Keys,
+    mut between: impl FnMut(&mut C) -> Result<()>,
+) -> Result<Vec<String>> {
+    let pattern = keys.outbox_pattern();
+    let what = "listing the outboxes in Redis";
+    let (mut found, mut cursor) = (Vec::new(), 0);
+    loop {
+        let Some((next, page)) = con.scan_step(&pattern, cursor).context(what)? else {
+            found = con.scan_keys(&pattern).context(what)?;
+            between(con)?;
+            break;
+        };
+        found.extend(page);
+        between(con)?;
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    Ok(departments_of(&found))
+}
+
+/// The departments of outbox keys, each once, in order.
+fn departments_of(found: &[String]) -> Vec<String> {
     let mut depts: Vec<String> = found
         .iter()
         .filter_map(|k| Keys::dept_of(k).map(str::to_string))
         .collect();
     depts.sort();
     depts.dedup();
-    Ok(depts)
+    depts
 }
 
 #[cfg(test)]

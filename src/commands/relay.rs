@@ -9,7 +9,7 @@ use super::Ctx;
 use crate::cli::RelayArgs;
 use crate::error::Error;
 use crate::keys::Keys;
-use crate::notify::{self, Backoff, DrainReport, Publisher};
+use crate::notify::{self, Backoff, DrainReport, Handoffs, Publisher};
 use crate::{board, interrupt, metrics};
 
 pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
@@ -20,7 +20,7 @@ pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
         let result = notify::drain_outboxes(&ctx.cfg, &mut con, &keys);
         let last = result.as_ref().ok();
         let sent = last.map_or(0, |r| r.sent);
-        write_metrics(&args, last, sent, started, clock)?;
+        write_metrics(&args, last, sent, (started, clock))?;
         let r = result?;
         print(ctx, &args, &r)?;
         if r.pending > 0 {
@@ -32,32 +32,36 @@ pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
         }
         return Ok(());
     }
+    follow(ctx, &args, &mut con, &keys)
+}
+
+/// `--follow`: a full round every `--interval-ms`, the check-ins' hand-offs in between and
+/// during it, until Ctrl-C or SIGTERM.
+fn follow(ctx: &Ctx, args: &RelayArgs, con: &mut board::Redis, keys: &Keys) -> Result<()> {
     let stop = interrupt::stop_flag();
-    let mut follow = Follow::default();
-    let mut total = DrainReport::default();
+    let mut f = Follow::new(keys);
     // Wake-ups left by a relay that died: this one drains every outbox first anyway.
-    board::handoff::clear_wakes(&mut con, &keys)?;
+    board::handoff::clear_wakes(con, keys)?;
     let result = (|| -> Result<()> {
         while !stop.load(Ordering::SeqCst) {
-            let (started, clock) = (SystemTime::now(), Instant::now());
-            let last = round(ctx, &mut follow, &mut con, &keys)?;
-            if let Some(r) = last.as_ref().filter(|r| r.departments > 0) {
-                print(ctx, &args, r)?;
-            }
-            if let Some(r) = &last {
-                total.sent += r.sent;
-                total.pending = r.pending;
-            }
-            write_metrics(&args, last.as_ref(), total.sent, started, clock)?;
-            if follow.publisher.is_none() {
+            let started = (SystemTime::now(), Instant::now());
+            if !connected(ctx, &mut f) {
+                write_metrics(args, None, f.total.sent, started)?;
                 // No broker: check-ins publish (or keep pending) themselves meanwhile.
-                board::handoff::forget(&mut con, &keys, &follow.me)?;
-                follow.beaten = None;
-                follow.lost = true;
-                follow.backoff.sleep(stop);
-            } else {
-                take_handoffs(ctx, &args, &mut follow, &mut con, &keys, &mut total)?;
+                board::handoff::forget(con, keys, &f.me)?;
+                f.beaten = None;
+                f.lost = true;
+                f.backoff.sleep(stop);
+                continue;
             }
+            // A round whose confirms are still due (a slow broker) is not swept again over it.
+            if !f.handoffs.round_open() {
+                let p = f.publisher.as_mut().expect("connected");
+                f.handoffs.sweep(p, con, keys)?;
+                f.round_started = started;
+            }
+            report(ctx, args, &mut f, con)?;
+            take_handoffs(ctx, args, &mut f, con)?;
         }
         Ok(())
     })();
@@ -66,32 +70,36 @@ pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
     let result = interrupt::unless_stopped(stop, result);
     // Stopped, or failed: no more hand-offs to this relay. On a connection of its own: a signal
     // may have cut a blocked read short on the other, whose reply would then still be owed.
-    let forgotten = board::Redis::open(&ctx.cfg).and_then(|mut c| board::handoff::forget(&mut c, &keys, &follow.me));
-    if let Some(p) = follow.publisher {
+    let fresh = board::Redis::open(&ctx.cfg);
+    let forgotten = fresh.and_then(|mut c| {
+        board::handoff::forget(&mut c, keys, &f.me)?;
+        // What is on its way gets its confirms (within the confirm timeout), so that the next
+        // relay does not send it again.
+        if let Some(p) = f.publisher.as_mut().filter(|_| result.is_ok()) {
+            f.handoffs.finish(p, &mut c, keys)?;
+            report(ctx, args, &mut f, &mut c)?;
+        }
+        Ok(())
+    });
+    if let Some(p) = f.publisher {
         p.close();
     }
     result?;
     forgotten?;
     ctx.out.status(format!(
         "relay: stopped; {} events sent in all, {} pending",
-        total.sent, total.pending
+        f.total.sent, f.total.pending
     ));
     Ok(())
 }
 
 /// Between two full rounds (`--interval-ms`): say the relay is alive, and publish at once the
-/// outboxes check-ins hand over (each wake-up names a department).
-fn take_handoffs(
-    ctx: &Ctx,
-    args: &RelayArgs,
-    f: &mut Follow,
-    con: &mut board::Redis,
-    keys: &Keys,
-    total: &mut DrainReport,
-) -> Result<()> {
+/// outboxes check-ins hand over (each wake-up names a department), taking the confirms of
+/// these and of the round as they come.
+fn take_handoffs(ctx: &Ctx, args: &RelayArgs, f: &mut Follow, con: &mut board::Redis) -> Result<()> {
+    let keys = &f.keys.clone();
     let stop = interrupt::stop_flag();
     let until = Instant::now() + Duration::from_millis(args.interval_ms);
-    let mut handoffs = notify::Handoffs::default();
     while !stop.load(Ordering::SeqCst) {
         let Some(p) = f.publisher.as_mut().filter(|p| p.problem().is_none()) else {
             break;
@@ -108,7 +116,7 @@ fn take_handoffs(
         // while confirms are due, look for them every few milliseconds.
         let read_timeout = Duration::from_millis(u64::from(ctx.cfg.redis.read_timeout_ms) / 2);
         let mut wait = left.min(BEAT_EVERY).min(read_timeout);
-        if handoffs.busy() {
+        if f.handoffs.busy() {
             wait = wait.min(CONFIRMS_EVERY);
         }
         // Ctrl-C or SIGTERM interrupts the blocked read: the stop asked for, not a failure.
@@ -116,24 +124,35 @@ fn take_handoffs(
             break;
         };
         if !depts.is_empty() {
-            handoffs.offer(p, con, keys, &depts)?;
+            f.handoffs.offer(p, con, keys, &depts)?;
         }
-        report_sent(ctx, args, handoffs.settle(p, con, keys)?, total)?;
+        f.handoffs.settle(p, con, keys)?;
+        report(ctx, args, f, con)?;
     }
-    // The full round that follows reads every outbox: nothing may still be on its way.
-    if let Some(p) = f.publisher.as_mut() {
-        report_sent(ctx, args, handoffs.finish(p, con, keys)?, total)?;
-    }
-    Ok(())
+    // A publisher that stopped ends its round at once: what it left is pending.
+    report(ctx, args, f, con)
 }
 
-/// Print what the hand-offs sent (when they sent something) and count it.
-fn report_sent(ctx: &Ctx, args: &RelayArgs, r: DrainReport, total: &mut DrainReport) -> Result<()> {
-    if r.sent > 0 {
-        print(ctx, args, &r)?;
-        total.sent += r.sent;
+/// Print what the hand-offs sent (when they sent something) and the full round once it is
+/// over (when it found events), count them, and write the round's metrics.
+fn report(ctx: &Ctx, args: &RelayArgs, f: &mut Follow, con: &mut board::Redis) -> Result<()> {
+    let handed = f.handoffs.take_handed();
+    if handed.sent > 0 {
+        print(ctx, args, &handed)?;
+        f.total.sent += handed.sent;
     }
-    Ok(())
+    let Some(p) = f.publisher.as_ref() else {
+        return Ok(());
+    };
+    let Some(r) = f.handoffs.take_round(p, con, &f.keys)? else {
+        return Ok(());
+    };
+    if r.departments > 0 {
+        print(ctx, args, &r)?;
+    }
+    f.total.sent += r.sent;
+    f.total.pending = r.pending;
+    write_metrics(args, Some(&r), f.total.sent, f.round_started)
 }
 
 /// How often a relay with confirms due looks for them between wake-ups.
@@ -150,6 +169,13 @@ struct Follow {
     /// When the heartbeat was last refreshed (None: not since the broker was lost).
     beaten: Option<Instant>,
     publisher: Option<Publisher>,
+    /// The publisher's events on their way: hand-offs and the full round's.
+    handoffs: Handoffs,
+    /// When the open (or last) full round began: its metrics.
+    round_started: (SystemTime, Instant),
+    keys: Keys,
+    /// Events sent since the start, and pending after the last round.
+    total: DrainReport,
     /// A connection was lost (or never made): say where publishing resumes.
     lost: bool,
     /// Between failed connection attempts the wait grows (to a few seconds), so a dead
@@ -157,54 +183,45 @@ struct Follow {
     backoff: Backoff,
 }
 
-impl Default for Follow {
-    fn default() -> Self {
+impl Follow {
+    fn new(keys: &Keys) -> Self {
         Follow {
+            keys: keys.clone(),
+            total: DrainReport::default(),
             me: uuid::Uuid::new_v4().to_string(),
             beaten: None,
             publisher: None,
+            handoffs: Handoffs::default(),
+            round_started: (SystemTime::now(), Instant::now()),
             lost: false,
             backoff: Backoff::default(),
         }
     }
 }
 
-/// One round: drain every outbox, reconnecting first if needed. None: no broker answered.
-fn round(ctx: &Ctx, f: &mut Follow, con: &mut board::Redis, keys: &Keys) -> Result<Option<DrainReport>> {
-    let mut last: Option<DrainReport> = None;
-    // A connection that broke (now, or while idle: found out by the publish) is dropped and
-    // reopened at once, on the next broker of the list if its own is gone; one retry per
-    // round, then the events wait in Redis for the next.
-    for _attempt in 0..2 {
-        if f.publisher.as_ref().is_some_and(|p| p.problem().is_some()) {
-            f.publisher = None;
-            f.lost = true;
-        }
-        if f.publisher.is_none() {
-            match Publisher::connect(&ctx.cfg) {
-                Ok(p) => {
-                    if f.lost {
-                        ctx.out.status(format!("relay: publishing again, on {}", p.broker()));
-                    }
-                    f.backoff.reset();
-                    f.publisher = Some(p);
+/// The publisher, reconnecting first if needed. A connection that broke (found out by a
+/// publish or a confirm timeout) is dropped, with what it had on its way (those events stay in
+/// their outboxes, for the next round), and reopened at once, on the next broker of the list if
+/// its own is gone. False: no broker answered.
+fn connected(ctx: &Ctx, f: &mut Follow) -> bool {
+    if f.publisher.as_ref().is_some_and(|p| p.problem().is_some()) {
+        f.publisher = None;
+        f.handoffs = Handoffs::default();
+        f.lost = true;
+    }
+    if f.publisher.is_none() {
+        match Publisher::connect(&ctx.cfg) {
+            Ok(p) => {
+                if f.lost {
+                    ctx.out.status(format!("relay: publishing again, on {}", p.broker()));
                 }
-                Err(e) => ctx.out.status(format!("relay: {}", crate::error::one_line(&e))),
+                f.backoff.reset();
+                f.publisher = Some(p);
             }
-        }
-        let Some(p) = f.publisher.as_mut() else { break };
-        let r = notify::drain_with(p, con, keys)?;
-        let sent_before = last.as_ref().map_or(0, |l| l.sent);
-        let retry = r.problem.is_some();
-        last = Some(DrainReport {
-            sent: r.sent + sent_before,
-            ..r
-        });
-        if !retry {
-            break;
+            Err(e) => ctx.out.status(format!("relay: {}", crate::error::one_line(&e))),
         }
     }
-    Ok(last)
+    f.publisher.is_some()
 }
 
 /// The drain's figures for node_exporter, when `--metrics-file` asks for them. No report:
@@ -213,8 +230,7 @@ fn write_metrics(
     args: &RelayArgs,
     last: Option<&DrainReport>,
     sent_total: usize,
-    started: SystemTime,
-    clock: Instant,
+    (started, clock): (SystemTime, Instant),
 ) -> Result<()> {
     let Some(path) = &args.metrics.metrics_file else {
         return Ok(());

@@ -7,6 +7,7 @@ mod connect;
 mod consume;
 pub mod dlq;
 mod feed;
+mod handoff;
 mod journal;
 pub mod management;
 mod publish;
@@ -18,11 +19,11 @@ mod watchdog;
 
 pub use consume::{watch_department, WatchItem, WatchOptions, WatchReport};
 pub use feed::{publish_while, Feed};
+pub use handoff::Handoffs;
 pub use journal::{read_journal, require_journal, EndedBy, ReadReport};
 pub use publish::{Connecting, Flow, Publisher};
 pub use reconnect::Backoff;
 pub use relay::{
-    drain_departments, drain_outboxes, drain_outboxes_of, drain_with, in_parallel, send_punch, DrainReport, Handoffs,
-    STALE_AFTER_SECS,
+    drain_departments, drain_outboxes, drain_outboxes_of, in_parallel, send_punch, DrainReport, STALE_AFTER_SECS,
 };
 pub use topology::{teardown, Names};

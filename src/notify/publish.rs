@@ -333,6 +333,9 @@ pub struct Flow<T> {
     /// Events whose journal batch is still being filled: (event, its JSON).
     journal: Vec<(u64, String)>,
     acked: Vec<T>,
+    /// Events the broker refused (nacked or returned), kept only by a flow made with
+    /// [`Flow::keeping_failed`]: the others count what was not acked instead.
+    failed: Option<Vec<T>>,
     /// Message ids returned unroutable whose confirm has not come yet.
     returned: HashSet<String>,
     /// When a confirm last came (or the flow began): [`Publisher::poll`]'s timeout.
@@ -355,6 +358,7 @@ impl<T> Default for Flow<T> {
             next: 0,
             journal: Vec::new(),
             acked: Vec::new(),
+            failed: None,
             returned: HashSet::new(),
             progress: Instant::now(),
             malformed: Vec::new(),
@@ -363,9 +367,27 @@ impl<T> Default for Flow<T> {
 }
 
 impl<T> Flow<T> {
+    /// A flow that also tells which events the broker refused ([`Flow::take_failed`]).
+    pub fn keeping_failed() -> Self {
+        Flow {
+            failed: Some(Vec::new()),
+            ..Flow::default()
+        }
+    }
+
+    /// The tags of the events refused since the last call (none unless [`Flow::keeping_failed`]).
+    pub fn take_failed(&mut self) -> Vec<T> {
+        self.failed.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
     /// The tags of the events acked since the last call.
     pub fn take_acked(&mut self) -> Vec<T> {
         std::mem::take(&mut self.acked)
+    }
+
+    /// Outbox entries met that are no event, not yet taken.
+    pub fn malformed_len(&self) -> usize {
+        self.malformed.len()
     }
 
     /// The outbox entries met since the last call that are no event: (id, why).
@@ -412,6 +434,8 @@ impl<T> Flow<T> {
                 let t = self.events.remove(&seq).expect("present");
                 if !t.failed {
                     self.acked.push(t.tag);
+                } else if let Some(failed) = &mut self.failed {
+                    failed.push(t.tag);
                 }
             }
         }

@@ -120,12 +120,6 @@ pub(crate) fn each_share<P: Send>(
     Ok(total)
 }
 
-/// Drain every outbox once on an open publisher (`relay --follow` keeps one across rounds).
-pub fn drain_with(publisher: &mut Publisher, con: &mut impl board::Keyspace, keys: &Keys) -> Result<DrainReport> {
-    let depts = board::outbox_departments(con, keys)?;
-    drain_departments(publisher, con, keys, &depts)
-}
-
 /// Drain the given departments' outboxes (a bulk check-in knows which ones it filled), page by
 /// page: each page read from an outbox goes into one stream of publishes whose confirm window
 /// spans pages and departments (waiting for each department's last confirm in turn cost one
@@ -193,94 +187,8 @@ pub fn drain_departments(
     Ok(report)
 }
 
-/// A following relay's hand-offs: the events check-ins woke it for, published at once, their
-/// confirms taken as they come, so that the next wake-up never waits for the last one's
-/// confirm. An event leaves its outbox only once confirmed, as everywhere.
-#[derive(Default)]
-pub struct Handoffs {
-    flow: Flow<(String, String)>,
-    /// Ids published and not yet confirmed: the next wake-up of their department reads them in
-    /// the outbox again, and must not publish them twice.
-    in_flight: HashSet<String>,
-}
-
-impl Handoffs {
-    /// Publish the events of the departments' outboxes (a page of each; the relay's full
-    /// rounds take any more) but those already on their way. Stops when the publisher does.
-    pub fn offer(
-        &mut self,
-        publisher: &mut Publisher,
-        con: &mut impl ConnectionLike,
-        keys: &Keys,
-        depts: &[String],
-    ) -> Result<()> {
-        for dept in depts {
-            let (_, page) = board::outbox_page(con, keys, dept, 0, PAGE)?;
-            for (id, json) in page {
-                if self.in_flight.contains(&id) {
-                    continue;
-                }
-                if !publisher.send(&mut self.flow, &id, &json, (dept.clone(), id.clone())) {
-                    return Ok(());
-                }
-                self.in_flight.insert(id);
-            }
-        }
-        publisher.flush_journal(&mut self.flow);
-        // An entry that is no event stays in its outbox; the full rounds name it.
-        self.flow.take_malformed();
-        Ok(())
-    }
-
-    /// Events sent whose confirms have not all come.
-    pub fn busy(&self) -> bool {
-        self.flow.in_flight() > 0
-    }
-
-    /// Take the confirms that came, without waiting; remove what they acked from its outbox.
-    /// What was sent: events acked and their departments.
-    pub fn settle(
-        &mut self,
-        publisher: &mut Publisher,
-        con: &mut impl ConnectionLike,
-        keys: &Keys,
-    ) -> Result<DrainReport> {
-        publisher.poll(&mut self.flow);
-        self.remove_acked(con, keys)
-    }
-
-    /// Wait for every confirm still due, then remove what was acked. Whatever was not acked
-    /// stays in its outbox for the next round.
-    pub fn finish(
-        &mut self,
-        publisher: &mut Publisher,
-        con: &mut impl ConnectionLike,
-        keys: &Keys,
-    ) -> Result<DrainReport> {
-        publisher.finish(&mut self.flow);
-        let sent = self.remove_acked(con, keys)?;
-        *self = Handoffs::default();
-        Ok(sent)
-    }
-
-    fn remove_acked(&mut self, con: &mut impl ConnectionLike, keys: &Keys) -> Result<DrainReport> {
-        let acked = self.flow.take_acked();
-        let mut by_dept: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-        for (dept, id) in &acked {
-            self.in_flight.remove(id);
-            by_dept.entry(dept.as_str()).or_default().push(id.clone());
-        }
-        board::outbox_ack_many(con, keys, &by_dept)?;
-        Ok(DrainReport {
-            departments: by_dept.len(),
-            sent: acked.len(),
-            ..Default::default()
-        })
-    }
-}
-
 /// Entries read from an outbox per HSCAN while draining.
-const PAGE: usize = 1_000;
+pub(crate) const PAGE: usize = 1_000;
 
 /// Remove from their outboxes the events the broker acked so far.
 pub(crate) fn remove_acked(
