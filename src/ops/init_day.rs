@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::Result;
 use chrono::NaiveDate;
 
-use super::queues::{declare_ahead, Declared};
+use super::queues::{declare_missing, Declared};
 use crate::board::LayoutReport;
 use crate::config::Config;
 use crate::keys::Keys;
@@ -45,10 +45,10 @@ pub fn init_day(
     started(db::roster::active_count(&mut conn)?);
     let clock = Instant::now();
     let keys = Keys::new(&cfg.namespace);
-    // The day's queues are declared on the broker while the boards are laid out in Redis: two
-    // services' work, overlapped.
+    // The day's queues are looked up on the broker (the missing ones declared) while the boards
+    // are laid out in Redis: two services' work, overlapped.
     let (layout, queues) = std::thread::scope(|s| {
-        let declaring = s.spawn(|| declare_ahead(cfg, &depts));
+        let declaring = s.spawn(|| declare_missing(cfg, &depts));
         let layout = layout::lay_out(&mut conn, &mut con, &keys, date, &depts, &mut progress);
         let queues = declaring
             .join()
