@@ -42,9 +42,11 @@ pub fn init_day(
         .collect();
     let mut con = services::redis(cfg)?;
     let persistence = board::health::warning(&mut con);
-    started(db::roster::active_count(&mut conn)?);
-    let clock = Instant::now();
+    // The progress bar's length: the roster as the cache last saw it (counting MySQL's active
+    // employees would read the whole department index, a good part of a second at a million).
     let keys = Keys::new(&cfg.namespace);
+    started(board::roster_cache_state(&mut con, &keys)?.held);
+    let clock = Instant::now();
     // The day's queues are looked up on the broker (the missing ones declared) while the boards
     // are laid out in Redis: two services' work, overlapped.
     let (layout, queues) = std::thread::scope(|s| {
