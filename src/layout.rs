@@ -3,14 +3,16 @@
 //! the two rather than their sum, and memory holds a couple of slices, never the whole roster.
 //! `init-day` and settle (the next work day) both lay out through here.
 //!
-//! The Redis roster cache is rebuilt on the way, from the same reads, only when it is not the
-//! roster MySQL has (see [`Stamp`]): a day whose roster did not change reads ids alone (the
-//! department index answers) and writes no roster field.
+//! The Redis roster cache is rebuilt on the way only when it is not the roster MySQL has (see
+//! [`Stamp`]), from a second reader that goes along the primary key (the names come with the
+//! rows) while the first reads ids alone by department (the department index answers). A day
+//! whose roster did not change reads ids alone and writes no roster field.
 
 use std::sync::mpsc;
 
 use anyhow::Result;
 use chrono::NaiveDate;
+use mysql::Pool;
 use redis::ConnectionLike;
 
 use crate::board::{self, LayoutReport, RosterRebuild};
@@ -20,12 +22,13 @@ use crate::roster::{Member, Stamp};
 
 /// Departments per slice: enough employees for the pipelines to stay full.
 pub const DEPTS_PER_SLICE: usize = 50;
+/// Employees per chunk of the roster read for the cache.
+const ROSTER_CHUNK: usize = 10_000;
 
 /// Lay out `date` for the active members of `depts`, which must be every department that has
-/// some (the roster cache is rebuilt from them), and report the totals. `progress` gets each
-/// slice's number of employees.
+/// some, and report the totals. `progress` gets each slice's number of employees.
 pub fn lay_out(
-    mysql: &mut (impl mysql::prelude::Queryable + Send),
+    pool: &Pool,
     con: &mut impl ConnectionLike,
     keys: &Keys,
     date: NaiveDate,
@@ -33,7 +36,7 @@ pub fn lay_out(
     mut progress: impl FnMut(usize),
 ) -> Result<LayoutReport> {
     // Read before the members: a change made while they are read shows at the next layout.
-    let changed = db::roster::last_change(mysql)?;
+    let changed = db::roster::last_change(&mut pool.get_conn()?)?;
     let cache = board::roster_cache_state(con, keys)?;
     let mut rebuild = if cache.current(&changed) {
         None
@@ -44,59 +47,108 @@ pub fn lay_out(
         date: date.to_string(),
         ..LayoutReport::default()
     };
-    let names = rebuild.is_some();
-    for_each_slice(mysql, depts, names, |members| {
-        if let Some(r) = rebuild.as_mut() {
-            r.add(con, keys, members)?;
+    let mut cached = 0u64;
+    for_each_read(pool, depts, rebuild.is_some(), |read| {
+        match read {
+            Read::Slice(members) => {
+                let part = board::layout_day(con, keys, date, &members, |_| {})?;
+                report.departments += part.departments;
+                report.employees += part.employees;
+                report.laid_out += part.laid_out;
+                progress(part.employees);
+            }
+            Read::Roster(members) => {
+                cached += members.len() as u64;
+                rebuild.as_mut().expect("read for a rebuild").add(con, keys, &members)?;
+            }
         }
-        let part = board::layout_day(con, keys, date, members, |_| {})?;
-        report.departments += part.departments;
-        report.employees += part.employees;
-        report.laid_out += part.laid_out;
-        progress(part.employees);
         Ok(())
     })?;
-    let stamp = Stamp {
-        active: report.employees as u64,
-        changed,
-    };
     match rebuild {
-        Some(r) => r.finish(con, keys, &stamp)?,
+        Some(r) => r.finish(
+            con,
+            keys,
+            &Stamp {
+                active: cached,
+                changed,
+            },
+        )?,
         // Nothing changed but the count: an employee row deleted. Rare; a pass of its own.
-        None if cache.held != stamp.active => {
-            let mut r = RosterRebuild::start(con, keys)?;
-            for_each_slice(mysql, depts, true, |members| r.add(con, keys, members))?;
-            r.finish(con, keys, &stamp)?;
-        }
+        None if cache.held != report.employees as u64 => rebuild_cache(pool, con, keys, changed)?,
         None => {}
     }
     Ok(report)
 }
 
-/// Read the active members of `depts` a slice at a time (with their names or not) on a thread
-/// of its own, handing each slice to `each` as the next one is read.
-fn for_each_slice(
-    mysql: &mut (impl mysql::prelude::Queryable + Send),
-    depts: &[String],
-    names: bool,
-    mut each: impl FnMut(&[Member]) -> Result<()>,
-) -> Result<()> {
-    let (tx, rx) = mpsc::sync_channel::<Vec<Member>>(2);
+/// Rebuild the roster cache alone.
+fn rebuild_cache(pool: &Pool, con: &mut impl ConnectionLike, keys: &Keys, changed: String) -> Result<()> {
+    let mut r = RosterRebuild::start(con, keys)?;
+    let mut cached = 0u64;
+    for_each_read(pool, &[], true, |read| {
+        if let Read::Roster(members) = read {
+            cached += members.len() as u64;
+            r.add(con, keys, &members)?;
+        }
+        Ok(())
+    })?;
+    r.finish(
+        con,
+        keys,
+        &Stamp {
+            active: cached,
+            changed,
+        },
+    )
+}
+
+/// What the readers hand over.
+enum Read {
+    /// A slice of departments' active members, ids only, by department.
+    Slice(Vec<Member>),
+    /// A chunk of the whole active roster, with names, by id.
+    Roster(Vec<Member>),
+}
+
+/// Read the active members of `depts` a slice at a time, and with `roster` the whole active
+/// roster a chunk at a time, each reader on a thread and a connection of its own, handing what
+/// it read to `each` as it reads on.
+fn for_each_read(pool: &Pool, depts: &[String], roster: bool, mut each: impl FnMut(Read) -> Result<()>) -> Result<()> {
+    let (tx, rx) = mpsc::sync_channel::<Read>(2);
     std::thread::scope(|s| {
-        let reader = s.spawn(move || -> Result<()> {
+        let by_id = tx.clone();
+        let slices = s.spawn(move || -> Result<()> {
+            let mut conn = pool.get_conn()?;
             for slice in depts.chunks(DEPTS_PER_SLICE) {
-                let members = db::roster::active_members_of(mysql, slice, names)?;
-                if !members.is_empty() && tx.send(members).is_err() {
-                    // Redis failed: its error is the one to report.
+                let members = db::roster::active_members_of(&mut conn, slice, false)?;
+                // A send fails when Redis failed: its error is the one to report.
+                if !members.is_empty() && tx.send(Read::Slice(members)).is_err() {
                     break;
                 }
             }
             Ok(())
         });
-        let used = rx.iter().try_for_each(|members| each(&members));
-        // Stop the reader if Redis failed: its next send fails.
+        let chunks = s.spawn(move || -> Result<()> {
+            if !roster {
+                return Ok(());
+            }
+            let mut conn = pool.get_conn()?;
+            let mut after = String::new();
+            loop {
+                let members = db::roster::active_members_after(&mut conn, &after, ROSTER_CHUNK)?;
+                let Some(last) = members.last() else { return Ok(()) };
+                after = last.employee_id.clone();
+                if by_id.send(Read::Roster(members)).is_err() {
+                    return Ok(());
+                }
+            }
+        });
+        let used = rx.iter().try_for_each(&mut each);
+        // Stop the readers if Redis failed: their next send fails.
         drop(rx);
-        let read = reader.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        used.and(read)
+        let join = |h: std::thread::ScopedJoinHandle<'_, Result<()>>| {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        };
+        let (a, b) = (join(slices), join(chunks));
+        used.and(a).and(b)
     })
 }

@@ -162,6 +162,15 @@ pub fn active_members_of(conn: &mut impl Queryable, depts: &[String], names: boo
     members(conn, &sql, depts)
 }
 
+/// Up to `limit` active employees with ids after `after` (`""`: from the first), in id order:
+/// the whole roster a chunk at a time, read along the primary key (no lookup from a secondary
+/// index to the row for each name, which reading by department costs).
+pub fn active_members_after(conn: &mut impl Queryable, after: &str, limit: usize) -> Result<Vec<Member>> {
+    let sql =
+        format!("SELECT id, department_id, name FROM employees WHERE active AND id > ? ORDER BY id LIMIT {limit}");
+    members(conn, &sql, &[after])
+}
+
 fn members<P: AsRef<str>>(conn: &mut impl Queryable, sql: &str, params: &[P]) -> Result<Vec<Member>> {
     let params: Vec<Value> = params.iter().map(|p| Value::from(p.as_ref())).collect();
     Ok(conn.exec_map(sql, params, |(employee_id, department_id, name)| Member {

@@ -51,7 +51,7 @@ pub fn init_day(
     // are laid out in Redis: two services' work, overlapped.
     let (layout, queues) = std::thread::scope(|s| {
         let declaring = s.spawn(|| declare_missing(cfg, &depts));
-        let layout = layout::lay_out(&mut conn, &mut con, &keys, date, &depts, &mut progress);
+        let layout = layout::lay_out(&pool, &mut con, &keys, date, &depts, &mut progress);
         let queues = declaring
             .join()
             .unwrap_or_else(|_| Err("the declaring thread panicked".into()));
