@@ -9,7 +9,7 @@
 //!     [--employees N] [--departments N] [--runs N] [--old PATH] [--tag NAME] [--cleanup]
 //!
 //! Beside each run: the time Redis itself counted in the commands a layout sends (EVALSHA,
-//! RESTORE, HSET; INFO commandstats before and after, server-wide, so another client's count
+//! RESTORE, HSET, HMSET; INFO commandstats before and after, server-wide, so another client's count
 //! too) and the queue declarations init-day reports (`-v`). The boards of each run are deleted
 //! after it; everything (keys, queues, exchanges, the database) at the end, also after a failure.
 
@@ -152,7 +152,9 @@ fn bench(departments: u32) -> Result<()> {
         "# init-day: {employees} employees, {departments} departments (org import {:.1} s)",
         t.as_secs_f64()
     );
-    println!("| run | build | day | init-day | peak RSS | Redis's own time (EVALSHA + RESTORE + HSET) | queues |");
+    println!(
+        "| run | build | day | init-day | peak RSS | Redis's own time (EVALSHA + RESTORE + HSET + HMSET) | queues |"
+    );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     let mut con = attendance::services::redis(&cfg)?;
     let mut builds: Vec<(&str, &Path)> = Vec::new();
@@ -173,9 +175,9 @@ fn bench(departments: u32) -> Result<()> {
                 }
                 let date = day.to_string();
                 day = day.succ_opt().expect("a next day");
-                let before = command_usec(&mut con, &["evalsha", "restore", "hset"])?;
+                let before = command_usec(&mut con, &["evalsha", "restore", "hset", "hmset"])?;
                 let (secs, peak, err) = init_day(bin, &cfg, &date)?;
-                let redis_ms = (command_usec(&mut con, &["evalsha", "restore", "hset"])? - before) / 1000.0;
+                let redis_ms = (command_usec(&mut con, &["evalsha", "restore", "hset", "hmset"])? - before) / 1000.0;
                 println!(
                     "| {round} | {name} | {kind} | {secs:.3} s | {peak:.0} MB | {redis_ms:.0} ms | {} |",
                     declared(&err)
