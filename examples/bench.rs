@@ -387,7 +387,7 @@ fn day_steps(b: &mut Bench, con: &mut board::Redis, day: &str, employees: u32) -
     let before = used_memory(con)?;
     let (t, peak_mb) = b.run_peak(&["init-day", "--date", day])?;
     b.report(
-        "init-day (boards, and the day's department queues declared again)",
+        "init-day (boards; the day's department queues looked up, the missing ones declared)",
         format!("{:.3} s; peak RSS {peak_mb:.0} MB", t.as_secs_f64()),
         "-".into(),
         if employees >= 1_000_000 {
