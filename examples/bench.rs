@@ -21,8 +21,12 @@ mod amqp_refs;
 mod args;
 #[path = "common/mysql_refs.rs"]
 mod mysql_refs;
+#[path = "common/peak.rs"]
+mod peak;
 #[path = "common/redis_refs.rs"]
 mod redis_refs;
+#[path = "common/teardown.rs"]
+mod teardown;
 
 use std::path::PathBuf;
 
@@ -80,36 +84,13 @@ impl Bench {
     /// Run the binary and watch its peak resident memory (`VmHWM`, read until it exits).
     /// Returns the wall time and the peak in MB.
     fn run_peak(&self, args: &[&str]) -> Result<(Duration, f64)> {
-        let t = Instant::now();
-        let mut child = self
-            .cmd()
-            .args(args)
-            .arg("-q")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()?;
-        let status_file = format!("/proc/{}/status", child.id());
-        let mut peak_kb = 0u64;
-        let status = loop {
-            if let Some(hwm) = std::fs::read_to_string(&status_file).ok().and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("VmHWM:"))
-                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            }) {
-                peak_kb = peak_kb.max(hwm);
-            }
-            if let Some(status) = child.try_wait()? {
-                break status;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        let d = t.elapsed();
+        let mut cmd = self.cmd();
+        cmd.args(args).arg("-q");
+        let (status, d, peak_mb, err) = peak::run_peak(cmd)?;
         if !status.success() {
-            let mut err = String::new();
-            std::io::Read::read_to_string(&mut child.stderr.take().context("stderr")?, &mut err)?;
             bail!("attendance {args:?} failed: {err}");
         }
-        Ok((d, peak_kb as f64 / 1024.0))
+        Ok((d, peak_mb))
     }
 
     fn report(&mut self, step: &str, figure: String, reference: String, target: &str) {
@@ -342,16 +323,7 @@ fn config() -> Result<Config> {
 /// Leave the shared services as found: every key, queue, exchange and the database the run
 /// made (a day of events alone is a lot of memory in the broker).
 fn cleanup(departments: u32) -> Result<()> {
-    let mut cfg = config()?;
-    // Deleting a quorum queue full of a day's events can take the busy broker seconds.
-    cfg.amqp.confirm_timeout_ms = cfg.amqp.confirm_timeout_ms.max(60_000);
-    let tag = tag();
-    delete_pattern(&mut attendance::services::redis(&cfg)?, &format!("{tag}:*"))?;
-    let all: Vec<String> = (1..=departments).map(|d| format!("D{d:03}")).collect();
-    let broker = attendance::notify::teardown(&cfg, &all);
-    let mut server = attendance::services::mysql_server(&cfg)?;
-    mysql::prelude::Queryable::query_drop(&mut server, format!("DROP DATABASE IF EXISTS attendance_{tag}"))?;
-    broker
+    teardown::remove_run(&config()?, tag(), departments)
 }
 
 /// `--cleanup` only removes what an earlier run (killed, say) left behind.
@@ -474,7 +446,7 @@ fn day_steps(b: &mut Bench, con: &mut board::Redis, day: &str, employees: u32) -
     let before = used_memory(con)?;
     let (t, peak_mb) = b.run_peak(&["init-day", "--date", day])?;
     b.report(
-        "init-day (boards, and the day's department queues declared again)",
+        "init-day (boards; the day's department queues looked up, the missing ones declared)",
         format!("{:.3} s; peak RSS {peak_mb:.0} MB", t.as_secs_f64()),
         "-".into(),
         if employees >= 1_000_000 {

@@ -33,7 +33,8 @@ impl Keys {
     }
 
     /// The part of the roster cache that holds an employee: a hash, employee id ->
-    /// `"<department id>\t<name>"`, written by `org import` and `init-day`. The cache is split
+    /// `"<department id>\t<name>"`, written by `org import`, by a check-in that found an employee
+    /// in MySQL only, and rebuilt by a layout when the roster changed. The cache is split
     /// into [`ROSTER_PARTS`] hashes, each its own hash tag, so that at a million employees it is
     /// no single 79 MB key on one master of a Redis Cluster.
     pub fn roster(&self, employee_id: &str) -> String {
@@ -43,6 +44,18 @@ impl Keys {
     /// One part of the roster cache (see [`Keys::roster`]).
     pub fn roster_part(&self, part: u32) -> String {
         format!("{}:roster:{{r{part:02}}}", self.ns)
+    }
+
+    /// A part of the roster cache being rebuilt: it replaces [`Keys::roster_part`] (RENAME,
+    /// same hash tag) once the whole roster is written, so a lookup never sees half a cache.
+    pub fn roster_part_next(&self, part: u32) -> String {
+        format!("{}:roster:{{r{part:02}}}:next", self.ns)
+    }
+
+    /// The MySQL roster the cache was last rebuilt from (`db::roster::Stamp`): a layout
+    /// rewrites the cache only when MySQL's differs.
+    pub fn roster_stamp(&self) -> String {
+        format!("{}:roster-stamp", self.ns)
     }
 
     /// The single roster hash of earlier versions, deleted when the cache is rewritten.

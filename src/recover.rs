@@ -67,6 +67,11 @@ pub fn recover(
     let keys = Keys::new(&cfg.namespace);
     // No journal, nothing to replay: refuse before laying anything out.
     notify::require_journal(cfg)?;
+    // Redis lost the day, likely the roster cache with it: written again, as check-ins need it.
+    let cached = members
+        .iter()
+        .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
+    board::cache_roster(con, &keys, cached)?;
     let laid_out = board::layout_day(con, &keys, opts.date, members, |_| {})?.laid_out;
     let mut r = Replayer {
         con,

@@ -37,6 +37,34 @@ pub struct Member {
     pub name: String,
 }
 
+/// What the Redis roster cache was rebuilt from, in a few bytes: how many active employees were
+/// read, and when any employee row had last changed before the read (MySQL's `updated_at`
+/// moves on every insert and every update that changes a value, `org import`'s or one made by
+/// hand). A layout rebuilds the cache when MySQL's last change differs, when the cache holds
+/// another number of employees (a part evicted or lost), and when it reads another number of
+/// active employees (a row deleted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    pub active: u64,
+    pub changed: String,
+}
+
+impl Stamp {
+    /// As the cache keeps it.
+    pub fn as_text(&self) -> String {
+        format!("{} {}", self.active, self.changed)
+    }
+
+    /// Back from [`Stamp::as_text`]; `None` for anything else.
+    pub fn parse(text: &str) -> Option<Stamp> {
+        let (active, changed) = text.split_once(' ')?;
+        Some(Stamp {
+            active: active.parse().ok()?,
+            changed: changed.to_string(),
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RosterRow {
     pub employee_id: String,
@@ -252,6 +280,23 @@ pub fn generate(mut w: impl Write, employees: u32, departments: u32, seed: u64) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stamp_reads_back_as_written_and_nothing_else_reads_as_one() {
+        let s = Stamp {
+            active: 1_000_000,
+            changed: "2026-12-01 08:11:54.902415".into(),
+        };
+        assert_eq!(Stamp::parse(&s.as_text()), Some(s));
+        let empty = Stamp {
+            active: 0,
+            changed: String::new(),
+        };
+        assert_eq!(Stamp::parse(&empty.as_text()), Some(empty));
+        for bad in ["", "x 2026-12-01", "12"] {
+            assert_eq!(Stamp::parse(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn generated_roster_parses_with_one_supervisor_per_department() {

@@ -235,9 +235,9 @@ fn status_of_a_day_with_no_punch_says_not_yet_in() {
     assert!(env.ok(&["status", "E000004"]).contains("not yet in"));
 }
 
-/// Every way a board comes to be (init-day, a check-in on a day nobody laid out, a bulk
-/// check-in) leaves a hash table, whatever the server's hash-max-listpack-entries, with no
-/// padding field left behind; a listpack board from an older version keeps its punches.
+/// Every board that punches write (laid out by init-day, made by a check-in on a day nobody laid
+/// out, or by a bulk check-in) is a hash table, whatever the server's hash-max-listpack-entries,
+/// with no padding field left behind; a compact board from an older version keeps its punches.
 #[test]
 fn boards_are_hash_tables_and_old_compact_boards_keep_their_punches() {
     let env = TestEnv::with_roster("UTC", 300, 3);
@@ -254,7 +254,13 @@ fn boards_are_hash_tables_and_old_compact_boards_keep_their_punches() {
             })
             .collect()
     };
+    // A laid-out board may arrive compact (RESTORE); the first punches convert it.
     env.ok(&["init-day", "--date", DAY]);
+    let everyone: String = (1..=300)
+        .map(|i| format!("E{i:06},in,2026-11-02T07:00:00Z\n"))
+        .collect();
+    let f = env.file("all.csv", &format!("employee_id,kind,at\n{everyone}"));
+    env.ok(&["checkin", "--file", f.to_str().unwrap()]);
     // A day nobody laid out: the check-in makes the board; then a bulk check-in on another.
     env.ok(&["checkin", "E000004", "--at", "2026-11-03T07:00:00Z"]);
     let f = env.file(

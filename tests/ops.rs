@@ -431,6 +431,24 @@ fn org_import_and_init_day_declare_the_department_queues_ahead_of_the_first_chec
 }
 
 #[test]
+fn init_day_declares_again_a_department_queue_deleted_by_hand_and_only_looks_up_the_others() {
+    let env = TestEnv::with_roster("UTC", 20, 3);
+    env.ok(&["init-day", "--date", DAY]);
+    delete_queue(&format!("{}.dept.D002", env.ns));
+    delete_queue(&format!("{}.parking", env.ns));
+    assert_eq!(queues_of(&env), (2, vec!["D002".to_string()]));
+    let out = env.run(&["init-day", "--date", "2026-11-03", "-v"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("queues looked up on the broker, 1 missing ones declared"),
+        "{err}"
+    );
+    assert_eq!(queues_of(&env), (3, vec![]));
+    assert!(broker_state(&env).parked.is_some(), "the parking queue is back too");
+}
+
+#[test]
 fn init_day_and_org_import_with_the_broker_down_do_their_work_and_say_the_queues_wait() {
     let env = TestEnv::migrated("UTC");
     let roster = env.roster_file(10, 2);

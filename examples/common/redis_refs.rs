@@ -9,6 +9,7 @@ use attendance::config::Config;
 
 /// The `redis-benchmark` options that aim it at the configured Redis: the first seed node of a
 /// cluster (with `--cluster`), else the default local one.
+#[allow(dead_code)] // not every benchmark has a Redis reference
 pub fn benchmark_target(cfg: &Config) -> Vec<String> {
     match board::cluster::seed_urls(&cfg.redis_url) {
         Some(seeds) => {
@@ -22,6 +23,7 @@ pub fn benchmark_target(cfg: &Config) -> Vec<String> {
 }
 
 /// `redis-benchmark -t hset`: requests per second.
+#[allow(dead_code)] // not every benchmark has a Redis reference
 pub fn redis_benchmark(target: &[String], extra: &[&str]) -> Result<f64> {
     let o = Command::new("redis-benchmark")
         .args(target)
@@ -58,16 +60,31 @@ pub fn delete_pattern(con: &mut impl board::Keyspace, pattern: &str) -> Result<(
 /// the calls tell.
 #[allow(dead_code)] // not every benchmark times scripts
 pub fn evalsha_stats(con: &mut impl redis::ConnectionLike) -> Result<(u64, f64)> {
+    command_stats(con, &["evalsha"])
+}
+
+/// The microseconds Redis counted in the given commands (lower case), summed over them and
+/// over the masters of a cluster; server-wide, as [`evalsha_stats`].
+#[allow(dead_code)] // not every benchmark times commands
+pub fn command_usec(con: &mut impl redis::ConnectionLike, commands: &[&str]) -> Result<f64> {
+    Ok(command_stats(con, commands)?.1)
+}
+
+/// Calls and microseconds of the given commands in INFO commandstats.
+fn command_stats(con: &mut impl redis::ConnectionLike, commands: &[&str]) -> Result<(u64, f64)> {
     let mut total = (0u64, 0f64);
     for stats in board::health::info_texts(con, "commandstats")? {
-        let Some(line) = stats.lines().find_map(|l| l.strip_prefix("cmdstat_evalsha:")) else {
-            continue;
-        };
-        for f in line.split(',') {
-            if let Some(v) = f.strip_prefix("calls=") {
-                total.0 += v.parse::<u64>().unwrap_or(0);
-            } else if let Some(v) = f.strip_prefix("usec=") {
-                total.1 += v.parse::<f64>().unwrap_or(0.0);
+        for cmd in commands {
+            let prefix = format!("cmdstat_{cmd}:");
+            let Some(line) = stats.lines().find_map(|l| l.strip_prefix(prefix.as_str())) else {
+                continue;
+            };
+            for f in line.split(',') {
+                if let Some(v) = f.strip_prefix("calls=") {
+                    total.0 += v.parse::<u64>().unwrap_or(0);
+                } else if let Some(v) = f.strip_prefix("usec=") {
+                    total.1 += v.parse::<f64>().unwrap_or(0.0);
+                }
             }
         }
     }

@@ -1,9 +1,10 @@
 -- (Prepended to the scripts that write a board: punch.lua, layout.lua.)
--- A board is a hash table whatever the server's hash-max-listpack-entries says (128 by default,
--- 512 on some servers): in a compact listpack every field read or written scans the whole
--- board, which cost a bulk punch about a third of its Redis time at 200 employees a board, and
--- a layout 0.6 ms a board. A value longer than hash-max-listpack-value turns a hash into a hash
--- table for good; the padding field '~' (never an employee id) does not outlive the script.
+-- A board that punches write is a hash table whatever the server's hash-max-listpack-entries
+-- says (128 by default, 512 on some servers): in a compact listpack every field read or written
+-- scans the whole board, which cost a bulk punch about a third of its Redis time at 200
+-- employees a board. A board laid out by RESTORE (board/layout.rs) arrives compact, small until
+-- its first punch converts it. A value longer than hash-max-listpack-value turns a hash into a
+-- hash table for good; the padding field '~' (never an employee id) does not outlive the script.
 local PAD_FIELD = '~'
 local function pad() return string.rep('~', 1025) end
 

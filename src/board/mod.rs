@@ -3,17 +3,22 @@
 
 pub mod cluster;
 pub mod cutover;
+mod dump;
 mod handle;
 pub mod handoff;
 pub mod health;
+mod layout;
 mod overlap;
 pub mod record;
+mod roster_cache;
 pub mod server;
 pub mod summary;
 
 pub use cutover::BoardEntry;
 pub use handle::{Keyspace, Redis};
+pub use layout::{layout_day, LayoutReport};
 pub use overlap::Pipelines;
+pub use roster_cache::{cache_roster, roster_cache_state, CacheState, RosterRebuild};
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
@@ -27,12 +32,9 @@ use crate::config::Policy;
 use crate::event::Kind;
 use crate::keys::{roster_part_of, Keys};
 use crate::policy::PunchFacts;
-use crate::roster::Member;
 use record::{DayRecord, MAX_TOKENS};
 
 static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(PUNCH_SCRIPT));
-static LAYOUT: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(concat!(include_str!("hashtable.lua"), include_str!("layout.lua"))));
 
 /// An employee as the roster cache knows them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,45 +82,6 @@ fn decode_roster(id: &str, v: &str) -> Option<Employee> {
         department_id: dept.to_string(),
         name: name.to_string(),
     })
-}
-
-/// Write employees into the Redis roster cache, grouped by roster part, up to 1,000 fields per
-/// HSET. The single hash of earlier versions goes (its entries are all rewritten here).
-pub fn cache_roster<'a>(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    members: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
-) -> Result<usize> {
-    let mut parts: BTreeMap<u32, Vec<(&str, String)>> = BTreeMap::new();
-    let mut n = 0;
-    for (id, dept, name) in members {
-        parts
-            .entry(roster_part_of(id))
-            .or_default()
-            .push((id, format!("{dept}\t{name}")));
-        n += 1;
-    }
-    if n == 0 {
-        return Ok(0);
-    }
-    let mut pipe = redis::pipe();
-    pipe.del(keys.legacy_roster()).ignore();
-    let mut queued = 0;
-    for (part, items) in parts {
-        for fields in items.chunks(1000) {
-            pipe.hset_multiple(keys.roster_part(part), fields).ignore();
-            queued += fields.len();
-            if queued >= 20_000 {
-                pipe.query::<()>(con).context("writing the roster to Redis")?;
-                pipe = redis::pipe();
-                queued = 0;
-            }
-        }
-    }
-    if queued > 0 {
-        pipe.query::<()>(con).context("writing the roster to Redis")?;
-    }
-    Ok(n)
 }
 
 /// One punch to record.
@@ -471,73 +434,6 @@ pub fn names(con: &mut impl ConnectionLike, keys: &Keys, ids: &[String]) -> Resu
         .flatten()
         .map(|e| (e.id, e.name))
         .collect())
-}
-
-/// What `init-day` did.
-#[derive(Debug, Default, serde::Serialize)]
-pub struct LayoutReport {
-    pub date: String,
-    pub departments: usize,
-    pub employees: usize,
-    /// Fields created now; the rest were already there (and kept their punches).
-    pub laid_out: u64,
-}
-
-/// Lay out every department's board for `date` from the roster (which must be ordered by
-/// department), and refresh the roster cache. Idempotent: HSETNX never clobbers a punch.
-pub fn layout_day(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    date: NaiveDate,
-    members: &[Member],
-    mut progress: impl FnMut(usize),
-) -> Result<LayoutReport> {
-    cache_roster(
-        con,
-        keys,
-        members
-            .iter()
-            .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str())),
-    )?;
-    LAYOUT
-        .prepare_invoke()
-        .load(con)
-        .context("loading the layout script into Redis")?;
-    let mut report = LayoutReport {
-        date: date.to_string(),
-        employees: members.len(),
-        ..Default::default()
-    };
-    let depts: Vec<&[Member]> = members.chunk_by(|a, b| a.department_id == b.department_id).collect();
-    report.departments = depts.len();
-    // Pipeline a few departments at a time; split big ones so one call stays short.
-    let mut pipe = redis::pipe();
-    let mut queued = 0usize;
-    for dept in depts {
-        for part in dept.chunks(1000) {
-            let dept = &part[0].department_id;
-            let mut inv = LAYOUT.key(keys.board(dept, date));
-            inv.key(keys.board_days(dept)).arg(date.format("%Y-%m-%d").to_string());
-            for m in part {
-                inv.arg(&m.employee_id);
-            }
-            pipe.invoke_script(&inv);
-            queued += part.len();
-        }
-        if queued >= 5_000 {
-            let added: Vec<u64> = pipe.query(con).context("laying out boards in Redis")?;
-            report.laid_out += added.iter().sum::<u64>();
-            progress(queued);
-            pipe = redis::pipe();
-            queued = 0;
-        }
-    }
-    if queued > 0 {
-        let added: Vec<u64> = pipe.query(con).context("laying out boards in Redis")?;
-        report.laid_out += added.iter().sum::<u64>();
-        progress(queued);
-    }
-    Ok(report)
 }
 
 /// One page of a department's outbox (HSCAN from `cursor`, about `count` entries; a small

@@ -11,7 +11,15 @@ use crate::ops::queues::{self, Declared};
 /// warning when the broker was away (check-ins then declare their queue as they come).
 pub(crate) fn report_declared(ctx: &Ctx, command: &str, declared: &Result<Declared, String>) {
     match declared {
-        Ok(Declared { queues: 0, .. }) => {}
+        Ok(Declared {
+            queues: 0,
+            looked_up: 0,
+            ..
+        }) => {}
+        Ok(d) if d.looked_up > 0 => ctx.out.verbose(format!(
+            "{command}: {} queues looked up on the broker, {} missing ones declared ({:.2}s)",
+            d.looked_up, d.queues, d.seconds
+        )),
         Ok(d) => ctx.out.verbose(format!(
             "{command}: {} department queues declared ({:.2}s)",
             d.queues, d.seconds

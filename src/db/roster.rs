@@ -162,6 +162,15 @@ pub fn active_members_of(conn: &mut impl Queryable, depts: &[String], names: boo
     members(conn, &sql, depts)
 }
 
+/// Up to `limit` active employees with ids after `after` (`""`: from the first), in id order:
+/// the whole roster a chunk at a time, read along the primary key (no lookup from a secondary
+/// index to the row for each name, which reading by department costs).
+pub fn active_members_after(conn: &mut impl Queryable, after: &str, limit: usize) -> Result<Vec<Member>> {
+    let sql =
+        format!("SELECT id, department_id, name FROM employees WHERE active AND id > ? ORDER BY id LIMIT {limit}");
+    members(conn, &sql, &[after])
+}
+
 fn members<P: AsRef<str>>(conn: &mut impl Queryable, sql: &str, params: &[P]) -> Result<Vec<Member>> {
     let params: Vec<Value> = params.iter().map(|p| Value::from(p.as_ref())).collect();
     Ok(conn.exec_map(sql, params, |(employee_id, department_id, name)| Member {
@@ -179,6 +188,14 @@ pub fn departments_by_first_employee(conn: &mut impl Queryable) -> Result<Vec<St
         "SELECT d.id FROM departments d LEFT JOIN employees e ON e.department_id = d.id AND e.active \
          GROUP BY d.id ORDER BY MIN(e.id), d.id",
     )?)
+}
+
+/// When any employee row last changed (an insert, or an update that changed a value), to the
+/// microsecond; empty for an empty table. One read of the `updated_at` index.
+pub fn last_change(conn: &mut impl Queryable) -> Result<String> {
+    let changed: Option<Option<String>> =
+        conn.query_first("SELECT DATE_FORMAT(MAX(updated_at), '%Y-%m-%d %H:%i:%s.%f') FROM employees")?;
+    Ok(changed.flatten().unwrap_or_default())
 }
 
 /// How many employees are active.

@@ -72,18 +72,7 @@ pub fn broker_state(cfg: &Config, departments: &[String]) -> Result<BrokerState>
         broker: conn.broker().to_string(),
         ..Default::default()
     };
-    let answer = Duration::from_millis(u64::from(ANSWER_MS));
-    let exchange = conn.guard().within(answer, "looking up the events exchange", || {
-        Ok(ch.exchange_declare_passive(names.events()))
-    })?;
-    state.exchange = match exchange {
-        Ok(_) => true,
-        Err(amiquip::Error::ServerClosedChannel { code: 404, .. }) => {
-            ch = topology::open_channel(&mut conn)?;
-            false
-        }
-        Err(e) => return Err(Error::service(Service::Rabbitmq, e).into()),
-    };
+    state.exchange = exchange_exists(&mut conn, &mut ch, &names.events())?;
     for dept in departments {
         match count(&mut conn, &mut ch, &names.department(dept))? {
             Some(n) => {
@@ -97,6 +86,116 @@ pub fn broker_state(cfg: &Config, departments: &[String]) -> Result<BrokerState>
     drop(ch);
     conn.close();
     Ok(state)
+}
+
+/// What [`declare_missing`] did: queues looked up, and how many of them were missing and
+/// declared.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Checked {
+    pub looked_up: usize,
+    pub declared: usize,
+}
+
+/// Declare what the broker lacks of the common topology and of the departments' queues: each
+/// is looked up first (a passive declare: a lookup and the queue's counts, about half the
+/// broker's work of a redeclare and its binding, which also write to the broker's metadata
+/// store), and only the missing ones are declared, by [`declare`]. A queue deleted by hand is
+/// declared again, with its binding; a binding removed by hand from a queue that is still
+/// there is not (`queues declare` redeclares everything).
+pub fn declare_missing(cfg: &Config, departments: &[String]) -> Result<Checked> {
+    let names = Names::new(&cfg.namespace);
+    let mut queues: Vec<String> = departments.iter().map(|d| names.department(d)).collect();
+    queues.extend([names.retry(), names.parking()]);
+    if cfg.journal.enabled {
+        queues.push(names.journal());
+    }
+    let channels = DECLARE_CHANNELS.min(queues.len());
+    let (mut conn, mut chans) = topology::connect(cfg, |conn| {
+        (0..channels)
+            .map(|_| topology::open_channel(conn))
+            .collect::<Result<Vec<_>>>()
+    })?;
+    let mut common_missing = false;
+    for x in [names.events(), names.dead_letters(), names.requeue()] {
+        common_missing |= !exchange_exists(&mut conn, &mut chans[0], &x)?;
+    }
+    // One bound over the whole pass: arming the guard for each lookup would wake its thread
+    // twice per queue, which on a busy machine costs more than the lookups.
+    let bound = Duration::from_millis(u64::from(ANSWER_MS) * (1 + queues.len() as u64 / 500));
+    let guard = conn.guard().clone();
+    let missing = guard.within(bound, "looking up queues", || missing_queues(&mut conn, chans, &queues))?;
+    conn.close();
+    common_missing |= missing.iter().any(|&i| i >= departments.len());
+    let missing: Vec<String> = missing
+        .into_iter()
+        .filter(|&i| i < departments.len())
+        .map(|i| departments[i].clone())
+        .collect();
+    let declared = if missing.is_empty() && !common_missing {
+        0
+    } else {
+        declare(cfg, &missing)?
+    };
+    Ok(Checked {
+        looked_up: queues.len() + 3,
+        declared,
+    })
+}
+
+/// The indices of the `queues` the broker does not have, looked up on the channels at once
+/// (each lookup waits for its answer, so several channels keep the broker busy). A missing
+/// queue closes its channel, which is replaced.
+fn missing_queues(conn: &mut Link, chans: Vec<Channel>, queues: &[String]) -> Result<Vec<usize>> {
+    let per = queues.len().div_ceil(chans.len().max(1)).max(1);
+    let link = std::sync::Mutex::new(conn);
+    std::thread::scope(|s| {
+        let lookups: Vec<_> = chans
+            .into_iter()
+            .zip(queues.chunks(per).enumerate())
+            .map(|(mut ch, (i, part))| {
+                let link = &link;
+                s.spawn(move || -> Result<Vec<usize>> {
+                    let mut missing = Vec::new();
+                    for (j, q) in part.iter().enumerate() {
+                        match ch.queue_declare_passive(q.as_str()) {
+                            Ok(_) => {}
+                            Err(amiquip::Error::ServerClosedChannel { code: 404, .. }) => {
+                                missing.push(i * per + j);
+                                let mut conn = link.lock().unwrap_or_else(|p| p.into_inner());
+                                ch = topology::open_channel(&mut conn)?;
+                            }
+                            Err(e) => {
+                                return Err(Error::service(Service::Rabbitmq, e))
+                                    .with_context(|| format!("looking up queue {q}"))
+                            }
+                        }
+                    }
+                    Ok(missing)
+                })
+            })
+            .collect();
+        let mut missing = Vec::new();
+        for l in lookups {
+            missing.extend(l.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?);
+        }
+        Ok(missing)
+    })
+}
+
+/// Whether an exchange exists (the channel is replaced when it does not).
+fn exchange_exists(conn: &mut Link, ch: &mut Channel, name: &str) -> Result<bool> {
+    let answer = Duration::from_millis(u64::from(ANSWER_MS));
+    let got = conn.guard().within(answer, "looking up an exchange", || {
+        Ok(ch.exchange_declare_passive(name))
+    })?;
+    match got {
+        Ok(_) => Ok(true),
+        Err(amiquip::Error::ServerClosedChannel { code: 404, .. }) => {
+            *ch = topology::open_channel(&mut *conn)?;
+            Ok(false)
+        }
+        Err(e) => Err(Error::service(Service::Rabbitmq, e)).with_context(|| format!("looking up exchange {name}")),
+    }
 }
 
 /// Channels that declare at once: the broker runs each channel in its own process, so a fresh

@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::Result;
 use chrono::NaiveDate;
 
-use super::queues::{declare_ahead, Declared};
+use super::queues::{declare_missing, Declared};
 use crate::board::LayoutReport;
 use crate::config::Config;
 use crate::keys::Keys;
@@ -42,14 +42,16 @@ pub fn init_day(
         .collect();
     let mut con = services::redis(cfg)?;
     let persistence = board::health::warning(&mut con);
-    started(db::roster::active_count(&mut conn)?);
-    let clock = Instant::now();
+    // The progress bar's length: the roster as the cache last saw it (counting MySQL's active
+    // employees would read the whole department index, a good part of a second at a million).
     let keys = Keys::new(&cfg.namespace);
-    // The day's queues are declared on the broker while the boards are laid out in Redis: two
-    // services' work, overlapped.
+    started(board::roster_cache_state(&mut con, &keys)?.held);
+    let clock = Instant::now();
+    // The day's queues are looked up on the broker (the missing ones declared) while the boards
+    // are laid out in Redis: two services' work, overlapped.
     let (layout, queues) = std::thread::scope(|s| {
-        let declaring = s.spawn(|| declare_ahead(cfg, &depts));
-        let layout = layout::lay_out(&mut conn, &mut con, &keys, date, &depts, &mut progress);
+        let declaring = s.spawn(|| declare_missing(cfg, &depts));
+        let layout = layout::lay_out(&pool, &mut con, &keys, date, &depts, &mut progress);
         let queues = declaring
             .join()
             .unwrap_or_else(|_| Err("the declaring thread panicked".into()));

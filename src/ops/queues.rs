@@ -19,25 +19,43 @@ pub fn declare(cfg: &Config) -> Result<usize> {
     queues::declare(cfg, &departments(cfg)?)
 }
 
-/// Queues declared ahead: how many, in how long.
+/// Queues declared ahead: how many were looked up on the broker first (0: declared without
+/// looking), how many declared, in how long.
 #[derive(Debug, Clone, Copy)]
 pub struct Declared {
+    pub looked_up: usize,
     pub queues: usize,
     pub seconds: f64,
 }
 
 /// Declare the given departments' queues (and the common topology) ahead of their first
-/// check-in: `init-day` for the day's departments, `org import` for new ones. A broker away
-/// costs the caller a warning, never its work: the error comes back as its one line.
+/// check-in: `org import` for the departments it brings. A broker away costs the caller a
+/// warning, never its work: the error comes back as its one line.
 pub fn declare_ahead(cfg: &Config, departments: &[String]) -> Result<Declared, String> {
+    timed(departments, || {
+        Ok(queues::Checked {
+            looked_up: 0,
+            declared: queues::declare(cfg, departments)?,
+        })
+    })
+}
+
+/// [`declare_ahead`] of only what the broker lacks (`init-day`: every day's departments, whose
+/// queues are nearly always there already; one deleted by hand is declared again).
+pub fn declare_missing(cfg: &Config, departments: &[String]) -> Result<Declared, String> {
+    timed(departments, || queues::declare_missing(cfg, departments))
+}
+
+fn timed(departments: &[String], declare: impl FnOnce() -> Result<queues::Checked>) -> Result<Declared, String> {
     let started = std::time::Instant::now();
-    let queues = if departments.is_empty() {
-        0
+    let done = if departments.is_empty() {
+        queues::Checked::default()
     } else {
-        queues::declare(cfg, departments).map_err(|e| crate::error::one_line(&e))?
+        declare().map_err(|e| crate::error::one_line(&e))?
     };
     Ok(Declared {
-        queues,
+        looked_up: done.looked_up,
+        queues: done.declared,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
