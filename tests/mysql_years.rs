@@ -203,6 +203,28 @@ fn the_employee_check_by_range_finds_exactly_the_known_ids_and_locks_them() {
     tx.rollback().unwrap();
 }
 
+#[test]
+fn the_employee_check_knows_ids_that_mariadb_and_rust_order_differently() {
+    // The check walks the range beside the batch's ids sorted in Rust. Under PAD SPACE an id
+    // ending in a control character sorts before its prefix in MariaDB and after it in Rust:
+    // both must still be known, and a ghost still unknown.
+    let env = TestEnv::with_roster(TZ, 10, 1);
+    let all: Vec<String> = env.mysql().query("SELECT id FROM employees ORDER BY id").unwrap();
+    let odd = format!("{}\u{1}", all[3]);
+    env.mysql()
+        .exec_drop(
+            "INSERT INTO employees (id, name, department_id) VALUES (?, 'odd', 'D001')",
+            (&odd,),
+        )
+        .unwrap();
+    let mut conn = env.mysql();
+    let mut tx = conn.start_transaction(mysql::TxOpts::default()).unwrap();
+    let ids = [all[3].as_str(), odd.as_str(), all[4].as_str(), "E-GHOST"];
+    let unknown = attendance::db::attendance::unknown_employees(&mut tx, ids).unwrap();
+    assert_eq!(unknown.into_iter().collect::<Vec<_>>(), ["E-GHOST"]);
+    tx.rollback().unwrap();
+}
+
 /// The partitions of `attendance`: (name, rows by count).
 fn partitions(env: &TestEnv) -> Vec<(String, u64)> {
     let names: Vec<String> = env
