@@ -29,18 +29,7 @@ fn settle_and_correct(env: &TestEnv, day: &str) -> String {
     let e = env.members("D001").into_iter().find(|x| *x != sup).unwrap();
     env.punch(&e, "in", &format!("{day}T08:45:00"), true);
     env.ok(&["settle", "--date", day]);
-    env.ok(&[
-        "correct",
-        &e,
-        "--date",
-        day,
-        "--out",
-        "18:15",
-        "--reason",
-        "kiosk down",
-        "--by",
-        &sup,
-    ]);
+    env.correct_out(&e, day, &sup);
     e
 }
 
