@@ -11,12 +11,14 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use anyhow::Result;
+use mysql::PooledConn;
 
 use super::rows::{self, BoardEntry, Day, DayRow, Failure};
 use super::spent::Spent;
 use super::{write, Hooks, Progress, Run};
-use crate::board::cutover;
+use crate::board::{cutover, Redis};
 use crate::db::{self, attendance};
+use crate::keys::Keys;
 
 /// Departments per slice: a few thousand employees at 100k, 200 each at 1M.
 const DEPTS_PER_SLICE: usize = 50;
@@ -47,6 +49,56 @@ struct Slices {
     counts: BTreeMap<String, u64>,
 }
 
+/// What reading a slice needs besides its connections.
+struct SliceReader<'a> {
+    day: &'a Day<'a>,
+    on_leave: &'a HashSet<String>,
+    /// Whether the day had rows when the run began: their histories are then read too.
+    stored_any: bool,
+    keys: &'a Keys,
+    spent: &'a Spent,
+}
+
+impl SliceReader<'_> {
+    /// One slice's rows: its roster, boards and stored histories read, the rows computed, the
+    /// strays, failures and counts added to `out`.
+    fn slice(&self, conn: &mut PooledConn, con: &mut Redis, slice: &[String], out: &mut Slices) -> Result<Vec<DayRow>> {
+        let (date, spent) = (self.day.date, self.spent);
+        let members = spent.time("reading the roster", || {
+            db::roster::active_members_of(conn, slice, false)
+        })?;
+        let boards = spent.time("reading the boards", || cutover::read(con, self.keys, date, slice))?;
+        out.with_boards.extend(boards.departments);
+        let ids: HashSet<&str> = members.iter().map(|m| m.employee_id.as_str()).collect();
+        let mut mine = HashMap::with_capacity(members.len());
+        for (emp, entry) in boards.entries {
+            if ids.contains(emp.as_str()) {
+                mine.insert(emp, entry);
+            } else if !entry.value.is_empty() {
+                cutover::join(&mut out.strays, &entry.department_id, emp, entry.value);
+            }
+        }
+        let stored = if self.stored_any {
+            let ids: Vec<&str> = ids.into_iter().collect();
+            spent.time("reading the stored histories", || {
+                attendance::stored_punches_of(conn, date, &ids)
+            })?
+        } else {
+            HashMap::new()
+        };
+        let (rows, failures) = spent.time("computing the rows", || {
+            rows::day_rows(self.day, &members, &mine, &stored, self.on_leave)
+        });
+        out.employees += (rows.len() + failures.len()) as u64;
+        out.rows += rows.len() as u64;
+        out.failures.extend(failures);
+        for r in &rows {
+            *out.counts.entry(r.outcome.status.as_str().to_string()).or_default() += 1;
+        }
+        Ok(rows)
+    }
+}
+
 impl Run<'_> {
     /// Compute and write every row of the day; the refused rows are in the failures.
     pub(super) fn stream_rows(
@@ -65,7 +117,14 @@ impl Run<'_> {
         let per_batch = self.cfg.settle.batch_size.clamp(1, attendance::MAX_ROWS_PER_STATEMENT);
         let hook = self.opts.hooks.abort_after_batches;
         let mut batches = 0u64;
-        let (con, keys, pool, spent_ref) = (&mut self.con, &self.keys, &self.pool, &spent);
+        let (con, pool, spent_ref) = (&mut self.con, &self.pool, &spent);
+        let reader = SliceReader {
+            day,
+            on_leave,
+            stored_any,
+            keys: &self.keys,
+            spent: &spent,
+        };
         let (slices, refused) = write::stream(
             pool,
             spent_ref,
@@ -77,37 +136,7 @@ impl Run<'_> {
                 let mut conn = pool.get_conn()?;
                 let mut out = Slices::default();
                 for slice in depts.chunks(DEPTS_PER_SLICE) {
-                    let members = spent_ref.time("reading the roster", || {
-                        db::roster::active_members_of(&mut conn, slice, false)
-                    })?;
-                    let boards = spent_ref.time("reading the boards", || cutover::read(con, keys, date, slice))?;
-                    out.with_boards.extend(boards.departments);
-                    let ids: HashSet<&str> = members.iter().map(|m| m.employee_id.as_str()).collect();
-                    let mut mine = HashMap::with_capacity(members.len());
-                    for (emp, entry) in boards.entries {
-                        if ids.contains(emp.as_str()) {
-                            mine.insert(emp, entry);
-                        } else if !entry.value.is_empty() {
-                            cutover::join(&mut out.strays, &entry.department_id, emp, entry.value);
-                        }
-                    }
-                    let stored = if stored_any {
-                        let ids: Vec<&str> = ids.into_iter().collect();
-                        spent_ref.time("reading the stored histories", || {
-                            attendance::stored_punches_of(&mut conn, date, &ids)
-                        })?
-                    } else {
-                        HashMap::new()
-                    };
-                    let (rows, failures) = spent_ref.time("computing the rows", || {
-                        rows::day_rows(day, &members, &mine, &stored, on_leave)
-                    });
-                    out.employees += (rows.len() + failures.len()) as u64;
-                    out.rows += rows.len() as u64;
-                    out.failures.extend(failures);
-                    for r in &rows {
-                        *out.counts.entry(r.outcome.status.as_str().to_string()).or_default() += 1;
-                    }
+                    let rows = reader.slice(&mut conn, con, slice, &mut out)?;
                     if !spent_ref.time("waiting for the writers", || send_sorted(rows, per_batch, send)) {
                         break;
                     }

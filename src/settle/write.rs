@@ -101,8 +101,8 @@ impl<'p> Writer<'p> {
     }
 
     /// Run `f` in a transaction on the writer's connection and commit; the connection is kept
-    /// only if both succeeded. A failure rolls back explicitly (a dropped transaction would
-    /// swallow the rollback's error), after shutting the socket of a server that stalled.
+    /// only if both succeeded. A failure rolls back explicitly (dropping a transaction rolls
+    /// back silently), after shutting the socket of a server that stalled.
     fn in_tx<T>(&mut self, f: impl FnOnce(&mut mysql::Transaction, &Spent) -> mysql::Result<T>) -> mysql::Result<T> {
         let mut conn = self.take()?;
         let socket = std::os::unix::io::AsRawFd::as_raw_fd(&*conn);
