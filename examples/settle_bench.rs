@@ -2,7 +2,10 @@
 //! in the same run on the same server, load the very same rows into same-shaped tables with
 //! `LOAD DATA LOCAL INFILE` and with plain multi-row INSERTs, as the references.
 //!
-//! cargo run --release --example settle_bench [-- --employees N --departments N]
+//! cargo run --release --example settle_bench [-- --employees N --departments N --rounds N]
+//!
+//! `--rounds N` settles the same fresh day N times, each beside a LOAD DATA run right after it
+//! (on a shared machine a pair measured together says more than one run), and prints the medians.
 //!
 //! It uses its own namespace (`benchsettle`, or `--tag NAME`) and database (`attendance_<namespace>`), resets
 //! them first and drops them at the end. `ATTENDANCE_REDIS_URL` and `ATTENDANCE_MYSQL_URL`
@@ -124,6 +127,7 @@ fn proc_status_mb(field: &str) -> Result<f64> {
 fn main() -> Result<()> {
     let employees = arg("--employees", 100_000)?;
     let departments = arg("--departments", 500)?;
+    let rounds = arg("--rounds", 1)?.max(1);
     let mut cfg = config()?;
     cfg.settle.batch_size = arg("--batch", cfg.settle.batch_size as u32)? as usize;
     cfg.settle.writers = arg("--writers", cfg.settle.writers as u32)? as usize;
@@ -138,51 +142,54 @@ fn main() -> Result<()> {
     roster::generate(&mut csv, employees, departments, 42)?;
     let pool = services::mysql(&cfg)?;
     db::roster::upsert(&pool, &roster::parse(csv.as_slice())?)?;
-    let members = db::roster::active_members(&pool)?;
+    drop(csv);
+    let mut members = Some(db::roster::active_members(&pool)?);
     // The last work day by the policy's week, a few days back (so no next day is laid out).
     let today = chrono::Utc::now().with_timezone(&cfg.timezone).date_naive();
     let date = (4..12)
         .map(|d| today - Duration::days(d))
         .find(|d| policy::is_policy_workday(&cfg.policy, *d))
         .context("no work day in a week")?;
-    write_day(&cfg, &mut con, &members, date)?;
-    drop((members, csv));
     println!(
-        "settle benchmark: {employees} employees, {departments} departments, day {date}, batch {}, writers {}",
+        "settle benchmark: {employees} employees, {departments} departments, day {date}, batch {}, writers {}, rounds {rounds}",
         cfg.settle.batch_size, cfg.settle.writers
     );
-
     let opts = Options {
         date: Some(date),
         today,
         accept_missing_boards: false,
         hooks: Hooks::default(),
     };
-    // Settle's own peak: the high-water mark restarts from here (the setup's memory is freed).
-    std::fs::write("/proc/self/clear_refs", "5").context("resetting the peak RSS")?;
-    let rss_before = proc_status_mb("VmRSS:")?;
-    let t = Instant::now();
-    let report = settle::settle(&cfg, &opts, |_| {})?.last;
-    let settle_s = t.elapsed().as_secs_f64();
-    let peak = proc_status_mb("VmHWM:")?;
-    if report.failed > 0 || report.rows_written != u64::from(employees) {
-        bail!(
-            "settle wrote {} rows with {} failures",
-            report.rows_written,
-            report.failed
+    let mut runs = Vec::new();
+    for round in 1..=rounds {
+        if round > 1 {
+            // The same fresh day again: no row stored, every board back.
+            pool.get_conn()?.query_drop("TRUNCATE TABLE attendance")?;
+        }
+        write_day(&cfg, &mut con, members.as_deref().unwrap_or_default(), date)?;
+        if round == rounds {
+            // Only the benchmark's own heap is left when settle's peak is read.
+            members = None;
+        }
+        let (settle_s, peak, rss_before) = settle_once(&cfg, &opts, employees, round == 1)?;
+        let load_s = mysql_refs::load_reference(&pool, date)?;
+        println!(
+            "  round {round}: settle {settle_s:.2} s, LOAD DATA {load_s:.2} s: {:.2}x",
+            settle_s / load_s
         );
-    }
-    println!("  counts: {:?}", report.counts);
-    for (step, secs) in &report.steps {
-        println!("  {step}: {secs:.3}s");
+        runs.push((settle_s, load_s, peak, rss_before));
     }
     let t = Instant::now();
     settle::settle(&cfg, &opts, |_| {})?;
     let rerun_s = t.elapsed().as_secs_f64();
-
     let (load_s, insert_s) = mysql_refs::references(&pool, date, cfg.settle.batch_size)?;
-
+    // Round 1's time (the one with the steps), the last round's peak (the setup's roster freed).
+    let (_, _, peak, rss_before) = runs[runs.len() - 1];
+    let settle_s = runs[0].0;
     print_table(employees, (settle_s, rerun_s, load_s, insert_s), (peak, rss_before));
+    if rounds > 1 {
+        print_rounds(&runs);
+    }
 
     clear_redis(&mut con)?;
     // Settle connects to the broker only to drain events, and this day has none: this removes
@@ -192,6 +199,58 @@ fn main() -> Result<()> {
     drop(pool);
     services::mysql_server(&cfg)?.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
     Ok(())
+}
+
+/// Settle the day once, in-process: (seconds, peak RSS MB, RSS MB before it). `steps`: print
+/// where the time went.
+fn settle_once(cfg: &Config, opts: &Options, employees: u32, steps: bool) -> Result<(f64, f64, f64)> {
+    // Settle's own peak: the high-water mark restarts from here (the setup's memory is freed).
+    std::fs::write("/proc/self/clear_refs", "5").context("resetting the peak RSS")?;
+    let rss_before = proc_status_mb("VmRSS:")?;
+    let t = Instant::now();
+    let report = settle::settle(cfg, opts, |_| {})?.last;
+    let settle_s = t.elapsed().as_secs_f64();
+    let peak = proc_status_mb("VmHWM:")?;
+    if report.failed > 0 || report.rows_written != u64::from(employees) {
+        bail!(
+            "settle wrote {} rows with {} failures",
+            report.rows_written,
+            report.failed
+        );
+    }
+    if steps {
+        println!("  counts: {:?}", report.counts);
+        for (step, secs) in &report.steps {
+            println!("  {step}: {secs:.3}s");
+        }
+        for (part, secs) in &report.parts {
+            println!("    summed over threads: {part}: {secs:.3}s");
+        }
+    }
+    Ok((settle_s, peak, rss_before))
+}
+
+/// Every round's settle beside the LOAD DATA run right after it, and the medians.
+fn print_rounds(runs: &[(f64, f64, f64, f64)]) {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    let ratios: Vec<f64> = runs.iter().map(|r| r.0 / r.1).collect();
+    let within = ratios.iter().filter(|r| **r <= 1.3).count();
+    println!(
+        "rounds: settle median {:.2} s, LOAD DATA median {:.2} s; ratio median {:.2}x, within 1.3x in {within} of {}: {}",
+        median(runs.iter().map(|r| r.0).collect()),
+        median(runs.iter().map(|r| r.1).collect()),
+        median(ratios.clone()),
+        runs.len(),
+        ratios.iter().map(|r| format!("{r:.2}x")).collect::<Vec<_>>().join(", ")
+    );
 }
 
 /// The figures, as a Markdown table: settle's first run and rerun beside LOAD DATA and a

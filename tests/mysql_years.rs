@@ -29,18 +29,7 @@ fn settle_and_correct(env: &TestEnv, day: &str) -> String {
     let e = env.members("D001").into_iter().find(|x| *x != sup).unwrap();
     env.punch(&e, "in", &format!("{day}T08:45:00"), true);
     env.ok(&["settle", "--date", day]);
-    env.ok(&[
-        "correct",
-        &e,
-        "--date",
-        day,
-        "--out",
-        "18:15",
-        "--reason",
-        "kiosk down",
-        "--by",
-        &sup,
-    ]);
+    env.correct_out(&e, day, &sup);
     e
 }
 
@@ -200,6 +189,28 @@ fn the_employee_check_by_range_finds_exactly_the_known_ids_and_locks_them() {
             .unwrap_err();
         assert!(e.to_string().contains("1205"), "{e}");
     }
+    tx.rollback().unwrap();
+}
+
+#[test]
+fn the_employee_check_knows_ids_that_mariadb_and_rust_order_differently() {
+    // The check walks the range beside the batch's ids sorted in Rust. Under PAD SPACE an id
+    // ending in a control character sorts before its prefix in MariaDB and after it in Rust:
+    // both must still be known, and a ghost still unknown.
+    let env = TestEnv::with_roster(TZ, 10, 1);
+    let all: Vec<String> = env.mysql().query("SELECT id FROM employees ORDER BY id").unwrap();
+    let odd = format!("{}\u{1}", all[3]);
+    env.mysql()
+        .exec_drop(
+            "INSERT INTO employees (id, name, department_id) VALUES (?, 'odd', 'D001')",
+            (&odd,),
+        )
+        .unwrap();
+    let mut conn = env.mysql();
+    let mut tx = conn.start_transaction(mysql::TxOpts::default()).unwrap();
+    let ids = [all[3].as_str(), odd.as_str(), all[4].as_str(), "E-GHOST"];
+    let unknown = attendance::db::attendance::unknown_employees(&mut tx, ids).unwrap();
+    assert_eq!(unknown.into_iter().collect::<Vec<_>>(), ["E-GHOST"]);
     tx.rollback().unwrap();
 }
 

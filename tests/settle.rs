@@ -160,6 +160,69 @@ fn every_status_from_a_crafted_day_and_a_rerun_changes_nothing() {
     assert_eq!(status["settled"], true);
 }
 
+/// A day's counts by status as MySQL holds them.
+fn stored_counts(env: &TestEnv, day: &str) -> serde_json::Value {
+    let counts: Vec<(String, u64)> = env
+        .mysql()
+        .exec(
+            "SELECT CAST(status AS CHAR), COUNT(*) FROM attendance WHERE work_date = ? GROUP BY status",
+            (day,),
+        )
+        .unwrap();
+    serde_json::Value::Object(counts.into_iter().map(|(s, n)| (s, n.into())).collect())
+}
+
+/// The counts the last run of a day recorded.
+fn recorded_counts(env: &TestEnv, day: &str) -> serde_json::Value {
+    let counts: String = env
+        .mysql()
+        .exec_first(
+            "SELECT counts FROM settle_runs WHERE work_date = ? ORDER BY id DESC LIMIT 1",
+            (day,),
+        )
+        .unwrap()
+        .unwrap();
+    serde_json::from_str(&counts).unwrap()
+}
+
+#[test]
+fn the_counts_a_run_reports_are_those_mysql_holds_fresh_with_a_stray_and_after_a_correction() {
+    // A fresh day's counts are summed as the rows are written (no query of the day's rows);
+    // a day with a stray, or with rows already stored (a rerun, corrections), asks MySQL.
+    let env = TestEnv::with_roster(TZ, 30, 2);
+    let (d1, d2) = (members(&env, "D001"), members(&env, "D002"));
+    let sup = supervisor(&env, "D001");
+    let staff: Vec<&String> = d1.iter().filter(|x| **x != sup).collect();
+    punch(&env, staff[0], "in", "2026-11-20T08:50:00");
+    punch(&env, staff[0], "out", "2026-11-20T18:05:00");
+    punch(&env, staff[1], "in", "2026-11-20T09:20:00");
+    punch(&env, staff[1], "out", "2026-11-20T18:00:00");
+    punch(&env, staff[2], "in", "2026-11-20T08:40:00");
+    punch(&env, &d2[0], "in", "2026-11-20T08:30:00");
+    let fresh = env.json(&["settle", "--date", DAY, "--json"]);
+    assert_eq!(fresh["counts"], stored_counts(&env, DAY), "{fresh}");
+    assert_eq!(recorded_counts(&env, DAY), stored_counts(&env, DAY));
+    assert_eq!(fresh["counts"]["missing_checkout"], 2);
+
+    // The next day: a D002 employee's punch on D001's board (a stray, rewritten last).
+    let next = "2026-11-23";
+    punch(&env, staff[0], "in", "2026-11-23T09:40:00");
+    punch(&env, staff[0], "out", "2026-11-23T18:05:00");
+    let board = format!("{}:board:{{D001}}:{next}", env.ns);
+    let _: () = env.redis().hset(&board, &d2[1], "i30000").unwrap();
+    let strayed = env.json(&["settle", "--date", next, "--json"]);
+    assert_eq!(strayed["counts"], stored_counts(&env, next), "{strayed}");
+    assert_eq!(strayed["counts"]["late"], 1);
+    assert_eq!(strayed["counts"]["missing_checkout"], 1, "the stray's row counted once");
+
+    // A correction, then a rerun: the corrected row keeps its status, and the counts say so.
+    env.correct_out(staff[2], DAY, &sup);
+    let rerun = env.json(&["settle", "--date", DAY, "--json"]);
+    assert_eq!(rerun["counts"], stored_counts(&env, DAY), "{rerun}");
+    assert_eq!(recorded_counts(&env, DAY), stored_counts(&env, DAY));
+    assert_eq!(rerun["counts"]["missing_checkout"], 1, "{rerun}");
+}
+
 #[test]
 fn killed_mid_run_then_rerun_gives_identical_rows_and_never_loses_a_board() {
     let env = TestEnv::with_roster(TZ, 45, 3);

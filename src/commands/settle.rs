@@ -69,6 +69,12 @@ fn show_failures(ctx: &Ctx, report: &Report) {
     for (step, secs) in &report.steps {
         ctx.out.verbose(format!("{}: {step}: {secs:.3}s", report.date));
     }
+    for (part, secs) in &report.parts {
+        ctx.out.verbose(format!(
+            "{}: writing the rows, summed over threads: {part}: {secs:.3}s",
+            report.date
+        ));
+    }
     // A broken roster can fail every row: show a screenful, the rest are in MySQL.
     const SHOWN: usize = 20;
     for f in report.failures.iter().take(SHOWN) {

@@ -214,22 +214,43 @@ pub fn unknown_employees<'a>(
     conn: &mut impl Queryable,
     ids: impl IntoIterator<Item = &'a str>,
 ) -> mysql::Result<HashSet<String>> {
-    let mut unknown: HashSet<String> = ids.into_iter().map(str::to_string).collect();
-    let (Some(lo), Some(hi)) = (unknown.iter().min().cloned(), unknown.iter().max().cloned()) else {
-        return Ok(unknown);
+    let mut ids: Vec<&str> = ids.into_iter().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let (Some(&lo), Some(&hi)) = (ids.first(), ids.last()) else {
+        return Ok(HashSet::new());
     };
-    let limit = 2 * unknown.len() as u64 + 16;
-    let in_range: Vec<String> = conn.exec(
+    let limit = 2 * ids.len() as u64 + 16;
+    // The range comes back in the collation's order (utf8mb4_bin: by code point, which is how
+    // Rust orders strings, but for PAD SPACE around ids ending in spaces or control
+    // characters): walk it beside the sorted ids, reading each id in place. An id passed over
+    // is only a candidate: it is looked up below, so an order that differs costs a lookup,
+    // never a wrong answer.
+    let mut candidates: Vec<&str> = Vec::new();
+    let mut next = 0;
+    let rows = conn.exec_iter(
         "SELECT id FROM employees WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ? LOCK IN SHARE MODE",
         (lo, hi, limit),
     )?;
-    for id in &in_range {
-        unknown.remove(id);
+    for row in rows {
+        let row = row?;
+        let Some(Value::Bytes(found)) = row.as_ref(0) else {
+            continue;
+        };
+        while next < ids.len() && ids[next].as_bytes() < found.as_slice() {
+            candidates.push(ids[next]);
+            next += 1;
+        }
+        if next < ids.len() && ids[next].as_bytes() == found.as_slice() {
+            next += 1;
+        }
     }
+    candidates.extend_from_slice(&ids[next..]);
+    let mut unknown: HashSet<String> = candidates.iter().map(|id| id.to_string()).collect();
     if unknown.is_empty() {
         return Ok(unknown);
     }
-    let list: Vec<Value> = unknown.iter().map(Value::from).collect();
+    let list: Vec<Value> = candidates.iter().map(|id| Value::from(*id)).collect();
     let sql = format!(
         "SELECT id FROM employees WHERE id IN ({}) LOCK IN SHARE MODE",
         vec!["?"; list.len()].join(",")

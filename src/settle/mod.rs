@@ -13,6 +13,7 @@
 
 mod day;
 pub mod rows;
+mod spent;
 mod stream;
 mod write;
 
@@ -122,6 +123,9 @@ pub struct Report {
     pub seconds: f64,
     /// Seconds spent in each step, in order (for `-v` and the benchmark).
     pub steps: Vec<(&'static str, f64)>,
+    /// Seconds spent in each part of writing the rows, summed over the threads that read and
+    /// write at once (so they add up to more than the step's wall time).
+    pub parts: Vec<(&'static str, f64)>,
 }
 
 /// What a run did: the last day's report at the top (the shape of a one-day run), the days

@@ -8,14 +8,17 @@
 //! (their own board, the strays' values, the history just stored), which is what a settle of
 //! the whole day at once computes.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use anyhow::Result;
+use mysql::PooledConn;
 
 use super::rows::{self, BoardEntry, Day, DayRow, Failure};
+use super::spent::Spent;
 use super::{write, Hooks, Progress, Run};
-use crate::board::cutover;
+use crate::board::{cutover, Redis};
 use crate::db::{self, attendance};
+use crate::keys::Keys;
 
 /// Departments per slice: a few thousand employees at 100k, 200 each at 1M.
 const DEPTS_PER_SLICE: usize = 50;
@@ -27,6 +30,12 @@ pub(super) struct Written {
     pub failures: Vec<Failure>,
     /// The departments that had a board of the day (settle's copy).
     pub with_boards: HashSet<String>,
+    /// Rows by status as written, when that is what MySQL now holds for the day: a day that
+    /// had no row (so no correction either), nothing refused, no stray rewritten. `None`: ask
+    /// MySQL.
+    pub counts: Option<BTreeMap<String, u64>>,
+    /// Seconds by part of the stream, summed over its threads (see [`Spent`]).
+    pub parts: Vec<(&'static str, f64)>,
 }
 
 /// What reading and computing the slices gave, besides the rows sent to the writers.
@@ -37,6 +46,57 @@ struct Slices {
     failures: Vec<Failure>,
     with_boards: HashSet<String>,
     strays: HashMap<String, BoardEntry>,
+    counts: BTreeMap<String, u64>,
+}
+
+/// What reading a slice needs besides its connections.
+struct SliceReader<'a> {
+    day: &'a Day<'a>,
+    on_leave: &'a HashSet<String>,
+    /// Whether the day had rows when the run began: their histories are then read too.
+    stored_any: bool,
+    keys: &'a Keys,
+    spent: &'a Spent,
+}
+
+impl SliceReader<'_> {
+    /// One slice's rows: its roster, boards and stored histories read, the rows computed, the
+    /// strays, failures and counts added to `out`.
+    fn slice(&self, conn: &mut PooledConn, con: &mut Redis, slice: &[String], out: &mut Slices) -> Result<Vec<DayRow>> {
+        let (date, spent) = (self.day.date, self.spent);
+        let members = spent.time("reading the roster", || {
+            db::roster::active_members_of(conn, slice, false)
+        })?;
+        let boards = spent.time("reading the boards", || cutover::read(con, self.keys, date, slice))?;
+        out.with_boards.extend(boards.departments);
+        let ids: HashSet<&str> = members.iter().map(|m| m.employee_id.as_str()).collect();
+        let mut mine = HashMap::with_capacity(members.len());
+        for (emp, entry) in boards.entries {
+            if ids.contains(emp.as_str()) {
+                mine.insert(emp, entry);
+            } else if !entry.value.is_empty() {
+                cutover::join(&mut out.strays, &entry.department_id, emp, entry.value);
+            }
+        }
+        let stored = if self.stored_any {
+            let ids: Vec<&str> = ids.into_iter().collect();
+            spent.time("reading the stored histories", || {
+                attendance::stored_punches_of(conn, date, &ids)
+            })?
+        } else {
+            HashMap::new()
+        };
+        let (rows, failures) = spent.time("computing the rows", || {
+            rows::day_rows(self.day, &members, &mine, &stored, self.on_leave)
+        });
+        out.employees += (rows.len() + failures.len()) as u64;
+        out.rows += rows.len() as u64;
+        out.failures.extend(failures);
+        for r in &rows {
+            *out.counts.entry(r.outcome.status.as_str().to_string()).or_default() += 1;
+        }
+        Ok(rows)
+    }
 }
 
 impl Run<'_> {
@@ -48,15 +108,26 @@ impl Run<'_> {
         progress: &mut impl FnMut(Progress),
     ) -> Result<Written> {
         let date = day.date;
-        let depts = db::roster::departments_by_first_employee(self.lock.conn())?;
-        progress(Progress::Rows(db::roster::active_count(self.lock.conn())?));
+        let spent = Spent::default();
+        let (depts, active): (Vec<String>, Vec<u64>) = db::roster::departments_by_first_employee(self.lock.conn())?
+            .into_iter()
+            .unzip();
+        progress(Progress::Rows(active.iter().sum()));
         let stored_any = attendance::any_rows(self.lock.conn(), date)?;
         let per_batch = self.cfg.settle.batch_size.clamp(1, attendance::MAX_ROWS_PER_STATEMENT);
         let hook = self.opts.hooks.abort_after_batches;
         let mut batches = 0u64;
-        let (con, keys, pool) = (&mut self.con, &self.keys, &self.pool);
+        let (con, pool, spent_ref) = (&mut self.con, &self.pool, &spent);
+        let reader = SliceReader {
+            day,
+            on_leave,
+            stored_any,
+            keys: &self.keys,
+            spent: &spent,
+        };
         let (slices, refused) = write::stream(
             pool,
+            spent_ref,
             &self.cfg.settle,
             date,
             // A day with no row yet (the nightly case) is loaded, not upserted: MySQL's fastest path.
@@ -65,29 +136,8 @@ impl Run<'_> {
                 let mut conn = pool.get_conn()?;
                 let mut out = Slices::default();
                 for slice in depts.chunks(DEPTS_PER_SLICE) {
-                    let members = db::roster::active_members_of(&mut conn, slice, false)?;
-                    let boards = cutover::read(con, keys, date, slice)?;
-                    out.with_boards.extend(boards.departments);
-                    let ids: HashSet<&str> = members.iter().map(|m| m.employee_id.as_str()).collect();
-                    let mut mine = HashMap::with_capacity(members.len());
-                    for (emp, entry) in boards.entries {
-                        if ids.contains(emp.as_str()) {
-                            mine.insert(emp, entry);
-                        } else if !entry.value.is_empty() {
-                            cutover::join(&mut out.strays, &entry.department_id, emp, entry.value);
-                        }
-                    }
-                    let stored = if stored_any {
-                        let ids: Vec<&str> = ids.into_iter().collect();
-                        attendance::stored_punches_of(&mut conn, date, &ids)?
-                    } else {
-                        HashMap::new()
-                    };
-                    let (rows, failures) = rows::day_rows(day, &members, &mine, &stored, on_leave);
-                    out.employees += (rows.len() + failures.len()) as u64;
-                    out.rows += rows.len() as u64;
-                    out.failures.extend(failures);
-                    if !send_sorted(rows, per_batch, send) {
+                    let rows = reader.slice(&mut conn, con, slice, &mut out)?;
+                    if !spent_ref.time("waiting for the writers", || send_sorted(rows, per_batch, send)) {
                         break;
                     }
                 }
@@ -99,16 +149,20 @@ impl Run<'_> {
                 Hooks::check(hook, batches);
             },
         )?;
+        let clean = !stored_any && refused.is_empty() && slices.strays.is_empty();
         let mut written = Written {
             employees: slices.employees,
             rows_written: slices.rows - refused.len() as u64,
             failures: slices.failures,
             with_boards: slices.with_boards,
+            counts: clean.then_some(slices.counts),
+            parts: Vec::new(),
         };
         written.failures.extend(refused);
         if !slices.strays.is_empty() {
-            self.settle_strays(day, on_leave, slices.strays, &mut written)?;
+            self.settle_strays(day, on_leave, slices.strays, &spent, &mut written)?;
         }
+        written.parts = spent.seconds();
         Ok(written)
     }
 
@@ -120,6 +174,7 @@ impl Run<'_> {
         day: &Day,
         on_leave: &HashSet<String>,
         mut strays: HashMap<String, BoardEntry>,
+        spent: &Spent,
         written: &mut Written,
     ) -> Result<()> {
         let date = day.date;
@@ -145,6 +200,7 @@ impl Run<'_> {
         let per_batch = self.cfg.settle.batch_size.clamp(1, attendance::MAX_ROWS_PER_STATEMENT);
         let ((), refused) = write::stream(
             &self.pool,
+            spent,
             &self.cfg.settle,
             date,
             false,

@@ -10,9 +10,10 @@ use std::time::Duration;
 use anyhow::Result;
 use chrono::NaiveDate;
 use mysql::prelude::Queryable;
-use mysql::{Pool, TxOpts};
+use mysql::{Pool, PooledConn, TxOpts};
 
 use super::rows::{DayRow, Failure};
+use super::spent::Spent;
 use crate::config::{Config, SettleSettings};
 use crate::db::attendance;
 use crate::error::{exit, exit_code_of, Error, Service};
@@ -73,11 +74,73 @@ pub fn connect(cfg: &Config) -> Result<Pool> {
     }
 }
 
+/// A writer's connection, kept from one batch to the next: the pool pings every connection it
+/// hands out, one more round trip a batch. After an error it is given up, so that a retry
+/// starts on a fresh connection.
+pub struct Writer<'p> {
+    pool: &'p Pool,
+    conn: Option<PooledConn>,
+    spent: &'p Spent,
+}
+
+impl<'p> Writer<'p> {
+    pub fn new(pool: &'p Pool, spent: &'p Spent) -> Writer<'p> {
+        Writer {
+            pool,
+            conn: None,
+            spent,
+        }
+    }
+
+    /// The kept connection, or a fresh one from the pool.
+    fn take(&mut self) -> mysql::Result<PooledConn> {
+        match self.conn.take() {
+            Some(c) => Ok(c),
+            None => self.spent.time("writers: connecting", || self.pool.get_conn()),
+        }
+    }
+
+    /// Run `f` in a transaction on the writer's connection and commit; the connection is kept
+    /// only if both succeeded. A failure rolls back explicitly (dropping a transaction rolls
+    /// back silently), after shutting the socket of a server that stalled.
+    fn in_tx<T>(&mut self, f: impl FnOnce(&mut mysql::Transaction, &Spent) -> mysql::Result<T>) -> mysql::Result<T> {
+        let mut conn = self.take()?;
+        let socket = std::os::unix::io::AsRawFd::as_raw_fd(&*conn);
+        let mut tx = conn.start_transaction(TxOpts::default())?;
+        let spent = self.spent;
+        let done = match f(&mut tx, spent) {
+            Ok(v) => spent.time("writers: committing", || tx.commit()).map(|()| v),
+            Err(e) => {
+                // Before the rollback, which would wait on a stalled server all over again.
+                services::abandon_if_stalled(socket, &e);
+                tx.rollback().ok();
+                return Err(e);
+            }
+        };
+        match done {
+            Ok(v) => {
+                self.conn = Some(conn);
+                Ok(v)
+            }
+            Err(e) => {
+                services::abandon_if_stalled(socket, &e);
+                Err(e)
+            }
+        }
+    }
+}
+
 /// Write one batch in one transaction. Returns the rows MySQL refused, with the reason.
 /// `fresh`: the day had no row when the run began, so the rows are loaded, not upserted.
-pub fn batch(pool: &Pool, s: &SettleSettings, date: NaiveDate, rows: &[DayRow], fresh: bool) -> Result<Vec<Failure>> {
-    with_retry(s, "writing attendance rows", || match whole(pool, date, rows, fresh) {
-        Err(e) if is_data_error(&e) => row_by_row(pool, date, rows),
+pub fn batch(
+    w: &mut Writer,
+    s: &SettleSettings,
+    date: NaiveDate,
+    rows: &[DayRow],
+    fresh: bool,
+) -> Result<Vec<Failure>> {
+    with_retry(s, "writing attendance rows", || match whole(w, date, rows, fresh) {
+        Err(e) if is_data_error(&e) => row_by_row(w, date, rows),
         r => r,
     })
 }
@@ -101,31 +164,22 @@ fn known<'r>(tx: &mut impl Queryable, rows: &'r [DayRow]) -> mysql::Result<(Vec<
     Ok((good, failures))
 }
 
-fn whole(pool: &Pool, date: NaiveDate, rows: &[DayRow], fresh: bool) -> mysql::Result<Vec<Failure>> {
-    let mut conn = pool.get_conn()?;
-    let socket = std::os::unix::io::AsRawFd::as_raw_fd(&*conn);
-    let mut tx = conn.start_transaction(TxOpts::default())?;
-    let written = known(&mut tx, rows).and_then(|(good, failures)| {
-        if fresh && !good.is_empty() && load(&mut tx, date, &good)? {
+fn whole(w: &mut Writer, date: NaiveDate, rows: &[DayRow], fresh: bool) -> mysql::Result<Vec<Failure>> {
+    w.in_tx(|tx, spent| {
+        let (good, failures) = spent.time("writers: checking the employees", || known(tx, rows))?;
+        if fresh && !good.is_empty() && spent.time("writers: loading", || load(tx, date, &good))? {
             return Ok(failures);
         }
-        if good.len() == rows.len() {
-            attendance::upsert(&mut tx, date, rows)?;
-        } else if !good.is_empty() {
-            let good: Vec<DayRow> = good.into_iter().cloned().collect();
-            attendance::upsert(&mut tx, date, &good)?;
-        }
-        Ok(failures)
-    });
-    match written {
-        Ok(failures) => tx.commit().map(|()| failures),
-        Err(e) => {
-            // Before the rollback, which would wait on a stalled server all over again.
-            services::abandon_if_stalled(socket, &e);
-            tx.rollback().ok();
-            Err(e)
-        }
-    }
+        spent.time("writers: upserting", || {
+            if good.len() == rows.len() {
+                attendance::upsert(tx, date, rows)?;
+            } else if !good.is_empty() {
+                let good: Vec<DayRow> = good.into_iter().cloned().collect();
+                attendance::upsert(tx, date, &good)?;
+            }
+            Ok(failures)
+        })
+    })
 }
 
 /// Whether LOAD DATA took every row as sent (see [`attendance::load_fresh`]). A server that
@@ -146,23 +200,22 @@ fn load(tx: &mut mysql::Transaction, date: NaiveDate, rows: &[&DayRow]) -> mysql
 
 /// The slow path, only for a batch that holds a refused row: each row its own statement, in
 /// one transaction (MariaDB rolls back only the refused statement).
-fn row_by_row(pool: &Pool, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<Vec<Failure>> {
-    let mut conn = pool.get_conn()?;
-    let mut tx = conn.start_transaction(TxOpts::default())?;
-    let (good, mut failures) = known(&mut tx, rows)?;
-    for r in good {
-        match attendance::upsert(&mut tx, date, std::slice::from_ref(r)) {
-            Ok(()) => {}
-            Err(e) if is_data_error(&e) => failures.push(Failure {
-                employee_id: r.employee_id.clone(),
-                department_id: r.department_id.clone(),
-                reason: e.to_string(),
-            }),
-            Err(e) => return Err(e),
+fn row_by_row(w: &mut Writer, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<Vec<Failure>> {
+    w.in_tx(|tx, _| {
+        let (good, mut failures) = known(tx, rows)?;
+        for r in good {
+            match attendance::upsert(tx, date, std::slice::from_ref(r)) {
+                Ok(()) => {}
+                Err(e) if is_data_error(&e) => failures.push(Failure {
+                    employee_id: r.employee_id.clone(),
+                    department_id: r.department_id.clone(),
+                    reason: e.to_string(),
+                }),
+                Err(e) => return Err(e),
+            }
         }
-    }
-    tx.commit()?;
-    Ok(failures)
+        Ok(failures)
+    })
 }
 
 /// A batch of rows handed to the writers; `false` once they stopped (a service error).
@@ -177,6 +230,7 @@ pub type Send<'s> = dyn Fn(Vec<DayRow>) -> bool + 's;
 /// other writers have finished their batch.
 pub fn stream<T: std::marker::Send>(
     pool: &Pool,
+    spent: &Spent,
     s: &SettleSettings,
     date: NaiveDate,
     fresh: bool,
@@ -198,12 +252,13 @@ pub fn stream<T: std::marker::Send>(
         for _ in 0..writers {
             let (tx, batch_rx) = (tx.clone(), batch_rx.clone());
             scope.spawn(move || {
+                let mut writer = Writer::new(pool, spent);
                 while !stop.load(Ordering::Relaxed) {
-                    let next = batch_rx.lock().map(|rx| rx.recv());
+                    let next = spent.time("writers: waiting for rows", || batch_rx.lock().map(|rx| rx.recv()));
                     let Ok(Ok(chunk)) = next else {
                         break;
                     };
-                    let r = batch(pool, s, date, &chunk, fresh).map(|f| (chunk.len(), f));
+                    let r = batch(&mut writer, s, date, &chunk, fresh).map(|f| (chunk.len(), f));
                     if r.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }

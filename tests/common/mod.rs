@@ -243,6 +243,22 @@ impl TestEnv {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
 
+    /// `by` (the department's supervisor) corrects `emp`'s check-out of `day` to 18:15.
+    pub fn correct_out(&self, emp: &str, day: &str, by: &str) {
+        self.ok(&[
+            "correct",
+            emp,
+            "--date",
+            day,
+            "--out",
+            "18:15",
+            "--reason",
+            "kiosk down",
+            "--by",
+            by,
+        ]);
+    }
+
     /// Delete the namespace's exchanges and queues (which `org import` declared ahead, with the
     /// default settings): a test of other AMQP settings, or of a broker without a journal,
     /// starts from a bare broker.
