@@ -60,7 +60,10 @@ for i = 5, #ARGV, 5 do
 ";
 const VARIANTS: &[Variant] = &[
     ("as is", &[]),
-    ("without completing the outbox record", &[(RECORD_BUILD, "local ev = prefix")]),
+    (
+        "without completing the outbox record",
+        &[(RECORD_BUILD, "local ev = prefix")],
+    ),
     ("without the outbox HSET", &[(OUTBOX_HSET, "")]),
     (
         "without the board HSET and SADD",
@@ -75,14 +78,20 @@ const VARIANTS: &[Variant] = &[
     ),
     ("without the reply (returns {})", &[("\nreturn out", "\nreturn {}")]),
     (
-        "a reply of one value per punch, not six",
+        "a reply of one value per punch, not three",
         &[(
-            "  out[nout + 1] = kind\n  out[nout + 2] = changed\n  out[nout + 3] = dup\n  out[nout + 4] = nf\n  out[nout + 5] = nl\n  out[nout + 6] = want_record and ev or ''\n  nout = nout + 6\n",
-            "  out[nout + 1] = changed\n  nout = nout + 1\n",
+            "  out[nout + 2] = nf\n  out[nout + 3] = nl\n  nout = nout + 3\n",
+            "  nout = nout + 1\n",
         )],
     ),
-    ("the per-punch rules cut to a stub", &[("\nfor i = 5, #ARGV, 5 do\n", STUB)]),
-    ("only the call and its ARGV (returns at once)", &[("local board, outbox", "do return {} end\nlocal board, outbox")]),
+    (
+        "the per-punch rules cut to a stub",
+        &[("\nfor i = 5, #ARGV, 5 do\n", STUB)],
+    ),
+    (
+        "only the call and its ARGV (returns at once)",
+        &[("local board, outbox", "do return {} end\nlocal board, outbox")],
+    ),
 ];
 
 fn main() -> Result<()> {

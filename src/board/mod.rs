@@ -222,27 +222,44 @@ fn invocation<'p, 's>(
     inv
 }
 
-type Reply = (String, i64, i64, i64, i64, String);
+/// One script call's reply: per punch, flags (1 out, 2 changed, 4 duplicate), first_in and
+/// last_out (-1: none), and the record when `events` asks the script for it (see `punch.lua`).
+fn outcomes(reply: redis::Value, events: Events, punches: usize) -> Result<Vec<PunchOutcome>> {
+    let per = if events == Events::OutboxAndReply { 4 } else { 3 };
+    let values: Vec<redis::Value> = redis::from_redis_value(reply)?;
+    if values.len() != per * punches {
+        anyhow::bail!(
+            "the punch script answered {} values for {punches} punches",
+            values.len()
+        );
+    }
+    values.chunks(per).map(outcome).collect()
+}
 
-fn outcome(r: Reply) -> Result<PunchOutcome> {
-    let (kind, changed, dup, fi, lo, ev) = r;
+fn outcome(r: &[redis::Value]) -> Result<PunchOutcome> {
+    let int = |v: &redis::Value| -> Result<i64> { Ok(redis::from_redis_value_ref(v)?) };
+    let (flags, fi, lo) = (int(&r[0])?, int(&r[1])?, int(&r[2])?);
+    let record = match r.get(3) {
+        Some(v) => redis::from_redis_value_ref::<String>(v)?,
+        None => String::new(),
+    };
     Ok(PunchOutcome {
-        kind: kind.parse().map_err(anyhow::Error::msg)?,
-        changed: changed == 1,
-        duplicate: dup == 1,
+        kind: if flags & 1 == 1 { Kind::Out } else { Kind::In },
+        changed: flags & 2 == 2,
+        duplicate: flags & 4 == 4,
         first_in: (fi >= 0).then_some(fi),
         last_out: (lo >= 0).then_some(lo),
-        event_json: (!ev.is_empty()).then_some(ev),
+        event_json: (!record.is_empty()).then_some(record),
     })
 }
 
 /// Record one punch: one EVALSHA (the script is loaded on first use). The outcome carries the
 /// event's wire JSON, rendered from the record the script wrote.
 pub fn punch(con: &mut impl ConnectionLike, keys: &Keys, rules: PunchRules, p: &Punch) -> Result<PunchOutcome> {
-    let mut r: Vec<Reply> = invocation(&PUNCH, keys, rules, [p], Events::OutboxAndReply)
+    let reply: redis::Value = invocation(&PUNCH, keys, rules, [p], Events::OutboxAndReply)
         .invoke(con)
         .context("recording the punch in Redis")?;
-    let mut o = outcome(r.pop().context("the punch script returned nothing")?)?;
+    let mut o = outcomes(reply, Events::OutboxAndReply, 1)?.remove(0);
     if let Some(record) = o.event_json.take() {
         o.event_json = Some(crate::event::render(&p.event_id, &record)?.json);
     }
@@ -392,9 +409,8 @@ fn punch_batched(
     let done = con.each_pipeline(&mut pipes, &mut |replies| {
         let batch = answered.next().context("Redis answered a pipeline never sent")?;
         for (call, reply) in batch.iter().zip(replies) {
-            let reply: Vec<Reply> = redis::from_redis_value(reply?)?;
-            for (&i, r) in call.iter().zip(reply) {
-                out[i] = Some(outcome(r)?);
+            for (&i, o) in call.iter().zip(outcomes(reply?, events, call.len())?) {
+                out[i] = Some(o);
             }
             each_call(call, &mut out);
         }

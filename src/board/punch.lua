@@ -9,7 +9,9 @@
 -- then 5 per punch: employee id, secs into the work day, kind (in|out|auto), event id, the event
 -- record up to its last field (built in Rust: src/event.rs `record_prefix`). This script only
 -- appends that last field, the punch's kind and whether it changed the record: '<i|o><1|0>'.
--- Returns 6 per punch: kind, changed 0|1, duplicate 0|1, first_in or -1, last_out or -1, record or ''
+-- Returns per punch: flags (1 the kind is out, 2 it changed the record, 4 a duplicate), first_in
+-- or -1, last_out or -1, and in mode '1' the record or '' (a short reply: Redis's cost to
+-- build and send it is per value)
 local board, outbox, days = KEYS[1], KEYS[2], KEYS[3]
 local window, maxtok, want_record, replay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1', ARGV[3] == 'r'
 -- What a bulk call of 100 punches costs is mostly per-punch interpreter work, so the hot path
@@ -104,13 +106,14 @@ end
 for i = 5, #ARGV, 5 do
   local secs = ARGV[i + 1]
   local kind, changed, dup, nf, nl, ev = punch(ARGV[i], tonumber(secs), secs, ARGV[i + 2], ARGV[i + 3], ARGV[i + 4])
-  out[nout + 1] = kind
-  out[nout + 2] = changed
-  out[nout + 3] = dup
-  out[nout + 4] = nf
-  out[nout + 5] = nl
-  out[nout + 6] = want_record and ev or ''
-  nout = nout + 6
+  out[nout + 1] = (kind == 'out' and 1 or 0) + 2 * changed + 4 * dup
+  out[nout + 2] = nf
+  out[nout + 3] = nl
+  nout = nout + 3
+  if want_record then
+    out[nout + 1] = ev
+    nout = nout + 1
+  end
 end
 
 local writes, nwrite = {}, 0
