@@ -8,19 +8,19 @@
 local PAD_FIELD = '~'
 local function pad() return string.rep('~', 1025) end
 
--- HSET of args[1..n] (field, value, ...) on a board, made a hash table first. Returns the
--- number of fields added.
+-- HSET of args[1..n] (field, value, ...) on a board (new, or compact), made a hash table in
+-- the same HSET: the padding value converts it before any field is written.
 local function hset_board(board, args, n)
   if redis.call('OBJECT', 'ENCODING', board) == 'hashtable' then
-    return redis.call('HSET', board, unpack(args, 1, n))
+    redis.call('HSET', board, unpack(args, 1, n))
+    return
   end
   args[n + 1], args[n + 2] = PAD_FIELD, pad()
-  local added = redis.call('HSET', board, unpack(args, 1, n + 2))
+  redis.call('HSET', board, unpack(args, 1, n + 2))
   redis.call('HDEL', board, PAD_FIELD)
-  return added - 1
 end
 
--- An existing board (laid out by an older version, or small) made a hash table.
+-- An existing compact board (laid out, or written by an older version) made a hash table.
 local function as_hashtable(board)
   if redis.call('OBJECT', 'ENCODING', board) == 'listpack' then
     redis.call('HSET', board, PAD_FIELD, pad())
