@@ -34,10 +34,7 @@ type Variant = (&'static str, &'static [(&'static str, &'static str)]);
 
 /// The run's namespace: `breakdown`, or `--tag NAME` (so that two runs at once do not meet).
 fn ns() -> &'static str {
-    args::tag("breakdown").unwrap_or_else(|e| {
-        eprintln!("board_breakdown: {e:#}");
-        std::process::exit(2)
-    })
+    args::tag("breakdown")
 }
 
 const OUTBOX_HSET: &str = "if nevent > 0 and not replay then redis.call('HSET', outbox, unpack(events)) end";

@@ -34,10 +34,7 @@ use attendance::config::{Config, Overrides};
 use redis_refs::{command_usec, delete_pattern};
 
 fn tag() -> &'static str {
-    args::tag("initday").unwrap_or_else(|e| {
-        eprintln!("initday_bench: {e:#}");
-        std::process::exit(2)
-    })
+    args::tag("initday")
 }
 
 fn config() -> Result<Config> {

@@ -74,13 +74,25 @@ pub fn binary() -> Result<PathBuf> {
 
 /// This run's namespace (and the suffix of its database): `--tag NAME`, else `default`. Two
 /// people benchmarking at once on the shared services give different tags, so that neither run
-/// resets or deletes the other's keys, queues and database (`--cleanup` takes the same tag).
+/// resets or deletes the other's keys, queues and database (`--cleanup` takes the same tag). A
+/// malformed tag is a one-line error and exit 2.
 #[allow(dead_code)] // not every benchmark creates names on the shared services
-pub fn tag(default: &'static str) -> Result<&'static str> {
+pub fn tag(default: &'static str) -> &'static str {
     static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    if let Some(t) = TAG.get() {
-        return Ok(t);
-    }
+    TAG.get_or_init(|| {
+        parse_tag(default).unwrap_or_else(|e| {
+            let me = std::env::args().next().unwrap_or_default();
+            let me = Path::new(&me)
+                .file_name()
+                .map_or("benchmark".into(), |n| n.to_string_lossy());
+            eprintln!("{me}: {e:#}");
+            std::process::exit(2)
+        })
+    })
+}
+
+#[allow(dead_code)]
+fn parse_tag(default: &str) -> Result<String> {
     let args: Vec<String> = std::env::args().collect();
     let t = match args.iter().position(|a| a == "--tag") {
         Some(i) => args.get(i + 1).context("--tag: a name is needed after it")?.clone(),
@@ -92,5 +104,5 @@ pub fn tag(default: &'static str) -> Result<&'static str> {
     if !ok {
         bail!("--tag: '{t}' must be 1 to 24 of a-z, 0-9 and '_' (it names a namespace and a database)");
     }
-    Ok(TAG.get_or_init(|| t))
+    Ok(t)
 }
