@@ -51,15 +51,10 @@ struct Bench {
 
 impl Bench {
     fn cmd(&self) -> Command {
-        let mut c = Command::new(&self.bin);
-        c.env("ATTENDANCE_REDIS_URL", &self.cfg.redis_url)
-            .env("ATTENDANCE_MYSQL_URL", &self.cfg.mysql_url)
-            .env("ATTENDANCE_AMQP_URL", &self.cfg.amqp_url)
-            .env("ATTENDANCE_NAMESPACE", &self.cfg.namespace)
-            .env("ATTENDANCE_TIMEZONE", self.cfg.timezone.name())
+        let mut c = args::command(&self.bin, &self.cfg);
+        c.env("ATTENDANCE_TIMEZONE", self.cfg.timezone.name())
             // The benchmark's days are fixed dates: keep them within the back-dating limit.
-            .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "366")
-            .env_remove("ATTENDANCE_CONFIG");
+            .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "366");
         c
     }
 

@@ -49,14 +49,9 @@ fn config() -> Result<Config> {
 }
 
 fn command(bin: &Path, cfg: &Config) -> Command {
-    let mut c = Command::new(bin);
-    c.env("ATTENDANCE_REDIS_URL", &cfg.redis_url)
-        .env("ATTENDANCE_MYSQL_URL", &cfg.mysql_url)
-        .env("ATTENDANCE_AMQP_URL", &cfg.amqp_url)
-        .env("ATTENDANCE_NAMESPACE", &cfg.namespace)
-        .env("ATTENDANCE_TIMEZONE", cfg.timezone.name())
-        .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "366")
-        .env_remove("ATTENDANCE_CONFIG");
+    let mut c = args::command(bin, cfg);
+    c.env("ATTENDANCE_TIMEZONE", cfg.timezone.name())
+        .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "366");
     c
 }
 

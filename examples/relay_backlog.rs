@@ -59,13 +59,8 @@ fn config() -> Result<Config> {
 
 /// The binary with the benchmark's settings.
 fn cmd(bin: &Path, cfg: &Config) -> Command {
-    let mut c = Command::new(bin);
-    c.env("ATTENDANCE_REDIS_URL", &cfg.redis_url)
-        .env("ATTENDANCE_MYSQL_URL", &cfg.mysql_url)
-        .env("ATTENDANCE_AMQP_URL", &cfg.amqp_url)
-        .env("ATTENDANCE_NAMESPACE", ns())
-        .env("ATTENDANCE_JOURNAL_ENABLED", "false")
-        .env_remove("ATTENDANCE_CONFIG")
+    let mut c = args::command(bin, cfg);
+    c.env("ATTENDANCE_JOURNAL_ENABLED", "false")
         .arg("-q")
         .stdout(Stdio::null());
     c

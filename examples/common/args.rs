@@ -46,6 +46,19 @@ pub fn run_then_cleanup(bench: impl FnOnce() -> Result<()>, cleanup: impl FnOnce
     result.and(cleaned)
 }
 
+/// `bin` pointed at `cfg`'s services and namespace, and at no config file: how a benchmark
+/// runs the binary (each adds its own settings).
+#[allow(dead_code)] // not every benchmark runs the binary
+pub fn command(bin: &Path, cfg: &attendance::config::Config) -> std::process::Command {
+    let mut c = std::process::Command::new(bin);
+    c.env("ATTENDANCE_REDIS_URL", &cfg.redis_url)
+        .env("ATTENDANCE_MYSQL_URL", &cfg.mysql_url)
+        .env("ATTENDANCE_AMQP_URL", &cfg.amqp_url)
+        .env("ATTENDANCE_NAMESPACE", &cfg.namespace)
+        .env_remove("ATTENDANCE_CONFIG");
+    c
+}
+
 /// The `attendance` binary built beside this example (`cargo build --release --bins --examples`),
 /// or `--bin PATH`'s (an older build, to measure it against this one with the same benchmark).
 #[allow(dead_code)] // not every benchmark runs the binary
