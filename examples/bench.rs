@@ -847,12 +847,5 @@ fn journal_figures(b: &mut Bench, con: &mut impl board::Keyspace, keys: &Keys, q
 
 /// Delete the namespace's journal: with no queue bound, publishing is as it was before it.
 fn delete_journal(cfg: &Config) -> Result<()> {
-    let mut conn = amiquip::Connection::insecure_open(&cfg.amqp_url)?;
-    let ch = conn.open_channel(None)?;
-    ch.queue_delete(
-        attendance::notify::Names::new(&cfg.namespace).journal(),
-        amiquip::QueueDeleteOptions::default(),
-    )?;
-    conn.close()?;
-    Ok(())
+    amqp_refs::delete_queue(cfg, attendance::notify::Names::new(&cfg.namespace).journal())
 }

@@ -41,6 +41,14 @@ rabbitmq_nofile() {
   [ -r "/proc/$pid/limits" ] && awk '/Max open files/ {print $4}' "/proc/$pid/limits"
 }
 
+# Whether the broker on 5672 answers the AMQP handshake (a Connection.Start frame, type 1) within
+# 10 s: a broker out of file handles keeps its port open and answers nothing, and every test that
+# publishes would then wait out its timeout.
+amqp_answers() {
+  timeout 10 bash -c 'exec 3<>/dev/tcp/127.0.0.1/5672 && printf "AMQP\x00\x00\x09\x01" >&3 &&
+    [ "$(head -c 1 <&3 | od -An -tx1 | tr -d " ")" = 01 ]' 2>/dev/null
+}
+
 missing=()
 up 6379 || missing+=(redis)
 up 3306 || missing+=(mariadb)
@@ -94,6 +102,10 @@ fi
 # (Raising RabbitMQ's handle cache above the process's real limit, as `file_handle_cache:set_limit`
 # does, makes classic queues crash with emfile instead of refusing cleanly: only a broker started
 # under a higher `ulimit -n` has more handles.)
+if ! amqp_answers; then
+  echo "services: RabbitMQ on 127.0.0.1:5672 accepts connections but does not answer the AMQP handshake; restart it (see docs/operations.md: RabbitMQ's file handles)" >&2
+  exit 3
+fi
 if command -v rabbitmqctl >/dev/null 2>&1; then
   nofile=$(rabbitmq_nofile || true)
   if [ -n "$nofile" ] && [ "$nofile" != unlimited ] && [ "$nofile" -lt 16384 ] 2>/dev/null; then

@@ -5,9 +5,36 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use attendance::config::Config;
 
+/// How long a reference step may wait on the broker in all: amiquip's calls have no bound of
+/// their own, and a broker that accepts connections but never answers (one out of file handles,
+/// say) would otherwise hold a benchmark for ever.
+const BOUND: Duration = Duration::from_secs(300);
+
+/// `f` on a thread of its own, or an error once `bound` has passed without its answer (the
+/// thread is left behind: the benchmark fails and exits).
+fn bounded<T: Send + 'static>(
+    what: &str,
+    bound: Duration,
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(bound) {
+        Ok(answer) => answer,
+        Err(_) => bail!("RabbitMQ did not finish {what} within {} s", bound.as_secs()),
+    }
+}
+
 /// Empty the department queues between steps, so the broker's memory does not grow run to run.
 pub fn purge(cfg: &Config, queues: &[String]) -> Result<()> {
-    let mut conn = amiquip::Connection::insecure_open(&cfg.amqp_url)?;
+    let (url, queues) = (cfg.amqp_url.clone(), queues.to_vec());
+    bounded("purging the queues", BOUND, move || purge_now(&url, &queues))
+}
+
+fn purge_now(url: &str, queues: &[String]) -> Result<()> {
+    let mut conn = amiquip::Connection::insecure_open(url)?;
     let ch = conn.open_channel(None)?;
     for q in queues {
         ch.queue_purge(q)?;
@@ -20,8 +47,15 @@ pub fn purge(cfg: &Config, queues: &[String]) -> Result<()> {
 /// of `window` outstanding) by one publisher round-robin straight into the given queues; the
 /// queues are purged afterwards. Messages per second.
 pub fn broker_reference(cfg: &Config, queues: &[String], n: usize, size: usize, window: usize) -> Result<f64> {
+    let (url, queues) = (cfg.amqp_url.clone(), queues.to_vec());
+    bounded("the RabbitMQ-alone reference", BOUND, move || {
+        reference_now(&url, &queues, n, size, window)
+    })
+}
+
+fn reference_now(url: &str, queues: &[String], n: usize, size: usize, window: usize) -> Result<f64> {
     use amiquip::{AmqpProperties, Confirm, ConfirmSmoother, Connection, Publish};
-    let mut conn = Connection::insecure_open(&cfg.amqp_url)?;
+    let mut conn = Connection::insecure_open(url)?;
     let ch = conn.open_channel(None)?;
     let rx = ch.listen_for_publisher_confirms()?;
     ch.enable_publisher_confirms()?;
@@ -54,4 +88,17 @@ pub fn broker_reference(cfg: &Config, queues: &[String], n: usize, size: usize, 
     }
     conn.close()?;
     Ok(rate)
+}
+
+/// Delete a queue (the namespace's journal, say).
+#[allow(dead_code)] // only the day benchmark deletes its journal
+pub fn delete_queue(cfg: &Config, queue: String) -> Result<()> {
+    let url = cfg.amqp_url.clone();
+    bounded("deleting a queue", BOUND, move || {
+        let mut conn = amiquip::Connection::insecure_open(&url)?;
+        let ch = conn.open_channel(None)?;
+        ch.queue_delete(queue, amiquip::QueueDeleteOptions::default())?;
+        conn.close()?;
+        Ok(())
+    })
 }
