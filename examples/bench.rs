@@ -412,6 +412,7 @@ fn run_latency(departments: u32) -> Result<()> {
     let staff = roster
         .iter()
         .map(|r| (r.department_id.as_str(), r.employee_id.as_str()));
+    b.quiet("the latency");
     latency_steps(&mut b, runs, staff)?;
     write_figures(&mut b)
 }
@@ -451,9 +452,11 @@ fn run(departments: u32) -> Result<()> {
 
     journal_figures(&mut b, &mut con, &keys, &depts)?;
 
+    b.quiet("the single processes");
     single_processes(&mut b, runs, &rows)?;
 
     let staff = known.values().map(|e| (e.department_id.as_str(), e.id.as_str()));
+    b.quiet("the latency");
     latency_steps(&mut b, runs.min(200), staff)?;
     write_figures(&mut b)
 }

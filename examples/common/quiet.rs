@@ -1,9 +1,8 @@
-//! The night comes hours after the evening: before the benchmarks time the night, they let the
-//! local broker finish what the evening's bulk left it to do. A quorum queue confirms a message
-//! once it is in the write-ahead log, and writes its segment files afterwards: after a bulk of a
-//! million events RabbitMQ keeps one of this machine's two cores busy for about half a minute,
-//! which a settle run at that moment shares, while the LOAD DATA reference run after it does
-//! not. On the machine itself only (a broker elsewhere is not watched).
+//! Each timed step starts on an idle broker: a quorum queue confirms a message once it is in its
+//! write-ahead log and writes its segment files afterwards, so after a bulk of a million events
+//! RabbitMQ keeps one of this machine's two cores busy for about half a minute. A step timed in
+//! that window (the next bulk, settle) shares the machine with the previous step's leftovers,
+//! which in production come hours apart. Only a broker on this machine is watched.
 
 use std::time::{Duration, Instant};
 
