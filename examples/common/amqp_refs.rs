@@ -27,20 +27,30 @@ fn bounded<T: Send + 'static>(
     }
 }
 
-/// Empty the department queues between steps, so the broker's memory does not grow run to run.
-pub fn purge(cfg: &Config, queues: &[String]) -> Result<()> {
-    let (url, queues) = (cfg.amqp_url.clone(), queues.to_vec());
-    bounded("purging the queues", BOUND, move || purge_now(&url, &queues))
+/// `f` on a channel of a connection of its own, bounded as a whole by [`BOUND`].
+fn on_channel(
+    cfg: &Config,
+    what: &str,
+    f: impl FnOnce(&amiquip::Channel) -> Result<()> + Send + 'static,
+) -> Result<()> {
+    let url = cfg.amqp_url.clone();
+    bounded(what, BOUND, move || {
+        let mut conn = amiquip::Connection::insecure_open(&url)?;
+        f(&conn.open_channel(None)?)?;
+        conn.close()?;
+        Ok(())
+    })
 }
 
-fn purge_now(url: &str, queues: &[String]) -> Result<()> {
-    let mut conn = amiquip::Connection::insecure_open(url)?;
-    let ch = conn.open_channel(None)?;
-    for q in queues {
-        ch.queue_purge(q)?;
-    }
-    conn.close()?;
-    Ok(())
+/// Empty the department queues between steps, so the broker's memory does not grow run to run.
+pub fn purge(cfg: &Config, queues: &[String]) -> Result<()> {
+    let queues = queues.to_vec();
+    on_channel(cfg, "purging the queues", move |ch| {
+        for q in &queues {
+            ch.queue_purge(q.as_str())?;
+        }
+        Ok(())
+    })
 }
 
 /// RabbitMQ alone: `n` persistent messages of `size` bytes, published with confirms (a window
@@ -93,12 +103,8 @@ fn reference_now(url: &str, queues: &[String], n: usize, size: usize, window: us
 /// Delete a queue (the namespace's journal, say).
 #[allow(dead_code)] // only the day benchmark deletes its journal
 pub fn delete_queue(cfg: &Config, queue: String) -> Result<()> {
-    let url = cfg.amqp_url.clone();
-    bounded("deleting a queue", BOUND, move || {
-        let mut conn = amiquip::Connection::insecure_open(&url)?;
-        let ch = conn.open_channel(None)?;
+    on_channel(cfg, "deleting a queue", move |ch| {
         ch.queue_delete(queue, amiquip::QueueDeleteOptions::default())?;
-        conn.close()?;
         Ok(())
     })
 }
