@@ -39,10 +39,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use attendance::board::{self, Punch, PunchRules};
-use attendance::bulk::Row;
 use attendance::config::{Config, Overrides};
-use attendance::keys::Keys;
+use attendance::domain::punch_file::Row;
+use attendance::redis::board::{self, Punch, PunchRules};
+use attendance::redis::keys::Keys;
 
 struct Bench {
     bin: PathBuf,
@@ -142,7 +142,7 @@ fn percentiles(v: &mut [f64]) -> (f64, f64) {
 
 /// `used_memory` of the node, or summed over the masters of a cluster.
 fn used_memory(con: &mut impl redis::ConnectionLike) -> Result<u64> {
-    board::health::info_texts(con, "memory")?
+    attendance::redis::persistence::info_texts(con, "memory")?
         .iter()
         .map(|info| {
             info.lines()
@@ -265,7 +265,7 @@ impl RelayProcess {
             .stdout(Stdio::null())
             .spawn()?;
         let relay = RelayProcess(child);
-        let mut con = attendance::services::redis(&b.cfg)?;
+        let mut con = attendance::redis::Redis::open(&b.cfg)?;
         let beat = Keys::new(&b.cfg.namespace).relay_heartbeat();
         let deadline = Instant::now() + Duration::from_secs(10);
         while !redis::Commands::exists::<_, bool>(&mut con, &beat)? {
@@ -408,7 +408,7 @@ fn run_latency(departments: u32) -> Result<()> {
     let runs = arg("--runs", 300)? as usize;
     let mut b = start(employees, departments)?;
     org_steps(&mut b, employees, departments)?;
-    let roster = attendance::roster::parse(std::fs::File::open(b.dir.join("roster.csv"))?)?;
+    let roster = attendance::domain::roster::parse(std::fs::File::open(b.dir.join("roster.csv"))?)?;
     let staff = roster
         .iter()
         .map(|r| (r.department_id.as_str(), r.employee_id.as_str()));
@@ -422,7 +422,7 @@ fn run(departments: u32) -> Result<()> {
     let runs = arg("--runs", 300)? as usize;
     let mut b = start(employees, departments)?;
     let keys = Keys::new(&b.cfg.namespace);
-    let mut con = attendance::services::redis(&b.cfg)?;
+    let mut con = attendance::redis::Redis::open(&b.cfg)?;
 
     let target = benchmark_target(&b.cfg);
     let hset = redis_benchmark(&target, &[])?;
@@ -438,9 +438,9 @@ fn run(departments: u32) -> Result<()> {
     let (morning, evening, before) = day_steps(&mut b, &mut con, day, employees)?;
 
     // The board alone: the same script, pipelined, no publish, on another day's keys.
-    let (rows, _) = attendance::bulk::parse(
+    let (rows, _) = attendance::domain::punch_file::parse(
         std::fs::File::open(&morning)?,
-        &attendance::policy::PunchWindow::new(&Default::default(), chrono_tz::UTC, chrono::Utc::now()),
+        &attendance::domain::policy::PunchWindow::new(&Default::default(), chrono_tz::UTC, chrono::Utc::now()),
     )?;
     let ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
     let known = attendance::ops::checkin::resolve(&b.cfg, &mut con, &keys, &ids)?;
@@ -554,7 +554,7 @@ fn night(b: &mut Bench, con: &mut board::Redis, day: &str, employees: u32, befor
     // The night: settle the day, then MySQL's own bulk paths with the same rows.
     b.quiet("settle");
     let (t, peak_mb) = b.run_peak(&["settle", "--date", day])?;
-    let pool = attendance::services::mysql(&b.cfg)?;
+    let pool = attendance::mysql::conn::mysql(&b.cfg)?;
     let date = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")?;
     let (load_s, insert_s) = mysql_refs::references(&pool, date, b.cfg.settle.batch_size)?;
     b.report(
@@ -579,7 +579,7 @@ fn board_alone(
     b: &mut Bench,
     con: &mut board::Redis,
     rows: &[Row],
-    known: &std::collections::HashMap<String, attendance::board::Employee>,
+    known: &std::collections::HashMap<String, attendance::redis::board::Employee>,
     (hset, href): (f64, &str),
 ) -> Result<()> {
     let tag = tag();
@@ -626,7 +626,7 @@ fn bulk_steps(
     morning: &std::path::Path,
     evening: &std::path::Path,
     rows: &[Row],
-    known: &std::collections::HashMap<String, attendance::board::Employee>,
+    known: &std::collections::HashMap<String, attendance::redis::board::Employee>,
     href: &str,
 ) -> Result<Vec<String>> {
     let n = rows.len() as f64;
@@ -880,5 +880,5 @@ fn journal_figures(b: &mut Bench, con: &mut impl board::Keyspace, keys: &Keys, q
 
 /// Delete the namespace's journal: with no queue bound, publishing is as it was before it.
 fn delete_journal(cfg: &Config) -> Result<()> {
-    amqp_refs::delete_queue(cfg, attendance::notify::Names::new(&cfg.namespace).journal())
+    amqp_refs::delete_queue(cfg, attendance::amqp::Names::new(&cfg.namespace).journal())
 }

@@ -23,9 +23,9 @@ mod redis_refs;
 use std::time::Instant;
 
 use anyhow::Result;
-use attendance::board::{self, Employee, Punch, PunchRules};
 use attendance::config::{Config, Overrides};
-use attendance::keys::Keys;
+use attendance::redis::board::{self, Employee, Punch, PunchRules};
+use attendance::redis::keys::Keys;
 use rand::Rng;
 use redis_refs::{benchmark_target, delete_pattern, evalsha_stats, redis_benchmark};
 
@@ -104,12 +104,12 @@ fn main() -> Result<()> {
         ..Default::default()
     })?;
     cfg.namespace = ns().into();
-    let mut con = attendance::services::redis(&cfg)?;
+    let mut con = attendance::redis::Redis::open(&cfg)?;
     let run = || -> Result<()> {
         let target = benchmark_target(&cfg);
         let before = redis_benchmark(&target, &[])?;
         let punches = morning(&cfg, employees, departments);
-        let mut con = attendance::services::redis(&cfg)?;
+        let mut con = attendance::redis::Redis::open(&cfg)?;
         let (mut rates, mut building) = (Vec::new(), Vec::new());
         // Rounds interleave the variants, so a burst of another user's load hits them alike.
         let mut per_call: Vec<Vec<f64>> = vec![Vec::new(); VARIANTS.len()];
@@ -140,7 +140,7 @@ fn main() -> Result<()> {
 fn morning(cfg: &Config, employees: u32, departments: u32) -> Vec<Punch> {
     let tz = cfg.timezone;
     let day = chrono::NaiveDate::from_ymd_opt(2026, 11, 26).expect("a date");
-    let start = attendance::policy::day_start(tz, day) + chrono::Duration::hours(8);
+    let start = attendance::domain::policy::day_start(tz, day) + chrono::Duration::hours(8);
     let mut rng = rand::thread_rng();
     (1..=employees)
         .map(|i| {

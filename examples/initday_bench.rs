@@ -148,7 +148,7 @@ fn bench(departments: u32) -> Result<()> {
         "| run | build | day | init-day | peak RSS | Redis's own time (EVALSHA + RESTORE + HSET + HMSET) | queues |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
-    let mut con = attendance::services::redis(&cfg)?;
+    let mut con = attendance::redis::Redis::open(&cfg)?;
     let mut builds: Vec<(&str, &Path)> = Vec::new();
     if let Some(old) = &old {
         builds.push(("old", old));

@@ -127,13 +127,13 @@ fn main() -> Result<()> {
     let own = own_queues(&ns);
     // Whatever happened, leave nothing behind.
     let depts: Vec<String> = (1..=departments).map(|d| format!("D{d:03}")).collect();
-    attendance::notify::teardown(&cfg, &depts)?;
-    let mut con = attendance::services::redis(&cfg)?;
+    attendance::amqp::teardown(&cfg, &depts)?;
+    let mut con = attendance::redis::Redis::open(&cfg)?;
     let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{ns}:*")).query(&mut con)?;
     for chunk in keys.chunks(500) {
         redis::cmd("DEL").arg(chunk).query::<()>(&mut con)?;
     }
-    let mut server = attendance::services::mysql_server(&cfg)?;
+    let mut server = attendance::mysql::conn::mysql_server(&cfg)?;
     mysql::prelude::Queryable::query_drop(&mut server, format!("DROP DATABASE IF EXISTS att_{ns}"))?;
     std::fs::remove_dir_all(&dir).ok();
     let cleaned = broker()?;

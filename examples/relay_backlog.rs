@@ -26,9 +26,9 @@ use amqp_refs::{broker_reference, purge};
 
 use anyhow::{bail, Context, Result};
 use args::arg;
-use attendance::board::{self, Keyspace};
 use attendance::config::{Config, Overrides};
-use attendance::keys::Keys;
+use attendance::redis::board::{self, Keyspace};
+use attendance::redis::keys::Keys;
 use mysql::prelude::Queryable;
 use redis::Commands;
 
@@ -93,8 +93,8 @@ fn cleanup(departments: u32) -> Result<()> {
     for k in con.scan_keys(&format!("{}:*", ns()))? {
         let _: () = con.del(k)?;
     }
-    let broker = attendance::notify::teardown(&cfg, &queues(departments));
-    let mut server = attendance::services::mysql_server(&cfg)?;
+    let broker = attendance::amqp::teardown(&cfg, &queues(departments));
+    let mut server = attendance::mysql::conn::mysql_server(&cfg)?;
     server.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
     let _ = std::fs::remove_dir_all(dir());
     broker
@@ -187,7 +187,7 @@ fn ride_along(
     runs: usize,
 ) -> Result<()> {
     // One check-in with 10, then with 100,000, older events waiting in its department.
-    let members: Vec<String> = attendance::services::mysql(cfg)?
+    let members: Vec<String> = attendance::mysql::conn::mysql(cfg)?
         .get_conn()?
         .query("SELECT id FROM employees WHERE department_id = 'D001' ORDER BY id")?;
     let template = stale_event(cfg, bin, con, keys, &members[0])?;
@@ -214,7 +214,7 @@ fn average_event_size(con: &mut board::Redis, keys: &Keys) -> Result<usize> {
     let (_, page) = board::outbox_page(con, keys, "D001", 0, 100)?;
     let mut total = 0;
     for (id, stored) in &page {
-        total += attendance::event::render(id, stored)?.json.len();
+        total += attendance::domain::event::render(id, stored)?.json.len();
     }
     Ok(total / page.len().max(1))
 }
@@ -227,10 +227,11 @@ fn stale_event(cfg: &Config, bin: &Path, con: &mut board::Redis, keys: &Keys, em
     run(c, &[0])?;
     let (_, page) = board::outbox_page(con, keys, "D001", 0, 10)?;
     let (id, stored) = page.first().context("the check-in left no event")?;
-    let mut ev: attendance::event::Event = serde_json::from_str(&attendance::event::render(id, stored)?.json)?;
+    let mut ev: attendance::domain::event::Event =
+        serde_json::from_str(&attendance::domain::event::render(id, stored)?.json)?;
     let hour_ago = chrono::Utc::now() - chrono::Duration::hours(1);
     ev.recorded_at = Some(hour_ago.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
-    Ok(attendance::event::record_of(&ev)?)
+    Ok(attendance::domain::event::record_of(&ev)?)
 }
 
 /// Bring D001's outbox to `n` older events (copies of the record `template` under fresh ids).

@@ -25,10 +25,9 @@ use args::arg;
 
 use anyhow::{bail, Context, Result};
 use attendance::config::{Config, Overrides};
-use attendance::db;
-use attendance::keys::Keys;
-use attendance::settle::{self, Hooks, Options};
-use attendance::{policy, roster, services};
+use attendance::domain::{policy, roster};
+use attendance::ops::settle::{self, Hooks, Options};
+use attendance::redis::keys::Keys;
 use chrono::{Duration, NaiveDate};
 use mysql::prelude::Queryable;
 use rand::rngs::StdRng;
@@ -69,7 +68,7 @@ fn clear_redis(con: &mut impl redis::ConnectionLike) -> Result<()> {
 fn write_day(
     cfg: &Config,
     con: &mut impl redis::ConnectionLike,
-    members: &[db::roster::Member],
+    members: &[attendance::mysql::roster_rows::Member],
     date: NaiveDate,
 ) -> Result<()> {
     let keys = Keys::new(ns());
@@ -128,19 +127,19 @@ fn main() -> Result<()> {
     let mut cfg = config()?;
     cfg.settle.batch_size = arg("--batch", cfg.settle.batch_size as u32)? as usize;
     cfg.settle.writers = arg("--writers", cfg.settle.writers as u32)? as usize;
-    let mut server = services::mysql_server(&cfg)?;
+    let mut server = attendance::mysql::conn::mysql_server(&cfg)?;
     server.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
     drop(server);
-    db::migrate(&cfg)?;
-    let mut con = services::redis(&cfg)?;
+    attendance::mysql::migrate(&cfg)?;
+    let mut con = attendance::redis::Redis::open(&cfg)?;
     clear_redis(&mut con)?;
 
     let mut csv = Vec::new();
     roster::generate(&mut csv, employees, departments, 42)?;
-    let pool = services::mysql(&cfg)?;
-    db::roster::upsert(&pool, &roster::parse(csv.as_slice())?)?;
+    let pool = attendance::mysql::conn::mysql(&cfg)?;
+    attendance::mysql::roster_rows::upsert(&pool, &roster::parse(csv.as_slice())?)?;
     drop(csv);
-    let mut members = Some(db::roster::active_members(&pool)?);
+    let mut members = Some(attendance::mysql::roster_rows::active_members(&pool)?);
     // The last work day by the policy's week, a few days back (so no next day is laid out).
     let today = chrono::Utc::now().with_timezone(&cfg.timezone).date_naive();
     let date = (4..12)
@@ -191,10 +190,10 @@ fn main() -> Result<()> {
     clear_redis(&mut con)?;
     // Settle connects to the broker only to drain events, and this day has none: this removes
     // whatever a run declared all the same (nothing, when all went well).
-    attendance::notify::teardown(&cfg, &[])?;
+    attendance::amqp::teardown(&cfg, &[])?;
 
     drop(pool);
-    services::mysql_server(&cfg)?.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
+    attendance::mysql::conn::mysql_server(&cfg)?.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
     Ok(())
 }
 

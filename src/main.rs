@@ -26,7 +26,7 @@ fn main() {
             std::process::exit(exit::USAGE);
         }
     };
-    match attendance::commands::run(cli) {
+    match attendance::cli::run(cli) {
         Ok(()) => {}
         // The reader of stdout went away: what it wanted it has; no error, as with `cat | head`.
         Err(err) if is_broken_pipe(&err) => std::process::exit(exit::OK),

@@ -273,7 +273,8 @@ fn stranded(env: &TestEnv, emp: &str) -> String {
 /// the notification latency with a relay).
 #[test]
 fn a_wakeup_that_comes_during_a_full_round_is_sent_by_the_round_at_once_and_reported_apart() {
-    use attendance::notify::{Handoffs, Publisher};
+    use attendance::amqp::Publisher;
+    use attendance::ops::relay::Handoffs;
     let env = TestEnv::with_roster("UTC", 6, 2);
     let (d1, d2) = (env.members("D001"), env.members("D002"));
     // The round's work: two events an outage left in D001's outbox.
@@ -283,15 +284,15 @@ fn a_wakeup_that_comes_during_a_full_round_is_sent_by_the_round_at_once_and_repo
     let handed = stranded(&env, &d2[0]);
     let cfg = config(&env);
     let keys = env.keys();
-    let mut con = attendance::board::Redis::open(&cfg).unwrap();
-    attendance::board::handoff::beat(&mut con, &keys, "test").unwrap();
-    assert!(attendance::board::handoff::wake_relay(&mut con, &keys, "D002").unwrap());
+    let mut con = attendance::redis::Redis::open(&cfg).unwrap();
+    attendance::redis::handoff::beat(&mut con, &keys, "test").unwrap();
+    assert!(attendance::redis::handoff::wake_relay(&mut con, &keys, "D002").unwrap());
 
     let mut p = Publisher::connect(&cfg).unwrap();
     let mut h = Handoffs::default();
     h.sweep(&mut p, &mut con, &keys).unwrap();
     assert!(
-        attendance::board::handoff::take_wakes(&mut con, &keys)
+        attendance::redis::handoff::take_wakes(&mut con, &keys)
             .unwrap()
             .is_empty(),
         "the round took the wake-up on its way"
@@ -310,12 +311,13 @@ fn a_wakeup_that_comes_during_a_full_round_is_sent_by_the_round_at_once_and_repo
 
 #[test]
 fn an_event_on_its_way_from_a_wakeup_is_not_sent_again_by_the_full_round() {
-    use attendance::notify::{Handoffs, Publisher};
+    use attendance::amqp::Publisher;
+    use attendance::ops::relay::Handoffs;
     let env = TestEnv::with_roster("UTC", 5, 1);
     let id = stranded(&env, "E000002");
     let cfg = config(&env);
     let keys = env.keys();
-    let mut con = attendance::board::Redis::open(&cfg).unwrap();
+    let mut con = attendance::redis::Redis::open(&cfg).unwrap();
     let mut p = Publisher::connect(&cfg).unwrap();
     let mut h = Handoffs::default();
     h.offer(&mut p, &mut con, &keys, &["D001".to_string()]).unwrap();
@@ -346,13 +348,16 @@ fn the_full_round_looks_for_wakeups_between_the_scan_calls_that_list_the_outboxe
     pipe.hset(keys.outbox("D002"), "e2", "x").ignore();
     pipe.query::<()>(&mut con).unwrap();
     let mut looks = 0;
-    let depts = attendance::board::outbox_departments_between(&mut con, &keys, |_| {
+    let depts = attendance::redis::board::outbox_departments_between(&mut con, &keys, |_| {
         looks += 1;
         Ok(())
     })
     .unwrap();
     assert_eq!(depts, ["D001", "D002"]);
-    assert_eq!(depts, attendance::board::outbox_departments(&mut con, &keys).unwrap());
+    assert_eq!(
+        depts,
+        attendance::redis::board::outbox_departments(&mut con, &keys).unwrap()
+    );
     assert!(
         looks >= 2,
         "one look after each SCAN call over 2,502 keys or more: {looks}"

@@ -845,7 +845,7 @@ fn a_day_before_the_year_1000_is_refused_and_never_blocks_the_nightly_run() {
 
 #[test]
 fn the_cutover_merges_into_a_board_a_killed_run_left_and_release_keeps_a_fresh_days_entry() {
-    use attendance::board::cutover;
+    use attendance::redis::cutover;
     use std::collections::HashMap;
     let env = TestEnv::new(TZ);
     let (k, d) = (env.keys(), common::date(&days_ago(2)));
@@ -952,8 +952,8 @@ fn punches_on_boards_of_departments_far_apart_give_one_row_from_all_of_them() {
 /// loader says so (the writer then upserts the batch) and never touches that row itself.
 #[test]
 fn loading_rows_over_a_row_already_there_says_so_and_keeps_that_row() {
-    use attendance::db::attendance::{load_fresh, DayRow};
-    use attendance::policy::{DayOutcome, DayStatus};
+    use attendance::domain::policy::{DayOutcome, DayStatus};
+    use attendance::mysql::attendance::{load_fresh, DayRow};
     let env = TestEnv::with_roster(TZ, 4, 1);
     let ids = members(&env, "D001");
     let mut conn = env.mysql();

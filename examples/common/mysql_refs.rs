@@ -6,7 +6,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use attendance::db::{self, attendance as rows_db};
+use attendance::mysql::attendance as rows_db;
 use chrono::NaiveDate;
 use mysql::prelude::Queryable;
 
@@ -132,7 +132,7 @@ fn multi_insert(conn: &mut mysql::PooledConn, stored: &[rows_db::Stored], batch:
             format!(
                 "INSERT INTO attendance_insert (work_date, employee_id, department_id, status, first_in, last_out, \
                  late_minutes, early_minutes, punches, corrected) VALUES {}",
-                db::placeholders(chunk.len(), 10)
+                attendance::mysql::placeholders(chunk.len(), 10)
             ),
             params,
         )?;

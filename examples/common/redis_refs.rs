@@ -4,14 +4,14 @@
 use std::process::Command;
 
 use anyhow::{Context, Result};
-use attendance::board;
 use attendance::config::Config;
+use attendance::redis::board;
 
 /// The `redis-benchmark` options that aim it at the configured Redis: the first seed node of a
 /// cluster (with `--cluster`), else the default local one.
 #[allow(dead_code)] // not every benchmark has a Redis reference
 pub fn benchmark_target(cfg: &Config) -> Vec<String> {
-    match board::cluster::seed_urls(&cfg.redis_url) {
+    match attendance::redis::cluster::seed_urls(&cfg.redis_url) {
         Some(seeds) => {
             let hostport = seeds[0].trim_start_matches("redis://").trim_end_matches('/');
             let hostport = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
@@ -73,7 +73,7 @@ pub fn command_usec(con: &mut impl redis::ConnectionLike, commands: &[&str]) -> 
 /// Calls and microseconds of the given commands in INFO commandstats.
 fn command_stats(con: &mut impl redis::ConnectionLike, commands: &[&str]) -> Result<(u64, f64)> {
     let mut total = (0u64, 0f64);
-    for stats in board::health::info_texts(con, "commandstats")? {
+    for stats in attendance::redis::persistence::info_texts(con, "commandstats")? {
         for cmd in commands {
             let prefix = format!("cmdstat_{cmd}:");
             let Some(line) = stats.lines().find_map(|l| l.strip_prefix(prefix.as_str())) else {

@@ -9,10 +9,10 @@ use attendance::config::Config;
 pub fn remove_run(cfg: &Config, tag: &str, departments: u32) -> Result<()> {
     let mut cfg = cfg.clone();
     cfg.amqp.confirm_timeout_ms = cfg.amqp.confirm_timeout_ms.max(60_000);
-    crate::redis_refs::delete_pattern(&mut attendance::services::redis(&cfg)?, &format!("{tag}:*"))?;
+    crate::redis_refs::delete_pattern(&mut attendance::redis::Redis::open(&cfg)?, &format!("{tag}:*"))?;
     let all: Vec<String> = (1..=departments).map(|d| format!("D{d:03}")).collect();
-    let broker = attendance::notify::teardown(&cfg, &all);
-    let mut server = attendance::services::mysql_server(&cfg)?;
+    let broker = attendance::amqp::teardown(&cfg, &all);
+    let mut server = attendance::mysql::conn::mysql_server(&cfg)?;
     mysql::prelude::Queryable::query_drop(&mut server, format!("DROP DATABASE IF EXISTS attendance_{tag}"))?;
     broker
 }

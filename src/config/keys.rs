@@ -162,7 +162,7 @@ const BROKER_MS: std::ops::RangeInclusive<u32> = 1..=600_000;
 const IO_MS: std::ops::RangeInclusive<u32> = 1..=600_000;
 
 /// A multi-row upsert of more rows would pass MySQL's 65,535 placeholders.
-const MAX_BATCH: u32 = crate::db::attendance::MAX_ROWS_PER_STATEMENT as u32;
+const MAX_BATCH: u32 = crate::mysql::attendance::MAX_ROWS_PER_STATEMENT as u32;
 
 /// A `u32` bound for a `usize` field.
 fn size(v: &Raw, ok: std::ops::RangeInclusive<u32>) -> Result<usize, String> {

@@ -1,6 +1,6 @@
 //! Bulk check-in: a file of punches recorded through the same script as one punch (a hundred
 //! per call, many calls per pipeline), each call's events published while the next calls are
-//! recorded (see `notify::publish_while`).
+//! recorded (see `crate::ops::relay::publish_while`).
 
 use std::collections::HashMap;
 
@@ -9,12 +9,12 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::checkin::resolve;
-use crate::board::{self, Punch, PunchRules};
-use crate::bulk::{BulkReport, Refusal, Row};
 use crate::config::Config;
-use crate::keys::Keys;
-use crate::notify::{self, DrainReport, Feed};
-use crate::policy::{self, DayClock};
+use crate::domain::policy::{self, DayClock};
+use crate::domain::punch_file::{BulkReport, Refusal, Row};
+use crate::ops::relay::{DrainReport, Feed};
+use crate::redis::board::{self, Punch, PunchRules};
+use crate::redis::keys::Keys;
 
 /// What a bulk check-in did: the board's side and the broker's.
 #[derive(Debug, Serialize)]
@@ -35,7 +35,7 @@ pub fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress: impl 
     let mut depts: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
     depts.sort_unstable();
     depts.dedup();
-    let (mut report, notifications) = notify::publish_while(cfg, &keys, &depts, |feed| {
+    let (mut report, notifications) = crate::ops::relay::publish_while(cfg, &keys, &depts, |feed| {
         record(cfg, &mut redis, &keys, &punches, progress, feed)
     });
     report.rows = total;

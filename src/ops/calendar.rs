@@ -4,18 +4,17 @@ use anyhow::Result;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use crate::calendar::{self, Entry};
 use crate::config::Config;
+use crate::domain::workdays::{self, Entry};
 use crate::error::Error;
-use crate::{db, services};
 
 /// Set days, all in one transaction. The entries are already valid (parsed and checked).
 pub fn set(cfg: &Config, entries: &[Entry]) -> Result<()> {
     for e in entries {
-        calendar::check_note(&e.note).map_err(Error::input)?;
+        workdays::check_note(&e.note).map_err(Error::input)?;
     }
-    let pool = services::mysql(cfg)?;
-    db::calendar::upsert(&pool, entries)
+    let pool = crate::mysql::conn::mysql(cfg)?;
+    crate::mysql::calendar_rows::upsert(&pool, entries)
 }
 
 /// One day of a range, as it counts.
@@ -36,8 +35,8 @@ pub fn list(cfg: &Config, from: NaiveDate, to: NaiveDate) -> Result<Vec<Day>> {
     if to < from || (to - from).num_days() > 3_660 {
         return Err(Error::input("--to must be on or after --from, at most ten years later").into());
     }
-    let pool = services::mysql(cfg)?;
-    let overrides = db::calendar::overrides(&mut pool.get_conn()?, from, to)?;
+    let pool = crate::mysql::conn::mysql(cfg)?;
+    let overrides = crate::mysql::calendar_rows::overrides(&mut pool.get_conn()?, from, to)?;
     Ok(from
         .iter_days()
         .take_while(|d| *d <= to)
@@ -46,7 +45,7 @@ pub fn list(cfg: &Config, from: NaiveDate, to: NaiveDate) -> Result<Vec<Day>> {
             Day {
                 date: d,
                 weekday: d.format("%a").to_string(),
-                kind: if calendar::is_workday(&cfg.policy, &overrides, d) {
+                kind: if workdays::is_workday(&cfg.policy, &overrides, d) {
                     "workday"
                 } else {
                     "holiday"

@@ -10,14 +10,13 @@ use chrono_tz::Tz;
 use redis::ConnectionLike;
 use serde::Serialize;
 
-use crate::board::{self, Employee, Punch, PunchRules};
+use crate::amqp::Publisher;
 use crate::config::Config;
+use crate::domain::event::Kind;
+use crate::domain::policy;
 use crate::error::Error;
-use crate::event::Kind;
-use crate::keys::Keys;
-use crate::notify::{self, Publisher};
-use crate::policy;
-use crate::{db, services};
+use crate::redis::board::{self, Employee, Punch, PunchRules};
+use crate::redis::keys::Keys;
 
 /// Look employees up: the Redis roster cache first, then MySQL for the misses (opened only
 /// then), which are cached back. Returns the ones found.
@@ -38,7 +37,7 @@ pub fn resolve(
         }
     }
     if !missing.is_empty() {
-        let from_db = db::roster::active_by_ids(&services::mysql(cfg)?, &missing)?;
+        let from_db = crate::mysql::roster_rows::active_by_ids(&crate::mysql::conn::mysql(cfg)?, &missing)?;
         let cached = from_db
             .iter()
             .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
@@ -65,7 +64,7 @@ pub fn employee(cfg: &Config, redis: &mut impl ConnectionLike, keys: &Keys, id: 
 /// Refuse a punch the rules do not accept: further in the future than the clock skew, or on a
 /// work date more than `policy.max_backdate_days` before today (see `policy::PunchWindow`).
 pub fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<(), Error> {
-    crate::policy::PunchWindow::new(&cfg.policy, cfg.timezone, now)
+    crate::domain::policy::PunchWindow::new(&cfg.policy, cfg.timezone, now)
         .check(at)
         .map_err(Error::refused)
 }
@@ -113,7 +112,7 @@ pub struct Checkin {
 
 /// Record one punch and notify its supervisor.
 pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
-    crate::roster::check_id("employee id", req.employee_id)?;
+    crate::domain::roster::check_id("employee id", req.employee_id)?;
     let now = Utc::now();
     let at = req.at.unwrap_or(now);
     check_window(cfg, at, now)?;
@@ -121,7 +120,7 @@ pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     let mut redis = board::Redis::open(cfg)?;
     // A live relay takes the event over: no broker connection at all. Otherwise the broker
     // handshake runs while Redis records the punch: it is most of the publish's cost.
-    let handoff = cfg.amqp.handoff && board::handoff::relay_alive(&mut redis, &keys)?;
+    let handoff = cfg.amqp.handoff && crate::redis::handoff::relay_alive(&mut redis, &keys)?;
     let connecting = (!handoff).then(|| Publisher::connect_in_background(cfg));
     let employee = employee(cfg, &mut redis, &keys, req.employee_id)?;
     let tz = cfg.timezone;
@@ -142,7 +141,7 @@ pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
         (false, _) => ("none", None),
         // The punch is recorded: nothing here fails the check-in.
         (true, Some(connecting)) => notify_now(cfg, connecting, &mut redis, &keys, dept, &p.event_id),
-        (true, None) => match board::handoff::wake_relay(&mut redis, &keys, dept) {
+        (true, None) => match crate::redis::handoff::wake_relay(&mut redis, &keys, dept) {
             Ok(true) => ("handed_off", None),
             // The relay's heartbeat expired since: publish as if there had been none.
             Ok(false) => {
@@ -180,7 +179,7 @@ pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
 /// Publish a check-in's event on the check-in's own connection: (`notification`, why pending).
 fn notify_now(
     cfg: &Config,
-    connecting: notify::Connecting,
+    connecting: crate::amqp::Connecting,
     redis: &mut board::Redis,
     keys: &Keys,
     dept: &str,
@@ -188,7 +187,7 @@ fn notify_now(
 ) -> (&'static str, Option<String>) {
     let sent = connecting.wait().and_then(|mut publisher| {
         publisher.set_confirm_timeout_ms(cfg.amqp.checkin_confirm_ms);
-        notify::send_punch(publisher, redis, keys, dept, event_id)
+        crate::ops::relay::send_punch(publisher, redis, keys, dept, event_id)
     });
     match sent {
         Ok(true) => ("sent", None),
@@ -203,7 +202,7 @@ mod tests {
 
     #[test]
     fn a_punch_may_not_be_in_the_future_nor_older_than_the_backdate_limit() {
-        let at = |s| crate::dates::parse_instant(s).unwrap();
+        let at = |s| crate::domain::dates::parse_instant(s).unwrap();
         let now = at("2026-11-30T08:00:00Z");
         let cfg = Config::default();
         assert!(check_window(&cfg, at("2026-11-30T08:01:00Z"), now).is_ok());

@@ -10,10 +10,10 @@ use mysql::TxOpts;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::db::attendance::{self, Stored};
-use crate::db::{self, corrections};
+use crate::domain::{policy, workdays};
 use crate::error::Error;
-use crate::{calendar, policy};
+use crate::mysql::attendance::{self, Stored};
+use crate::mysql::corrections;
 
 /// A correction as asked.
 #[derive(Debug, Clone)]
@@ -115,9 +115,9 @@ fn recompute(cfg: &Config, tx: &mut impl Queryable, req: &Request, before: &Stor
             .into());
         }
     }
-    let overrides = db::calendar::overrides(tx, req.date, req.date)?;
-    let workday = calendar::is_workday(&cfg.policy, &overrides, req.date);
-    let on_leave = db::leave::on_leave(tx, req.date)?.contains(req.employee_id);
+    let overrides = crate::mysql::calendar_rows::overrides(tx, req.date, req.date)?;
+    let workday = workdays::is_workday(&cfg.policy, &overrides, req.date);
+    let on_leave = crate::mysql::leave_rows::on_leave(tx, req.date)?.contains(req.employee_id);
     let (tz, start) = (cfg.timezone, policy::day_start(cfg.timezone, req.date));
     let secs = |t: NaiveDateTime| (t.and_utc() - start).num_seconds();
     let o = policy::day_outcome(
@@ -143,7 +143,7 @@ fn recompute(cfg: &Config, tx: &mut impl Queryable, req: &Request, before: &Stor
 /// Correct a settled day: the row and its audit row in one transaction.
 pub fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
     check_request(cfg, req)?;
-    let pool = crate::services::mysql(cfg)?;
+    let pool = crate::mysql::conn::mysql(cfg)?;
     let mut conn = pool.get_conn()?;
     check_supervisor(&mut conn, req)?;
     let mut tx = conn.start_transaction(TxOpts::default())?;

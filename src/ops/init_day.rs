@@ -1,17 +1,32 @@
 //! Laying out a day: every active department's board in Redis from the MySQL roster, the day's
 //! department queues declared on the broker meanwhile, and the layout recorded in MySQL (settle
 //! then refuses the day if its boards go missing).
+//!
+//! The boards come from the MySQL roster a slice of departments at a time: one thread
+//! reads the next slice's members while Redis lays out this one, so the time is the slower of
+//! the two rather than their sum, and memory holds a couple of slices, never the whole roster.
+//! `init-day` and settle (the next work day) both lay out through here.
+//!
+//! The Redis roster cache is rebuilt on the way only when it is not the roster MySQL has (see
+//! [`Stamp`]), from a second reader that goes along the primary key (the names come with the
+//! rows) while the first reads ids alone by department (the department index answers). A day
+//! whose roster did not change reads ids alone and writes no roster field.
 
+use std::sync::mpsc;
 use std::time::Instant;
 
 use anyhow::Result;
 use chrono::NaiveDate;
 
 use super::queues::{declare_missing, Declared};
-use crate::board::LayoutReport;
+use mysql::Pool;
+use redis::ConnectionLike;
+
 use crate::config::Config;
-use crate::keys::Keys;
-use crate::{board, db, layout, services};
+use crate::domain::roster::{Member, Stamp};
+use crate::redis::board;
+use crate::redis::board::{LayoutReport, RosterRebuild};
+use crate::redis::keys::Keys;
 
 /// What laying out a day did, and what the caller should tell the operator.
 #[derive(Debug)]
@@ -33,15 +48,15 @@ pub fn init_day(
     started: impl FnOnce(u64),
     mut progress: impl FnMut(usize),
 ) -> Result<Outcome> {
-    db::runs::check_storable(date)?;
-    let pool = services::mysql(cfg)?;
-    let mut conn = pool.get_conn().map_err(|e| services::mysql_error(cfg, e))?;
-    let depts: Vec<String> = db::roster::department_ids(&mut conn)?
+    crate::mysql::runs::check_storable(date)?;
+    let pool = crate::mysql::conn::mysql(cfg)?;
+    let mut conn = pool.get_conn().map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?;
+    let depts: Vec<String> = crate::mysql::roster_rows::department_ids(&mut conn)?
         .into_iter()
         .filter_map(|(d, active)| active.then_some(d))
         .collect();
-    let mut con = services::redis(cfg)?;
-    let persistence = board::health::warning(&mut con);
+    let mut con = crate::redis::Redis::open(cfg)?;
+    let persistence = crate::redis::persistence::warning(&mut con);
     // The progress bar's length: the roster as the cache last saw it (counting MySQL's active
     // employees would read the whole department index, a good part of a second at a million).
     let keys = Keys::new(&cfg.namespace);
@@ -51,7 +66,7 @@ pub fn init_day(
     // are laid out in Redis: two services' work, overlapped.
     let (layout, queues) = std::thread::scope(|s| {
         let declaring = s.spawn(|| declare_missing(cfg, &depts));
-        let layout = layout::lay_out(&pool, &mut con, &keys, date, &depts, &mut progress);
+        let layout = lay_out(&pool, &mut con, &keys, date, &depts, &mut progress);
         let queues = declaring
             .join()
             .unwrap_or_else(|_| Err("the declaring thread panicked".into()));
@@ -59,11 +74,144 @@ pub fn init_day(
     });
     let layout = layout?;
     // Recorded once the boards exist: a layout cut off half-way is not claimed.
-    db::runs::record_layout(&mut conn, date, layout.departments, layout.employees)?;
+    crate::mysql::runs::record_layout(&mut conn, date, layout.departments, layout.employees)?;
     Ok(Outcome {
         layout,
         persistence,
         queues,
         seconds: clock.elapsed().as_secs_f64(),
+    })
+}
+
+/// Departments per slice: enough employees for the pipelines to stay full.
+pub const DEPTS_PER_SLICE: usize = 50;
+/// Employees per chunk of the roster read for the cache.
+const ROSTER_CHUNK: usize = 10_000;
+
+/// Lay out `date` for the active members of `depts`, which must be every department that has
+/// some, and report the totals. `progress` gets each slice's number of employees.
+pub fn lay_out(
+    pool: &Pool,
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    date: NaiveDate,
+    depts: &[String],
+    mut progress: impl FnMut(usize),
+) -> Result<LayoutReport> {
+    // Read before the members: a change made while they are read shows at the next layout.
+    let changed = crate::mysql::roster_rows::last_change(&mut pool.get_conn()?)?;
+    let cache = board::roster_cache_state(con, keys)?;
+    let mut rebuild = if cache.current(&changed) {
+        None
+    } else {
+        Some(RosterRebuild::start(con, keys)?)
+    };
+    let mut report = LayoutReport {
+        date: date.to_string(),
+        ..LayoutReport::default()
+    };
+    let mut cached = 0u64;
+    for_each_read(pool, depts, rebuild.is_some(), |read| {
+        match read {
+            Read::Slice(members) => {
+                let part = board::layout_day(con, keys, date, &members, |_| {})?;
+                report.departments += part.departments;
+                report.employees += part.employees;
+                report.laid_out += part.laid_out;
+                progress(part.employees);
+            }
+            Read::Roster(members) => {
+                cached += members.len() as u64;
+                rebuild.as_mut().expect("read for a rebuild").add(con, keys, &members)?;
+            }
+        }
+        Ok(())
+    })?;
+    match rebuild {
+        Some(r) => r.finish(
+            con,
+            keys,
+            &Stamp {
+                active: cached,
+                changed,
+            },
+        )?,
+        // Nothing changed but the count: an employee row deleted. Rare; a pass of its own.
+        None if cache.held != report.employees as u64 => rebuild_cache(pool, con, keys, changed)?,
+        None => {}
+    }
+    Ok(report)
+}
+
+/// Rebuild the roster cache alone.
+fn rebuild_cache(pool: &Pool, con: &mut impl ConnectionLike, keys: &Keys, changed: String) -> Result<()> {
+    let mut r = RosterRebuild::start(con, keys)?;
+    let mut cached = 0u64;
+    for_each_read(pool, &[], true, |read| {
+        if let Read::Roster(members) = read {
+            cached += members.len() as u64;
+            r.add(con, keys, &members)?;
+        }
+        Ok(())
+    })?;
+    r.finish(
+        con,
+        keys,
+        &Stamp {
+            active: cached,
+            changed,
+        },
+    )
+}
+
+/// What the readers hand over.
+enum Read {
+    /// A slice of departments' active members, ids only, by department.
+    Slice(Vec<Member>),
+    /// A chunk of the whole active roster, with names, by id.
+    Roster(Vec<Member>),
+}
+
+/// Read the active members of `depts` a slice at a time, and with `roster` the whole active
+/// roster a chunk at a time, each reader on a thread and a connection of its own, handing what
+/// it read to `each` as it reads on.
+fn for_each_read(pool: &Pool, depts: &[String], roster: bool, mut each: impl FnMut(Read) -> Result<()>) -> Result<()> {
+    let (tx, rx) = mpsc::sync_channel::<Read>(2);
+    std::thread::scope(|s| {
+        let by_id = tx.clone();
+        let slices = s.spawn(move || -> Result<()> {
+            let mut conn = pool.get_conn()?;
+            for slice in depts.chunks(DEPTS_PER_SLICE) {
+                let members = crate::mysql::roster_rows::active_members_of(&mut conn, slice, false)?;
+                // A send fails when Redis failed: its error is the one to report.
+                if !members.is_empty() && tx.send(Read::Slice(members)).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        let chunks = s.spawn(move || -> Result<()> {
+            if !roster {
+                return Ok(());
+            }
+            let mut conn = pool.get_conn()?;
+            let mut after = String::new();
+            loop {
+                let members = crate::mysql::roster_rows::active_members_after(&mut conn, &after, ROSTER_CHUNK)?;
+                let Some(last) = members.last() else { return Ok(()) };
+                after = last.employee_id.clone();
+                if by_id.send(Read::Roster(members)).is_err() {
+                    return Ok(());
+                }
+            }
+        });
+        let used = rx.iter().try_for_each(&mut each);
+        // Stop the readers if Redis failed: their next send fails.
+        drop(rx);
+        let join = |h: std::thread::ScopedJoinHandle<'_, Result<()>>| {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        };
+        let (a, b) = (join(slices), join(chunks));
+        used.and(a).and(b)
     })
 }

@@ -5,9 +5,9 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use crate::config::Config;
-use crate::db::leave::{self, Added, Leave, NewLeave};
+use crate::domain::{roster, workdays};
 use crate::error::Error;
-use crate::{calendar, roster, services};
+use crate::mysql::leave_rows::{self as leave, Added, Leave, NewLeave};
 
 /// The outcome of [`add`]: the leave's id, and whether it was already recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,8 +23,8 @@ pub fn add(cfg: &Config, l: &NewLeave) -> Result<AddOutcome> {
     if l.to < l.from {
         return Err(Error::input(format!("leave ends ({}) before it starts ({})", l.to, l.from)).into());
     }
-    calendar::check_note(l.note).map_err(Error::input)?;
-    let pool = services::mysql(cfg)?;
+    workdays::check_note(l.note).map_err(Error::input)?;
+    let pool = crate::mysql::conn::mysql(cfg)?;
     match leave::add(&pool, l)? {
         Added::New(id) => Ok(AddOutcome { id, repeat: false }),
         Added::Repeat(id) => Ok(AddOutcome { id, repeat: true }),
@@ -44,13 +44,13 @@ pub fn list(
     from: Option<NaiveDate>,
     to: Option<NaiveDate>,
 ) -> Result<Vec<Leave>> {
-    let pool = services::mysql(cfg)?;
+    let pool = crate::mysql::conn::mysql(cfg)?;
     leave::list(&pool, employee, from, to, false)
 }
 
 /// Cancel a leave (kept as `cancelled`): `true` if it was approved, `false` if it was already
 /// cancelled; no such leave is refused.
 pub fn cancel(cfg: &Config, id: u64) -> Result<bool> {
-    let pool = services::mysql(cfg)?;
+    let pool = crate::mysql::conn::mysql(cfg)?;
     leave::cancel(&pool, id)?.ok_or_else(|| Error::refused(format!("no leave with id {id}")).into())
 }

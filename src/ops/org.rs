@@ -3,14 +3,14 @@
 use anyhow::Result;
 
 use crate::config::Config;
-use crate::db::roster::ImportReport;
-use crate::keys::Keys;
-use crate::roster::RosterRow;
-use crate::{board, db, services};
+use crate::domain::roster::RosterRow;
+use crate::mysql::roster_rows::ImportReport;
+use crate::redis::board;
+use crate::redis::keys::Keys;
 
 /// The ids of the active roster, by department then id (what `simulate` punches for).
 pub fn active_ids(cfg: &Config) -> Result<Vec<String>> {
-    let members = db::roster::active_members(&services::mysql(cfg)?)?;
+    let members = crate::mysql::roster_rows::active_members(&crate::mysql::conn::mysql(cfg)?)?;
     Ok(members.into_iter().map(|m| m.employee_id).collect())
 }
 
@@ -18,9 +18,9 @@ pub fn active_ids(cfg: &Config) -> Result<Vec<String>> {
 /// that new employees can check in at once. Also returns the departments the roster did not
 /// have before (their queues are declared ahead of their first check-in).
 pub fn import(cfg: &Config, rows: &[RosterRow]) -> Result<(ImportReport, Vec<String>)> {
-    let pool = services::mysql(cfg)?;
+    let pool = crate::mysql::conn::mysql(cfg)?;
     let known: std::collections::HashSet<String> =
-        db::health::departments(&mut pool.get_conn().map_err(|e| services::mysql_error(cfg, e))?)?
+        crate::mysql::server::departments(&mut pool.get_conn().map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?)?
             .into_iter()
             .collect();
     let mut new: Vec<String> = rows
@@ -31,7 +31,7 @@ pub fn import(cfg: &Config, rows: &[RosterRow]) -> Result<(ImportReport, Vec<Str
         .collect();
     new.sort_unstable();
     new.dedup();
-    let report = db::roster::upsert(&pool, rows)?;
+    let report = crate::mysql::roster_rows::upsert(&pool, rows)?;
     let mut redis = board::Redis::open(cfg)?;
     let cached = rows
         .iter()

@@ -3,15 +3,14 @@
 
 use anyhow::Result;
 
+use crate::amqp::inventory::{self as queues, PurgeReport};
 use crate::config::Config;
-use crate::notify::queues::{self, PurgeReport};
-use crate::{db, services};
 
 /// The departments of the roster, by id.
 fn departments(cfg: &Config) -> Result<Vec<String>> {
-    let pool = services::mysql(cfg)?;
-    let mut conn = pool.get_conn().map_err(|e| services::mysql_error(cfg, e))?;
-    db::health::departments(&mut conn)
+    let pool = crate::mysql::conn::mysql(cfg)?;
+    let mut conn = pool.get_conn().map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?;
+    crate::mysql::server::departments(&mut conn)
 }
 
 /// Declare the topology and every department's queue; returns how many department queues.
@@ -69,6 +68,6 @@ pub fn purge(cfg: &Config) -> Result<PurgeReport> {
 /// departments' and the three common ones: retry, parking, journal).
 pub fn delete(cfg: &Config) -> Result<usize> {
     let depts = departments(cfg)?;
-    crate::notify::teardown(cfg, &depts)?;
+    crate::amqp::teardown(cfg, &depts)?;
     Ok(depts.len() + 3)
 }

@@ -1,14 +1,22 @@
-//! `recover`: rebuild a day's boards from the broker's journal, after Redis lost them.
+//! Rebuilding a day's boards from the event journal after Redis lost them (a restart without
+//! an append-only file, an evicted key): lay the day out from the roster again, then replay
+//! every journaled punch of that day through the board's own script. Idempotent: a punch still
+//! (or again) on its board is a duplicate and changes nothing. Nothing is published and
+//! nothing goes to an outbox: the journal only holds events that were published already.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use chrono::NaiveDate;
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
 
+use crate::amqp::EndedBy;
 use crate::config::Config;
+use crate::domain::event::Event;
+use crate::domain::policy::{self, DayClock};
 use crate::error::Error;
-use crate::recover::{self, Options, RecoverReport};
-use crate::{board, db, services};
+use crate::redis::board::{self, Employee, Punch, PunchRules};
+use crate::redis::keys::Keys;
 
 /// What `recover` did, and the warnings for the operator.
 #[derive(Debug)]
@@ -38,13 +46,166 @@ pub fn recover(cfg: &Config, date: NaiveDate, today: NaiveDate, idle: Duration) 
             cfg.journal.max_age_days
         )
     });
-    let members = db::roster::active_members(&services::mysql(cfg)?)?;
-    let mut con = services::redis(cfg)?;
-    let persistence = board::health::warning(&mut con);
-    let report = recover::recover(cfg, &mut con, &members, Options { date, idle })?;
+    let members = crate::mysql::roster_rows::active_members(&crate::mysql::conn::mysql(cfg)?)?;
+    let mut con = crate::redis::Redis::open(cfg)?;
+    let persistence = crate::redis::persistence::warning(&mut con);
+    let report = replay(cfg, &mut con, &members, Options { date, idle })?;
     Ok(Outcome {
         report,
         persistence,
         too_old,
     })
+}
+
+/// Punches replayed per batch: bounded memory however long the journal is past the day.
+const BATCH: usize = 10_000;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub date: NaiveDate,
+    /// A pause in deliveries this long ends the read (see `crate::amqp::read_journal`).
+    pub idle: Duration,
+}
+
+/// What `recover` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecoverReport {
+    pub date: NaiveDate,
+    /// Board fields laid out again from the roster (0 when the boards were there).
+    pub laid_out: u64,
+    /// Punches of the day read from the journal.
+    pub read: u64,
+    /// Punches put back on a board.
+    pub restored: u64,
+    /// Punches found on their board already.
+    pub already_present: u64,
+    /// Journal messages of other days, or not events at all, skipped.
+    pub skipped: u64,
+    /// Journal messages delivered in all.
+    pub messages: u64,
+    pub first_offset: Option<i64>,
+    pub last_offset: Option<i64>,
+    pub ended_by: EndedBy,
+    pub seconds: f64,
+}
+
+/// Where the read starts: the day's first instant, less the clock skew a punch of the day may
+/// have been published ahead of it with, and a minute for the broker's timestamps.
+pub fn read_from(cfg: &Config, date: NaiveDate) -> DateTime<Utc> {
+    policy::day_start(cfg.timezone, date) - chrono::Duration::seconds(i64::from(cfg.policy.max_future_skew_secs) + 60)
+}
+
+/// Lay day `opts.date` out from `members` (as `init-day` does; never clobbers a punch), then
+/// replay its journaled punches onto the boards.
+pub fn replay(
+    cfg: &Config,
+    con: &mut crate::redis::Redis,
+    members: &[crate::mysql::roster_rows::Member],
+    opts: Options,
+) -> Result<RecoverReport> {
+    let started = Instant::now();
+    let keys = Keys::new(&cfg.namespace);
+    // No journal, nothing to replay: refuse before laying anything out.
+    crate::amqp::require_journal(cfg)?;
+    // Redis lost the day, likely the roster cache with it: written again, as check-ins need it.
+    let cached = members
+        .iter()
+        .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
+    board::cache_roster(con, &keys, cached)?;
+    let laid_out = board::layout_day(con, &keys, opts.date, members, |_| {})?.laid_out;
+    let mut r = Replayer {
+        con,
+        keys,
+        rules: PunchRules::new(&cfg.policy, cfg.timezone),
+        clock: DayClock::new(&cfg.policy, cfg.timezone, opts.date),
+        batch: Vec::with_capacity(BATCH),
+        read: 0,
+        restored: 0,
+        already_present: 0,
+        skipped: 0,
+    };
+    let journal = crate::amqp::read_journal(cfg, read_from(cfg, opts.date), opts.idle, |ev| r.take(ev))?;
+    r.flush()?;
+    Ok(RecoverReport {
+        date: opts.date,
+        laid_out,
+        read: r.read,
+        restored: r.restored,
+        already_present: r.already_present,
+        skipped: r.skipped + journal.not_events,
+        messages: journal.messages,
+        first_offset: journal.first_offset,
+        last_offset: journal.last_offset,
+        ended_by: journal.ended_by,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+struct Replayer<'c> {
+    con: &'c mut crate::redis::Redis,
+    keys: Keys,
+    rules: PunchRules,
+    clock: DayClock,
+    batch: Vec<Punch>,
+    read: u64,
+    restored: u64,
+    already_present: u64,
+    skipped: u64,
+}
+
+impl Replayer<'_> {
+    fn take(&mut self, ev: Event) -> Result<()> {
+        if ev.work_date != self.clock.date {
+            self.skipped += 1;
+            return Ok(());
+        }
+        match self.punch(ev) {
+            Some(p) => {
+                self.read += 1;
+                self.batch.push(p);
+            }
+            // Hand-published junk with the day's date: not a punch anyone was told about.
+            None => self.skipped += 1,
+        }
+        if self.batch.len() >= BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// The journaled punch as the board script takes it: its own event id, its final kind (the
+    /// board already decided an unlabelled one), its instant on the day's clock.
+    fn punch(&self, ev: Event) -> Option<Punch> {
+        let at = DateTime::parse_from_rfc3339(&ev.at).ok()?.with_timezone(&Utc);
+        let recorded_at = ev
+            .recorded_at
+            .as_deref()
+            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+            .map_or_else(Utc::now, |t| t.with_timezone(&Utc));
+        Some(Punch {
+            facts: self.clock.facts(at),
+            employee: Employee {
+                id: ev.employee_id,
+                department_id: ev.department_id,
+                name: ev.employee_name,
+            },
+            kind: Some(ev.kind),
+            at,
+            source: ev.source,
+            event_id: ev.event_id,
+            recorded_at,
+        })
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let outcomes = board::replay_many(self.con, &self.keys, self.rules, &self.batch, |_| {})?;
+        let dups = outcomes.iter().filter(|o| o.duplicate).count() as u64;
+        self.already_present += dups;
+        self.restored += outcomes.len() as u64 - dups;
+        self.batch.clear();
+        Ok(())
+    }
 }

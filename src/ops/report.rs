@@ -5,10 +5,10 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use crate::config::Config;
-use crate::db::report::{self, Known};
+use crate::domain::roster;
+use crate::domain::table::Table;
 use crate::error::Error;
-use crate::report::Table;
-use crate::{roster, services};
+use crate::mysql::report_queries::{self as report, Known};
 
 /// One report, with its dates already decided (defaults are the command's business).
 #[derive(Debug, Clone)]
@@ -43,7 +43,7 @@ pub fn run(cfg: &Config, q: &Query) -> Result<Table> {
         }
     }
     // Reports only read: they go to the replica when one is configured.
-    let pool = services::mysql_report(cfg)?;
+    let pool = crate::mysql::conn::mysql_report(cfg)?;
     let tz = cfg.timezone;
     match q {
         Query::Day { date, dept } => {

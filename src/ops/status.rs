@@ -6,10 +6,10 @@ use chrono::{NaiveDate, NaiveDateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
-use crate::board::{self, Employee};
 use crate::config::Config;
-use crate::keys::Keys;
-use crate::{db, policy, services};
+use crate::domain::policy;
+use crate::redis::board::{self, Employee};
+use crate::redis::keys::Keys;
 
 /// The answer: a live day, or a settled one.
 #[derive(Debug, Serialize)]
@@ -59,31 +59,31 @@ pub struct Settled {
 /// A punch on the board of a settled day, not yet in MySQL.
 #[derive(Debug, Serialize)]
 pub struct Waiting {
-    pub kind: crate::event::Kind,
+    pub kind: crate::domain::event::Kind,
     pub at: String,
 }
 
 /// The status of `employee_id` on `date`; `today` is the company's today.
 pub fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: NaiveDate) -> Result<Answer> {
-    crate::roster::check_id("employee id", employee_id)?;
+    crate::domain::roster::check_id("employee id", employee_id)?;
     if date < today {
         if let Some(s) = settled(cfg, employee_id, date)? {
             return Ok(Answer::Settled(s));
         }
     }
     let keys = Keys::new(&cfg.namespace);
-    let mut con = services::redis(cfg)?;
+    let mut con = crate::redis::Redis::open(cfg)?;
     let e = super::checkin::employee(cfg, &mut con, &keys, employee_id)?;
     // A past day being settled (or whose settle was killed) has its punches on settle's board.
     let rec = if date < today {
-        board::cutover::waiting_record(&mut con, &keys, &e.department_id, date, &e.id)?
+        crate::redis::cutover::waiting_record(&mut con, &keys, &e.department_id, date, &e.id)?
     } else {
         board::day_record(&mut con, &keys, &e.department_id, date, &e.id)?.unwrap_or_default()
     };
     Ok(Answer::Live(live(cfg, e, date, &rec)))
 }
 
-fn live(cfg: &Config, e: Employee, date: NaiveDate, rec: &board::record::DayRecord) -> Live {
+fn live(cfg: &Config, e: Employee, date: NaiveDate, rec: &crate::domain::day_record::DayRecord) -> Live {
     let (tz, p) = (cfg.timezone, &cfg.policy);
     let late = rec.first_in().map_or(0, |s| policy::late_minutes(p, tz, date, s));
     let early = rec.last_out().map_or(0, |s| policy::early_minutes(p, tz, date, s));
@@ -108,8 +108,8 @@ fn live(cfg: &Config, e: Employee, date: NaiveDate, rec: &board::record::DayReco
 
 /// The settled row of a past day, or `None` if the day is not settled yet.
 fn settled(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<Option<Settled>> {
-    let pool = services::mysql(cfg)?;
-    let Some(r) = db::attendance::row(&mut pool.get_conn()?, date, employee_id)? else {
+    let pool = crate::mysql::conn::mysql(cfg)?;
+    let Some(r) = crate::mysql::attendance::row(&mut pool.get_conn()?, date, employee_id)? else {
         return Ok(None);
     };
     let (waiting_punches, note) = match waiting(cfg, &r, date) {
@@ -141,12 +141,12 @@ fn local_time(tz: Tz, t: NaiveDateTime) -> chrono::DateTime<Tz> {
 /// The employee's punches of a settled day still waiting in Redis (a late punch, or a settle
 /// that has not run yet since): those MySQL's punch history does not hold. The settled row
 /// stands on its own, so Redis away is a note for the caller, not a failure.
-fn waiting(cfg: &Config, r: &db::attendance::Stored, date: NaiveDate) -> Result<Vec<Waiting>> {
+fn waiting(cfg: &Config, r: &crate::mysql::attendance::Stored, date: NaiveDate) -> Result<Vec<Waiting>> {
     let tz = cfg.timezone;
-    let stored = db::attendance::parse_log(&r.punches).unwrap_or_default();
+    let stored = crate::mysql::attendance::parse_log(&r.punches).unwrap_or_default();
     let keys = Keys::new(&cfg.namespace);
-    let mut con = services::redis(cfg)?;
-    let rec = board::cutover::waiting_record(&mut con, &keys, &r.department_id, date, &r.employee_id)?;
+    let mut con = crate::redis::Redis::open(cfg)?;
+    let rec = crate::redis::cutover::waiting_record(&mut con, &keys, &r.department_id, date, &r.employee_id)?;
     Ok(rec
         .punches
         .into_iter()

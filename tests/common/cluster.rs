@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use attendance::board::cluster::ClusterConn;
+use attendance::redis::cluster::ClusterConn;
 use redis::ConnectionLike;
 
 pub const GIVEN: &str = "ATTENDANCE_TEST_REDIS_CLUSTER";

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use assert_cmd::Command;
-use attendance::keys::Keys;
+use attendance::redis::keys::Keys;
 use chrono::{NaiveDate, NaiveDateTime, TimeZone};
 use mysql::prelude::Queryable;
 use redis::Commands;
@@ -364,7 +364,7 @@ pub fn cleanup_amqp(ns: &str, departments: &[String]) {
         namespace: ns.to_string(),
         ..Default::default()
     };
-    if let Err(e) = attendance::notify::teardown(&cfg, departments) {
+    if let Err(e) = attendance::amqp::teardown(&cfg, departments) {
         eprintln!("cleanup of AMQP names under {ns} failed: {e:#}");
     }
 }

@@ -1,0 +1,191 @@
+//! Reading the event journal (the `<ns>.journal` stream) from an instant to its end.
+//!
+//! A stream consumer never reaches an "empty queue": it waits for more. So the reader decides
+//! where the end is, two ways, whichever comes first:
+//! - a message published after the read began (its AMQP `timestamp`, set by our publisher, is
+//!   later than the start): everything journaled before the start has been read;
+//! - no delivery for `idle` (longer for the first one, while the broker finds the offset on
+//!   disk): the broker has nothing more to hand. On a healthy broker a stream delivers as fast
+//!   as acks return credit, so a pause that long is the tail, not a slow read.
+//!
+//! Both bound the read: the first by the messages there were at the start, the second by time.
+
+use std::time::Duration;
+
+use amiquip::{AmqpValue, Channel, Consumer, ConsumerMessage, ConsumerOptions, Delivery, FieldTable};
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use crossbeam_channel::RecvTimeoutError;
+use serde::Serialize;
+
+use super::topology::{self, Names};
+use crate::config::Config;
+use crate::domain::event::Event;
+use crate::error::{Error, Service};
+
+/// Deliveries in flight: streams need a prefetch, and a big one keeps the read streaming.
+const PREFETCH: u16 = 1_000;
+
+/// How a read ended, for the report (and the docs' promise that it always ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndedBy {
+    /// A message published after the read began.
+    NewerMessage,
+    /// No delivery within the idle wait.
+    Idle,
+}
+
+/// What a read saw.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadReport {
+    /// Messages delivered from the stream (every day's, every kind).
+    pub messages: u64,
+    /// Bodies that are not events (another publisher on the exchange), skipped.
+    pub not_events: u64,
+    pub first_offset: Option<i64>,
+    pub last_offset: Option<i64>,
+    pub ended_by: EndedBy,
+}
+
+/// Read the journal from `from` (the stream starts at the chunk holding that instant, so a
+/// little earlier is possible: callers filter by date) until its end as described above,
+/// handing every event to `each` in journal order. Nothing is consumed away: a stream keeps
+/// its messages for every later reader until retention drops them.
+pub fn read_journal(
+    cfg: &Config,
+    from: DateTime<Utc>,
+    idle: Duration,
+    mut each: impl FnMut(Event) -> Result<()>,
+) -> Result<ReadReport> {
+    let svc = |e| Error::service(Service::Rabbitmq, e);
+    let names = Names::new(&cfg.namespace);
+    let started = Utc::now().timestamp();
+    let (link, ch) = topology::connect(cfg, |conn| {
+        let ch = topology::open_channel(conn)?;
+        check_journal(&ch, &names)?;
+        Ok(ch)
+    })?;
+    let answer = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
+    let bound = link.closing_bound();
+    let consumer = link.guard().within(answer, "starting the journal consumer", || {
+        consume_from(&ch, &names, from)
+    })?;
+    let mut report = ReadReport {
+        messages: 0,
+        not_events: 0,
+        first_offset: None,
+        last_offset: None,
+        ended_by: EndedBy::Idle,
+    };
+    // The first delivery may need the broker to open old segment files.
+    let mut wait = idle.max(Duration::from_secs(5));
+    let mut unacked: Option<Delivery> = None;
+    loop {
+        let d = match consumer.receiver().recv_timeout(wait) {
+            Ok(ConsumerMessage::Delivery(d)) => d,
+            Ok(ConsumerMessage::ServerClosedChannel(e) | ConsumerMessage::ServerClosedConnection(e)) => {
+                return Err(svc(e).into())
+            }
+            Ok(_) => return Err(Error::service(Service::Rabbitmq, "the journal consumer was cancelled").into()),
+            Err(RecvTimeoutError::Timeout) => break,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(Error::service(Service::Rabbitmq, "the connection closed").into())
+            }
+        };
+        wait = idle;
+        if d.properties.timestamp().is_some_and(|ts| ts as i64 > started) {
+            report.ended_by = EndedBy::NewerMessage;
+            break;
+        }
+        report.messages += 1;
+        let offset = stream_offset(&d);
+        report.first_offset = report.first_offset.or(offset);
+        report.last_offset = offset.or(report.last_offset);
+        match journal_events(&d.body) {
+            Some(events) => events.into_iter().try_for_each(&mut each)?,
+            None => report.not_events += 1,
+        }
+        // Acks return credit to a stream consumer (nothing is removed): one per half window.
+        if report.messages.is_multiple_of(u64::from(PREFETCH / 2)) {
+            consumer.ack_multiple(d).map_err(svc)?;
+            unacked = None;
+        } else {
+            unacked = Some(d);
+        }
+    }
+    if let Some(d) = unacked {
+        consumer.ack_multiple(d).ok();
+    }
+    // From here every wait (cancel, channel and connection close) is bounded by close_timeout_ms.
+    drop(bound);
+    consumer.cancel().ok();
+    drop(consumer);
+    ch.close().ok();
+    link.close();
+    Ok(report)
+}
+
+/// The events of one journal message: a batch (a JSON array, what publishers write) or a single
+/// event (what versions before the batches wrote). None: not an event at all.
+fn journal_events(body: &[u8]) -> Option<Vec<Event>> {
+    match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'[') => serde_json::from_slice(body).ok(),
+        _ => serde_json::from_slice(body).ok().map(|ev| vec![ev]),
+    }
+}
+
+/// Fail (exit 1) unless the namespace's journal exists, before a caller changes anything.
+pub fn require_journal(cfg: &Config) -> Result<()> {
+    let (link, found) = topology::connect(cfg, |conn| {
+        let ch = topology::open_channel(conn)?;
+        let found = check_journal(&ch, &Names::new(&cfg.namespace));
+        if found.is_ok() {
+            ch.close().ok();
+        }
+        Ok(found)
+    })?;
+    link.close();
+    found
+}
+
+/// The journal must exist: a passive declare, so that a namespace with the journal turned off
+/// (or a typo'd namespace) is a clear error instead of an empty read, and nothing is created.
+fn check_journal(ch: &Channel, names: &Names) -> Result<()> {
+    ch.queue_declare_passive(names.journal()).map(drop).map_err(|e| {
+        Error::refused(format!(
+            "no journal {} on the broker ({e}): it is declared by the first publish with journal.enabled = true",
+            names.journal()
+        ))
+        .into()
+    })
+}
+
+/// A stream consumer starting at `from`: a prefetch and manual acks, as streams require.
+fn consume_from<'a>(ch: &'a Channel, names: &Names, from: DateTime<Utc>) -> Result<Consumer<'a>> {
+    let svc = |e| Error::service(Service::Rabbitmq, e);
+    ch.qos(0, PREFETCH, false).map_err(svc)?;
+    let mut arguments = FieldTable::new();
+    arguments.insert(
+        "x-stream-offset".to_string(),
+        AmqpValue::Timestamp(from.timestamp().max(0) as u64),
+    );
+    ch.basic_consume(
+        names.journal(),
+        ConsumerOptions {
+            arguments,
+            ..Default::default()
+        },
+    )
+    .map_err(svc)
+    .context("reading the journal")
+}
+
+/// The `x-stream-offset` header RabbitMQ puts on every delivery from a stream.
+fn stream_offset(d: &Delivery) -> Option<i64> {
+    match d.properties.headers().as_ref()?.get("x-stream-offset")? {
+        AmqpValue::LongLongInt(n) => Some(*n),
+        AmqpValue::LongInt(n) => Some(i64::from(*n)),
+        _ => None,
+    }
+}

@@ -1,0 +1,443 @@
+//! Publishing events with publisher confirms and a window of outstanding confirms.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use amiquip::{AmqpProperties, Confirm, Publish};
+use anyhow::Result;
+
+use super::confirm::{returned_ids, Confirming};
+use super::connect::Link;
+use super::topology::{self, Names, Wait};
+use crate::config::{AmqpSettings, Config};
+use crate::domain::event::{self, Outgoing};
+use crate::error::{Error, Service};
+
+/// A confirm-mode channel on its own connection, declaring department queues as it meets them.
+pub struct Publisher {
+    // Field order is drop order: closing the connection closes its channel too (one round
+    // trip, not two), and the channel's own close then returns at once.
+    link: Link,
+    out: Confirming,
+    /// Events also go to the journal stream, in batches.
+    journal: bool,
+    declared: HashSet<String>,
+    names: Names,
+    settings: AmqpSettings,
+    /// Why the channel is no longer usable, once it is not.
+    broken: Option<String>,
+}
+
+/// The AMQP properties of an event message: persistent JSON, `message_id` = event id.
+pub(crate) fn event_properties(id: &str) -> AmqpProperties {
+    AmqpProperties::default()
+        .with_delivery_mode(2)
+        .with_content_type("application/json".into())
+        .with_message_id(id.to_string())
+        .with_app_id("attendance".into())
+        .with_timestamp(chrono::Utc::now().timestamp() as u64)
+}
+
+impl Publisher {
+    /// Connect, enable confirms and declare the common topology. Unreachable: exit 3.
+    pub fn connect(cfg: &Config) -> Result<Publisher> {
+        let names = Names::new(&cfg.namespace);
+        let (link, (out, broken)) = topology::connect(cfg, |conn| {
+            let out = Confirming::open(conn)?;
+            // Declarations do not wait for answers, so the broker's refusal of one (a queue
+            // declared otherwise) closes the channel at some later call: here or at the first
+            // publish. Either way it is the channel that is broken, not the connection: the
+            // events stay pending.
+            let broken = topology::declare_common(&out.channel, Wait::NoWait, &names, cfg)
+                .err()
+                .map(|e| format!("{e:#}"));
+            Ok((out, broken))
+        })?;
+        Ok(Publisher {
+            link,
+            out,
+            declared: HashSet::new(),
+            journal: cfg.journal.enabled,
+            names,
+            settings: cfg.amqp.clone(),
+            broken,
+        })
+    }
+
+    /// Wait at most this long for each confirm (a check-in answers sooner than a bulk drain).
+    pub fn set_confirm_timeout_ms(&mut self, ms: u32) {
+        self.settings.confirm_timeout_ms = ms;
+    }
+
+    /// `host:port` of the broker this publisher reached.
+    pub fn broker(&self) -> &str {
+        self.link.broker()
+    }
+
+    /// Why publishing stopped working, if it did (timeout, closed channel); reconnect then.
+    pub fn problem(&self) -> Option<&str> {
+        self.broken.as_deref()
+    }
+
+    /// Publish `(event id, outbox value)` pairs, keeping up to `amqp.confirm_window` confirms
+    /// outstanding, and return the ids the broker acked, in order. An id missing from the
+    /// answer was nacked, returned unroutable, not confirmed in time, or is not a valid event:
+    /// it stays in its outbox for the next drain. Errors only if the channel was already broken.
+    pub fn publish_confirmed(&mut self, items: &[(String, String)]) -> Result<Vec<String>> {
+        if let Some(why) = &self.broken {
+            return Err(Error::service(Service::Rabbitmq, why).into());
+        }
+        let mut flow = Flow::default();
+        for (i, (id, json)) in items.iter().enumerate() {
+            if !self.send(&mut flow, id, json, i) {
+                break;
+            }
+        }
+        self.finish(&mut flow);
+        let mut acked = flow.take_acked();
+        acked.sort_unstable();
+        Ok(acked.into_iter().map(|i| items[i].0.clone()).collect())
+    }
+
+    /// Publish one event into a stream of publishes whose window of outstanding confirms
+    /// (`amqp.confirm_window`) spans calls, waiting first while the window is full; `tag` comes
+    /// back from [`Flow::take_acked`] once the broker took every message the event went out in
+    /// (its department queue's, its journal batch's, the events exchange's when that is on).
+    /// False once publishing stopped ([`Publisher::problem`] says why). `stored` is the outbox
+    /// value, rendered to the wire JSON by [`event::render`]; one that is no event is never
+    /// published (never acked, it stays in its outbox) and [`Flow::take_malformed`] tells of it.
+    pub fn send<T>(&mut self, flow: &mut Flow<T>, id: &str, stored: &str, tag: T) -> bool {
+        if self.broken.is_some() {
+            return false;
+        }
+        let ev = match event::render(id, stored) {
+            Ok(ev) => ev,
+            Err(e) => {
+                flow.malformed.push((id.to_string(), e.to_string()));
+                return true;
+            }
+        };
+        if flow.deliveries.len() >= self.settings.confirm_window && !self.wait(flow) {
+            return false;
+        }
+        let seq = flow.track(
+            tag,
+            1 + usize::from(self.journal) + usize::from(self.settings.events_exchange),
+        );
+        let sent = self.publish_one(flow, seq, id, &ev).and_then(|()| {
+            if self.journal {
+                flow.journal.push((seq, ev.json));
+                if flow.journal.len() >= JOURNAL_BATCH {
+                    self.publish_journal(flow)?;
+                }
+            }
+            Ok(())
+        });
+        match sent {
+            Ok(()) => true,
+            Err(e) => {
+                self.broken = Some(format!("{e:#}"));
+                false
+            }
+        }
+    }
+
+    /// Wait for every confirm still outstanding in `flow` (or until none will come), the
+    /// journal batch being filled first sent as it is.
+    pub fn finish<T>(&mut self, flow: &mut Flow<T>) {
+        self.flush_journal(flow);
+        while !flow.deliveries.is_empty() && self.wait(flow) {}
+    }
+
+    /// The event to its department's queue, straight through the default exchange (no
+    /// exchange routing on the broker), and to the events exchange when that feed is on.
+    fn publish_one<T>(&mut self, flow: &mut Flow<T>, seq: u64, id: &str, ev: &Outgoing) -> Result<()> {
+        if !self.declared.contains(&ev.department_id) {
+            topology::declare_department(
+                &self.out.channel,
+                Wait::NoWait,
+                &self.names,
+                &self.settings,
+                &ev.department_id,
+            )?;
+            self.declared.insert(ev.department_id.clone());
+        }
+        // Mandatory: a message no queue takes (a department queue deleted behind our back) comes
+        // back as a return before its ack, instead of being acked and dropped.
+        let publish = Publish {
+            mandatory: true,
+            ..Publish::with_properties(
+                ev.json.as_bytes(),
+                self.names.department(&ev.department_id),
+                event_properties(id),
+            )
+        };
+        let delivery = self.out.publish("", publish)?;
+        flow.sent(delivery, id, vec![seq]);
+        if self.settings.events_exchange {
+            // Not mandatory: nobody need be bound there.
+            let publish = Publish::with_properties(ev.json.as_bytes(), ev.routing_key(), event_properties(id));
+            let delivery = self.out.publish(&self.names.events(), publish)?;
+            flow.sent(delivery, id, vec![seq]);
+        }
+        Ok(())
+    }
+
+    /// The journal batch being filled, as one message (a JSON array of events) to the journal
+    /// stream: its confirm covers every event in it.
+    fn publish_journal<T>(&mut self, flow: &mut Flow<T>) -> Result<()> {
+        let batch = std::mem::take(&mut flow.journal);
+        let (seqs, body) = journal_body(batch);
+        let id = format!("journal-{}", uuid::Uuid::new_v4());
+        let publish = Publish {
+            mandatory: true,
+            ..Publish::with_properties(body.as_bytes(), self.names.journal(), event_properties(&id))
+        };
+        let delivery = self.out.publish("", publish)?;
+        flow.sent(delivery, &id, seqs);
+        Ok(())
+    }
+
+    /// Take the confirms that have arrived, without waiting (a relay that follows check-ins
+    /// publishes the next wake-up's events meanwhile). A message unconfirmed for longer than
+    /// `amqp.confirm_timeout_ms` since the last confirm breaks the publisher, as a wait would.
+    pub fn poll<T>(&mut self, flow: &mut Flow<T>) {
+        while let Some(got) = self.out.try_wait() {
+            self.take(flow, got);
+        }
+        let limit = Duration::from_millis(u64::from(self.settings.confirm_timeout_ms));
+        if !flow.deliveries.is_empty() && flow.progress.elapsed() > limit && self.broken.is_none() {
+            self.out.timed_out = true;
+            self.broken = Some(format!("no publisher confirm within {} ms", limit.as_millis()));
+        }
+    }
+
+    /// Send the journal batch being filled now, as it is (`send` sends it at 100 events, and
+    /// [`Publisher::finish`] before waiting).
+    pub fn flush_journal<T>(&mut self, flow: &mut Flow<T>) {
+        if self.broken.is_none() && !flow.journal.is_empty() {
+            if let Err(e) = self.publish_journal(flow) {
+                self.broken = Some(format!("{e:#}"));
+            }
+        }
+    }
+
+    /// Take the confirms that arrive within the timeout; false once none will come.
+    fn wait<T>(&mut self, flow: &mut Flow<T>) -> bool {
+        let got = match self
+            .out
+            .wait(Duration::from_millis(u64::from(self.settings.confirm_timeout_ms)))
+        {
+            Ok(got) => got,
+            Err(why) => {
+                self.broken = Some(why);
+                return false;
+            }
+        };
+        self.take(flow, got);
+        true
+    }
+
+    /// What the broker said: returns first (a message's return comes before its ack), then
+    /// the confirms.
+    fn take<T>(&mut self, flow: &mut Flow<T>, got: super::confirm::Confirmed) {
+        flow.progress = Instant::now();
+        for r in &got.returned {
+            // Redeclare next time: the queue this department had is gone.
+            if let Some(dept) = self.names.department_of(&r.routing_key) {
+                self.declared.remove(dept);
+            }
+        }
+        // A message's return arrives before its ack, so it is known here when the ack comes.
+        flow.returned.extend(returned_ids(&got.returned));
+        for c in got.confirms {
+            match c {
+                Confirm::Ack(p) => flow.confirmed(p.delivery_tag, true),
+                Confirm::Nack(p) => flow.confirmed(p.delivery_tag, false),
+            }
+        }
+    }
+
+    /// Close the connection politely, at most `amqp.close_timeout_ms` (the same as dropping it).
+    pub fn close(self) {}
+
+    /// Connect on a thread, so that the handshake overlaps the caller's own work (a check-in
+    /// records its punch in Redis meanwhile).
+    pub fn connect_in_background(cfg: &Config) -> Connecting {
+        let cfg = cfg.clone();
+        Connecting(Some(std::thread::spawn(move || Publisher::connect(&cfg))))
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        if self.out.timed_out {
+            // A broker that let a confirm time out may not answer a close either.
+            self.link.guard().cut();
+        }
+    }
+}
+
+/// A publisher being connected; see [`Publisher::connect_in_background`]. Dropped unused (the
+/// check-in was refused, or made no event), it closes the connection politely, so the broker
+/// does not log an abrupt disconnect for every refused check-in.
+pub struct Connecting(Option<std::thread::JoinHandle<Result<Publisher>>>);
+
+impl Connecting {
+    /// The publisher, once connected (or why not).
+    pub fn wait(mut self) -> Result<Publisher> {
+        let handle = self.0.take().expect("waited once");
+        handle
+            .join()
+            .unwrap_or_else(|_| Err(Error::service(Service::Rabbitmq, "the connecting thread panicked").into()))
+    }
+}
+
+impl Drop for Connecting {
+    fn drop(&mut self) {
+        if let Some(Ok(Ok(p))) = self.0.take().map(|h| h.join()) {
+            p.close();
+        }
+    }
+}
+
+/// Events per journal message: the journal takes a day's events as a few thousand batches
+/// instead of one message each (the broker's work per message is what bounds a bulk publish).
+const JOURNAL_BATCH: usize = 100;
+
+/// A journal message's body, `[event,event,...]`, and the events it carries.
+fn journal_body(batch: Vec<(u64, String)>) -> (Vec<u64>, String) {
+    let mut body = String::with_capacity(batch.iter().map(|(_, j)| j.len() + 1).sum::<usize>() + 2);
+    let mut seqs = Vec::with_capacity(batch.len());
+    body.push('[');
+    for (i, (seq, json)) in batch.into_iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str(&json);
+        seqs.push(seq);
+    }
+    body.push(']');
+    (seqs, body)
+}
+
+/// A stream of publishes on one publisher: what awaits its confirms, and what the broker took.
+/// It holds only the window (and one journal batch), so a drain's memory does not grow with
+/// the backlog.
+pub struct Flow<T> {
+    /// Delivery tag -> the message's id and the events it carries (one, or a journal batch).
+    deliveries: HashMap<u64, (String, Vec<u64>)>,
+    /// Event -> the caller's tag, its messages not yet confirmed, and whether one failed.
+    events: HashMap<u64, Tracked<T>>,
+    next: u64,
+    /// Events whose journal batch is still being filled: (event, its JSON).
+    journal: Vec<(u64, String)>,
+    acked: Vec<T>,
+    /// Events the broker refused (nacked or returned), kept only by a flow made with
+    /// [`Flow::keeping_failed`]: the others count what was not acked instead.
+    failed: Option<Vec<T>>,
+    /// Message ids returned unroutable whose confirm has not come yet.
+    returned: HashSet<String>,
+    /// When a confirm last came (or the flow began): [`Publisher::poll`]'s timeout.
+    progress: Instant,
+    /// Outbox entries that are no event: (id, why), never published.
+    malformed: Vec<(String, String)>,
+}
+
+struct Tracked<T> {
+    tag: T,
+    waiting: usize,
+    failed: bool,
+}
+
+impl<T> Default for Flow<T> {
+    fn default() -> Self {
+        Flow {
+            deliveries: HashMap::new(),
+            events: HashMap::new(),
+            next: 0,
+            journal: Vec::new(),
+            acked: Vec::new(),
+            failed: None,
+            returned: HashSet::new(),
+            progress: Instant::now(),
+            malformed: Vec::new(),
+        }
+    }
+}
+
+impl<T> Flow<T> {
+    /// A flow that also tells which events the broker refused ([`Flow::take_failed`]).
+    pub fn keeping_failed() -> Self {
+        Flow {
+            failed: Some(Vec::new()),
+            ..Flow::default()
+        }
+    }
+
+    /// The tags of the events refused since the last call (none unless [`Flow::keeping_failed`]).
+    pub fn take_failed(&mut self) -> Vec<T> {
+        self.failed.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// The tags of the events acked since the last call.
+    pub fn take_acked(&mut self) -> Vec<T> {
+        std::mem::take(&mut self.acked)
+    }
+
+    /// Outbox entries met that are no event, not yet taken.
+    pub fn malformed_len(&self) -> usize {
+        self.malformed.len()
+    }
+
+    /// The outbox entries met since the last call that are no event: (id, why).
+    pub fn take_malformed(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.malformed)
+    }
+
+    /// Events sent whose confirms have not all come.
+    pub fn in_flight(&self) -> usize {
+        self.events.len()
+    }
+
+    /// A new event, that goes out in `messages` messages.
+    fn track(&mut self, tag: T, messages: usize) -> u64 {
+        self.next += 1;
+        let t = Tracked {
+            tag,
+            waiting: messages,
+            failed: false,
+        };
+        self.events.insert(self.next, t);
+        self.next
+    }
+
+    fn sent(&mut self, delivery: u64, message_id: &str, events: Vec<u64>) {
+        if self.deliveries.is_empty() {
+            // The confirm timeout counts from the first message nothing answered yet.
+            self.progress = Instant::now();
+        }
+        self.deliveries.insert(delivery, (message_id.to_string(), events));
+    }
+
+    /// A message's confirm: an event is acked once all of its messages were acked and routed.
+    fn confirmed(&mut self, delivery: u64, acked: bool) {
+        let Some((id, events)) = self.deliveries.remove(&delivery) else {
+            return;
+        };
+        let ok = !self.returned.remove(&id) && acked;
+        for seq in events {
+            let Some(t) = self.events.get_mut(&seq) else { continue };
+            t.waiting -= 1;
+            t.failed |= !ok;
+            if t.waiting == 0 {
+                let t = self.events.remove(&seq).expect("present");
+                if !t.failed {
+                    self.acked.push(t.tag);
+                } else if let Some(failed) = &mut self.failed {
+                    failed.push(t.tag);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,646 @@
+//! The command line: clap types only. A field's doc comment is its `--help` text.
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::Overrides;
+use crate::domain::dates::{parse_day, parse_instant, parse_month};
+use crate::domain::event::Kind;
+use crate::domain::table::Format;
+use crate::domain::workdays::DayKind;
+
+/// The help heading of the options that say where the stores are, apart from each command's own.
+const CONNECTION: &str = "Connection";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "attendance",
+    version,
+    about = "Daily attendance on Redis, RabbitMQ and MySQL: check-ins, supervisors' notifications, nightly settle, reports",
+    after_help = "Exit codes: 0 done, 1 refused by a rule, 2 bad usage or input, 3 a service unreachable, 4 done but some items refused or failed, 5 an internal or I/O failure, 6 the day looks lost in Redis (recover first)."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalOpts,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Connection and output flags shared by every command (connection ones under their own heading).
+#[derive(Debug, Args, Clone)]
+pub struct GlobalOpts {
+    /// TOML config file (see docs/configuration.md)
+    #[arg(long, global = true, env = "ATTENDANCE_CONFIG", value_name = "FILE", help_heading = CONNECTION)]
+    pub config: Option<PathBuf>,
+    /// Redis URL [default: redis://127.0.0.1:6379/]
+    #[arg(
+        long,
+        global = true,
+        help_heading = CONNECTION,
+        env = "ATTENDANCE_REDIS_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub redis_url: Option<String>,
+    /// MySQL URL with the database [default: mysql://root@127.0.0.1:3306/attendance]
+    #[arg(
+        long,
+        global = true,
+        help_heading = CONNECTION,
+        env = "ATTENDANCE_MYSQL_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub mysql_url: Option<String>,
+    /// MySQL URL that `report` reads from, e.g. a replica [default: --mysql-url]
+    #[arg(
+        long,
+        global = true,
+        env = "ATTENDANCE_REPORT_MYSQL_URL",
+        value_name = "URL",
+        hide_env_values = true,
+        help_heading = CONNECTION,
+    )]
+    pub report_mysql_url: Option<String>,
+    /// RabbitMQ URL [default: amqp://guest:guest@127.0.0.1:5672/%2f]
+    #[arg(
+        long,
+        global = true,
+        help_heading = CONNECTION,
+        env = "ATTENDANCE_AMQP_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub amqp_url: Option<String>,
+    /// Prefix of every Redis key and AMQP name [default: att]
+    #[arg(long, global = true, env = "ATTENDANCE_NAMESPACE", value_name = "NAME", help_heading = CONNECTION)]
+    pub namespace: Option<String>,
+    /// The company's IANA time zone, which decides "today" and "09:00" [default: UTC]
+    #[arg(long, global = true, env = "ATTENDANCE_TIMEZONE", value_name = "ZONE", help_heading = CONNECTION)]
+    pub timezone: Option<String>,
+    /// Print nothing on stderr but errors
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Say more on stderr: the effective configuration (passwords hidden) and the time taken
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+impl GlobalOpts {
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            config_file: self.config.clone(),
+            redis_url: self.redis_url.clone(),
+            mysql_url: self.mysql_url.clone(),
+            report_mysql_url: self.report_mysql_url.clone(),
+            amqp_url: self.amqp_url.clone(),
+            namespace: self.namespace.clone(),
+            timezone: self.timezone.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create the MySQL database if missing and apply the schema migrations
+    Migrate,
+    /// The roster: import employees and departments, generate a sample roster
+    #[command(subcommand)]
+    Org(OrgCommand),
+    /// Lay out every department's board for a day in Redis (idempotent)
+    InitDay(InitDayArgs),
+    /// Record a punch (check-in or check-out) for an employee
+    Checkin(CheckinArgs),
+    /// Show an employee's own state for a day (a settled day: from MySQL)
+    Status(StatusArgs),
+    /// Publish the events left in the outboxes (the broker was down at check-in time)
+    Relay(RelayArgs),
+    /// A supervisor's view of one department: its board and each punch as it arrives
+    WatchDept(WatchDeptArgs),
+    /// The parking queue: notifications that failed too often
+    #[command(subcommand)]
+    Dlq(DlqCommand),
+    /// Rebuild a day's boards from the event journal after Redis lost them (lay the day out,
+    /// replay its punches; idempotent; publishes nothing)
+    Recover(RecoverArgs),
+    /// Write a finished day to MySQL, then clear its boards and lay out the next work day.
+    /// Safe to rerun and safe to kill: a rerun gives the same rows. Meant for cron: `30 0 * * *`.
+    Settle(SettleArgs),
+    /// The work calendar: holidays and extra work days over the policy's week
+    #[command(subcommand)]
+    Calendar(CalendarCommand),
+    /// Approved leave: an employee on leave is on_leave, never absent
+    #[command(subcommand)]
+    Leave(LeaveCommand),
+    /// A supervisor fixes a settled day of one of their people (audited; kept by later settles)
+    Correct(CorrectArgs),
+    /// HR's reports, from MySQL
+    #[command(subcommand)]
+    Report(ReportCommand),
+    /// Write a realistic morning or evening of punches for the roster (demos, benchmarks)
+    Simulate(SimulateArgs),
+    /// Check that this installation can be trusted: services, schema, persistence, queues, clocks, settle
+    ///
+    /// One line per check: ok, skip (not checked, and why), warn or fail.
+    /// Exit 0 all ok, 4 some warning, 3 some failure.
+    Doctor(DoctorArgs),
+    /// The namespace's department queues: declare them all, or empty them all
+    #[command(subcommand)]
+    Queues(QueuesCommand),
+    /// Print a shell completion script for bash, zsh, fish, elvish or powershell
+    ///
+    /// For example `attendance completions bash > /usr/local/share/bash-completion/completions/attendance`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into a directory
+    Man(ManArgs),
+    /// Write the days before a date to CSV files (rows, corrections, settle runs); with
+    /// --drop, then delete them from MySQL, all in one transaction
+    Archive(ArchiveArgs),
+    /// Database upkeep for years of rows: partitioning by month
+    #[command(subcommand)]
+    Db(DbCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Debug, Args)]
+pub struct ArchiveArgs {
+    /// Archive the days strictly before this one, YYYY-MM-DD (at most today)
+    #[arg(long, value_parser = parse_day)]
+    pub before: NaiveDate,
+    /// The folder for the CSV files (it must exist and be writable; no file is overwritten)
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Delete the archived days from MySQL once the files are written and synced
+    #[arg(long)]
+    pub drop: bool,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum QueuesCommand {
+    /// Declare the exchanges and every roster department's queue now (otherwise each queue is
+    /// declared with its department's first event)
+    Declare {
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Empty every department queue, the retry queue and the parking queue of the namespace
+    /// (the notifications waiting there are lost; the queues stay)
+    Purge {
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Delete the namespace's queues and exchanges for good: every department queue of the
+    /// roster, retry, parking, the journal (`recover` then has nothing to read) and the
+    /// exchanges. For removing a trial or demo namespace; the next command declares them anew
+    Delete {
+        /// Yes, delete them (without it nothing is deleted)
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        output: Output,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write attendance.1 and one attendance-COMMAND.1 per command into this directory
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Partition `attendance` by month (RANGE COLUMNS on work_date), or add months to a
+    /// partitioned one. Idempotent: months already there are kept as they are.
+    Partition {
+        /// The first month with a partition of its own, YYYY-MM; earlier days share one
+        #[arg(long, value_name = "YYYY-MM", value_parser = parse_month)]
+        from: NaiveDate,
+        /// How many months from --from get a partition each (1 to 240)
+        #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=240))]
+        months: u32,
+        #[command(flatten)]
+        output: Output,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SettleArgs {
+    /// The day, YYYY-MM-DD [default: yesterday and every earlier day that still has boards, oldest first]
+    #[arg(long, value_parser = parse_day)]
+    pub date: Option<NaiveDate>,
+    /// Settle a laid-out day even if some departments have no board in Redis (their people are
+    /// written from MySQL's rows, or absent); without it such a day is refused with exit 6
+    #[arg(long)]
+    pub accept_missing_boards: bool,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+}
+
+/// Where a job leaves its figures for Prometheus.
+#[derive(Debug, Args, Clone)]
+pub struct MetricsArgs {
+    /// Write a node_exporter textfile (e.g. /var/lib/node_exporter/attendance_settle.prom),
+    /// replaced atomically at the end of each run
+    #[arg(long, value_name = "PATH")]
+    pub metrics_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CalendarCommand {
+    /// Make a day a work day or a holiday, whatever its weekday
+    Set {
+        /// The day, YYYY-MM-DD
+        #[arg(value_parser = parse_day)]
+        date: NaiveDate,
+        /// workday or holiday
+        #[arg(value_parser = PossibleValuesParser::new(["workday", "holiday"]).map(|s| DayKind::parse(&s).expect("listed")))]
+        kind: DayKind,
+        /// Why (shown by `calendar list`)
+        #[arg(long, default_value = "")]
+        note: String,
+    },
+    /// Set many days from a CSV file (header: date,kind,note). A file with any bad line is
+    /// rejected whole, every bad line listed, and nothing is written.
+    Import {
+        /// The CSV file
+        file: PathBuf,
+    },
+    /// Show each day of a range as it counts: calendar entry, else the policy's week
+    List {
+        /// First day [default: today]
+        #[arg(long, value_parser = parse_day)]
+        from: Option<NaiveDate>,
+        /// Last day [default: 30 days after --from]
+        #[arg(long, value_parser = parse_day)]
+        to: Option<NaiveDate>,
+        #[command(flatten)]
+        output: Output,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LeaveCommand {
+    /// Record an approved leave, FROM and TO included
+    Add {
+        /// The employee's id
+        employee_id: String,
+        /// First day, YYYY-MM-DD
+        #[arg(value_parser = parse_day)]
+        from: NaiveDate,
+        /// Last day, YYYY-MM-DD
+        #[arg(value_parser = parse_day)]
+        to: NaiveDate,
+        /// annual, sick, parental, unpaid, training or other
+        #[arg(long, default_value = "annual", value_parser = LEAVE_KINDS)]
+        kind: String,
+        /// A note for HR
+        #[arg(long, default_value = "")]
+        note: String,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// List leave, newest first
+    List {
+        /// Only this employee
+        #[arg(long)]
+        employee: Option<String>,
+        /// Only leave that ends on or after this day
+        #[arg(long, value_parser = parse_day)]
+        from: Option<NaiveDate>,
+        /// Only leave that starts on or before this day
+        #[arg(long, value_parser = parse_day)]
+        to: Option<NaiveDate>,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Cancel a leave (kept in the history as cancelled)
+    Cancel {
+        /// The leave's id, as `leave add` and `leave list` show it
+        id: u64,
+    },
+}
+
+/// The kinds of leave HR records.
+pub const LEAVE_KINDS: [&str; 6] = ["annual", "sick", "parental", "unpaid", "training", "other"];
+
+#[derive(Debug, Args)]
+pub struct CorrectArgs {
+    /// The employee whose day is fixed
+    pub employee_id: String,
+    /// The settled day, YYYY-MM-DD
+    #[arg(long, value_parser = parse_day)]
+    pub date: NaiveDate,
+    /// The check-in: HH:MM (local time on --date) or RFC 3339
+    #[arg(long = "in", value_name = "TIME")]
+    pub check_in: Option<String>,
+    /// The check-out: HH:MM (local time on --date) or RFC 3339
+    #[arg(long = "out", value_name = "TIME")]
+    pub check_out: Option<String>,
+    /// Why (kept in the audit)
+    #[arg(long)]
+    pub reason: String,
+    /// The correcting supervisor's employee id: only the employee's own department supervisor may
+    #[arg(long, value_name = "SUPERVISOR_ID")]
+    pub by: String,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+/// `--json`: print JSON instead of text. A command that prints a result prints one JSON
+/// document; one that prints a stream (`watch-dept`, `relay --follow`) one object per line.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct Output {
+    /// Print JSON: one document, or one object per line for a stream
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How a report is printed: `--format`, or `--json` for `--format json`; and where.
+#[derive(Debug, Args, Clone)]
+pub struct ReportFormat {
+    /// table, csv, json, or xlsx (a workbook: needs -o FILE unless stdout is redirected)
+    #[arg(long, default_value = "table", value_parser = format_parser())]
+    format: Format,
+    /// The same as --format json
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
+    /// Write the report to this file instead of stdout
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl ReportFormat {
+    pub fn get(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.format
+        }
+    }
+}
+
+/// `--format`'s values, typed: anything else is a usage error (exit 2), never a silent table.
+fn format_parser() -> impl TypedValueParser<Value = Format> {
+    PossibleValuesParser::new(Format::NAMES).map(|s| s.parse::<Format>().expect("one of NAMES"))
+}
+
+/// A date range; both ends included.
+#[derive(Debug, Args, Clone)]
+pub struct DateRange {
+    /// First day [default: the first of this month]
+    #[arg(long, value_parser = parse_day)]
+    pub from: Option<NaiveDate>,
+    /// Last day [default: today]
+    #[arg(long, value_parser = parse_day)]
+    pub to: Option<NaiveDate>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Per department: headcount and rows by status for a day
+    Day {
+        /// The day [default: yesterday]
+        #[arg(long, value_parser = parse_day)]
+        date: Option<NaiveDate>,
+        /// Only this department
+        #[arg(long)]
+        dept: Option<String>,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// Who was absent on a day
+    Absent {
+        /// The day [default: yesterday]
+        #[arg(long, value_parser = parse_day)]
+        date: Option<NaiveDate>,
+        /// Only this department
+        #[arg(long)]
+        dept: Option<String>,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// One employee's days over a range (a month sheet), with totals
+    Employee {
+        /// The employee's id
+        employee_id: String,
+        #[command(flatten)]
+        range: DateRange,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// A department over a range: each employee's days by status and minutes, with totals
+    Dept {
+        /// The department's id
+        department_id: String,
+        #[command(flatten)]
+        range: DateRange,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// Corrections of settled days, oldest first: who made each (as --by claimed, the
+    /// operating-system account, the MySQL account), when, why, and what changed
+    Corrections {
+        /// Only this employee's days
+        #[arg(long)]
+        employee: Option<String>,
+        #[command(flatten)]
+        range: DateRange,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// Settle runs, newest first, or with --failures the rows they could not write
+    Runs {
+        /// Only runs of this day
+        #[arg(long, value_parser = parse_day)]
+        date: Option<NaiveDate>,
+        /// How many runs
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        /// List the failed rows of those runs instead
+        #[arg(long)]
+        failures: bool,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The day, YYYY-MM-DD [default: today in the company's zone]
+    #[arg(long, value_parser = parse_day)]
+    pub date: Option<NaiveDate>,
+    /// Morning check-ins or evening check-outs (the same people are absent in both)
+    #[arg(long, value_enum)]
+    pub phase: crate::domain::simulate::Phase,
+    /// Percent of the roster that never comes
+    #[arg(long, default_value_t = 3.0)]
+    pub absent_pct: f64,
+    /// Percent that arrive after the deadline
+    #[arg(long, default_value_t = 8.0)]
+    pub late_pct: f64,
+    /// Percent that leave before the end of the day
+    #[arg(long, default_value_t = 5.0)]
+    pub early_pct: f64,
+    /// Seed of the random generator
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Output file [default: stdout]
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OrgCommand {
+    /// Upsert employees and departments from a CSV file
+    /// (header: employee_id,name,department_id,department_name,role). A file with any bad row
+    /// is rejected whole, every bad line listed, and nothing is written.
+    Import {
+        /// The CSV file ('-' for stdin)
+        file: PathBuf,
+    },
+    /// Write a realistic roster CSV: departments of uneven sizes, one supervisor each
+    Generate {
+        /// Number of employees
+        #[arg(long, default_value_t = 100_000)]
+        employees: u32,
+        /// Number of departments
+        #[arg(long, default_value_t = 500)]
+        departments: u32,
+        /// Seed of the random generator, for a reproducible roster
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Output file [default: stdout]
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// The day to rebuild, YYYY-MM-DD
+    #[arg(long, value_parser = parse_day)]
+    pub date: NaiveDate,
+    /// The read ends when no journal message arrives for this long (milliseconds)
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=60_000))]
+    pub idle_ms: u64,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Debug, Args)]
+pub struct InitDayArgs {
+    /// The day, YYYY-MM-DD [default: today in the company's zone]
+    #[arg(long, value_parser = parse_day)]
+    pub date: Option<NaiveDate>,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckinArgs {
+    /// The employee's id
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    pub employee_id: Option<String>,
+    /// Bulk: a CSV of punches with the header employee_id,kind,at[,source] ('-' for stdin).
+    /// kind may be empty (the board decides, as without --kind). Bad rows are refused and
+    /// listed; good rows still land; exit 4 if any row was refused.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["kind", "at"])]
+    pub file: Option<PathBuf>,
+    /// in or out. Without it: the first punch of the day is a check-in, a punch within
+    /// policy.repeat_window_minutes (30) of the first check-in repeats it, any later punch is a check-out.
+    #[arg(long, value_parser = PossibleValuesParser::new(["in", "out"]).map(|s| s.parse::<Kind>().expect("listed")))]
+    pub kind: Option<Kind>,
+    /// When the punch happened, RFC 3339 (for kiosks replaying offline punches) [default: now]
+    #[arg(long, value_name = "RFC3339", value_parser = parse_instant)]
+    pub at: Option<DateTime<Utc>>,
+    /// Where the punch comes from (kiosk name)
+    #[arg(long, default_value = "cli")]
+    pub source: String,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The employee's id
+    pub employee_id: String,
+    /// The day, YYYY-MM-DD [default: today in the company's zone]
+    #[arg(long, value_parser = parse_day)]
+    pub date: Option<NaiveDate>,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Debug, Args)]
+pub struct RelayArgs {
+    /// Keep draining until Ctrl-C, instead of draining once and exiting
+    #[arg(long)]
+    pub follow: bool,
+    /// With --follow: pause between two drains, in milliseconds
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub interval_ms: u64,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchDeptArgs {
+    /// The department's id
+    pub department_id: String,
+    /// Take the events waiting in the queue, print them and exit
+    #[arg(long)]
+    pub once: bool,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DlqCommand {
+    /// Show the parked messages: event id, department, failures, why
+    List {
+        /// Show at most this many
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Put parked messages back on their department's queue, with a fresh failure count
+    Replay(DlqSelect),
+    /// Delete parked messages for good
+    Purge(DlqSelect),
+}
+
+/// Which parked messages: some event ids, or --all.
+#[derive(Debug, Args)]
+pub struct DlqSelect {
+    /// Event ids (the messages' message_id)
+    #[arg(required_unless_present = "all")]
+    pub event_ids: Vec<String>,
+    /// Every parked message
+    #[arg(long, conflicts_with = "event_ids")]
+    pub all: bool,
+    #[command(flatten)]
+    pub output: Output,
+}

@@ -1,0 +1,79 @@
+//! `attendance checkin --file`: many punches at once, pipelined, with a summary.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::Ctx;
+use crate::domain::punch_file;
+use crate::error::Error;
+use crate::ops;
+
+pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
+    let reader: Box<dyn Read> = if file.as_os_str() == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(BufReader::new(
+            File::open(file).map_err(|e| Error::input(format!("cannot open {}: {e}", file.display())))?,
+        ))
+    };
+    let window = crate::domain::policy::PunchWindow::new(&ctx.cfg.policy, ctx.cfg.timezone, chrono::Utc::now());
+    let (rows, refused) = punch_file::parse(reader, &window)?;
+    let pb = ctx.out.progress(rows.len() as u64, "punches");
+    let started = std::time::Instant::now();
+    let mut b = ops::bulk::bulk(&ctx.cfg, rows, refused, |n| pb.inc(n as u64))?;
+    pb.finish_and_clear();
+    if let Some(failure) = b.report.failure.take() {
+        return cut_off(ctx, &b.report, json, failure);
+    }
+    let (report, sent) = (&b.report, &b.notifications);
+    if json {
+        crate::output::json(&b)?;
+    } else {
+        for r in &report.refused {
+            ctx.out.status(format!("refused line {}: {}", r.line, r.reason));
+        }
+        crate::outln!(
+            "{} rows: {} recorded, {} unchanged, {} refused ({:.2}s)",
+            report.rows,
+            report.recorded,
+            report.unchanged,
+            report.refused.len(),
+            started.elapsed().as_secs_f64()
+        )?;
+        crate::outln!("notifications: {} sent, {} pending", sent.sent, sent.pending)?;
+    }
+    if let Some(why) = &sent.problem {
+        ctx.out.status(format!(
+            "notifications pending ({why}); `attendance relay` will send them"
+        ));
+    }
+    if !report.refused.is_empty() {
+        return Err(Error::Partial(format!("{} of {} rows refused", report.refused.len(), report.rows)).into());
+    }
+    Ok(())
+}
+
+/// Redis failed part-way: say what was recorded before (a rerun of the same file is
+/// idempotent and records the rest), then fail with the service error (exit 3).
+fn cut_off(ctx: &Ctx, report: &punch_file::BulkReport, json: bool, failure: anyhow::Error) -> Result<()> {
+    if json {
+        crate::output::json(report)?;
+    } else {
+        for r in &report.refused {
+            ctx.out.status(format!("refused line {}: {}", r.line, r.reason));
+        }
+    }
+    ctx.out.status(format!(
+        "checkin --file: Redis failed after {} of {} rows: {} punches recorded, {} unchanged, {} refused, {} unconfirmed (sent, no reply); run the same file again to record the rest (repeats change nothing)",
+        report.recorded + report.unchanged + report.refused.len(),
+        report.rows,
+        report.recorded,
+        report.unchanged,
+        report.refused.len(),
+        report.unconfirmed
+    ));
+    Err(failure)
+}

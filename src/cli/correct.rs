@@ -1,0 +1,55 @@
+//! `attendance correct`: a supervisor fixes a forgotten punch on a settled day.
+
+use anyhow::Result;
+
+use super::Ctx;
+use crate::cli::CorrectArgs;
+use crate::domain::roster;
+use crate::ops::correct::{self, parse_time, Request};
+
+pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
+    roster::check_id("employee id", &a.employee_id)?;
+    roster::check_id("supervisor id", &a.by)?;
+    let date = a.date;
+    let tz = ctx.cfg.timezone;
+    let first_in = a.check_in.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
+    let last_out = a.check_out.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
+    let os_user = correct::os_user();
+    let o = correct::correct(
+        &ctx.cfg,
+        &Request {
+            employee_id: &a.employee_id,
+            date,
+            first_in,
+            last_out,
+            reason: &a.reason,
+            by: &a.by,
+            os_user: &os_user,
+        },
+    )?;
+    if a.output.json {
+        crate::outln!("{}", serde_json::to_string(&o)?)?;
+        return Ok(());
+    }
+    let hhmm = |t: Option<chrono::NaiveDateTime>| {
+        t.map_or("-".to_string(), |t| {
+            t.and_utc().with_timezone(&tz).format("%H:%M").to_string()
+        })
+    };
+    crate::outln!(
+        "{} on {}: {} (in {}, out {}) -> {} (in {}, out {}), correction {} by {} (as {} on this machine, {} in MySQL)",
+        a.employee_id,
+        date,
+        o.before.status,
+        hhmm(o.before.first_in),
+        hhmm(o.before.last_out),
+        o.after.status,
+        hhmm(o.after.first_in),
+        hhmm(o.after.last_out),
+        o.correction_id,
+        a.by,
+        o.os_user,
+        o.db_user
+    )?;
+    Ok(())
+}

@@ -1,0 +1,25 @@
+//! `attendance db partition --from YYYY-MM --months N`: monthly partitions of `attendance`.
+
+use anyhow::Result;
+
+use super::Ctx;
+use crate::cli::DbCommand;
+use crate::ops::db;
+use crate::output;
+
+pub fn run(ctx: &Ctx, cmd: DbCommand) -> Result<()> {
+    let DbCommand::Partition { from, months, output } = cmd;
+    let parts = db::partition(&ctx.cfg, from, months)?;
+    if output.json {
+        return output::json(&parts);
+    }
+    let rows = parts
+        .iter()
+        .map(|p| {
+            let bound = p.less_than.map_or("MAXVALUE".into(), |d| d.to_string());
+            vec![p.name.clone(), bound, p.rows.to_string()]
+        })
+        .collect();
+    output::print_table(&["partition", "days before", "rows (estimate)"], rows)?;
+    Ok(())
+}

@@ -1,0 +1,82 @@
+//! `attendance dlq list|replay|purge`: the parking queue of notifications that failed too often.
+
+use anyhow::Result;
+
+use super::Ctx;
+use crate::amqp::parking::{self as dlq, DlqReport, Select};
+use crate::cli::{DlqCommand, DlqSelect};
+use crate::error::Error;
+use crate::output::print_table;
+
+pub fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
+    match cmd {
+        DlqCommand::List { limit, output } => {
+            let found = dlq::list(&ctx.cfg, limit)?;
+            // A list is a result: one JSON document (an array), like every other list.
+            if output.json {
+                return crate::output::json(&found);
+            }
+            if found.is_empty() {
+                ctx.out.status("the parking queue is empty");
+                return Ok(());
+            }
+            let rows = found
+                .into_iter()
+                .map(|p| {
+                    let body: String = p.body.chars().take(40).collect();
+                    vec![
+                        p.message_id.unwrap_or_default(),
+                        p.department.unwrap_or_default(),
+                        p.failures.to_string(),
+                        p.reason,
+                        p.parked_at.unwrap_or_default(),
+                        body,
+                    ]
+                })
+                .collect();
+            print_table(
+                &["event id", "department", "failures", "why", "parked at", "body"],
+                rows,
+            )?;
+            Ok(())
+        }
+        DlqCommand::Replay(sel) => {
+            let r = dlq::replay(&ctx.cfg, &select(&sel))?;
+            report(ctx, &sel, "replayed", &r)
+        }
+        DlqCommand::Purge(sel) => {
+            let r = dlq::purge(&ctx.cfg, &select(&sel))?;
+            report(ctx, &sel, "purged", &r)
+        }
+    }
+}
+
+fn select(sel: &DlqSelect) -> Select {
+    if sel.all {
+        Select::All
+    } else {
+        Select::Ids(sel.event_ids.clone())
+    }
+}
+
+fn report(ctx: &Ctx, sel: &DlqSelect, what: &str, r: &DlqReport) -> Result<()> {
+    if sel.output.json {
+        crate::outln!(
+            "{}",
+            serde_json::json!({ what: r.done, "left": r.left, "failed": r.failed.len() })
+        )?;
+    } else {
+        crate::outln!("{} {what}, {} left in the parking queue", r.done, r.left)?;
+    }
+    for p in &r.failed {
+        ctx.out.status(format!(
+            "not replayed: {} (no department known, or its queue took nothing)",
+            p.message_id.as_deref().unwrap_or("(no message id)")
+        ));
+    }
+    if !sel.all && r.done < sel.event_ids.len() {
+        let missing = sel.event_ids.len() - r.done;
+        return Err(Error::Partial(format!("{missing} of the given event ids were not {what}")).into());
+    }
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! `attendance leave add|list|cancel`: approved leave.
+
+use anyhow::Result;
+
+use super::Ctx;
+use crate::cli::LeaveCommand;
+use crate::mysql::leave_rows::{Leave, NewLeave};
+use crate::ops;
+use crate::output::print_table;
+
+pub fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
+    match cmd {
+        LeaveCommand::Add {
+            employee_id,
+            from,
+            to,
+            kind,
+            note,
+            output,
+        } => {
+            let l = NewLeave {
+                employee_id: &employee_id,
+                from,
+                to,
+                kind: &kind,
+                note: &note,
+            };
+            let added = ops::leave::add(&ctx.cfg, &l)?;
+            let (id, repeat) = (added.id, added.repeat);
+            if output.json {
+                let v = serde_json::json!({ "id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "repeat": repeat });
+                return crate::output::json(&v);
+            }
+            let again = if repeat { " (already recorded)" } else { "" };
+            crate::outln!("leave {id}: {employee_id} {kind} from {from} to {to}{again}")?;
+        }
+        LeaveCommand::List {
+            employee,
+            from,
+            to,
+            output,
+        } => {
+            let leaves = ops::leave::list(&ctx.cfg, employee.as_deref(), from, to)?;
+            if output.json {
+                return crate::output::json(&leaves);
+            }
+            print_table(
+                &["id", "employee", "from", "to", "kind", "status", "note", "recorded"],
+                leaves.iter().map(|l| row(ctx, l)).collect(),
+            )?;
+        }
+        LeaveCommand::Cancel { id } => {
+            if ops::leave::cancel(&ctx.cfg, id)? {
+                ctx.out.status(format!("leave {id} cancelled"));
+            } else {
+                ctx.out.status(format!("leave {id} was already cancelled"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn row(ctx: &Ctx, l: &Leave) -> Vec<String> {
+    let created = l.created_at.and_utc().with_timezone(&ctx.cfg.timezone);
+    vec![
+        l.id.to_string(),
+        l.employee_id.clone(),
+        l.from.to_string(),
+        l.to.to_string(),
+        l.kind.clone(),
+        l.status.clone(),
+        l.note.clone(),
+        created.format("%Y-%m-%d %H:%M").to_string(),
+    ]
+}

@@ -1,0 +1,23 @@
+//! `attendance migrate`: create the database if missing and apply the schema.
+
+use anyhow::Result;
+
+use super::Ctx;
+
+pub fn run(ctx: &Ctx) -> Result<()> {
+    let report = crate::mysql::migrate(&ctx.cfg)?;
+    if report.created_database {
+        ctx.out.status(format!("created database {}", report.database));
+    }
+    if report.applied.is_empty() {
+        ctx.out.status(format!("database {} is up to date", report.database));
+    } else {
+        ctx.out.status(format!(
+            "applied {} migration(s) to {}: {}",
+            report.applied.len(),
+            report.database,
+            report.applied.join(", ")
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! One file per subcommand: turn arguments into plain options, call the domain layer, print.
+
+use anyhow::Result;
+use chrono::NaiveDate;
+
+use crate::config::Config;
+use crate::output::Out;
+
+mod archive;
+mod args;
+mod calendar;
+mod checkin;
+mod checkin_bulk;
+mod completions;
+mod correct;
+mod db;
+mod dlq;
+mod doctor;
+mod init_day;
+mod leave;
+mod migrate;
+mod org;
+mod queues;
+mod recover;
+mod relay;
+mod report;
+mod settle;
+mod simulate;
+mod status;
+mod watch_dept;
+mod watch_screen;
+
+pub use args::*;
+
+/// What every command gets: the validated config and the output settings.
+pub struct Ctx {
+    pub cfg: Config,
+    pub out: Out,
+}
+
+impl Ctx {
+    /// Today in the company's zone.
+    pub fn today(&self) -> NaiveDate {
+        chrono::Utc::now().with_timezone(&self.cfg.timezone).date_naive()
+    }
+
+    /// A `--date` flag (typed and range-checked by clap), or today.
+    pub fn date_or_today(&self, date: Option<NaiveDate>) -> NaiveDate {
+        date.unwrap_or_else(|| self.today())
+    }
+}
+
+/// A `YYYY-MM-DD` date typed as text (a file's field, a positional argument not typed by
+/// clap), in the years 1000 to 9999, or a usage error that says what was expected. Flags
+/// use `dates::parse_day` as their clap value parser instead.
+pub fn parse_date(s: &str) -> Result<NaiveDate, crate::error::Error> {
+    crate::domain::dates::parse_day(s).map_err(|why| crate::error::Error::input(format!("invalid date '{s}': {why}")))
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    // Completions and man pages come from the clap definitions alone: no config is read, so a
+    // broken config file cannot stop an install script.
+    match &cli.command {
+        Command::Completions(a) => return completions::completions(a),
+        Command::Man(a) => return completions::man(a),
+        _ => {}
+    }
+    let started = std::time::Instant::now();
+    let cfg = Config::load(&cli.global.overrides())?;
+    let ctx = Ctx {
+        cfg,
+        out: Out {
+            quiet: cli.global.quiet,
+            verbose: cli.global.verbose,
+        },
+    };
+    // `-v` means the same on every command: what it runs against, and how long it took.
+    ctx.out.verbose(format!("config: {:?}", ctx.cfg));
+    let result = dispatch(&ctx, cli.command);
+    let outcome = if result.is_ok() { "done" } else { "failed" };
+    ctx.out
+        .verbose(format!("{outcome} in {:.3}s", started.elapsed().as_secs_f64()));
+    result
+}
+
+fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
+    match command {
+        Command::Migrate => migrate::run(ctx),
+        Command::Org(c) => org::run(ctx, c),
+        Command::InitDay(a) => init_day::run(ctx, a),
+        Command::Checkin(a) => checkin::run(ctx, a),
+        Command::Status(a) => status::run(ctx, a),
+        Command::Relay(a) => relay::run(ctx, a),
+        Command::WatchDept(a) => watch_dept::run(ctx, a),
+        Command::Dlq(c) => dlq::run(ctx, c),
+        Command::Recover(a) => recover::run(ctx, a),
+        Command::Settle(a) => settle::run(ctx, a),
+        Command::Calendar(c) => calendar::run(ctx, c),
+        Command::Leave(c) => leave::run(ctx, c),
+        Command::Correct(a) => correct::run(ctx, a),
+        Command::Report(c) => report::run(ctx, c),
+        Command::Simulate(a) => simulate::run(ctx, a),
+        Command::Archive(a) => archive::run(ctx, a),
+        Command::Db(c) => db::run(ctx, c),
+        Command::Doctor(a) => doctor::run(ctx, a),
+        Command::Queues(c) => queues::run(ctx, c),
+        Command::Completions(_) | Command::Man(_) => unreachable!("handled before the config is read"),
+    }
+}

@@ -1,0 +1,69 @@
+//! `attendance org import|generate`: the roster.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read};
+
+use anyhow::{Context, Result};
+
+use super::Ctx;
+use crate::cli::OrgCommand;
+use crate::domain::roster;
+use crate::error::Error;
+use crate::ops;
+
+pub fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
+    match cmd {
+        OrgCommand::Import { file } => {
+            let reader: Box<dyn Read> = if file.as_os_str() == "-" {
+                Box::new(std::io::stdin())
+            } else {
+                Box::new(BufReader::new(
+                    File::open(&file).map_err(|e| Error::input(format!("cannot open {}: {e}", file.display())))?,
+                ))
+            };
+            // Validate the whole file before touching any store.
+            let rows = roster::parse(reader)?;
+            let (report, new_departments) = ops::org::import(&ctx.cfg, &rows)?;
+            ctx.out.status(format!(
+                "imported {} employees in {} departments ({} supervisors)",
+                report.employees, report.departments, report.supervisors
+            ));
+            if !report.departments_without_supervisor.is_empty() {
+                ctx.out.status(format!(
+                    "warning: {} department(s) have no supervisor: {}",
+                    report.departments_without_supervisor.len(),
+                    report.departments_without_supervisor.join(", ")
+                ));
+            }
+            // After the commit: a broker away costs a warning, never the import.
+            let declared = ops::queues::declare_ahead(&ctx.cfg, &new_departments);
+            super::queues::report_declared(ctx, "org import", &declared);
+            Ok(())
+        }
+        OrgCommand::Generate {
+            employees,
+            departments,
+            seed,
+            output,
+        } => {
+            if employees == 0 || departments == 0 || departments > employees {
+                return Err(Error::input(
+                    "--employees and --departments must be at least 1, with no more departments than employees",
+                )
+                .into());
+            }
+            match output {
+                Some(path) => {
+                    let f = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+                    roster::generate(BufWriter::new(f), employees, departments, seed)?;
+                    ctx.out.status(format!(
+                        "wrote {employees} employees in {departments} departments to {}",
+                        path.display()
+                    ));
+                }
+                None => roster::generate(std::io::stdout().lock(), employees, departments, seed)?,
+            }
+            Ok(())
+        }
+    }
+}

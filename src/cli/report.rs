@@ -1,0 +1,126 @@
+//! `attendance report day|absent|employee|dept|corrections|runs`: HR's answers from MySQL.
+
+use std::io::IsTerminal;
+
+use anyhow::{Context, Result};
+use chrono::{Datelike, Duration, NaiveDate};
+
+use super::Ctx;
+use crate::cli::{DateRange, ReportCommand, ReportFormat};
+use crate::domain::table::Format;
+use crate::error::Error;
+use crate::ops::report::{self, Query};
+
+/// `--date`, or yesterday (the last day settle may have written).
+fn day_or_yesterday(ctx: &Ctx, date: Option<NaiveDate>) -> NaiveDate {
+    date.unwrap_or_else(|| ctx.today() - Duration::days(1))
+}
+
+/// `--from`/`--to`, by default this month up to today.
+fn range(ctx: &Ctx, r: &DateRange) -> (NaiveDate, NaiveDate) {
+    let today = ctx.today();
+    (
+        r.from.unwrap_or(today.with_day(1).unwrap_or(today)),
+        r.to.unwrap_or(today),
+    )
+}
+
+/// The question and how to print its answer.
+fn query(ctx: &Ctx, cmd: ReportCommand) -> (Query, ReportFormat) {
+    match cmd {
+        ReportCommand::Day { date, dept, format } => {
+            let date = day_or_yesterday(ctx, date);
+            (Query::Day { date, dept }, format)
+        }
+        ReportCommand::Absent { date, dept, format } => {
+            let date = day_or_yesterday(ctx, date);
+            (Query::Absent { date, dept }, format)
+        }
+        ReportCommand::Employee {
+            employee_id,
+            range: r,
+            format,
+        } => {
+            let (from, to) = range(ctx, &r);
+            (
+                Query::Employee {
+                    id: employee_id,
+                    from,
+                    to,
+                },
+                format,
+            )
+        }
+        ReportCommand::Dept {
+            department_id,
+            range: r,
+            format,
+        } => {
+            let (from, to) = range(ctx, &r);
+            (
+                Query::Dept {
+                    id: department_id,
+                    from,
+                    to,
+                },
+                format,
+            )
+        }
+        ReportCommand::Corrections {
+            employee,
+            range: r,
+            format,
+        } => {
+            let (from, to) = range(ctx, &r);
+            (Query::Corrections { employee, from, to }, format)
+        }
+        ReportCommand::Runs {
+            date,
+            limit,
+            failures,
+            format,
+        } => (Query::Runs { date, limit, failures }, format),
+    }
+}
+
+pub fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
+    let (q, format) = query(ctx, cmd);
+    let kind = format.get();
+    // A workbook is binary: on a terminal it would only garble the screen.
+    if kind == Format::Xlsx && format.output.is_none() && std::io::stdout().is_terminal() {
+        return Err(Error::input("--format xlsx writes a binary workbook: give -o FILE (or redirect stdout)").into());
+    }
+    let table = report::run(&ctx.cfg, &q)?;
+    let bytes = match kind {
+        Format::Xlsx => crate::domain::xlsx::workbook(&[(&title(&q), &table)])?,
+        text => {
+            let mut text = table.render(text)?;
+            // CSV ends its last record with a newline already.
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.into_bytes()
+        }
+    };
+    match &format.output {
+        Some(path) => std::fs::write(path, &bytes).with_context(|| format!("writing {}", path.display()))?,
+        None => crate::output::bytes(&bytes)?,
+    }
+    if table.rows.is_empty() && kind == Format::Table {
+        ctx.out.status("no rows (has the day been settled?)");
+    }
+    Ok(())
+}
+
+/// The report's name: a workbook's sheet is called by it.
+fn title(q: &Query) -> String {
+    match q {
+        Query::Day { date, .. } => format!("day {date}"),
+        Query::Absent { date, .. } => format!("absent {date}"),
+        Query::Employee { id, .. } => format!("employee {id}"),
+        Query::Dept { id, .. } => format!("dept {id}"),
+        Query::Runs { failures: true, .. } => "settle failures".into(),
+        Query::Runs { .. } => "settle runs".into(),
+        Query::Corrections { .. } => "corrections".into(),
+    }
+}

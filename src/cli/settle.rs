@@ -1,0 +1,137 @@
+//! `attendance settle`: write finished days to MySQL and say what happened, one line a day.
+
+use std::time::{Instant, SystemTime};
+
+use anyhow::Result;
+
+use super::Ctx;
+use crate::cli::SettleArgs;
+use crate::error::Error;
+use crate::ops::metrics;
+use crate::ops::settle::{self, Hooks, Options, Progress, Report, Summary};
+
+pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
+    if let Some(w) = crate::ops::settle_warning(&ctx.cfg) {
+        ctx.out.status(w);
+    }
+    let opts = Options {
+        date: args.date,
+        today: ctx.today(),
+        accept_missing_boards: args.accept_missing_boards,
+        hooks: Hooks::from_env()?,
+    };
+    let mut pb: Option<indicatif::ProgressBar> = None;
+    let (started, clock) = (SystemTime::now(), Instant::now());
+    let result = settle::settle(&ctx.cfg, &opts, |p| match p {
+        Progress::Rows(n) => {
+            // A catch-up settles several days: one bar each.
+            if let Some(pb) = pb.take() {
+                pb.finish_and_clear();
+            }
+            pb = Some(ctx.out.progress(n, "settle"));
+        }
+        Progress::Written(n) => {
+            if let Some(pb) = &pb {
+                pb.inc(n);
+            }
+        }
+    });
+    let summary = with_metrics(&args, result, started, clock)?;
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    for report in summary.days() {
+        show_failures(ctx, report);
+    }
+    if args.output.json {
+        crate::outln!("{}", serde_json::to_string(&summary)?)?;
+    } else {
+        for report in summary.days() {
+            ctx.out.status(line(report));
+        }
+        if summary.settled_days.len() > 1 {
+            let days: Vec<String> = summary.settled_days.iter().map(ToString::to_string).collect();
+            ctx.out
+                .status(format!("caught up {} days: {}", days.len(), days.join(", ")));
+        }
+    }
+    if summary.failed() > 0 {
+        return Err(Error::Partial(format!(
+            "{} row(s) could not be written (see `attendance report runs --failures`); their boards are kept for a rerun",
+            summary.failed()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+fn show_failures(ctx: &Ctx, report: &Report) {
+    for (step, secs) in &report.steps {
+        ctx.out.verbose(format!("{}: {step}: {secs:.3}s", report.date));
+    }
+    for (part, secs) in &report.parts {
+        ctx.out.verbose(format!(
+            "{}: writing the rows, summed over threads: {part}: {secs:.3}s",
+            report.date
+        ));
+    }
+    // A broken roster can fail every row: show a screenful, the rest are in MySQL.
+    const SHOWN: usize = 20;
+    for f in report.failures.iter().take(SHOWN) {
+        ctx.out.status(format!(
+            "failed: {} ({}) on {}: {}",
+            f.employee_id, f.department_id, report.date, f.reason
+        ));
+    }
+    if report.failures.len() > SHOWN {
+        ctx.out.status(format!(
+            "... and {} more failed rows (attendance report runs --failures)",
+            report.failures.len() - SHOWN
+        ));
+    }
+}
+
+/// One day's summary line.
+fn line(report: &Report) -> String {
+    let counts: Vec<String> = report.counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    let next = match (&report.next_day, report.next_workday) {
+        (Some(l), _) => format!("; next work day {} laid out ({} employees)", l.date, l.employees),
+        (None, Some(d)) => format!("; next work day {d} not laid out"),
+        (None, None) => String::new(),
+    };
+    let pending = match (&report.outbox.problem, report.outbox.pending) {
+        (Some(p), n) => format!("; {n} notification(s) pending in outboxes ({p})"),
+        (None, 0) => String::new(),
+        (None, n) => format!("; {n} notification(s) still pending in outboxes"),
+    };
+    format!(
+        "settled {} ({}) run {}: {} rows written, {} failed [{}]; {} boards deleted, {} kept{next}{pending} ({:.2}s)",
+        report.date,
+        if report.workday { "work day" } else { "rest day" },
+        report.run_id,
+        report.rows_written,
+        report.failed,
+        counts.join(", "),
+        report.boards_deleted,
+        report.boards_kept,
+        report.seconds
+    )
+}
+
+/// Write the run's figures for node_exporter when `--metrics-file` asks for them (those of the
+/// last day settled, which is yesterday), also for a run that stopped early (outcome `error`:
+/// what an alert needs to see), then hand the run's result on. The run's own error says more
+/// than a metrics file that could not be written.
+fn with_metrics(args: &SettleArgs, result: Result<Summary>, started: SystemTime, clock: Instant) -> Result<Summary> {
+    let Some(path) = &args.metrics.metrics_file else {
+        return result;
+    };
+    let (report, outcome) = match &result {
+        Ok(s) if s.failed() > 0 => (Some(&s.last), "partial"),
+        Ok(s) => (Some(&s.last), "ok"),
+        Err(_) => (None, "error"),
+    };
+    let written = metrics::settle(report, outcome, started, clock.elapsed().as_secs_f64()).write(path);
+    let summary = result?;
+    written.map(|()| summary)
+}

@@ -1,0 +1,48 @@
+//! `attendance simulate`: a realistic morning or evening of punches for the active roster.
+
+use std::fs::File;
+use std::io::BufWriter;
+
+use anyhow::{Context, Result};
+
+use super::Ctx;
+use crate::cli::SimulateArgs;
+use crate::domain::simulate::{write_punches, Mix};
+use crate::error::Error;
+
+pub fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
+    for (name, v) in [
+        ("--absent-pct", a.absent_pct),
+        ("--late-pct", a.late_pct),
+        ("--early-pct", a.early_pct),
+    ] {
+        if !(0.0..=100.0).contains(&v) {
+            return Err(Error::input(format!("{name} must be between 0 and 100")).into());
+        }
+    }
+    let date = ctx.date_or_today(a.date);
+    let ids = crate::ops::org::active_ids(&ctx.cfg)?;
+    let mix = Mix {
+        absent_pct: a.absent_pct,
+        late_pct: a.late_pct,
+        early_pct: a.early_pct,
+    };
+    let n = match &a.output {
+        Some(path) => {
+            let f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            write_punches(BufWriter::new(f), &ids, date, ctx.cfg.timezone, a.phase, mix, a.seed)?
+        }
+        None => write_punches(
+            std::io::stdout().lock(),
+            &ids,
+            date,
+            ctx.cfg.timezone,
+            a.phase,
+            mix,
+            a.seed,
+        )?,
+    };
+    ctx.out
+        .status(format!("{n} punches for {} employees on {date}", ids.len()));
+    Ok(())
+}

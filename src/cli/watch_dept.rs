@@ -1,0 +1,101 @@
+//! `attendance watch-dept DEPT`: a supervisor's view. On a terminal, a live screen of the
+//! department's board and its latest events; piped, one line (or JSON object) per event.
+
+use std::io::IsTerminal;
+
+use anyhow::Result;
+
+use super::watch_screen::{Screen, REDRAW};
+use super::Ctx;
+use crate::amqp::{WatchItem, WatchOptions};
+use crate::cli::WatchDeptArgs;
+use crate::domain::event::{Event, Kind};
+use crate::interrupt;
+use crate::redis::board;
+
+pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
+    crate::domain::roster::check_id("department id", &args.department_id)?;
+    let live = !args.once && !args.output.json && std::io::stdout().is_terminal();
+    let mut screen = if live {
+        Some(Screen::new(board::Redis::open(&ctx.cfg)?))
+    } else {
+        None
+    };
+    let mut redis = board::Redis::open(&ctx.cfg)?;
+    let opts = WatchOptions {
+        once: args.once,
+        tick: REDRAW,
+    };
+    let dept = &args.department_id;
+    let watched = crate::amqp::watch_department(&ctx.cfg, &mut redis, dept, opts, interrupt::stop_flag(), |item| {
+        match item {
+            WatchItem::Event { event, .. } => match screen.as_mut() {
+                Some(s) => {
+                    s.push(line(ctx, event));
+                    // A backlog arrives in a burst: redraw a few times a second, not per event.
+                    if s.drawn.elapsed() >= REDRAW {
+                        s.draw(ctx, dept)?;
+                    }
+                }
+                None if args.output.json => crate::output::json(event)?,
+                None => crate::outln!("{}", line(ctx, event))?,
+            },
+            WatchItem::Rejected {
+                reason,
+                failures,
+                parked,
+            } => ctx.out.status(format!(
+                "watch-dept: rejected a malformed message (failure {failures} of {}): {reason}{}",
+                ctx.cfg.amqp.max_retries,
+                if parked {
+                    "; moved to the parking queue"
+                } else {
+                    "; it will be retried"
+                }
+            )),
+            WatchItem::Lost { why } => ctx
+                .out
+                .status(format!("watch-dept: lost the broker, reconnecting: {why}")),
+            WatchItem::Reconnected { broker } => ctx.out.status(format!("watch-dept: consuming again, on {broker}")),
+            WatchItem::Idle => {
+                if let Some(s) = screen.as_mut() {
+                    s.draw(ctx, dept)?;
+                }
+            }
+        }
+        // Shown means written out: the writer flushes before the message is acked.
+        Ok(())
+    });
+    // The reader went away (`watch-dept D | head`): a normal end. The message that could not
+    // be written was not acked, so it stays in the queue.
+    let report = match watched {
+        Err(e) if crate::error::is_broken_pipe(&e) => return Ok(()),
+        r => r?,
+    };
+    ctx.out.status(format!(
+        "watch-dept: {} events shown, {} duplicates dropped, {} malformed retried, {} parked",
+        report.shown, report.duplicates, report.retried, report.parked
+    ));
+    Ok(())
+}
+
+/// One plain line per event: time, employee, kind and what it means.
+fn line(ctx: &Ctx, e: &Event) -> String {
+    let at = chrono::DateTime::parse_from_rfc3339(&e.at)
+        .map(|t| t.with_timezone(&ctx.cfg.timezone).format("%H:%M:%S").to_string())
+        .unwrap_or_else(|_| e.at.clone());
+    let what = match e.kind {
+        Kind::In => "in",
+        Kind::Out => "out",
+    };
+    let note = match (e.changed, e.late, e.early) {
+        (false, _, _) => " (repeat)".to_string(),
+        (_, true, _) => format!(" (late by {} min)", e.late_minutes),
+        (_, _, true) => format!(" (early by {} min)", e.early_minutes),
+        _ => String::new(),
+    };
+    format!(
+        "{at} {} {} {} {what}{note}",
+        e.department_id, e.employee_id, e.employee_name
+    )
+}

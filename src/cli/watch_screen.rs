@@ -1,0 +1,100 @@
+//! The live screen of `watch-dept` on a terminal: the department's board for today (who is
+//! in, late, not yet in, out, early) above the latest events, redrawn in place.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use super::Ctx;
+use crate::domain::summary;
+use crate::redis::board;
+use crate::redis::keys::Keys;
+
+/// Event lines kept under the board on the live screen.
+const RECENT: usize = 15;
+/// Names listed per state on the live screen before "and N more".
+const NAMES: usize = 12;
+/// The live screen's refresh: at most this often on events, and this often when idle.
+pub const REDRAW: Duration = Duration::from_millis(500);
+
+pub struct Screen {
+    con: board::Redis,
+    recent: VecDeque<String>,
+    pub drawn: Instant,
+}
+
+impl Screen {
+    pub fn new(con: board::Redis) -> Screen {
+        Screen {
+            con,
+            recent: VecDeque::new(),
+            drawn: Instant::now() - REDRAW,
+        }
+    }
+
+    pub fn push(&mut self, line: String) {
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(line);
+    }
+
+    pub fn draw(&mut self, ctx: &Ctx, dept: &str) -> Result<()> {
+        let keys = Keys::new(&ctx.cfg.namespace);
+        let date = ctx.today();
+        let b = board::department_board(&mut self.con, &keys, dept, date)?;
+        let s = summary::summarize(&b, &ctx.cfg.policy, ctx.cfg.timezone, date);
+        let ids: Vec<String> = [&s.late, &s.not_in, &s.early]
+            .into_iter()
+            .flatten()
+            .take(3 * NAMES)
+            .cloned()
+            .collect();
+        let names = board::names(&mut self.con, &keys, &ids)?;
+        let list = |v: &[String]| {
+            let shown: Vec<String> = v
+                .iter()
+                .take(NAMES)
+                .map(|id| names.get(id).map_or(id.clone(), |n| format!("{id} {n}")))
+                .collect();
+            let more = v.len().saturating_sub(NAMES);
+            format!(
+                "{}{}",
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            )
+        };
+        let now = chrono::Utc::now().with_timezone(&ctx.cfg.timezone);
+        let mut out = String::from("\x1b[2J\x1b[H");
+        out += &format!(
+            "Department {dept}, {date}, {} (Ctrl-C to leave)\n\n",
+            now.format("%H:%M:%S")
+        );
+        out += &format!(
+            "in {} (late {}) | not yet in {} | out {} (early {})\n\n",
+            s.on_time.len() + s.late.len(),
+            s.late.len(),
+            s.not_in.len(),
+            s.out.len(),
+            s.early.len()
+        );
+        out += &format!(
+            "Late:       {}\nNot yet in: {}\nEarly out:  {}\n\nLatest events:\n",
+            list(&s.late),
+            list(&s.not_in),
+            list(&s.early)
+        );
+        for l in &self.recent {
+            out += l;
+            out.push('\n');
+        }
+        crate::output::data(&out)?;
+        self.drawn = Instant::now();
+        Ok(())
+    }
+}

@@ -1,0 +1,719 @@
+//! The one configuration of every command: defaults, then a TOML file, then `ATTENDANCE_*`
+//! environment variables, then command-line flags. Validated once; every error names its key.
+//! Every key and its bounds are in one table, `config/keys.rs`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{redact, Error};
+use chrono::{NaiveTime, Weekday};
+use chrono_tz::Tz;
+
+mod keys;
+use keys::Raw;
+
+pub const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:6379/";
+pub const DEFAULT_MYSQL_URL: &str = "mysql://root@127.0.0.1:3306/attendance";
+pub const DEFAULT_AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+pub const DEFAULT_NAMESPACE: &str = "att";
+
+/// Values given on the command line or in the environment (clap reads both); `None` = not given.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub config_file: Option<PathBuf>,
+    pub redis_url: Option<String>,
+    pub mysql_url: Option<String>,
+    pub report_mysql_url: Option<String>,
+    pub amqp_url: Option<String>,
+    pub namespace: Option<String>,
+    pub timezone: Option<String>,
+}
+
+/// The attendance rules of the company, in its own time zone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// A check-in after this local time (plus grace) is late.
+    pub checkin_deadline: NaiveTime,
+    /// A check-out before this local time (minus grace) is early.
+    pub checkout_from: NaiveTime,
+    /// Minutes of tolerance on both sides.
+    pub grace_minutes: u32,
+    /// Days of the week that are work days unless the calendar says otherwise.
+    pub work_days: Vec<Weekday>,
+    /// Without `--kind`, a punch this close to the day's first check-in counts as a repeat
+    /// of that check-in, never as a check-out.
+    pub repeat_window_minutes: u32,
+    /// How far in the future (clock skew between kiosk and server) a punch may be.
+    pub max_future_skew_secs: u32,
+    /// How many days before today a punch's work date may be: an older punch is refused, so a
+    /// day stops changing a week after it (docs/durability.md).
+    pub max_backdate_days: u32,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            checkin_deadline: NaiveTime::from_hms_opt(9, 0, 0).expect("valid"),
+            checkout_from: NaiveTime::from_hms_opt(18, 0, 0).expect("valid"),
+            grace_minutes: 0,
+            work_days: vec![Weekday::Mon, Weekday::Tue, Weekday::Wed, Weekday::Thu, Weekday::Fri],
+            repeat_window_minutes: 30,
+            max_future_skew_secs: 120,
+            max_backdate_days: 7,
+        }
+    }
+}
+
+/// Kind of RabbitMQ queue for the department queues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueType {
+    Quorum,
+    Classic,
+}
+
+/// Notification settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AmqpSettings {
+    pub queue_type: QueueType,
+    /// Deliveries a message gets before it is parked.
+    pub max_retries: u32,
+    /// Back-off before a rejected message goes back to its department queue.
+    pub retry_delay_ms: u32,
+    /// Outstanding publisher confirms in bulk publishing. At most 10,000: unconfirmed events sit
+    /// in amiquip's write buffer while a broker is silent, and past its 16 MiB high-water mark a
+    /// publish would block with no timeout; 10,000 events of about 500 bytes stay well below it,
+    /// so the confirm timeout alone bounds a stalled publish.
+    pub confirm_window: usize,
+    /// Connections a bulk check-in publishes on at once, each draining its share of the
+    /// departments with its own confirm window (default: the machine's cores, at most 4).
+    pub publishers: usize,
+    /// How long opening a connection to the broker may take before it counts as unreachable.
+    pub connect_timeout_ms: u32,
+    /// How long to wait for the broker to confirm a publish before the event stays pending.
+    pub confirm_timeout_ms: u32,
+    /// The same, for the one event of a single check-in: a kiosk must not hang on a slow
+    /// broker. A confirm later than this leaves the event in the outbox (relay resends it).
+    pub checkin_confirm_ms: u32,
+    /// How long closing a connection may wait for the broker's Close-Ok before the socket is
+    /// simply dropped (every event was confirmed or stays in its outbox, so nothing is lost).
+    pub close_timeout_ms: u32,
+    /// Heartbeat interval proposed to the broker: a connection that hears nothing for two of
+    /// them is closed, which is how a live `watch-dept` notices a broker gone silent.
+    pub heartbeat_secs: u16,
+    /// The broker's management API (`http://user:pass@host:15672`), read by `doctor` for the
+    /// nodes' file handles. None: that check is skipped.
+    pub management_url: Option<String>,
+    /// A single check-in hands its event to a live `relay --follow` (through Redis) instead of
+    /// publishing it itself; off: every check-in opens its own broker connection.
+    pub handoff: bool,
+    /// Also publish every event to the topic exchange `<ns>.events` (routing key
+    /// `<dept>.<kind>`), for other teams' queues; it costs the broker about one more message per
+    /// event, so it is off unless someone binds there. Department queues and the journal never
+    /// depend on it.
+    pub events_exchange: bool,
+}
+
+impl Default for AmqpSettings {
+    fn default() -> Self {
+        AmqpSettings {
+            queue_type: QueueType::Quorum,
+            max_retries: 5,
+            retry_delay_ms: 5_000,
+            confirm_window: 1_000,
+            publishers: std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
+            connect_timeout_ms: 2_000,
+            confirm_timeout_ms: 5_000,
+            checkin_confirm_ms: 1_000,
+            close_timeout_ms: 500,
+            heartbeat_secs: 20,
+            management_url: None,
+            handoff: true,
+            events_exchange: false,
+        }
+    }
+}
+
+/// The event journal: a RabbitMQ stream bound to the events exchange, read by `recover`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalSettings {
+    /// Declare and bind the journal (off: events reach the department queues only).
+    pub enabled: bool,
+    /// Retention (`x-max-age`): how many days back `recover` can rebuild a day.
+    pub max_age_days: u32,
+}
+
+impl Default for JournalSettings {
+    fn default() -> Self {
+        JournalSettings {
+            enabled: true,
+            max_age_days: 31,
+        }
+    }
+}
+
+/// Settle settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettleSettings {
+    /// Rows per multi-row upsert.
+    pub batch_size: usize,
+    /// Attempts to reach MySQL before giving up (exit 3).
+    pub mysql_retries: u32,
+    /// Pause before the second attempt; each later pause doubles it.
+    pub retry_backoff_ms: u64,
+    /// Connections writing batches at once.
+    pub writers: usize,
+}
+
+impl Default for SettleSettings {
+    fn default() -> Self {
+        SettleSettings {
+            // One commit (and its log flush) per 5,000 rows: at 1M, 1,000 a batch took 2.5x as long.
+            batch_size: 5_000,
+            mysql_retries: 4,
+            retry_backoff_ms: 1_000,
+            writers: 2,
+        }
+    }
+}
+
+/// Network waits on a Redis or MySQL server: a server that accepts the connection and then
+/// stops answering becomes an error (exit 3) after these, never a hang.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoTimeouts {
+    /// Opening the TCP connection (and, for Redis, its handshake).
+    pub connect_timeout_ms: u32,
+    /// Waiting for any one reply (a query's result, a pipeline's replies).
+    pub read_timeout_ms: u32,
+    /// Handing one request to the server's socket.
+    pub write_timeout_ms: u32,
+}
+
+impl IoTimeouts {
+    /// Redis answers in microseconds: a reply 10 s late means a stalled server.
+    pub const REDIS: IoTimeouts = IoTimeouts {
+        connect_timeout_ms: 3_000,
+        read_timeout_ms: 10_000,
+        write_timeout_ms: 10_000,
+    };
+    /// MySQL runs reports over months of rows: give a query half a minute.
+    pub const MYSQL: IoTimeouts = IoTimeouts {
+        connect_timeout_ms: 3_000,
+        read_timeout_ms: 30_000,
+        write_timeout_ms: 30_000,
+    };
+
+    pub fn connect(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.connect_timeout_ms))
+    }
+    pub fn read(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.read_timeout_ms))
+    }
+    pub fn write(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.write_timeout_ms))
+    }
+}
+
+#[derive(Clone, PartialEq)]
+pub struct Config {
+    pub redis_url: String,
+    pub mysql_url: String,
+    /// Where `report` reads (a replica); `None`: the main database.
+    pub report_mysql_url: Option<String>,
+    pub amqp_url: String,
+    pub namespace: String,
+    pub timezone: Tz,
+    pub policy: Policy,
+    pub amqp: AmqpSettings,
+    pub settle: SettleSettings,
+    pub journal: JournalSettings,
+    pub redis: IoTimeouts,
+    pub mysql: IoTimeouts,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("redis_url", &redact(&self.redis_url))
+            .field("mysql_url", &redact(&self.mysql_url))
+            .field("report_mysql_url", &self.report_mysql_url.as_deref().map(redact))
+            .field(
+                "amqp_url",
+                &self.amqp_urls().into_iter().map(redact).collect::<Vec<_>>(),
+            )
+            .field("namespace", &self.namespace)
+            .field("timezone", &self.timezone)
+            .field("policy", &self.policy)
+            .field(
+                "amqp",
+                &AmqpSettings {
+                    management_url: self.amqp.management_url.as_deref().map(redact),
+                    ..self.amqp.clone()
+                },
+            )
+            .field("settle", &self.settle)
+            .field("journal", &self.journal)
+            .field("redis", &self.redis)
+            .field("mysql", &self.mysql)
+            .finish()
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            redis_url: DEFAULT_REDIS_URL.into(),
+            mysql_url: DEFAULT_MYSQL_URL.into(),
+            report_mysql_url: None,
+            amqp_url: DEFAULT_AMQP_URL.into(),
+            namespace: DEFAULT_NAMESPACE.into(),
+            timezone: Tz::UTC,
+            policy: Policy::default(),
+            amqp: AmqpSettings::default(),
+            settle: SettleSettings::default(),
+            journal: JournalSettings::default(),
+            redis: IoTimeouts::REDIS,
+            mysql: IoTimeouts::MYSQL,
+        }
+    }
+}
+
+/// The database named in a MySQL URL.
+pub fn database_of(url: &str) -> Option<String> {
+    let after = url.split("://").nth(1)?;
+    let path = after.split_once('/')?.1;
+    let name = path.split('?').next()?;
+    (!name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .then(|| name.to_string())
+}
+
+fn bad(key: &str, value: &str, expected: &str) -> Error {
+    Error::input(format!("config: {key}: invalid value '{}' ({expected})", redact(value)))
+}
+
+impl Config {
+    /// Defaults, then the file (`--config` / `ATTENDANCE_CONFIG`), then the environment, then
+    /// flags.
+    pub fn load(o: &Overrides) -> Result<Config, Error> {
+        Config::load_with_env(o, |name| std::env::var(name).ok())
+    }
+
+    /// [`Config::load`] with the environment given (tests pass their own).
+    pub fn load_with_env(o: &Overrides, env: impl Fn(&str) -> Option<String>) -> Result<Config, Error> {
+        let mut c = Config::default();
+        if let Some(path) = &o.config_file {
+            c.apply_file(path)?;
+        }
+        for key in keys::KEYS {
+            let var = key.env_var();
+            if let Some(v) = env(&var) {
+                key.apply(&mut c, &Raw::Env(v), &format!(" ({var})"))?;
+            }
+        }
+        c.apply_overrides(o)?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// What clap read from a flag or its environment variable (a flag wins over the variable).
+    fn apply_overrides(&mut self, o: &Overrides) -> Result<(), Error> {
+        for (name, value) in [
+            ("redis_url", &o.redis_url),
+            ("mysql_url", &o.mysql_url),
+            ("report_mysql_url", &o.report_mysql_url),
+            ("amqp_url", &o.amqp_url),
+            ("namespace", &o.namespace),
+            ("timezone", &o.timezone),
+        ] {
+            if let (Some(v), Some(key)) = (value, keys::find(name)) {
+                let origin = format!(" ({} or --{})", key.env_var(), name.replace('_', "-"));
+                key.apply(self, &Raw::Env(v.clone()), &origin)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The TOML file: top-level keys and `[section]` tables, each key through [`keys::KEYS`];
+    /// an unknown key is an error, so a typo never passes silently.
+    fn apply_file(&mut self, path: &Path) -> Result<(), Error> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::input(format!("config: cannot read {}: {e}", path.display())))?;
+        let table: toml::Table = toml::from_str(&text).map_err(|e| {
+            Error::input(format!(
+                "config: {}: {}",
+                path.display(),
+                e.message().replace('\n', " ")
+            ))
+        })?;
+        let mut entries = Vec::new();
+        for (name, value) in table {
+            match value {
+                toml::Value::Table(section) => {
+                    entries.extend(section.into_iter().map(|(k, v)| (format!("{name}.{k}"), v)));
+                }
+                v => entries.push((name, v)),
+            }
+        }
+        for (name, value) in entries {
+            let key = keys::find(&name)
+                .ok_or_else(|| Error::input(format!("config: {}: unknown key '{name}'", path.display())))?;
+            key.apply(self, &Raw::Toml(value), "")?;
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        let ns = &self.namespace;
+        if ns.is_empty()
+            || ns.len() > 32
+            || !ns
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+        {
+            return Err(bad("namespace", ns, "1 to 32 of a-z, 0-9, '_' and '-'"));
+        }
+        for (key, url, schemes) in [
+            (
+                "redis_url",
+                &self.redis_url[..],
+                &["redis", "rediss", "redis+unix", "unix", crate::redis::cluster::SCHEME][..],
+            ),
+            ("mysql_url", &self.mysql_url[..], &["mysql"][..]),
+            ("report_mysql_url", self.report_mysql_url(), &["mysql"][..]),
+            (
+                "amqp_url",
+                self.amqp_urls().first().copied().unwrap_or(""),
+                &["amqp"][..],
+            ),
+        ] {
+            let scheme = url.split("://").next().unwrap_or("");
+            if !url.contains("://") || !schemes.contains(&scheme) {
+                return Err(bad(key, url, &format!("a URL starting with {}://", schemes[0])));
+            }
+        }
+        if self.redis_url.starts_with("redis+cluster://") && crate::redis::cluster::seed_urls(&self.redis_url).is_none()
+        {
+            return Err(bad(
+                "redis_url",
+                &self.redis_url,
+                "a cluster's seed nodes as redis+cluster://host:port,host:port",
+            ));
+        }
+        // Every broker of a list, not only the first.
+        for url in self.amqp_urls() {
+            if !url.starts_with("amqp://") {
+                return Err(bad("amqp_url", url, "a URL starting with amqp://"));
+            }
+        }
+        for (key, url) in [
+            ("mysql_url", &self.mysql_url[..]),
+            ("report_mysql_url", self.report_mysql_url()),
+        ] {
+            if database_of(url).is_none() {
+                return Err(bad(
+                    key,
+                    url,
+                    "the URL must name a database, as in mysql://host/attendance",
+                ));
+            }
+        }
+        if self.policy.checkout_from <= self.policy.checkin_deadline {
+            return Err(Error::input(
+                "config: policy.checkout_from must be later than policy.checkin_deadline",
+            ));
+        }
+        if self.policy.work_days.is_empty() {
+            return Err(Error::input("config: policy.work_days: at least one day is needed"));
+        }
+        Ok(())
+    }
+
+    /// The brokers `amqp_url` names, in the order a command tries them (a cluster's nodes, or
+    /// one broker).
+    pub fn amqp_urls(&self) -> Vec<&str> {
+        self.amqp_url
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .collect()
+    }
+
+    /// The database named in the MySQL URL.
+    pub fn mysql_database(&self) -> Option<String> {
+        database_of(&self.mysql_url)
+    }
+
+    /// The URL `report` reads from: `report_mysql_url` (a replica), else the main one. Reports
+    /// only read, so a replica's lag of a few seconds is all they can see differently.
+    pub fn report_mysql_url(&self) -> &str {
+        self.report_mysql_url.as_deref().unwrap_or(&self.mysql_url)
+    }
+
+    /// The MySQL URL without its database, to create the database itself.
+    pub fn mysql_server_url(&self) -> String {
+        let (scheme, after) = self.mysql_url.split_once("://").unwrap_or(("mysql", &self.mysql_url));
+        let (auth_host, rest) = after.split_once('/').unwrap_or((after, ""));
+        let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
+        format!("{scheme}://{auth_host}/{query}")
+    }
+}
+
+fn parse_tz(v: &str) -> Result<Tz, String> {
+    v.parse::<Tz>()
+        .map_err(|_| "an IANA time zone such as Europe/Paris".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_file(text: &str) -> Result<Config, Error> {
+        let dir = std::env::temp_dir().join(format!("att-cfg-{}", uuid::Uuid::new_v4()));
+        std::fs::write(&dir, text).unwrap();
+        let o = Overrides {
+            config_file: Some(dir.clone()),
+            ..Default::default()
+        };
+        let r = Config::load_with_env(&o, |_| None);
+        std::fs::remove_file(dir).ok();
+        r
+    }
+
+    #[test]
+    fn defaults_point_at_local_services() {
+        let c = Config::load(&Overrides::default()).unwrap();
+        assert_eq!(c.namespace, "att");
+        assert_eq!(c.mysql_database().as_deref(), Some("attendance"));
+        assert_eq!(c.mysql_server_url(), "mysql://root@127.0.0.1:3306/");
+    }
+
+    #[test]
+    fn file_then_overrides() {
+        let c = with_file("namespace = \"acme\"\ntimezone = \"Asia/Tokyo\"\n[policy]\ngrace_minutes = 5\nwork_days = [\"mon\", \"sat\"]\n").unwrap();
+        assert_eq!(c.namespace, "acme");
+        assert_eq!(c.timezone, chrono_tz::Asia::Tokyo);
+        assert_eq!(c.policy.grace_minutes, 5);
+        assert_eq!(c.policy.work_days, vec![Weekday::Mon, Weekday::Sat]);
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let e = with_file("[policy]\ncheckin_deadline = \"9h\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("policy.checkin_deadline"), "{e}");
+        let e = with_file("timezone = \"Mars/Base\"\n").unwrap_err().to_string();
+        assert!(e.contains("timezone"), "{e}");
+        for (text, key) in [
+            ("[settle]\nwriters = 9\n", "settle.writers"),
+            ("[amqp]\nconfirm_window = 0\n", "amqp.confirm_window"),
+            ("[amqp]\nretry_delay_ms = 0\n", "amqp.retry_delay_ms"),
+            ("[policy]\ngrace_minutes = 241\n", "policy.grace_minutes"),
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+        assert_eq!(with_file("[settle]\nwriters = 6\n").unwrap().settle.writers, 6);
+        let e = with_file("colour = 1\n").unwrap_err().to_string();
+        assert!(e.contains("colour"), "{e}");
+        let e = Config::load(&Overrides {
+            namespace: Some("Bad NS".into()),
+            ..Default::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("namespace"), "{e}");
+    }
+
+    #[test]
+    fn amqp_keys_are_checked() {
+        let c = with_file(
+            "[amqp]\nqueue_type = \"classic\"\nretry_delay_ms = 100\nmax_retries = 2\ncheckin_confirm_ms = 300\n",
+        )
+        .unwrap();
+        assert_eq!(c.amqp.queue_type, QueueType::Classic);
+        assert_eq!(
+            (c.amqp.retry_delay_ms, c.amqp.max_retries, c.amqp.checkin_confirm_ms),
+            (100, 2, 300)
+        );
+        for (text, key) in [
+            ("[amqp]\nmax_retries = 0\n", "amqp.max_retries"),
+            ("[amqp]\nretry_delay_ms = 0\n", "amqp.retry_delay_ms"),
+            ("[amqp]\nconnect_timeout_ms = 0\n", "amqp.connect_timeout_ms"),
+            ("[amqp]\nqueue_type = \"stream\"\n", "amqp.queue_type"),
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+    }
+
+    #[test]
+    fn every_key_is_settable_from_the_environment_and_env_beats_the_file() {
+        let env = |name: &str| {
+            let v = match name {
+                "ATTENDANCE_SETTLE_BATCH_SIZE" => "500",
+                "ATTENDANCE_POLICY_WORK_DAYS" => "mon, sat",
+                "ATTENDANCE_POLICY_CHECKIN_DEADLINE" => "08:30",
+                "ATTENDANCE_AMQP_QUEUE_TYPE" => "classic",
+                "ATTENDANCE_NAMESPACE" => "fromenv",
+                "ATTENDANCE_AMQP_MANAGEMENT_URL" => "http://mon:pw@127.0.0.1:15672",
+                _ => return None,
+            };
+            Some(v.to_string())
+        };
+        let dir = std::env::temp_dir().join(format!("att-cfg-{}", uuid::Uuid::new_v4()));
+        std::fs::write(
+            &dir,
+            "namespace = \"fromfile\"\n[settle]\nbatch_size = 200\nwriters = 3\n",
+        )
+        .unwrap();
+        let o = Overrides {
+            config_file: Some(dir.clone()),
+            ..Default::default()
+        };
+        let c = Config::load_with_env(&o, env).unwrap();
+        std::fs::remove_file(dir).ok();
+        assert_eq!((c.settle.batch_size, c.settle.writers), (500, 3));
+        assert_eq!(c.policy.work_days, vec![Weekday::Mon, Weekday::Sat]);
+        assert_eq!(c.policy.checkin_deadline, NaiveTime::from_hms_opt(8, 30, 0).unwrap());
+        assert_eq!(c.amqp.queue_type, QueueType::Classic);
+        assert_eq!(c.namespace, "fromenv");
+        assert_eq!(c.amqp.management_url.as_deref(), Some("http://mon:pw@127.0.0.1:15672"));
+        assert!(
+            !format!("{c:?}").contains(":pw@"),
+            "the management password is redacted"
+        );
+        // A flag (or clap's own env) wins over the rest.
+        let o = Overrides {
+            namespace: Some("fromflag".into()),
+            ..Default::default()
+        };
+        assert_eq!(Config::load_with_env(&o, env).unwrap().namespace, "fromflag");
+        // Every key has its variable, named after it.
+        assert!(keys::KEYS
+            .iter()
+            .any(|k| k.env_var() == "ATTENDANCE_AMQP_CHECKIN_CONFIRM_MS"));
+        let vars: std::collections::HashSet<String> = keys::KEYS.iter().map(keys::Key::env_var).collect();
+        assert_eq!(vars.len(), keys::KEYS.len(), "two keys share a variable");
+    }
+
+    #[test]
+    fn bounded_keys_are_refused_out_of_bounds_never_clamped() {
+        for (text, key) in [
+            ("[settle]\nbatch_size = 7282\n", "settle.batch_size"),
+            ("[settle]\nbatch_size = 10000\n", "settle.batch_size"),
+            (
+                "[policy]\nrepeat_window_minutes = 241\n",
+                "policy.repeat_window_minutes",
+            ),
+            ("[policy]\nmax_future_skew_secs = 3601\n", "policy.max_future_skew_secs"),
+            ("[policy]\ngrace_minutes = -1\n", "policy.grace_minutes"),
+            ("[policy]\ngrace_minutes = \"5\"\n", "policy.grace_minutes"),
+            ("[amqp]\nconfirm_window = 100001\n", "amqp.confirm_window"),
+            ("[nosuch]\nkey = 1\n", "nosuch.key"),
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{text}: {e}");
+        }
+        assert_eq!(
+            with_file("[settle]\nbatch_size = 7281\n").unwrap().settle.batch_size,
+            7281
+        );
+        let env = |name: &str| (name == "ATTENDANCE_POLICY_MAX_FUTURE_SKEW_SECS").then(|| "lots".to_string());
+        let e = Config::load_with_env(&Overrides::default(), env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("policy.max_future_skew_secs (ATTENDANCE_POLICY_MAX_FUTURE_SKEW_SECS)")
+                && e.contains("0 to 3600"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn backdating_and_journal_keys_from_the_file_and_the_environment() {
+        let c = with_file("[policy]\nmax_backdate_days = 3\n[journal]\nenabled = false\nmax_age_days = 60\n").unwrap();
+        assert_eq!(c.policy.max_backdate_days, 3);
+        assert_eq!(
+            c.journal,
+            JournalSettings {
+                enabled: false,
+                max_age_days: 60
+            }
+        );
+        assert_eq!(Config::default().policy.max_backdate_days, 7);
+        for (text, key) in [
+            ("[policy]\nmax_backdate_days = 3661\n", "policy.max_backdate_days"),
+            ("[journal]\nmax_age_days = 0\n", "journal.max_age_days"),
+            ("[journal]\nenabled = \"maybe\"\n", "journal.enabled"),
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+        let env = |k: &str| match k {
+            "ATTENDANCE_POLICY_MAX_BACKDATE_DAYS" => Some("2".to_string()),
+            "ATTENDANCE_JOURNAL_ENABLED" => Some("off".to_string()),
+            _ => None,
+        };
+        let c = Config::load_with_env(&Overrides::default(), env).unwrap();
+        assert_eq!((c.policy.max_backdate_days, c.journal.enabled), (2, false));
+    }
+
+    #[test]
+    fn a_broker_list_is_a_toml_array_or_comma_separated_and_each_url_is_checked() {
+        let c = with_file("amqp_url = [\"amqp://a:pw1@n1:5672/%2f\", \"amqp://a:pw2@n2/%2f\"]\n").unwrap();
+        assert_eq!(c.amqp_urls(), ["amqp://a:pw1@n1:5672/%2f", "amqp://a:pw2@n2/%2f"]);
+        let debug = format!("{c:?}");
+        assert!(
+            !debug.contains("pw1") && !debug.contains("pw2") && debug.contains("@n2/"),
+            "{debug}"
+        );
+        let env = |k: &str| (k == "ATTENDANCE_AMQP_URL").then(|| "amqp://n1/, amqp://n2/".to_string());
+        let c = Config::load_with_env(&Overrides::default(), env).unwrap();
+        assert_eq!(c.amqp_urls(), ["amqp://n1/", "amqp://n2/"]);
+        assert_eq!(Config::default().amqp_urls(), [DEFAULT_AMQP_URL]);
+        for text in [
+            "amqp_url = []\n",
+            "amqp_url = [1]\n",
+            "amqp_url = \"amqp://n1/,redis://u:pw3@n2/\"\n",
+            "amqp_url = \",\"\n",
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains("amqp_url") && !e.contains("pw3"), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn debug_redacts_passwords() {
+        let c = Config {
+            amqp_url: "amqp://u:topsecret@h:5672/%2f".into(),
+            ..Config::default()
+        };
+        assert!(!format!("{c:?}").contains("topsecret"));
+    }
+
+    #[test]
+    fn timeout_keys_are_bounded_and_named() {
+        let c = with_file("[redis]\nread_timeout_ms = 250\n[mysql]\nconnect_timeout_ms = 500\n").unwrap();
+        assert_eq!(c.redis.read_timeout_ms, 250);
+        assert_eq!(c.redis.connect_timeout_ms, IoTimeouts::REDIS.connect_timeout_ms);
+        assert_eq!(c.mysql.connect_timeout_ms, 500);
+        assert_eq!(c.mysql.read_timeout_ms, IoTimeouts::MYSQL.read_timeout_ms);
+        for (text, key) in [
+            ("[redis]\nread_timeout_ms = 0\n", "redis.read_timeout_ms"),
+            ("[mysql]\nwrite_timeout_ms = 600001\n", "mysql.write_timeout_ms"),
+            ("[amqp]\nclose_timeout_ms = 0\n", "amqp.close_timeout_ms"),
+            ("[amqp]\nheartbeat_secs = 0\n", "amqp.heartbeat_secs"),
+            ("[amqp]\nconfirm_window = 10001\n", "amqp.confirm_window"),
+            ("[redis]\nidle_ms = 5\n", "idle_ms"),
+        ] {
+            let e = with_file(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+        // The environment sets them too, through the same table.
+        let c = Config::load_with_env(&Overrides::default(), |v| {
+            (v == "ATTENDANCE_MYSQL_READ_TIMEOUT_MS").then(|| "1500".to_string())
+        })
+        .unwrap();
+        assert_eq!(c.mysql.read_timeout_ms, 1_500);
+    }
+}

@@ -1,0 +1,17 @@
+//! The domain: pure rules and formats, no store and no I/O but the files a user hands in.
+//! Policy (late, early, the day a punch belongs to), the work calendar, the roster, the
+//! check-in event, dates, an employee's day as stored, and the formats of what comes in
+//! (CSV files) and goes out (report tables, workbooks).
+
+pub mod csv_input;
+pub mod dates;
+pub mod day_record;
+pub mod event;
+pub mod policy;
+pub mod punch_file;
+pub mod roster;
+pub mod simulate;
+pub mod summary;
+pub mod table;
+pub mod workdays;
+pub mod xlsx;

@@ -1,0 +1,135 @@
+//! Bulk check-in's file: a CSV of punches (`employee_id,kind,at[,source]`) checked row by row.
+//! Unlike a roster import, a batch of punches is not one transaction: a bad row is refused and
+//! reported with its line, and the good rows still land (`ops::bulk::bulk` records them
+//! through the same script as one punch). Pure: no store is touched here.
+
+use std::io::Read;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::domain::event::Kind;
+use crate::domain::policy::PunchWindow;
+use crate::domain::roster::valid_id;
+use crate::error::Error;
+
+/// One row as read, before the employee is resolved.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub line: u64,
+    pub employee_id: String,
+    pub kind: Option<Kind>,
+    pub at: DateTime<Utc>,
+    pub source: String,
+}
+
+/// A row that was refused, and why.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Refusal {
+    pub line: u64,
+    pub reason: String,
+}
+
+/// Read every row; bad rows become refusals. A bad header refuses the whole file (exit 2).
+pub fn parse(reader: impl Read, window: &PunchWindow) -> Result<(Vec<Row>, Vec<Refusal>), Error> {
+    let mut rdr = crate::domain::csv_input::open(reader, "punches", &["employee_id", "kind", "at"], &["source"])?;
+    let (mut rows, mut refused) = (Vec::new(), Vec::new());
+    for rec in rdr.records() {
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                refused.push(Refusal {
+                    line: e.position().map_or(0, |p| p.line()),
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        };
+        let line = rec.position().map_or(0, |p| p.line());
+        match parse_row(&rec, window) {
+            Ok((employee_id, kind, at, source)) => rows.push(Row {
+                line,
+                employee_id,
+                kind,
+                at,
+                source,
+            }),
+            Err(reason) => refused.push(Refusal { line, reason }),
+        }
+    }
+    Ok((rows, refused))
+}
+
+type Parsed = (String, Option<Kind>, DateTime<Utc>, String);
+
+fn parse_row(rec: &csv::StringRecord, window: &PunchWindow) -> Result<Parsed, String> {
+    if rec.len() < 3 || rec.len() > 4 {
+        return Err(format!("expected 3 or 4 fields, found {}", rec.len()));
+    }
+    let id = rec[0].to_string();
+    if !valid_id(&id) {
+        return Err(format!("invalid employee_id '{id}'"));
+    }
+    let kind = match &rec[1] {
+        "" | "auto" => None,
+        k => Some(k.parse::<Kind>()?),
+    };
+    let at = crate::domain::dates::parse_instant(&rec[2]).map_err(|why| format!("invalid at '{}': {why}", &rec[2]))?;
+    window.check(at)?;
+    let source = rec.get(3).filter(|s| !s.is_empty()).unwrap_or("bulk").to_string();
+    if source.len() > 64 {
+        return Err("source longer than 64 characters".into());
+    }
+    Ok((id, kind, at, source))
+}
+
+/// What a bulk check-in did.
+#[derive(Debug, Default, Serialize)]
+pub struct BulkReport {
+    pub rows: usize,
+    /// Punches that moved someone's first check-in or last check-out.
+    pub recorded: usize,
+    /// Punches kept as history (a repeat) or exact duplicates: the record did not move.
+    pub unchanged: usize,
+    pub refused: Vec<Refusal>,
+    /// Punches sent to Redis whose reply never came because Redis failed: each may or may not
+    /// have landed. Running the same file again settles them (a punch already there is a repeat).
+    pub unconfirmed: usize,
+    /// Why Redis stopped recording, when it did (the command then exits 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The failure itself, for the exit code.
+    #[serde(skip)]
+    pub failure: Option<anyhow::Error>,
+    /// Departments whose outbox got events.
+    #[serde(skip)]
+    pub departments: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_rows_are_refused_with_their_line_and_good_rows_kept() {
+        let now = DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let csv = "employee_id,kind,at,source\n\
+                   E1,in,2026-11-30T08:00:00Z,k1\n\
+                   E2,sideways,2026-11-30T08:00:00Z\n\
+                   E3,in,yesterday\n\
+                   E 4,in,2026-11-30T08:00:00Z\n\
+                   E5,,2026-11-30T13:00:00Z\n\
+                   E6,out,2026-11-30T11:00:00Z\n\
+                   E7,in,2026-11-22T08:00:00Z\n";
+        let window = PunchWindow::new(&crate::config::Policy::default(), chrono_tz::UTC, now);
+        let (rows, refused) = parse(csv.as_bytes(), &window).unwrap();
+        assert_eq!(rows.iter().map(|r| r.line).collect::<Vec<_>>(), vec![2, 7]);
+        assert_eq!(rows[0].source, "k1");
+        assert_eq!(rows[1].source, "bulk");
+        assert_eq!(refused.iter().map(|r| r.line).collect::<Vec<_>>(), vec![3, 4, 5, 6, 8]);
+        assert!(refused[4].reason.contains("max_backdate_days"), "{:?}", refused[4]);
+        assert!(parse("id,when\n".as_bytes(), &window).is_err());
+    }
+}

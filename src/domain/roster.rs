@@ -1,0 +1,337 @@
+//! The roster file: parsing and validating `org import` CSVs (all or nothing), and generating
+//! realistic rosters of any size. Pure: no store is touched here.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+use crate::error::Error;
+
+pub const HEADER: [&str; 5] = ["employee_id", "name", "department_id", "department_name", "role"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Employee,
+    Supervisor,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Employee => "employee",
+            Role::Supervisor => "supervisor",
+        }
+    }
+}
+
+/// One active employee as the boards and settle need them (read from MySQL by `crate::mysql::roster_rows`;
+/// defined here so that the Redis side need not know the MySQL one).
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub employee_id: String,
+    pub department_id: String,
+    pub name: String,
+}
+
+/// What the Redis roster cache was rebuilt from, in a few bytes: how many active employees were
+/// read, and when any employee row had last changed before the read (MySQL's `updated_at`
+/// moves on every insert and every update that changes a value, `org import`'s or one made by
+/// hand). A layout rebuilds the cache when MySQL's last change differs, when the cache holds
+/// another number of employees (a part evicted or lost), and when it reads another number of
+/// active employees (a row deleted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    pub active: u64,
+    pub changed: String,
+}
+
+impl Stamp {
+    /// As the cache keeps it.
+    pub fn as_text(&self) -> String {
+        format!("{} {}", self.active, self.changed)
+    }
+
+    /// Back from [`Stamp::as_text`]; `None` for anything else.
+    pub fn parse(text: &str) -> Option<Stamp> {
+        let (active, changed) = text.split_once(' ')?;
+        Some(Stamp {
+            active: active.parse().ok()?,
+            changed: changed.to_string(),
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RosterRow {
+    pub employee_id: String,
+    pub name: String,
+    pub department_id: String,
+    pub department_name: String,
+    pub role: Role,
+}
+
+/// An id of letters, digits, '-' and '_', 1 to 32 characters (employees and departments).
+pub fn valid_id(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 32 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Check an id given on the command line: a usage error if malformed.
+pub fn check_id(what: &str, s: &str) -> Result<(), Error> {
+    if valid_id(s) {
+        Ok(())
+    } else {
+        Err(Error::input(format!(
+            "invalid {what} '{s}': 1 to 32 letters, digits, '-' or '_'"
+        )))
+    }
+}
+
+/// Parse a whole roster file. Any bad row rejects the file: the error lists every bad line.
+pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
+    let mut rdr = crate::domain::csv_input::open(reader, "roster", &HEADER, &[])?;
+    let mut rows = Vec::new();
+    let mut bad: Vec<String> = Vec::new();
+    let mut across = AcrossRows::default();
+    for rec in rdr.records() {
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line());
+                bad.push(format!("line {line}: {e}"));
+                continue;
+            }
+        };
+        let line = rec.position().map_or(0, |p| p.line());
+        if rec.len() != 5 {
+            bad.push(format!("line {line}: expected 5 fields, found {}", rec.len()));
+            continue;
+        }
+        let f = |i: usize| rec.get(i).unwrap_or("").to_string();
+        let (employee_id, name, department_id, department_name) = (f(0), f(1), f(2), f(3));
+        let mut problems = Vec::new();
+        let role = one_row(&rec, &mut problems);
+        across.check(line, &rec, role, &mut problems);
+        match (problems.is_empty(), role) {
+            (true, Some(role)) => rows.push(RosterRow {
+                employee_id,
+                name,
+                department_id,
+                department_name,
+                role,
+            }),
+            _ => bad.push(format!("line {line}: {}", problems.join("; "))),
+        }
+    }
+    if !bad.is_empty() {
+        return Err(Error::input(format!(
+            "roster rejected, nothing written: {} bad line(s): {}",
+            bad.len(),
+            bad.join(" | ")
+        )));
+    }
+    if rows.is_empty() {
+        return Err(Error::input("roster rejected: the file has no employee rows"));
+    }
+    Ok(rows)
+}
+
+/// The rules of one row on its own (fields present, ids well-formed, names fit, a known
+/// role); returns the role when it is one.
+fn one_row(rec: &csv::StringRecord, problems: &mut Vec<String>) -> Option<Role> {
+    for (i, what) in HEADER.iter().enumerate() {
+        if rec[i].is_empty() {
+            problems.push(format!("missing {what}"));
+        }
+    }
+    for (i, what) in [(0, "employee_id"), (2, "department_id")] {
+        let v = &rec[i];
+        if !v.is_empty() && !valid_id(v) {
+            problems.push(format!("{what} '{v}' must be 1 to 32 letters, digits, '-' or '_'"));
+        }
+    }
+    if rec[1].chars().count() > 200 || rec[3].chars().count() > 200 {
+        problems.push("name longer than 200 characters".into());
+    }
+    match &rec[4] {
+        "employee" => Some(Role::Employee),
+        "supervisor" => Some(Role::Supervisor),
+        "" => None,
+        other => {
+            problems.push(format!("unknown role '{other}' (employee or supervisor)"));
+            None
+        }
+    }
+}
+
+/// The rules that span rows: an employee once, a department named one way, one supervisor per
+/// department. Each remembers the line that came first, for the message.
+#[derive(Default)]
+struct AcrossRows {
+    seen: HashMap<String, u64>,
+    dept_names: HashMap<String, (String, u64)>,
+    supervisors: HashMap<String, u64>,
+}
+
+impl AcrossRows {
+    fn check(&mut self, line: u64, rec: &csv::StringRecord, role: Option<Role>, problems: &mut Vec<String>) {
+        let (id, dept, dept_name) = (&rec[0], &rec[2], &rec[3]);
+        if !id.is_empty() {
+            if let Some(first) = self.seen.insert(id.to_string(), line) {
+                problems.push(format!("duplicate employee_id '{id}' (first on line {first})"));
+            }
+        }
+        if !dept.is_empty() && !dept_name.is_empty() {
+            match self.dept_names.get(dept) {
+                Some((n, first)) if n != dept_name => problems.push(format!(
+                    "department '{dept}' is named '{dept_name}' here but '{n}' on line {first}"
+                )),
+                Some(_) => {}
+                None => {
+                    self.dept_names.insert(dept.to_string(), (dept_name.to_string(), line));
+                }
+            }
+        }
+        if role == Some(Role::Supervisor) && !dept.is_empty() {
+            if let Some(first) = self.supervisors.get(dept) {
+                problems.push(format!("department '{dept}' already has a supervisor on line {first}"));
+            } else {
+                self.supervisors.insert(dept.to_string(), line);
+            }
+        }
+    }
+}
+
+const FIRST: [&str; 24] = [
+    "Ada", "Bruno", "Chen", "Dana", "Emeka", "Fatima", "Gustav", "Hana", "Ivan", "Julia", "Kofi", "Lena", "Mateo",
+    "Nadia", "Omar", "Priya", "Quentin", "Rosa", "Sven", "Tariq", "Uma", "Victor", "Wen", "Yara",
+];
+const LAST: [&str; 24] = [
+    "Abe", "Berger", "Costa", "Diallo", "Evans", "Fischer", "Garcia", "Haddad", "Ito", "Jensen", "Kim", "Lopez",
+    "Moreau", "Nowak", "Okafor", "Petrov", "Quist", "Rossi", "Singh", "Tanaka", "Ueda", "Varga", "Weber", "Zhou",
+];
+const UNITS: [&str; 12] = [
+    "Sales",
+    "Support",
+    "Logistics",
+    "Finance",
+    "Engineering",
+    "Marketing",
+    "Legal",
+    "Facilities",
+    "Research",
+    "Procurement",
+    "Quality",
+    "Operations",
+];
+
+/// Department sizes that sum to `employees`: uneven (a few big departments, many small ones),
+/// each at least 1 (its supervisor). Deterministic for a seed.
+pub fn department_sizes(employees: u32, departments: u32, seed: u64) -> Vec<u32> {
+    let departments = departments.clamp(1, employees.max(1));
+    let mut rng = StdRng::seed_from_u64(seed);
+    // Log-normal-ish weights: exp of a sum of uniforms.
+    let weights: Vec<f64> = (0..departments)
+        .map(|_| (rng.gen_range(0.0..1.0f64) * 2.5).exp())
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let spare = employees - departments;
+    let mut sizes: Vec<u32> = weights
+        .iter()
+        .map(|w| 1 + (w / total * spare as f64).floor() as u32)
+        .collect();
+    let mut assigned: u32 = sizes.iter().sum();
+    let mut i = 0;
+    while assigned < employees {
+        let len = sizes.len();
+        sizes[i % len] += 1;
+        assigned += 1;
+        i += 1;
+    }
+    sizes
+}
+
+/// Write a roster CSV of `employees` people in `departments` departments, one supervisor each.
+pub fn generate(mut w: impl Write, employees: u32, departments: u32, seed: u64) -> std::io::Result<()> {
+    let sizes = department_sizes(employees, departments, seed);
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
+    writeln!(w, "{}", HEADER.join(","))?;
+    let mut n = 0u32;
+    for (d, size) in sizes.iter().enumerate() {
+        let dept = format!("D{:03}", d + 1);
+        let dept_name = format!("{} {}", UNITS[d % UNITS.len()], d / UNITS.len() + 1);
+        for j in 0..*size {
+            n += 1;
+            let name = format!(
+                "{} {}",
+                FIRST[rng.gen_range(0..FIRST.len())],
+                LAST[rng.gen_range(0..LAST.len())]
+            );
+            let role = if j == 0 { "supervisor" } else { "employee" };
+            writeln!(w, "E{n:06},{name},{dept},{dept_name},{role}")?;
+        }
+    }
+    w.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stamp_reads_back_as_written_and_nothing_else_reads_as_one() {
+        let s = Stamp {
+            active: 1_000_000,
+            changed: "2026-12-01 08:11:54.902415".into(),
+        };
+        assert_eq!(Stamp::parse(&s.as_text()), Some(s));
+        let empty = Stamp {
+            active: 0,
+            changed: String::new(),
+        };
+        assert_eq!(Stamp::parse(&empty.as_text()), Some(empty));
+        for bad in ["", "x 2026-12-01", "12"] {
+            assert_eq!(Stamp::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn generated_roster_parses_with_one_supervisor_per_department() {
+        let mut buf = Vec::new();
+        generate(&mut buf, 2_000, 37, 7).unwrap();
+        let rows = parse(&buf[..]).unwrap();
+        assert_eq!(rows.len(), 2_000);
+        let sups = rows.iter().filter(|r| r.role == Role::Supervisor).count();
+        assert_eq!(sups, 37);
+        let sizes = department_sizes(100_000, 500, 42);
+        assert_eq!(sizes.iter().sum::<u32>(), 100_000);
+        assert!(
+            sizes.iter().max().unwrap() > &(3 * sizes.iter().min().unwrap()),
+            "uneven sizes"
+        );
+    }
+
+    #[test]
+    fn every_bad_line_is_listed() {
+        let csv = "employee_id,name,department_id,department_name,role\n\
+                   E1,Ann,D1,Sales,supervisor\n\
+                   E1,Bob,D1,Sales,employee\n\
+                   E 3,Cy,D1,Sales,employee\n\
+                   E4,,D1,Sales,boss\n\
+                   E5,Eve,D1,Sales,supervisor\n\
+                   E6,Flo,D1,Other,employee\n";
+        let e = parse(csv.as_bytes()).unwrap_err().to_string();
+        for l in ["line 3", "line 4", "line 5", "line 6", "line 7"] {
+            assert!(e.contains(l), "{l} missing from {e}");
+        }
+        assert!(!e.contains("line 2:"), "{e}");
+        let long = format!(
+            "employee_id,name,department_id,department_name,role\n{},A,D1,S,employee\n",
+            "x".repeat(33)
+        );
+        assert!(parse(long.as_bytes()).unwrap_err().to_string().contains("line 2"));
+    }
+}

@@ -1,0 +1,165 @@
+//! Reports as plain tables of cells, and their three renderings: a comfy-table for people,
+//! CSV and JSON (an array of objects, one per row, keyed by column) for programs. The three
+//! hold the very same cells, so a script and a person always read the same numbers.
+
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use serde_json::{Map, Value};
+
+/// How a report is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+    /// An Excel workbook (`crate::domain::xlsx`): binary, so never to a terminal.
+    Xlsx,
+}
+
+impl Format {
+    /// The names `--format` accepts, in the order `--help` shows them.
+    pub const NAMES: [&'static str; 4] = ["table", "csv", "json", "xlsx"];
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Format, String> {
+        match s {
+            "table" => Ok(Format::Table),
+            "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
+            "xlsx" => Ok(Format::Xlsx),
+            _ => Err(format!("unknown format '{s}': expected table, csv, json or xlsx")),
+        }
+    }
+}
+
+/// One cell: text, a count, a day, a time of day, a local date and time, or nothing. Days and times print as
+/// text everywhere but in a workbook, where they are real dates and times.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    Text(String),
+    Int(i64),
+    Date(NaiveDate),
+    Time(NaiveTime),
+    DateTime(NaiveDateTime),
+    Null,
+}
+
+impl Cell {
+    pub fn text(s: impl Into<String>) -> Cell {
+        Cell::Text(s.into())
+    }
+
+    pub fn opt(s: Option<String>) -> Cell {
+        s.map_or(Cell::Null, Cell::Text)
+    }
+
+    pub fn plain(&self) -> String {
+        match self {
+            Cell::Text(s) => s.clone(),
+            Cell::Int(n) => n.to_string(),
+            Cell::Date(d) => d.format("%Y-%m-%d").to_string(),
+            Cell::Time(t) => t.format("%H:%M").to_string(),
+            Cell::DateTime(t) => t.format("%Y-%m-%d %H:%M:%S").to_string(),
+            Cell::Null => String::new(),
+        }
+    }
+
+    fn json(&self) -> Value {
+        match self {
+            Cell::Text(s) => Value::from(s.as_str()),
+            Cell::Int(n) => Value::from(*n),
+            Cell::Date(_) | Cell::Time(_) | Cell::DateTime(_) => Value::from(self.plain()),
+            Cell::Null => Value::Null,
+        }
+    }
+}
+
+impl From<u64> for Cell {
+    fn from(n: u64) -> Cell {
+        Cell::Int(n as i64)
+    }
+}
+
+/// A report: named columns and rows of cells (a totals row, if any, is the last row).
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    pub fn new(columns: &[&str]) -> Table {
+        Table {
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, row: Vec<Cell>) {
+        debug_assert_eq!(row.len(), self.columns.len());
+        self.rows.push(row);
+    }
+
+    /// A person's view.
+    pub fn to_table(&self) -> String {
+        let mut t = comfy_table::Table::new();
+        t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+        t.set_header(self.columns.clone());
+        for r in &self.rows {
+            t.add_row(r.iter().map(Cell::plain).collect::<Vec<_>>());
+        }
+        t.to_string()
+    }
+
+    /// CSV with a header line; empty cells for nothing.
+    pub fn to_csv(&self) -> anyhow::Result<String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(&self.columns)?;
+        for r in &self.rows {
+            w.write_record(r.iter().map(Cell::plain))?;
+        }
+        Ok(String::from_utf8(w.into_inner()?)?)
+    }
+
+    /// An array of objects; counts are numbers, nothing is null.
+    pub fn to_json(&self) -> String {
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let m: Map<String, Value> = self.columns.iter().cloned().zip(r.iter().map(Cell::json)).collect();
+                Value::Object(m)
+            })
+            .collect();
+        Value::Array(rows).to_string()
+    }
+
+    /// Render as `table`, `csv` or `json`.
+    pub fn render(&self, format: Format) -> anyhow::Result<String> {
+        match format {
+            Format::Csv => self.to_csv(),
+            Format::Json => Ok(self.to_json()),
+            Format::Table => Ok(self.to_table()),
+            Format::Xlsx => anyhow::bail!("a workbook is not text: crate::domain::xlsx::workbook writes it"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_three_renderings_hold_the_same_cells() {
+        let mut t = Table::new(&["dept", "absent", "note"]);
+        t.push(vec![Cell::text("D1"), Cell::from(3u64), Cell::Null]);
+        t.push(vec![Cell::text("D,2"), Cell::from(0u64), Cell::text("x")]);
+        assert_eq!(t.to_csv().unwrap(), "dept,absent,note\nD1,3,\n\"D,2\",0,x\n");
+        assert_eq!(
+            t.to_json(),
+            r#"[{"absent":3,"dept":"D1","note":null},{"absent":0,"dept":"D,2","note":"x"}]"#
+        );
+        assert!(t.to_table().contains("D,2"));
+    }
+}

@@ -1,0 +1,172 @@
+//! The work calendar: which days are work days. The policy's week decides unless a calendar
+//! entry overrides it (a holiday on a Monday, a work Saturday). Parsing calendar CSVs (all or
+//! nothing) and the effective kind of a day are pure; the entries live in MySQL (`crate::mysql::calendar_rows`).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use crate::config::Policy;
+use crate::domain::policy::is_policy_workday;
+use crate::error::Error;
+
+pub const HEADER: [&str; 3] = ["date", "kind", "note"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DayKind {
+    Workday,
+    Holiday,
+}
+
+impl DayKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DayKind::Workday => "workday",
+            DayKind::Holiday => "holiday",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<DayKind, String> {
+        match s {
+            "workday" => Ok(DayKind::Workday),
+            "holiday" => Ok(DayKind::Holiday),
+            _ => Err(format!("kind must be workday or holiday, not '{s}'")),
+        }
+    }
+}
+
+/// One calendar entry: an override of the policy's week.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    pub date: NaiveDate,
+    pub kind: DayKind,
+    pub note: String,
+}
+
+/// Calendar entries by date.
+pub type Overrides = BTreeMap<NaiveDate, Entry>;
+
+/// Whether `date` is a work day: its calendar entry if any, else the policy's week.
+pub fn is_workday(policy: &Policy, overrides: &Overrides, date: NaiveDate) -> bool {
+    match overrides.get(&date) {
+        Some(e) => e.kind == DayKind::Workday,
+        None => is_policy_workday(policy, date),
+    }
+}
+
+/// The first work day after `date`, looking at most a year ahead (the policy has at least
+/// one work day a week, so only a calendar full of holidays finds none).
+pub fn next_workday(policy: &Policy, overrides: &Overrides, date: NaiveDate) -> Option<NaiveDate> {
+    date.iter_days()
+        .skip(1)
+        .take(366)
+        .find(|d| is_workday(policy, overrides, *d))
+}
+
+/// Parse a calendar file (`date,kind,note`, note optional). Any bad line rejects the file,
+/// and the error lists every bad line.
+pub fn parse_csv(reader: impl Read) -> Result<Vec<Entry>, Error> {
+    let mut rdr = crate::domain::csv_input::open(reader, "calendar", &HEADER[..2], &HEADER[2..])?;
+    let mut entries: BTreeMap<NaiveDate, (u64, Entry)> = BTreeMap::new();
+    let mut bad = Vec::new();
+    for rec in rdr.records() {
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                bad.push(format!("{e}"));
+                continue;
+            }
+        };
+        let line = rec.position().map_or(0, |p| p.line());
+        match parse_record(&rec) {
+            Ok(e) => {
+                if let Some((first, _)) = entries.get(&e.date) {
+                    bad.push(format!("line {line}: {} already given on line {first}", e.date));
+                } else {
+                    entries.insert(e.date, (line, e));
+                }
+            }
+            Err(why) => bad.push(format!("line {line}: {why}")),
+        }
+    }
+    if !bad.is_empty() {
+        return Err(Error::input(format!(
+            "calendar: {} bad line(s), nothing imported: {}",
+            bad.len(),
+            bad.join("; ")
+        )));
+    }
+    Ok(entries.into_values().map(|(_, e)| e).collect())
+}
+
+fn parse_record(rec: &csv::StringRecord) -> Result<Entry, String> {
+    if rec.len() < 2 || rec.len() > 3 {
+        return Err(format!("expected 2 or 3 fields, found {}", rec.len()));
+    }
+    let date = crate::domain::dates::parse_day(&rec[0]).map_err(|why| format!("invalid date '{}': {why}", &rec[0]))?;
+    let kind = DayKind::parse(&rec[1])?;
+    let note = rec.get(2).unwrap_or("").to_string();
+    check_note(&note)?;
+    Ok(Entry { date, kind, note })
+}
+
+/// A note fits its column (200 characters).
+pub fn check_note(note: &str) -> Result<(), String> {
+    if note.chars().count() > 200 {
+        return Err("note longer than 200 characters".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    #[test]
+    fn overrides_win_over_the_week() {
+        let p = Policy::default();
+        let mut o = Overrides::new();
+        // 2026-12-25 is a Friday, 2026-12-26 a Saturday.
+        assert!(is_workday(&p, &o, d("2026-12-25")));
+        o.insert(
+            d("2026-12-25"),
+            Entry {
+                date: d("2026-12-25"),
+                kind: DayKind::Holiday,
+                note: String::new(),
+            },
+        );
+        o.insert(
+            d("2026-12-26"),
+            Entry {
+                date: d("2026-12-26"),
+                kind: DayKind::Workday,
+                note: String::new(),
+            },
+        );
+        assert!(!is_workday(&p, &o, d("2026-12-25")));
+        assert_eq!(next_workday(&p, &o, d("2026-12-24")), Some(d("2026-12-26")));
+        assert_eq!(next_workday(&p, &o, d("2026-12-26")), Some(d("2026-12-28")));
+    }
+
+    #[test]
+    fn a_bad_file_lists_every_bad_line() {
+        let csv =
+            "date,kind,note\n2026-12-25,holiday,Christmas\n2026-13-01,holiday\n2026-12-31,maybe\n2026-12-25,workday\n";
+        let e = parse_csv(csv.as_bytes()).unwrap_err().to_string();
+        assert!(
+            e.contains("line 3") && e.contains("line 4") && e.contains("line 5"),
+            "{e}"
+        );
+        assert!(e.contains("3 bad line(s)"), "{e}");
+        let ok = parse_csv("date,kind\n2026-12-25,holiday\n".as_bytes()).unwrap();
+        assert_eq!(ok[0].kind, DayKind::Holiday);
+    }
+}

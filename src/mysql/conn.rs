@@ -1,0 +1,88 @@
+//! Opening MySQL pools and connections, with the configured timeouts, and errors that name
+//! the service (never its password).
+//!
+//! Every wait is bounded: a server that accepts the connection and then stops answering is an
+//! error (exit 3) after `mysql.*_timeout_ms`, never a hang (see docs/timeouts.md).
+
+use anyhow::Result;
+
+use crate::config::Config;
+use crate::error::{redact, Error, Service};
+
+/// MySQL options for a URL, with the configured timeouts.
+fn mysql_opts(cfg: &Config, url: &str) -> Result<mysql::Opts> {
+    let t = cfg.mysql;
+    let opts = mysql::Opts::from_url(url)
+        .map_err(|e| Error::input(format!("config: mysql_url: {}", redact(&e.to_string()))))?;
+    Ok(mysql::OptsBuilder::from_opts(opts)
+        .tcp_connect_timeout(Some(t.connect()))
+        // The socket's own timeouts, set before the handshake: they bound the handshake, every
+        // query and the pool's health pings and resets alike.
+        .read_timeout(Some(t.read()))
+        .write_timeout(Some(t.write()))
+        .pool_opts(
+            mysql::PoolOpts::default()
+                .with_constraints(mysql::PoolConstraints::new_const::<1, 8>())
+                // A reset is one more round trip each time a connection goes back to the pool,
+                // and one more read timeout when the server has stalled. Nothing here leaves
+                // session state behind: transactions end explicitly or roll back on drop, and
+                // settle's lock is released explicitly (or dies with the session).
+                .with_reset_connection(false),
+        )
+        .into())
+}
+
+/// Give up on a MySQL connection whose server did not answer in time: shut its socket, so that
+/// the rollback, the pool's clean-up and any later use fail at once instead of each waiting the
+/// read timeout again on a server that has stalled. Other errors leave the connection alone.
+/// `socket` is the connection's [`std::os::unix::io::AsRawFd::as_raw_fd`], taken before a
+/// transaction borrowed the connection; the connection must still be alive.
+pub fn abandon_if_stalled(socket: std::os::unix::io::RawFd, e: &mysql::Error) {
+    if matches!(e, mysql::Error::IoError(_) | mysql::Error::CodecError(_)) {
+        // SAFETY: shutdown() only ends the connection on a descriptor its owner still holds;
+        // it neither closes nor reuses the descriptor.
+        unsafe {
+            libc::shutdown(socket, libc::SHUT_RDWR);
+        }
+    }
+}
+
+/// A MySQL pool on the configured database. Fails with exit 3 if the server is unreachable.
+pub fn mysql(cfg: &Config) -> Result<mysql::Pool> {
+    mysql_pool(cfg, &cfg.mysql_url)
+}
+
+/// A MySQL pool for reports: on `report_mysql_url` (a replica) when set, else the main
+/// database. Only this pool is opened, so reports run while the primary is away.
+pub fn mysql_report(cfg: &Config) -> Result<mysql::Pool> {
+    mysql_pool(cfg, cfg.report_mysql_url())
+}
+
+fn mysql_pool(cfg: &Config, url: &str) -> Result<mysql::Pool> {
+    let opts = mysql_opts(cfg, url)?;
+    mysql::Pool::new(opts).map_err(|e| mysql_url_error(url, e))
+}
+
+/// A MySQL connection to the server without a database (to create it).
+pub fn mysql_server(cfg: &Config) -> Result<mysql::Conn> {
+    let opts = mysql_opts(cfg, &cfg.mysql_server_url())?;
+    mysql::Conn::new(opts).map_err(|e| Error::service(Service::Mysql, e).into())
+}
+
+/// Turn a MySQL error into a typed one: an unknown database is a usage error ("run migrate").
+pub fn mysql_error(cfg: &Config, e: mysql::Error) -> anyhow::Error {
+    mysql_url_error(&cfg.mysql_url, e)
+}
+
+fn mysql_url_error(url: &str, e: mysql::Error) -> anyhow::Error {
+    if let mysql::Error::MySqlError(me) = &e {
+        if me.code == 1049 {
+            return Error::input(format!(
+                "MySQL database '{}' does not exist: run `attendance migrate` first",
+                crate::config::database_of(url).unwrap_or_default()
+            ))
+            .into();
+        }
+    }
+    Error::service(Service::Mysql, crate::error::mysql_detail(&e)).into()
+}

@@ -1,0 +1,275 @@
+//! HR's reports, straight from the attendance rows: each query returns a [`Table`] with times
+//! shown in the company's zone.
+
+use anyhow::Result;
+use chrono::{NaiveDate, NaiveDateTime, Timelike};
+use chrono_tz::Tz;
+use mysql::prelude::Queryable;
+use mysql::{Pool, Row};
+
+use super::runs;
+use super::typed::Cols;
+use crate::domain::policy::DayStatus;
+use crate::domain::table::{Cell, Table};
+
+/// `COUNT(IF(status = 'present', 1, NULL)), ...` in `DayStatus::ALL` order.
+fn status_counts_sql() -> String {
+    DayStatus::ALL
+        .iter()
+        .map(|s| format!("COUNT(IF(a.status = '{}', 1, NULL))", s.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn status_columns() -> Vec<&'static str> {
+    DayStatus::ALL.iter().map(|s| s.as_str()).collect()
+}
+
+/// Read `n` counts from a row starting at column `from` (a SUM over no rows is NULL: 0).
+fn counts(c: &mut Cols, from: usize, n: usize) -> Result<Vec<u64>> {
+    (from..from + n)
+        .map(|i| Ok(c.get::<Option<u64>>(i)?.unwrap_or(0)))
+        .collect()
+}
+
+/// Fill a table whose rows are an id, a name, then counts; and add a totals row of the sums.
+fn with_totals(mut t: Table, rows: Vec<Row>) -> Result<Table> {
+    let n = t.columns.len() - 2;
+    let mut sums = vec![0u64; n];
+    let any = !rows.is_empty();
+    for r in rows {
+        let mut cols = Cols::new(r, "report row");
+        let c = counts(&mut cols, 2, n)?;
+        for (s, x) in sums.iter_mut().zip(&c) {
+            *s += x;
+        }
+        let mut row = vec![Cell::text(cols.get::<String>(0)?), Cell::text(cols.get::<String>(1)?)];
+        row.extend(c.into_iter().map(Cell::from));
+        t.push(row);
+    }
+    if any {
+        let mut row = vec![Cell::text("total"), Cell::Null];
+        row.extend(sums.into_iter().map(Cell::from));
+        t.push(row);
+    }
+    Ok(t)
+}
+
+/// Per department: headcount and rows by status on a day, with a totals row.
+pub fn day(pool: &Pool, date: NaiveDate, dept: Option<&str>) -> Result<Table> {
+    let mut cols = vec!["department", "name", "headcount"];
+    cols.extend(status_columns());
+    let t = Table::new(&cols);
+    let rows: Vec<Row> = pool.get_conn()?.exec(
+        format!(
+            "SELECT a.department_id, COALESCE(d.name, ''), COUNT(*), {} FROM attendance a \
+             LEFT JOIN departments d ON d.id = a.department_id \
+             WHERE a.work_date = ? AND (? IS NULL OR a.department_id = ?) \
+             GROUP BY a.department_id, d.name ORDER BY a.department_id",
+            status_counts_sql()
+        ),
+        (date, dept, dept),
+    )?;
+    with_totals(t, rows)
+}
+
+/// Who was absent on a day.
+pub fn absent(pool: &Pool, date: NaiveDate, dept: Option<&str>) -> Result<Table> {
+    let mut t = Table::new(&["employee", "name", "department"]);
+    let rows: Vec<(String, String, String)> = pool.get_conn()?.exec(
+        "SELECT a.employee_id, COALESCE(e.name, ''), a.department_id FROM attendance a \
+         LEFT JOIN employees e ON e.id = a.employee_id \
+         WHERE a.work_date = ? AND a.status = 'absent' AND (? IS NULL OR a.department_id = ?) \
+         ORDER BY a.department_id, a.employee_id",
+        (date, dept, dept),
+    )?;
+    for (id, name, d) in rows {
+        t.push(vec![Cell::Text(id), Cell::Text(name), Cell::Text(d)]);
+    }
+    Ok(t)
+}
+
+/// A UTC instant as a local date and time in the company's zone, to the second.
+fn local(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
+    t.map_or(Cell::Null, |t| {
+        let local = t.and_utc().with_timezone(&tz).naive_local();
+        Cell::DateTime(local.with_nanosecond(0).unwrap_or(local))
+    })
+}
+
+/// A UTC instant's time of day in the company's zone (to the minute, as the reports show it).
+fn local_time(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
+    t.map_or(Cell::Null, |t| {
+        let local = t.and_utc().with_timezone(&tz).time();
+        Cell::Time(local.with_second(0).and_then(|l| l.with_nanosecond(0)).unwrap_or(local))
+    })
+}
+
+/// One employee's days over a range, and a totals row (days, minutes, corrections, and the
+/// days by status in the status column).
+pub fn employee(pool: &Pool, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
+    let mut t = Table::new(&[
+        "date",
+        "weekday",
+        "status",
+        "first_in",
+        "last_out",
+        "late_minutes",
+        "early_minutes",
+        "corrected",
+    ]);
+    let rows: Vec<Row> = pool.get_conn()?.exec(
+        "SELECT work_date, CAST(status AS CHAR), first_in, last_out, late_minutes, early_minutes, corrected \
+         FROM attendance WHERE employee_id = ? AND work_date BETWEEN ? AND ? ORDER BY work_date",
+        (id, from, to),
+    )?;
+    let (mut late, mut early, mut corrected) = (0u64, 0u64, 0u64);
+    let mut by_status = std::collections::BTreeMap::<String, u64>::new();
+    let days = rows.len();
+    for r in rows {
+        let mut cols = Cols::new(r, "attendance row");
+        let (date, status): (NaiveDate, String) = (cols.get(0)?, cols.get(1)?);
+        let (fi, lo): (Option<NaiveDateTime>, Option<NaiveDateTime>) = (cols.get(2)?, cols.get(3)?);
+        let (l, e, c): (u64, u64, bool) = (cols.get(4)?, cols.get(5)?, cols.get(6)?);
+        late += l;
+        early += e;
+        corrected += u64::from(c);
+        *by_status.entry(status.clone()).or_default() += 1;
+        t.push(vec![
+            Cell::Date(date),
+            Cell::Text(date.format("%a").to_string()),
+            Cell::Text(status),
+            local_time(tz, fi),
+            local_time(tz, lo),
+            Cell::from(l),
+            Cell::from(e),
+            Cell::text(if c { "yes" } else { "" }),
+        ]);
+    }
+    if days > 0 {
+        let summary: Vec<String> = by_status.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        t.push(vec![
+            Cell::text("total"),
+            Cell::text(format!("{days} day{}", if days == 1 { "" } else { "s" })),
+            Cell::Text(summary.join(", ")),
+            Cell::Null,
+            Cell::Null,
+            Cell::from(late),
+            Cell::from(early),
+            Cell::text(corrected.to_string()),
+        ]);
+    }
+    Ok(t)
+}
+
+/// A department over a range: each employee's days by status and minutes, and totals.
+pub fn dept(pool: &Pool, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
+    let mut cols = vec!["employee", "name", "days"];
+    cols.extend(status_columns());
+    cols.extend(["late_minutes", "early_minutes"]);
+    let t = Table::new(&cols);
+    let rows: Vec<Row> = pool.get_conn()?.exec(
+        format!(
+            "SELECT a.employee_id, COALESCE(e.name, ''), COUNT(*), {}, \
+             CAST(SUM(a.late_minutes) AS UNSIGNED), CAST(SUM(a.early_minutes) AS UNSIGNED) \
+             FROM attendance a LEFT JOIN employees e ON e.id = a.employee_id \
+             WHERE a.department_id = ? AND a.work_date BETWEEN ? AND ? \
+             GROUP BY a.employee_id, e.name ORDER BY a.employee_id",
+            status_counts_sql()
+        ),
+        (dept, from, to),
+    )?;
+    with_totals(t, rows)
+}
+
+/// Corrections of days in a range, oldest first, with old -> new values in the company's zone.
+pub fn corrections(pool: &Pool, tz: Tz, from: NaiveDate, to: NaiveDate, employee: Option<&str>) -> Result<Table> {
+    let mut t = Table::new(&[
+        "id", "date", "employee", "by", "os_user", "db_user", "at", "status", "in", "out", "reason",
+    ]);
+    let hhmm = |t: Option<NaiveDateTime>| {
+        t.map_or("-".to_string(), |t| {
+            t.and_utc().with_timezone(&tz).format("%H:%M").to_string()
+        })
+    };
+    for c in super::corrections::list(&mut pool.get_conn()?, from, to, employee)? {
+        t.push(vec![
+            Cell::from(c.id),
+            Cell::Text(c.work_date.to_string()),
+            Cell::Text(c.employee_id),
+            Cell::Text(c.corrected_by),
+            Cell::Text(c.os_user),
+            Cell::Text(c.db_user),
+            local(tz, Some(c.corrected_at)),
+            Cell::Text(format!("{} -> {}", c.old_status, c.new_status)),
+            Cell::Text(format!("{} -> {}", hhmm(c.old_first_in), hhmm(c.new_first_in))),
+            Cell::Text(format!("{} -> {}", hhmm(c.old_last_out), hhmm(c.new_last_out))),
+            Cell::Text(c.reason),
+        ]);
+    }
+    Ok(t)
+}
+
+/// Settle runs, newest first.
+pub fn runs(pool: &Pool, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Result<Table> {
+    let mut t = Table::new(&[
+        "run",
+        "date",
+        "started",
+        "finished",
+        "outcome",
+        "employees",
+        "written",
+        "failed",
+        "boards_deleted",
+        "counts",
+    ]);
+    for r in runs::list(&mut pool.get_conn()?, date, limit)? {
+        let counts: Vec<String> = r.counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        t.push(vec![
+            Cell::from(r.id),
+            Cell::Date(r.work_date),
+            local(tz, Some(r.started_at)),
+            local(tz, r.finished_at),
+            Cell::Text(r.outcome),
+            Cell::from(r.employees),
+            Cell::from(r.rows_written),
+            Cell::from(r.failed),
+            Cell::from(r.boards_deleted),
+            Cell::Text(counts.join(", ")),
+        ]);
+    }
+    Ok(t)
+}
+
+/// The rows those runs could not write.
+pub fn failures(pool: &Pool, date: Option<NaiveDate>, limit: u32) -> Result<Table> {
+    let mut t = Table::new(&["run", "date", "employee", "department", "reason"]);
+    for f in runs::failures(&mut pool.get_conn()?, date, limit)? {
+        t.push(vec![
+            Cell::from(f.run_id),
+            Cell::Date(f.work_date),
+            Cell::Text(f.employee_id),
+            Cell::Text(f.department_id),
+            Cell::Text(f.reason),
+        ]);
+    }
+    Ok(t)
+}
+
+/// Whether an employee (active or not) or a department is known: reports of an unknown one
+/// are refused rather than shown empty.
+pub fn known(pool: &Pool, what: Known, id: &str) -> Result<bool> {
+    let sql = match what {
+        Known::Employee => "SELECT COUNT(*) FROM employees WHERE id = ?",
+        Known::Department => "SELECT COUNT(*) FROM departments WHERE id = ?",
+    };
+    let n: Option<u64> = pool.get_conn()?.exec_first(sql, (id,))?;
+    Ok(n.unwrap_or(0) > 0)
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Known {
+    Employee,
+    Department,
+}

@@ -1,0 +1,187 @@
+//! Archiving old days: the attendance rows, their corrections and the settle runs of the days
+//! before a date go to CSV files (one per table), and with `drop` leave MySQL in the same
+//! transaction that read them. Files first, synced and renamed into place before the commit:
+//! a crash at any point leaves either the rows in MySQL or the files on disk, never neither.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::mysql::archive_rows::TABLES;
+
+/// What `archive` is asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub before: NaiveDate,
+    /// Today in the company's zone: `before` may not be later.
+    pub today: NaiveDate,
+    pub dir: PathBuf,
+    pub drop: bool,
+}
+
+/// One file written.
+#[derive(Debug, Serialize)]
+pub struct FileReport {
+    pub table: &'static str,
+    pub path: PathBuf,
+    pub rows: u64,
+}
+
+/// What a run did.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub before: NaiveDate,
+    pub files: Vec<FileReport>,
+    pub dropped: bool,
+    /// Partitions of `attendance` dropped once empty (a partitioned table only).
+    pub partitions_dropped: Vec<String>,
+    /// Why emptied partitions were kept, when dropping them failed (the archive stands).
+    pub partitions_problem: Option<String>,
+}
+
+/// The file of one table: `attendance-before-2026-01-01.csv`.
+pub fn file_name(table: &str, before: NaiveDate) -> String {
+    format!("{table}-before-{before}.csv")
+}
+
+/// Refuse what would change nothing sensible or overwrite an earlier archive, before any
+/// store is touched.
+fn check(opts: &Options) -> Result<Vec<PathBuf>> {
+    if opts.before > opts.today {
+        return Err(Error::input(format!(
+            "--before {} is in the future (today is {}): only past days can be archived",
+            opts.before, opts.today
+        ))
+        .into());
+    }
+    let dir = &opts.dir;
+    if !dir.is_dir() {
+        return Err(Error::input(format!("--out {}: no such directory", dir.display())).into());
+    }
+    let probe = dir.join(format!(".attendance-archive-probe-{}", std::process::id()));
+    File::create(&probe)
+        .and_then(|_| fs::remove_file(&probe))
+        .map_err(|e| Error::input(format!("--out {}: cannot write there: {e}", dir.display())))?;
+    let paths: Vec<PathBuf> = TABLES
+        .iter()
+        .map(|(t, _)| dir.join(file_name(t, opts.before)))
+        .collect();
+    if let Some(p) = paths.iter().find(|p| p.exists()) {
+        return Err(Error::input(format!(
+            "{} already exists: move it away (an archive is never overwritten)",
+            p.display()
+        ))
+        .into());
+    }
+    Ok(paths)
+}
+
+fn partial(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".partial");
+    PathBuf::from(p)
+}
+
+fn remove_all(paths: &[PathBuf]) {
+    for p in paths {
+        fs::remove_file(p).ok();
+        fs::remove_file(partial(p)).ok();
+    }
+}
+
+pub fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
+    let paths = check(opts)?;
+    let pool = crate::mysql::conn::mysql(cfg)?;
+    let mut conn = pool.get_conn().map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?;
+    let mut tx = crate::mysql::archive_rows::begin(&mut conn, opts.drop)?;
+    let files = match files_then_delete(&mut tx, opts, &paths) {
+        Ok(files) => files,
+        Err(e) => {
+            tx.rollback().ok();
+            remove_all(&paths);
+            return Err(e);
+        }
+    };
+    File::open(&opts.dir).and_then(|d| d.sync_all()).ok();
+    tx.commit()
+        .context("committing the archive (the files are written; the rows may still be in MySQL)")?;
+    // The archive is done: emptied partitions are only space to give back, and a failure to
+    // drop them (an account without LOCK TABLES or DROP, say) is reported, not an error.
+    let (partitions_dropped, partitions_problem) = match opts.drop {
+        false => (Vec::new(), None),
+        true => match crate::mysql::partitions::drop_empty_before(&mut conn, opts.before) {
+            Ok(dropped) => (dropped, None),
+            Err(e) => (Vec::new(), Some(crate::error::one_line(&e))),
+        },
+    };
+    Ok(Report {
+        before: opts.before,
+        files,
+        dropped: opts.drop,
+        partitions_dropped,
+        partitions_problem,
+    })
+}
+
+/// Everything before the commit: the files, the deletes (checked against the files), and the
+/// files renamed into place. The files take their names before the commit: after a crash in
+/// between, the rows are still in MySQL and the files say so by being there (a rerun refuses
+/// to overwrite them).
+fn files_then_delete(tx: &mut mysql::Transaction<'_>, opts: &Options, paths: &[PathBuf]) -> Result<Vec<FileReport>> {
+    let files = write_files(tx, opts, paths)?;
+    if opts.drop {
+        // The rows were locked when read: anything else means the files miss something.
+        for (table, n) in crate::mysql::archive_rows::delete(tx, opts.before)? {
+            let written = files.iter().find(|f| f.table == table).map_or(0, |f| f.rows);
+            if written != n {
+                return Err(Error::refused(format!(
+                    "{table}: {written} rows written but {n} to delete; nothing deleted"
+                ))
+                .into());
+            }
+        }
+    }
+    for p in paths {
+        fs::rename(partial(p), p).with_context(|| format!("renaming {}", p.display()))?;
+    }
+    Ok(files)
+}
+
+/// Each table to its `.partial` file, flushed and synced.
+fn write_files(tx: &mut mysql::Transaction<'_>, opts: &Options, paths: &[PathBuf]) -> Result<Vec<FileReport>> {
+    let mut files = Vec::new();
+    for ((table, query), path) in TABLES.iter().zip(paths) {
+        let tmp = partial(path);
+        // Attendance is personal data: readable by the archiving account only.
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(|e| Error::input(format!("{}: {e}", tmp.display())))?;
+        let mut w = csv::Writer::from_writer(file);
+        let rows = crate::mysql::archive_rows::export(tx, query, opts.before, opts.drop, |r| {
+            w.write_record(r)?;
+            Ok(())
+        })?;
+        let mut file = w
+            .into_inner()
+            .map_err(|e| anyhow::anyhow!("{}: {}", tmp.display(), e.error()))?;
+        file.flush()?;
+        file.sync_all()?;
+        files.push(FileReport {
+            table,
+            path: path.clone(),
+            rows,
+        });
+    }
+    Ok(files)
+}

@@ -1,0 +1,569 @@
+//! `doctor`: whether this installation can be trusted, one verdict per check. Each check reads
+//! its store through that store's module (Redis: `board`, MySQL: `db`, AMQP: `notify`) and a
+//! store that cannot be reached is itself a verdict, never an early return: the operator sees
+//! every problem in one run. Nothing here prints.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
+
+use crate::amqp::{inventory as queues, management};
+use crate::config::Config;
+use crate::error::{one_line, redact};
+use crate::mysql::runs;
+use crate::redis::keys::Keys;
+use crate::redis::persistence as health;
+use crate::redis::server;
+
+/// A clock this far from a server's is worth a warning: a punch at 08:59:59.5 may count late.
+const CLOCK_WARN: Duration = Duration::from_secs(1);
+/// Past this, late and early minutes are wrong by a minute or more: a failure.
+const CLOCK_FAIL: Duration = Duration::from_secs(60);
+/// How far back `doctor` looks for work days that were never settled.
+const LOOKBACK_DAYS: i64 = 62;
+/// Entries of a node's file handle cache a quorum queue takes, about: with the common limit of
+/// 1024, some 300 department queues exhaust it (seen on RabbitMQ 3.10).
+const HANDLES_PER_QUEUE: u64 = 3;
+
+/// A check's verdict, mildest first. `Skip`: not checked (said why), counts as ok.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Ok,
+    Skip,
+    Warn,
+    Fail,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Ok => "ok",
+            Level::Skip => "skip",
+            Level::Warn => "warn",
+            Level::Fail => "fail",
+        }
+    }
+}
+
+/// One check: what was looked at, the verdict, and one line that says why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub status: Level,
+    pub detail: String,
+}
+
+fn check(name: &'static str, status: Level, detail: impl Into<String>) -> Check {
+    Check {
+        name,
+        status,
+        detail: detail.into(),
+    }
+}
+
+/// Every verdict, in the order they were made.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The worst verdict of all, for scripts that want one word.
+    pub status: Level,
+    pub checks: Vec<Check>,
+}
+
+impl Report {
+    /// The worst verdict (Ok for no checks).
+    pub fn worst(&self) -> Level {
+        self.checks.iter().map(|c| c.status).max().unwrap_or(Level::Ok)
+    }
+
+    pub fn count(&self, level: Level) -> usize {
+        self.checks.iter().filter(|c| c.status == level).count()
+    }
+}
+
+/// Run every check. `now` is this host's clock; today is taken in the company's zone.
+pub fn run(cfg: &Config, now: DateTime<Utc>) -> Report {
+    let today = now.with_timezone(&cfg.timezone).date_naive();
+    let mut checks = vec![timezone(cfg, now)];
+    let mut redis = redis_checks(cfg, &mut checks);
+    let mut mysql = mysql_checks(cfg, &mut checks);
+    checks.push(clock(redis.as_mut(), mysql.as_mut()));
+    let departments = mysql.as_mut().map(crate::mysql::server::departments);
+    checks.extend(broker_checks(cfg, departments));
+    match mysql.as_mut() {
+        Some(conn) => checks.extend(settle_checks(cfg, conn, redis.as_mut(), today)),
+        None => {
+            checks.push(check("settle", Level::Skip, "not checked: MySQL is not usable"));
+            checks.push(check("unsettled days", Level::Skip, "not checked: MySQL is not usable"));
+        }
+    }
+    let mut report = Report {
+        status: Level::Ok,
+        checks,
+    };
+    report.status = report.worst();
+    report
+}
+
+/// This host's zone as cron and systemd timers read it: `TZ`, else `/etc/localtime`'s target.
+fn host_zone() -> Option<String> {
+    if let Ok(tz) = std::env::var("TZ") {
+        return Some(tz.trim_start_matches(':').to_string());
+    }
+    let target = std::fs::read_link("/etc/localtime").ok()?;
+    let s = target.to_string_lossy();
+    Some(s.split_once("zoneinfo/").map_or(s.to_string(), |(_, z)| z.to_string()))
+}
+
+/// The company's zone, as configured (the zone decides "today" and "09:00"), beside this
+/// host's, which is the one cron and timers read: the nightly settle must start after midnight
+/// in the company's zone.
+fn timezone(cfg: &Config, now: DateTime<Utc>) -> Check {
+    let local = now.with_timezone(&cfg.timezone);
+    let host = host_zone().unwrap_or_else(|| "unknown".into());
+    check(
+        "timezone",
+        Level::Ok,
+        format!(
+            "{}: local time {} (UTC{}); this host's zone (cron's): {host}",
+            cfg.timezone,
+            local.format("%Y-%m-%d %H:%M"),
+            local.format("%:z")
+        ),
+    )
+}
+
+/// Redis reachable, its persistence and its eviction policy. Returns the connection if usable.
+fn redis_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<crate::redis::Redis> {
+    let mut con = match crate::redis::Redis::open(cfg).and_then(|mut c| server::version(&mut c).map(|v| (c, v))) {
+        Ok((con, version)) => {
+            checks.push(check(
+                "redis",
+                Level::Ok,
+                format!("Redis {version} at {}", redact(&cfg.redis_url)),
+            ));
+            con
+        }
+        Err(e) => {
+            let at = redact(&cfg.redis_url);
+            checks.push(check("redis", Level::Fail, format!("{} ({at})", one_line(&e))));
+            for name in ["redis persistence", "redis eviction"] {
+                checks.push(check(name, Level::Skip, "not checked: Redis is unreachable"));
+            }
+            return None;
+        }
+    };
+    match health::persistence(&mut con) {
+        Ok(p) => checks.extend(persistence_verdicts(&p)),
+        Err(e) => {
+            let why = format!(
+                "cannot read CONFIG ({}): make sure of appendonly yes and noeviction",
+                one_line(&e)
+            );
+            checks.push(check("redis persistence", Level::Warn, why.clone()));
+            checks.push(check("redis eviction", Level::Warn, why));
+        }
+    }
+    Some(con)
+}
+
+/// AOF on, or a warning that a restart loses the day; any evicting policy is a failure,
+/// since Redis would drop a board without a word.
+pub fn persistence_verdicts(p: &health::Persistence) -> [Check; 2] {
+    let durability = if p.aof {
+        check("redis persistence", Level::Ok, "appendonly yes")
+    } else if p.snapshots() {
+        check(
+            "redis persistence",
+            Level::Warn,
+            format!(
+                "appendonly no, only snapshots (save '{}'): a restart loses the punches since the last snapshot; set appendonly yes",
+                p.save.trim()
+            ),
+        )
+    } else {
+        check(
+            "redis persistence",
+            Level::Warn,
+            "appendonly no and no snapshots: a restart of Redis loses the day's punches; set appendonly yes",
+        )
+    };
+    let eviction = if p.maxmemory_policy == "noeviction" {
+        check("redis eviction", Level::Ok, "maxmemory-policy noeviction")
+    } else {
+        check(
+            "redis eviction",
+            Level::Fail,
+            format!(
+                "maxmemory-policy {}: under memory pressure Redis may silently drop a board; set noeviction",
+                p.maxmemory_policy
+            ),
+        )
+    };
+    [durability, eviction]
+}
+
+/// MySQL reachable and its schema up to date. Returns a connection if usable.
+fn mysql_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<mysql::PooledConn> {
+    let opened = crate::mysql::conn::mysql(cfg).and_then(|pool| {
+        let mut conn = pool.get_conn().map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?;
+        let version = crate::mysql::server::version(&mut conn)?;
+        Ok((conn, version))
+    });
+    let mut conn = match opened {
+        Ok((conn, version)) => {
+            checks.push(check(
+                "mysql",
+                Level::Ok,
+                format!("MySQL {version}, database {}", cfg.mysql_database().unwrap_or_default()),
+            ));
+            conn
+        }
+        Err(e) => {
+            checks.push(check("mysql", Level::Fail, one_line(&e)));
+            checks.push(check("migrations", Level::Skip, "not checked: MySQL is not usable"));
+            return None;
+        }
+    };
+    checks.push(match crate::mysql::server::migrations(&mut conn) {
+        Ok(m) if m.pending.is_empty() => check(
+            "migrations",
+            Level::Ok,
+            format!("{} of {} applied", m.applied.len(), m.known.len()),
+        ),
+        Ok(m) => check(
+            "migrations",
+            Level::Fail,
+            format!("pending: {}; run `attendance migrate`", m.pending.join(", ")),
+        ),
+        Err(e) => check("migrations", Level::Fail, one_line(&e)),
+    });
+    Some(conn)
+}
+
+/// How far a server's clock is from ours: its reading minus the middle of our round trip.
+/// Of three readings the one with the shortest round trip wins (as NTP does): a reply delayed
+/// by a busy host would otherwise look like a clock that is off.
+fn offset(mut read: impl FnMut() -> anyhow::Result<DateTime<Utc>>) -> anyhow::Result<chrono::Duration> {
+    let mut best: Option<(chrono::Duration, chrono::Duration)> = None;
+    for _ in 0..3 {
+        let before = Utc::now();
+        let theirs = read()?;
+        let after = Utc::now();
+        let rtt = after - before;
+        if best.is_none_or(|(r, _)| rtt < r) {
+            best = Some((rtt, theirs - (before + rtt / 2)));
+        }
+    }
+    Ok(best.map(|(_, d)| d).unwrap_or_default())
+}
+
+/// This host's clock against Redis's `TIME` and MySQL's `NOW()`.
+fn clock(redis: Option<&mut crate::redis::Redis>, mysql: Option<&mut mysql::PooledConn>) -> Check {
+    let mut parts = Vec::new();
+    let mut worst = chrono::Duration::zero();
+    let mut failed = Vec::new();
+    if let Some(con) = redis {
+        match offset(|| server::time(con)) {
+            Ok(d) => {
+                parts.push(format!("Redis {:+.3} s", d.num_milliseconds() as f64 / 1000.0));
+                worst = worst.max(d.abs());
+            }
+            Err(e) => failed.push(format!("Redis: {}", one_line(&e))),
+        }
+    }
+    if let Some(conn) = mysql {
+        match offset(|| crate::mysql::server::now(conn)) {
+            Ok(d) => {
+                parts.push(format!("MySQL {:+.3} s", d.num_milliseconds() as f64 / 1000.0));
+                worst = worst.max(d.abs());
+            }
+            Err(e) => failed.push(format!("MySQL: {}", one_line(&e))),
+        }
+    }
+    if parts.is_empty() && failed.is_empty() {
+        return check("clock", Level::Skip, "not checked: neither Redis nor MySQL is usable");
+    }
+    let worst = worst.to_std().unwrap_or_default();
+    let level = if !failed.is_empty() || worst > CLOCK_WARN {
+        if worst > CLOCK_FAIL {
+            Level::Fail
+        } else {
+            Level::Warn
+        }
+    } else {
+        Level::Ok
+    };
+    parts.extend(failed);
+    let what = format!("servers minus this host: {}", parts.join(", "));
+    let hint = if level == Level::Ok {
+        ""
+    } else {
+        "; late/early rules need synchronised clocks (NTP)"
+    };
+    check("clock", level, format!("{what}{hint}"))
+}
+
+/// The broker, the queues of every department of the roster and the nodes' file handles.
+fn broker_checks(cfg: &Config, departments: Option<anyhow::Result<Vec<String>>>) -> Vec<Check> {
+    let departments = match departments {
+        Some(Ok(d)) => Some(d),
+        Some(Err(_)) | None => None,
+    };
+    let state = match queues::broker_state(cfg, departments.as_deref().unwrap_or(&[])) {
+        Ok(s) => s,
+        Err(e) => {
+            return vec![
+                check("rabbitmq", Level::Fail, one_line(&e)),
+                check("queues", Level::Skip, "not checked: RabbitMQ is unreachable"),
+                check("broker files", Level::Skip, "not checked: RabbitMQ is unreachable"),
+            ]
+        }
+    };
+    let broker = check("rabbitmq", Level::Ok, format!("{} at {}", state.version, state.broker));
+    let queues = match &departments {
+        Some(d) => queue_verdict(d.len(), &state),
+        None => check("queues", Level::Skip, "not checked: the roster (MySQL) is not readable"),
+    };
+    let count = departments.as_ref().map_or(0, Vec::len) as u64;
+    vec![broker, queues, files_verdict(cfg, count)]
+}
+
+/// Every department's queue declared, and nothing parked.
+fn queue_verdict(departments: usize, s: &queues::BrokerState) -> Check {
+    if departments == 0 {
+        return check("queues", Level::Ok, "no departments in the roster yet");
+    }
+    let mut detail = format!(
+        "{} of {departments} departments' queues declared, {} messages waiting",
+        s.declared, s.messages
+    );
+    let mut level = Level::Ok;
+    if !s.missing.is_empty() {
+        level = Level::Warn;
+        let shown: Vec<&str> = s.missing.iter().take(5).map(String::as_str).collect();
+        let more = if s.missing.len() > shown.len() { ", ..." } else { "" };
+        detail += &format!(
+            "; no queue yet for {}{more} (declared at a department's first event; `attendance queues declare` declares them all now)",
+            shown.join(", ")
+        );
+    }
+    if !s.exchange {
+        level = Level::Warn;
+        detail += "; the events exchange is missing";
+    }
+    if let Some(parked) = s.parked.filter(|n| *n > 0) {
+        level = Level::Warn;
+        detail += &format!("; {parked} notification(s) parked (`attendance dlq list`)");
+    }
+    check("queues", level, detail)
+}
+
+/// The nodes' open-files headroom for the queues, from the management API when configured.
+fn files_verdict(cfg: &Config, departments: u64) -> Check {
+    let Some(url) = &cfg.amqp.management_url else {
+        return check(
+            "broker files",
+            Level::Skip,
+            "not checked: set amqp.management_url to read the nodes' open files",
+        );
+    };
+    let timeout = Duration::from_millis(u64::from(cfg.amqp.connect_timeout_ms));
+    let nodes = match management::nodes(url, timeout) {
+        Ok(n) if !n.is_empty() => n,
+        Ok(_) => return check("broker files", Level::Warn, "the management API lists no node"),
+        Err(e) => return check("broker files", Level::Warn, format!("not read: {}", one_line(&e))),
+    };
+    let need = departments * HANDLES_PER_QUEUE;
+    let (mut level, mut short) = (Level::Ok, false);
+    let mut parts = Vec::new();
+    for n in &nodes {
+        let (Some(used), Some(total)) = (n.fd_used, n.fd_total) else {
+            level = level.max(Level::Warn);
+            parts.push(format!("{}: no file handle figures yet (a node just started?)", n.name));
+            continue;
+        };
+        let node_level = if total < need + 100 || total.saturating_sub(used) < 100 {
+            Level::Fail
+        } else if used * 10 > total * 8 {
+            Level::Warn
+        } else {
+            Level::Ok
+        };
+        short |= node_level > Level::Ok;
+        level = level.max(node_level);
+        parts.push(format!("{}: {used} of {total} file handles used", n.name));
+    }
+    let hint = if short {
+        "; raise the broker's open-files limit (ulimit -n)"
+    } else {
+        ""
+    };
+    let detail = format!(
+        "{}; {departments} department queues need about {need}{hint}",
+        parts.join(", ")
+    );
+    check("broker files", level, detail)
+}
+
+/// The last settle run's outcome, and the past days still waiting to be settled.
+fn settle_checks(
+    cfg: &Config,
+    conn: &mut mysql::PooledConn,
+    redis: Option<&mut crate::redis::Redis>,
+    today: NaiveDate,
+) -> Vec<Check> {
+    let last = match runs::list(conn, None, 1) {
+        Ok(r) => r.into_iter().next(),
+        Err(e) => {
+            let why = format!("cannot read the settle runs: {}", one_line(&e));
+            return vec![
+                check("settle", Level::Fail, why),
+                check("unsettled days", Level::Skip, "not checked"),
+            ];
+        }
+    };
+    let last_verdict = match &last {
+        None => check(
+            "settle",
+            Level::Warn,
+            "no settle run recorded yet (schedule `attendance settle`: deploy/)",
+        ),
+        Some(r) => run_verdict(cfg, r),
+    };
+    vec![last_verdict, unsettled(cfg, conn, redis, today)]
+}
+
+fn run_verdict(cfg: &Config, r: &runs::Run) -> Check {
+    let started = r
+        .started_at
+        .and_utc()
+        .with_timezone(&cfg.timezone)
+        .format("%Y-%m-%d %H:%M");
+    let what = format!("run {} for {} started {started}", r.id, r.work_date);
+    match r.outcome.as_str() {
+        "ok" => check(
+            "settle",
+            Level::Ok,
+            format!("{what}: ok, {} rows written", r.rows_written),
+        ),
+        "partial" => check(
+            "settle",
+            Level::Fail,
+            format!(
+                "{what}: {} row(s) failed (`attendance report runs --failures`); rerun `attendance settle --date {}`",
+                r.failed, r.work_date
+            ),
+        ),
+        "running" => check(
+            "settle",
+            Level::Warn,
+            format!("{what}: still running, or killed (a rerun of the day finishes it)"),
+        ),
+        other => check(
+            "settle",
+            Level::Warn,
+            format!("{what}: {other}; rerun `attendance settle --date {}`", r.work_date),
+        ),
+    }
+}
+
+/// Past days with boards still in Redis, and past work days since the last settled one that
+/// no run settled.
+fn unsettled(
+    cfg: &Config,
+    conn: &mut mysql::PooledConn,
+    redis: Option<&mut crate::redis::Redis>,
+    today: NaiveDate,
+) -> Check {
+    let mut waiting: BTreeMap<NaiveDate, &'static str> = BTreeMap::new();
+    if let Some(con) = redis {
+        match server::past_board_days(con, &Keys::new(&cfg.namespace), today) {
+            Ok(days) => waiting.extend(days.into_keys().map(|d| (d, "boards in Redis"))),
+            Err(e) => return check("unsettled days", Level::Warn, one_line(&e)),
+        }
+    }
+    match unsettled_workdays(cfg, conn, today) {
+        Ok(days) => {
+            for d in days {
+                waiting.entry(d).or_insert("work day, no settle run");
+            }
+        }
+        Err(e) => return check("unsettled days", Level::Warn, one_line(&e)),
+    }
+    if waiting.is_empty() {
+        return check("unsettled days", Level::Ok, "no past day waiting to be settled");
+    }
+    let shown: Vec<String> = waiting.iter().take(5).map(|(d, why)| format!("{d} ({why})")).collect();
+    let more = if waiting.len() > shown.len() { ", ..." } else { "" };
+    check(
+        "unsettled days",
+        Level::Warn,
+        format!(
+            "{} past day(s) waiting: {}{more}; run `attendance settle --date D` for each",
+            waiting.len(),
+            shown.join(", ")
+        ),
+    )
+}
+
+/// Work days after the last cleanly settled day (within the look-back) and before today that
+/// no run settled cleanly. None settled ever: nothing to compare with, nothing reported.
+fn unsettled_workdays(cfg: &Config, conn: &mut mysql::PooledConn, today: NaiveDate) -> anyhow::Result<Vec<NaiveDate>> {
+    let from = today - chrono::Duration::days(LOOKBACK_DAYS);
+    let yesterday = today - chrono::Duration::days(1);
+    let settled = crate::mysql::server::settled_days(conn, from, yesterday)?;
+    let Some(last) = settled.last().copied() else {
+        return Ok(Vec::new());
+    };
+    let overrides = crate::mysql::calendar_rows::overrides(conn, last, yesterday)?;
+    Ok(last
+        .iter_days()
+        .skip(1)
+        .take_while(|d| *d <= yesterday)
+        .filter(|d| crate::domain::workdays::is_workday(&cfg.policy, &overrides, *d) && !settled.contains(d))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(aof: bool, save: &str, policy: &str) -> health::Persistence {
+        health::Persistence {
+            aof,
+            save: save.into(),
+            maxmemory_policy: policy.into(),
+            aof_write_status: None,
+        }
+    }
+
+    #[test]
+    fn persistence_warns_and_eviction_fails() {
+        let [d, e] = persistence_verdicts(&p(true, "", "noeviction"));
+        assert_eq!((d.status, e.status), (Level::Ok, Level::Ok));
+        let [d, e] = persistence_verdicts(&p(false, "", "allkeys-lru"));
+        assert_eq!((d.status, e.status), (Level::Warn, Level::Fail));
+        assert!(d.detail.contains("restart"), "{}", d.detail);
+        let [d, e] = persistence_verdicts(&p(false, "3600 1", "volatile-lru"));
+        assert!(d.detail.contains("snapshots"), "{}", d.detail);
+        assert_eq!(e.status, Level::Fail);
+    }
+
+    #[test]
+    fn the_worst_verdict_wins_and_skip_counts_as_ok() {
+        let mut r = Report {
+            status: Level::Ok,
+            checks: Vec::new(),
+        };
+        assert_eq!(r.worst(), Level::Ok);
+        r.checks.push(check("a", Level::Skip, ""));
+        assert!(r.worst() < Level::Warn);
+        r.checks.push(check("b", Level::Warn, ""));
+        r.checks.push(check("c", Level::Ok, ""));
+        assert_eq!(r.worst(), Level::Warn);
+        assert_eq!(r.count(Level::Warn), 1);
+    }
+}

@@ -1,0 +1,308 @@
+//! Draining the Redis outboxes into the broker: after a check-in, by `relay`, and by `settle`.
+//! An event leaves its outbox only once the broker has confirmed it.
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+use redis::ConnectionLike;
+use serde::Serialize;
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::amqp::Flow;
+use crate::amqp::Publisher;
+use crate::config::Config;
+use crate::error::{Error, Service};
+use crate::redis::board;
+use crate::redis::keys::Keys;
+
+/// A check-in also sends its department's older pending events (left by an earlier broker
+/// outage), but not younger ones: those likely belong to a concurrent check-in that is
+/// publishing them right now, and sending them too would only make duplicates.
+pub const STALE_AFTER_SECS: i64 = 5;
+/// At most this many older events ride along with one check-in (taken from one page of the
+/// outbox, in no particular order); `relay` drains the rest. Kept small: each one is on the
+/// kiosk's time (100 made a check-in facing a backlog 1.3x-1.4x slower than one facing 10).
+const PIGGYBACK: usize = 10;
+
+/// What one drain did.
+#[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]
+pub struct DrainReport {
+    /// Departments whose outbox held events.
+    pub departments: usize,
+    /// Events the broker confirmed (and that left their outbox).
+    pub sent: usize,
+    /// Events still in an outbox (nacked, unconfirmed, or the broker went away mid-way).
+    pub pending: usize,
+    /// Why the broker stopped taking events, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// Outbox entries that are no event (`<dept> <event id>: why`, the first
+    /// [`MALFORMED_SHOWN`]): never published, left in their outbox and counted in `pending`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub malformed: Vec<String>,
+}
+
+/// Malformed outbox entries a drain names; it counts them all in `pending`.
+pub const MALFORMED_SHOWN: usize = 20;
+
+/// Drain every outbox of the namespace once, on fresh connections: `amqp.publishers` of them
+/// at once for a backlog of several departments (see [`in_parallel`]). No broker: exit 3.
+pub fn drain_outboxes(cfg: &Config, con: &mut impl board::Keyspace, keys: &Keys) -> Result<DrainReport> {
+    let depts = board::outbox_departments(con, keys)?;
+    drain_outboxes_of(cfg, con, keys, &depts)
+}
+
+/// [`drain_outboxes`] for these departments' outboxes (found by [`board::outbox_departments`]).
+pub fn drain_outboxes_of(
+    cfg: &Config,
+    con: &mut impl board::Keyspace,
+    keys: &Keys,
+    depts: &[String],
+) -> Result<DrainReport> {
+    if cfg.amqp.publishers.clamp(1, depts.len().max(1)) == 1 {
+        let mut publisher = Publisher::connect(cfg)?;
+        let report = drain_departments(&mut publisher, con, keys, depts)?;
+        publisher.close();
+        return Ok(report);
+    }
+    in_parallel(cfg, depts, |share| {
+        let mut redis = board::Redis::open(cfg)?;
+        let mut publisher = Publisher::connect(cfg)?;
+        let report = drain_departments(&mut publisher, &mut redis, keys, share)?;
+        publisher.close();
+        Ok(report)
+    })
+}
+
+/// Run `share` on up to `amqp.publishers` threads at once, each given its own slice of the
+/// departments (an outbox is drained by one publisher only), and add up their reports. The
+/// first error wins (a broker unreachable from every thread is exit 3 all the same).
+pub fn in_parallel(
+    cfg: &Config,
+    depts: &[String],
+    share: impl Fn(&[String]) -> Result<DrainReport> + Sync,
+) -> Result<DrainReport> {
+    each_share(shares(cfg, depts), share)
+}
+
+/// `depts` cut into up to `amqp.publishers` consecutive shares, one per publisher.
+pub(crate) fn shares<'d>(cfg: &Config, depts: &'d [String]) -> Vec<&'d [String]> {
+    let n = cfg.amqp.publishers.clamp(1, depts.len().max(1));
+    depts.chunks(depts.len().div_ceil(n).max(1)).collect()
+}
+
+/// Run `work` on each part on a thread of its own, and add up their reports (the first error
+/// wins).
+pub(crate) fn each_share<P: Send>(
+    parts: Vec<P>,
+    work: impl Fn(P) -> Result<DrainReport> + Sync,
+) -> Result<DrainReport> {
+    let work = &work;
+    let reports: Vec<Result<DrainReport>> = std::thread::scope(|s| {
+        let running: Vec<_> = parts.into_iter().map(|part| s.spawn(move || work(part))).collect();
+        running
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::internal("a publisher thread panicked").into()))
+            })
+            .collect()
+    });
+    let mut total = DrainReport::default();
+    for r in reports {
+        let r = r?;
+        total.departments += r.departments;
+        total.sent += r.sent;
+        total.pending += r.pending;
+        total.problem = total.problem.or(r.problem);
+        total.malformed.extend(r.malformed);
+    }
+    total.malformed.truncate(MALFORMED_SHOWN);
+    Ok(total)
+}
+
+/// Drain the given departments' outboxes (a bulk check-in knows which ones it filled), page by
+/// page: each page read from an outbox goes into one stream of publishes whose confirm window
+/// spans pages and departments (waiting for each department's last confirm in turn cost one
+/// broker round trip per department), and what the broker acked leaves its outbox after each
+/// page. Memory holds a page, the window and the ids of one department's outbox, never the
+/// backlog. An event is removed only once confirmed: a drain killed mid-way leaves the others.
+pub fn drain_departments(
+    publisher: &mut Publisher,
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    depts: &[String],
+) -> Result<DrainReport> {
+    let mut flow: Flow<(usize, String)> = Flow::default();
+    // Per department: events read (and offered to the broker), events acked and removed.
+    let (mut read, mut sent) = (vec![0; depts.len()], vec![0; depts.len()]);
+    let (mut stopped_at, mut malformed) = (None, Vec::new());
+    'depts: for (i, dept) in depts.iter().enumerate() {
+        // HSCAN may return an entry twice (the hash shrinks as it is drained): send it once.
+        let mut offered = HashSet::new();
+        let mut cursor = 0;
+        loop {
+            let (next, page) = board::outbox_page(con, keys, dept, cursor, PAGE)?;
+            for (id, json) in page {
+                if !offered.insert(id.clone()) {
+                    continue;
+                }
+                if !publisher.send(&mut flow, &id, &json, (i, id.clone())) {
+                    stopped_at = Some(i);
+                    break 'depts;
+                }
+                read[i] += 1;
+            }
+            for (id, why) in flow.take_malformed() {
+                malformed.push(format!("{dept} {id}: {why}"));
+            }
+            remove_acked(con, keys, depts, &mut flow, &mut sent)?;
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+    }
+    publisher.finish(&mut flow);
+    remove_acked(con, keys, depts, &mut flow, &mut sent)?;
+    let mut report = DrainReport::default();
+    let done = stopped_at.unwrap_or(depts.len());
+    for i in 0..done {
+        report.departments += usize::from(read[i] > 0);
+        report.sent += sent[i];
+        report.pending += read[i] - sent[i];
+    }
+    // The broker stopped taking events: what the rest of the outboxes hold stays pending.
+    if done < depts.len() {
+        let rest = &depts[done..];
+        let left = board::outbox_lens(con, keys, rest)?;
+        for (i, n) in (done..).zip(left) {
+            report.departments += usize::from(n > 0 || sent[i] > 0);
+            report.sent += sent[i];
+            report.pending += n;
+        }
+    }
+    report.problem = publisher.problem().map(str::to_string);
+    malformed.truncate(MALFORMED_SHOWN);
+    report.malformed = malformed;
+    Ok(report)
+}
+
+/// Entries read from an outbox per HSCAN while draining.
+pub(crate) const PAGE: usize = 1_000;
+
+/// Remove from their outboxes the events the broker acked so far.
+pub(crate) fn remove_acked(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    depts: &[String],
+    flow: &mut Flow<(usize, String)>,
+    sent: &mut [usize],
+) -> Result<()> {
+    let mut by_dept: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (i, id) in flow.take_acked() {
+        sent[i] += 1;
+        by_dept.entry(depts[i].as_str()).or_default().push(id);
+    }
+    board::outbox_ack_many(con, keys, &by_dept)
+}
+
+/// Publish one check-in's event and its department's stale pending events on `publisher`
+/// (then closed); Ok(true) if the check-in's own event was confirmed (and left the outbox),
+/// Ok(false) if the broker refused it, Err if the broker failed on the way.
+pub fn send_punch(
+    mut publisher: Publisher,
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    dept: &str,
+    event_id: &str,
+) -> Result<bool> {
+    let now = Utc::now();
+    // Only a confirmed publish removes an event: gone, a concurrent `relay` already sent it.
+    let Some(own) = board::outbox_get(con, keys, dept, event_id)? else {
+        return Ok(true);
+    };
+    // One page of the outbox, however long it is: the check-in costs the same with 10 or
+    // 100,000 events waiting, and `relay` drains the rest.
+    let (_, page) = board::outbox_page(con, keys, dept, 0, PIGGYBACK)?;
+    let mut items: Vec<(String, String)> = page
+        .into_iter()
+        .filter(|(id, stored)| id != event_id && is_stale(id, stored, now))
+        .take(PIGGYBACK)
+        .collect();
+    items.push((event_id.to_string(), own));
+    let acked = publisher.publish_confirmed(&items)?;
+    let problem = publisher.problem().map(str::to_string);
+    publisher.close();
+    board::outbox_ack(con, keys, dept, &acked)?;
+    match (acked.iter().any(|id| id == event_id), problem) {
+        (true, _) => Ok(true),
+        (false, Some(why)) => Err(Error::service(Service::Rabbitmq, why).into()),
+        (false, None) => Ok(false),
+    }
+}
+
+/// An event that has waited in the outbox for a while: one an earlier publish left behind.
+/// Its age counts from when it was recorded, not from the punch itself, which a kiosk that was
+/// offline may replay hours later (events from before `recorded_at` existed fall back on `at`).
+fn is_stale(id: &str, stored: &str, now: DateTime<Utc>) -> bool {
+    crate::domain::event::render(id, stored)
+        .ok()
+        .and_then(|ev| ev.recorded_at)
+        .is_some_and(|at| (now - at).num_seconds() >= STALE_AFTER_SECS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::event::{record_prefix, RecordFields};
+
+    fn instant(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    /// An outbox entry as written before the compact record: the event's JSON.
+    fn old_entry(at: &str, recorded_at: Option<&str>) -> String {
+        let recorded = recorded_at.map_or(String::new(), |r| format!(r#","recorded_at":"{r}""#));
+        format!(
+            r#"{{"event_id":"x","employee_id":"E1","employee_name":"Ann","department_id":"D1","at":"{at}","work_date":"2026-11-30","source":"cli"{recorded},"kind":"in","late":false,"late_minutes":0,"early":false,"early_minutes":0,"changed":true}}"#
+        )
+    }
+
+    /// An outbox entry as the punch script writes it now.
+    fn record(at: &str, recorded_at: &str) -> String {
+        let fields = RecordFields {
+            employee_id: "E1",
+            employee_name: "Ann",
+            department_id: "D1",
+            at: DateTime::parse_from_rfc3339(at).unwrap(),
+            work_date: chrono::NaiveDate::from_ymd_opt(2026, 11, 30).unwrap(),
+            source: "cli",
+            recorded_at: instant(recorded_at),
+            late_minutes_if_in: 0,
+            early_minutes_if_out: 0,
+        };
+        record_prefix(&fields) + "i1"
+    }
+
+    #[test]
+    fn only_events_older_than_the_threshold_are_stale() {
+        let now = instant("2026-11-30T09:00:10+01:00");
+        assert!(is_stale("x", &old_entry("2026-11-30T09:00:00+01:00", None), now));
+        assert!(!is_stale("x", &old_entry("2026-11-30T09:00:08+01:00", None), now));
+        assert!(!is_stale("x", "not json", now));
+        // A punch replayed from an hour ago, recorded a moment ago, is not stale.
+        let replayed = old_entry("2026-11-30T08:00:00+01:00", Some("2026-11-30T08:00:08.000Z"));
+        assert!(!is_stale("x", &replayed, now));
+        assert!(!is_stale(
+            "x",
+            &record("2026-11-30T08:00:00+01:00", "2026-11-30T08:00:08Z"),
+            now
+        ));
+        assert!(is_stale(
+            "x",
+            &record("2026-11-30T09:00:08+01:00", "2026-11-30T08:00:00Z"),
+            now
+        ));
+    }
+}

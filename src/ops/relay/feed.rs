@@ -1,0 +1,169 @@
+//! Publishing while recording: a bulk check-in hands each script call's events to publisher
+//! threads as soon as Redis has answered, so that the broker works on the first events while
+//! Redis records the next ones (the two used to run one after the other).
+//!
+//! The outbox stays the guarantee: every event was written there by the script before it is
+//! handed over, and leaves it only once confirmed. What a publisher could not send (a broker
+//! away, a nack, a confirm that never came) is still in its outbox; each publisher ends with a
+//! drain of its departments' outboxes, which also sends what an earlier outage left there.
+
+use anyhow::Result;
+use crossbeam_channel::{bounded, Receiver, Sender};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::drain::{drain_departments, each_share, remove_acked, shares, DrainReport};
+use crate::amqp::Flow;
+use crate::amqp::Publisher;
+use crate::config::Config;
+use crate::redis::board;
+use crate::redis::keys::Keys;
+
+/// One script call's events: (department, event id, the outbox value: rendered when published).
+pub type Events = Vec<(String, String, String)>;
+
+/// Script calls' worth of events waiting per publisher: a publisher slower than Redis holds the
+/// recording back instead of letting a day's events pile up in memory.
+const BACKLOG: usize = 64;
+
+/// Hands events to the publisher that owns their department.
+pub struct Feed<'a> {
+    owner: HashMap<String, usize>,
+    senders: Vec<Sender<Events>>,
+    abandoned: &'a AtomicBool,
+}
+
+impl Feed<'_> {
+    /// Hand over one call's events (all of one department). A publisher that stopped still
+    /// takes them (and drops them: they wait in the outbox), so recording never blocks on it.
+    pub fn send(&self, events: Events) {
+        let Some((dept, _, _)) = events.first() else { return };
+        let to = self.owner.get(dept).copied().unwrap_or(0);
+        // Fails only when the publisher is gone (its Redis failed): the events are in the outbox.
+        if let Some(tx) = self.senders.get(to) {
+            let _ = tx.send(events);
+        }
+    }
+
+    /// Recording failed (Redis): the publishers stop at once, touching Redis no more (it is
+    /// likely gone or silent for them too). What they sent but could not remove from its
+    /// outbox is sent again by `relay` (at least once); the rest waits there.
+    pub fn abandon(&self) {
+        self.abandoned.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Run `record` (on this thread) while up to `amqp.publishers` threads, each with its own
+/// Redis and broker connections and its share of `depts`, publish what it hands over; then each
+/// drains its share's outboxes once. Returns what `record` returned and the publishers' report.
+pub fn publish_while<R>(
+    cfg: &Config,
+    keys: &Keys,
+    depts: &[String],
+    record: impl FnOnce(&Feed) -> R,
+) -> (R, Result<DrainReport>) {
+    let shares = shares(cfg, depts);
+    let abandoned = AtomicBool::new(false);
+    // Each publisher's Redis connection, opened here so that none is opened while recording
+    // (a Redis that goes silent meanwhile would hold each opening for its timeouts).
+    let redis: Result<Vec<board::Redis>> = shares.iter().map(|_| board::Redis::open(cfg)).collect();
+    let redis = match redis {
+        Ok(r) => r,
+        Err(e) => {
+            let nobody = Feed {
+                owner: HashMap::new(),
+                senders: Vec::new(),
+                abandoned: &abandoned,
+            };
+            return (record(&nobody), Err(e));
+        }
+    };
+    let (senders, receivers): (Vec<_>, Vec<_>) = shares.iter().map(|_| bounded::<Events>(BACKLOG)).unzip();
+    let owner = shares
+        .iter()
+        .enumerate()
+        .flat_map(|(i, share)| share.iter().map(move |d| (d.clone(), i)))
+        .collect();
+    let feed = Feed {
+        owner,
+        senders,
+        abandoned: &abandoned,
+    };
+    let parts: Vec<_> = shares.into_iter().zip(receivers).zip(redis).collect();
+    std::thread::scope(|s| {
+        let publishing = s.spawn(|| {
+            each_share(parts, |((share, rx), redis)| {
+                publish_share(cfg, keys, share, rx, redis, &abandoned)
+            })
+        });
+        let recorded = record(&feed);
+        // Closing the feed tells each publisher that no more is coming.
+        drop(feed);
+        let report = publishing
+            .join()
+            .unwrap_or_else(|_| Err(crate::error::Error::internal("the publishers panicked").into()));
+        (recorded, report)
+    })
+}
+
+/// One publisher: what is handed over as it comes, then its departments' outboxes once. A
+/// broker that cannot be reached leaves the events pending (the punches are recorded).
+fn publish_share(
+    cfg: &Config,
+    keys: &Keys,
+    share: &[String],
+    rx: Receiver<Events>,
+    mut redis: board::Redis,
+    abandoned: &AtomicBool,
+) -> Result<DrainReport> {
+    let gone = || abandoned.load(Ordering::SeqCst);
+    let mut publisher = match Publisher::connect(cfg) {
+        Ok(p) => p,
+        Err(e) => {
+            rx.iter().for_each(drop);
+            if gone() {
+                return Ok(DrainReport::default());
+            }
+            return Ok(DrainReport {
+                pending: board::outbox_len(&mut redis, keys, share)?,
+                problem: Some(crate::error::one_line(&e)),
+                ..Default::default()
+            });
+        }
+    };
+    let index: HashMap<&str, usize> = share.iter().enumerate().map(|(i, d)| (d.as_str(), i)).collect();
+    let mut flow: Flow<(usize, String)> = Flow::default();
+    let mut sent = vec![0; share.len()];
+    for events in rx.iter() {
+        for (dept, id, stored) in events {
+            let Some(&i) = index.get(dept.as_str()) else { continue };
+            if publisher.problem().is_none() {
+                publisher.send(&mut flow, &id, &stored, (i, id.clone()));
+            }
+        }
+        if !gone() {
+            remove_acked(&mut redis, keys, share, &mut flow, &mut sent)?;
+        }
+    }
+    if gone() {
+        return Ok(DrainReport::default());
+    }
+    publisher.finish(&mut flow);
+    remove_acked(&mut redis, keys, share, &mut flow, &mut sent)?;
+    // What is still in the outboxes: anything not confirmed above, and older pending events
+    // (their lengths in one pipeline: most are empty by now).
+    let left: Vec<String> = share
+        .iter()
+        .zip(board::outbox_lens(&mut redis, keys, share)?)
+        .filter(|(_, n)| *n > 0)
+        .map(|(d, _)| d.clone())
+        .collect();
+    let mut report = drain_departments(&mut publisher, &mut redis, keys, &left)?;
+    publisher.close();
+    report.sent += sent.iter().sum::<usize>();
+    report.departments = (0..share.len())
+        .filter(|&i| sent[i] > 0)
+        .count()
+        .max(report.departments);
+    Ok(report)
+}

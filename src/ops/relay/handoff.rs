@@ -1,0 +1,279 @@
+//! A following relay's one stream of publishes: the events check-ins hand off (woken through
+//! Redis) and its full rounds over every outbox, on one publisher and one window of confirms,
+//! so that neither ever waits for the other's confirms.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use anyhow::Result;
+use redis::ConnectionLike;
+
+use super::drain::{DrainReport, MALFORMED_SHOWN, PAGE};
+use crate::amqp::Flow;
+use crate::amqp::Publisher;
+use crate::redis::board;
+use crate::redis::keys::Keys;
+
+/// What published an event: a check-in's wake-up, or the full round.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    Wake,
+    Round,
+}
+
+struct Tag {
+    dept: String,
+    id: String,
+    origin: Origin,
+}
+
+/// A full round's figures, until every event it published is confirmed or refused.
+#[derive(Default)]
+struct Round {
+    /// Outboxes the round found holding events, and how many of them it read events from.
+    found: Vec<String>,
+    departments: usize,
+    read: usize,
+    sent: usize,
+    refused: usize,
+    /// Entries that are no event: never published, they stay in their outbox (pending).
+    unpublishable: usize,
+    malformed: Vec<String>,
+    /// Every outbox read, or the publisher stopped on the way.
+    swept: bool,
+}
+
+/// The events on their way, and what their confirms removed from the outboxes. An event leaves
+/// its outbox only once confirmed, as everywhere.
+pub struct Handoffs {
+    flow: Flow<Tag>,
+    /// Ids published and not yet confirmed: a wake-up or the round meets them in the outbox
+    /// again, and must not publish them twice.
+    in_flight: HashSet<String>,
+    /// Refused by the broker (or no event at all) since the last round began: left for the next
+    /// round, so that it is not tried again at every wake-up of its department.
+    held: HashSet<String>,
+    /// What the wake-ups' confirms removed since [`Handoffs::take_handed`].
+    handed: DrainReport,
+    round: Option<Round>,
+}
+
+impl Default for Handoffs {
+    fn default() -> Self {
+        Handoffs {
+            flow: Flow::keeping_failed(),
+            in_flight: HashSet::new(),
+            held: HashSet::new(),
+            handed: DrainReport::default(),
+            round: None,
+        }
+    }
+}
+
+impl Handoffs {
+    /// Publish the events of the woken departments' outboxes (a page of each; the full rounds
+    /// take any more) but those already on their way. Stops when the publisher does.
+    pub fn offer(
+        &mut self,
+        publisher: &mut Publisher,
+        con: &mut impl ConnectionLike,
+        keys: &Keys,
+        depts: &[String],
+    ) -> Result<()> {
+        for dept in depts {
+            let (_, page) = board::outbox_page(con, keys, dept, 0, PAGE)?;
+            if !self.send_page(publisher, dept, page, Origin::Wake) {
+                break;
+            }
+        }
+        publisher.flush_journal(&mut self.flow);
+        // An entry that is no event stays in its outbox; the full rounds name it.
+        self.flow.take_malformed();
+        Ok(())
+    }
+
+    /// The full round: every outbox, page by page, into the same stream as the hand-offs, never
+    /// waiting for a confirm (but for room in the confirm window, facing a backlog). Between two
+    /// SCAN calls listing the outboxes, and between two pages of one, the wake-ups that came
+    /// meanwhile are taken and their events sent at once. Its
+    /// report comes from [`Handoffs::take_round`] once its confirms are in. A round starts only
+    /// once the last one was taken.
+    pub fn sweep(&mut self, publisher: &mut Publisher, con: &mut impl board::Keyspace, keys: &Keys) -> Result<()> {
+        debug_assert!(self.round.is_none(), "the last round was not taken");
+        self.held.clear();
+        self.round = Some(Round::default());
+        let found = board::outbox_departments_between(con, keys, |con| self.between_pages(publisher, con, keys))?;
+        for dept in &found {
+            if !self.sweep_outbox(publisher, con, keys, dept)? {
+                break;
+            }
+        }
+        publisher.flush_journal(&mut self.flow);
+        let round = self.round.as_mut().expect("begun above");
+        round.found = found;
+        round.swept = true;
+        Ok(())
+    }
+
+    /// One department's outbox, page by page. False once the publisher stopped.
+    fn sweep_outbox(
+        &mut self,
+        publisher: &mut Publisher,
+        con: &mut impl ConnectionLike,
+        keys: &Keys,
+        dept: &str,
+    ) -> Result<bool> {
+        let met = |r: &Round| r.read + r.unpublishable;
+        let met_before = self.round.as_ref().map_or(0, met);
+        let mut cursor = 0;
+        let going = loop {
+            let (next, page) = board::outbox_page(con, keys, dept, cursor, PAGE)?;
+            let going = self.send_page(publisher, dept, page, Origin::Round);
+            let round = self.round.as_mut().expect("begun");
+            for (id, why) in self.flow.take_malformed() {
+                round.malformed.push(format!("{dept} {id}: {why}"));
+            }
+            self.between_pages(publisher, con, keys)?;
+            if !going || next == 0 {
+                break going;
+            }
+            cursor = next;
+        };
+        let round = self.round.as_mut().expect("begun");
+        round.departments += usize::from(met(round) > met_before);
+        Ok(going)
+    }
+
+    /// Take the wake-ups that came (without waiting), send their events, take the confirms.
+    fn between_pages(&mut self, publisher: &mut Publisher, con: &mut impl ConnectionLike, keys: &Keys) -> Result<()> {
+        let woken = crate::redis::handoff::take_wakes(con, keys)?;
+        if !woken.is_empty() {
+            self.offer(publisher, con, keys, &woken)?;
+        }
+        self.settle(publisher, con, keys)
+    }
+
+    /// Send a page of an outbox but what is on its way or held. False once the publisher stopped.
+    fn send_page(
+        &mut self,
+        publisher: &mut Publisher,
+        dept: &str,
+        page: Vec<(String, String)>,
+        origin: Origin,
+    ) -> bool {
+        for (id, json) in page {
+            if self.in_flight.contains(&id) || self.held.contains(&id) {
+                continue;
+            }
+            let tag = Tag {
+                dept: dept.to_string(),
+                id: id.clone(),
+                origin,
+            };
+            let malformed = self.flow.malformed_len();
+            if !publisher.send(&mut self.flow, &id, &json, tag) {
+                return false;
+            }
+            if self.flow.malformed_len() > malformed {
+                // Never published, so no confirm will ever take it off the books.
+                if let (Origin::Round, Some(round)) = (origin, self.round.as_mut()) {
+                    round.unpublishable += 1;
+                }
+                self.held.insert(id);
+                continue;
+            }
+            self.in_flight.insert(id);
+            if let (Origin::Round, Some(round)) = (origin, self.round.as_mut()) {
+                round.read += 1;
+            }
+        }
+        true
+    }
+
+    /// A full round was swept and its report not taken yet.
+    pub fn round_open(&self) -> bool {
+        self.round.is_some()
+    }
+
+    /// Events sent whose confirms have not all come.
+    pub fn busy(&self) -> bool {
+        self.flow.in_flight() > 0
+    }
+
+    /// Take the confirms that came, without waiting; remove what they acked from its outbox.
+    pub fn settle(&mut self, publisher: &mut Publisher, con: &mut impl ConnectionLike, keys: &Keys) -> Result<()> {
+        publisher.poll(&mut self.flow);
+        self.take_confirms(con, keys)
+    }
+
+    /// Wait (within the confirm timeout) for every confirm still due, unless the publisher
+    /// stopped: what was not acked stays in its outbox.
+    pub fn finish(&mut self, publisher: &mut Publisher, con: &mut impl ConnectionLike, keys: &Keys) -> Result<()> {
+        if publisher.problem().is_none() {
+            publisher.finish(&mut self.flow);
+        }
+        self.take_confirms(con, keys)
+    }
+
+    /// What the wake-ups' confirms removed since the last call (departments, sent).
+    pub fn take_handed(&mut self) -> DrainReport {
+        std::mem::take(&mut self.handed)
+    }
+
+    /// The last full round's report, once every event it published was confirmed or refused;
+    /// at once if the publisher stopped (what its outboxes still hold is then pending). None
+    /// while it is not over, or when no round is open.
+    pub fn take_round(
+        &mut self,
+        publisher: &Publisher,
+        con: &mut impl ConnectionLike,
+        keys: &Keys,
+    ) -> Result<Option<DrainReport>> {
+        let Some(round) = self.round.as_ref() else {
+            return Ok(None);
+        };
+        let mut report = DrainReport::default();
+        if let Some(why) = publisher.problem() {
+            let left = board::outbox_lens(con, keys, &round.found)?;
+            report.departments = left.iter().filter(|n| **n > 0).count().max(round.departments);
+            report.pending = left.iter().sum();
+            report.problem = Some(why.to_string());
+        } else if round.swept && round.sent + round.refused == round.read {
+            report.departments = round.departments;
+            report.pending = round.refused + round.unpublishable;
+        } else {
+            return Ok(None);
+        }
+        let round = self.round.take().expect("open");
+        report.sent = round.sent;
+        report.malformed = round.malformed;
+        report.malformed.truncate(MALFORMED_SHOWN);
+        Ok(Some(report))
+    }
+
+    fn take_confirms(&mut self, con: &mut impl ConnectionLike, keys: &Keys) -> Result<()> {
+        let acked = self.flow.take_acked();
+        let mut by_dept: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        let mut handed_depts = BTreeSet::new();
+        for t in &acked {
+            self.in_flight.remove(&t.id);
+            by_dept.entry(t.dept.as_str()).or_default().push(t.id.clone());
+            match (t.origin, self.round.as_mut()) {
+                (Origin::Wake, _) => {
+                    self.handed.sent += 1;
+                    handed_depts.insert(t.dept.as_str());
+                }
+                (Origin::Round, Some(round)) => round.sent += 1,
+                (Origin::Round, None) => {}
+            }
+        }
+        self.handed.departments += handed_depts.len();
+        for t in self.flow.take_failed() {
+            self.in_flight.remove(&t.id);
+            self.held.insert(t.id);
+            if let (Origin::Round, Some(round)) = (t.origin, self.round.as_mut()) {
+                round.refused += 1;
+            }
+        }
+        board::outbox_ack_many(con, keys, &by_dept)
+    }
+}

@@ -1,0 +1,281 @@
+//! settle: write finished days to MySQL. Every active employee gets one attendance row per day
+//! (upserted, so a rerun rewrites the same rows), the run is recorded, and only once every row
+//! is committed are the day's boards deleted and the next work day laid out.
+//!
+//! Cut-over: before reading a department's board settle moves it out of the live key into its
+//! own (`crate::redis::cutover`), so a punch that arrives meanwhile lands on a fresh live board and is
+//! settled by a later run, never deleted unseen. Catch-up: without a date, settle takes
+//! yesterday and every earlier day that still has boards, oldest first.
+//!
+//! Kill-safety: rows are computed from the union of settle's boards and the punch histories
+//! already stored for the day, so a rerun after a kill at any point (around the cut-over,
+//! during the writes, half-way through deleting boards) computes the very same rows.
+
+mod day;
+pub mod rows;
+mod spent;
+mod stream;
+mod write;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use anyhow::Result;
+use chrono::{Duration, NaiveDate};
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::mysql::runs::SettleLock;
+use crate::mysql::{attendance, runs};
+use crate::ops::relay::DrainReport;
+use crate::redis::board::LayoutReport;
+use crate::redis::cutover;
+use crate::redis::keys::Keys;
+use crate::redis::Redis;
+use rows::Failure;
+
+/// Test hooks, read from the environment. They stop the process the way `kill -9` does, at a
+/// chosen point, so that tests can prove a rerun repairs everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hooks {
+    /// `ATTENDANCE_SETTLE_ABORT_AFTER_CUTOVERS=N`: abort once N departments are cut over.
+    pub abort_after_cutovers: Option<u64>,
+    /// `ATTENDANCE_SETTLE_ABORT_AFTER_BATCHES=N`: abort once N batches are committed.
+    pub abort_after_batches: Option<u64>,
+    /// `ATTENDANCE_SETTLE_ABORT_AFTER_DELETES=N`: abort once N boards are deleted.
+    pub abort_after_deletes: Option<u64>,
+}
+
+impl Hooks {
+    pub fn from_env() -> Result<Hooks, Error> {
+        let read = |name: &str| -> Result<Option<u64>, Error> {
+            match std::env::var(name) {
+                Ok(v) => v
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| Error::input(format!("{name}: expected a number, found '{v}'"))),
+                Err(_) => Ok(None),
+            }
+        };
+        Ok(Hooks {
+            abort_after_cutovers: read("ATTENDANCE_SETTLE_ABORT_AFTER_CUTOVERS")?,
+            abort_after_batches: read("ATTENDANCE_SETTLE_ABORT_AFTER_BATCHES")?,
+            abort_after_deletes: read("ATTENDANCE_SETTLE_ABORT_AFTER_DELETES")?,
+        })
+    }
+
+    fn check(limit: Option<u64>, done: u64) {
+        if limit.is_some_and(|n| done >= n) {
+            // The test hook: die at once, no destructor, no commit, like kill -9.
+            std::process::abort();
+        }
+    }
+
+    /// Departments per Redis pipeline: one when a hook counts them, so it stops exactly there.
+    fn per_call(limit: Option<u64>) -> usize {
+        if limit.is_some() {
+            1
+        } else {
+            200
+        }
+    }
+}
+
+/// What settle is asked to do.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// One day; `None`: yesterday and every earlier day that still has boards (catch-up).
+    pub date: Option<NaiveDate>,
+    /// Today in the company's zone: only a day that has ended can be settled, and only a
+    /// next work day from today on is laid out.
+    pub today: NaiveDate,
+    /// Settle a laid-out day even if some departments have no board at all.
+    pub accept_missing_boards: bool,
+    pub hooks: Hooks,
+}
+
+/// Progress as settle goes: the rows to write, then every batch written.
+pub enum Progress {
+    Rows(u64),
+    Written(u64),
+}
+
+/// What settling one day did.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub run_id: u64,
+    pub date: NaiveDate,
+    pub workday: bool,
+    pub employees: u64,
+    pub rows_written: u64,
+    /// Rows by status as they stand in MySQL after the run (corrections included).
+    pub counts: BTreeMap<String, u64>,
+    pub failed: u64,
+    pub failures: Vec<Failure>,
+    pub boards_deleted: u64,
+    /// Boards kept because a row of their department failed (a rerun needs their punches).
+    pub boards_kept: u64,
+    /// What became of the outboxes' events (drained once per run, with its last day).
+    pub outbox: DrainReport,
+    pub next_workday: Option<NaiveDate>,
+    /// The next work day's layout, when it was laid out.
+    pub next_day: Option<LayoutReport>,
+    pub seconds: f64,
+    /// Seconds spent in each step, in order (for `-v` and the benchmark).
+    pub steps: Vec<(&'static str, f64)>,
+    /// Seconds spent in each part of writing the rows, summed over the threads that read and
+    /// write at once (so they add up to more than the step's wall time).
+    pub parts: Vec<(&'static str, f64)>,
+}
+
+/// What a run did: the last day's report at the top (the shape of a one-day run), the days
+/// settled oldest first, and the reports of the earlier days a catch-up settled.
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    #[serde(flatten)]
+    pub last: Report,
+    pub settled_days: Vec<NaiveDate>,
+    pub earlier: Vec<Report>,
+}
+
+impl Summary {
+    /// Every day's report, oldest first.
+    pub fn days(&self) -> impl Iterator<Item = &Report> {
+        self.earlier.iter().chain(std::iter::once(&self.last))
+    }
+
+    pub fn failed(&self) -> u64 {
+        self.days().map(|r| r.failed).sum()
+    }
+}
+
+/// The stores and the roster a run works with, opened once for all its days.
+struct Run<'a> {
+    cfg: &'a Config,
+    opts: &'a Options,
+    keys: Keys,
+    pool: mysql::Pool,
+    con: Redis,
+    lock: SettleLock,
+    /// Every department (boards are looked for in each), and whether it has active members
+    /// (only those had a board laid out).
+    departments: Vec<(String, bool)>,
+}
+
+/// Settle one day, or catch up. Returns the summary also when rows failed (`failed() > 0`):
+/// the caller shows them and exits 4. MySQL unreachable after the retries: a service error,
+/// nothing deleted. A laid-out day whose boards are missing: refused (exit 6), nothing changed.
+pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) -> Result<Summary> {
+    if let Some(date) = opts.date {
+        runs::check_storable(date)?;
+    }
+    if let Some(date) = opts.date.filter(|d| *d >= opts.today) {
+        return Err(Error::refused(format!(
+            "{date} has not ended yet in {} (today is {}): only a past day can be settled",
+            cfg.timezone, opts.today
+        ))
+        .into());
+    }
+    let mut run = Run::open(cfg, opts)?;
+    let days = match opts.date {
+        Some(d) => vec![d],
+        None => run.days_to_settle()?,
+    };
+    if !opts.accept_missing_boards {
+        run.refuse_lost_days(&days)?;
+    }
+    let mut reports = Vec::with_capacity(days.len());
+    for (i, &date) in days.iter().enumerate() {
+        reports.push(run.settle_day(date, i + 1 == days.len(), &mut progress)?);
+    }
+    let last = reports.pop().expect("at least one day");
+    Ok(Summary {
+        last,
+        settled_days: days,
+        earlier: reports,
+    })
+}
+
+impl<'a> Run<'a> {
+    fn open(cfg: &'a Config, opts: &'a Options) -> Result<Run<'a>> {
+        // MySQL first: when it is unreachable nothing else is touched.
+        let pool = write::connect(cfg)?;
+        let con = crate::redis::Redis::open(cfg)?;
+        let mut lock = SettleLock::try_acquire(&pool)
+            .map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?
+            .ok_or_else(|| Error::refused("another settle is running on this database"))?;
+        let departments = crate::mysql::roster_rows::department_ids(lock.conn())?;
+        Ok(Run {
+            cfg,
+            opts,
+            keys: Keys::new(&cfg.namespace),
+            pool,
+            con,
+            lock,
+            departments,
+        })
+    }
+
+    /// The departments with active members: those a layout gives a board.
+    fn active_departments(&self) -> Vec<String> {
+        self.departments
+            .iter()
+            .filter(|(_, active)| *active)
+            .map(|(d, _)| d.clone())
+            .collect()
+    }
+
+    fn all_departments(&self) -> Vec<String> {
+        self.departments.iter().map(|(d, _)| d.clone()).collect()
+    }
+
+    /// Yesterday, and every earlier day some department still has a board of, oldest first.
+    fn days_to_settle(&mut self) -> Result<Vec<NaiveDate>> {
+        let yesterday = self.opts.today - Duration::days(1);
+        let depts = self.all_departments();
+        let mut days: BTreeSet<NaiveDate> = cutover::days_with_boards(&mut self.con, &self.keys, &depts)?
+            .into_iter()
+            // A board of a day MySQL cannot store (a punch dated in the year 999) could never be
+            // settled: leave it out rather than fail every nightly run on it.
+            .filter(|d| *d < yesterday && runs::check_storable(*d).is_ok())
+            .collect();
+        days.insert(yesterday);
+        Ok(days.into_iter().collect())
+    }
+
+    /// Refuse (exit 6, before any change) when a day that was laid out has departments with no
+    /// board at all and no row in MySQL: their punches are not anywhere settle can see, so
+    /// settling would write them absent. `recover` rebuilds the boards from the journal.
+    fn refuse_lost_days(&mut self, days: &[NaiveDate]) -> Result<()> {
+        let laid_out = self.active_departments();
+        for &date in days {
+            if !runs::laid_out(self.lock.conn(), date)? {
+                continue;
+            }
+            let missing = cutover::without_board(&mut self.con, &self.keys, date, &laid_out)?;
+            if missing.is_empty() {
+                continue;
+            }
+            let settled: HashSet<String> = attendance::departments_with_rows(self.lock.conn(), date)?
+                .into_iter()
+                .collect();
+            let lost: Vec<&String> = missing.iter().filter(|d| !settled.contains(*d)).collect();
+            if lost.is_empty() {
+                continue;
+            }
+            let mut named: Vec<&str> = lost.iter().take(5).map(|d| d.as_str()).collect();
+            if lost.len() > named.len() {
+                named.push("...");
+            }
+            return Err(Error::Lost(format!(
+                "{date} was laid out but {} of {} departments have no board in Redis ({}): the day looks \
+                 lost in Redis; run `attendance recover --date {date}` first (or settle with --accept-missing-boards)",
+                lost.len(),
+                laid_out.len(),
+                named.join(", ")
+            ))
+            .into());
+        }
+        Ok(())
+    }
+}

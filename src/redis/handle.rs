@@ -1,0 +1,141 @@
+//! The one Redis handle the rest of the program holds: a single node or a Redis Cluster,
+//! chosen by `redis_url`. Code outside `board` passes it to board functions and never sends a
+//! command itself, so single node and cluster share every code path above this one.
+
+use anyhow::Result;
+use redis::{Cmd, ConnectionLike, RedisResult, Value};
+
+use super::cluster::{self, ClusterConn};
+use crate::config::Config;
+use crate::redis::conn::RedisConn;
+
+/// An open connection to the configured Redis, with the configured timeouts.
+pub enum Redis {
+    Single(RedisConn),
+    Cluster(Box<ClusterConn>),
+}
+
+impl Redis {
+    /// Connect (exit 2 for a bad URL, exit 3 when Redis is unreachable): a cluster when
+    /// `redis_url` is a `redis+cluster://` list of seed nodes, else one node.
+    pub fn open(cfg: &Config) -> Result<Redis> {
+        if cfg.redis_url.starts_with(&format!("{}://", cluster::SCHEME)) {
+            Ok(Redis::Cluster(Box::new(ClusterConn::open(cfg)?)))
+        } else {
+            Ok(Redis::Single(crate::redis::conn::single_redis(cfg)?))
+        }
+    }
+
+    /// Whether this is a cluster.
+    pub fn is_cluster(&self) -> bool {
+        matches!(self, Redis::Cluster(_))
+    }
+
+    fn con(&mut self) -> &mut dyn ConnectionLike {
+        match self {
+            Redis::Single(c) => c,
+            Redis::Cluster(c) => c.as_mut(),
+        }
+    }
+
+    fn con_ref(&self) -> &dyn ConnectionLike {
+        match self {
+            Redis::Single(c) => c,
+            Redis::Cluster(c) => c.as_ref(),
+        }
+    }
+}
+
+/// Enumerating keys by pattern: one SCAN on a single node, one per master on a cluster.
+pub trait Keyspace: ConnectionLike {
+    fn scan_keys(&mut self, pattern: &str) -> RedisResult<Vec<String>>;
+
+    /// One SCAN call from `cursor` on a single node: (next cursor, keys found), so that a caller
+    /// can do other work between calls. None on a cluster, whose scan runs master by master in
+    /// one piece ([`Keyspace::scan_keys`]).
+    fn scan_step(&mut self, pattern: &str, cursor: u64) -> RedisResult<Option<(u64, Vec<String>)>>;
+}
+
+/// SCAN on one node (a plain connection: tests, and the single-node handle), a thousand keys
+/// looked at per round trip: redis-rs's own iterator asks for Redis's default of ten, one round
+/// trip per ten keys of the whole server (a relay's round over a 1,000,000-employee day took
+/// about 2,000 of them, which held its hand-offs back for some 90 ms).
+fn scan_one(con: &mut impl ConnectionLike, pattern: &str) -> RedisResult<Vec<String>> {
+    let mut keys = Vec::new();
+    let mut cursor = 0u64;
+    loop {
+        let (next, found) = step_one(con, pattern, cursor)?;
+        keys.extend(found);
+        if next == 0 {
+            return Ok(keys);
+        }
+        cursor = next;
+    }
+}
+
+fn step_one(con: &mut impl ConnectionLike, pattern: &str, cursor: u64) -> RedisResult<(u64, Vec<String>)> {
+    redis::cmd("SCAN")
+        .arg(cursor)
+        .arg("MATCH")
+        .arg(pattern)
+        .arg("COUNT")
+        .arg(SCAN_COUNT)
+        .query(con)
+}
+
+/// Keys SCAN looks at per call.
+pub(crate) const SCAN_COUNT: usize = 1_000;
+
+impl Keyspace for Redis {
+    fn scan_keys(&mut self, pattern: &str) -> RedisResult<Vec<String>> {
+        match self {
+            Redis::Single(c) => scan_one(c, pattern),
+            Redis::Cluster(c) => c.scan_masters(pattern),
+        }
+    }
+
+    fn scan_step(&mut self, pattern: &str, cursor: u64) -> RedisResult<Option<(u64, Vec<String>)>> {
+        match self {
+            Redis::Single(c) => step_one(c, pattern, cursor).map(Some),
+            Redis::Cluster(_) => Ok(None),
+        }
+    }
+}
+
+impl Keyspace for redis::Connection {
+    fn scan_keys(&mut self, pattern: &str) -> RedisResult<Vec<String>> {
+        scan_one(self, pattern)
+    }
+
+    fn scan_step(&mut self, pattern: &str, cursor: u64) -> RedisResult<Option<(u64, Vec<String>)>> {
+        step_one(self, pattern, cursor).map(Some)
+    }
+}
+
+// Board functions take `impl ConnectionLike`, so they run on this handle and on a plain
+// connection in tests, unchanged.
+impl ConnectionLike for Redis {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
+        self.con().req_packed_command(cmd)
+    }
+
+    fn req_packed_commands(&mut self, cmd: &[u8], offset: usize, count: usize) -> RedisResult<Vec<Value>> {
+        self.con().req_packed_commands(cmd, offset, count)
+    }
+
+    fn req_command(&mut self, cmd: &Cmd) -> RedisResult<Value> {
+        self.con().req_command(cmd)
+    }
+
+    fn get_db(&self) -> i64 {
+        self.con_ref().get_db()
+    }
+
+    fn check_connection(&mut self) -> bool {
+        self.con().check_connection()
+    }
+
+    fn is_open(&self) -> bool {
+        self.con_ref().is_open()
+    }
+}

@@ -1,0 +1,19 @@
+//! Redis: the day's boards, the roster lookup, the per-department outboxes, the relay's
+//! hand-offs, and the connections (one node or a cluster) they all go through. The `redis`
+//! crate is named only under this folder: the rest of the program holds a [`Redis`] handle.
+
+pub mod board;
+pub mod cluster;
+pub mod conn;
+pub mod cutover;
+mod dump;
+mod handle;
+pub mod handoff;
+pub mod keys;
+mod layout;
+mod overlap;
+pub mod persistence;
+mod roster_cache;
+pub mod server;
+
+pub use handle::{Keyspace, Redis};

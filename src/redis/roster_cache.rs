@@ -1,0 +1,162 @@
+//! The Redis roster cache (employee id -> department and name, in [`ROSTER_PARTS`] hashes):
+//! written for a few employees at a time (`org import`, a check-in that found someone in MySQL
+//! only), and rebuilt whole by a layout only when the MySQL roster changed, so that a day's
+//! layout does not rewrite a million fields that are already there.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result};
+use redis::ConnectionLike;
+
+use crate::domain::roster::{Member, Stamp};
+use crate::redis::keys::{roster_part_of, Keys, ROSTER_PARTS};
+
+/// Fields queued per pipeline when writing the cache.
+const FIELDS_PER_PIPELINE: usize = 20_000;
+
+/// Write employees into the Redis roster cache, grouped by roster part, up to 1,000 fields per
+/// HSET. The single hash of earlier versions goes.
+pub fn cache_roster<'a>(
+    con: &mut impl ConnectionLike,
+    keys: &Keys,
+    members: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+) -> Result<usize> {
+    let mut pipe = redis::pipe();
+    pipe.del(keys.legacy_roster()).ignore();
+    write_parts(con, pipe, members, |part| keys.roster_part(part)).map(|parts| parts.values().sum())
+}
+
+/// HSET the members into the hash `key(part)` of each one's part; returns how many went into
+/// each part. `pipe` may hold commands to send first.
+fn write_parts<'a>(
+    con: &mut impl ConnectionLike,
+    mut pipe: redis::Pipeline,
+    members: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+    key: impl Fn(u32) -> String,
+) -> Result<BTreeMap<u32, usize>> {
+    let mut parts: BTreeMap<u32, Vec<(&str, String)>> = BTreeMap::new();
+    for (id, dept, name) in members {
+        parts
+            .entry(roster_part_of(id))
+            .or_default()
+            .push((id, format!("{dept}\t{name}")));
+    }
+    let mut queued = 0;
+    for (&part, items) in &parts {
+        for fields in items.chunks(1000) {
+            pipe.hset_multiple(key(part), fields).ignore();
+            queued += fields.len();
+            if queued >= FIELDS_PER_PIPELINE {
+                pipe.query::<()>(con).context("writing the roster to Redis")?;
+                pipe = redis::pipe();
+                queued = 0;
+            }
+        }
+    }
+    if queued > 0 {
+        pipe.query::<()>(con).context("writing the roster to Redis")?;
+    }
+    Ok(parts.into_iter().map(|(p, v)| (p, v.len())).collect())
+}
+
+/// What the cache says of itself: the stamp of its last rebuild, and how many employees its
+/// parts hold.
+#[derive(Debug, Clone)]
+pub struct CacheState {
+    pub stamp: Option<Stamp>,
+    pub held: u64,
+}
+
+impl CacheState {
+    /// Whether the cache still holds the roster it was rebuilt from, and MySQL's roster has not
+    /// changed since (`changed`: its last change now; a row deleted shows only in the count the
+    /// layout reads, see [`Stamp`]).
+    pub fn current(&self, changed: &str) -> bool {
+        self.stamp
+            .as_ref()
+            .is_some_and(|s| s.changed == changed && s.active == self.held)
+    }
+}
+
+/// Read the cache's stamp and size (one pipeline: GET and an HLEN per part).
+pub fn roster_cache_state(con: &mut impl ConnectionLike, keys: &Keys) -> Result<CacheState> {
+    let mut pipe = redis::pipe();
+    pipe.get(keys.roster_stamp());
+    for part in 0..ROSTER_PARTS {
+        pipe.hlen(keys.roster_part(part));
+    }
+    let reply: Vec<redis::Value> = pipe.query(con).context("reading the roster cache's stamp in Redis")?;
+    let (stamp, lens) = reply.split_first().context("an empty reply")?;
+    let stamp: Option<String> = redis::from_redis_value_ref(stamp)?;
+    let mut held = 0u64;
+    for len in lens {
+        held += redis::from_redis_value_ref::<u64>(len)?;
+    }
+    Ok(CacheState {
+        stamp: stamp.as_deref().and_then(Stamp::parse),
+        held,
+    })
+}
+
+/// A rebuild of the whole cache: the roster goes into fresh parts as it is read, and replaces
+/// the live ones only at [`RosterRebuild::finish`], so that a lookup meanwhile sees the old
+/// cache whole (and an employee who left is gone after). A rebuild cut off leaves the live
+/// cache as it was, unstamped for this roster: the next layout starts over.
+pub struct RosterRebuild {
+    written: BTreeMap<u32, usize>,
+}
+
+impl RosterRebuild {
+    /// Start a rebuild (the fresh parts of one cut off before are dropped).
+    pub fn start(con: &mut impl ConnectionLike, keys: &Keys) -> Result<RosterRebuild> {
+        let mut pipe = redis::pipe();
+        for part in 0..ROSTER_PARTS {
+            pipe.del(keys.roster_part_next(part)).ignore();
+        }
+        pipe.query::<()>(con)
+            .context("starting the roster cache's rebuild in Redis")?;
+        Ok(RosterRebuild {
+            written: BTreeMap::new(),
+        })
+    }
+
+    /// Write some of the roster into the fresh parts.
+    pub fn add(&mut self, con: &mut impl ConnectionLike, keys: &Keys, members: &[Member]) -> Result<()> {
+        let members = members
+            .iter()
+            .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
+        for (part, n) in write_parts(con, redis::pipe(), members, |p| keys.roster_part_next(p))? {
+            *self.written.entry(part).or_default() += n;
+        }
+        Ok(())
+    }
+
+    /// Swap the fresh parts in (a part nobody was written to is emptied), then stamp the cache
+    /// with the roster it now holds. One RENAME at a time: a cluster pipeline refuses them,
+    /// and 64 round trips are nothing beside the writes.
+    pub fn finish(self, con: &mut impl ConnectionLike, keys: &Keys, stamp: &Stamp) -> Result<()> {
+        let mut empty = redis::pipe();
+        empty.del(keys.legacy_roster()).ignore();
+        for part in 0..ROSTER_PARTS {
+            if self.written.contains_key(&part) {
+                redis::cmd("RENAME")
+                    .arg(keys.roster_part_next(part))
+                    .arg(keys.roster_part(part))
+                    .query::<()>(con)
+                    .context("swapping in the rebuilt roster cache in Redis")?;
+            } else {
+                empty.del(keys.roster_part(part)).ignore();
+            }
+        }
+        empty
+            .query::<()>(con)
+            .context("swapping in the rebuilt roster cache in Redis")?;
+        // Last: a stamp says the whole cache is there.
+        redis::cmd("SET")
+            .arg(keys.roster_stamp())
+            .arg(stamp.as_text())
+            .query::<()>(con)
+            .context("stamping the roster cache in Redis")?;
+        Ok(())
+    }
+}
