@@ -3,9 +3,9 @@
 use anyhow::Result;
 
 use super::Ctx;
-use crate::amqp::parking::{self as dlq, DlqReport, Select};
 use crate::cli::{DlqCommand, DlqSelect};
 use crate::error::Error;
+use crate::ops::dlq::{self, DlqReport, Select};
 use crate::output::print_table;
 
 pub fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {

@@ -1,4 +1,11 @@
-//! One file per subcommand: turn arguments into plain options, call the domain layer, print.
+//! The command line: clap's types (`args.rs`, re-exported here), the dispatch, and one file
+//! per subcommand. A command turns its arguments into plain values, calls one operation,
+//! and renders what it returns (data to stdout through `output`, status to stderr); it opens
+//! no connection and touches no store.
+//!
+//! May import: `cli`, `ops`, `domain`, `config`, `error`, `output`, `interrupt`; never a store
+//! folder (`redis`, `mysql`, `amqp`) nor a store's crate. Nothing imports `cli` but `main`.
+//! `tests/architecture.rs` checks this.
 
 use anyhow::Result;
 use chrono::NaiveDate;

@@ -5,9 +5,8 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::Ctx;
-use crate::amqp::EndedBy;
 use crate::cli::RecoverArgs;
-use crate::ops::recover;
+use crate::ops::recover::{self, EndedBy};
 use crate::output::print_table;
 
 pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {

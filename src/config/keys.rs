@@ -161,8 +161,12 @@ const BROKER_MS: std::ops::RangeInclusive<u32> = 1..=600_000;
 /// A Redis or MySQL socket timeout, in milliseconds.
 const IO_MS: std::ops::RangeInclusive<u32> = 1..=600_000;
 
-/// A multi-row upsert of more rows would pass MySQL's 65,535 placeholders.
-const MAX_BATCH: u32 = crate::mysql::attendance::MAX_ROWS_PER_STATEMENT as u32;
+/// The most rows settle may put in one multi-row upsert: more would pass MySQL's 65,535
+/// placeholders at 9 columns a row. `mysql::attendance` asserts, at compile time, that this is
+/// its own `MAX_ROWS_PER_STATEMENT`, so a new column cannot leave the bound stale.
+pub const MAX_BATCH_ROWS: usize = 65_535 / 9;
+
+const MAX_BATCH: u32 = MAX_BATCH_ROWS as u32;
 
 /// A `u32` bound for a `usize` field.
 fn size(v: &Raw, ok: std::ops::RangeInclusive<u32>) -> Result<usize, String> {

@@ -6,11 +6,17 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{redact, Error};
-use chrono::{NaiveTime, Weekday};
 use chrono_tz::Tz;
 
 mod keys;
+mod urls;
 use keys::Raw;
+
+// The rules are the domain's; the configuration only fills them in (so the domain never
+// reaches up into the edge). Re-exported because `Config` carries one.
+pub use crate::domain::policy::Policy;
+pub use keys::MAX_BATCH_ROWS;
+pub use urls::{database_of, redis_cluster_seeds, REDIS_CLUSTER_SCHEME};
 
 pub const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:6379/";
 pub const DEFAULT_MYSQL_URL: &str = "mysql://root@127.0.0.1:3306/attendance";
@@ -27,41 +33,6 @@ pub struct Overrides {
     pub amqp_url: Option<String>,
     pub namespace: Option<String>,
     pub timezone: Option<String>,
-}
-
-/// The attendance rules of the company, in its own time zone.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Policy {
-    /// A check-in after this local time (plus grace) is late.
-    pub checkin_deadline: NaiveTime,
-    /// A check-out before this local time (minus grace) is early.
-    pub checkout_from: NaiveTime,
-    /// Minutes of tolerance on both sides.
-    pub grace_minutes: u32,
-    /// Days of the week that are work days unless the calendar says otherwise.
-    pub work_days: Vec<Weekday>,
-    /// Without `--kind`, a punch this close to the day's first check-in counts as a repeat
-    /// of that check-in, never as a check-out.
-    pub repeat_window_minutes: u32,
-    /// How far in the future (clock skew between kiosk and server) a punch may be.
-    pub max_future_skew_secs: u32,
-    /// How many days before today a punch's work date may be: an older punch is refused, so a
-    /// day stops changing a week after it (docs/durability.md).
-    pub max_backdate_days: u32,
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Policy {
-            checkin_deadline: NaiveTime::from_hms_opt(9, 0, 0).expect("valid"),
-            checkout_from: NaiveTime::from_hms_opt(18, 0, 0).expect("valid"),
-            grace_minutes: 0,
-            work_days: vec![Weekday::Mon, Weekday::Tue, Weekday::Wed, Weekday::Thu, Weekday::Fri],
-            repeat_window_minutes: 30,
-            max_future_skew_secs: 120,
-            max_backdate_days: 7,
-        }
-    }
 }
 
 /// Kind of RabbitMQ queue for the department queues.
@@ -277,15 +248,6 @@ impl Default for Config {
     }
 }
 
-/// The database named in a MySQL URL.
-pub fn database_of(url: &str) -> Option<String> {
-    let after = url.split("://").nth(1)?;
-    let path = after.split_once('/')?.1;
-    let name = path.split('?').next()?;
-    (!name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .then(|| name.to_string())
-}
-
 fn bad(key: &str, value: &str, expected: &str) -> Error {
     Error::input(format!("config: {key}: invalid value '{}' ({expected})", redact(value)))
 }
@@ -375,7 +337,7 @@ impl Config {
             (
                 "redis_url",
                 &self.redis_url[..],
-                &["redis", "rediss", "redis+unix", "unix", crate::redis::cluster::SCHEME][..],
+                &["redis", "rediss", "redis+unix", "unix", REDIS_CLUSTER_SCHEME][..],
             ),
             ("mysql_url", &self.mysql_url[..], &["mysql"][..]),
             ("report_mysql_url", self.report_mysql_url(), &["mysql"][..]),
@@ -390,8 +352,7 @@ impl Config {
                 return Err(bad(key, url, &format!("a URL starting with {}://", schemes[0])));
             }
         }
-        if self.redis_url.starts_with("redis+cluster://") && crate::redis::cluster::seed_urls(&self.redis_url).is_none()
-        {
+        if self.redis_url.starts_with("redis+cluster://") && redis_cluster_seeds(&self.redis_url).is_none() {
             return Err(bad(
                 "redis_url",
                 &self.redis_url,
@@ -465,6 +426,7 @@ fn parse_tz(v: &str) -> Result<Tz, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::{NaiveTime, Weekday};
 
     fn with_file(text: &str) -> Result<Config, Error> {
         let dir = std::env::temp_dir().join(format!("att-cfg-{}", uuid::Uuid::new_v4()));

@@ -2,11 +2,45 @@
 //! check-in is late or a check-out early, and what a whole day comes to for one employee.
 //! No I/O here; unit and property tests pin the rules down.
 
-use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, TimeZone, Utc, Weekday};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
-use crate::config::Policy;
+/// The attendance rules of the company, in its own time zone: settings the configuration
+/// fills in (`config/keys.rs`), defined here because every rule below reads them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// A check-in after this local time (plus grace) is late.
+    pub checkin_deadline: NaiveTime,
+    /// A check-out before this local time (minus grace) is early.
+    pub checkout_from: NaiveTime,
+    /// Minutes of tolerance on both sides.
+    pub grace_minutes: u32,
+    /// Days of the week that are work days unless the calendar says otherwise.
+    pub work_days: Vec<Weekday>,
+    /// Without `--kind`, a punch this close to the day's first check-in counts as a repeat
+    /// of that check-in, never as a check-out.
+    pub repeat_window_minutes: u32,
+    /// How far in the future (clock skew between kiosk and server) a punch may be.
+    pub max_future_skew_secs: u32,
+    /// How many days before today a punch's work date may be: an older punch is refused, so a
+    /// day stops changing a week after it (docs/durability.md).
+    pub max_backdate_days: u32,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            checkin_deadline: NaiveTime::from_hms_opt(9, 0, 0).expect("valid"),
+            checkout_from: NaiveTime::from_hms_opt(18, 0, 0).expect("valid"),
+            grace_minutes: 0,
+            work_days: vec![Weekday::Mon, Weekday::Tue, Weekday::Wed, Weekday::Thu, Weekday::Fri],
+            repeat_window_minutes: 30,
+            max_future_skew_secs: 120,
+            max_backdate_days: 7,
+        }
+    }
+}
 
 /// The local midnight that starts `date` in `tz`, as an instant. On a DST change at midnight
 /// (a day that starts at 01:00) the first instant of the day is taken.

@@ -123,7 +123,7 @@ mod tests {
                    E5,,2026-11-30T13:00:00Z\n\
                    E6,out,2026-11-30T11:00:00Z\n\
                    E7,in,2026-11-22T08:00:00Z\n";
-        let window = PunchWindow::new(&crate::config::Policy::default(), chrono_tz::UTC, now);
+        let window = PunchWindow::new(&crate::domain::policy::Policy::default(), chrono_tz::UTC, now);
         let (rows, refused) = parse(csv.as_bytes(), &window).unwrap();
         assert_eq!(rows.iter().map(|r| r.line).collect::<Vec<_>>(), vec![2, 7]);
         assert_eq!(rows[0].source, "k1");

@@ -7,8 +7,7 @@ use chrono::NaiveDate;
 use chrono_tz::Tz;
 
 use super::day_record::DayRecord;
-use crate::config::Policy;
-use crate::domain::policy;
+use crate::domain::policy::{self, Policy};
 
 /// Employee ids by state, each list sorted.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

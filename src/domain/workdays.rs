@@ -8,8 +8,7 @@ use std::io::Read;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use crate::config::Policy;
-use crate::domain::policy::is_policy_workday;
+use crate::domain::policy::{is_policy_workday, Policy};
 use crate::error::Error;
 
 pub const HEADER: [&str; 3] = ["date", "kind", "note"];

@@ -91,6 +91,10 @@ pub const COLS: usize = 9;
 /// The most rows one statement may carry: MySQL takes at most 65,535 placeholders.
 pub const MAX_ROWS_PER_STATEMENT: usize = 65_535 / COLS;
 
+// The configuration bounds `settle.batch_size` by its own copy of this figure (it imports no
+// store); a column added here must move that bound too.
+const _: () = assert!(crate::config::MAX_BATCH_ROWS == MAX_ROWS_PER_STATEMENT);
+
 /// A corrected row keeps its corrected times, status and minutes; the punch history and
 /// the department always follow the latest settle.
 const UPSERT_TAIL: &str = " ON DUPLICATE KEY UPDATE \

@@ -1,7 +1,11 @@
-//! Operations: what a command does, as one call. An operation takes the configuration and
-//! plain values, reaches each store only through its own module (`board` for Redis, `db` for
-//! MySQL, `notify` for AMQP), returns a value and prints nothing; it knows nothing of clap.
-//! A command parses its arguments, calls one operation and renders what it returns.
+//! Operations: what a command does, as one call, one module per command family. An operation
+//! takes the configuration and plain values, applies the domain's rules, reaches each store
+//! through its folder (`redis`, `mysql`, `amqp`), returns a value and prints nothing; it
+//! knows nothing of clap. A store type a command needs is re-exported by its operation.
+//!
+//! May import: `ops`, `domain`, the store folders by the project's own types (never the
+//! `redis`, `mysql` or `amiquip` crates), `config`, `error`, `interrupt`; never `cli` or
+//! `output`. Only `cli` imports `ops`. `tests/architecture.rs` checks this.
 
 pub mod archive;
 pub mod bulk;
@@ -9,6 +13,7 @@ pub mod calendar;
 pub mod checkin;
 pub mod correct;
 pub mod db;
+pub mod dlq;
 pub mod doctor;
 pub mod init_day;
 pub mod leave;

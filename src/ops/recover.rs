@@ -10,7 +10,7 @@ use anyhow::Result;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
-use crate::amqp::EndedBy;
+pub use crate::amqp::EndedBy; // what ended the journal's read, for the command to say
 use crate::config::Config;
 use crate::domain::event::Event;
 use crate::domain::policy::{self, DayClock};

@@ -14,28 +14,9 @@ use redis::{Cmd, ConnectionLike, ErrorKind, RedisError, RedisResult, Value};
 use crate::config::Config;
 use crate::error::{redact, Error, Service};
 
-/// The scheme of a cluster URL: `redis+cluster://[user:password@]host:port,host:port[/]`.
-pub const SCHEME: &str = "redis+cluster";
-
-/// The seed nodes a cluster URL names, each as a plain `redis://` URL carrying the same
-/// credentials; `None` for anything else (a single node's URL, or a malformed list).
-pub fn seed_urls(url: &str) -> Option<Vec<String>> {
-    let rest = url.strip_prefix("redis+cluster://")?;
-    let rest = rest.strip_suffix('/').unwrap_or(rest);
-    let (auth, hosts) = match rest.rsplit_once('@') {
-        Some((a, h)) => (format!("{a}@"), h),
-        None => (String::new(), rest),
-    };
-    let mut nodes = Vec::new();
-    for node in hosts.split(',') {
-        let (host, port) = node.trim().rsplit_once(':')?;
-        if host.is_empty() || host.contains(['/', '?', '@']) || port.parse::<u16>().ok()? == 0 {
-            return None;
-        }
-        nodes.push(format!("redis://{auth}{host}:{port}/"));
-    }
-    Some(nodes)
-}
+// The URL's grammar belongs to the configuration, which validates `redis_url` without
+// reaching into a store; the connection code keeps its short names for it.
+pub use crate::config::{redis_cluster_seeds as seed_urls, REDIS_CLUSTER_SCHEME as SCHEME};
 
 /// A connection to a Redis Cluster: commands go to the master of their key's slot.
 pub struct ClusterConn {
@@ -199,28 +180,6 @@ impl ConnectionLike for ClusterConn {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_cluster_url_gives_one_seed_url_per_node_with_the_credentials() {
-        assert_eq!(
-            seed_urls("redis+cluster://h1:7000,h2:7001/").unwrap(),
-            ["redis://h1:7000/", "redis://h2:7001/"]
-        );
-        assert_eq!(
-            seed_urls("redis+cluster://u:p%40ss@10.0.0.1:7000").unwrap(),
-            ["redis://u:p%40ss@10.0.0.1:7000/"]
-        );
-        for bad in [
-            "redis://h1:7000/",
-            "redis+cluster://h1",
-            "redis+cluster://h1:7000,",
-            "redis+cluster://h1:7000/2",
-            "redis+cluster://h1:x",
-            "redis+cluster://:7000",
-        ] {
-            assert_eq!(seed_urls(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn a_packed_pipeline_unpacks_into_its_commands() {
