@@ -27,6 +27,8 @@ mod peak;
 mod quiet;
 #[path = "common/redis_refs.rs"]
 mod redis_refs;
+#[path = "common/steps.rs"]
+mod steps;
 #[path = "common/teardown.rs"]
 mod teardown;
 
@@ -37,6 +39,7 @@ use args::arg;
 use redis_refs::{benchmark_target, delete_pattern, evalsha_stats, redis_benchmark};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use steps::Company;
 
 use anyhow::{bail, Context, Result};
 use attendance::config::{Config, Overrides};
@@ -465,7 +468,7 @@ fn run(departments: u32) -> Result<()> {
 /// Redis's used memory before the layout.
 fn day_steps(b: &mut Bench, con: &mut board::Redis, day: &str, employees: u32) -> Result<(PathBuf, PathBuf, u64)> {
     let before = used_memory(con)?;
-    let (t, peak_mb) = b.run_peak(&["init-day", "--date", day])?;
+    let (t, peak_mb) = b.run_peak(&steps::init_day(day))?;
     b.report(
         "init-day (boards; the day's department queues looked up, the missing ones declared)",
         format!("{:.3} s; peak RSS {peak_mb:.0} MB", t.as_secs_f64()),
@@ -479,43 +482,16 @@ fn day_steps(b: &mut Bench, con: &mut board::Redis, day: &str, employees: u32) -
 
     let morning = b.dir.join("morning.csv");
     let evening = b.dir.join("evening.csv");
-    b.run(&[
-        "simulate",
-        "--date",
-        day,
-        "--phase",
-        "morning",
-        "-o",
-        morning.to_str().expect("utf-8"),
-    ])?;
-    b.run(&[
-        "simulate",
-        "--date",
-        day,
-        "--phase",
-        "evening",
-        "-o",
-        evening.to_str().expect("utf-8"),
-    ])?;
+    b.run(&steps::simulate(day, "morning", morning.to_str().expect("utf-8")))?;
+    b.run(&steps::simulate(day, "evening", evening.to_str().expect("utf-8")))?;
     Ok((morning, evening, before))
 }
 
 /// The company: migrate, a generated roster, its import.
 fn org_steps(b: &mut Bench, employees: u32, departments: u32) -> Result<()> {
-    b.run(&["migrate"])?;
     let roster = b.dir.join("roster.csv");
-    let r = roster.to_str().expect("utf-8 path");
-    b.run(&[
-        "org",
-        "generate",
-        "--employees",
-        &employees.to_string(),
-        "--departments",
-        &departments.to_string(),
-        "-o",
-        r,
-    ])?;
-    let t = b.run(&["org", "import", r])?;
+    let company = Company::new(roster.to_str().expect("utf-8 path"), employees, departments);
+    let t = company.set_up(|args| b.run(args))?;
     b.report(
         &format!("org import (declares the {departments} new departments' queues on the fresh namespace)"),
         format!("{:.2} s", t.as_secs_f64()),
@@ -823,9 +799,9 @@ fn journal_figures(b: &mut Bench, con: &mut impl board::Keyspace, keys: &Keys, q
         }
         let file = b.dir.join(format!("morning-{day}.csv"));
         let f = file.to_str().expect("utf-8");
-        b.run(&["simulate", "--date", day, "--phase", "morning", "-o", f])?;
+        b.run(&steps::simulate(day, "morning", f))?;
         n = std::fs::read_to_string(&file)?.lines().count() - 1;
-        b.run(&["init-day", "--date", day])?;
+        b.run(&steps::init_day(day))?;
         let on = if journal { "true" } else { "false" };
         let t = b.run_with(&[("ATTENDANCE_JOURNAL_ENABLED", on)], &["checkin", "--file", f])?;
         if journal { &mut with } else { &mut without }.push(t.as_secs_f64());
@@ -850,7 +826,7 @@ fn journal_figures(b: &mut Bench, con: &mut impl board::Keyspace, keys: &Keys, q
     let last = days[days.len() - 1];
     let file = b.dir.join(format!("evening-{last}.csv"));
     let f = file.to_str().expect("utf-8");
-    b.run(&["simulate", "--date", last, "--phase", "evening", "-o", f])?;
+    b.run(&steps::simulate(last, "evening", f))?;
     b.run(&["checkin", "--file", f])?;
     purge(&b.cfg, queues)?;
     let date = chrono::NaiveDate::parse_from_str(last, "%Y-%m-%d")?;

@@ -22,6 +22,8 @@ mod args;
 mod peak;
 #[path = "common/redis_refs.rs"]
 mod redis_refs;
+#[path = "common/steps.rs"]
+mod steps;
 #[path = "common/teardown.rs"]
 mod teardown;
 
@@ -67,7 +69,7 @@ fn run(bin: &Path, cfg: &Config, args: &[&str]) -> Result<Duration> {
 /// One init-day process: wall time, peak RSS (MB), its stderr.
 fn init_day(bin: &Path, cfg: &Config, date: &str) -> Result<(f64, f64, String)> {
     let mut cmd = command(bin, cfg);
-    cmd.args(["init-day", "--date", date, "-v"]);
+    cmd.args(steps::init_day(date)).arg("-v");
     let (status, t, peak_mb, err) = peak::run_peak(cmd)?;
     if !status.success() {
         bail!("init-day {date} failed: {err}");
@@ -131,14 +133,7 @@ fn bench(departments: u32) -> Result<()> {
     std::fs::create_dir_all(&dir)?;
     let roster = dir.join("roster.csv");
     let r = roster.to_str().context("utf-8 path")?;
-    run(&new, &cfg, &["migrate"])?;
-    let (e, d) = (employees.to_string(), departments.to_string());
-    run(
-        &new,
-        &cfg,
-        &["org", "generate", "--employees", &e, "--departments", &d, "-o", r],
-    )?;
-    let t = run(&new, &cfg, &["org", "import", r])?;
+    let t = steps::Company::new(r, employees, departments).set_up(|args| run(&new, &cfg, args))?;
     std::fs::remove_file(&roster).ok();
     println!(
         "# init-day: {employees} employees, {departments} departments (org import {:.1} s)",

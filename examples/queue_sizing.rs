@@ -20,6 +20,8 @@ use attendance::config::{Config, Overrides};
 
 #[path = "common/args.rs"]
 mod args;
+#[path = "common/steps.rs"]
+mod steps;
 
 /// File handles left free for the broker's other users while measuring.
 const HEADROOM: u64 = 2_000;
@@ -167,22 +169,10 @@ fn declare(bin: &Path, cfg: &Config, dir: &Path, departments: u32) -> Result<()>
     let p = |name: &str| -> PathBuf { dir.join(name) };
     let s = |p: &PathBuf| p.to_str().expect("utf-8 temp dir").to_string();
     let (roster, morning) = (p("roster.csv"), p("morning.csv"));
+    let roster = s(&roster);
+    let company = steps::Company::new(&roster, departments * 2, departments);
     run(bin, cfg, &["migrate"])?;
-    let (e, d) = ((departments * 2).to_string(), departments.to_string());
-    run(
-        bin,
-        cfg,
-        &[
-            "org",
-            "generate",
-            "--employees",
-            &e,
-            "--departments",
-            &d,
-            "-o",
-            &s(&roster),
-        ],
-    )?;
+    run(bin, cfg, &company.generate())?;
     // A past work day (the most recent before today), so that no punch is in the future
     // whatever the hour of the run.
     let mut day = chrono::Utc::now().date_naive() - chrono::Days::new(1);
@@ -198,22 +188,8 @@ fn declare(bin: &Path, cfg: &Config, dir: &Path, departments: u32) -> Result<()>
     };
     // Both declare the department queues: import as new departments (on a fresh broker), then
     // init-day again (each one there already).
-    timed(&["org", "import", &s(&roster)])?;
-    timed(&["init-day", "--date", &day])?;
-    run(
-        bin,
-        cfg,
-        &[
-            "simulate",
-            "--date",
-            &day,
-            "--phase",
-            "morning",
-            "--absent-pct",
-            "0",
-            "-o",
-            &s(&morning),
-        ],
-    )?;
+    timed(&company.import())?;
+    timed(&steps::init_day(&day))?;
+    run(bin, cfg, &steps::simulate_everyone(&day, "morning", &s(&morning)))?;
     run(bin, cfg, &["checkin", "--file", &s(&morning)])
 }

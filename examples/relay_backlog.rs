@@ -17,6 +17,8 @@
 mod amqp_refs;
 #[path = "common/args.rs"]
 mod args;
+#[path = "common/steps.rs"]
+mod steps;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -116,36 +118,13 @@ fn bench(departments: u32) -> Result<()> {
     let (r, m) = (roster.to_str().context("utf-8")?, morning.to_str().context("utf-8")?);
     // Yesterday: a whole morning, all of it in the past.
     let day = (chrono::Utc::now().date_naive() - chrono::Days::new(1)).to_string();
-    let setup: [&[&str]; 4] = [
-        &["migrate"],
-        &[
-            "org",
-            "generate",
-            "--employees",
-            &employees.to_string(),
-            "--departments",
-            &departments.to_string(),
-            "-o",
-            r,
-        ],
-        &["org", "import", r],
-        &[
-            "simulate",
-            "--date",
-            &day,
-            "--phase",
-            "morning",
-            "--absent-pct",
-            "0",
-            "-o",
-            m,
-        ],
-    ];
-    for args in setup {
+    let step = |args: &[&str]| {
         let mut c = cmd(&bin, &cfg);
         c.args(args);
-        run(c, &[0])?;
-    }
+        run(c, &[0])
+    };
+    steps::Company::new(r, employees, departments).set_up(step)?;
+    step(&steps::simulate_everyone(&day, "morning", m))?;
     // The morning, with the broker unreachable: every event waits in its outbox.
     let mut c = cmd(&bin, &cfg);
     c.env("ATTENDANCE_AMQP_URL", NO_BROKER).args(["checkin", "--file", m]);

@@ -1,6 +1,7 @@
 //! `checkin` and `status` against the real Redis and MySQL: rules, zones, concurrency, errors.
 
 mod common;
+use common::day::Day;
 use common::TestEnv;
 use redis::Commands;
 
@@ -148,8 +149,7 @@ fn fifty_concurrent_scans_of_one_employee_record_one_checkin() {
 
 #[test]
 fn two_hundred_concurrent_checkins_in_one_department_all_land() {
-    let env = TestEnv::with_roster("UTC", 200, 1);
-    env.ok(&["init-day", "--date", DAY]);
+    let env = TestEnv::with_day("UTC", Day::new(200, 1).init_day(DAY, &[]));
     let ids: Vec<String> = (1..=200).map(|i| format!("E{i:06}")).collect();
     for batch in ids.chunks(50) {
         let children: Vec<_> = batch
@@ -172,8 +172,7 @@ fn two_hundred_concurrent_checkins_in_one_department_all_land() {
 
 #[test]
 fn rejections_exit_with_their_code_and_change_nothing() {
-    let env = TestEnv::with_roster("UTC", 5, 1);
-    env.ok(&["init-day", "--date", DAY]);
+    let env = TestEnv::with_day("UTC", Day::new(5, 1).init_day(DAY, &[]));
     let before = env.redis_snapshot();
     let e = env.fails(&["checkin", "NOBODY", "--at", "2026-11-02T08:00:00Z"], 1);
     assert!(
@@ -255,7 +254,7 @@ fn boards_are_hash_tables_and_old_compact_boards_keep_their_punches() {
             .collect()
     };
     // A laid-out board may arrive compact (RESTORE); the first punches convert it.
-    env.ok(&["init-day", "--date", DAY]);
+    env.init_day(DAY, &[]);
     let everyone: String = (1..=300)
         .map(|i| format!("E{i:06},in,2026-11-02T07:00:00Z\n"))
         .collect();

@@ -5,6 +5,7 @@
 
 mod common;
 use common::cluster::Cluster;
+use common::day::Day;
 use common::TestEnv;
 
 const DAY: &str = "2026-11-02";
@@ -13,15 +14,6 @@ const DOWN: &str = "amqp://guest:guest@127.0.0.1:1/%2f";
 /// Run the same commands on both environments; require exit 0 and return both outputs.
 fn both(envs: &[&TestEnv; 2], args: &[&str]) -> [String; 2] {
     [envs[0].ok(args), envs[1].ok(args)]
-}
-
-/// A generated roster file in the environment's folder; returns its path.
-fn generate_roster(env: &TestEnv, employees: u32, departments: u32) -> String {
-    let path = env.file("roster.csv", "");
-    let path = path.to_str().unwrap().to_string();
-    let (e, d) = (employees.to_string(), departments.to_string());
-    env.ok(&["org", "generate", "--employees", &e, "--departments", &d, "-o", &path]);
-    path
 }
 
 /// The JSON a command prints, with the fields that differ by run (event ids, clocks) left out.
@@ -47,8 +39,8 @@ fn a_whole_day_on_a_cluster_settles_the_same_rows_as_on_one_node() {
     clustered.ok(&["migrate"]);
     let envs = [&single, &clustered];
 
-    let roster = generate_roster(&single, 400, 12);
-    both(&envs, &["org", "import", &roster, "-q"]);
+    let roster = single.roster_file(400, 12);
+    both(&envs, &["org", "import", roster.to_str().unwrap(), "-q"]);
     // The roster cache is split, so its parts spread over the masters.
     let parts = cluster.keys(&format!("{}:roster:*", clustered.ns));
     assert!(parts.len() > 3, "{parts:?}");
@@ -75,9 +67,8 @@ fn a_whole_day_on_a_cluster_settles_the_same_rows_as_on_one_node() {
     }
 
     // The morning in bulk with the broker down: every event waits in its department's outbox.
-    let morning = single.file("morning.csv", "");
+    let morning = single.simulate(DAY, "morning");
     let morning = morning.to_str().unwrap();
-    single.ok(&["simulate", "--date", DAY, "--phase", "morning", "-o", morning]);
     for env in envs {
         let o = env
             .cmd()
@@ -108,9 +99,8 @@ fn a_whole_day_on_a_cluster_settles_the_same_rows_as_on_one_node() {
     let status = both(&envs, &["status", "E000001", "--date", DAY, "--json"]);
     assert_eq!(stable(&status[0]), stable(&status[1]));
 
-    let evening = single.file("evening.csv", "");
+    let evening = single.simulate(DAY, "evening");
     let evening = evening.to_str().unwrap();
-    single.ok(&["simulate", "--date", DAY, "--phase", "evening", "-o", evening]);
     both(&envs, &["checkin", "--file", evening, "-q"]);
 
     both(&envs, &["settle", "--date", DAY, "-q"]);
@@ -135,10 +125,7 @@ fn a_whole_day_on_a_cluster_settles_the_same_rows_as_on_one_node() {
 fn a_cluster_that_loses_a_master_fails_with_exit_3_and_settles_nothing() {
     let mut cluster = Cluster::start();
     let env = TestEnv::on_redis("UTC", cluster.url());
-    env.ok(&["migrate"]);
-    let roster = generate_roster(&env, 60, 6);
-    env.ok(&["org", "import", &roster, "-q"]);
-    env.ok(&["init-day", "--date", DAY, "-q"]);
+    env.day(Day::new(60, 6).import_flags(&["-q"]).init_day(DAY, &["-q"]));
     for emp in ["E000001", "E000011", "E000021", "E000031", "E000041", "E000051"] {
         env.ok(&["checkin", emp, "--at", &format!("{DAY}T08:00:00Z"), "-q"]);
     }
@@ -183,11 +170,9 @@ fn a_malformed_cluster_url_is_a_usage_error_naming_the_key() {
 fn scripts_flushed_from_every_node_are_loaded_again_where_they_run() {
     let cluster = Cluster::start();
     let env = TestEnv::on_redis("UTC", cluster.url());
-    env.ok(&["migrate"]);
-    let roster = generate_roster(&env, 30, 6);
-    env.ok(&["org", "import", &roster, "-q"]);
+    env.day(Day::new(30, 6).import_flags(&["-q"]));
     cluster.flush_scripts();
-    env.ok(&["init-day", "--date", DAY, "-q"]);
+    env.init_day(DAY, &["-q"]);
     cluster.flush_scripts();
     env.ok(&["checkin", "E000001", "--at", &format!("{DAY}T08:00:00Z"), "-q"]);
     cluster.flush_scripts();
@@ -211,9 +196,7 @@ fn a_following_relay_on_a_cluster_finds_the_outboxes_of_every_master_in_its_roun
     use std::io::BufRead;
     let cluster = Cluster::given_or_start();
     let env = TestEnv::on_redis("UTC", cluster.url());
-    env.ok(&["migrate"]);
-    let roster = generate_roster(&env, 60, 12);
-    env.ok(&["org", "import", &roster, "-q"]);
+    env.day(Day::new(60, 12).import_flags(&["-q"]));
     // One event left by an outage in each of the twelve departments (spread over the masters).
     let mut stranded = 0;
     for d in 1..=12 {

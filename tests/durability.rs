@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use amiquip::Connection;
 use chrono::{Duration as Days, SecondsFormat, Utc};
+use common::day::Day;
 use common::{TestEnv, AMQP_URL};
 use mysql::prelude::Queryable;
 use serde_json::Value;
@@ -191,8 +192,7 @@ fn day_of_punches(env: &TestEnv, redis: Option<&PrivateRedis>) -> usize {
 
 /// The twin: the same roster and punches on the shared Redis, never crashed, settled.
 fn twin_rows(employees: u32, departments: u32) -> Vec<String> {
-    let twin = TestEnv::with_roster(TZ, employees, departments);
-    ok(&twin, None, &["init-day", "--date", DAY, "-q"]);
+    let twin = TestEnv::with_day(TZ, Day::new(employees, departments).init_day(DAY, &["-q"]));
     day_of_punches(&twin, None);
     ok(&twin, None, &["settle", "--date", DAY, "-q"]);
     twin.attendance_rows()
@@ -351,8 +351,7 @@ fn journal_off_declares_no_journal_and_punches_still_notify() {
 
 #[test]
 fn recover_ends_on_its_own_on_a_busy_journal_at_the_first_message_newer_than_its_start() {
-    let env = TestEnv::with_roster(TZ, 12, 2);
-    env.ok(&["init-day", "--date", DAY, "-q"]);
+    let env = TestEnv::with_day(TZ, Day::new(12, 2).init_day(DAY, &["-q"]));
     let punches = day_of_punches(&env, None);
     // An idle wait far longer than the test: only the newer message can end this read.
     let started = Instant::now();

@@ -5,6 +5,7 @@
 mod common;
 use std::collections::HashMap;
 
+use common::day::Day;
 use common::TestEnv;
 use mysql::prelude::Queryable;
 use redis::Commands;
@@ -96,8 +97,7 @@ fn active_roster(env: &TestEnv) -> HashMap<String, String> {
 
 #[test]
 fn the_roster_cache_is_rewritten_only_when_the_roster_changed_and_then_exactly() {
-    let env = TestEnv::with_roster("UTC", 60, 3);
-    env.ok(&["init-day", "--date", "2026-11-02"]);
+    let env = TestEnv::with_day("UTC", Day::new(60, 3).init_day("2026-11-02", &[]));
     assert_eq!(cache(&env), active_roster(&env));
     // Roster unchanged: the next layout does not write the cache (this entry, wrong on
     // purpose, stays as it is).
@@ -105,7 +105,7 @@ fn the_roster_cache_is_rewritten_only_when_the_roster_changed_and_then_exactly()
     let _: u64 = con
         .hset(env.keys().roster("E000005"), "E000005", "D003\tWrong")
         .unwrap();
-    env.ok(&["init-day", "--date", "2026-11-03"]);
+    env.init_day("2026-11-03", &[]);
     assert_eq!(cache(&env)["E000005"], "D003\tWrong");
 
     // A moved, a renamed, a removed and a new employee, written by hand in MySQL.
@@ -118,7 +118,7 @@ fn the_roster_cache_is_rewritten_only_when_the_roster_changed_and_then_exactly()
         .unwrap();
     db.query_drop("INSERT INTO employees (id, name, department_id) VALUES ('E000777', 'New Hire', 'D001')")
         .unwrap();
-    env.ok(&["init-day", "--date", "2026-11-04"]);
+    env.init_day("2026-11-04", &[]);
     let now = cache(&env);
     assert_eq!(now, active_roster(&env));
     assert_eq!(now["E000002"].split('\t').next(), Some("D002"));
@@ -134,11 +134,10 @@ fn the_roster_cache_is_rewritten_only_when_the_roster_changed_and_then_exactly()
 
 #[test]
 fn a_roster_part_lost_from_redis_or_a_deleted_employee_row_rebuilds_the_cache() {
-    let env = TestEnv::with_roster("UTC", 60, 3);
-    env.ok(&["init-day", "--date", "2026-11-02"]);
+    let env = TestEnv::with_day("UTC", Day::new(60, 3).init_day("2026-11-02", &[]));
     let part = env.keys().roster("E000010");
     let _: u64 = env.redis().del(&part).unwrap();
-    env.ok(&["init-day", "--date", "2026-11-03"]);
+    env.init_day("2026-11-03", &[]);
     assert_eq!(cache(&env), active_roster(&env), "the lost part is back");
 
     // A row deleted by hand changes no timestamp: the count read tells.
@@ -148,7 +147,7 @@ fn a_roster_part_lost_from_redis_or_a_deleted_employee_row_rebuilds_the_cache() 
         .unwrap()
         .unwrap();
     db.exec_drop("DELETE FROM employees WHERE id = ?", (&gone,)).unwrap();
-    env.ok(&["init-day", "--date", "2026-11-04"]);
+    env.init_day("2026-11-04", &[]);
     assert!(!cache(&env).contains_key(&gone));
     assert_eq!(cache(&env), active_roster(&env));
 }

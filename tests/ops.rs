@@ -9,6 +9,7 @@ use std::path::Path;
 
 use calamine::{open_workbook, Data, DataType, Reader, Xlsx};
 use chrono::Utc;
+use common::day::Day;
 use common::{csv_cells, TestEnv};
 use mysql::prelude::Queryable;
 
@@ -418,7 +419,7 @@ fn org_import_and_init_day_declare_the_department_queues_ahead_of_the_first_chec
     // A fresh broker (the queues gone): init-day declares them again.
     env.bare_broker();
     assert_eq!(queues_of(&env).0, 0);
-    env.ok(&["init-day", "--date", DAY]);
+    env.init_day(DAY, &[]);
     assert_eq!(queues_of(&env), (3, vec![]));
     // A later import declares the departments it brings, and only those.
     delete_queue(&format!("{}.dept.D001", env.ns));
@@ -432,8 +433,7 @@ fn org_import_and_init_day_declare_the_department_queues_ahead_of_the_first_chec
 
 #[test]
 fn init_day_declares_again_a_department_queue_deleted_by_hand_and_only_looks_up_the_others() {
-    let env = TestEnv::with_roster("UTC", 20, 3);
-    env.ok(&["init-day", "--date", DAY]);
+    let env = TestEnv::with_day("UTC", Day::new(20, 3).init_day(DAY, &[]));
     delete_queue(&format!("{}.dept.D002", env.ns));
     delete_queue(&format!("{}.parking", env.ns));
     assert_eq!(queues_of(&env), (2, vec!["D002".to_string()]));

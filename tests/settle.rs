@@ -477,10 +477,8 @@ fn kill_9_mid_write_then_rerun_gives_the_rows_of_an_unbroken_run() {
     // A simulated day: the same roster and seed give the same punches in any environment.
     let simulated_day = |env: &TestEnv| {
         for phase in ["morning", "evening"] {
-            let f = env.dir.join(format!("{phase}.csv"));
-            let f = f.to_str().unwrap();
-            env.ok(&["simulate", "--date", DAY, "--phase", phase, "-o", f]);
-            env.ok(&["checkin", "--file", f]);
+            let f = env.simulate(DAY, phase);
+            env.ok(&["checkin", "--file", f.to_str().unwrap()]);
         }
     };
     let env = TestEnv::with_roster(TZ, 300, 4);
@@ -724,7 +722,7 @@ fn a_late_punch_on_a_settled_day_is_shown_by_status_and_settled_by_the_next_run(
 fn a_laid_out_day_with_a_lost_board_is_refused_with_exit_6_until_accepted() {
     let env = TestEnv::with_roster(TZ, 20, 2);
     let day = workday_ago(2);
-    env.ok(&["init-day", "--date", &day]);
+    env.init_day(&day, &[]);
     let laid: (u32, u32) = env
         .mysql()
         .exec_first(

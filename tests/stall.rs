@@ -12,6 +12,7 @@ mod common;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use common::day::Day;
 use common::stall::{Stall, StallProxy};
 use common::TestEnv;
 use mysql::prelude::Queryable;
@@ -135,8 +136,7 @@ fn checkin_whose_broker_stalls_at_close_is_sent_and_returns_in_time() {
 
 #[test]
 fn checkin_whose_redis_stalls_exits_3_in_time_and_a_retry_records_it_once() {
-    let env = TestEnv::with_roster("UTC", 5, 1);
-    env.ok(&["init-day", "--date", "2026-11-02", "-q"]);
+    let env = TestEnv::with_day("UTC", Day::new(5, 1).init_day("2026-11-02", &["-q"]));
     let cfg = env.file("att.toml", "[redis]\nread_timeout_ms = 1000\n");
     // The punch script's call reaches Redis, and its reply never comes back.
     let proxy = StallProxy::start("127.0.0.1:6379", Stall::when_client_sends(b"EVALSHA"));

@@ -3,7 +3,11 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod day;
 pub mod stall;
+// The set-up steps' argument lists, shared with the benchmarks.
+#[path = "../../examples/common/steps.rs"]
+pub mod steps;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -54,30 +58,6 @@ impl TestEnv {
         let env = TestEnv::new(tz);
         env.ok(&["migrate"]);
         env
-    }
-
-    /// A fresh environment with a generated roster imported.
-    pub fn with_roster(tz: &str, employees: u32, departments: u32) -> TestEnv {
-        let env = TestEnv::migrated(tz);
-        let path = env.roster_file(employees, departments);
-        env.ok(&["org", "import", path.to_str().unwrap()]);
-        env
-    }
-
-    /// A generated roster CSV in the test's folder (not imported).
-    pub fn roster_file(&self, employees: u32, departments: u32) -> PathBuf {
-        let path = self.file("roster.csv", "");
-        self.ok(&[
-            "org",
-            "generate",
-            "--employees",
-            &employees.to_string(),
-            "--departments",
-            &departments.to_string(),
-            "-o",
-            path.to_str().unwrap(),
-        ]);
-        path
     }
 
     pub fn mysql_url(&self) -> String {
