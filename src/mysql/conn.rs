@@ -75,14 +75,12 @@ pub fn mysql_error(cfg: &Config, e: mysql::Error) -> anyhow::Error {
 }
 
 fn mysql_url_error(url: &str, e: mysql::Error) -> anyhow::Error {
-    if let mysql::Error::MySqlError(me) = &e {
-        if me.code == 1049 {
-            return Error::input(format!(
-                "MySQL database '{}' does not exist: run `attendance migrate` first",
-                crate::config::database_of(url).unwrap_or_default()
-            ))
-            .into();
-        }
+    if super::failure::is_unknown_database(&e) {
+        return Error::input(format!(
+            "MySQL database '{}' does not exist: run `attendance migrate` first",
+            crate::config::database_of(url).unwrap_or_default()
+        ))
+        .into();
     }
-    Error::service(Service::Mysql, crate::error::mysql_detail(&e)).into()
+    Error::service(Service::Mysql, super::failure::detail(&e)).into()
 }

@@ -4,8 +4,10 @@
 pub mod archive_rows;
 pub mod attendance;
 pub mod calendar_rows;
+pub mod codes;
 pub mod conn;
 pub mod corrections;
+pub mod failure;
 pub mod leave_rows;
 pub mod partitions;
 pub mod report_queries;

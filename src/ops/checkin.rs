@@ -148,7 +148,7 @@ pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
                 let connecting = Publisher::connect_in_background(cfg);
                 notify_now(cfg, connecting, &mut redis, &keys, dept, &p.event_id)
             }
-            Err(e) => ("pending", Some(crate::error::one_line(&e))),
+            Err(e) => ("pending", Some(crate::failure::one_line(&e))),
         },
     };
     let date = p.facts.work_date;
@@ -192,7 +192,7 @@ fn notify_now(
     match sent {
         Ok(true) => ("sent", None),
         Ok(false) => ("pending", Some("the broker did not confirm it".to_string())),
-        Err(e) => ("pending", Some(crate::error::one_line(&e))),
+        Err(e) => ("pending", Some(crate::failure::one_line(&e))),
     }
 }
 

@@ -11,7 +11,8 @@ use serde::Serialize;
 
 use crate::amqp::{inventory as queues, management};
 use crate::config::Config;
-use crate::error::{one_line, redact};
+use crate::error::redact;
+use crate::failure::one_line;
 use crate::mysql::runs;
 use crate::redis::keys::Keys;
 use crate::redis::persistence as health;

@@ -11,7 +11,6 @@ use chrono::{Duration, NaiveDate};
 use super::rows::Day;
 use super::{Hooks, Progress, Report, Run};
 use crate::domain::workdays;
-use crate::error;
 use crate::mysql::{attendance, runs};
 use crate::ops::relay::DrainReport;
 use crate::redis::board::{self, LayoutReport};
@@ -181,7 +180,7 @@ impl Run<'_> {
             DrainReport {
                 departments,
                 pending,
-                problem: Some(error::one_line(&e)),
+                problem: Some(crate::failure::one_line(&e)),
                 ..DrainReport::default()
             }
         })

@@ -15,17 +15,11 @@ use mysql::{Pool, PooledConn, TxOpts};
 use super::rows::{DayRow, Failure};
 use super::spent::Spent;
 use crate::config::{Config, SettleSettings};
-use crate::error::{exit, exit_code_of, Error, Service};
+use crate::error::{exit, Error, Service};
+use crate::failure::exit_code_of;
 use crate::mysql::attendance;
 
-/// Server errors that say "try again", not "this row is wrong": lock wait, deadlock, too
-/// many connections, shutdown, connection killed, read-only or out of resources.
-const TRANSIENT: [u16; 8] = [1205, 1213, 1040, 1053, 1927, 1290, 1041, 1021];
-
-/// A refusal of the data itself (a constraint, a bad value), as opposed to a failing server.
-pub fn is_data_error(e: &mysql::Error) -> bool {
-    matches!(e, mysql::Error::MySqlError(me) if !TRANSIENT.contains(&me.code))
-}
+use crate::mysql::failure::is_data_error;
 
 /// Run `f` until it succeeds, at most `s.mysql_retries` times, doubling the pause between
 /// attempts; what still fails is a service error (exit 3).
@@ -40,7 +34,7 @@ pub fn with_retry<T>(s: &SettleSettings, what: &str, mut f: impl FnMut() -> mysq
                     Service::Mysql,
                     format!(
                         "{what}: {} (attempt {attempt} of {attempts})",
-                        crate::error::mysql_detail(&e)
+                        crate::mysql::failure::detail(&e)
                     ),
                 )
                 .into())
