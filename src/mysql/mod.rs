@@ -7,6 +7,7 @@ pub mod calendar_rows;
 pub mod codes;
 pub mod conn;
 pub mod corrections;
+mod db;
 pub mod failure;
 pub mod leave_rows;
 pub mod partitions;
@@ -15,6 +16,9 @@ pub mod roster_rows;
 pub mod runs;
 pub mod server;
 pub mod typed;
+pub mod upserts;
+
+pub use db::{begin, Conn, Db, Retry, Tx};
 
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
@@ -48,8 +52,7 @@ pub fn migrate(cfg: &Config) -> Result<MigrateReport> {
         ))
         .map_err(|e| Error::service(Service::Mysql, e))?;
     drop(server);
-    let pool = conn::mysql(cfg)?;
-    let mut conn = pool.get_conn().map_err(|e| conn::mysql_error(cfg, e))?;
+    let mut conn = Db::open(cfg)?.conn()?;
     let report = migrations::runner()
         .set_abort_divergent(true)
         // Versions are numbered by feature, not by merge order: a database migrated by a build

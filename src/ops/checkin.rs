@@ -37,7 +37,7 @@ pub fn resolve(
         }
     }
     if !missing.is_empty() {
-        let from_db = crate::mysql::roster_rows::active_by_ids(&crate::mysql::conn::mysql(cfg)?, &missing)?;
+        let from_db = crate::mysql::roster_rows::active_by_ids(&crate::mysql::Db::open(cfg)?, &missing)?;
         let cached = from_db
             .iter()
             .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));

@@ -8,8 +8,8 @@ use crate::config::Config;
 
 /// The departments of the roster, by id.
 fn departments(cfg: &Config) -> Result<Vec<String>> {
-    let pool = crate::mysql::conn::mysql(cfg)?;
-    let mut conn = pool.get_conn().map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?;
+    let db = crate::mysql::Db::open(cfg)?;
+    let mut conn = db.conn()?;
     crate::mysql::server::departments(&mut conn)
 }
 
