@@ -249,6 +249,37 @@ mod tests {
         }
     }
 
+    /// A store whose client errors are `io::Error`s of kind `Other`: failed, or denied when
+    /// the message says so.
+    fn io_store(cause: &(dyn std::error::Error + 'static)) -> Option<StoreSays> {
+        let io = cause.downcast_ref::<std::io::Error>()?;
+        match io.to_string().as_str() {
+            "denied" => Some(StoreSays::Denied {
+                message: "refused: denied".into(),
+            }),
+            s => Some(StoreSays::Failed {
+                service: Service::Redis,
+                words: format!("{s}\nsecond line"),
+            }),
+        }
+    }
+
+    #[test]
+    fn a_store_names_its_service_once_and_decides_the_exit_code() {
+        let e = anyhow::Error::new(std::io::Error::other("down")).context("reading the board");
+        assert_eq!(
+            one_line_with(&e, &[io_store]),
+            "reading the board: Redis: down second line"
+        );
+        assert_eq!(exit_code_with(&e, &[io_store]), exit::SERVICE);
+        assert_eq!(one_line_with(&e, &[]), "reading the board: down");
+        let e = anyhow::Error::new(std::io::Error::other("down")).context("Redis at h:1");
+        assert_eq!(one_line_with(&e, &[io_store]), "Redis at h:1: down second line");
+        let e = anyhow::Error::new(std::io::Error::other("denied")).context("settling");
+        assert_eq!(one_line_with(&e, &[io_store]), "settling: refused: denied");
+        assert_eq!(exit_code_with(&e, &[io_store]), exit::REFUSED);
+    }
+
     #[test]
     fn exit_code_follows_the_first_typed_error() {
         let e = anyhow::Error::new(Error::input("bad date")).context("checkin");

@@ -68,3 +68,35 @@ pub fn is_server_error(e: &mysql::Error) -> bool {
 pub fn is_unknown_database(e: &mysql::Error) -> bool {
     matches!(e, mysql::Error::MySqlError(me) if me.code == codes::UNKNOWN_DATABASE)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(code: u16) -> mysql::Error {
+        mysql::Error::MySqlError(mysql::MySqlError {
+            state: "42000".into(),
+            message: "nope".into(),
+            code,
+        })
+    }
+
+    #[test]
+    fn codes_decide_what_a_server_error_means() {
+        assert!(!is_data_error(&server(codes::DEADLOCK)));
+        assert!(is_data_error(&server(1062)), "a duplicate key refuses the row");
+        assert!(is_unknown_database(&server(codes::UNKNOWN_DATABASE)));
+        let denied = server(codes::TABLE_ACCESS_DENIED);
+        assert!(
+            matches!(says(&denied), Some(StoreSays::Denied { message }) if message.starts_with("MySQL refused: nope"))
+        );
+        assert_eq!(
+            says(&server(codes::DEADLOCK)),
+            Some(StoreSays::Failed {
+                service: Service::Mysql,
+                words: server(codes::DEADLOCK).to_string()
+            })
+        );
+        assert_eq!(says(&std::io::Error::other("x")), None);
+    }
+}
