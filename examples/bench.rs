@@ -530,7 +530,7 @@ fn night(b: &mut Bench, con: &mut board::Redis, day: &str, employees: u32, befor
     // The night: settle the day, then MySQL's own bulk paths with the same rows.
     b.quiet("settle");
     let (t, peak_mb) = b.run_peak(&["settle", "--date", day])?;
-    let pool = attendance::mysql::conn::mysql(&b.cfg)?;
+    let pool = attendance::mysql::Db::open(&b.cfg)?;
     let date = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")?;
     let (load_s, insert_s) = mysql_refs::references(&pool, date, b.cfg.settle.batch_size)?;
     b.report(

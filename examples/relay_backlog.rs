@@ -166,8 +166,8 @@ fn ride_along(
     runs: usize,
 ) -> Result<()> {
     // One check-in with 10, then with 100,000, older events waiting in its department.
-    let members: Vec<String> = attendance::mysql::conn::mysql(cfg)?
-        .get_conn()?
+    let members: Vec<String> = attendance::mysql::Db::open(cfg)?
+        .conn()?
         .query("SELECT id FROM employees WHERE department_id = 'D001' ORDER BY id")?;
     let template = stale_event(cfg, bin, con, keys, &members[0])?;
     let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];

@@ -130,13 +130,13 @@ fn main() -> Result<()> {
     let mut server = attendance::mysql::conn::mysql_server(&cfg)?;
     server.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
     drop(server);
-    attendance::mysql::migrate(&cfg)?;
+    attendance::ops::db::migrate(&cfg)?;
     let mut con = attendance::redis::Redis::open(&cfg)?;
     clear_redis(&mut con)?;
 
     let mut csv = Vec::new();
     roster::generate(&mut csv, employees, departments, 42)?;
-    let pool = attendance::mysql::conn::mysql(&cfg)?;
+    let pool = attendance::mysql::Db::open(&cfg)?;
     attendance::mysql::roster_rows::upsert(&pool, &roster::parse(csv.as_slice())?)?;
     drop(csv);
     let mut members = Some(attendance::mysql::roster_rows::active_members(&pool)?);
@@ -160,7 +160,7 @@ fn main() -> Result<()> {
     for round in 1..=rounds {
         if round > 1 {
             // The same fresh day again: no row stored, every board back.
-            pool.get_conn()?.query_drop("TRUNCATE TABLE attendance")?;
+            pool.conn()?.query_drop("TRUNCATE TABLE attendance")?;
         }
         write_day(&cfg, &mut con, members.as_deref().unwrap_or_default(), date)?;
         if round == rounds {

@@ -1,10 +1,11 @@
 //! The errors a caller must tell apart, and the exit code each one maps to.
 //!
 //! Everything else travels as `anyhow::Error`; `main` walks the chain, finds the first
-//! [`Error`] (or a raw client error of one of the three stores) and picks the exit code.
+//! [`Error`] (or a raw client error of one of the three stores) and picks the exit code. This
+//! module names no store: each store says what its own client errors mean ([`StoreCheck`]), and
+//! `crate::failure` hands every store's check to the walk.
 
 use std::fmt;
-use std::io;
 
 /// Exit codes, documented in the README. Keep the two in step.
 pub mod exit {
@@ -99,21 +100,38 @@ impl Error {
     }
 }
 
+/// What a store says of one of its own client errors (a raw `redis`, `mysql` or `amiquip`
+/// error that travelled up unwrapped). Each store has its check; this module names none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreSays {
+    /// The store failed (exit 3). `words`: the error in words, e.g. a timeout naming the
+    /// setting that bounded it rather than the client's raw text.
+    Failed { service: Service, words: String },
+    /// The store refused for want of a privilege (exit 1). `message`: the whole line to show.
+    Denied { message: String },
+}
+
+/// A store's check: what it says of `cause`, or `None` when `cause` is not its client's error.
+pub type StoreCheck = fn(&(dyn std::error::Error + 'static)) -> Option<StoreSays>;
+
+fn said(stores: &[StoreCheck], cause: &(dyn std::error::Error + 'static)) -> Option<StoreSays> {
+    stores.iter().find_map(|check| check(cause))
+}
+
 /// The exit code for any error: the first [`Error`] in the chain decides; a raw client
-/// error of a store means that store failed (exit 3); anything else (a file that cannot be
-/// written, a value that does not parse where the code expected it to) is internal (exit 5).
-/// Rules and input are always typed where they are checked, so nothing unclassified is the
-/// user's fault.
-pub fn exit_code_of(err: &anyhow::Error) -> i32 {
+/// error of a store means that store failed (exit 3), or refused a privilege (exit 1); anything
+/// else (a file that cannot be written, a value that does not parse where the code expected it
+/// to) is internal (exit 5). Rules and input are always typed where they are checked, so
+/// nothing unclassified is the user's fault. `stores`: every store's check.
+pub fn exit_code_with(err: &anyhow::Error, stores: &[StoreCheck]) -> i32 {
     for cause in err.chain() {
         if let Some(e) = cause.downcast_ref::<Error>() {
             return e.exit_code();
         }
-        if mysql_denied(cause) {
-            return exit::REFUSED;
-        }
-        if service_of(cause).is_some() {
-            return exit::SERVICE;
+        match said(stores, cause) {
+            Some(StoreSays::Denied { .. }) => return exit::REFUSED,
+            Some(StoreSays::Failed { .. }) => return exit::SERVICE,
+            None => {}
         }
     }
     exit::INTERNAL
@@ -128,74 +146,24 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
-/// Which store a raw client error came from, if it came from one.
-pub fn service_of(cause: &(dyn std::error::Error + 'static)) -> Option<Service> {
-    if cause.downcast_ref::<redis::RedisError>().is_some() {
-        Some(Service::Redis)
-    } else if cause.downcast_ref::<mysql::Error>().is_some() {
-        Some(Service::Mysql)
-    } else if cause.downcast_ref::<amiquip::Error>().is_some() {
-        Some(Service::Rabbitmq)
-    } else {
-        None
-    }
-}
-
-/// MySQL refused for want of a privilege: on a table, a column, the database, or a statement.
-/// Not a failing service (retrying changes nothing) but a rule of its own: exit 1.
-pub fn mysql_denied(cause: &(dyn std::error::Error + 'static)) -> bool {
-    denied_message(cause).is_some()
-}
-
-/// The server's own words for a privilege refusal, with where to look.
-fn denied_message(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
-    const DENIED: [u16; 5] = [1044, 1142, 1143, 1227, 1370];
-    match cause.downcast_ref::<mysql::Error>() {
-        Some(mysql::Error::MySqlError(me)) if DENIED.contains(&me.code) => Some(format!(
-            "MySQL refused: {} (this MySQL account lacks the privilege: see docs/security.md for the grants each command needs)",
-            me.message
-        )),
-        _ => None,
-    }
-}
-
-/// Whether a MySQL error is the socket's timeout: the server accepted the connection and then
-/// did not answer within `mysql.read_timeout_ms` (or took no data within the write timeout).
-pub fn mysql_timed_out(e: &mysql::Error) -> bool {
-    let io = match e {
-        mysql::Error::IoError(io) => io,
-        mysql::Error::CodecError(mysql::mysql_common::proto::codec::error::PacketCodecError::Io(io)) => io,
-        _ => return false,
-    };
-    matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
-}
-
-/// A MySQL error in words: a timeout says which setting bounded it (the raw text is
-/// "CodecError { IO error: Resource temporarily unavailable }").
-pub fn mysql_detail(e: &mysql::Error) -> String {
-    if mysql_timed_out(e) {
-        "the server sent no reply within mysql.read_timeout_ms (or took no data within mysql.write_timeout_ms)".into()
-    } else {
-        e.to_string()
-    }
-}
-
-/// One line for stderr: the error and its causes, joined, passwords redacted.
-pub fn one_line(err: &anyhow::Error) -> String {
+/// One line for stderr: the error and its causes, joined, passwords redacted. A store's raw
+/// error is said in its store's words, named by its service once. `stores`: the checks of the
+/// stores whose errors may be in the chain.
+pub fn one_line_with(err: &anyhow::Error, stores: &[StoreCheck]) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in err.chain() {
-        let mut s = match cause.downcast_ref::<mysql::Error>() {
-            Some(e) => mysql_detail(e),
-            None => cause.to_string(),
-        }
-        .replace(['\n', '\r'], " ");
-        if let Some(denied) = denied_message(cause) {
-            s = denied;
-        } else if let Some(svc) = service_of(cause) {
-            if !parts.iter().any(|p| p.contains(&svc.to_string())) {
-                s = format!("{svc}: {s}");
+        let s = match said(stores, cause) {
+            Some(StoreSays::Denied { message }) => message,
+            Some(StoreSays::Failed { service, words }) => {
+                let s = words.replace(['\n', '\r'], " ");
+                if parts.iter().any(|p| p.contains(&service.to_string())) {
+                    s
+                } else {
+                    format!("{service}: {s}")
+                }
             }
-        }
+            None => cause.to_string().replace(['\n', '\r'], " "),
+        };
         if !parts.iter().any(|p| p.contains(&s)) {
             parts.push(s);
         }
@@ -281,14 +249,45 @@ mod tests {
         }
     }
 
+    /// A store whose client errors are `io::Error`s of kind `Other`: failed, or denied when
+    /// the message says so.
+    fn io_store(cause: &(dyn std::error::Error + 'static)) -> Option<StoreSays> {
+        let io = cause.downcast_ref::<std::io::Error>()?;
+        match io.to_string().as_str() {
+            "denied" => Some(StoreSays::Denied {
+                message: "refused: denied".into(),
+            }),
+            s => Some(StoreSays::Failed {
+                service: Service::Redis,
+                words: format!("{s}\nsecond line"),
+            }),
+        }
+    }
+
+    #[test]
+    fn a_store_names_its_service_once_and_decides_the_exit_code() {
+        let e = anyhow::Error::new(std::io::Error::other("down")).context("reading the board");
+        assert_eq!(
+            one_line_with(&e, &[io_store]),
+            "reading the board: Redis: down second line"
+        );
+        assert_eq!(exit_code_with(&e, &[io_store]), exit::SERVICE);
+        assert_eq!(one_line_with(&e, &[]), "reading the board: down");
+        let e = anyhow::Error::new(std::io::Error::other("down")).context("Redis at h:1");
+        assert_eq!(one_line_with(&e, &[io_store]), "Redis at h:1: down second line");
+        let e = anyhow::Error::new(std::io::Error::other("denied")).context("settling");
+        assert_eq!(one_line_with(&e, &[io_store]), "settling: refused: denied");
+        assert_eq!(exit_code_with(&e, &[io_store]), exit::REFUSED);
+    }
+
     #[test]
     fn exit_code_follows_the_first_typed_error() {
         let e = anyhow::Error::new(Error::input("bad date")).context("checkin");
-        assert_eq!(exit_code_of(&e), exit::USAGE);
+        assert_eq!(exit_code_with(&e, &[]), exit::USAGE);
         let e = anyhow::anyhow!("plain");
-        assert_eq!(exit_code_of(&e), exit::INTERNAL);
+        assert_eq!(exit_code_with(&e, &[]), exit::INTERNAL);
         let e = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::PermissionDenied)).context("writing x");
-        assert_eq!(exit_code_of(&e), exit::INTERNAL);
+        assert_eq!(exit_code_with(&e, &[]), exit::INTERNAL);
         assert!(!is_broken_pipe(&e));
         let e = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::BrokenPipe)).context("printing");
         assert!(is_broken_pipe(&e));

@@ -4,7 +4,8 @@ use clap::error::ErrorKind;
 use clap::Parser;
 
 use attendance::cli::Cli;
-use attendance::error::{exit, exit_code_of, is_broken_pipe, one_line};
+use attendance::error::{exit, is_broken_pipe};
+use attendance::failure::{exit_code_of, one_line};
 
 fn main() {
     let cli = match Cli::try_parse() {

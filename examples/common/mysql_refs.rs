@@ -24,8 +24,8 @@ fn twin_table(conn: &mut mysql::PooledConn, name: &str) -> Result<()> {
 }
 
 /// Seconds for (LOAD DATA, multi-row INSERT in batches of `batch`) of the rows settled for `date`.
-pub fn references(pool: &mysql::Pool, date: NaiveDate, batch: usize) -> Result<(f64, f64)> {
-    let mut conn = pool.get_conn()?;
+pub fn references(db: &attendance::mysql::Db, date: NaiveDate, batch: usize) -> Result<(f64, f64)> {
+    let mut conn = db.conn()?;
     let stored = settled_rows(&mut conn, date)?;
     let load_s = load_data(&mut conn, &stored)?;
     let insert_s = multi_insert(&mut conn, &stored, batch)?;
@@ -36,8 +36,8 @@ pub fn references(pool: &mysql::Pool, date: NaiveDate, batch: usize) -> Result<(
 
 /// Seconds for LOAD DATA alone of the rows settled for `date` (a benchmark's later rounds).
 #[allow(dead_code)] // the whole-day benchmark takes both references once
-pub fn load_reference(pool: &mysql::Pool, date: NaiveDate) -> Result<f64> {
-    let mut conn = pool.get_conn()?;
+pub fn load_reference(db: &attendance::mysql::Db, date: NaiveDate) -> Result<f64> {
+    let mut conn = db.conn()?;
     let stored = settled_rows(&mut conn, date)?;
     let load_s = load_data(&mut conn, &stored)?;
     conn.query_drop("DROP TABLE attendance_load")?;

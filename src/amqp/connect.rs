@@ -110,7 +110,7 @@ pub(crate) fn open<T>(
     let tried: Vec<String> = failed
         .iter()
         .map(|(at, e)| {
-            let why = crate::error::one_line(e);
+            let why = super::failure::one_line(e);
             let why = why.strip_prefix("RabbitMQ is unreachable or failing: ").unwrap_or(&why);
             let why = why.strip_prefix(&format!("{at}: ")).unwrap_or(why);
             format!("{at} ({why})")

@@ -161,7 +161,7 @@ pub fn watch_department(
             Ended::Lost(e) => {
                 session.abandon();
                 show(WatchItem::Lost {
-                    why: &crate::error::one_line(&e),
+                    why: &super::failure::one_line(&e),
                 })?;
             }
         }
@@ -172,7 +172,7 @@ pub fn watch_department(
             match Session::open(cfg, &names, dept) {
                 Ok(s) => break s,
                 Err(e) if broker_gone(&e) => show(WatchItem::Lost {
-                    why: &crate::error::one_line(&e),
+                    why: &super::failure::one_line(&e),
                 })?,
                 Err(e) => return Err(e),
             }

@@ -5,6 +5,7 @@
 mod confirm;
 mod connect;
 mod consume;
+pub mod failure;
 pub mod inventory;
 mod journal;
 pub mod management;

@@ -4,8 +4,8 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::LeaveCommand;
-use crate::mysql::leave_rows::{Leave, NewLeave};
 use crate::ops;
+use crate::ops::leave::{Leave, NewLeave};
 use crate::output::print_table;
 
 pub fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {

@@ -221,7 +221,7 @@ fn connected(ctx: &Ctx, f: &mut Follow) -> bool {
                 f.backoff.reset();
                 f.publisher = Some(p);
             }
-            Err(e) => ctx.out.status(format!("relay: {}", crate::error::one_line(&e))),
+            Err(e) => ctx.out.status(format!("relay: {}", crate::failure::one_line(&e))),
         }
     }
     f.publisher.is_some()

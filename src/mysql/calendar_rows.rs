@@ -3,14 +3,15 @@
 use anyhow::Result;
 use chrono::NaiveDate;
 use mysql::prelude::Queryable;
-use mysql::{Pool, TxOpts, Value};
+use mysql::{TxOpts, Value};
 
 use super::placeholders;
+use super::Db;
 use crate::domain::workdays::{DayKind, Entry, Overrides};
 use crate::error::Error;
 
 /// Set the entries, all in one transaction: a file lands whole or not at all.
-pub fn upsert(pool: &Pool, entries: &[Entry]) -> Result<()> {
+pub fn upsert(pool: &Db, entries: &[Entry]) -> Result<()> {
     let mut conn = pool.get_conn()?;
     let mut tx = conn.start_transaction(TxOpts::default())?;
     for chunk in entries.chunks(1_000) {

@@ -37,7 +37,7 @@ fn mysql_opts(cfg: &Config, url: &str) -> Result<mysql::Opts> {
 /// read timeout again on a server that has stalled. Other errors leave the connection alone.
 /// `socket` is the connection's [`std::os::unix::io::AsRawFd::as_raw_fd`], taken before a
 /// transaction borrowed the connection; the connection must still be alive.
-pub fn abandon_if_stalled(socket: std::os::unix::io::RawFd, e: &mysql::Error) {
+pub(super) fn abandon_if_stalled(socket: std::os::unix::io::RawFd, e: &mysql::Error) {
     if matches!(e, mysql::Error::IoError(_) | mysql::Error::CodecError(_)) {
         // SAFETY: shutdown() only ends the connection on a descriptor its owner still holds;
         // it neither closes nor reuses the descriptor.
@@ -47,42 +47,28 @@ pub fn abandon_if_stalled(socket: std::os::unix::io::RawFd, e: &mysql::Error) {
     }
 }
 
-/// A MySQL pool on the configured database. Fails with exit 3 if the server is unreachable.
-pub fn mysql(cfg: &Config) -> Result<mysql::Pool> {
-    mysql_pool(cfg, &cfg.mysql_url)
-}
-
-/// A MySQL pool for reports: on `report_mysql_url` (a replica) when set, else the main
-/// database. Only this pool is opened, so reports run while the primary is away.
-pub fn mysql_report(cfg: &Config) -> Result<mysql::Pool> {
-    mysql_pool(cfg, cfg.report_mysql_url())
-}
-
-fn mysql_pool(cfg: &Config, url: &str) -> Result<mysql::Pool> {
+/// A pool on `url`, with the configured timeouts (see [`super::Db`]).
+pub(super) fn pool(cfg: &Config, url: &str) -> Result<mysql::Pool> {
     let opts = mysql_opts(cfg, url)?;
-    mysql::Pool::new(opts).map_err(|e| mysql_url_error(url, e))
+    mysql::Pool::new(opts).map_err(|e| url_error(url, e))
 }
 
-/// A MySQL connection to the server without a database (to create it).
+/// A MySQL connection to the server without a database (to create it, or, for the tests and
+/// benchmarks, to drop it).
 pub fn mysql_server(cfg: &Config) -> Result<mysql::Conn> {
     let opts = mysql_opts(cfg, &cfg.mysql_server_url())?;
     mysql::Conn::new(opts).map_err(|e| Error::service(Service::Mysql, e).into())
 }
 
-/// Turn a MySQL error into a typed one: an unknown database is a usage error ("run migrate").
-pub fn mysql_error(cfg: &Config, e: mysql::Error) -> anyhow::Error {
-    mysql_url_error(&cfg.mysql_url, e)
-}
-
-fn mysql_url_error(url: &str, e: mysql::Error) -> anyhow::Error {
-    if let mysql::Error::MySqlError(me) = &e {
-        if me.code == 1049 {
-            return Error::input(format!(
-                "MySQL database '{}' does not exist: run `attendance migrate` first",
-                crate::config::database_of(url).unwrap_or_default()
-            ))
-            .into();
-        }
+/// Turn a MySQL error of the database at `url` into a typed one: an unknown database is a
+/// usage error ("run migrate"), anything else MySQL failing (exit 3).
+pub(super) fn url_error(url: &str, e: mysql::Error) -> anyhow::Error {
+    if super::failure::is_unknown_database(&e) {
+        return Error::input(format!(
+            "MySQL database '{}' does not exist: run `attendance migrate` first",
+            crate::config::database_of(url).unwrap_or_default()
+        ))
+        .into();
     }
-    Error::service(Service::Mysql, crate::error::mysql_detail(&e)).into()
+    Error::service(Service::Mysql, super::failure::detail(&e)).into()
 }

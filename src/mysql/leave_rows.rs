@@ -5,10 +5,11 @@ use std::collections::HashSet;
 use anyhow::Result;
 use chrono::{NaiveDate, NaiveDateTime};
 use mysql::prelude::Queryable;
-use mysql::{Pool, TxOpts};
+use mysql::TxOpts;
 use serde::Serialize;
 
 use super::typed::Cols;
+use super::Db;
 
 /// One leave as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -50,7 +51,7 @@ pub enum Added {
 /// Add an approved leave unless another approved one overlaps it: the rule and the insert are
 /// one transaction, which locks the employee's row so two adds for one employee cannot both
 /// pass the check.
-pub fn add(pool: &Pool, l: &NewLeave) -> Result<Added> {
+pub fn add(pool: &Db, l: &NewLeave) -> Result<Added> {
     let mut conn = pool.get_conn()?;
     let mut tx = conn.start_transaction(TxOpts::default())?;
     let known: Option<String> = tx.exec_first("SELECT id FROM employees WHERE id = ? FOR UPDATE", (l.employee_id,))?;
@@ -100,7 +101,7 @@ fn leave_from_row(r: mysql::Row) -> Result<Leave> {
 
 /// Leaves, newest range first, optionally of one employee, overlapping a range, approved only.
 pub fn list(
-    pool: &Pool,
+    pool: &Db,
     employee: Option<&str>,
     from: Option<NaiveDate>,
     to: Option<NaiveDate>,
@@ -119,7 +120,7 @@ pub fn list(
 }
 
 /// Cancel a leave. `None`: no such leave; `Some(false)`: it was already cancelled.
-pub fn cancel(pool: &Pool, id: u64) -> Result<Option<bool>> {
+pub fn cancel(pool: &Db, id: u64) -> Result<Option<bool>> {
     let mut conn = pool.get_conn()?;
     let status: Option<String> = conn.exec_first("SELECT status FROM leaves WHERE id = ?", (id,))?;
     match status.as_deref() {

@@ -4,8 +4,11 @@
 pub mod archive_rows;
 pub mod attendance;
 pub mod calendar_rows;
+pub mod codes;
 pub mod conn;
 pub mod corrections;
+mod db;
+pub mod failure;
 pub mod leave_rows;
 pub mod partitions;
 pub mod report_queries;
@@ -13,6 +16,9 @@ pub mod roster_rows;
 pub mod runs;
 pub mod server;
 pub mod typed;
+pub mod upserts;
+
+pub use db::{begin, Conn, Db, Retry, Tx};
 
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
@@ -46,8 +52,7 @@ pub fn migrate(cfg: &Config) -> Result<MigrateReport> {
         ))
         .map_err(|e| Error::service(Service::Mysql, e))?;
     drop(server);
-    let pool = conn::mysql(cfg)?;
-    let mut conn = pool.get_conn().map_err(|e| conn::mysql_error(cfg, e))?;
+    let mut conn = Db::open(cfg)?.conn()?;
     let report = migrations::runner()
         .set_abort_divergent(true)
         // Versions are numbered by feature, not by merge order: a database migrated by a build

@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 use mysql::prelude::Queryable;
-use mysql::{Pool, TxOpts, Value};
+use mysql::{TxOpts, Value};
 
 use super::placeholders;
 use super::typed::Cols;
+use super::Db;
 use crate::domain::roster::{Role, RosterRow};
 
 /// Rows per multi-row INSERT: well under 65,535 placeholders and max_allowed_packet.
@@ -24,7 +25,7 @@ pub struct ImportReport {
 }
 
 /// Upsert the whole roster in one transaction: all of it lands, or none of it.
-pub fn upsert(pool: &Pool, rows: &[RosterRow]) -> Result<ImportReport> {
+pub fn upsert(pool: &Db, rows: &[RosterRow]) -> Result<ImportReport> {
     let mut depts: BTreeMap<&str, &str> = BTreeMap::new();
     for r in rows {
         depts.entry(&r.department_id).or_insert(&r.department_name);
@@ -101,7 +102,7 @@ pub fn upsert(pool: &Pool, rows: &[RosterRow]) -> Result<ImportReport> {
 }
 
 /// An active employee: (department id, name).
-pub fn employee(pool: &Pool, id: &str) -> Result<Option<(String, String)>> {
+pub fn employee(pool: &Db, id: &str) -> Result<Option<(String, String)>> {
     let mut conn = pool.get_conn()?;
     Ok(conn.exec_first(
         "SELECT department_id, name FROM employees WHERE id = ? AND active",
@@ -112,7 +113,7 @@ pub fn employee(pool: &Pool, id: &str) -> Result<Option<(String, String)>> {
 pub use crate::domain::roster::Member;
 
 /// The active employees among `ids` (unknown or inactive ones are left out).
-pub fn active_by_ids(pool: &Pool, ids: &[&str]) -> Result<Vec<Member>> {
+pub fn active_by_ids(pool: &Db, ids: &[&str]) -> Result<Vec<Member>> {
     let mut conn = pool.get_conn()?;
     let mut found = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(1_000) {
@@ -134,7 +135,7 @@ pub fn active_by_ids(pool: &Pool, ids: &[&str]) -> Result<Vec<Member>> {
 }
 
 /// Every active employee, ordered by department then id.
-pub fn active_members(pool: &Pool) -> Result<Vec<Member>> {
+pub fn active_members(pool: &Db) -> Result<Vec<Member>> {
     let mut conn = pool.get_conn()?;
     Ok(conn.query_map(
         "SELECT id, department_id, name FROM employees WHERE active ORDER BY department_id, id",

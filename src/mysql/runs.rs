@@ -31,14 +31,16 @@ const LOCK_NAME: &str = "CONCAT('attendance-settle-', MD5(DATABASE()))";
 
 impl SettleLock {
     /// Take the lock without waiting: `None` while another settle holds it.
-    pub fn try_acquire(pool: &mysql::Pool) -> mysql::Result<Option<SettleLock>> {
-        let mut conn = pool.get_conn()?;
-        let got: Option<i64> = conn.query_first(format!("SELECT GET_LOCK({LOCK_NAME}, 0)"))?;
+    pub fn try_acquire(db: &super::Db) -> Result<Option<SettleLock>> {
+        let mut conn = db.get_conn().map_err(|e| db.error(e))?;
+        let got: Option<i64> = conn
+            .query_first(format!("SELECT GET_LOCK({LOCK_NAME}, 0)"))
+            .map_err(|e| db.error(e))?;
         Ok((got == Some(1)).then_some(SettleLock { conn }))
     }
 
     /// The connection that holds the lock (the run's bookkeeping goes through it).
-    pub fn conn(&mut self) -> &mut mysql::PooledConn {
+    pub fn conn(&mut self) -> &mut super::Conn {
         &mut self.conn
     }
 }

@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::error::Error;
 use crate::mysql::archive_rows::TABLES;
+use crate::mysql::Tx;
 
 /// What `archive` is asked to do.
 #[derive(Debug, Clone)]
@@ -98,8 +99,8 @@ fn remove_all(paths: &[PathBuf]) {
 
 pub fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
     let paths = check(opts)?;
-    let pool = crate::mysql::conn::mysql(cfg)?;
-    let mut conn = pool.get_conn().map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?;
+    let db = crate::mysql::Db::open(cfg)?;
+    let mut conn = db.conn()?;
     let mut tx = crate::mysql::archive_rows::begin(&mut conn, opts.drop)?;
     let files = match files_then_delete(&mut tx, opts, &paths) {
         Ok(files) => files,
@@ -118,7 +119,7 @@ pub fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
         false => (Vec::new(), None),
         true => match crate::mysql::partitions::drop_empty_before(&mut conn, opts.before) {
             Ok(dropped) => (dropped, None),
-            Err(e) => (Vec::new(), Some(crate::error::one_line(&e))),
+            Err(e) => (Vec::new(), Some(crate::failure::one_line(&e))),
         },
     };
     Ok(Report {
@@ -134,7 +135,7 @@ pub fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
 /// files renamed into place. The files take their names before the commit: after a crash in
 /// between, the rows are still in MySQL and the files say so by being there (a rerun refuses
 /// to overwrite them).
-fn files_then_delete(tx: &mut mysql::Transaction<'_>, opts: &Options, paths: &[PathBuf]) -> Result<Vec<FileReport>> {
+fn files_then_delete(tx: &mut Tx<'_>, opts: &Options, paths: &[PathBuf]) -> Result<Vec<FileReport>> {
     let files = write_files(tx, opts, paths)?;
     if opts.drop {
         // The rows were locked when read: anything else means the files miss something.
@@ -155,7 +156,7 @@ fn files_then_delete(tx: &mut mysql::Transaction<'_>, opts: &Options, paths: &[P
 }
 
 /// Each table to its `.partial` file, flushed and synced.
-fn write_files(tx: &mut mysql::Transaction<'_>, opts: &Options, paths: &[PathBuf]) -> Result<Vec<FileReport>> {
+fn write_files(tx: &mut Tx<'_>, opts: &Options, paths: &[PathBuf]) -> Result<Vec<FileReport>> {
     let mut files = Vec::new();
     for ((table, query), path) in TABLES.iter().zip(paths) {
         let tmp = partial(path);

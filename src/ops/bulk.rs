@@ -116,7 +116,7 @@ fn record(
         recorded,
         unchanged: outcomes.len() - recorded,
         unconfirmed: punches.len() - outcomes.len(),
-        error: failure.as_ref().map(crate::error::one_line),
+        error: failure.as_ref().map(crate::failure::one_line),
         failure,
         ..Default::default()
     }

@@ -13,8 +13,8 @@ pub fn set(cfg: &Config, entries: &[Entry]) -> Result<()> {
     for e in entries {
         workdays::check_note(&e.note).map_err(Error::input)?;
     }
-    let pool = crate::mysql::conn::mysql(cfg)?;
-    crate::mysql::calendar_rows::upsert(&pool, entries)
+    let db = crate::mysql::Db::open(cfg)?;
+    crate::mysql::calendar_rows::upsert(&db, entries)
 }
 
 /// One day of a range, as it counts.
@@ -35,8 +35,8 @@ pub fn list(cfg: &Config, from: NaiveDate, to: NaiveDate) -> Result<Vec<Day>> {
     if to < from || (to - from).num_days() > 3_660 {
         return Err(Error::input("--to must be on or after --from, at most ten years later").into());
     }
-    let pool = crate::mysql::conn::mysql(cfg)?;
-    let overrides = crate::mysql::calendar_rows::overrides(&mut pool.get_conn()?, from, to)?;
+    let db = crate::mysql::Db::open(cfg)?;
+    let overrides = crate::mysql::calendar_rows::overrides(&mut db.conn()?, from, to)?;
     Ok(from
         .iter_days()
         .take_while(|d| *d <= to)

@@ -37,7 +37,7 @@ pub fn resolve(
         }
     }
     if !missing.is_empty() {
-        let from_db = crate::mysql::roster_rows::active_by_ids(&crate::mysql::conn::mysql(cfg)?, &missing)?;
+        let from_db = crate::mysql::roster_rows::active_by_ids(&crate::mysql::Db::open(cfg)?, &missing)?;
         let cached = from_db
             .iter()
             .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
@@ -148,7 +148,7 @@ pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
                 let connecting = Publisher::connect_in_background(cfg);
                 notify_now(cfg, connecting, &mut redis, &keys, dept, &p.event_id)
             }
-            Err(e) => ("pending", Some(crate::error::one_line(&e))),
+            Err(e) => ("pending", Some(crate::failure::one_line(&e))),
         },
     };
     let date = p.facts.work_date;
@@ -192,7 +192,7 @@ fn notify_now(
     match sent {
         Ok(true) => ("sent", None),
         Ok(false) => ("pending", Some("the broker did not confirm it".to_string())),
-        Err(e) => ("pending", Some(crate::error::one_line(&e))),
+        Err(e) => ("pending", Some(crate::failure::one_line(&e))),
     }
 }
 

@@ -5,15 +5,13 @@
 use anyhow::Result;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use chrono_tz::Tz;
-use mysql::prelude::Queryable;
-use mysql::TxOpts;
 use serde::Serialize;
 
 use crate::config::Config;
 use crate::domain::{policy, workdays};
 use crate::error::Error;
 use crate::mysql::attendance::{self, Stored};
-use crate::mysql::corrections;
+use crate::mysql::{corrections, Conn, Tx};
 
 /// A correction as asked.
 #[derive(Debug, Clone)]
@@ -91,7 +89,7 @@ fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
 }
 
 /// Only the supervisor of the employee's department may correct their day.
-fn check_supervisor(conn: &mut impl Queryable, req: &Request) -> Result<()> {
+fn check_supervisor(conn: &mut Conn, req: &Request) -> Result<()> {
     match corrections::supervisor_of(conn, req.employee_id)? {
         None => Err(Error::refused(format!("unknown employee '{}'", req.employee_id)).into()),
         Some(sup) if sup.as_deref() != Some(req.by) => Err(Error::refused(format!(
@@ -104,7 +102,7 @@ fn check_supervisor(conn: &mut impl Queryable, req: &Request) -> Result<()> {
 }
 
 /// The row with the corrected times, recomputed under the same rules as settle.
-fn recompute(cfg: &Config, tx: &mut impl Queryable, req: &Request, before: &Stored) -> Result<Stored> {
+fn recompute(cfg: &Config, tx: &mut Tx, req: &Request, before: &Stored) -> Result<Stored> {
     let first_in = req.first_in.map(|t| t.naive_utc()).or(before.first_in);
     let last_out = req.last_out.map(|t| t.naive_utc()).or(before.last_out);
     if let (Some(i), Some(o)) = (first_in, last_out) {
@@ -143,10 +141,10 @@ fn recompute(cfg: &Config, tx: &mut impl Queryable, req: &Request, before: &Stor
 /// Correct a settled day: the row and its audit row in one transaction.
 pub fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
     check_request(cfg, req)?;
-    let pool = crate::mysql::conn::mysql(cfg)?;
-    let mut conn = pool.get_conn()?;
+    let db = crate::mysql::Db::open(cfg)?;
+    let mut conn = db.conn()?;
     check_supervisor(&mut conn, req)?;
-    let mut tx = conn.start_transaction(TxOpts::default())?;
+    let mut tx = crate::mysql::begin(&mut conn)?;
     // The row, locked until the commit, is what the correction hangs on: no foreign key ties
     // a correction to its row since V5 (partitioning), and `archive --drop` deletes a row and
     // its corrections in one transaction, which waits for this lock.

@@ -11,8 +11,9 @@ use serde::Serialize;
 
 use crate::amqp::{inventory as queues, management};
 use crate::config::Config;
-use crate::error::{one_line, redact};
-use crate::mysql::runs;
+use crate::error::redact;
+use crate::failure::one_line;
+use crate::mysql::{runs, Conn};
 use crate::redis::keys::Keys;
 use crate::redis::persistence as health;
 use crate::redis::server;
@@ -206,9 +207,9 @@ pub fn persistence_verdicts(p: &health::Persistence) -> [Check; 2] {
 }
 
 /// MySQL reachable and its schema up to date. Returns a connection if usable.
-fn mysql_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<mysql::PooledConn> {
-    let opened = crate::mysql::conn::mysql(cfg).and_then(|pool| {
-        let mut conn = pool.get_conn().map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?;
+fn mysql_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<Conn> {
+    let opened = crate::mysql::Db::open(cfg).and_then(|db| {
+        let mut conn = db.conn()?;
         let version = crate::mysql::server::version(&mut conn)?;
         Ok((conn, version))
     });
@@ -261,7 +262,7 @@ fn offset(mut read: impl FnMut() -> anyhow::Result<DateTime<Utc>>) -> anyhow::Re
 }
 
 /// This host's clock against Redis's `TIME` and MySQL's `NOW()`.
-fn clock(redis: Option<&mut crate::redis::Redis>, mysql: Option<&mut mysql::PooledConn>) -> Check {
+fn clock(redis: Option<&mut crate::redis::Redis>, mysql: Option<&mut Conn>) -> Check {
     let mut parts = Vec::new();
     let mut worst = chrono::Duration::zero();
     let mut failed = Vec::new();
@@ -411,7 +412,7 @@ fn files_verdict(cfg: &Config, departments: u64) -> Check {
 /// The last settle run's outcome, and the past days still waiting to be settled.
 fn settle_checks(
     cfg: &Config,
-    conn: &mut mysql::PooledConn,
+    conn: &mut Conn,
     redis: Option<&mut crate::redis::Redis>,
     today: NaiveDate,
 ) -> Vec<Check> {
@@ -472,12 +473,7 @@ fn run_verdict(cfg: &Config, r: &runs::Run) -> Check {
 
 /// Past days with boards still in Redis, and past work days since the last settled one that
 /// no run settled.
-fn unsettled(
-    cfg: &Config,
-    conn: &mut mysql::PooledConn,
-    redis: Option<&mut crate::redis::Redis>,
-    today: NaiveDate,
-) -> Check {
+fn unsettled(cfg: &Config, conn: &mut Conn, redis: Option<&mut crate::redis::Redis>, today: NaiveDate) -> Check {
     let mut waiting: BTreeMap<NaiveDate, &'static str> = BTreeMap::new();
     if let Some(con) = redis {
         match server::past_board_days(con, &Keys::new(&cfg.namespace), today) {
@@ -511,7 +507,7 @@ fn unsettled(
 
 /// Work days after the last cleanly settled day (within the look-back) and before today that
 /// no run settled cleanly. None settled ever: nothing to compare with, nothing reported.
-fn unsettled_workdays(cfg: &Config, conn: &mut mysql::PooledConn, today: NaiveDate) -> anyhow::Result<Vec<NaiveDate>> {
+fn unsettled_workdays(cfg: &Config, conn: &mut Conn, today: NaiveDate) -> anyhow::Result<Vec<NaiveDate>> {
     let from = today - chrono::Duration::days(LOOKBACK_DAYS);
     let yesterday = today - chrono::Duration::days(1);
     let settled = crate::mysql::server::settled_days(conn, from, yesterday)?;

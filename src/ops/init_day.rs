@@ -19,11 +19,11 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use super::queues::{declare_missing, Declared};
-use mysql::Pool;
 use redis::ConnectionLike;
 
 use crate::config::Config;
 use crate::domain::roster::{Member, Stamp};
+use crate::mysql::Db;
 use crate::redis::board;
 use crate::redis::board::{LayoutReport, RosterRebuild};
 use crate::redis::keys::Keys;
@@ -49,8 +49,8 @@ pub fn init_day(
     mut progress: impl FnMut(usize),
 ) -> Result<Outcome> {
     crate::mysql::runs::check_storable(date)?;
-    let pool = crate::mysql::conn::mysql(cfg)?;
-    let mut conn = pool.get_conn().map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?;
+    let db = crate::mysql::Db::open(cfg)?;
+    let mut conn = db.conn()?;
     let depts: Vec<String> = crate::mysql::roster_rows::department_ids(&mut conn)?
         .into_iter()
         .filter_map(|(d, active)| active.then_some(d))
@@ -66,7 +66,7 @@ pub fn init_day(
     // are laid out in Redis: two services' work, overlapped.
     let (layout, queues) = std::thread::scope(|s| {
         let declaring = s.spawn(|| declare_missing(cfg, &depts));
-        let layout = lay_out(&pool, &mut con, &keys, date, &depts, &mut progress);
+        let layout = lay_out(&db, &mut con, &keys, date, &depts, &mut progress);
         let queues = declaring
             .join()
             .unwrap_or_else(|_| Err("the declaring thread panicked".into()));
@@ -91,7 +91,7 @@ const ROSTER_CHUNK: usize = 10_000;
 /// Lay out `date` for the active members of `depts`, which must be every department that has
 /// some, and report the totals. `progress` gets each slice's number of employees.
 pub fn lay_out(
-    pool: &Pool,
+    db: &Db,
     con: &mut impl ConnectionLike,
     keys: &Keys,
     date: NaiveDate,
@@ -99,7 +99,7 @@ pub fn lay_out(
     mut progress: impl FnMut(usize),
 ) -> Result<LayoutReport> {
     // Read before the members: a change made while they are read shows at the next layout.
-    let changed = crate::mysql::roster_rows::last_change(&mut pool.get_conn()?)?;
+    let changed = crate::mysql::roster_rows::last_change(&mut db.conn()?)?;
     let cache = board::roster_cache_state(con, keys)?;
     let mut rebuild = if cache.current(&changed) {
         None
@@ -111,7 +111,7 @@ pub fn lay_out(
         ..LayoutReport::default()
     };
     let mut cached = 0u64;
-    for_each_read(pool, depts, rebuild.is_some(), |read| {
+    for_each_read(db, depts, rebuild.is_some(), |read| {
         match read {
             Read::Slice(members) => {
                 let part = board::layout_day(con, keys, date, &members, |_| {})?;
@@ -137,17 +137,17 @@ pub fn lay_out(
             },
         )?,
         // Nothing changed but the count: an employee row deleted. Rare; a pass of its own.
-        None if cache.held != report.employees as u64 => rebuild_cache(pool, con, keys, changed)?,
+        None if cache.held != report.employees as u64 => rebuild_cache(db, con, keys, changed)?,
         None => {}
     }
     Ok(report)
 }
 
 /// Rebuild the roster cache alone.
-fn rebuild_cache(pool: &Pool, con: &mut impl ConnectionLike, keys: &Keys, changed: String) -> Result<()> {
+fn rebuild_cache(db: &Db, con: &mut impl ConnectionLike, keys: &Keys, changed: String) -> Result<()> {
     let mut r = RosterRebuild::start(con, keys)?;
     let mut cached = 0u64;
-    for_each_read(pool, &[], true, |read| {
+    for_each_read(db, &[], true, |read| {
         if let Read::Roster(members) = read {
             cached += members.len() as u64;
             r.add(con, keys, &members)?;
@@ -175,12 +175,12 @@ enum Read {
 /// Read the active members of `depts` a slice at a time, and with `roster` the whole active
 /// roster a chunk at a time, each reader on a thread and a connection of its own, handing what
 /// it read to `each` as it reads on.
-fn for_each_read(pool: &Pool, depts: &[String], roster: bool, mut each: impl FnMut(Read) -> Result<()>) -> Result<()> {
+fn for_each_read(db: &Db, depts: &[String], roster: bool, mut each: impl FnMut(Read) -> Result<()>) -> Result<()> {
     let (tx, rx) = mpsc::sync_channel::<Read>(2);
     std::thread::scope(|s| {
         let by_id = tx.clone();
         let slices = s.spawn(move || -> Result<()> {
-            let mut conn = pool.get_conn()?;
+            let mut conn = db.conn()?;
             for slice in depts.chunks(DEPTS_PER_SLICE) {
                 let members = crate::mysql::roster_rows::active_members_of(&mut conn, slice, false)?;
                 // A send fails when Redis failed: its error is the one to report.
@@ -194,7 +194,7 @@ fn for_each_read(pool: &Pool, depts: &[String], roster: bool, mut each: impl FnM
             if !roster {
                 return Ok(());
             }
-            let mut conn = pool.get_conn()?;
+            let mut conn = db.conn()?;
             let mut after = String::new();
             loop {
                 let members = crate::mysql::roster_rows::active_members_after(&mut conn, &after, ROSTER_CHUNK)?;

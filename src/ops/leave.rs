@@ -7,7 +7,8 @@ use chrono::NaiveDate;
 use crate::config::Config;
 use crate::domain::{roster, workdays};
 use crate::error::Error;
-use crate::mysql::leave_rows::{self as leave, Added, Leave, NewLeave};
+use crate::mysql::leave_rows::{self as leave, Added};
+pub use crate::mysql::leave_rows::{Leave, NewLeave};
 
 /// The outcome of [`add`]: the leave's id, and whether it was already recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,8 +25,8 @@ pub fn add(cfg: &Config, l: &NewLeave) -> Result<AddOutcome> {
         return Err(Error::input(format!("leave ends ({}) before it starts ({})", l.to, l.from)).into());
     }
     workdays::check_note(l.note).map_err(Error::input)?;
-    let pool = crate::mysql::conn::mysql(cfg)?;
-    match leave::add(&pool, l)? {
+    let db = crate::mysql::Db::open(cfg)?;
+    match leave::add(&db, l)? {
         Added::New(id) => Ok(AddOutcome { id, repeat: false }),
         Added::Repeat(id) => Ok(AddOutcome { id, repeat: true }),
         Added::UnknownEmployee => Err(Error::refused(format!("unknown employee '{}'", l.employee_id)).into()),
@@ -44,13 +45,13 @@ pub fn list(
     from: Option<NaiveDate>,
     to: Option<NaiveDate>,
 ) -> Result<Vec<Leave>> {
-    let pool = crate::mysql::conn::mysql(cfg)?;
-    leave::list(&pool, employee, from, to, false)
+    let db = crate::mysql::Db::open(cfg)?;
+    leave::list(&db, employee, from, to, false)
 }
 
 /// Cancel a leave (kept as `cancelled`): `true` if it was approved, `false` if it was already
 /// cancelled; no such leave is refused.
 pub fn cancel(cfg: &Config, id: u64) -> Result<bool> {
-    let pool = crate::mysql::conn::mysql(cfg)?;
-    leave::cancel(&pool, id)?.ok_or_else(|| Error::refused(format!("no leave with id {id}")).into())
+    let db = crate::mysql::Db::open(cfg)?;
+    leave::cancel(&db, id)?.ok_or_else(|| Error::refused(format!("no leave with id {id}")).into())
 }

@@ -10,7 +10,7 @@ use crate::redis::keys::Keys;
 
 /// The ids of the active roster, by department then id (what `simulate` punches for).
 pub fn active_ids(cfg: &Config) -> Result<Vec<String>> {
-    let members = crate::mysql::roster_rows::active_members(&crate::mysql::conn::mysql(cfg)?)?;
+    let members = crate::mysql::roster_rows::active_members(&crate::mysql::Db::open(cfg)?)?;
     Ok(members.into_iter().map(|m| m.employee_id).collect())
 }
 
@@ -18,11 +18,10 @@ pub fn active_ids(cfg: &Config) -> Result<Vec<String>> {
 /// that new employees can check in at once. Also returns the departments the roster did not
 /// have before (their queues are declared ahead of their first check-in).
 pub fn import(cfg: &Config, rows: &[RosterRow]) -> Result<(ImportReport, Vec<String>)> {
-    let pool = crate::mysql::conn::mysql(cfg)?;
-    let known: std::collections::HashSet<String> =
-        crate::mysql::server::departments(&mut pool.get_conn().map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?)?
-            .into_iter()
-            .collect();
+    let db = crate::mysql::Db::open(cfg)?;
+    let known: std::collections::HashSet<String> = crate::mysql::server::departments(&mut db.conn()?)?
+        .into_iter()
+        .collect();
     let mut new: Vec<String> = rows
         .iter()
         .map(|r| &r.department_id)
@@ -31,7 +30,7 @@ pub fn import(cfg: &Config, rows: &[RosterRow]) -> Result<(ImportReport, Vec<Str
         .collect();
     new.sort_unstable();
     new.dedup();
-    let report = crate::mysql::roster_rows::upsert(&pool, rows)?;
+    let report = crate::mysql::roster_rows::upsert(&db, rows)?;
     let mut redis = board::Redis::open(cfg)?;
     let cached = rows
         .iter()

@@ -8,8 +8,8 @@ use crate::config::Config;
 
 /// The departments of the roster, by id.
 fn departments(cfg: &Config) -> Result<Vec<String>> {
-    let pool = crate::mysql::conn::mysql(cfg)?;
-    let mut conn = pool.get_conn().map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?;
+    let db = crate::mysql::Db::open(cfg)?;
+    let mut conn = db.conn()?;
     crate::mysql::server::departments(&mut conn)
 }
 
@@ -50,7 +50,7 @@ fn timed(departments: &[String], declare: impl FnOnce() -> Result<queues::Checke
     let done = if departments.is_empty() {
         queues::Checked::default()
     } else {
-        declare().map_err(|e| crate::error::one_line(&e))?
+        declare().map_err(|e| crate::failure::one_line(&e))?
     };
     Ok(Declared {
         looked_up: done.looked_up,

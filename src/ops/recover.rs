@@ -46,7 +46,7 @@ pub fn recover(cfg: &Config, date: NaiveDate, today: NaiveDate, idle: Duration) 
             cfg.journal.max_age_days
         )
     });
-    let members = crate::mysql::roster_rows::active_members(&crate::mysql::conn::mysql(cfg)?)?;
+    let members = crate::mysql::roster_rows::active_members(&crate::mysql::Db::open(cfg)?)?;
     let mut con = crate::redis::Redis::open(cfg)?;
     let persistence = crate::redis::persistence::warning(&mut con);
     let report = replay(cfg, &mut con, &members, Options { date, idle })?;

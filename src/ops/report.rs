@@ -9,6 +9,7 @@ use crate::domain::roster;
 use crate::domain::table::Table;
 use crate::error::Error;
 use crate::mysql::report_queries::{self as report, Known};
+use crate::mysql::Db;
 
 /// One report, with its dates already decided (defaults are the command's business).
 #[derive(Debug, Clone)]
@@ -43,47 +44,47 @@ pub fn run(cfg: &Config, q: &Query) -> Result<Table> {
         }
     }
     // Reports only read: they go to the replica when one is configured.
-    let pool = crate::mysql::conn::mysql_report(cfg)?;
+    let db = crate::mysql::Db::open_reports(cfg)?;
     let tz = cfg.timezone;
     match q {
         Query::Day { date, dept } => {
-            known_dept(&pool, dept.as_deref())?;
-            report::day(&pool, *date, dept.as_deref())
+            known_dept(&db, dept.as_deref())?;
+            report::day(&db, *date, dept.as_deref())
         }
         Query::Absent { date, dept } => {
-            known_dept(&pool, dept.as_deref())?;
-            report::absent(&pool, *date, dept.as_deref())
+            known_dept(&db, dept.as_deref())?;
+            report::absent(&db, *date, dept.as_deref())
         }
         Query::Employee { id, from, to } => {
-            must_know(&pool, Known::Employee, id)?;
-            report::employee(&pool, tz, id, *from, *to)
+            must_know(&db, Known::Employee, id)?;
+            report::employee(&db, tz, id, *from, *to)
         }
         Query::Dept { id, from, to } => {
-            must_know(&pool, Known::Department, id)?;
-            report::dept(&pool, id, *from, *to)
+            must_know(&db, Known::Department, id)?;
+            report::dept(&db, id, *from, *to)
         }
         Query::Corrections { employee, from, to } => {
             if let Some(e) = employee {
-                must_know(&pool, Known::Employee, e)?;
+                must_know(&db, Known::Employee, e)?;
             }
-            report::corrections(&pool, tz, *from, *to, employee.as_deref())
+            report::corrections(&db, tz, *from, *to, employee.as_deref())
         }
         Query::Runs {
             date,
             limit,
             failures: true,
-        } => report::failures(&pool, *date, *limit),
-        Query::Runs { date, limit, .. } => report::runs(&pool, tz, *date, *limit),
+        } => report::failures(&db, *date, *limit),
+        Query::Runs { date, limit, .. } => report::runs(&db, tz, *date, *limit),
     }
 }
 
-fn known_dept(pool: &mysql::Pool, dept: Option<&str>) -> Result<()> {
-    dept.map_or(Ok(()), |d| must_know(pool, Known::Department, d))
+fn known_dept(db: &Db, dept: Option<&str>) -> Result<()> {
+    dept.map_or(Ok(()), |d| must_know(db, Known::Department, d))
 }
 
-fn must_know(pool: &mysql::Pool, what: Known, id: &str) -> Result<()> {
+fn must_know(db: &Db, what: Known, id: &str) -> Result<()> {
     roster::check_id("id", id)?;
-    if !report::known(pool, what, id)? {
+    if !report::known(db, what, id)? {
         let kind = match what {
             Known::Employee => "employee",
             Known::Department => "department",

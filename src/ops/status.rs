@@ -108,13 +108,13 @@ fn live(cfg: &Config, e: Employee, date: NaiveDate, rec: &crate::domain::day_rec
 
 /// The settled row of a past day, or `None` if the day is not settled yet.
 fn settled(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<Option<Settled>> {
-    let pool = crate::mysql::conn::mysql(cfg)?;
-    let Some(r) = crate::mysql::attendance::row(&mut pool.get_conn()?, date, employee_id)? else {
+    let db = crate::mysql::Db::open(cfg)?;
+    let Some(r) = crate::mysql::attendance::row(&mut db.conn()?, date, employee_id)? else {
         return Ok(None);
     };
     let (waiting_punches, note) = match waiting(cfg, &r, date) {
         Ok(w) => (w, None),
-        Err(e) => (Vec::new(), Some(crate::error::one_line(&e))),
+        Err(e) => (Vec::new(), Some(crate::failure::one_line(&e))),
     };
     let local = |t: Option<NaiveDateTime>| t.map(|t| local_time(cfg.timezone, t).to_rfc3339());
     Ok(Some(Settled {

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod conn;
 pub mod cutover;
 mod dump;
+pub mod failure;
 mod handle;
 pub mod handoff;
 pub mod keys;

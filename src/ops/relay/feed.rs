@@ -126,7 +126,7 @@ fn publish_share(
             }
             return Ok(DrainReport {
                 pending: board::outbox_len(&mut redis, keys, share)?,
-                problem: Some(crate::error::one_line(&e)),
+                problem: Some(crate::failure::one_line(&e)),
                 ..Default::default()
             });
         }

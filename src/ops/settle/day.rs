@@ -11,7 +11,6 @@ use chrono::{Duration, NaiveDate};
 use super::rows::Day;
 use super::{Hooks, Progress, Report, Run};
 use crate::domain::workdays;
-use crate::error;
 use crate::mysql::{attendance, runs};
 use crate::ops::relay::DrainReport;
 use crate::redis::board::{self, LayoutReport};
@@ -181,7 +180,7 @@ impl Run<'_> {
             DrainReport {
                 departments,
                 pending,
-                problem: Some(error::one_line(&e)),
+                problem: Some(crate::failure::one_line(&e)),
                 ..DrainReport::default()
             }
         })
@@ -190,7 +189,7 @@ impl Run<'_> {
     /// Lay out the next work day and record it (a lost layout is then caught by its settle).
     fn lay_out(&mut self, next: NaiveDate) -> Result<LayoutReport> {
         let depts = self.active_departments();
-        let report = crate::ops::init_day::lay_out(&self.pool, &mut self.con, &self.keys, next, &depts, |_| {})?;
+        let report = crate::ops::init_day::lay_out(&self.db, &mut self.con, &self.keys, next, &depts, |_| {})?;
         runs::record_layout(self.lock.conn(), next, report.departments, report.employees)?;
         Ok(report)
     }

@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::error::Error;
 use crate::mysql::runs::SettleLock;
-use crate::mysql::{attendance, runs};
+use crate::mysql::{attendance, runs, Db};
 use crate::ops::relay::DrainReport;
 use crate::redis::board::LayoutReport;
 use crate::redis::cutover;
@@ -154,7 +154,7 @@ struct Run<'a> {
     cfg: &'a Config,
     opts: &'a Options,
     keys: Keys,
-    pool: mysql::Pool,
+    db: Db,
     con: Redis,
     lock: SettleLock,
     /// Every department (boards are looked for in each), and whether it has active members
@@ -199,17 +199,16 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
 impl<'a> Run<'a> {
     fn open(cfg: &'a Config, opts: &'a Options) -> Result<Run<'a>> {
         // MySQL first: when it is unreachable nothing else is touched.
-        let pool = write::connect(cfg)?;
+        let db = write::connect(cfg)?;
         let con = crate::redis::Redis::open(cfg)?;
-        let mut lock = SettleLock::try_acquire(&pool)
-            .map_err(|e| crate::mysql::conn::mysql_error(cfg, e))?
+        let mut lock = SettleLock::try_acquire(&db)?
             .ok_or_else(|| Error::refused("another settle is running on this database"))?;
         let departments = crate::mysql::roster_rows::department_ids(lock.conn())?;
         Ok(Run {
             cfg,
             opts,
             keys: Keys::new(&cfg.namespace),
-            pool,
+            db,
             con,
             lock,
             departments,

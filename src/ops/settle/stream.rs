@@ -11,12 +11,11 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use anyhow::Result;
-use mysql::PooledConn;
 
 use super::rows::{self, BoardEntry, Day, DayRow, Failure};
 use super::spent::Spent;
 use super::{write, Hooks, Progress, Run};
-use crate::mysql::attendance;
+use crate::mysql::{attendance, Conn};
 use crate::redis::keys::Keys;
 use crate::redis::{cutover, Redis};
 
@@ -62,7 +61,7 @@ struct SliceReader<'a> {
 impl SliceReader<'_> {
     /// One slice's rows: its roster, boards and stored histories read, the rows computed, the
     /// strays, failures and counts added to `out`.
-    fn slice(&self, conn: &mut PooledConn, con: &mut Redis, slice: &[String], out: &mut Slices) -> Result<Vec<DayRow>> {
+    fn slice(&self, conn: &mut Conn, con: &mut Redis, slice: &[String], out: &mut Slices) -> Result<Vec<DayRow>> {
         let (date, spent) = (self.day.date, self.spent);
         let members = spent.time("reading the roster", || {
             crate::mysql::roster_rows::active_members_of(conn, slice, false)
@@ -118,7 +117,7 @@ impl Run<'_> {
         let per_batch = self.cfg.settle.batch_size.clamp(1, attendance::MAX_ROWS_PER_STATEMENT);
         let hook = self.opts.hooks.abort_after_batches;
         let mut batches = 0u64;
-        let (con, pool, spent_ref) = (&mut self.con, &self.pool, &spent);
+        let (con, db, spent_ref) = (&mut self.con, &self.db, &spent);
         let reader = SliceReader {
             day,
             on_leave,
@@ -127,14 +126,14 @@ impl Run<'_> {
             spent: &spent,
         };
         let (slices, refused) = write::stream(
-            pool,
+            db,
             spent_ref,
             &self.cfg.settle,
             date,
             // A day with no row yet (the nightly case) is loaded, not upserted: MySQL's fastest path.
             !stored_any,
             |send| {
-                let mut conn = pool.get_conn()?;
+                let mut conn = db.conn()?;
                 let mut out = Slices::default();
                 for slice in depts.chunks(DEPTS_PER_SLICE) {
                     let rows = reader.slice(&mut conn, con, slice, &mut out)?;
@@ -180,7 +179,7 @@ impl Run<'_> {
     ) -> Result<()> {
         let date = day.date;
         let ids: Vec<&str> = strays.keys().map(String::as_str).collect();
-        let members = crate::mysql::roster_rows::active_by_ids(&self.pool, &ids)?;
+        let members = crate::mysql::roster_rows::active_by_ids(&self.db, &ids)?;
         let stored = attendance::stored_punches_of(self.lock.conn(), date, &ids)?;
         let pairs: Vec<(&str, &str)> = members
             .iter()
@@ -200,7 +199,7 @@ impl Run<'_> {
         written.employees += new_rows + failures.iter().filter(|f| extra(&f.employee_id)).count() as u64;
         let per_batch = self.cfg.settle.batch_size.clamp(1, attendance::MAX_ROWS_PER_STATEMENT);
         let ((), refused) = write::stream(
-            &self.pool,
+            &self.db,
             spent,
             &self.cfg.settle,
             date,

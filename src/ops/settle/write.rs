@@ -1,220 +1,32 @@
-//! Writing settle's rows to MySQL: multi-row upserts, one transaction per batch, retried with
-//! back-off when MySQL is briefly away, and split row by row only when a batch holds a row
-//! MySQL refuses (so that one bad row never stops the others).
+//! Writing settle's rows: batches handed from the thread that computes them to writers on
+//! several MySQL connections at once, with settle's retry policy. Each batch's transaction,
+//! its retries and its refused rows are MySQL's (`crate::mysql::upserts`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::thread::sleep;
 use std::time::Duration;
 
 use anyhow::Result;
 use chrono::NaiveDate;
-use mysql::prelude::Queryable;
-use mysql::{Pool, PooledConn, TxOpts};
 
 use super::rows::{DayRow, Failure};
 use super::spent::Spent;
 use crate::config::{Config, SettleSettings};
-use crate::error::{exit, exit_code_of, Error, Service};
-use crate::mysql::attendance;
+use crate::mysql::upserts::Writer;
+use crate::mysql::{Db, Retry};
 
-/// Server errors that say "try again", not "this row is wrong": lock wait, deadlock, too
-/// many connections, shutdown, connection killed, read-only or out of resources.
-const TRANSIENT: [u16; 8] = [1205, 1213, 1040, 1053, 1927, 1290, 1041, 1021];
-
-/// A refusal of the data itself (a constraint, a bad value), as opposed to a failing server.
-pub fn is_data_error(e: &mysql::Error) -> bool {
-    matches!(e, mysql::Error::MySqlError(me) if !TRANSIENT.contains(&me.code))
-}
-
-/// Run `f` until it succeeds, at most `s.mysql_retries` times, doubling the pause between
-/// attempts; what still fails is a service error (exit 3).
-pub fn with_retry<T>(s: &SettleSettings, what: &str, mut f: impl FnMut() -> mysql::Result<T>) -> Result<T> {
-    let mut delay = Duration::from_millis(s.retry_backoff_ms);
-    let attempts = s.mysql_retries.max(1);
-    for attempt in 1..=attempts {
-        match f() {
-            Ok(v) => return Ok(v),
-            Err(e) if attempt == attempts || is_data_error(&e) => {
-                return Err(Error::service(
-                    Service::Mysql,
-                    format!(
-                        "{what}: {} (attempt {attempt} of {attempts})",
-                        crate::error::mysql_detail(&e)
-                    ),
-                )
-                .into())
-            }
-            Err(_) => {
-                sleep(delay);
-                delay *= 2;
-            }
-        }
-    }
-    unreachable!("the last attempt returns")
-}
-
-/// Open the MySQL pool, retrying with back-off while the server is unreachable.
-pub fn connect(cfg: &Config) -> Result<Pool> {
-    let s = &cfg.settle;
-    let mut delay = Duration::from_millis(s.retry_backoff_ms);
-    let attempts = s.mysql_retries.max(1);
-    let mut attempt = 1;
-    loop {
-        match crate::mysql::conn::mysql(cfg) {
-            Err(e) if attempt < attempts && exit_code_of(&e) == exit::SERVICE => {
-                sleep(delay);
-                delay *= 2;
-                attempt += 1;
-            }
-            Err(e) => return Err(e.context(format!("gave up after {attempt} attempt(s)"))),
-            Ok(pool) => return Ok(pool),
-        }
+/// Settle's patience with MySQL: `settle.mysql_retries` attempts, the pause doubling from
+/// `settle.retry_backoff_ms`.
+fn retry(s: &SettleSettings) -> Retry {
+    Retry {
+        attempts: s.mysql_retries,
+        backoff: Duration::from_millis(s.retry_backoff_ms),
     }
 }
 
-/// A writer's connection, kept from one batch to the next: the pool pings every connection it
-/// hands out, one more round trip a batch. After an error it is given up, so that a retry
-/// starts on a fresh connection.
-pub struct Writer<'p> {
-    pool: &'p Pool,
-    conn: Option<PooledConn>,
-    spent: &'p Spent,
-}
-
-impl<'p> Writer<'p> {
-    pub fn new(pool: &'p Pool, spent: &'p Spent) -> Writer<'p> {
-        Writer {
-            pool,
-            conn: None,
-            spent,
-        }
-    }
-
-    /// The kept connection, or a fresh one from the pool.
-    fn take(&mut self) -> mysql::Result<PooledConn> {
-        match self.conn.take() {
-            Some(c) => Ok(c),
-            None => self.spent.time("writers: connecting", || self.pool.get_conn()),
-        }
-    }
-
-    /// Run `f` in a transaction on the writer's connection and commit; the connection is kept
-    /// only if both succeeded. A failure rolls back explicitly (dropping a transaction rolls
-    /// back silently), after shutting the socket of a server that stalled.
-    fn in_tx<T>(&mut self, f: impl FnOnce(&mut mysql::Transaction, &Spent) -> mysql::Result<T>) -> mysql::Result<T> {
-        let mut conn = self.take()?;
-        let socket = std::os::unix::io::AsRawFd::as_raw_fd(&*conn);
-        let mut tx = conn.start_transaction(TxOpts::default())?;
-        let spent = self.spent;
-        let done = match f(&mut tx, spent) {
-            Ok(v) => spent.time("writers: committing", || tx.commit()).map(|()| v),
-            Err(e) => {
-                // Before the rollback, which would wait on a stalled server all over again.
-                crate::mysql::conn::abandon_if_stalled(socket, &e);
-                tx.rollback().ok();
-                return Err(e);
-            }
-        };
-        match done {
-            Ok(v) => {
-                self.conn = Some(conn);
-                Ok(v)
-            }
-            Err(e) => {
-                crate::mysql::conn::abandon_if_stalled(socket, &e);
-                Err(e)
-            }
-        }
-    }
-}
-
-/// Write one batch in one transaction. Returns the rows MySQL refused, with the reason.
-/// `fresh`: the day had no row when the run began, so the rows are loaded, not upserted.
-pub fn batch(
-    w: &mut Writer,
-    s: &SettleSettings,
-    date: NaiveDate,
-    rows: &[DayRow],
-    fresh: bool,
-) -> Result<Vec<Failure>> {
-    with_retry(s, "writing attendance rows", || match whole(w, date, rows, fresh) {
-        Err(e) if is_data_error(&e) => row_by_row(w, date, rows),
-        r => r,
-    })
-}
-
-/// Split off the rows of employees MySQL does not know (no foreign key refuses them since
-/// V5): each becomes a failure, and the ids of the others stay locked until the commit.
-fn known<'r>(tx: &mut impl Queryable, rows: &'r [DayRow]) -> mysql::Result<(Vec<&'r DayRow>, Vec<Failure>)> {
-    let unknown = attendance::unknown_employees(tx, rows.iter().map(|r| r.employee_id.as_str()))?;
-    let (bad, good): (Vec<&DayRow>, Vec<&DayRow>) = rows.iter().partition(|r| unknown.contains(&r.employee_id));
-    let failures = bad
-        .into_iter()
-        .map(|r| Failure {
-            employee_id: r.employee_id.clone(),
-            department_id: r.department_id.clone(),
-            reason: format!(
-                "unknown employee '{}': not in employees (checked in place of the foreign key attendance_employee_fk)",
-                r.employee_id
-            ),
-        })
-        .collect();
-    Ok((good, failures))
-}
-
-fn whole(w: &mut Writer, date: NaiveDate, rows: &[DayRow], fresh: bool) -> mysql::Result<Vec<Failure>> {
-    w.in_tx(|tx, spent| {
-        let (good, failures) = spent.time("writers: checking the employees", || known(tx, rows))?;
-        if fresh && !good.is_empty() && spent.time("writers: loading", || load(tx, date, &good))? {
-            return Ok(failures);
-        }
-        spent.time("writers: upserting", || {
-            if good.len() == rows.len() {
-                attendance::upsert(tx, date, rows)?;
-            } else if !good.is_empty() {
-                let good: Vec<DayRow> = good.into_iter().cloned().collect();
-                attendance::upsert(tx, date, &good)?;
-            }
-            Ok(failures)
-        })
-    })
-}
-
-/// Whether LOAD DATA took every row as sent (see [`attendance::load_fresh`]). A server that
-/// refuses LOAD DATA LOCAL is told once: every later batch is upserted at once.
-fn load(tx: &mut mysql::Transaction, date: NaiveDate, rows: &[&DayRow]) -> mysql::Result<bool> {
-    static REFUSED: AtomicBool = AtomicBool::new(false);
-    if REFUSED.load(Ordering::Relaxed) {
-        return Ok(false);
-    }
-    match attendance::load_fresh(tx, date, rows.iter().copied()) {
-        Err(mysql::Error::MySqlError(_)) => {
-            REFUSED.store(true, Ordering::Relaxed);
-            Ok(false)
-        }
-        r => r,
-    }
-}
-
-/// The slow path, only for a batch that holds a refused row: each row its own statement, in
-/// one transaction (MariaDB rolls back only the refused statement).
-fn row_by_row(w: &mut Writer, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<Vec<Failure>> {
-    w.in_tx(|tx, _| {
-        let (good, mut failures) = known(tx, rows)?;
-        for r in good {
-            match attendance::upsert(tx, date, std::slice::from_ref(r)) {
-                Ok(()) => {}
-                Err(e) if is_data_error(&e) => failures.push(Failure {
-                    employee_id: r.employee_id.clone(),
-                    department_id: r.department_id.clone(),
-                    reason: e.to_string(),
-                }),
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(failures)
-    })
+/// Open the database, retrying with back-off while the server is unreachable.
+pub fn connect(cfg: &Config) -> Result<Db> {
+    Db::open_retrying(cfg, retry(&cfg.settle))
 }
 
 /// A batch of rows handed to the writers; `false` once they stopped (a service error).
@@ -228,7 +40,7 @@ pub type Send<'s> = dyn Fn(Vec<DayRow>) -> bool + 's;
 /// at the first error (a writer's service error, or the producer's), which it returns once the
 /// other writers have finished their batch.
 pub fn stream<T: std::marker::Send>(
-    pool: &Pool,
+    db: &Db,
     spent: &Spent,
     s: &SettleSettings,
     date: NaiveDate,
@@ -251,13 +63,14 @@ pub fn stream<T: std::marker::Send>(
         for _ in 0..writers {
             let (tx, batch_rx) = (tx.clone(), batch_rx.clone());
             scope.spawn(move || {
-                let mut writer = Writer::new(pool, spent);
+                let timing = |part, d| spent.add(part, d);
+                let mut writer = Writer::new(db, retry(s), &timing);
                 while !stop.load(Ordering::Relaxed) {
                     let next = spent.time("writers: waiting for rows", || batch_rx.lock().map(|rx| rx.recv()));
                     let Ok(Ok(chunk)) = next else {
                         break;
                     };
-                    let r = batch(&mut writer, s, date, &chunk, fresh).map(|f| (chunk.len(), f));
+                    let r = writer.write(date, &chunk, fresh).map(|f| (chunk.len(), f));
                     if r.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
