@@ -20,6 +20,7 @@ pub mod relay;
 pub mod report;
 pub mod settle;
 pub mod status;
+pub mod watch;
 
 /// Settle's one-line warning when its Redis keeps nothing on disk or may evict keys; nothing
 /// when Redis cannot be reached (settle reports that itself, with its retries).

@@ -11,9 +11,10 @@ mod handle;
 pub mod handoff;
 pub mod keys;
 mod layout;
+mod outbox;
 mod overlap;
 pub mod persistence;
 mod roster_cache;
 pub mod server;
 
-pub use handle::{Keyspace, Redis};
+pub use handle::{Board, Keyspace, Redis};
