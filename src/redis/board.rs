@@ -298,6 +298,21 @@ impl Board {
     ) -> Result<Vec<PunchOutcome>> {
         all_recorded(self.punch_batched(&PUNCH, rules, punches, events, |call, _| progress(call.len())))
     }
+
+    /// [`Board::punch_many`], handing each script call's outcomes to `each` as soon as Redis has
+    /// answered it, with the outbox records in them (the punches' indices, and every outcome so
+    /// far): a bulk check-in publishes those events while it records the next ones. When Redis
+    /// fails part-way, it keeps what was recorded: the outcomes of the punches whose replies came
+    /// (`None` for the others, which may or may not have landed), and the failure, so a bulk
+    /// check-in cut off says how much it recorded.
+    pub fn punch_many_streamed(
+        &mut self,
+        rules: PunchRules,
+        punches: &[Punch],
+        each: impl FnMut(&[usize], &mut [Option<PunchOutcome>]),
+    ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
+        self.punch_batched(&PUNCH, rules, punches, Events::OutboxAndReply, each)
+    }
 }
 
 /// Every outcome, or the failure that cut the batch off.
@@ -307,23 +322,6 @@ fn all_recorded((outcomes, failed): (Vec<Option<PunchOutcome>>, Result<()>)) -> 
         .into_iter()
         .map(|o| o.context("a punch got no reply from Redis"))
         .collect()
-}
-
-impl Board {
-    /// [`Board::punch_many`], handing each script call's outcomes to `each` as soon as Redis has answered
-    /// it, with the outbox records in them (the punches' indices, and every outcome so far): a bulk
-    /// check-in publishes those events while it records the next ones. When Redis fails part-way,
-    /// it keeps what was recorded: the outcomes of the punches whose replies came (`None` for the
-    /// others, which may or may not have landed), and the failure, so a bulk check-in cut off says
-    /// how much it recorded.
-    pub fn punch_many_streamed(
-        &mut self,
-        rules: PunchRules,
-        punches: &[Punch],
-        each: impl FnMut(&[usize], &mut [Option<PunchOutcome>]),
-    ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
-        self.punch_batched(&PUNCH, rules, punches, Events::OutboxAndReply, each)
-    }
 }
 
 /// The script calls [`Board::punch_many`] makes, through another script with the same keys and

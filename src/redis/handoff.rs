@@ -44,7 +44,8 @@ impl Board {
         Ok(n > 0)
     }
 
-    /// Wake the relay for a department's outbox. False: no relay is alive (any more), nothing pushed.
+    /// Wake the relay for a department's outbox. False: no relay is alive (any more), nothing
+    /// pushed.
     pub fn wake_relay(&mut self, dept: &str) -> Result<bool> {
         let (con, keys) = (&mut self.con, &self.keys);
         let mut inv = WAKE.key(keys.relay_heartbeat());

@@ -130,9 +130,9 @@ impl Board {
         Ok(departments_of(&found))
     }
 
-    /// [`Board::outbox_departments`], running `between` after each SCAN call (on a cluster, once, after
-    /// every master's scan): a following relay takes its wake-ups there, so that a server holding
-    /// many keys (every namespace's) does not hold them back for the whole scan.
+    /// [`Board::outbox_departments`], running `between` after each SCAN call (on a cluster, once,
+    /// after every master's scan): a following relay takes its wake-ups there, so that a server
+    /// holding many keys (every namespace's) does not hold them back for the whole scan.
     pub fn outbox_departments_between(
         &mut self,
         mut between: impl FnMut(&mut Board) -> Result<()>,

@@ -43,6 +43,12 @@ pub struct DrainReport {
 /// Malformed outbox entries a drain names; it counts them all in `pending`.
 pub const MALFORMED_SHOWN: usize = 20;
 
+/// `relay` without `--follow`: every outbox of the namespace drained once (see
+/// [`drain_outboxes`]), on a Redis connection of its own.
+pub fn drain_once(cfg: &Config) -> Result<DrainReport> {
+    drain_outboxes(cfg, &mut Board::open(cfg)?)
+}
+
 /// Drain every outbox of the namespace once, on fresh connections: `amqp.publishers` of them
 /// at once for a backlog of several departments (see [`in_parallel`]). No broker: exit 3.
 pub fn drain_outboxes(cfg: &Config, board: &mut Board) -> Result<DrainReport> {

@@ -24,11 +24,6 @@ pub trait FollowSink {
     fn round(&mut self, last: Option<&DrainReport>, sent_total: usize, started: (SystemTime, Instant)) -> Result<()>;
 }
 
-/// Publish what the outboxes hold once, on fresh connections (`relay` without `--follow`).
-pub fn drain_once(cfg: &Config) -> Result<DrainReport> {
-    super::drain_outboxes(cfg, &mut Board::open(cfg)?)
-}
-
 /// Follow the check-ins: a full round every `interval`, the hand-offs in between and during it,
 /// until Ctrl-C or SIGTERM. Returns the events sent in all, and those pending after the last round.
 pub fn follow(cfg: &Config, interval: Duration, sink: &mut impl FollowSink) -> Result<DrainReport> {
