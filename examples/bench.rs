@@ -446,7 +446,7 @@ fn run(departments: u32) -> Result<()> {
         &attendance::domain::policy::PunchWindow::new(&Default::default(), chrono_tz::UTC, chrono::Utc::now()),
     )?;
     let ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
-    let known = attendance::ops::checkin::resolve(&b.cfg, &mut con, &keys, &ids)?;
+    let known = attendance::ops::checkin::resolve(&b.cfg, &mut board::Board::open(&b.cfg)?, &ids)?;
     board_alone(&mut b, &mut con, &rows, &known, (hset, &href))?;
 
     let depts = bulk_steps(&mut b, &morning, &evening, &rows, &known, &href)?;
@@ -559,7 +559,10 @@ fn board_alone(
     (hset, href): (f64, &str),
 ) -> Result<()> {
     let tag = tag();
-    let other = Keys::new(&format!("{tag}:alone"));
+    let mut other = board::Board::open(&attendance::config::Config {
+        namespace: format!("{tag}:alone"),
+        ..b.cfg.clone()
+    })?;
     let rules = PunchRules::new(&b.cfg.policy, b.cfg.timezone);
     let punches: Vec<Punch> = rows
         .iter()
@@ -571,11 +574,11 @@ fn board_alone(
     // Counters read before and after, not reset: a reset would spoil other users' figures.
     let (calls_before, usec_before) = evalsha_stats(con)?;
     let t = Instant::now();
-    board::punch_many(con, &other, rules, &punches, |_| {})?;
+    other.punch_many(rules, &punches, |_| {})?;
     let alone = punches.len() as f64 / t.elapsed().as_secs_f64();
     let (calls, usec) = evalsha_stats(con)?;
     // The counters are server-wide: say when another client's scripts ran meanwhile.
-    let ours = board::punch_calls(&redis::Script::new(board::PUNCH_SCRIPT), &other, rules, &punches).len() as u64;
+    let ours = board::punch_calls(&redis::Script::new(board::PUNCH_SCRIPT), other.keys(), rules, &punches).len() as u64;
     let others = (calls - calls_before).saturating_sub(ours);
     b.report(
         "board alone (Lua, pipelined, no publish)",

@@ -109,19 +109,19 @@ fn main() -> Result<()> {
         let target = benchmark_target(&cfg);
         let before = redis_benchmark(&target, &[])?;
         let punches = morning(&cfg, employees, departments);
-        let mut con = attendance::redis::Redis::open(&cfg)?;
+        let mut board = board::Board::open(&cfg)?;
         let (mut rates, mut building) = (Vec::new(), Vec::new());
         // Rounds interleave the variants, so a burst of another user's load hits them alike.
         let mut per_call: Vec<Vec<f64>> = vec![Vec::new(); VARIANTS.len()];
         for _ in 0..rounds {
-            rates.push(throughput(&cfg, &mut con, &punches)?);
+            rates.push(throughput(&cfg, &mut board, &punches)?);
             building.push(build_time(&cfg, &punches));
             for (i, (_, edits)) in VARIANTS.iter().enumerate() {
-                per_call[i].extend(variant(&cfg, &mut con, &punches, edits)?);
+                per_call[i].extend(variant(&cfg, board.redis(), &punches, edits)?);
             }
         }
         let after = redis_benchmark(&target, &[])?;
-        delete_pattern(&mut con, "myhash*")?;
+        delete_pattern(board.redis(), "myhash*")?;
         println!("# board alone, {employees} check-ins in {departments} departments, 100 per call");
         println!("punch_many (pipelined, as in bench), punches/s: {rates:.0?}");
         println!("building the calls' arguments in Rust, µs per punch: {building:.2?}");
@@ -155,13 +155,13 @@ fn morning(cfg: &Config, employees: u32, departments: u32) -> Vec<Punch> {
         .collect()
 }
 
-/// The real bulk path (`board::punch_many`, pipelined), as the bench's board-alone step.
-fn throughput(cfg: &Config, con: &mut board::Redis, punches: &[Punch]) -> Result<f64> {
+/// The real bulk path (`Board::punch_many`, pipelined), as the bench's board-alone step.
+fn throughput(cfg: &Config, board: &mut board::Board, punches: &[Punch]) -> Result<f64> {
     let rules = PunchRules::new(&cfg.policy, cfg.timezone);
     let t = Instant::now();
-    board::punch_many(con, &Keys::new(ns()), rules, punches, |_| {})?;
+    board.punch_many(rules, punches, |_| {})?;
     let rate = punches.len() as f64 / t.elapsed().as_secs_f64();
-    delete_pattern(con, &format!("{}:*", ns()))?;
+    delete_pattern(board.redis(), &format!("{}:*", ns()))?;
     Ok(rate)
 }
 

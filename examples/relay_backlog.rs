@@ -29,8 +29,7 @@ use amqp_refs::{broker_reference, purge};
 use anyhow::{bail, Context, Result};
 use args::arg;
 use attendance::config::{Config, Overrides};
-use attendance::redis::board::{self, Keyspace};
-use attendance::redis::keys::Keys;
+use attendance::redis::board::{Board, Keyspace};
 use mysql::prelude::Queryable;
 use redis::Commands;
 
@@ -91,7 +90,7 @@ fn queues(departments: u32) -> Vec<String> {
 /// Remove every key, queue, exchange and the database the run made, and its files.
 fn cleanup(departments: u32) -> Result<()> {
     let cfg = config()?;
-    let mut con = board::Redis::open(&cfg)?;
+    let mut con = attendance::redis::Redis::open(&cfg)?;
     for k in con.scan_keys(&format!("{}:*", ns()))? {
         let _: () = con.del(k)?;
     }
@@ -129,10 +128,9 @@ fn bench(departments: u32) -> Result<()> {
     let mut c = cmd(&bin, &cfg);
     c.env("ATTENDANCE_AMQP_URL", NO_BROKER).args(["checkin", "--file", m]);
     run(c, &[0, 3, 4])?;
-    let keys = Keys::new(ns());
-    let mut con = board::Redis::open(&cfg)?;
-    let (depts, n) = board::outbox_backlog(&mut con, &keys)?;
-    let size = average_event_size(&mut con, &keys)?;
+    let mut board = Board::open(&cfg)?;
+    let (depts, n) = board.outbox_backlog()?;
+    let size = average_event_size(&mut board)?;
     println!("backlog: {n} events of about {size} bytes in {depts} departments ({employees} employees); journal off");
     let qs: Vec<String> = queues(departments)
         .iter()
@@ -142,7 +140,7 @@ fn bench(departments: u32) -> Result<()> {
     let mut c = cmd(&bin, &cfg);
     c.arg("relay");
     let relay = run(c, &[0])?;
-    let left = board::outbox_backlog(&mut con, &keys)?.1;
+    let left = board.outbox_backlog()?.1;
     purge(&cfg, &qs)?;
     let reference = broker_reference(&cfg, &qs, n, size, cfg.amqp.confirm_window)?;
     let rate = n as f64 / relay.as_secs_f64();
@@ -152,28 +150,21 @@ fn bench(departments: u32) -> Result<()> {
         rate / reference
     );
 
-    ride_along(&cfg, &bin, &mut con, &keys, &qs, runs)
+    ride_along(&cfg, &bin, &mut board, &qs, runs)
 }
 
 /// One check-in with 10, then with 100,000, older events waiting in its department: what its
 /// ride-along of older events costs.
-fn ride_along(
-    cfg: &Config,
-    bin: &std::path::Path,
-    con: &mut board::Redis,
-    keys: &Keys,
-    qs: &[String],
-    runs: usize,
-) -> Result<()> {
+fn ride_along(cfg: &Config, bin: &std::path::Path, board: &mut Board, qs: &[String], runs: usize) -> Result<()> {
     // One check-in with 10, then with 100,000, older events waiting in its department.
     let members: Vec<String> = attendance::mysql::Db::open(cfg)?
         .conn()?
         .query("SELECT id FROM employees WHERE department_id = 'D001' ORDER BY id")?;
-    let template = stale_event(cfg, bin, con, keys, &members[0])?;
+    let template = stale_event(cfg, bin, board, &members[0])?;
     let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     for (i, emp) in members.iter().skip(1).take(runs * 2).enumerate() {
         let waiting = if i % 2 == 0 { 10 } else { 100_000 };
-        top_up(con, keys, &template, waiting)?;
+        top_up(board, &template, waiting)?;
         let mut c = cmd(bin, cfg);
         c.args(["checkin", emp, "--kind", "out"]);
         times[i % 2].push(run(c, &[0])?.as_secs_f64() * 1000.0);
@@ -189,8 +180,8 @@ fn ride_along(
 
 /// Average size of the events waiting as published (the wire JSON rendered from the outbox
 /// records), from a sample of one outbox.
-fn average_event_size(con: &mut board::Redis, keys: &Keys) -> Result<usize> {
-    let (_, page) = board::outbox_page(con, keys, "D001", 0, 100)?;
+fn average_event_size(board: &mut Board) -> Result<usize> {
+    let (_, page) = board.outbox_page("D001", 0, 100)?;
     let mut total = 0;
     for (id, stored) in &page {
         total += attendance::domain::event::render(id, stored)?.json.len();
@@ -199,12 +190,12 @@ fn average_event_size(con: &mut board::Redis, keys: &Keys) -> Result<usize> {
 }
 
 /// One real check-in's outbox record, made with the broker unreachable, as recorded an hour ago.
-fn stale_event(cfg: &Config, bin: &Path, con: &mut board::Redis, keys: &Keys, emp: &str) -> Result<String> {
+fn stale_event(cfg: &Config, bin: &Path, board: &mut Board, emp: &str) -> Result<String> {
     let mut c = cmd(bin, cfg);
     c.env("ATTENDANCE_AMQP_URL", NO_BROKER)
         .args(["checkin", emp, "--kind", "out"]);
     run(c, &[0])?;
-    let (_, page) = board::outbox_page(con, keys, "D001", 0, 10)?;
+    let (_, page) = board.outbox_page("D001", 0, 10)?;
     let (id, stored) = page.first().context("the check-in left no event")?;
     let mut ev: attendance::domain::event::Event =
         serde_json::from_str(&attendance::domain::event::render(id, stored)?.json)?;
@@ -214,8 +205,9 @@ fn stale_event(cfg: &Config, bin: &Path, con: &mut board::Redis, keys: &Keys, em
 }
 
 /// Bring D001's outbox to `n` older events (copies of the record `template` under fresh ids).
-fn top_up(con: &mut board::Redis, keys: &Keys, template: &str, n: usize) -> Result<()> {
-    let key = keys.outbox("D001");
+fn top_up(board: &mut Board, template: &str, n: usize) -> Result<()> {
+    let key = board.keys().outbox("D001");
+    let con = board.redis();
     let have: usize = con.hlen(&key)?;
     let mut missing = if have > n {
         let _: () = con.del(&key)?;

@@ -7,7 +7,6 @@ pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod error;
-pub mod failure;
 pub mod interrupt;
 pub mod mysql;
 pub mod ops;

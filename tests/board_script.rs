@@ -4,7 +4,7 @@ mod common;
 use attendance::config::Policy;
 use attendance::domain::day_record::DayRecord;
 use attendance::domain::event::Kind;
-use attendance::redis::board::{self, Employee, Punch, PunchRules};
+use attendance::redis::board::{Employee, Punch, PunchRules};
 use attendance::redis::keys::Keys;
 use chrono::{DateTime, NaiveDate, Utc};
 use proptest::prelude::*;
@@ -16,6 +16,7 @@ proptest! {
     fn script_matches_model(punches in prop::collection::vec((0i64..86_400, prop::option::of(prop::bool::ANY)), 1..40)) {
         let env = common::TestEnv::new("UTC");
         let keys = Keys::new(&env.ns);
+        let mut board = env.board_handle();
         let mut con = env.redis();
         let policy = Policy::default();
         let rules = PunchRules::new(&policy, chrono_tz::UTC);
@@ -26,7 +27,7 @@ proptest! {
         for (secs, kind) in punches {
             let kind = kind.map(|b| if b { Kind::In } else { Kind::Out });
             let p = Punch::new(emp.clone(), kind, start + chrono::Duration::seconds(secs), "test", &policy, chrono_tz::UTC);
-            let got = board::punch(&mut con, &keys, rules, &p).unwrap();
+            let got = board.punch(rules, &p).unwrap();
             let (k, changed, dup) = model.apply(secs, kind, rules.repeat_window_secs);
             prop_assert_eq!((got.kind, got.changed, got.duplicate), (k, changed, dup));
             prop_assert_eq!((got.first_in, got.last_out), (model.first_in(), model.last_out()));
@@ -55,19 +56,19 @@ proptest! {
         };
         let list: Vec<Punch> = punches.iter().map(make).collect();
         // Both under the test namespace, so TestEnv removes them even if the test fails.
-        let (one, many) = (Keys::new(&format!("{}:a", env.ns)), Keys::new(&format!("{}:b", env.ns)));
+        let (mut one, mut many) = (env.board_in(&format!("{}:a", env.ns)), env.board_in(&format!("{}:b", env.ns)));
         let mut con = env.redis();
-        let singles: Vec<_> = list.iter().map(|p| board::punch(&mut con, &one, rules, p).unwrap()).collect();
-        let bulk = board::punch_many(&mut con, &many, rules, &list, |_| {}).unwrap();
+        let singles: Vec<_> = list.iter().map(|p| one.punch(rules, p).unwrap()).collect();
+        let bulk = many.punch_many(rules, &list, |_| {}).unwrap();
         for (s, b) in singles.iter().zip(&bulk) {
             prop_assert_eq!((s.kind, s.changed, s.duplicate, s.first_in, s.last_out), (b.kind, b.changed, b.duplicate, b.first_in, b.last_out));
         }
         for d in 0..3 {
             let dept = format!("D{d}");
-            let a: std::collections::HashMap<String, String> = con.hgetall(one.board(&dept, day)).unwrap();
-            let b: std::collections::HashMap<String, String> = con.hgetall(many.board(&dept, day)).unwrap();
+            let a: std::collections::HashMap<String, String> = con.hgetall(one.keys().board(&dept, day)).unwrap();
+            let b: std::collections::HashMap<String, String> = con.hgetall(many.keys().board(&dept, day)).unwrap();
             prop_assert_eq!(a, b);
-            let events: std::collections::HashMap<String, String> = con.hgetall(many.outbox(&dept)).unwrap();
+            let events: std::collections::HashMap<String, String> = con.hgetall(many.keys().outbox(&dept)).unwrap();
             for (id, stored) in events {
                 let out = attendance::domain::event::render(&id, &stored).unwrap();
                 let e: attendance::domain::event::Event = serde_json::from_str(&out.json).unwrap();
@@ -86,6 +87,7 @@ proptest! {
     fn each_outbox_record_renders_to_the_event_of_its_punch(punches in prop::collection::vec((0usize..4, 20_000i64..70_000, prop::option::of(prop::bool::ANY)), 1..120)) {
         let env = common::TestEnv::new("Europe/Paris");
         let keys = Keys::new(&env.ns);
+        let mut board = env.board_handle();
         let policy = Policy::default();
         let tz = chrono_tz::Europe::Paris;
         let rules = PunchRules::new(&policy, tz);
@@ -100,7 +102,7 @@ proptest! {
             })
             .collect();
         let mut con = env.redis();
-        let outcomes = board::punch_many(&mut con, &keys, rules, &list, |_| {}).unwrap();
+        let outcomes = board.punch_many(rules, &list, |_| {}).unwrap();
         let outbox: std::collections::HashMap<String, String> = con.hgetall(keys.outbox("D1")).unwrap();
         let mut models: std::collections::HashMap<&str, DayRecord> = Default::default();
         for (p, o) in list.iter().zip(&outcomes) {
@@ -167,13 +169,13 @@ fn punch_many_over_many_pipelines_matches_one_by_one() {
     let env = common::TestEnv::new("Europe/Paris");
     // 150 departments of 30: 150 script calls, 5 pipelines.
     let (rules, day, list) = morning(150, 30);
-    let (one, many) = (Keys::new(&format!("{}:a", env.ns)), Keys::new(&format!("{}:b", env.ns)));
+    let (mut one, mut many) = (
+        env.board_in(&format!("{}:a", env.ns)),
+        env.board_in(&format!("{}:b", env.ns)),
+    );
     let mut con = env.redis();
-    let singles: Vec<_> = list
-        .iter()
-        .map(|p| board::punch(&mut con, &one, rules, p).unwrap())
-        .collect();
-    let bulk = board::punch_many(&mut con, &many, rules, &list, |_| {}).unwrap();
+    let singles: Vec<_> = list.iter().map(|p| one.punch(rules, p).unwrap()).collect();
+    let bulk = many.punch_many(rules, &list, |_| {}).unwrap();
     assert_eq!(bulk.len(), list.len());
     for (s, b) in singles.iter().zip(&bulk) {
         assert_eq!(
@@ -182,8 +184,10 @@ fn punch_many_over_many_pipelines_matches_one_by_one() {
         );
     }
     for d in 0..150 {
-        let a: std::collections::HashMap<String, String> = con.hgetall(one.board(&format!("D{d}"), day)).unwrap();
-        let b: std::collections::HashMap<String, String> = con.hgetall(many.board(&format!("D{d}"), day)).unwrap();
+        let a: std::collections::HashMap<String, String> =
+            con.hgetall(one.keys().board(&format!("D{d}"), day)).unwrap();
+        let b: std::collections::HashMap<String, String> =
+            con.hgetall(many.keys().board(&format!("D{d}"), day)).unwrap();
         assert_eq!((a.len(), &a), (30, &b), "D{d}");
     }
 }
@@ -196,13 +200,14 @@ fn a_failing_call_amid_overlapped_pipelines_leaves_the_connection_in_step() {
     let env = common::TestEnv::new("Europe/Paris");
     let (rules, day, list) = morning(150, 30);
     let keys = Keys::new(&env.ns);
+    let mut board = env.board_handle();
     let mut con = env.redis();
     // One board in ten is a string: those script calls fail (WRONGTYPE). With 15 of them
     // spread over 5 pipelines, the first failure comes while a later pipeline is in flight.
     for d in (0..150).step_by(10) {
         let _: () = con.set(keys.board(&format!("D{d}"), day), "not a hash").unwrap();
     }
-    let (outcomes, done) = board::punch_many_streamed(&mut con, &keys, rules, &list, |_, _| {});
+    let (outcomes, done) = board.punch_many_streamed(rules, &list, |_, _| {});
     let e = format!("{:#}", done.unwrap_err());
     assert!(e.contains("WRONGTYPE"), "{e}");
     let recorded = outcomes.iter().filter(|o| o.is_some()).count();
@@ -218,8 +223,8 @@ fn a_failing_call_amid_overlapped_pipelines_leaves_the_connection_in_step() {
             assert!(v.is_some(), "{} reported recorded but not on its board", p.employee.id);
         }
     }
-    let pong: String = redis::cmd("PING").query(&mut con).unwrap();
+    let pong: String = redis::cmd("PING").query(board.redis()).unwrap();
     assert_eq!(pong, "PONG");
-    let echoed: String = redis::cmd("ECHO").arg("in step").query(&mut con).unwrap();
+    let echoed: String = redis::cmd("ECHO").arg("in step").query(board.redis()).unwrap();
     assert_eq!(echoed, "in step");
 }

@@ -283,24 +283,21 @@ fn a_wakeup_that_comes_during_a_full_round_is_sent_by_the_round_at_once_and_repo
     // A check-in of D002 has just handed its event off: a wake-up waits.
     let handed = stranded(&env, &d2[0]);
     let cfg = config(&env);
-    let keys = env.keys();
-    let mut con = attendance::redis::Redis::open(&cfg).unwrap();
-    attendance::redis::handoff::beat(&mut con, &keys, "test").unwrap();
-    assert!(attendance::redis::handoff::wake_relay(&mut con, &keys, "D002").unwrap());
+    let mut board = attendance::redis::Board::open(&cfg).unwrap();
+    board.beat("test").unwrap();
+    assert!(board.wake_relay("D002").unwrap());
 
     let mut p = Publisher::connect(&cfg).unwrap();
     let mut h = Handoffs::default();
-    h.sweep(&mut p, &mut con, &keys).unwrap();
+    h.sweep(&mut p, &mut board).unwrap();
     assert!(
-        attendance::redis::handoff::take_wakes(&mut con, &keys)
-            .unwrap()
-            .is_empty(),
+        board.take_wakes().unwrap().is_empty(),
         "the round took the wake-up on its way"
     );
-    h.finish(&mut p, &mut con, &keys).unwrap();
+    h.finish(&mut p, &mut board).unwrap();
     let by_wake = h.take_handed();
     assert_eq!((by_wake.departments, by_wake.sent), (1, 1), "{by_wake:?}");
-    let round = h.take_round(&p, &mut con, &keys).unwrap().expect("the round is over");
+    let round = h.take_round(&p, &mut board).unwrap().expect("the round is over");
     assert_eq!((round.departments, round.sent, round.pending), (1, 2, 0), "{round:?}");
     assert!(!h.round_open());
     p.close();
@@ -316,16 +313,15 @@ fn an_event_on_its_way_from_a_wakeup_is_not_sent_again_by_the_full_round() {
     let env = TestEnv::with_roster("UTC", 5, 1);
     let id = stranded(&env, "E000002");
     let cfg = config(&env);
-    let keys = env.keys();
-    let mut con = attendance::redis::Redis::open(&cfg).unwrap();
+    let mut board = attendance::redis::Board::open(&cfg).unwrap();
     let mut p = Publisher::connect(&cfg).unwrap();
     let mut h = Handoffs::default();
-    h.offer(&mut p, &mut con, &keys, &["D001".to_string()]).unwrap();
+    h.offer(&mut p, &mut board, &["D001".to_string()]).unwrap();
     // Its confirm may or may not have come: either way the round must not send it again.
-    h.sweep(&mut p, &mut con, &keys).unwrap();
-    h.finish(&mut p, &mut con, &keys).unwrap();
+    h.sweep(&mut p, &mut board).unwrap();
+    h.finish(&mut p, &mut board).unwrap();
     assert_eq!(h.take_handed().sent, 1);
-    let round = h.take_round(&p, &mut con, &keys).unwrap().expect("the round is over");
+    let round = h.take_round(&p, &mut board).unwrap().expect("the round is over");
     assert_eq!((round.departments, round.sent, round.pending), (0, 0, 0), "{round:?}");
     p.close();
     assert!(env.outbox("D001").is_empty());
@@ -348,16 +344,15 @@ fn the_full_round_looks_for_wakeups_between_the_scan_calls_that_list_the_outboxe
     pipe.hset(keys.outbox("D002"), "e2", "x").ignore();
     pipe.query::<()>(&mut con).unwrap();
     let mut looks = 0;
-    let depts = attendance::redis::board::outbox_departments_between(&mut con, &keys, |_| {
-        looks += 1;
-        Ok(())
-    })
-    .unwrap();
+    let mut board = env.board_handle();
+    let depts = board
+        .outbox_departments_between(|_| {
+            looks += 1;
+            Ok(())
+        })
+        .unwrap();
     assert_eq!(depts, ["D001", "D002"]);
-    assert_eq!(
-        depts,
-        attendance::redis::board::outbox_departments(&mut con, &keys).unwrap()
-    );
+    assert_eq!(depts, board.outbox_departments().unwrap());
     assert!(
         looks >= 2,
         "one look after each SCAN call over 2,502 keys or more: {looks}"

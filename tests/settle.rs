@@ -843,12 +843,12 @@ fn a_day_before_the_year_1000_is_refused_and_never_blocks_the_nightly_run() {
 
 #[test]
 fn the_cutover_merges_into_a_board_a_killed_run_left_and_release_keeps_a_fresh_days_entry() {
-    use attendance::redis::cutover;
     use std::collections::HashMap;
     let env = TestEnv::new(TZ);
     let (k, d) = (env.keys(), common::date(&days_ago(2)));
     let depts = vec!["D1".to_string(), "D2".to_string()];
     let mut con = env.redis();
+    let mut board = env.board_handle();
     let day = d.to_string();
     // D1: settle's board from a killed run, and a live board that came after it.
     let _: () = con
@@ -862,7 +862,7 @@ fn the_cutover_merges_into_a_board_a_killed_run_left_and_release_keeps_a_fresh_d
     let _: () = con.sadd(k.board_days("D1"), &day).unwrap();
     let _: () = con.sadd(k.board_days("D2"), &day).unwrap();
 
-    let moved = cutover::cut_over(&mut con, &k, d, &depts, 10, |_| {}).unwrap();
+    let moved = board.cut_over(d, &depts, 10, |_| {}).unwrap();
     assert_eq!(moved, 2);
     let d1: HashMap<String, String> = con.hgetall(k.settle_board("D1", d)).unwrap();
     let want: HashMap<String, String> = [("E1", "i100,o500"), ("E2", ""), ("E3", "o900")]
@@ -872,21 +872,21 @@ fn the_cutover_merges_into_a_board_a_killed_run_left_and_release_keeps_a_fresh_d
     let d2: HashMap<String, String> = con.hgetall(k.settle_board("D2", d)).unwrap();
     assert_eq!(d2["E4"], "i200");
     assert!(!con.exists::<_, bool>(k.board("D1", d)).unwrap());
-    assert!(cutover::without_board(&mut con, &k, d, &depts).unwrap().is_empty());
-    assert_eq!(cutover::read(&mut con, &k, d, &depts).unwrap().entries.len(), 4);
+    assert!(board.without_board(d, &depts).unwrap().is_empty());
+    assert_eq!(board.settle_boards(d, &depts).unwrap().entries.len(), 4);
 
     // A punch lands on a fresh live board of D2 before settle releases the day.
     let _: () = con.hset(k.board("D2", d), "E5", "o300").unwrap();
-    let deleted = cutover::release(&mut con, &k, d, &depts, 10, |_| {}).unwrap();
+    let deleted = board.release(d, &depts, 10, |_| {}).unwrap();
     assert_eq!(deleted, 2);
-    let days = cutover::days_with_boards(&mut con, &k, &depts).unwrap();
+    let days = board.days_with_boards(&depts).unwrap();
     assert_eq!(
         days.into_iter().collect::<Vec<_>>(),
         [d],
         "D2's fresh board keeps the day listed"
     );
     assert!(!con.sismember::<_, _, bool>(k.board_days("D1"), &day).unwrap());
-    assert_eq!(cutover::without_board(&mut con, &k, d, &depts).unwrap(), ["D1"]);
+    assert_eq!(board.without_board(d, &depts).unwrap(), ["D1"]);
 }
 
 /// Settle goes a slice of departments at a time: an employee whose punches sit on boards of

@@ -18,8 +18,6 @@ use crate::config::{AmqpSettings, Config};
 use crate::domain::event::Event;
 use crate::error::{Error, Service};
 use crate::interrupt::unless_stopped;
-use crate::redis::board;
-use crate::redis::keys::Keys;
 
 /// Deliveries in flight to one watcher: enough to keep a burst flowing, few enough that a
 /// crash hands little back.
@@ -65,10 +63,18 @@ pub struct WatchReport {
     pub parked: usize,
 }
 
+/// Where a watcher keeps the event ids it showed, per department, so that a restarted watcher
+/// drops them too (the operation passes the department's board).
+pub trait ShownEvents {
+    /// Whether a watcher of the department already showed this event.
+    fn shown_before(&mut self, dept: &str, event_id: &str) -> Result<bool>;
+    /// Remember that it was shown.
+    fn mark_shown(&mut self, dept: &str, event_id: &str) -> Result<()>;
+}
+
 struct Watcher<'r> {
     /// Where shown event ids are kept, so that a restarted watcher drops them too.
-    redis: &'r mut board::Redis,
-    keys: Keys,
+    shown: &'r mut dyn ShownEvents,
     queue: String,
     dept: String,
     settings: AmqpSettings,
@@ -128,7 +134,7 @@ enum Ended {
 /// what the lost connection had not acked is delivered again and shown once (dedup by event id).
 pub fn watch_department(
     cfg: &Config,
-    redis: &mut board::Redis,
+    shown: &mut dyn ShownEvents,
     dept: &str,
     opts: WatchOptions,
     stop: &AtomicBool,
@@ -138,8 +144,7 @@ pub fn watch_department(
     // The first connection fails the command (exit 3): a wrong URL is not retried for days.
     let mut session = Session::open(cfg, &names, dept)?;
     let mut w = Watcher {
-        redis,
-        keys: Keys::new(&cfg.namespace),
+        shown,
         queue: names.department(dept),
         dept: dept.to_string(),
         settings: cfg.amqp.clone(),
@@ -264,7 +269,7 @@ impl Watcher<'_> {
         let svc = |e| Error::service(Service::Rabbitmq, e);
         match parse_event(&d.body) {
             Ok(event) => {
-                if board::shown_before(self.redis, &self.keys, &self.dept, &event.event_id)? {
+                if self.shown.shown_before(&self.dept, &event.event_id)? {
                     self.report.duplicates += 1;
                 } else {
                     // Shown, then remembered, then acked: a crash in between shows it again
@@ -276,7 +281,7 @@ impl Watcher<'_> {
                             event: &event,
                             redelivered,
                         })?;
-                        board::mark_shown(self.redis, &self.keys, &self.dept, &event.event_id)?;
+                        self.shown.mark_shown(&self.dept, &event.event_id)?;
                         self.report.shown += 1;
                         Ok(())
                     })?;

@@ -15,7 +15,7 @@ mod reconnect;
 mod topology;
 mod watchdog;
 
-pub use consume::{watch_department, WatchItem, WatchOptions, WatchReport};
+pub use consume::{watch_department, ShownEvents, WatchItem, WatchOptions, WatchReport};
 pub use journal::{read_journal, require_journal, EndedBy, ReadReport};
 pub use publish::{Connecting, Flow, Publisher};
 pub use reconnect::Backoff;

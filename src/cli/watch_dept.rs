@@ -7,27 +7,26 @@ use anyhow::Result;
 
 use super::watch_screen::{Screen, REDRAW};
 use super::Ctx;
-use crate::amqp::{WatchItem, WatchOptions};
 use crate::cli::WatchDeptArgs;
 use crate::domain::event::{Event, Kind};
 use crate::interrupt;
-use crate::redis::board;
+use crate::ops::watch::Viewer;
+use crate::ops::watch::{WatchItem, WatchOptions};
 
 pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     crate::domain::roster::check_id("department id", &args.department_id)?;
     let live = !args.once && !args.output.json && std::io::stdout().is_terminal();
     let mut screen = if live {
-        Some(Screen::new(board::Redis::open(&ctx.cfg)?))
+        Some(Screen::new(Viewer::open(&ctx.cfg)?))
     } else {
         None
     };
-    let mut redis = board::Redis::open(&ctx.cfg)?;
     let opts = WatchOptions {
         once: args.once,
         tick: REDRAW,
     };
     let dept = &args.department_id;
-    let watched = crate::amqp::watch_department(&ctx.cfg, &mut redis, dept, opts, interrupt::stop_flag(), |item| {
+    let watched = crate::ops::watch::department(&ctx.cfg, dept, opts, interrupt::stop_flag(), |item| {
         match item {
             WatchItem::Event { event, .. } => match screen.as_mut() {
                 Some(s) => {

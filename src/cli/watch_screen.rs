@@ -7,9 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::Ctx;
-use crate::domain::summary;
-use crate::redis::board;
-use crate::redis::keys::Keys;
+use crate::ops::watch::Viewer;
 
 /// Event lines kept under the board on the live screen.
 const RECENT: usize = 15;
@@ -19,15 +17,15 @@ const NAMES: usize = 12;
 pub const REDRAW: Duration = Duration::from_millis(500);
 
 pub struct Screen {
-    con: board::Redis,
+    viewer: Viewer,
     recent: VecDeque<String>,
     pub drawn: Instant,
 }
 
 impl Screen {
-    pub fn new(con: board::Redis) -> Screen {
+    pub fn new(viewer: Viewer) -> Screen {
         Screen {
-            con,
+            viewer,
             recent: VecDeque::new(),
             drawn: Instant::now() - REDRAW,
         }
@@ -41,17 +39,9 @@ impl Screen {
     }
 
     pub fn draw(&mut self, ctx: &Ctx, dept: &str) -> Result<()> {
-        let keys = Keys::new(&ctx.cfg.namespace);
         let date = ctx.today();
-        let b = board::department_board(&mut self.con, &keys, dept, date)?;
-        let s = summary::summarize(&b, &ctx.cfg.policy, ctx.cfg.timezone, date);
-        let ids: Vec<String> = [&s.late, &s.not_in, &s.early]
-            .into_iter()
-            .flatten()
-            .take(3 * NAMES)
-            .cloned()
-            .collect();
-        let names = board::names(&mut self.con, &keys, &ids)?;
+        let view = self.viewer.department_view(&ctx.cfg, dept, date, 3 * NAMES)?;
+        let (s, names) = (&view.summary, &view.names);
         let list = |v: &[String]| {
             let shown: Vec<String> = v
                 .iter()

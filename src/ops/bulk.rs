@@ -13,8 +13,7 @@ use crate::config::Config;
 use crate::domain::policy::{self, DayClock};
 use crate::domain::punch_file::{BulkReport, Refusal, Row};
 use crate::ops::relay::{DrainReport, Feed};
-use crate::redis::board::{self, Punch, PunchRules};
-use crate::redis::keys::Keys;
+use crate::redis::board::{Board, Punch, PunchOutcome, PunchRules};
 
 /// What a bulk check-in did: the board's side and the broker's.
 #[derive(Debug, Serialize)]
@@ -28,16 +27,14 @@ pub struct Bulk {
 /// `amqp.publishers` connections, while the next rows are recorded. Each event leaves its
 /// outbox only once confirmed; a broker away leaves them pending (the punches are recorded).
 pub fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress: impl FnMut(usize)) -> Result<Bulk> {
-    let keys = Keys::new(&cfg.namespace);
-    let mut redis = board::Redis::open(cfg)?;
+    let mut board = Board::open(cfg)?;
     let total = rows.len() + refused.len();
-    let (punches, refused) = prepare(cfg, &mut redis, &keys, rows, refused)?;
+    let (punches, refused) = prepare(cfg, &mut board, rows, refused)?;
     let mut depts: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
     depts.sort_unstable();
     depts.dedup();
-    let (mut report, notifications) = crate::ops::relay::publish_while(cfg, &keys, &depts, |feed| {
-        record(cfg, &mut redis, &keys, &punches, progress, feed)
-    });
+    let (mut report, notifications) =
+        crate::ops::relay::publish_while(cfg, &depts, |feed| record(cfg, &mut board, &punches, progress, feed));
     report.rows = total;
     report.refused = refused;
     let notifications = match notifications {
@@ -53,15 +50,14 @@ pub fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress: impl 
 /// Resolve and classify every row: the punches to record, and every refusal in line order.
 fn prepare(
     cfg: &Config,
-    redis: &mut impl redis::ConnectionLike,
-    keys: &Keys,
+    board: &mut Board,
     rows: Vec<Row>,
     mut refused: Vec<Refusal>,
 ) -> Result<(Vec<Punch>, Vec<Refusal>)> {
     let mut ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let known = resolve(cfg, redis, keys, &ids)?;
+    let known = resolve(cfg, board, &ids)?;
     let (tz, policy) = (cfg.timezone, &cfg.policy);
     let mut punches = Vec::with_capacity(rows.len());
     let mut clocks: HashMap<NaiveDate, DayClock> = HashMap::new();
@@ -87,14 +83,13 @@ fn prepare(
 /// failure in it.
 fn record(
     cfg: &Config,
-    redis: &mut impl board::Pipelines,
-    keys: &Keys,
+    board: &mut Board,
     punches: &[Punch],
     mut progress: impl FnMut(usize),
     feed: &Feed,
 ) -> BulkReport {
     let rules = PunchRules::new(&cfg.policy, cfg.timezone);
-    let (outcomes, done) = board::punch_many_streamed(redis, keys, rules, punches, |call, out| {
+    let (outcomes, done) = board.punch_many_streamed(rules, punches, |call, out| {
         progress(call.len());
         let events = call
             .iter()
@@ -110,13 +105,13 @@ fn record(
     if failure.is_some() {
         feed.abandon();
     }
-    let outcomes: Vec<&board::PunchOutcome> = outcomes.iter().flatten().collect();
+    let outcomes: Vec<&PunchOutcome> = outcomes.iter().flatten().collect();
     let recorded = outcomes.iter().filter(|o| o.changed).count();
     BulkReport {
         recorded,
         unchanged: outcomes.len() - recorded,
         unconfirmed: punches.len() - outcomes.len(),
-        error: failure.as_ref().map(crate::failure::one_line),
+        error: failure.as_ref().map(crate::ops::failure::one_line),
         failure,
         ..Default::default()
     }

@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use anyhow::Result;
 use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
-use redis::ConnectionLike;
 use serde::Serialize;
 
 use crate::amqp::Publisher;
@@ -15,20 +14,14 @@ use crate::config::Config;
 use crate::domain::event::Kind;
 use crate::domain::policy;
 use crate::error::Error;
-use crate::redis::board::{self, Employee, Punch, PunchRules};
-use crate::redis::keys::Keys;
+use crate::redis::board::{Board, Employee, Punch, PunchRules};
 
 /// Look employees up: the Redis roster cache first, then MySQL for the misses (opened only
 /// then), which are cached back. Returns the ones found.
-pub fn resolve(
-    cfg: &Config,
-    redis: &mut impl ConnectionLike,
-    keys: &Keys,
-    ids: &[&str],
-) -> Result<HashMap<String, Employee>> {
+pub fn resolve(cfg: &Config, board: &mut Board, ids: &[&str]) -> Result<HashMap<String, Employee>> {
     let mut found = HashMap::with_capacity(ids.len());
     let mut missing = Vec::new();
-    for (id, e) in ids.iter().zip(board::lookup_many(redis, keys, ids)?) {
+    for (id, e) in ids.iter().zip(board.lookup_many(ids)?) {
         match e {
             Some(e) => {
                 found.insert(id.to_string(), e);
@@ -41,7 +34,7 @@ pub fn resolve(
         let cached = from_db
             .iter()
             .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
-        board::cache_roster(redis, keys, cached)?;
+        board.cache_roster(cached)?;
         for m in from_db {
             let e = Employee {
                 id: m.employee_id,
@@ -55,8 +48,8 @@ pub fn resolve(
 }
 
 /// One employee, or refused (exit 1) when unknown everywhere.
-pub fn employee(cfg: &Config, redis: &mut impl ConnectionLike, keys: &Keys, id: &str) -> Result<Employee> {
-    resolve(cfg, redis, keys, &[id])?
+pub fn employee(cfg: &Config, board: &mut Board, id: &str) -> Result<Employee> {
+    resolve(cfg, board, &[id])?
         .remove(id)
         .ok_or_else(|| Error::refused(format!("unknown employee '{id}'")).into())
 }
@@ -116,16 +109,15 @@ pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     let now = Utc::now();
     let at = req.at.unwrap_or(now);
     check_window(cfg, at, now)?;
-    let keys = Keys::new(&cfg.namespace);
-    let mut redis = board::Redis::open(cfg)?;
+    let mut board = Board::open(cfg)?;
     // A live relay takes the event over: no broker connection at all. Otherwise the broker
     // handshake runs while Redis records the punch: it is most of the publish's cost.
-    let handoff = cfg.amqp.handoff && crate::redis::handoff::relay_alive(&mut redis, &keys)?;
+    let handoff = cfg.amqp.handoff && board.relay_alive()?;
     let connecting = (!handoff).then(|| Publisher::connect_in_background(cfg));
-    let employee = employee(cfg, &mut redis, &keys, req.employee_id)?;
+    let employee = employee(cfg, &mut board, req.employee_id)?;
     let tz = cfg.timezone;
     let p = Punch::new(employee, req.kind, at, req.source, &cfg.policy, tz);
-    let o = board::punch(&mut redis, &keys, PunchRules::new(&cfg.policy, tz), &p)?;
+    let o = board.punch(PunchRules::new(&cfg.policy, tz), &p)?;
     let late = if o.kind == Kind::In {
         p.facts.late_minutes_if_in
     } else {
@@ -140,15 +132,15 @@ pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     let (notification, pending_because) = match (o.event_json.is_some(), connecting) {
         (false, _) => ("none", None),
         // The punch is recorded: nothing here fails the check-in.
-        (true, Some(connecting)) => notify_now(cfg, connecting, &mut redis, &keys, dept, &p.event_id),
-        (true, None) => match crate::redis::handoff::wake_relay(&mut redis, &keys, dept) {
+        (true, Some(connecting)) => notify_now(cfg, connecting, &mut board, dept, &p.event_id),
+        (true, None) => match board.wake_relay(dept) {
             Ok(true) => ("handed_off", None),
             // The relay's heartbeat expired since: publish as if there had been none.
             Ok(false) => {
                 let connecting = Publisher::connect_in_background(cfg);
-                notify_now(cfg, connecting, &mut redis, &keys, dept, &p.event_id)
+                notify_now(cfg, connecting, &mut board, dept, &p.event_id)
             }
-            Err(e) => ("pending", Some(crate::failure::one_line(&e))),
+            Err(e) => ("pending", Some(crate::ops::failure::one_line(&e))),
         },
     };
     let date = p.facts.work_date;
@@ -180,19 +172,18 @@ pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
 fn notify_now(
     cfg: &Config,
     connecting: crate::amqp::Connecting,
-    redis: &mut board::Redis,
-    keys: &Keys,
+    board: &mut Board,
     dept: &str,
     event_id: &str,
 ) -> (&'static str, Option<String>) {
     let sent = connecting.wait().and_then(|mut publisher| {
         publisher.set_confirm_timeout_ms(cfg.amqp.checkin_confirm_ms);
-        crate::ops::relay::send_punch(publisher, redis, keys, dept, event_id)
+        crate::ops::relay::send_punch(publisher, board, dept, event_id)
     });
     match sent {
         Ok(true) => ("sent", None),
         Ok(false) => ("pending", Some("the broker did not confirm it".to_string())),
-        Err(e) => ("pending", Some(crate::failure::one_line(&e))),
+        Err(e) => ("pending", Some(crate::ops::failure::one_line(&e))),
     }
 }
 

@@ -12,11 +12,10 @@ use serde::Serialize;
 use crate::amqp::{inventory as queues, management};
 use crate::config::Config;
 use crate::error::redact;
-use crate::failure::one_line;
 use crate::mysql::{runs, Conn};
-use crate::redis::keys::Keys;
+use crate::ops::failure::one_line;
+use crate::redis::board::Board;
 use crate::redis::persistence as health;
-use crate::redis::server;
 
 /// A clock this far from a server's is worth a warning: a punch at 08:59:59.5 may count late.
 const CLOCK_WARN: Duration = Duration::from_secs(1);
@@ -137,8 +136,8 @@ fn timezone(cfg: &Config, now: DateTime<Utc>) -> Check {
 }
 
 /// Redis reachable, its persistence and its eviction policy. Returns the connection if usable.
-fn redis_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<crate::redis::Redis> {
-    let mut con = match crate::redis::Redis::open(cfg).and_then(|mut c| server::version(&mut c).map(|v| (c, v))) {
+fn redis_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<Board> {
+    let mut con = match Board::open(cfg).and_then(|mut c| c.version().map(|v| (c, v))) {
         Ok((con, version)) => {
             checks.push(check(
                 "redis",
@@ -156,7 +155,7 @@ fn redis_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<crate::redis::R
             return None;
         }
     };
-    match health::persistence(&mut con) {
+    match con.persistence() {
         Ok(p) => checks.extend(persistence_verdicts(&p)),
         Err(e) => {
             let why = format!(
@@ -262,12 +261,12 @@ fn offset(mut read: impl FnMut() -> anyhow::Result<DateTime<Utc>>) -> anyhow::Re
 }
 
 /// This host's clock against Redis's `TIME` and MySQL's `NOW()`.
-fn clock(redis: Option<&mut crate::redis::Redis>, mysql: Option<&mut Conn>) -> Check {
+fn clock(redis: Option<&mut Board>, mysql: Option<&mut Conn>) -> Check {
     let mut parts = Vec::new();
     let mut worst = chrono::Duration::zero();
     let mut failed = Vec::new();
     if let Some(con) = redis {
-        match offset(|| server::time(con)) {
+        match offset(|| con.time()) {
             Ok(d) => {
                 parts.push(format!("Redis {:+.3} s", d.num_milliseconds() as f64 / 1000.0));
                 worst = worst.max(d.abs());
@@ -410,12 +409,7 @@ fn files_verdict(cfg: &Config, departments: u64) -> Check {
 }
 
 /// The last settle run's outcome, and the past days still waiting to be settled.
-fn settle_checks(
-    cfg: &Config,
-    conn: &mut Conn,
-    redis: Option<&mut crate::redis::Redis>,
-    today: NaiveDate,
-) -> Vec<Check> {
+fn settle_checks(cfg: &Config, conn: &mut Conn, redis: Option<&mut Board>, today: NaiveDate) -> Vec<Check> {
     let last = match runs::list(conn, None, 1) {
         Ok(r) => r.into_iter().next(),
         Err(e) => {
@@ -473,10 +467,10 @@ fn run_verdict(cfg: &Config, r: &runs::Run) -> Check {
 
 /// Past days with boards still in Redis, and past work days since the last settled one that
 /// no run settled.
-fn unsettled(cfg: &Config, conn: &mut Conn, redis: Option<&mut crate::redis::Redis>, today: NaiveDate) -> Check {
+fn unsettled(cfg: &Config, conn: &mut Conn, redis: Option<&mut Board>, today: NaiveDate) -> Check {
     let mut waiting: BTreeMap<NaiveDate, &'static str> = BTreeMap::new();
     if let Some(con) = redis {
-        match server::past_board_days(con, &Keys::new(&cfg.namespace), today) {
+        match con.past_board_days(today) {
             Ok(days) => waiting.extend(days.into_keys().map(|d| (d, "boards in Redis"))),
             Err(e) => return check("unsettled days", Level::Warn, one_line(&e)),
         }

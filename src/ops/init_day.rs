@@ -19,14 +19,10 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use super::queues::{declare_missing, Declared};
-use redis::ConnectionLike;
-
 use crate::config::Config;
 use crate::domain::roster::{Member, Stamp};
 use crate::mysql::Db;
-use crate::redis::board;
-use crate::redis::board::{LayoutReport, RosterRebuild};
-use crate::redis::keys::Keys;
+use crate::redis::board::{Board, LayoutReport, RosterRebuild};
 
 /// What laying out a day did, and what the caller should tell the operator.
 #[derive(Debug)]
@@ -55,18 +51,17 @@ pub fn init_day(
         .into_iter()
         .filter_map(|(d, active)| active.then_some(d))
         .collect();
-    let mut con = crate::redis::Redis::open(cfg)?;
-    let persistence = crate::redis::persistence::warning(&mut con);
+    let mut board = Board::open(cfg)?;
+    let persistence = board.persistence_warning();
     // The progress bar's length: the roster as the cache last saw it (counting MySQL's active
     // employees would read the whole department index, a good part of a second at a million).
-    let keys = Keys::new(&cfg.namespace);
-    started(board::roster_cache_state(&mut con, &keys)?.held);
+    started(board.roster_cache_state()?.held);
     let clock = Instant::now();
     // The day's queues are looked up on the broker (the missing ones declared) while the boards
     // are laid out in Redis: two services' work, overlapped.
     let (layout, queues) = std::thread::scope(|s| {
         let declaring = s.spawn(|| declare_missing(cfg, &depts));
-        let layout = lay_out(&db, &mut con, &keys, date, &depts, &mut progress);
+        let layout = lay_out(&db, &mut board, date, &depts, &mut progress);
         let queues = declaring
             .join()
             .unwrap_or_else(|_| Err("the declaring thread panicked".into()));
@@ -92,19 +87,18 @@ const ROSTER_CHUNK: usize = 10_000;
 /// some, and report the totals. `progress` gets each slice's number of employees.
 pub fn lay_out(
     db: &Db,
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
+    board: &mut Board,
     date: NaiveDate,
     depts: &[String],
     mut progress: impl FnMut(usize),
 ) -> Result<LayoutReport> {
     // Read before the members: a change made while they are read shows at the next layout.
     let changed = crate::mysql::roster_rows::last_change(&mut db.conn()?)?;
-    let cache = board::roster_cache_state(con, keys)?;
+    let cache = board.roster_cache_state()?;
     let mut rebuild = if cache.current(&changed) {
         None
     } else {
-        Some(RosterRebuild::start(con, keys)?)
+        Some(RosterRebuild::start(board)?)
     };
     let mut report = LayoutReport {
         date: date.to_string(),
@@ -114,7 +108,7 @@ pub fn lay_out(
     for_each_read(db, depts, rebuild.is_some(), |read| {
         match read {
             Read::Slice(members) => {
-                let part = board::layout_day(con, keys, date, &members, |_| {})?;
+                let part = board.layout_day(date, &members, |_| {})?;
                 report.departments += part.departments;
                 report.employees += part.employees;
                 report.laid_out += part.laid_out;
@@ -122,41 +116,39 @@ pub fn lay_out(
             }
             Read::Roster(members) => {
                 cached += members.len() as u64;
-                rebuild.as_mut().expect("read for a rebuild").add(con, keys, &members)?;
+                rebuild.as_mut().expect("read for a rebuild").add(board, &members)?;
             }
         }
         Ok(())
     })?;
     match rebuild {
         Some(r) => r.finish(
-            con,
-            keys,
+            board,
             &Stamp {
                 active: cached,
                 changed,
             },
         )?,
         // Nothing changed but the count: an employee row deleted. Rare; a pass of its own.
-        None if cache.held != report.employees as u64 => rebuild_cache(db, con, keys, changed)?,
+        None if cache.held != report.employees as u64 => rebuild_cache(db, board, changed)?,
         None => {}
     }
     Ok(report)
 }
 
 /// Rebuild the roster cache alone.
-fn rebuild_cache(db: &Db, con: &mut impl ConnectionLike, keys: &Keys, changed: String) -> Result<()> {
-    let mut r = RosterRebuild::start(con, keys)?;
+fn rebuild_cache(db: &Db, board: &mut Board, changed: String) -> Result<()> {
+    let mut r = RosterRebuild::start(board)?;
     let mut cached = 0u64;
     for_each_read(db, &[], true, |read| {
         if let Read::Roster(members) = read {
             cached += members.len() as u64;
-            r.add(con, keys, &members)?;
+            r.add(board, &members)?;
         }
         Ok(())
     })?;
     r.finish(
-        con,
-        keys,
+        board,
         &Stamp {
             active: cached,
             changed,

@@ -15,6 +15,7 @@ pub mod correct;
 pub mod db;
 pub mod dlq;
 pub mod doctor;
+pub mod failure;
 pub mod init_day;
 pub mod leave;
 pub mod metrics;
@@ -25,6 +26,7 @@ pub mod relay;
 pub mod report;
 pub mod settle;
 pub mod status;
+pub mod watch;
 
 /// Settle's one-line warning when its Redis keeps nothing on disk or may evict keys; nothing
 /// when Redis cannot be reached (settle reports that itself, with its retries).

@@ -5,8 +5,7 @@ use anyhow::Result;
 use crate::config::Config;
 use crate::domain::roster::RosterRow;
 use crate::mysql::roster_rows::ImportReport;
-use crate::redis::board;
-use crate::redis::keys::Keys;
+use crate::redis::board::Board;
 
 /// The ids of the active roster, by department then id (what `simulate` punches for).
 pub fn active_ids(cfg: &Config) -> Result<Vec<String>> {
@@ -31,10 +30,10 @@ pub fn import(cfg: &Config, rows: &[RosterRow]) -> Result<(ImportReport, Vec<Str
     new.sort_unstable();
     new.dedup();
     let report = crate::mysql::roster_rows::upsert(&db, rows)?;
-    let mut redis = board::Redis::open(cfg)?;
+    let mut board = Board::open(cfg)?;
     let cached = rows
         .iter()
         .map(|r| (r.employee_id.as_str(), r.department_id.as_str(), r.name.as_str()));
-    board::cache_roster(&mut redis, &Keys::new(&cfg.namespace), cached)?;
+    board.cache_roster(cached)?;
     Ok((report, new))
 }

@@ -15,8 +15,7 @@ use crate::config::Config;
 use crate::domain::event::Event;
 use crate::domain::policy::{self, DayClock};
 use crate::error::Error;
-use crate::redis::board::{self, Employee, Punch, PunchRules};
-use crate::redis::keys::Keys;
+use crate::redis::board::{Board, Employee, Punch, PunchRules};
 
 /// What `recover` did, and the warnings for the operator.
 #[derive(Debug)]
@@ -47,9 +46,9 @@ pub fn recover(cfg: &Config, date: NaiveDate, today: NaiveDate, idle: Duration) 
         )
     });
     let members = crate::mysql::roster_rows::active_members(&crate::mysql::Db::open(cfg)?)?;
-    let mut con = crate::redis::Redis::open(cfg)?;
-    let persistence = crate::redis::persistence::warning(&mut con);
-    let report = replay(cfg, &mut con, &members, Options { date, idle })?;
+    let mut board = Board::open(cfg)?;
+    let persistence = board.persistence_warning();
+    let report = replay(cfg, &mut board, &members, Options { date, idle })?;
     Ok(Outcome {
         report,
         persistence,
@@ -99,23 +98,21 @@ pub fn read_from(cfg: &Config, date: NaiveDate) -> DateTime<Utc> {
 /// replay its journaled punches onto the boards.
 pub fn replay(
     cfg: &Config,
-    con: &mut crate::redis::Redis,
+    board: &mut Board,
     members: &[crate::mysql::roster_rows::Member],
     opts: Options,
 ) -> Result<RecoverReport> {
     let started = Instant::now();
-    let keys = Keys::new(&cfg.namespace);
     // No journal, nothing to replay: refuse before laying anything out.
     crate::amqp::require_journal(cfg)?;
     // Redis lost the day, likely the roster cache with it: written again, as check-ins need it.
     let cached = members
         .iter()
         .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
-    board::cache_roster(con, &keys, cached)?;
-    let laid_out = board::layout_day(con, &keys, opts.date, members, |_| {})?.laid_out;
+    board.cache_roster(cached)?;
+    let laid_out = board.layout_day(opts.date, members, |_| {})?.laid_out;
     let mut r = Replayer {
-        con,
-        keys,
+        board,
         rules: PunchRules::new(&cfg.policy, cfg.timezone),
         clock: DayClock::new(&cfg.policy, cfg.timezone, opts.date),
         batch: Vec::with_capacity(BATCH),
@@ -142,8 +139,7 @@ pub fn replay(
 }
 
 struct Replayer<'c> {
-    con: &'c mut crate::redis::Redis,
-    keys: Keys,
+    board: &'c mut Board,
     rules: PunchRules,
     clock: DayClock,
     batch: Vec<Punch>,
@@ -201,7 +197,7 @@ impl Replayer<'_> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        let outcomes = board::replay_many(self.con, &self.keys, self.rules, &self.batch, |_| {})?;
+        let outcomes = self.board.replay_many(self.rules, &self.batch, |_| {})?;
         let dups = outcomes.iter().filter(|o| o.duplicate).count() as u64;
         self.already_present += dups;
         self.restored += outcomes.len() as u64 - dups;

@@ -8,8 +8,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::domain::policy;
-use crate::redis::board::{self, Employee};
-use crate::redis::keys::Keys;
+use crate::redis::board::{Board, Employee};
 
 /// The answer: a live day, or a settled one.
 #[derive(Debug, Serialize)]
@@ -71,14 +70,13 @@ pub fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: NaiveDate
             return Ok(Answer::Settled(s));
         }
     }
-    let keys = Keys::new(&cfg.namespace);
-    let mut con = crate::redis::Redis::open(cfg)?;
-    let e = super::checkin::employee(cfg, &mut con, &keys, employee_id)?;
+    let mut board = Board::open(cfg)?;
+    let e = super::checkin::employee(cfg, &mut board, employee_id)?;
     // A past day being settled (or whose settle was killed) has its punches on settle's board.
     let rec = if date < today {
-        crate::redis::cutover::waiting_record(&mut con, &keys, &e.department_id, date, &e.id)?
+        board.waiting_record(&e.department_id, date, &e.id)?
     } else {
-        board::day_record(&mut con, &keys, &e.department_id, date, &e.id)?.unwrap_or_default()
+        board.day_record(&e.department_id, date, &e.id)?.unwrap_or_default()
     };
     Ok(Answer::Live(live(cfg, e, date, &rec)))
 }
@@ -114,7 +112,7 @@ fn settled(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<Option<Se
     };
     let (waiting_punches, note) = match waiting(cfg, &r, date) {
         Ok(w) => (w, None),
-        Err(e) => (Vec::new(), Some(crate::failure::one_line(&e))),
+        Err(e) => (Vec::new(), Some(crate::ops::failure::one_line(&e))),
     };
     let local = |t: Option<NaiveDateTime>| t.map(|t| local_time(cfg.timezone, t).to_rfc3339());
     Ok(Some(Settled {
@@ -144,9 +142,7 @@ fn local_time(tz: Tz, t: NaiveDateTime) -> chrono::DateTime<Tz> {
 fn waiting(cfg: &Config, r: &crate::mysql::attendance::Stored, date: NaiveDate) -> Result<Vec<Waiting>> {
     let tz = cfg.timezone;
     let stored = crate::mysql::attendance::parse_log(&r.punches).unwrap_or_default();
-    let keys = Keys::new(&cfg.namespace);
-    let mut con = crate::redis::Redis::open(cfg)?;
-    let rec = crate::redis::cutover::waiting_record(&mut con, &keys, &r.department_id, date, &r.employee_id)?;
+    let rec = Board::open(cfg)?.waiting_record(&r.department_id, date, &r.employee_id)?;
     Ok(rec
         .punches
         .into_iter()

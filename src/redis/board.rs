@@ -2,10 +2,9 @@
 //! one check-in makes is one Lua script call on its department's keys (no lock).
 
 pub use super::cutover::BoardEntry;
-pub use super::handle::{Keyspace, Redis};
-pub use super::layout::{layout_day, LayoutReport};
-pub use super::overlap::Pipelines;
-pub use super::roster_cache::{cache_roster, roster_cache_state, CacheState, RosterRebuild};
+pub use super::handle::{Board, Keyspace, Redis};
+pub use super::layout::LayoutReport;
+pub use super::roster_cache::{CacheState, RosterRebuild};
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
@@ -13,7 +12,7 @@ use std::sync::LazyLock;
 use anyhow::{Context, Result};
 use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
-use redis::{Commands, ConnectionLike};
+use redis::Commands;
 
 use crate::config::Policy;
 use crate::domain::day_record::{DayRecord, MAX_TOKENS};
@@ -31,35 +30,34 @@ pub struct Employee {
     pub name: String,
 }
 
-/// Look employees up in the Redis roster cache: one HMGET per roster part, pipelined, 5,000
-/// ids at a time; `None` for a miss.
-pub fn lookup_many<S: AsRef<str>>(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    ids: &[S],
-) -> Result<Vec<Option<Employee>>> {
-    let mut out = Vec::with_capacity(ids.len());
-    for chunk in ids.chunks(5_000) {
-        let mut parts: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-        for (i, id) in chunk.iter().enumerate() {
-            parts.entry(roster_part_of(id.as_ref())).or_default().push(i);
-        }
-        let mut pipe = redis::pipe();
-        for (&part, at) in &parts {
-            pipe.cmd("HMGET")
-                .arg(keys.roster_part(part))
-                .arg(at.iter().map(|&i| chunk[i].as_ref()).collect::<Vec<_>>());
-        }
-        let vals: Vec<Vec<Option<String>>> = pipe.query(con).context("reading the roster from Redis")?;
-        let mut found: Vec<Option<Employee>> = vec![None; chunk.len()];
-        for (at, vals) in parts.values().zip(vals) {
-            for (&i, v) in at.iter().zip(vals) {
-                found[i] = v.and_then(|v| decode_roster(chunk[i].as_ref(), &v));
+impl Board {
+    /// Look employees up in the Redis roster cache: one HMGET per roster part, pipelined, 5,000
+    /// ids at a time; `None` for a miss.
+    pub fn lookup_many<S: AsRef<str>>(&mut self, ids: &[S]) -> Result<Vec<Option<Employee>>> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(5_000) {
+            let mut parts: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+            for (i, id) in chunk.iter().enumerate() {
+                parts.entry(roster_part_of(id.as_ref())).or_default().push(i);
             }
+            let mut pipe = redis::pipe();
+            for (&part, at) in &parts {
+                pipe.cmd("HMGET")
+                    .arg(keys.roster_part(part))
+                    .arg(at.iter().map(|&i| chunk[i].as_ref()).collect::<Vec<_>>());
+            }
+            let vals: Vec<Vec<Option<String>>> = pipe.query(con).context("reading the roster from Redis")?;
+            let mut found: Vec<Option<Employee>> = vec![None; chunk.len()];
+            for (at, vals) in parts.values().zip(vals) {
+                for (&i, v) in at.iter().zip(vals) {
+                    found[i] = v.and_then(|v| decode_roster(chunk[i].as_ref(), &v));
+                }
+            }
+            out.extend(found);
         }
-        out.extend(found);
+        Ok(out)
     }
-    Ok(out)
 }
 
 fn decode_roster(id: &str, v: &str) -> Option<Employee> {
@@ -246,63 +244,75 @@ fn outcome(r: &[redis::Value]) -> Result<PunchOutcome> {
     })
 }
 
-/// Record one punch: one EVALSHA (the script is loaded on first use). The outcome carries the
-/// event's wire JSON, rendered from the record the script wrote.
-pub fn punch(con: &mut impl ConnectionLike, keys: &Keys, rules: PunchRules, p: &Punch) -> Result<PunchOutcome> {
-    let reply: redis::Value = invocation(&PUNCH, keys, rules, [p], Events::OutboxAndReply)
-        .invoke(con)
-        .context("recording the punch in Redis")?;
-    let mut o = outcomes(reply, Events::OutboxAndReply, 1)?.remove(0);
-    if let Some(record) = o.event_json.take() {
-        o.event_json = Some(crate::domain::event::render(&p.event_id, &record)?.json);
-    }
-    Ok(o)
-}
-
-/// Punches per script call and script calls per pipeline in [`punch_many`].
+/// Punches per script call and script calls per pipeline in [`Board::punch_many`].
 pub const PUNCHES_PER_CALL: usize = 100;
 pub const CALLS_PER_PIPELINE: usize = 32;
 
-/// Record many punches: grouped by department and day (order kept within each group, which is
-/// all the rules depend on), many punches per script call, many calls per pipeline. Same
-/// script, same outcomes as one by one; the outcomes come back in input order, without the
-/// event JSON (the events wait in the outboxes for the publisher).
-pub fn punch_many(
-    con: &mut impl Pipelines,
-    keys: &Keys,
-    rules: PunchRules,
-    punches: &[Punch],
-    progress: impl FnMut(usize),
-) -> Result<Vec<PunchOutcome>> {
-    all_recorded_as(con, keys, rules, punches, Events::Outbox, progress)
-}
+impl Board {
+    /// Record one punch: one EVALSHA (the script is loaded on first use). The outcome carries the
+    /// event's wire JSON, rendered from the record the script wrote.
+    pub fn punch(&mut self, rules: PunchRules, p: &Punch) -> Result<PunchOutcome> {
+        let reply: redis::Value = invocation(&PUNCH, &self.keys, rules, [p], Events::OutboxAndReply)
+            .invoke(&mut self.con)
+            .context("recording the punch in Redis")?;
+        let mut o = outcomes(reply, Events::OutboxAndReply, 1)?.remove(0);
+        if let Some(record) = o.event_json.take() {
+            o.event_json = Some(crate::domain::event::render(&p.event_id, &record)?.json);
+        }
+        Ok(o)
+    }
 
-/// Put journaled punches back on their boards (`recover`): the same script and rules as a
-/// check-in, so a punch already there is a duplicate, but no event goes to an outbox: the
-/// journal has these events because they were published once already.
-pub fn replay_many(
-    con: &mut impl Pipelines,
-    keys: &Keys,
-    rules: PunchRules,
-    punches: &[Punch],
-    progress: impl FnMut(usize),
-) -> Result<Vec<PunchOutcome>> {
-    all_recorded_as(con, keys, rules, punches, Events::Drop, progress)
-}
+    /// Record many punches: grouped by department and day (order kept within each group, which is
+    /// all the rules depend on), many punches per script call, many calls per pipeline. Same
+    /// script, same outcomes as one by one; the outcomes come back in input order, without the
+    /// event JSON (the events wait in the outboxes for the publisher).
+    pub fn punch_many(
+        &mut self,
+        rules: PunchRules,
+        punches: &[Punch],
+        progress: impl FnMut(usize),
+    ) -> Result<Vec<PunchOutcome>> {
+        self.all_recorded_as(rules, punches, Events::Outbox, progress)
+    }
 
-/// Every punch recorded through the script with `events`, or the failure; `progress` gets the
-/// size of each script call as it is answered.
-fn all_recorded_as(
-    con: &mut impl Pipelines,
-    keys: &Keys,
-    rules: PunchRules,
-    punches: &[Punch],
-    events: Events,
-    mut progress: impl FnMut(usize),
-) -> Result<Vec<PunchOutcome>> {
-    all_recorded(punch_batched(&PUNCH, con, keys, rules, punches, events, |call, _| {
-        progress(call.len())
-    }))
+    /// Put journaled punches back on their boards (`recover`): the same script and rules as a
+    /// check-in, so a punch already there is a duplicate, but no event goes to an outbox: the
+    /// journal has these events because they were published once already.
+    pub fn replay_many(
+        &mut self,
+        rules: PunchRules,
+        punches: &[Punch],
+        progress: impl FnMut(usize),
+    ) -> Result<Vec<PunchOutcome>> {
+        self.all_recorded_as(rules, punches, Events::Drop, progress)
+    }
+
+    /// Every punch recorded through the script with `events`, or the failure; `progress` gets the
+    /// size of each script call as it is answered.
+    fn all_recorded_as(
+        &mut self,
+        rules: PunchRules,
+        punches: &[Punch],
+        events: Events,
+        mut progress: impl FnMut(usize),
+    ) -> Result<Vec<PunchOutcome>> {
+        all_recorded(self.punch_batched(&PUNCH, rules, punches, events, |call, _| progress(call.len())))
+    }
+
+    /// [`Board::punch_many`], handing each script call's outcomes to `each` as soon as Redis has
+    /// answered it, with the outbox records in them (the punches' indices, and every outcome so
+    /// far): a bulk check-in publishes those events while it records the next ones. When Redis
+    /// fails part-way, it keeps what was recorded: the outcomes of the punches whose replies came
+    /// (`None` for the others, which may or may not have landed), and the failure, so a bulk
+    /// check-in cut off says how much it recorded.
+    pub fn punch_many_streamed(
+        &mut self,
+        rules: PunchRules,
+        punches: &[Punch],
+        each: impl FnMut(&[usize], &mut [Option<PunchOutcome>]),
+    ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
+        self.punch_batched(&PUNCH, rules, punches, Events::OutboxAndReply, each)
+    }
 }
 
 /// Every outcome, or the failure that cut the batch off.
@@ -314,23 +324,7 @@ fn all_recorded((outcomes, failed): (Vec<Option<PunchOutcome>>, Result<()>)) -> 
         .collect()
 }
 
-/// [`punch_many`], handing each script call's outcomes to `each` as soon as Redis has answered
-/// it, with the outbox records in them (the punches' indices, and every outcome so far): a bulk
-/// check-in publishes those events while it records the next ones. When Redis fails part-way,
-/// it keeps what was recorded: the outcomes of the punches whose replies came (`None` for the
-/// others, which may or may not have landed), and the failure, so a bulk check-in cut off says
-/// how much it recorded.
-pub fn punch_many_streamed(
-    con: &mut impl Pipelines,
-    keys: &Keys,
-    rules: PunchRules,
-    punches: &[Punch],
-    each: impl FnMut(&[usize], &mut [Option<PunchOutcome>]),
-) -> (Vec<Option<PunchOutcome>>, Result<()>) {
-    punch_batched(&PUNCH, con, keys, rules, punches, Events::OutboxAndReply, each)
-}
-
-/// The script calls [`punch_many`] makes, through another script with the same keys and
+/// The script calls [`Board::punch_many`] makes, through another script with the same keys and
 /// arguments: the `board_breakdown` example times variants of `punch.lua` (each without one of
 /// its steps) call by call this way.
 #[doc(hidden)]
@@ -366,238 +360,79 @@ fn calls(punches: &[Punch]) -> Vec<Vec<usize>> {
 #[doc(hidden)]
 pub const PUNCH_SCRIPT: &str = concat!(include_str!("hashtable.lua"), include_str!("punch.lua"));
 
-fn punch_batched(
-    script: &redis::Script,
-    con: &mut impl Pipelines,
-    keys: &Keys,
-    rules: PunchRules,
-    punches: &[Punch],
-    events: Events,
-    mut each_call: impl FnMut(&[usize], &mut [Option<PunchOutcome>]),
-) -> (Vec<Option<PunchOutcome>>, Result<()>) {
-    let mut out: Vec<Option<PunchOutcome>> = vec![None; punches.len()];
-    // In a pipeline EVALSHA does not load the script on NOSCRIPT: load it first.
-    if let Err(e) = script.prepare_invoke().load(con) {
-        return (
-            out,
-            Err(anyhow::Error::new(e).context("loading the punch script into Redis")),
-        );
-    }
-    let calls = calls(punches);
-    let mut pipes = calls.chunks(CALLS_PER_PIPELINE).map(|batch| {
-        let mut pipe = redis::pipe();
-        for call in batch {
-            pipe.invoke_script(&invocation(
-                script,
-                keys,
-                rules,
-                call.iter().map(|&i| &punches[i]),
-                events,
-            ));
+impl Board {
+    fn punch_batched(
+        &mut self,
+        script: &redis::Script,
+        rules: PunchRules,
+        punches: &[Punch],
+        events: Events,
+        mut each_call: impl FnMut(&[usize], &mut [Option<PunchOutcome>]),
+    ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let mut out: Vec<Option<PunchOutcome>> = vec![None; punches.len()];
+        // In a pipeline EVALSHA does not load the script on NOSCRIPT: load it first.
+        if let Err(e) = script.prepare_invoke().load(con) {
+            return (
+                out,
+                Err(anyhow::Error::new(e).context("loading the punch script into Redis")),
+            );
         }
-        pipe
-    });
-    // The replies come back in the order the pipelines went out.
-    let mut answered = calls.chunks(CALLS_PER_PIPELINE);
-    let done = con.each_pipeline(&mut pipes, &mut |replies| {
-        let batch = answered.next().context("Redis answered a pipeline never sent")?;
-        for (call, reply) in batch.iter().zip(replies) {
-            for (&i, o) in call.iter().zip(outcomes(reply?, events, call.len())?) {
-                out[i] = Some(o);
+        let calls = calls(punches);
+        let mut pipes = calls.chunks(CALLS_PER_PIPELINE).map(|batch| {
+            let mut pipe = redis::pipe();
+            for call in batch {
+                pipe.invoke_script(&invocation(
+                    script,
+                    keys,
+                    rules,
+                    call.iter().map(|&i| &punches[i]),
+                    events,
+                ));
             }
-            each_call(call, &mut out);
-        }
-        Ok(())
-    });
-    (out, done.context("recording punches in Redis"))
-}
-
-/// One employee's record for a day: `None` if the board has no field for them (not laid
-/// out and no punch), `Some(empty)` if laid out with no punch yet.
-pub fn day_record(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    dept: &str,
-    date: NaiveDate,
-    emp: &str,
-) -> Result<Option<DayRecord>> {
-    let v: Option<String> = con.hget(keys.board(dept, date), emp)?;
-    Ok(v.map(|v| DayRecord::parse(&v)))
-}
-
-/// A whole department board for a day: employee id -> record.
-pub fn department_board(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    dept: &str,
-    date: NaiveDate,
-) -> Result<HashMap<String, DayRecord>> {
-    let m: HashMap<String, String> = con.hgetall(keys.board(dept, date))?;
-    Ok(m.into_iter().map(|(k, v)| (k, DayRecord::parse(&v))).collect())
-}
-
-/// Names of the given employees from the roster cache (id -> name); unknown ids are left out.
-pub fn names(con: &mut impl ConnectionLike, keys: &Keys, ids: &[String]) -> Result<HashMap<String, String>> {
-    Ok(lookup_many(con, keys, ids)?
-        .into_iter()
-        .flatten()
-        .map(|e| (e.id, e.name))
-        .collect())
-}
-
-/// One page of a department's outbox (HSCAN from `cursor`, about `count` entries; a small
-/// outbox comes whole): the next cursor (0 when done) and (event id, JSON) pairs. Reading page
-/// by page keeps a drain's memory and a check-in's cost independent of the backlog.
-pub fn outbox_page(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    dept: &str,
-    cursor: u64,
-    count: usize,
-) -> Result<(u64, Vec<(String, String)>)> {
-    let (next, flat): (u64, Vec<String>) = redis::cmd("HSCAN")
-        .arg(keys.outbox(dept))
-        .arg(cursor)
-        .arg("COUNT")
-        .arg(count)
-        .query(con)
-        .context("reading an outbox in Redis")?;
-    let mut items = Vec::with_capacity(flat.len() / 2);
-    let mut it = flat.into_iter();
-    while let (Some(id), Some(json)) = (it.next(), it.next()) {
-        items.push((id, json));
+            pipe
+        });
+        // The replies come back in the order the pipelines went out.
+        let mut answered = calls.chunks(CALLS_PER_PIPELINE);
+        let done = con.each_pipeline(&mut pipes, &mut |replies| {
+            let batch = answered.next().context("Redis answered a pipeline never sent")?;
+            for (call, reply) in batch.iter().zip(replies) {
+                for (&i, o) in call.iter().zip(outcomes(reply?, events, call.len())?) {
+                    out[i] = Some(o);
+                }
+                each_call(call, &mut out);
+            }
+            Ok(())
+        });
+        (out, done.context("recording punches in Redis"))
     }
-    Ok((next, items))
 }
 
-/// One event of a department's outbox, if it is still there.
-pub fn outbox_get(con: &mut impl ConnectionLike, keys: &Keys, dept: &str, id: &str) -> Result<Option<String>> {
-    Ok(con.hget(keys.outbox(dept), id)?)
-}
-
-/// Remove confirmed events from a department's outbox.
-pub fn outbox_ack(con: &mut impl ConnectionLike, keys: &Keys, dept: &str, ids: &[String]) -> Result<()> {
-    if !ids.is_empty() {
-        let _: u64 = con.hdel(keys.outbox(dept), ids)?;
+impl Board {
+    /// One employee's record for a day: `None` if the board has no field for them (not laid
+    /// out and no punch), `Some(empty)` if laid out with no punch yet.
+    pub fn day_record(&mut self, dept: &str, date: NaiveDate, emp: &str) -> Result<Option<DayRecord>> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let v: Option<String> = con.hget(keys.board(dept, date), emp)?;
+        Ok(v.map(|v| DayRecord::parse(&v)))
     }
-    Ok(())
-}
 
-/// Remove confirmed events from several departments' outboxes in one pipeline (one HDEL per
-/// department, so each command stays on its department's slot of a cluster).
-pub fn outbox_ack_many(con: &mut impl ConnectionLike, keys: &Keys, acked: &BTreeMap<&str, Vec<String>>) -> Result<()> {
-    let mut pipe = redis::pipe();
-    let mut queued = false;
-    for (dept, ids) in acked.iter().filter(|(_, ids)| !ids.is_empty()) {
-        pipe.hdel(keys.outbox(dept), ids).ignore();
-        queued = true;
+    /// A whole department board for a day: employee id -> record.
+    pub fn department_board(&mut self, dept: &str, date: NaiveDate) -> Result<HashMap<String, DayRecord>> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let m: HashMap<String, String> = con.hgetall(keys.board(dept, date))?;
+        Ok(m.into_iter().map(|(k, v)| (k, DayRecord::parse(&v))).collect())
     }
-    // An empty pipeline is an error to the client, not an empty answer.
-    if queued {
-        pipe.query::<()>(con)
-            .context("removing sent events from the outboxes in Redis")?;
+
+    /// Names of the given employees from the roster cache (id -> name); unknown ids are left out.
+    pub fn names(&mut self, ids: &[String]) -> Result<HashMap<String, String>> {
+        Ok(self
+            .lookup_many(ids)?
+            .into_iter()
+            .flatten()
+            .map(|e| (e.id, e.name))
+            .collect())
     }
-    Ok(())
-}
-
-/// How long a department remembers the event ids its watchers showed: past a day and a
-/// weekend of redeliveries, short enough that the set stays small.
-const SHOWN_TTL_SECS: i64 = 3 * 24 * 3600;
-
-/// Whether a watcher of the department already showed this event (it came back, redelivered
-/// after a watcher died before acking, or published twice).
-pub fn shown_before(con: &mut impl ConnectionLike, keys: &Keys, dept: &str, event_id: &str) -> Result<bool> {
-    Ok(con.sismember(keys.shown(dept), event_id)?)
-}
-
-/// Remember that the event was shown (the set's expiry moves on with each one).
-pub fn mark_shown(con: &mut impl ConnectionLike, keys: &Keys, dept: &str, event_id: &str) -> Result<()> {
-    let key = keys.shown(dept);
-    redis::pipe()
-        .sadd(&key, event_id)
-        .ignore()
-        .expire(&key, SHOWN_TTL_SECS)
-        .ignore()
-        .query::<()>(con)?;
-    Ok(())
-}
-
-/// Events waiting in the given departments' outboxes.
-pub fn outbox_len(con: &mut impl ConnectionLike, keys: &Keys, depts: &[String]) -> Result<usize> {
-    Ok(outbox_lens(con, keys, depts)?.into_iter().sum())
-}
-
-/// Events waiting in each of the given departments' outboxes.
-pub fn outbox_lens(con: &mut impl ConnectionLike, keys: &Keys, depts: &[String]) -> Result<Vec<usize>> {
-    if depts.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut pipe = redis::pipe();
-    for d in depts {
-        pipe.hlen(keys.outbox(d));
-    }
-    pipe.query(con).context("reading the outboxes in Redis")
-}
-
-/// What the outboxes hold, touching nothing: (departments with events, events).
-pub fn outbox_backlog(con: &mut impl Keyspace, keys: &Keys) -> Result<(usize, usize)> {
-    let depts = outbox_departments(con, keys)?;
-    if depts.is_empty() {
-        // An empty pipeline is an error to the client, not an empty answer.
-        return Ok((0, 0));
-    }
-    let mut pipe = redis::pipe();
-    for d in &depts {
-        pipe.hlen(keys.outbox(d));
-    }
-    let lens: Vec<usize> = pipe.query(con).context("reading the outboxes in Redis")?;
-    Ok((lens.iter().filter(|n| **n > 0).count(), lens.iter().sum()))
-}
-
-/// Departments whose outbox holds anything (on a cluster, found on every master).
-pub fn outbox_departments(con: &mut impl Keyspace, keys: &Keys) -> Result<Vec<String>> {
-    let found = con
-        .scan_keys(&keys.outbox_pattern())
-        .context("listing the outboxes in Redis")?;
-    Ok(departments_of(&found))
-}
-
-/// [`outbox_departments`], running `between` after each SCAN call (on a cluster, once, after
-/// every master's scan): a following relay takes its wake-ups there, so that a server holding
-/// many keys (every namespace's) does not hold them back for the whole scan.
-pub fn outbox_departments_between<C: Keyspace>(
-    con: &mut C,
-    keys: &Keys,
-    mut between: impl FnMut(&mut C) -> Result<()>,
-) -> Result<Vec<String>> {
-    let pattern = keys.outbox_pattern();
-    let what = "listing the outboxes in Redis";
-    let (mut found, mut cursor) = (Vec::new(), 0);
-    loop {
-        let Some((next, page)) = con.scan_step(&pattern, cursor).context(what)? else {
-            found = con.scan_keys(&pattern).context(what)?;
-            between(con)?;
-            break;
-        };
-        found.extend(page);
-        between(con)?;
-        if next == 0 {
-            break;
-        }
-        cursor = next;
-    }
-    Ok(departments_of(&found))
-}
-
-/// The departments of outbox keys, each once, in order.
-fn departments_of(found: &[String]) -> Vec<String> {
-    let mut depts: Vec<String> = found
-        .iter()
-        .filter_map(|k| Keys::dept_of(k).map(str::to_string))
-        .collect();
-    depts.sort();
-    depts.dedup();
-    depts
 }
 
 #[cfg(test)]

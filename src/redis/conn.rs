@@ -94,7 +94,7 @@ impl ConnectionLike for RedisConn {
 }
 
 /// One connection to a single Redis node.
-pub fn single_redis(cfg: &Config) -> Result<RedisConn> {
+pub(super) fn single_redis(cfg: &Config) -> Result<RedisConn> {
     let t = cfg.redis;
     let client = redis::Client::open(cfg.redis_url.as_str())
         .map_err(|e| Error::input(format!("config: redis_url: {}", redact(&e.to_string()))))?;

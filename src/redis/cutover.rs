@@ -10,8 +10,8 @@ use anyhow::{Context, Result};
 use chrono::NaiveDate;
 use redis::ConnectionLike;
 
+use super::Board;
 use crate::domain::day_record::DayRecord;
-use crate::redis::keys::Keys;
 
 static CUTOVER: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("cutover.lua")));
 static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("release.lua")));
@@ -39,23 +39,136 @@ fn day(date: NaiveDate) -> String {
     date.format("%Y-%m-%d").to_string()
 }
 
-/// Move each department's live board of `date` into settle's key (merging into what a killed
-/// run left there), `per_call` departments per pipeline; `after_each` runs after every pipeline
-/// with its size (the test hook uses it). Returns how many live boards moved.
-pub fn cut_over(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    date: NaiveDate,
-    depts: &[String],
-    per_call: usize,
-    after_each: impl FnMut(usize),
-) -> Result<u64> {
-    let what = "moving the day's boards out of the live keys";
-    per_department(con, &CUTOVER, what, depts, per_call, after_each, |d| {
-        let mut inv = CUTOVER.key(keys.board(d, date));
-        inv.key(keys.settle_board(d, date));
-        inv
-    })
+impl Board {
+    /// Move each department's live board of `date` into settle's key (merging into what a killed
+    /// run left there), `per_call` departments per pipeline; `after_each` runs after every pipeline
+    /// with its size (the test hook uses it). Returns how many live boards moved.
+    pub fn cut_over(
+        &mut self,
+        date: NaiveDate,
+        depts: &[String],
+        per_call: usize,
+        after_each: impl FnMut(usize),
+    ) -> Result<u64> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let what = "moving the day's boards out of the live keys";
+        per_department(con, &CUTOVER, what, depts, per_call, after_each, |d| {
+            let mut inv = CUTOVER.key(keys.board(d, date));
+            inv.key(keys.settle_board(d, date));
+            inv
+        })
+    }
+
+    /// The departments with no board at all for `date`, neither live nor settle's.
+    pub fn without_board(&mut self, date: NaiveDate, depts: &[String]) -> Result<Vec<String>> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let mut missing = Vec::new();
+        for chunk in depts.chunks(PER_PIPELINE) {
+            let mut pipe = redis::pipe();
+            for d in chunk {
+                pipe.exists(keys.board(d, date)).exists(keys.settle_board(d, date));
+            }
+            let found: Vec<bool> = pipe.query(con).context("looking for the day's boards in Redis")?;
+            for (d, pair) in chunk.iter().zip(found.chunks(2)) {
+                if !pair.iter().any(|b| *b) {
+                    missing.push(d.clone());
+                }
+            }
+        }
+        Ok(missing)
+    }
+
+    /// Read settle's boards of `date` (after [`Board::cut_over`]).
+    pub fn settle_boards(&mut self, date: NaiveDate, depts: &[String]) -> Result<DayBoards> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let mut out = DayBoards::default();
+        for chunk in depts.chunks(PER_PIPELINE) {
+            let mut pipe = redis::pipe();
+            for d in chunk {
+                pipe.hgetall(keys.settle_board(d, date));
+            }
+            let boards: Vec<HashMap<String, String>> =
+                pipe.query(con).context("reading the day's boards from Redis")?;
+            for (dept, board) in chunk.iter().zip(boards) {
+                if board.is_empty() {
+                    continue;
+                }
+                out.departments.push(dept.clone());
+                for (emp, value) in board {
+                    join(&mut out.entries, dept, emp, value);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Delete settle's boards of `date` for these departments and forget the date in their days
+    /// sets (unless a fresh live board appeared), `per_call` departments per pipeline;
+    /// `after_each` runs after every pipeline with its size (the test hook uses it). Returns how
+    /// many boards were deleted.
+    pub fn release(
+        &mut self,
+        date: NaiveDate,
+        depts: &[String],
+        per_call: usize,
+        after_each: impl FnMut(usize),
+    ) -> Result<u64> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let what = "deleting settled boards from Redis";
+        per_department(con, &RELEASE, what, depts, per_call, after_each, |d| {
+            let mut inv = RELEASE.key(keys.settle_board(d, date));
+            inv.key(keys.board(d, date)).key(keys.board_days(d)).arg(day(date));
+            inv
+        })
+    }
+
+    /// Every date that still has a board (live or settle's) in one of these departments, read from
+    /// their days sets. Unreadable members are skipped: they name no board settle could find.
+    pub fn days_with_boards(&mut self, depts: &[String]) -> Result<BTreeSet<NaiveDate>> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let mut days = BTreeSet::new();
+        for chunk in depts.chunks(PER_PIPELINE) {
+            let mut pipe = redis::pipe();
+            for d in chunk {
+                pipe.smembers(keys.board_days(d));
+            }
+            let sets: Vec<Vec<String>> = pipe.query(con).context("reading the days with boards from Redis")?;
+            days.extend(
+                sets.iter()
+                    .flatten()
+                    .filter_map(|s| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()),
+            );
+        }
+        Ok(days)
+    }
+
+    /// Settle's board values of `date` for these (department, employee) pairs; `None` where absent.
+    pub fn settle_values(&mut self, date: NaiveDate, pairs: &[(&str, &str)]) -> Result<Vec<Option<String>>> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let mut out = Vec::with_capacity(pairs.len());
+        for chunk in pairs.chunks(PER_PIPELINE) {
+            let mut pipe = redis::pipe();
+            for (dept, emp) in chunk {
+                pipe.hget(keys.settle_board(dept, date), *emp);
+            }
+            let vals: Vec<Option<String>> = pipe.query(con).context("reading the day's boards from Redis")?;
+            out.extend(vals);
+        }
+        Ok(out)
+    }
+
+    /// One employee's punches of `date` still waiting in Redis (live board and settle's), not yet
+    /// in MySQL's row if the day was settled before they came: empty if none.
+    pub fn waiting_record(&mut self, dept: &str, date: NaiveDate, emp: &str) -> Result<DayRecord> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let (live, settling): (Option<String>, Option<String>) = redis::pipe()
+            .hget(keys.board(dept, date), emp)
+            .hget(keys.settle_board(dept, date), emp)
+            .query(con)
+            .context("reading the employee's board from Redis")?;
+        let joined = [live, settling].into_iter().flatten().collect::<Vec<_>>().join(",");
+        Ok(DayRecord::parse(&joined))
+    }
 }
 
 /// Run a script once per department, `per_call` calls per pipeline, and sum the replies.
@@ -86,51 +199,6 @@ fn per_department(
     Ok(sum)
 }
 
-/// The departments with no board at all for `date`, neither live nor settle's.
-pub fn without_board(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    date: NaiveDate,
-    depts: &[String],
-) -> Result<Vec<String>> {
-    let mut missing = Vec::new();
-    for chunk in depts.chunks(PER_PIPELINE) {
-        let mut pipe = redis::pipe();
-        for d in chunk {
-            pipe.exists(keys.board(d, date)).exists(keys.settle_board(d, date));
-        }
-        let found: Vec<bool> = pipe.query(con).context("looking for the day's boards in Redis")?;
-        for (d, pair) in chunk.iter().zip(found.chunks(2)) {
-            if !pair.iter().any(|b| *b) {
-                missing.push(d.clone());
-            }
-        }
-    }
-    Ok(missing)
-}
-
-/// Read settle's boards of `date` (after [`cut_over`]).
-pub fn read(con: &mut impl ConnectionLike, keys: &Keys, date: NaiveDate, depts: &[String]) -> Result<DayBoards> {
-    let mut out = DayBoards::default();
-    for chunk in depts.chunks(PER_PIPELINE) {
-        let mut pipe = redis::pipe();
-        for d in chunk {
-            pipe.hgetall(keys.settle_board(d, date));
-        }
-        let boards: Vec<HashMap<String, String>> = pipe.query(con).context("reading the day's boards from Redis")?;
-        for (dept, board) in chunk.iter().zip(boards) {
-            if board.is_empty() {
-                continue;
-            }
-            out.departments.push(dept.clone());
-            for (emp, value) in board {
-                join(&mut out.entries, dept, emp, value);
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// Add one board's value of `emp` to what other boards gave (the first department seen stays).
 pub fn join(entries: &mut HashMap<String, BoardEntry>, dept: &str, emp: String, value: String) {
     match entries.get_mut(&emp) {
@@ -152,80 +220,4 @@ pub fn join(entries: &mut HashMap<String, BoardEntry>, dept: &str, emp: String, 
             );
         }
     }
-}
-
-/// Delete settle's boards of `date` for these departments and forget the date in their days
-/// sets (unless a fresh live board appeared), `per_call` departments per pipeline;
-/// `after_each` runs after every pipeline with its size (the test hook uses it). Returns how
-/// many boards were deleted.
-pub fn release(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    date: NaiveDate,
-    depts: &[String],
-    per_call: usize,
-    after_each: impl FnMut(usize),
-) -> Result<u64> {
-    let what = "deleting settled boards from Redis";
-    per_department(con, &RELEASE, what, depts, per_call, after_each, |d| {
-        let mut inv = RELEASE.key(keys.settle_board(d, date));
-        inv.key(keys.board(d, date)).key(keys.board_days(d)).arg(day(date));
-        inv
-    })
-}
-
-/// Every date that still has a board (live or settle's) in one of these departments, read from
-/// their days sets. Unreadable members are skipped: they name no board settle could find.
-pub fn days_with_boards(con: &mut impl ConnectionLike, keys: &Keys, depts: &[String]) -> Result<BTreeSet<NaiveDate>> {
-    let mut days = BTreeSet::new();
-    for chunk in depts.chunks(PER_PIPELINE) {
-        let mut pipe = redis::pipe();
-        for d in chunk {
-            pipe.smembers(keys.board_days(d));
-        }
-        let sets: Vec<Vec<String>> = pipe.query(con).context("reading the days with boards from Redis")?;
-        days.extend(
-            sets.iter()
-                .flatten()
-                .filter_map(|s| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()),
-        );
-    }
-    Ok(days)
-}
-
-/// Settle's board values of `date` for these (department, employee) pairs; `None` where absent.
-pub fn settle_values(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    date: NaiveDate,
-    pairs: &[(&str, &str)],
-) -> Result<Vec<Option<String>>> {
-    let mut out = Vec::with_capacity(pairs.len());
-    for chunk in pairs.chunks(PER_PIPELINE) {
-        let mut pipe = redis::pipe();
-        for (dept, emp) in chunk {
-            pipe.hget(keys.settle_board(dept, date), *emp);
-        }
-        let vals: Vec<Option<String>> = pipe.query(con).context("reading the day's boards from Redis")?;
-        out.extend(vals);
-    }
-    Ok(out)
-}
-
-/// One employee's punches of `date` still waiting in Redis (live board and settle's), not yet
-/// in MySQL's row if the day was settled before they came: empty if none.
-pub fn waiting_record(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    dept: &str,
-    date: NaiveDate,
-    emp: &str,
-) -> Result<DayRecord> {
-    let (live, settling): (Option<String>, Option<String>) = redis::pipe()
-        .hget(keys.board(dept, date), emp)
-        .hget(keys.settle_board(dept, date), emp)
-        .query(con)
-        .context("reading the employee's board from Redis")?;
-    let joined = [live, settling].into_iter().flatten().collect::<Vec<_>>().join(",");
-    Ok(DayRecord::parse(&joined))
 }

@@ -1,6 +1,7 @@
-//! The one Redis handle the rest of the program holds: a single node or a Redis Cluster,
-//! chosen by `redis_url`. Code outside `board` passes it to board functions and never sends a
-//! command itself, so single node and cluster share every code path above this one.
+//! The one Redis handle the rest of the program holds, [`Board`]: a connection (a single node
+//! or a Redis Cluster, chosen by `redis_url`) with the key names of its namespace. Code outside
+//! `redis/` calls its methods and never sends a command itself, so single node and cluster
+//! share every code path above this one.
 
 use anyhow::Result;
 use redis::{Cmd, ConnectionLike, RedisResult, Value};
@@ -8,6 +9,42 @@ use redis::{Cmd, ConnectionLike, RedisResult, Value};
 use super::cluster::{self, ClusterConn};
 use crate::config::Config;
 use crate::redis::conn::RedisConn;
+use crate::redis::keys::Keys;
+
+/// The day's boards, outboxes, roster cache and hand-offs of one namespace: the connection and
+/// the key names travel together, so a caller holds one value and never builds a key itself.
+/// Its methods live beside what they touch (`board`, `cutover`, `handoff`, `roster_cache`, ...).
+pub struct Board {
+    pub(super) con: Redis,
+    pub(super) keys: Keys,
+}
+
+impl Board {
+    /// Connect to the configured Redis (exit 2 for a bad URL, exit 3 when it is unreachable),
+    /// for the configured namespace.
+    pub fn open(cfg: &Config) -> Result<Board> {
+        Ok(Board {
+            con: Redis::open(cfg)?,
+            keys: Keys::new(&cfg.namespace),
+        })
+    }
+
+    /// The key names of this board's namespace.
+    pub fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    /// Whether this is a cluster.
+    pub fn is_cluster(&self) -> bool {
+        self.con.is_cluster()
+    }
+
+    /// The connection itself, for tests and benchmarks that send commands of their own.
+    #[doc(hidden)]
+    pub fn redis(&mut self) -> &mut Redis {
+        &mut self.con
+    }
+}
 
 /// An open connection to the configured Redis, with the configured timeouts.
 pub enum Redis {
@@ -22,7 +59,7 @@ impl Redis {
         if cfg.redis_url.starts_with(&format!("{}://", cluster::SCHEME)) {
             Ok(Redis::Cluster(Box::new(ClusterConn::open(cfg)?)))
         } else {
-            Ok(Redis::Single(crate::redis::conn::single_redis(cfg)?))
+            Ok(Redis::Single(super::conn::single_redis(cfg)?))
         }
     }
 
@@ -56,7 +93,7 @@ pub trait Keyspace: ConnectionLike {
     fn scan_step(&mut self, pattern: &str, cursor: u64) -> RedisResult<Option<(u64, Vec<String>)>>;
 }
 
-/// SCAN on one node (a plain connection: tests, and the single-node handle), a thousand keys
+/// SCAN on one node (the single-node handle), a thousand keys
 /// looked at per round trip: redis-rs's own iterator asks for Redis's default of ten, one round
 /// trip per ten keys of the whole server (a relay's round over a 1,000,000-employee day took
 /// about 2,000 of them, which held its hand-offs back for some 90 ms).
@@ -102,18 +139,8 @@ impl Keyspace for Redis {
     }
 }
 
-impl Keyspace for redis::Connection {
-    fn scan_keys(&mut self, pattern: &str) -> RedisResult<Vec<String>> {
-        scan_one(self, pattern)
-    }
-
-    fn scan_step(&mut self, pattern: &str, cursor: u64) -> RedisResult<Option<(u64, Vec<String>)>> {
-        step_one(self, pattern, cursor).map(Some)
-    }
-}
-
-// Board functions take `impl ConnectionLike`, so they run on this handle and on a plain
-// connection in tests, unchanged.
+// The board's methods send their commands and pipelines through this handle, whichever kind
+// of connection it holds (benchmarks send their own through it too).
 impl ConnectionLike for Redis {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
         self.con().req_packed_command(cmd)

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use chrono::NaiveDate;
 use redis::ConnectionLike;
 
-use super::dump;
+use super::{dump, Board};
 use crate::domain::roster::Member;
 use crate::redis::keys::Keys;
 
@@ -32,34 +32,36 @@ pub struct LayoutReport {
     pub laid_out: u64,
 }
 
-/// Lay out every department's board for `date` from the roster (which must be ordered by
-/// department). Idempotent: a board that exists only gets the fields it lacks (HSETNX).
-/// `progress` gets the employees of each part laid out.
-pub fn layout_day(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    date: NaiveDate,
-    members: &[Member],
-    mut progress: impl FnMut(usize),
-) -> Result<LayoutReport> {
-    // In a pipeline EVALSHA does not load the script on NOSCRIPT: load both first.
-    for script in [&*RESTORE, &*LAYOUT] {
-        script
-            .prepare_invoke()
-            .load(con)
-            .context("loading the layout scripts into Redis")?;
+impl Board {
+    /// Lay out every department's board for `date` from the roster (which must be ordered by
+    /// department). Idempotent: a board that exists only gets the fields it lacks (HSETNX).
+    /// `progress` gets the employees of each part laid out.
+    pub fn layout_day(
+        &mut self,
+        date: NaiveDate,
+        members: &[Member],
+        mut progress: impl FnMut(usize),
+    ) -> Result<LayoutReport> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        // In a pipeline EVALSHA does not load the script on NOSCRIPT: load both first.
+        for script in [&*RESTORE, &*LAYOUT] {
+            script
+                .prepare_invoke()
+                .load(con)
+                .context("loading the layout scripts into Redis")?;
+        }
+        let depts: Vec<&[Member]> = members.chunk_by(|a, b| a.department_id == b.department_id).collect();
+        let mut report = LayoutReport {
+            date: date.to_string(),
+            departments: depts.len(),
+            employees: members.len(),
+            laid_out: 0,
+        };
+        let day = date.format("%Y-%m-%d").to_string();
+        let left = restore_new(con, keys, date, &day, &depts, &mut report, &mut progress)?;
+        add_missing(con, keys, date, &day, &left, &mut report, &mut progress)?;
+        Ok(report)
     }
-    let depts: Vec<&[Member]> = members.chunk_by(|a, b| a.department_id == b.department_id).collect();
-    let mut report = LayoutReport {
-        date: date.to_string(),
-        departments: depts.len(),
-        employees: members.len(),
-        laid_out: 0,
-    };
-    let day = date.format("%Y-%m-%d").to_string();
-    let left = restore_new(con, keys, date, &day, &depts, &mut report, &mut progress)?;
-    add_missing(con, keys, date, &day, &left, &mut report, &mut progress)?;
-    Ok(report)
 }
 
 /// RESTORE every board that does not exist yet; returns the departments left for

@@ -1,10 +1,12 @@
 //! Redis: the day's boards, the roster lookup, the per-department outboxes, the relay's
 //! hand-offs, and the connections (one node or a cluster) they all go through. The `redis`
-//! crate is named only under this folder: the rest of the program holds a [`Redis`] handle.
+//! crate is named only under this folder: the rest of the program holds a [`Board`] (one
+//! connection and its namespace's key names) and calls its methods. Nothing here imports
+//! from `ops`, `cli` or `amqp`.
 
 pub mod board;
 pub mod cluster;
-pub mod conn;
+mod conn;
 pub mod cutover;
 mod dump;
 pub mod failure;
@@ -12,9 +14,10 @@ mod handle;
 pub mod handoff;
 pub mod keys;
 mod layout;
+mod outbox;
 mod overlap;
 pub mod persistence;
 mod roster_cache;
-pub mod server;
+mod server;
 
-pub use handle::{Keyspace, Redis};
+pub use handle::{Board, Keyspace, Redis};

@@ -9,21 +9,20 @@ use redis::{ConnectionLike, RedisResult, Value};
 use super::Redis;
 use crate::redis::conn::RedisConn;
 
-/// A connection that can run a stream of pipelines.
-pub trait Pipelines: ConnectionLike {
+impl Redis {
     /// Run each pipeline of `pipes` in order and hand its replies (one per command, server
     /// errors as `Err` in place) to `each`, in order. Stops at the first failure: of Redis, or
-    /// of `each`. The default waits for each pipeline's replies before it sends the next (a
-    /// Redis Cluster, whose pipelines are split per master).
-    fn each_pipeline(
+    /// of `each`. A single node overlaps them; a Redis Cluster, whose pipelines are split per
+    /// master, waits for each pipeline's replies before it sends the next.
+    pub(super) fn each_pipeline(
         &mut self,
         pipes: &mut dyn Iterator<Item = redis::Pipeline>,
         each: &mut dyn FnMut(Vec<RedisResult<Value>>) -> Result<()>,
-    ) -> Result<()>
-    where
-        Self: Sized,
-    {
-        one_at_a_time(self, pipes, each)
+    ) -> Result<()> {
+        match self {
+            Redis::Single(c) => overlapped(c, pipes, each),
+            Redis::Cluster(c) => one_at_a_time(c.as_mut(), pipes, each),
+        }
     }
 }
 
@@ -40,67 +39,18 @@ fn one_at_a_time(
     Ok(())
 }
 
-impl Pipelines for Redis {
-    fn each_pipeline(
-        &mut self,
-        pipes: &mut dyn Iterator<Item = redis::Pipeline>,
-        each: &mut dyn FnMut(Vec<RedisResult<Value>>) -> Result<()>,
-    ) -> Result<()> {
-        match self {
-            Redis::Single(c) => overlapped(c, pipes, each),
-            Redis::Cluster(c) => one_at_a_time(c.as_mut(), pipes, each),
-        }
-    }
-}
-
-/// A single node's connection, the program's (`RedisConn`) and the tests' own (a plain
-/// `redis::Connection`) alike, overlaps its pipelines.
-impl<W: Wire + ConnectionLike> Pipelines for W {
-    fn each_pipeline(
-        &mut self,
-        pipes: &mut dyn Iterator<Item = redis::Pipeline>,
-        each: &mut dyn FnMut(Vec<RedisResult<Value>>) -> Result<()>,
-    ) -> Result<()> {
-        overlapped(self, pipes, each)
-    }
-}
-
-/// Writing commands and reading replies separately.
-pub trait Wire {
-    fn send(&mut self, packed: &[u8]) -> RedisResult<()>;
-    fn recv(&mut self) -> RedisResult<Value>;
-}
-
-impl Wire for RedisConn {
-    fn send(&mut self, packed: &[u8]) -> RedisResult<()> {
-        self.send_packed(packed)
-    }
-    fn recv(&mut self) -> RedisResult<Value> {
-        RedisConn::recv(self)
-    }
-}
-
-impl Wire for redis::Connection {
-    fn send(&mut self, packed: &[u8]) -> RedisResult<()> {
-        self.send_packed_command(packed)
-    }
-    fn recv(&mut self) -> RedisResult<Value> {
-        self.recv_response()
-    }
-}
-
 /// One pipeline always in flight: pipeline k+1 is written before k's replies are read. On a
 /// failure the replies still owed by the pipeline in flight are read (and dropped) first, so
 /// the connection stays in step for its next command; a broken connection is not read again.
 fn overlapped(
-    w: &mut impl Wire,
+    w: &mut RedisConn,
     pipes: &mut dyn Iterator<Item = redis::Pipeline>,
     each: &mut dyn FnMut(Vec<RedisResult<Value>>) -> Result<()>,
 ) -> Result<()> {
     let mut owed: Option<usize> = None;
     let mut failed = None;
     for pipe in pipes {
-        w.send(&pipe.get_packed_pipeline())?;
+        w.send_packed(&pipe.get_packed_pipeline())?;
         if let Some(n) = owed.replace(pipe.len()) {
             // An I/O failure leaves nothing to read in step: give up at once.
             if let Err(e) = receive(w, n).map_err(anyhow::Error::new).and_then(&mut *each) {
@@ -129,7 +79,7 @@ fn broken(e: &anyhow::Error) -> bool {
 
 /// The next `n` replies: a server error stands in its place (as in a pipeline's own reply
 /// list); pushes (RESP3) are no replies. An I/O failure ends it.
-fn receive(w: &mut impl Wire, n: usize) -> RedisResult<Vec<RedisResult<Value>>> {
+fn receive(w: &mut RedisConn, n: usize) -> RedisResult<Vec<RedisResult<Value>>> {
     let mut replies = Vec::with_capacity(n);
     while replies.len() < n {
         match w.recv() {

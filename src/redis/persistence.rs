@@ -115,6 +115,18 @@ pub fn warning_for(cfg: &crate::config::Config) -> Option<String> {
     super::Redis::open(cfg).ok().and_then(|mut con| warning(&mut con))
 }
 
+impl super::Board {
+    /// This board's Redis's persistence and eviction settings.
+    pub fn persistence(&mut self) -> Result<Persistence> {
+        persistence(&mut self.con)
+    }
+
+    /// The persistence warning for this board's Redis, if any (see [`warning`]).
+    pub fn persistence_warning(&mut self) -> Option<String> {
+        warning(&mut self.con)
+    }
+}
+
 /// The warning for this connection's Redis, if any. A Redis that refuses `CONFIG` (renamed
 /// or forbidden by an ACL) cannot be checked: say so rather than fail the command.
 pub fn warning(con: &mut impl ConnectionLike) -> Option<String> {

@@ -8,22 +8,46 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result};
 use redis::ConnectionLike;
 
+use super::Board;
 use crate::domain::roster::{Member, Stamp};
-use crate::redis::keys::{roster_part_of, Keys, ROSTER_PARTS};
+use crate::redis::keys::{roster_part_of, ROSTER_PARTS};
 
 /// Fields queued per pipeline when writing the cache.
 const FIELDS_PER_PIPELINE: usize = 20_000;
 
-/// Write employees into the Redis roster cache, grouped by roster part, up to 1,000 fields per
-/// HSET. The single hash of earlier versions goes.
-pub fn cache_roster<'a>(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    members: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
-) -> Result<usize> {
-    let mut pipe = redis::pipe();
-    pipe.del(keys.legacy_roster()).ignore();
-    write_parts(con, pipe, members, |part| keys.roster_part(part)).map(|parts| parts.values().sum())
+impl Board {
+    /// Write employees into the Redis roster cache, grouped by roster part, up to 1,000 fields per
+    /// HSET. The single hash of earlier versions goes.
+    pub fn cache_roster<'a>(
+        &mut self,
+        members: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+    ) -> Result<usize> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let mut pipe = redis::pipe();
+        pipe.del(keys.legacy_roster()).ignore();
+        write_parts(con, pipe, members, |part| keys.roster_part(part)).map(|parts| parts.values().sum())
+    }
+
+    /// Read the cache's stamp and size (one pipeline: GET and an HLEN per part).
+    pub fn roster_cache_state(&mut self) -> Result<CacheState> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let mut pipe = redis::pipe();
+        pipe.get(keys.roster_stamp());
+        for part in 0..ROSTER_PARTS {
+            pipe.hlen(keys.roster_part(part));
+        }
+        let reply: Vec<redis::Value> = pipe.query(con).context("reading the roster cache's stamp in Redis")?;
+        let (stamp, lens) = reply.split_first().context("an empty reply")?;
+        let stamp: Option<String> = redis::from_redis_value_ref(stamp)?;
+        let mut held = 0u64;
+        for len in lens {
+            held += redis::from_redis_value_ref::<u64>(len)?;
+        }
+        Ok(CacheState {
+            stamp: stamp.as_deref().and_then(Stamp::parse),
+            held,
+        })
+    }
 }
 
 /// HSET the members into the hash `key(part)` of each one's part; returns how many went into
@@ -78,26 +102,6 @@ impl CacheState {
     }
 }
 
-/// Read the cache's stamp and size (one pipeline: GET and an HLEN per part).
-pub fn roster_cache_state(con: &mut impl ConnectionLike, keys: &Keys) -> Result<CacheState> {
-    let mut pipe = redis::pipe();
-    pipe.get(keys.roster_stamp());
-    for part in 0..ROSTER_PARTS {
-        pipe.hlen(keys.roster_part(part));
-    }
-    let reply: Vec<redis::Value> = pipe.query(con).context("reading the roster cache's stamp in Redis")?;
-    let (stamp, lens) = reply.split_first().context("an empty reply")?;
-    let stamp: Option<String> = redis::from_redis_value_ref(stamp)?;
-    let mut held = 0u64;
-    for len in lens {
-        held += redis::from_redis_value_ref::<u64>(len)?;
-    }
-    Ok(CacheState {
-        stamp: stamp.as_deref().and_then(Stamp::parse),
-        held,
-    })
-}
-
 /// A rebuild of the whole cache: the roster goes into fresh parts as it is read, and replaces
 /// the live ones only at [`RosterRebuild::finish`], so that a lookup meanwhile sees the old
 /// cache whole (and an employee who left is gone after). A rebuild cut off leaves the live
@@ -108,7 +112,8 @@ pub struct RosterRebuild {
 
 impl RosterRebuild {
     /// Start a rebuild (the fresh parts of one cut off before are dropped).
-    pub fn start(con: &mut impl ConnectionLike, keys: &Keys) -> Result<RosterRebuild> {
+    pub fn start(board: &mut Board) -> Result<RosterRebuild> {
+        let (con, keys) = (&mut board.con, &board.keys);
         let mut pipe = redis::pipe();
         for part in 0..ROSTER_PARTS {
             pipe.del(keys.roster_part_next(part)).ignore();
@@ -121,7 +126,8 @@ impl RosterRebuild {
     }
 
     /// Write some of the roster into the fresh parts.
-    pub fn add(&mut self, con: &mut impl ConnectionLike, keys: &Keys, members: &[Member]) -> Result<()> {
+    pub fn add(&mut self, board: &mut Board, members: &[Member]) -> Result<()> {
+        let (con, keys) = (&mut board.con, &board.keys);
         let members = members
             .iter()
             .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
@@ -134,7 +140,8 @@ impl RosterRebuild {
     /// Swap the fresh parts in (a part nobody was written to is emptied), then stamp the cache
     /// with the roster it now holds. One RENAME at a time: a cluster pipeline refuses them,
     /// and 64 round trips are nothing beside the writes.
-    pub fn finish(self, con: &mut impl ConnectionLike, keys: &Keys, stamp: &Stamp) -> Result<()> {
+    pub fn finish(self, board: &mut Board, stamp: &Stamp) -> Result<()> {
+        let (con, keys) = (&mut board.con, &board.keys);
         let mut empty = redis::pipe();
         empty.del(keys.legacy_roster()).ignore();
         for part in 0..ROSTER_PARTS {

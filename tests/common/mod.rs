@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use assert_cmd::Command;
+use attendance::redis::board::Board;
 use attendance::redis::keys::Keys;
 use chrono::{NaiveDate, NaiveDateTime, TimeZone};
 use mysql::prelude::Queryable;
@@ -175,6 +176,21 @@ impl TestEnv {
     /// The library's own key builder for this namespace: tests never spell a key format.
     pub fn keys(&self) -> Keys {
         Keys::new(&self.ns)
+    }
+
+    /// The library's board handle on this namespace, on the Redis the binary is given.
+    pub fn board_handle(&self) -> Board {
+        self.board_in(&self.ns)
+    }
+
+    /// The library's board handle on another namespace (`<ns>:a`: one test, two boards).
+    pub fn board_in(&self, namespace: &str) -> Board {
+        Board::open(&attendance::config::Config {
+            redis_url: self.redis_url.clone(),
+            namespace: namespace.to_string(),
+            ..Default::default()
+        })
+        .unwrap()
     }
 
     /// A department's board of a day (`YYYY-MM-DD`): employee id -> punches.

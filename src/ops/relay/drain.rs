@@ -3,7 +3,6 @@
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
-use redis::ConnectionLike;
 use serde::Serialize;
 
 use std::collections::{BTreeMap, HashSet};
@@ -12,8 +11,7 @@ use crate::amqp::Flow;
 use crate::amqp::Publisher;
 use crate::config::Config;
 use crate::error::{Error, Service};
-use crate::redis::board;
-use crate::redis::keys::Keys;
+use crate::redis::board::Board;
 
 /// A check-in also sends its department's older pending events (left by an earlier broker
 /// outage), but not younger ones: those likely belong to a concurrent check-in that is
@@ -45,30 +43,31 @@ pub struct DrainReport {
 /// Malformed outbox entries a drain names; it counts them all in `pending`.
 pub const MALFORMED_SHOWN: usize = 20;
 
-/// Drain every outbox of the namespace once, on fresh connections: `amqp.publishers` of them
-/// at once for a backlog of several departments (see [`in_parallel`]). No broker: exit 3.
-pub fn drain_outboxes(cfg: &Config, con: &mut impl board::Keyspace, keys: &Keys) -> Result<DrainReport> {
-    let depts = board::outbox_departments(con, keys)?;
-    drain_outboxes_of(cfg, con, keys, &depts)
+/// `relay` without `--follow`: every outbox of the namespace drained once (see
+/// [`drain_outboxes`]), on a Redis connection of its own.
+pub fn drain_once(cfg: &Config) -> Result<DrainReport> {
+    drain_outboxes(cfg, &mut Board::open(cfg)?)
 }
 
-/// [`drain_outboxes`] for these departments' outboxes (found by [`board::outbox_departments`]).
-pub fn drain_outboxes_of(
-    cfg: &Config,
-    con: &mut impl board::Keyspace,
-    keys: &Keys,
-    depts: &[String],
-) -> Result<DrainReport> {
+/// Drain every outbox of the namespace once, on fresh connections: `amqp.publishers` of them
+/// at once for a backlog of several departments (see [`in_parallel`]). No broker: exit 3.
+pub fn drain_outboxes(cfg: &Config, board: &mut Board) -> Result<DrainReport> {
+    let depts = board.outbox_departments()?;
+    drain_outboxes_of(cfg, board, &depts)
+}
+
+/// [`drain_outboxes`] for these departments' outboxes (found by [`Board::outbox_departments`]).
+pub fn drain_outboxes_of(cfg: &Config, board: &mut Board, depts: &[String]) -> Result<DrainReport> {
     if cfg.amqp.publishers.clamp(1, depts.len().max(1)) == 1 {
         let mut publisher = Publisher::connect(cfg)?;
-        let report = drain_departments(&mut publisher, con, keys, depts)?;
+        let report = drain_departments(&mut publisher, board, depts)?;
         publisher.close();
         return Ok(report);
     }
     in_parallel(cfg, depts, |share| {
-        let mut redis = board::Redis::open(cfg)?;
+        let mut board = Board::open(cfg)?;
         let mut publisher = Publisher::connect(cfg)?;
-        let report = drain_departments(&mut publisher, &mut redis, keys, share)?;
+        let report = drain_departments(&mut publisher, &mut board, share)?;
         publisher.close();
         Ok(report)
     })
@@ -127,12 +126,7 @@ pub(crate) fn each_share<P: Send>(
 /// broker round trip per department), and what the broker acked leaves its outbox after each
 /// page. Memory holds a page, the window and the ids of one department's outbox, never the
 /// backlog. An event is removed only once confirmed: a drain killed mid-way leaves the others.
-pub fn drain_departments(
-    publisher: &mut Publisher,
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    depts: &[String],
-) -> Result<DrainReport> {
+pub fn drain_departments(publisher: &mut Publisher, board: &mut Board, depts: &[String]) -> Result<DrainReport> {
     let mut flow: Flow<(usize, String)> = Flow::default();
     // Per department: events read (and offered to the broker), events acked and removed.
     let (mut read, mut sent) = (vec![0; depts.len()], vec![0; depts.len()]);
@@ -142,7 +136,7 @@ pub fn drain_departments(
         let mut offered = HashSet::new();
         let mut cursor = 0;
         loop {
-            let (next, page) = board::outbox_page(con, keys, dept, cursor, PAGE)?;
+            let (next, page) = board.outbox_page(dept, cursor, PAGE)?;
             for (id, json) in page {
                 if !offered.insert(id.clone()) {
                     continue;
@@ -156,7 +150,7 @@ pub fn drain_departments(
             for (id, why) in flow.take_malformed() {
                 malformed.push(format!("{dept} {id}: {why}"));
             }
-            remove_acked(con, keys, depts, &mut flow, &mut sent)?;
+            remove_acked(board, depts, &mut flow, &mut sent)?;
             if next == 0 {
                 break;
             }
@@ -164,7 +158,7 @@ pub fn drain_departments(
         }
     }
     publisher.finish(&mut flow);
-    remove_acked(con, keys, depts, &mut flow, &mut sent)?;
+    remove_acked(board, depts, &mut flow, &mut sent)?;
     let mut report = DrainReport::default();
     let done = stopped_at.unwrap_or(depts.len());
     for i in 0..done {
@@ -175,7 +169,7 @@ pub fn drain_departments(
     // The broker stopped taking events: what the rest of the outboxes hold stays pending.
     if done < depts.len() {
         let rest = &depts[done..];
-        let left = board::outbox_lens(con, keys, rest)?;
+        let left = board.outbox_lens(rest)?;
         for (i, n) in (done..).zip(left) {
             report.departments += usize::from(n > 0 || sent[i] > 0);
             report.sent += sent[i];
@@ -193,8 +187,7 @@ pub(crate) const PAGE: usize = 1_000;
 
 /// Remove from their outboxes the events the broker acked so far.
 pub(crate) fn remove_acked(
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
+    board: &mut Board,
     depts: &[String],
     flow: &mut Flow<(usize, String)>,
     sent: &mut [usize],
@@ -204,27 +197,21 @@ pub(crate) fn remove_acked(
         sent[i] += 1;
         by_dept.entry(depts[i].as_str()).or_default().push(id);
     }
-    board::outbox_ack_many(con, keys, &by_dept)
+    board.outbox_ack_many(&by_dept)
 }
 
 /// Publish one check-in's event and its department's stale pending events on `publisher`
 /// (then closed); Ok(true) if the check-in's own event was confirmed (and left the outbox),
 /// Ok(false) if the broker refused it, Err if the broker failed on the way.
-pub fn send_punch(
-    mut publisher: Publisher,
-    con: &mut impl ConnectionLike,
-    keys: &Keys,
-    dept: &str,
-    event_id: &str,
-) -> Result<bool> {
+pub fn send_punch(mut publisher: Publisher, board: &mut Board, dept: &str, event_id: &str) -> Result<bool> {
     let now = Utc::now();
     // Only a confirmed publish removes an event: gone, a concurrent `relay` already sent it.
-    let Some(own) = board::outbox_get(con, keys, dept, event_id)? else {
+    let Some(own) = board.outbox_get(dept, event_id)? else {
         return Ok(true);
     };
     // One page of the outbox, however long it is: the check-in costs the same with 10 or
     // 100,000 events waiting, and `relay` drains the rest.
-    let (_, page) = board::outbox_page(con, keys, dept, 0, PIGGYBACK)?;
+    let (_, page) = board.outbox_page(dept, 0, PIGGYBACK)?;
     let mut items: Vec<(String, String)> = page
         .into_iter()
         .filter(|(id, stored)| id != event_id && is_stale(id, stored, now))
@@ -234,7 +221,7 @@ pub fn send_punch(
     let acked = publisher.publish_confirmed(&items)?;
     let problem = publisher.problem().map(str::to_string);
     publisher.close();
-    board::outbox_ack(con, keys, dept, &acked)?;
+    board.outbox_ack(dept, &acked)?;
     match (acked.iter().any(|id| id == event_id), problem) {
         (true, _) => Ok(true),
         (false, Some(why)) => Err(Error::service(Service::Rabbitmq, why).into()),

@@ -16,8 +16,7 @@ use super::drain::{drain_departments, each_share, remove_acked, shares, DrainRep
 use crate::amqp::Flow;
 use crate::amqp::Publisher;
 use crate::config::Config;
-use crate::redis::board;
-use crate::redis::keys::Keys;
+use crate::redis::board::Board;
 
 /// One script call's events: (department, event id, the outbox value: rendered when published).
 pub type Events = Vec<(String, String, String)>;
@@ -56,17 +55,12 @@ impl Feed<'_> {
 /// Run `record` (on this thread) while up to `amqp.publishers` threads, each with its own
 /// Redis and broker connections and its share of `depts`, publish what it hands over; then each
 /// drains its share's outboxes once. Returns what `record` returned and the publishers' report.
-pub fn publish_while<R>(
-    cfg: &Config,
-    keys: &Keys,
-    depts: &[String],
-    record: impl FnOnce(&Feed) -> R,
-) -> (R, Result<DrainReport>) {
+pub fn publish_while<R>(cfg: &Config, depts: &[String], record: impl FnOnce(&Feed) -> R) -> (R, Result<DrainReport>) {
     let shares = shares(cfg, depts);
     let abandoned = AtomicBool::new(false);
     // Each publisher's Redis connection, opened here so that none is opened while recording
     // (a Redis that goes silent meanwhile would hold each opening for its timeouts).
-    let redis: Result<Vec<board::Redis>> = shares.iter().map(|_| board::Redis::open(cfg)).collect();
+    let redis: Result<Vec<Board>> = shares.iter().map(|_| Board::open(cfg)).collect();
     let redis = match redis {
         Ok(r) => r,
         Err(e) => {
@@ -93,7 +87,7 @@ pub fn publish_while<R>(
     std::thread::scope(|s| {
         let publishing = s.spawn(|| {
             each_share(parts, |((share, rx), redis)| {
-                publish_share(cfg, keys, share, rx, redis, &abandoned)
+                publish_share(cfg, share, rx, redis, &abandoned)
             })
         });
         let recorded = record(&feed);
@@ -110,10 +104,9 @@ pub fn publish_while<R>(
 /// broker that cannot be reached leaves the events pending (the punches are recorded).
 fn publish_share(
     cfg: &Config,
-    keys: &Keys,
     share: &[String],
     rx: Receiver<Events>,
-    mut redis: board::Redis,
+    mut redis: Board,
     abandoned: &AtomicBool,
 ) -> Result<DrainReport> {
     let gone = || abandoned.load(Ordering::SeqCst);
@@ -125,8 +118,8 @@ fn publish_share(
                 return Ok(DrainReport::default());
             }
             return Ok(DrainReport {
-                pending: board::outbox_len(&mut redis, keys, share)?,
-                problem: Some(crate::failure::one_line(&e)),
+                pending: redis.outbox_len(share)?,
+                problem: Some(crate::ops::failure::one_line(&e)),
                 ..Default::default()
             });
         }
@@ -142,23 +135,23 @@ fn publish_share(
             }
         }
         if !gone() {
-            remove_acked(&mut redis, keys, share, &mut flow, &mut sent)?;
+            remove_acked(&mut redis, share, &mut flow, &mut sent)?;
         }
     }
     if gone() {
         return Ok(DrainReport::default());
     }
     publisher.finish(&mut flow);
-    remove_acked(&mut redis, keys, share, &mut flow, &mut sent)?;
+    remove_acked(&mut redis, share, &mut flow, &mut sent)?;
     // What is still in the outboxes: anything not confirmed above, and older pending events
     // (their lengths in one pipeline: most are empty by now).
     let left: Vec<String> = share
         .iter()
-        .zip(board::outbox_lens(&mut redis, keys, share)?)
+        .zip(redis.outbox_lens(share)?)
         .filter(|(_, n)| *n > 0)
         .map(|(d, _)| d.clone())
         .collect();
-    let mut report = drain_departments(&mut publisher, &mut redis, keys, &left)?;
+    let mut report = drain_departments(&mut publisher, &mut redis, &left)?;
     publisher.close();
     report.sent += sent.iter().sum::<usize>();
     report.departments = (0..share.len())

@@ -5,13 +5,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use anyhow::Result;
-use redis::ConnectionLike;
 
 use super::drain::{DrainReport, MALFORMED_SHOWN, PAGE};
 use crate::amqp::Flow;
 use crate::amqp::Publisher;
-use crate::redis::board;
-use crate::redis::keys::Keys;
+use crate::redis::board::Board;
 
 /// What published an event: a check-in's wake-up, or the full round.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -72,15 +70,9 @@ impl Default for Handoffs {
 impl Handoffs {
     /// Publish the events of the woken departments' outboxes (a page of each; the full rounds
     /// take any more) but those already on their way. Stops when the publisher does.
-    pub fn offer(
-        &mut self,
-        publisher: &mut Publisher,
-        con: &mut impl ConnectionLike,
-        keys: &Keys,
-        depts: &[String],
-    ) -> Result<()> {
+    pub fn offer(&mut self, publisher: &mut Publisher, board: &mut Board, depts: &[String]) -> Result<()> {
         for dept in depts {
-            let (_, page) = board::outbox_page(con, keys, dept, 0, PAGE)?;
+            let (_, page) = board.outbox_page(dept, 0, PAGE)?;
             if !self.send_page(publisher, dept, page, Origin::Wake) {
                 break;
             }
@@ -97,13 +89,13 @@ impl Handoffs {
     /// meanwhile are taken and their events sent at once. Its
     /// report comes from [`Handoffs::take_round`] once its confirms are in. A round starts only
     /// once the last one was taken.
-    pub fn sweep(&mut self, publisher: &mut Publisher, con: &mut impl board::Keyspace, keys: &Keys) -> Result<()> {
+    pub fn sweep(&mut self, publisher: &mut Publisher, board: &mut Board) -> Result<()> {
         debug_assert!(self.round.is_none(), "the last round was not taken");
         self.held.clear();
         self.round = Some(Round::default());
-        let found = board::outbox_departments_between(con, keys, |con| self.between_pages(publisher, con, keys))?;
+        let found = board.outbox_departments_between(|board| self.between_pages(publisher, board))?;
         for dept in &found {
-            if !self.sweep_outbox(publisher, con, keys, dept)? {
+            if !self.sweep_outbox(publisher, board, dept)? {
                 break;
             }
         }
@@ -115,24 +107,18 @@ impl Handoffs {
     }
 
     /// One department's outbox, page by page. False once the publisher stopped.
-    fn sweep_outbox(
-        &mut self,
-        publisher: &mut Publisher,
-        con: &mut impl ConnectionLike,
-        keys: &Keys,
-        dept: &str,
-    ) -> Result<bool> {
+    fn sweep_outbox(&mut self, publisher: &mut Publisher, board: &mut Board, dept: &str) -> Result<bool> {
         let met = |r: &Round| r.read + r.unpublishable;
         let met_before = self.round.as_ref().map_or(0, met);
         let mut cursor = 0;
         let going = loop {
-            let (next, page) = board::outbox_page(con, keys, dept, cursor, PAGE)?;
+            let (next, page) = board.outbox_page(dept, cursor, PAGE)?;
             let going = self.send_page(publisher, dept, page, Origin::Round);
             let round = self.round.as_mut().expect("begun");
             for (id, why) in self.flow.take_malformed() {
                 round.malformed.push(format!("{dept} {id}: {why}"));
             }
-            self.between_pages(publisher, con, keys)?;
+            self.between_pages(publisher, board)?;
             if !going || next == 0 {
                 break going;
             }
@@ -144,12 +130,12 @@ impl Handoffs {
     }
 
     /// Take the wake-ups that came (without waiting), send their events, take the confirms.
-    fn between_pages(&mut self, publisher: &mut Publisher, con: &mut impl ConnectionLike, keys: &Keys) -> Result<()> {
-        let woken = crate::redis::handoff::take_wakes(con, keys)?;
+    fn between_pages(&mut self, publisher: &mut Publisher, board: &mut Board) -> Result<()> {
+        let woken = board.take_wakes()?;
         if !woken.is_empty() {
-            self.offer(publisher, con, keys, &woken)?;
+            self.offer(publisher, board, &woken)?;
         }
-        self.settle(publisher, con, keys)
+        self.settle(publisher, board)
     }
 
     /// Send a page of an outbox but what is on its way or held. False once the publisher stopped.
@@ -200,18 +186,18 @@ impl Handoffs {
     }
 
     /// Take the confirms that came, without waiting; remove what they acked from its outbox.
-    pub fn settle(&mut self, publisher: &mut Publisher, con: &mut impl ConnectionLike, keys: &Keys) -> Result<()> {
+    pub fn settle(&mut self, publisher: &mut Publisher, board: &mut Board) -> Result<()> {
         publisher.poll(&mut self.flow);
-        self.take_confirms(con, keys)
+        self.take_confirms(board)
     }
 
     /// Wait (within the confirm timeout) for every confirm still due, unless the publisher
     /// stopped: what was not acked stays in its outbox.
-    pub fn finish(&mut self, publisher: &mut Publisher, con: &mut impl ConnectionLike, keys: &Keys) -> Result<()> {
+    pub fn finish(&mut self, publisher: &mut Publisher, board: &mut Board) -> Result<()> {
         if publisher.problem().is_none() {
             publisher.finish(&mut self.flow);
         }
-        self.take_confirms(con, keys)
+        self.take_confirms(board)
     }
 
     /// What the wake-ups' confirms removed since the last call (departments, sent).
@@ -222,18 +208,13 @@ impl Handoffs {
     /// The last full round's report, once every event it published was confirmed or refused;
     /// at once if the publisher stopped (what its outboxes still hold is then pending). None
     /// while it is not over, or when no round is open.
-    pub fn take_round(
-        &mut self,
-        publisher: &Publisher,
-        con: &mut impl ConnectionLike,
-        keys: &Keys,
-    ) -> Result<Option<DrainReport>> {
+    pub fn take_round(&mut self, publisher: &Publisher, board: &mut Board) -> Result<Option<DrainReport>> {
         let Some(round) = self.round.as_ref() else {
             return Ok(None);
         };
         let mut report = DrainReport::default();
         if let Some(why) = publisher.problem() {
-            let left = board::outbox_lens(con, keys, &round.found)?;
+            let left = board.outbox_lens(&round.found)?;
             report.departments = left.iter().filter(|n| **n > 0).count().max(round.departments);
             report.pending = left.iter().sum();
             report.problem = Some(why.to_string());
@@ -250,7 +231,7 @@ impl Handoffs {
         Ok(Some(report))
     }
 
-    fn take_confirms(&mut self, con: &mut impl ConnectionLike, keys: &Keys) -> Result<()> {
+    fn take_confirms(&mut self, board: &mut Board) -> Result<()> {
         let acked = self.flow.take_acked();
         let mut by_dept: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         let mut handed_depts = BTreeSet::new();
@@ -274,6 +255,6 @@ impl Handoffs {
                 round.refused += 1;
             }
         }
-        board::outbox_ack_many(con, keys, &by_dept)
+        board.outbox_ack_many(&by_dept)
     }
 }

@@ -3,10 +3,13 @@
 
 mod drain;
 mod feed;
+mod follow;
 mod handoff;
 
 pub use drain::{
-    drain_departments, drain_outboxes, drain_outboxes_of, in_parallel, send_punch, DrainReport, STALE_AFTER_SECS,
+    drain_departments, drain_once, drain_outboxes, drain_outboxes_of, in_parallel, send_punch, DrainReport,
+    STALE_AFTER_SECS,
 };
 pub use feed::{publish_while, Feed};
+pub use follow::{follow, FollowSink};
 pub use handoff::Handoffs;

@@ -13,8 +13,7 @@ use super::{Hooks, Progress, Report, Run};
 use crate::domain::workdays;
 use crate::mysql::{attendance, runs};
 use crate::ops::relay::DrainReport;
-use crate::redis::board::{self, LayoutReport};
-use crate::redis::cutover;
+use crate::redis::board::LayoutReport;
 
 /// Wall time of each step of a run.
 struct Steps {
@@ -120,7 +119,7 @@ impl Run<'_> {
         let depts = self.all_departments();
         let hook = self.opts.hooks.abort_after_cutovers;
         let mut done = 0u64;
-        cutover::cut_over(&mut self.con, &self.keys, date, &depts, Hooks::per_call(hook), |n| {
+        self.board.cut_over(date, &depts, Hooks::per_call(hook), |n| {
             done += n as u64;
             Hooks::check(hook, done);
         })?;
@@ -150,17 +149,10 @@ impl Run<'_> {
         let kept = kept.iter().filter(|d| with_boards.contains(*d)).count() as u64;
         let hook = self.opts.hooks.abort_after_deletes;
         let mut done = 0u64;
-        let deleted = cutover::release(
-            &mut self.con,
-            &self.keys,
-            date,
-            &to_release,
-            Hooks::per_call(hook),
-            |n| {
-                done += n as u64;
-                Hooks::check(hook, done);
-            },
-        )?;
+        let deleted = self.board.release(date, &to_release, Hooks::per_call(hook), |n| {
+            done += n as u64;
+            Hooks::check(hook, done);
+        })?;
         Ok((deleted, kept))
     }
 
@@ -169,18 +161,17 @@ impl Run<'_> {
     /// are committed: what stays pending, and why, goes into the report. With every outbox
     /// empty (the usual night) the broker is not even connected to: nothing to send.
     fn drain_outboxes(&mut self) -> DrainReport {
-        let waiting = board::outbox_departments(&mut self.con, &self.keys);
+        let waiting = self.board.outbox_departments();
         if waiting.as_ref().is_ok_and(|d| d.is_empty()) {
             return DrainReport::default();
         }
-        let drained =
-            waiting.and_then(|depts| crate::ops::relay::drain_outboxes_of(self.cfg, &mut self.con, &self.keys, &depts));
+        let drained = waiting.and_then(|depts| crate::ops::relay::drain_outboxes_of(self.cfg, &mut self.board, &depts));
         drained.unwrap_or_else(|e| {
-            let (departments, pending) = board::outbox_backlog(&mut self.con, &self.keys).unwrap_or_default();
+            let (departments, pending) = self.board.outbox_backlog().unwrap_or_default();
             DrainReport {
                 departments,
                 pending,
-                problem: Some(crate::failure::one_line(&e)),
+                problem: Some(crate::ops::failure::one_line(&e)),
                 ..DrainReport::default()
             }
         })
@@ -189,7 +180,7 @@ impl Run<'_> {
     /// Lay out the next work day and record it (a lost layout is then caught by its settle).
     fn lay_out(&mut self, next: NaiveDate) -> Result<LayoutReport> {
         let depts = self.active_departments();
-        let report = crate::ops::init_day::lay_out(&self.db, &mut self.con, &self.keys, next, &depts, |_| {})?;
+        let report = crate::ops::init_day::lay_out(&self.db, &mut self.board, next, &depts, |_| {})?;
         runs::record_layout(self.lock.conn(), next, report.departments, report.employees)?;
         Ok(report)
     }

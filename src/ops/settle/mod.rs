@@ -28,10 +28,7 @@ use crate::error::Error;
 use crate::mysql::runs::SettleLock;
 use crate::mysql::{attendance, runs, Db};
 use crate::ops::relay::DrainReport;
-use crate::redis::board::LayoutReport;
-use crate::redis::cutover;
-use crate::redis::keys::Keys;
-use crate::redis::Redis;
+use crate::redis::board::{Board, LayoutReport};
 use rows::Failure;
 
 /// Test hooks, read from the environment. They stop the process the way `kill -9` does, at a
@@ -153,9 +150,8 @@ impl Summary {
 struct Run<'a> {
     cfg: &'a Config,
     opts: &'a Options,
-    keys: Keys,
     db: Db,
-    con: Redis,
+    board: Board,
     lock: SettleLock,
     /// Every department (boards are looked for in each), and whether it has active members
     /// (only those had a board laid out).
@@ -200,16 +196,15 @@ impl<'a> Run<'a> {
     fn open(cfg: &'a Config, opts: &'a Options) -> Result<Run<'a>> {
         // MySQL first: when it is unreachable nothing else is touched.
         let db = write::connect(cfg)?;
-        let con = crate::redis::Redis::open(cfg)?;
+        let board = Board::open(cfg)?;
         let mut lock = SettleLock::try_acquire(&db)?
             .ok_or_else(|| Error::refused("another settle is running on this database"))?;
         let departments = crate::mysql::roster_rows::department_ids(lock.conn())?;
         Ok(Run {
             cfg,
             opts,
-            keys: Keys::new(&cfg.namespace),
             db,
-            con,
+            board,
             lock,
             departments,
         })
@@ -232,7 +227,9 @@ impl<'a> Run<'a> {
     fn days_to_settle(&mut self) -> Result<Vec<NaiveDate>> {
         let yesterday = self.opts.today - Duration::days(1);
         let depts = self.all_departments();
-        let mut days: BTreeSet<NaiveDate> = cutover::days_with_boards(&mut self.con, &self.keys, &depts)?
+        let mut days: BTreeSet<NaiveDate> = self
+            .board
+            .days_with_boards(&depts)?
             .into_iter()
             // A board of a day MySQL cannot store (a punch dated in the year 999) could never be
             // settled: leave it out rather than fail every nightly run on it.
@@ -251,7 +248,7 @@ impl<'a> Run<'a> {
             if !runs::laid_out(self.lock.conn(), date)? {
                 continue;
             }
-            let missing = cutover::without_board(&mut self.con, &self.keys, date, &laid_out)?;
+            let missing = self.board.without_board(date, &laid_out)?;
             if missing.is_empty() {
                 continue;
             }

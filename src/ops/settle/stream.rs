@@ -16,8 +16,8 @@ use super::rows::{self, BoardEntry, Day, DayRow, Failure};
 use super::spent::Spent;
 use super::{write, Hooks, Progress, Run};
 use crate::mysql::{attendance, Conn};
-use crate::redis::keys::Keys;
-use crate::redis::{cutover, Redis};
+use crate::redis::board::Board;
+use crate::redis::cutover;
 
 /// Departments per slice: a few thousand employees at 100k, 200 each at 1M.
 const DEPTS_PER_SLICE: usize = 50;
@@ -54,19 +54,18 @@ struct SliceReader<'a> {
     on_leave: &'a HashSet<String>,
     /// Whether the day had rows when the run began: their histories are then read too.
     stored_any: bool,
-    keys: &'a Keys,
     spent: &'a Spent,
 }
 
 impl SliceReader<'_> {
     /// One slice's rows: its roster, boards and stored histories read, the rows computed, the
     /// strays, failures and counts added to `out`.
-    fn slice(&self, conn: &mut Conn, con: &mut Redis, slice: &[String], out: &mut Slices) -> Result<Vec<DayRow>> {
+    fn slice(&self, conn: &mut Conn, board: &mut Board, slice: &[String], out: &mut Slices) -> Result<Vec<DayRow>> {
         let (date, spent) = (self.day.date, self.spent);
         let members = spent.time("reading the roster", || {
             crate::mysql::roster_rows::active_members_of(conn, slice, false)
         })?;
-        let boards = spent.time("reading the boards", || cutover::read(con, self.keys, date, slice))?;
+        let boards = spent.time("reading the boards", || board.settle_boards(date, slice))?;
         out.with_boards.extend(boards.departments);
         let ids: HashSet<&str> = members.iter().map(|m| m.employee_id.as_str()).collect();
         let mut mine = HashMap::with_capacity(members.len());
@@ -117,12 +116,11 @@ impl Run<'_> {
         let per_batch = self.cfg.settle.batch_size.clamp(1, attendance::MAX_ROWS_PER_STATEMENT);
         let hook = self.opts.hooks.abort_after_batches;
         let mut batches = 0u64;
-        let (con, db, spent_ref) = (&mut self.con, &self.db, &spent);
+        let (board, db, spent_ref) = (&mut self.board, &self.db, &spent);
         let reader = SliceReader {
             day,
             on_leave,
             stored_any,
-            keys: &self.keys,
             spent: &spent,
         };
         let (slices, refused) = write::stream(
@@ -136,7 +134,7 @@ impl Run<'_> {
                 let mut conn = db.conn()?;
                 let mut out = Slices::default();
                 for slice in depts.chunks(DEPTS_PER_SLICE) {
-                    let rows = reader.slice(&mut conn, con, slice, &mut out)?;
+                    let rows = reader.slice(&mut conn, board, slice, &mut out)?;
                     if !spent_ref.time("waiting for the writers", || send_sorted(rows, per_batch, send)) {
                         break;
                     }
@@ -185,7 +183,7 @@ impl Run<'_> {
             .iter()
             .map(|m| (m.department_id.as_str(), m.employee_id.as_str()))
             .collect();
-        let own = cutover::settle_values(&mut self.con, &self.keys, date, &pairs)?;
+        let own = self.board.settle_values(date, &pairs)?;
         for (m, value) in members.iter().zip(own) {
             if let Some(v) = value.filter(|v| !v.is_empty()) {
                 cutover::join(&mut strays, &m.department_id, m.employee_id.clone(), v);

@@ -1,6 +1,7 @@
 //! Every store's word on its own client errors, handed to the chain walk of `crate::error`:
-//! the one line `main` prints, and the exit code it picks. It sits above the three stores and
-//! below the operations, so `error` itself names no store and no import runs in a circle.
+//! the one line `main` prints, and the exit code it picks. It lives with the operations, the
+//! one layer that knows every store, so that `error` itself names no store and no import runs
+//! in a circle.
 
 use crate::error::{exit_code_with, one_line_with, StoreCheck};
 

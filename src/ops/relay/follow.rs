@@ -1,0 +1,213 @@
+//! `relay --follow`: a full round over every outbox every interval, and between rounds the
+//! events check-ins hand over (woken through Redis), until Ctrl-C or SIGTERM. What it has to
+//! say goes to a [`FollowSink`]: the command renders it.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::Result;
+
+use super::{DrainReport, Handoffs};
+use crate::amqp::{Backoff, Publisher};
+use crate::config::Config;
+use crate::interrupt;
+use crate::redis::board::Board;
+
+/// Where a following relay reports, as it goes.
+pub trait FollowSink {
+    /// A status line (stderr): the broker lost, or publishing again.
+    fn status(&mut self, line: String);
+    /// What the hand-offs or a full round sent.
+    fn report(&mut self, r: &DrainReport) -> Result<()>;
+    /// A full round is over (`last`), or no broker could be reached (`None`): its figures,
+    /// with the events sent since the start and when the round began.
+    fn round(&mut self, last: Option<&DrainReport>, sent_total: usize, started: (SystemTime, Instant)) -> Result<()>;
+}
+
+/// Follow the check-ins: a full round every `interval`, the hand-offs in between and during it,
+/// until Ctrl-C or SIGTERM. Returns the events sent in all, and those pending after the last round.
+pub fn follow(cfg: &Config, interval: Duration, sink: &mut impl FollowSink) -> Result<DrainReport> {
+    let mut board = Board::open(cfg)?;
+    let stop = interrupt::stop_flag();
+    let mut f = Follow::new(cfg, interval);
+    // Wake-ups left by a relay that died: this one drains every outbox first anyway.
+    board.clear_wakes()?;
+    let result = (|| -> Result<()> {
+        while !stop.load(Ordering::SeqCst) {
+            let started = (SystemTime::now(), Instant::now());
+            if !f.connected(sink) {
+                sink.round(None, f.total.sent, started)?;
+                // No broker: check-ins publish (or keep pending) themselves meanwhile.
+                board.forget(&f.me)?;
+                f.beaten = None;
+                f.lost = true;
+                f.backoff.sleep(stop);
+                continue;
+            }
+            // A round whose confirms are still due (a slow broker) is not swept again over it.
+            if !f.handoffs.round_open() {
+                let p = f.publisher.as_mut().expect("connected");
+                f.handoffs.sweep(p, &mut board)?;
+                f.round_started = started;
+            }
+            f.report(sink, &mut board)?;
+            f.take_handoffs(sink, &mut board)?;
+        }
+        Ok(())
+    })();
+    // A signal that cut any Redis read short (the blocked wait for wake-ups, mostly) is the stop
+    // that was asked for, not a failure: the events stay in their outboxes.
+    let result = interrupt::unless_stopped(stop, result);
+    // Stopped, or failed: no more hand-offs to this relay. On a connection of its own: a signal
+    // may have cut a blocked read short on the other, whose reply would then still be owed.
+    let fresh = Board::open(cfg);
+    let forgotten = fresh.and_then(|mut b| {
+        b.forget(&f.me)?;
+        // What is on its way gets its confirms (within the confirm timeout), so that the next
+        // relay does not send it again.
+        if let Some(p) = f.publisher.as_mut().filter(|_| result.is_ok()) {
+            f.handoffs.finish(p, &mut b)?;
+            f.report(sink, &mut b)?;
+        }
+        Ok(())
+    });
+    if let Some(p) = f.publisher.take() {
+        p.close();
+    }
+    result?;
+    forgotten?;
+    Ok(f.total)
+}
+
+/// How often a relay with confirms due looks for them between wake-ups.
+const CONFIRMS_EVERY: Duration = Duration::from_millis(2);
+
+/// How often a following relay refreshes its heartbeat (and so the longest it blocks waiting
+/// for a wake-up): well within `crate::redis::handoff::HEARTBEAT_TTL_MS`.
+const BEAT_EVERY: Duration = Duration::from_millis(1_000);
+
+/// The connection `relay --follow` keeps across rounds, and how it lost the last one.
+struct Follow<'c> {
+    cfg: &'c Config,
+    /// Between two full rounds.
+    interval: Duration,
+    /// This relay's heartbeat value (so that it deletes its own heartbeat only).
+    me: String,
+    /// When the heartbeat was last refreshed (None: not since the broker was lost).
+    beaten: Option<Instant>,
+    publisher: Option<Publisher>,
+    /// The publisher's events on their way: hand-offs and the full round's.
+    handoffs: Handoffs,
+    /// When the open (or last) full round began: its metrics.
+    round_started: (SystemTime, Instant),
+    /// Events sent since the start, and pending after the last round.
+    total: DrainReport,
+    /// A connection was lost (or never made): say where publishing resumes.
+    lost: bool,
+    /// Between failed connection attempts the wait grows (to a few seconds), so a dead
+    /// cluster is not hammered.
+    backoff: Backoff,
+}
+
+impl<'c> Follow<'c> {
+    fn new(cfg: &'c Config, interval: Duration) -> Self {
+        Follow {
+            cfg,
+            interval,
+            total: DrainReport::default(),
+            me: uuid::Uuid::new_v4().to_string(),
+            beaten: None,
+            publisher: None,
+            handoffs: Handoffs::default(),
+            round_started: (SystemTime::now(), Instant::now()),
+            lost: false,
+            backoff: Backoff::default(),
+        }
+    }
+
+    /// The publisher, reconnecting first if needed. A connection that broke (found out by a
+    /// publish or a confirm timeout) is dropped, with what it had on its way (those events stay
+    /// in their outboxes, for the next round), and reopened at once, on the next broker of the
+    /// list if its own is gone. False: no broker answered.
+    fn connected(&mut self, sink: &mut impl FollowSink) -> bool {
+        if self.publisher.as_ref().is_some_and(|p| p.problem().is_some()) {
+            self.publisher = None;
+            self.handoffs = Handoffs::default();
+            self.lost = true;
+        }
+        if self.publisher.is_none() {
+            match Publisher::connect(self.cfg) {
+                Ok(p) => {
+                    if self.lost {
+                        sink.status(format!("relay: publishing again, on {}", p.broker()));
+                    }
+                    self.backoff.reset();
+                    self.publisher = Some(p);
+                }
+                Err(e) => sink.status(format!("relay: {}", crate::ops::failure::one_line(&e))),
+            }
+        }
+        self.publisher.is_some()
+    }
+
+    /// Between two full rounds (`interval`): say the relay is alive, and publish at once the
+    /// outboxes check-ins hand over (each wake-up names a department), taking the confirms of
+    /// these and of the round as they come.
+    fn take_handoffs(&mut self, sink: &mut impl FollowSink, board: &mut Board) -> Result<()> {
+        let stop = interrupt::stop_flag();
+        let until = Instant::now() + self.interval;
+        while !stop.load(Ordering::SeqCst) {
+            let Some(p) = self.publisher.as_mut().filter(|p| p.problem().is_none()) else {
+                break;
+            };
+            if self.beaten.is_none_or(|b| b.elapsed() >= BEAT_EVERY) {
+                board.beat(&self.me)?;
+                self.beaten = Some(Instant::now());
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            // A blocked read longer than the Redis read timeout would fail as a silent server;
+            // while confirms are due, look for them every few milliseconds.
+            let read_timeout = Duration::from_millis(u64::from(self.cfg.redis.read_timeout_ms) / 2);
+            let mut wait = left.min(BEAT_EVERY).min(read_timeout);
+            if self.handoffs.busy() {
+                wait = wait.min(CONFIRMS_EVERY);
+            }
+            // Ctrl-C or SIGTERM interrupts the blocked read: the stop asked for, not a failure.
+            let Some(depts) = interrupt::unless_stopped(stop, board.wait_wakes(wait))? else {
+                break;
+            };
+            if !depts.is_empty() {
+                self.handoffs.offer(p, board, &depts)?;
+            }
+            self.handoffs.settle(p, board)?;
+            self.report(sink, board)?;
+        }
+        // A publisher that stopped ends its round at once: what it left is pending.
+        self.report(sink, board)
+    }
+
+    /// Report what the hand-offs sent (when they sent something) and the full round once it
+    /// is over (when it found events), count them, and hand over the round's figures.
+    fn report(&mut self, sink: &mut impl FollowSink, board: &mut Board) -> Result<()> {
+        let handed = self.handoffs.take_handed();
+        if handed.sent > 0 {
+            sink.report(&handed)?;
+            self.total.sent += handed.sent;
+        }
+        let Some(p) = self.publisher.as_ref() else {
+            return Ok(());
+        };
+        let Some(r) = self.handoffs.take_round(p, board)? else {
+            return Ok(());
+        };
+        if r.departments > 0 {
+            sink.report(&r)?;
+        }
+        self.total.sent += r.sent;
+        self.total.pending = r.pending;
+        sink.round(Some(&r), self.total.sent, self.round_started)
+    }
+}
