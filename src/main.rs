@@ -5,7 +5,7 @@ use clap::Parser;
 
 use attendance::cli::Cli;
 use attendance::error::{exit, is_broken_pipe};
-use attendance::ops::failure::{exit_code_of, one_line};
+use attendance::ops::exit::{exit_code_of, one_line};
 
 fn main() {
     let cli = match Cli::try_parse() {

@@ -11,7 +11,7 @@ pub fn says(cause: &(dyn std::error::Error + 'static)) -> Option<StoreSays> {
 }
 
 /// One line for an error of this store's own making (its connections, its consumers), in
-/// RabbitMQ's words: the whole program's line is `crate::ops::failure::one_line`, above the stores.
+/// RabbitMQ's words: the whole program's line is `crate::ops::exit::one_line`, above the stores.
 pub(crate) fn one_line(err: &anyhow::Error) -> String {
     crate::error::one_line_with(err, &[says])
 }

@@ -491,7 +491,7 @@ pub struct SimulateArgs {
     pub date: Option<NaiveDate>,
     /// Morning check-ins or evening check-outs (the same people are absent in both)
     #[arg(long, value_enum)]
-    pub phase: crate::domain::simulate::Phase,
+    pub phase: crate::domain::sample_day::Phase,
     /// Percent of the roster that never comes
     #[arg(long, default_value_t = 3.0)]
     pub absent_pct: f64,

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 
 use super::Ctx;
 use crate::cli::SimulateArgs;
-use crate::domain::simulate::{write_punches, Mix};
+use crate::domain::sample_day::{write_punches, Mix};
 use crate::error::Error;
 
 pub fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {

@@ -1,6 +1,6 @@
 //! The one configuration of every command: defaults, then a TOML file, then `ATTENDANCE_*`
 //! environment variables, then command-line flags. Validated once; every error names its key.
-//! Every key and its bounds are in one table, `config/keys.rs`.
+//! Every key and its bounds are in one table, `config/settable.rs`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -8,14 +8,14 @@ use std::path::{Path, PathBuf};
 use crate::error::{redact, Error};
 use chrono_tz::Tz;
 
-mod keys;
+mod settable;
 mod urls;
-use keys::Raw;
+use settable::Raw;
 
 // The rules are the domain's; the configuration only fills them in (so the domain never
 // reaches up into the edge). Re-exported because `Config` carries one.
 pub use crate::domain::policy::Policy;
-pub use keys::MAX_BATCH_ROWS;
+pub use settable::MAX_BATCH_ROWS;
 pub use urls::{database_of, redis_cluster_seeds, REDIS_CLUSTER_SCHEME};
 
 pub const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:6379/";
@@ -265,7 +265,7 @@ impl Config {
         if let Some(path) = &o.config_file {
             c.apply_file(path)?;
         }
-        for key in keys::KEYS {
+        for key in settable::KEYS {
             let var = key.env_var();
             if let Some(v) = env(&var) {
                 key.apply(&mut c, &Raw::Env(v), &format!(" ({var})"))?;
@@ -286,7 +286,7 @@ impl Config {
             ("namespace", &o.namespace),
             ("timezone", &o.timezone),
         ] {
-            if let (Some(v), Some(key)) = (value, keys::find(name)) {
+            if let (Some(v), Some(key)) = (value, settable::find(name)) {
                 let origin = format!(" ({} or --{})", key.env_var(), name.replace('_', "-"));
                 key.apply(self, &Raw::Env(v.clone()), &origin)?;
             }
@@ -294,7 +294,7 @@ impl Config {
         Ok(())
     }
 
-    /// The TOML file: top-level keys and `[section]` tables, each key through [`keys::KEYS`];
+    /// The TOML file: top-level keys and `[section]` tables, each key through [`settable::KEYS`];
     /// an unknown key is an error, so a typo never passes silently.
     fn apply_file(&mut self, path: &Path) -> Result<(), Error> {
         let text = std::fs::read_to_string(path)
@@ -316,7 +316,7 @@ impl Config {
             }
         }
         for (name, value) in entries {
-            let key = keys::find(&name)
+            let key = settable::find(&name)
                 .ok_or_else(|| Error::input(format!("config: {}: unknown key '{name}'", path.display())))?;
             key.apply(self, &Raw::Toml(value), "")?;
         }
@@ -551,11 +551,11 @@ mod tests {
         };
         assert_eq!(Config::load_with_env(&o, env).unwrap().namespace, "fromflag");
         // Every key has its variable, named after it.
-        assert!(keys::KEYS
+        assert!(settable::KEYS
             .iter()
             .any(|k| k.env_var() == "ATTENDANCE_AMQP_CHECKIN_CONFIRM_MS"));
-        let vars: std::collections::HashSet<String> = keys::KEYS.iter().map(keys::Key::env_var).collect();
-        assert_eq!(vars.len(), keys::KEYS.len(), "two keys share a variable");
+        let vars: std::collections::HashSet<String> = settable::KEYS.iter().map(settable::Key::env_var).collect();
+        assert_eq!(vars.len(), settable::KEYS.len(), "two keys share a variable");
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub mod event;
 pub mod policy;
 pub mod punch_file;
 pub mod roster;
-pub mod simulate;
+pub mod sample_day;
 pub mod summary;
 pub mod table;
 pub mod workdays;

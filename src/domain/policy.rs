@@ -7,7 +7,7 @@ use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
 /// The attendance rules of the company, in its own time zone: settings the configuration
-/// fills in (`config/keys.rs`), defined here because every rule below reads them.
+/// fills in (`config/settable.rs`), defined here because every rule below reads them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     /// A check-in after this local time (plus grace) is late.

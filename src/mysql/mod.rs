@@ -7,8 +7,8 @@ pub mod calendar_rows;
 pub mod codes;
 pub mod conn;
 pub mod corrections;
-mod db;
 pub mod failure;
+mod handle;
 pub mod leave_rows;
 pub mod partitions;
 pub mod report_queries;
@@ -18,7 +18,7 @@ pub mod server;
 pub mod typed;
 pub mod upserts;
 
-pub use db::{begin, Conn, Db, Retry, Tx};
+pub use handle::{begin, Conn, Db, Retry, Tx};
 
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;

@@ -12,8 +12,8 @@ use mysql::prelude::Queryable;
 
 use super::attendance::{self, DayRow};
 use super::conn::abandon_if_stalled;
-use super::db::{Conn, Db, Retry, Tx};
 use super::failure::{detail, is_data_error, is_server_error};
+use super::handle::{Conn, Db, Retry, Tx};
 use super::runs::Failure;
 use crate::error::{Error, Service};
 

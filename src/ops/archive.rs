@@ -119,7 +119,7 @@ pub fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
         false => (Vec::new(), None),
         true => match crate::mysql::partitions::drop_empty_before(&mut conn, opts.before) {
             Ok(dropped) => (dropped, None),
-            Err(e) => (Vec::new(), Some(crate::ops::failure::one_line(&e))),
+            Err(e) => (Vec::new(), Some(crate::ops::exit::one_line(&e))),
         },
     };
     Ok(Report {

@@ -111,7 +111,7 @@ fn record(
         recorded,
         unchanged: outcomes.len() - recorded,
         unconfirmed: punches.len() - outcomes.len(),
-        error: failure.as_ref().map(crate::ops::failure::one_line),
+        error: failure.as_ref().map(crate::ops::exit::one_line),
         failure,
         ..Default::default()
     }

@@ -66,7 +66,7 @@ pub fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) -> Resu
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
     pub employee_id: &'a str,
-    /// `None`: the board decides (see `board/punch.lua`).
+    /// `None`: the board decides (see `redis/punch.lua`).
     pub kind: Option<Kind>,
     /// `None`: now.
     pub at: Option<DateTime<Utc>>,
@@ -140,7 +140,7 @@ pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
                 let connecting = Publisher::connect_in_background(cfg);
                 notify_now(cfg, connecting, &mut board, dept, &p.event_id)
             }
-            Err(e) => ("pending", Some(crate::ops::failure::one_line(&e))),
+            Err(e) => ("pending", Some(crate::ops::exit::one_line(&e))),
         },
     };
     let date = p.facts.work_date;
@@ -183,7 +183,7 @@ fn notify_now(
     match sent {
         Ok(true) => ("sent", None),
         Ok(false) => ("pending", Some("the broker did not confirm it".to_string())),
-        Err(e) => ("pending", Some(crate::ops::failure::one_line(&e))),
+        Err(e) => ("pending", Some(crate::ops::exit::one_line(&e))),
     }
 }
 

@@ -13,7 +13,7 @@ use crate::amqp::{inventory as queues, management};
 use crate::config::Config;
 use crate::error::redact;
 use crate::mysql::{runs, Conn};
-use crate::ops::failure::one_line;
+use crate::ops::exit::one_line;
 use crate::redis::board::Board;
 use crate::redis::persistence as health;
 

@@ -15,7 +15,7 @@ pub mod correct;
 pub mod db;
 pub mod dlq;
 pub mod doctor;
-pub mod failure;
+pub mod exit;
 pub mod init_day;
 pub mod leave;
 pub mod metrics;

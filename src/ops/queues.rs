@@ -50,7 +50,7 @@ fn timed(departments: &[String], declare: impl FnOnce() -> Result<queues::Checke
     let done = if departments.is_empty() {
         queues::Checked::default()
     } else {
-        declare().map_err(|e| crate::ops::failure::one_line(&e))?
+        declare().map_err(|e| crate::ops::exit::one_line(&e))?
     };
     Ok(Declared {
         looked_up: done.looked_up,

@@ -112,7 +112,7 @@ fn settled(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<Option<Se
     };
     let (waiting_punches, note) = match waiting(cfg, &r, date) {
         Ok(w) => (w, None),
-        Err(e) => (Vec::new(), Some(crate::ops::failure::one_line(&e))),
+        Err(e) => (Vec::new(), Some(crate::ops::exit::one_line(&e))),
     };
     let local = |t: Option<NaiveDateTime>| t.map(|t| local_time(cfg.timezone, t).to_rfc3339());
     Ok(Some(Settled {

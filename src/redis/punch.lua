@@ -1,13 +1,13 @@
 -- Punches on one department's board for one day, and their events in the department's outbox,
 -- in one atomic step. Many punches per call amortise the call itself (bulk check-in).
--- KEYS[1] board hash (field = employee id, value = "i<secs>,o<secs>,..." see board/record.rs)
--- KEYS[2] outbox hash (field = event id, value = the event's compact record, see src/event.rs)
+-- KEYS[1] board hash (field = employee id, value = "i<secs>,o<secs>,..." see domain/day_record.rs)
+-- KEYS[2] outbox hash (field = event id, value = the event's compact record, see src/domain/event.rs)
 -- KEYS[3] the department's set of dates with boards (how settle finds days left to settle)
 -- ARGV[1] repeat window secs, ARGV[2] max tokens per employee, ARGV[3] mode: '1' return the event
 -- record, '0' do not, 'r' a replay from the journal (recover): no record and nothing to the
 -- outbox, since the event was published once already; ARGV[4] the work date (YYYY-MM-DD, the board's)
 -- then 5 per punch: employee id, secs into the work day, kind (in|out|auto), event id, the event
--- record up to its last field (built in Rust: src/event.rs `record_prefix`). This script only
+-- record up to its last field (built in Rust: src/domain/event.rs `record_prefix`). This script only
 -- appends that last field, the punch's kind and whether it changed the record: '<i|o><1|0>'.
 -- Returns per punch: flags (1 the kind is out, 2 it changed the record, 4 a duplicate), first_in
 -- or -1, last_out or -1, and in mode '1' the record or '' (a short reply: Redis's cost to

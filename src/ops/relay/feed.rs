@@ -119,7 +119,7 @@ fn publish_share(
             }
             return Ok(DrainReport {
                 pending: redis.outbox_len(share)?,
-                problem: Some(crate::ops::failure::one_line(&e)),
+                problem: Some(crate::ops::exit::one_line(&e)),
                 ..Default::default()
             });
         }

@@ -144,7 +144,7 @@ impl<'c> Follow<'c> {
                     self.backoff.reset();
                     self.publisher = Some(p);
                 }
-                Err(e) => sink.status(format!("relay: {}", crate::ops::failure::one_line(&e))),
+                Err(e) => sink.status(format!("relay: {}", crate::ops::exit::one_line(&e))),
             }
         }
         self.publisher.is_some()

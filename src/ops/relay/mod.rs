@@ -4,7 +4,7 @@
 mod drain;
 mod feed;
 mod follow;
-mod handoff;
+mod handoffs;
 
 pub use drain::{
     drain_departments, drain_once, drain_outboxes, drain_outboxes_of, in_parallel, send_punch, DrainReport,
@@ -12,4 +12,4 @@ pub use drain::{
 };
 pub use feed::{publish_while, Feed};
 pub use follow::{follow, FollowSink};
-pub use handoff::Handoffs;
+pub use handoffs::Handoffs;

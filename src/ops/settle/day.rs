@@ -171,7 +171,7 @@ impl Run<'_> {
             DrainReport {
                 departments,
                 pending,
-                problem: Some(crate::ops::failure::one_line(&e)),
+                problem: Some(crate::ops::exit::one_line(&e)),
                 ..DrainReport::default()
             }
         })
