@@ -42,10 +42,10 @@ use std::time::{Duration, Instant};
 use steps::Company;
 
 use anyhow::{bail, Context, Result};
-use attendance::config::{Config, Overrides};
-use attendance::domain::punch_file::Row;
-use attendance::redis::board::{self, Punch, PunchRules};
-use attendance::redis::keys::Keys;
+use attendance::Keys;
+use attendance::PunchRow as Row;
+use attendance::{Config, Overrides};
+use attendance::{Punch, PunchRules};
 
 struct Bench {
     bin: PathBuf,
@@ -145,7 +145,7 @@ fn percentiles(v: &mut [f64]) -> (f64, f64) {
 
 /// `used_memory` of the node, or summed over the masters of a cluster.
 fn used_memory(con: &mut impl redis::ConnectionLike) -> Result<u64> {
-    attendance::redis::persistence::info_texts(con, "memory")?
+    attendance::info_texts(con, "memory")?
         .iter()
         .map(|info| {
             info.lines()
@@ -157,7 +157,7 @@ fn used_memory(con: &mut impl redis::ConnectionLike) -> Result<u64> {
 }
 
 /// Bytes held by the keys matching a pattern (MEMORY USAGE, exact).
-fn keys_memory(con: &mut impl board::Keyspace, pattern: &str) -> Result<(usize, u64)> {
+fn keys_memory(con: &mut impl attendance::Keyspace, pattern: &str) -> Result<(usize, u64)> {
     let keys = con.scan_keys(pattern)?;
     let mut total = 0u64;
     for k in &keys {
@@ -268,7 +268,7 @@ impl RelayProcess {
             .stdout(Stdio::null())
             .spawn()?;
         let relay = RelayProcess(child);
-        let mut con = attendance::redis::Redis::open(&b.cfg)?;
+        let mut con = attendance::Redis::open(&b.cfg)?;
         let beat = Keys::new(&b.cfg.namespace).relay_heartbeat();
         let deadline = Instant::now() + Duration::from_secs(10);
         while !redis::Commands::exists::<_, bool>(&mut con, &beat)? {
@@ -411,7 +411,7 @@ fn run_latency(departments: u32) -> Result<()> {
     let runs = arg("--runs", 300)? as usize;
     let mut b = start(employees, departments)?;
     org_steps(&mut b, employees, departments)?;
-    let roster = attendance::domain::roster::parse(std::fs::File::open(b.dir.join("roster.csv"))?)?;
+    let roster = attendance::parse_roster(std::fs::File::open(b.dir.join("roster.csv"))?)?;
     let staff = roster
         .iter()
         .map(|r| (r.department_id.as_str(), r.employee_id.as_str()));
@@ -425,7 +425,7 @@ fn run(departments: u32) -> Result<()> {
     let runs = arg("--runs", 300)? as usize;
     let mut b = start(employees, departments)?;
     let keys = Keys::new(&b.cfg.namespace);
-    let mut con = attendance::redis::Redis::open(&b.cfg)?;
+    let mut con = attendance::Redis::open(&b.cfg)?;
 
     let target = benchmark_target(&b.cfg);
     let hset = redis_benchmark(&target, &[])?;
@@ -441,12 +441,12 @@ fn run(departments: u32) -> Result<()> {
     let (morning, evening, before) = day_steps(&mut b, &mut con, day, employees)?;
 
     // The board alone: the same script, pipelined, no publish, on another day's keys.
-    let (rows, _) = attendance::domain::punch_file::parse(
+    let (rows, _) = attendance::parse_punch_file(
         std::fs::File::open(&morning)?,
-        &attendance::domain::policy::PunchWindow::new(&Default::default(), chrono_tz::UTC, chrono::Utc::now()),
+        &attendance::PunchWindow::new(&Default::default(), chrono_tz::UTC, chrono::Utc::now()),
     )?;
     let ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
-    let known = attendance::ops::checkin::resolve(&b.cfg, &mut board::Board::open(&b.cfg)?, &ids)?;
+    let known = attendance::resolve(&b.cfg, &mut attendance::Board::open(&b.cfg)?, &ids)?;
     board_alone(&mut b, &mut con, &rows, &known, (hset, &href))?;
 
     let depts = bulk_steps(&mut b, &morning, &evening, &rows, &known, &href)?;
@@ -466,7 +466,7 @@ fn run(departments: u32) -> Result<()> {
 
 /// Lay out the day and simulate its morning and evening; returns the two punch files and
 /// Redis's used memory before the layout.
-fn day_steps(b: &mut Bench, con: &mut board::Redis, day: &str, employees: u32) -> Result<(PathBuf, PathBuf, u64)> {
+fn day_steps(b: &mut Bench, con: &mut attendance::Redis, day: &str, employees: u32) -> Result<(PathBuf, PathBuf, u64)> {
     let before = used_memory(con)?;
     let (t, peak_mb) = b.run_peak(&steps::init_day(day))?;
     b.report(
@@ -503,7 +503,7 @@ fn org_steps(b: &mut Bench, employees: u32, departments: u32) -> Result<()> {
 
 /// The day's Redis memory, then the night: settle the day, beside MySQL's own bulk paths with
 /// the same rows.
-fn night(b: &mut Bench, con: &mut board::Redis, day: &str, employees: u32, before: u64) -> Result<()> {
+fn night(b: &mut Bench, con: &mut attendance::Redis, day: &str, employees: u32, before: u64) -> Result<()> {
     let keys = Keys::new(&b.cfg.namespace);
     let (nb, board_bytes) = keys_memory(
         con,
@@ -530,7 +530,7 @@ fn night(b: &mut Bench, con: &mut board::Redis, day: &str, employees: u32, befor
     // The night: settle the day, then MySQL's own bulk paths with the same rows.
     b.quiet("settle");
     let (t, peak_mb) = b.run_peak(&["settle", "--date", day])?;
-    let pool = attendance::mysql::Db::open(&b.cfg)?;
+    let pool = attendance::Db::open(&b.cfg)?;
     let date = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")?;
     let (load_s, insert_s) = mysql_refs::references(&pool, date, b.cfg.settle.batch_size)?;
     b.report(
@@ -553,13 +553,13 @@ fn night(b: &mut Bench, con: &mut board::Redis, day: &str, employees: u32, befor
 /// The board alone: the same script, pipelined, no publish, on another day's keys.
 fn board_alone(
     b: &mut Bench,
-    con: &mut board::Redis,
+    con: &mut attendance::Redis,
     rows: &[Row],
-    known: &std::collections::HashMap<String, attendance::redis::board::Employee>,
+    known: &std::collections::HashMap<String, attendance::Employee>,
     (hset, href): (f64, &str),
 ) -> Result<()> {
     let tag = tag();
-    let mut other = board::Board::open(&attendance::config::Config {
+    let mut other = attendance::Board::open(&attendance::Config {
         namespace: format!("{tag}:alone"),
         ..b.cfg.clone()
     })?;
@@ -578,7 +578,13 @@ fn board_alone(
     let alone = punches.len() as f64 / t.elapsed().as_secs_f64();
     let (calls, usec) = evalsha_stats(con)?;
     // The counters are server-wide: say when another client's scripts ran meanwhile.
-    let ours = board::punch_calls(&redis::Script::new(board::PUNCH_SCRIPT), other.keys(), rules, &punches).len() as u64;
+    let ours = attendance::punch_calls(
+        &redis::Script::new(attendance::PUNCH_SCRIPT),
+        other.keys(),
+        rules,
+        &punches,
+    )
+    .len() as u64;
     let others = (calls - calls_before).saturating_sub(ours);
     b.report(
         "board alone (Lua, pipelined, no publish)",
@@ -605,7 +611,7 @@ fn bulk_steps(
     morning: &std::path::Path,
     evening: &std::path::Path,
     rows: &[Row],
-    known: &std::collections::HashMap<String, attendance::redis::board::Employee>,
+    known: &std::collections::HashMap<String, attendance::Employee>,
     href: &str,
 ) -> Result<Vec<String>> {
     let n = rows.len() as f64;
@@ -791,7 +797,7 @@ fn worst(sorted: &[f64]) -> String {
 /// morning (every employee in) on other days, alternately without the journal (deleted, so
 /// nothing is bound) and with it; then the last day's evening too, the day's boards deleted
 /// as a Redis without AOF would lose them, and the day recovered from the journal.
-fn journal_figures(b: &mut Bench, con: &mut impl board::Keyspace, keys: &Keys, queues: &[String]) -> Result<()> {
+fn journal_figures(b: &mut Bench, con: &mut impl attendance::Keyspace, keys: &Keys, queues: &[String]) -> Result<()> {
     let days = ["2026-11-23", "2026-11-24", "2026-11-25", "2026-11-27"];
     let (mut without, mut with) = (Vec::new(), Vec::new());
     let mut n = 0usize;
@@ -859,5 +865,5 @@ fn journal_figures(b: &mut Bench, con: &mut impl board::Keyspace, keys: &Keys, q
 
 /// Delete the namespace's journal: with no queue bound, publishing is as it was before it.
 fn delete_journal(cfg: &Config) -> Result<()> {
-    amqp_refs::delete_queue(cfg, attendance::amqp::Names::new(&cfg.namespace).journal())
+    amqp_refs::delete_queue(cfg, attendance::Names::new(&cfg.namespace).journal())
 }

@@ -23,9 +23,9 @@ mod redis_refs;
 use std::time::Instant;
 
 use anyhow::Result;
-use attendance::config::{Config, Overrides};
-use attendance::redis::board::{self, Employee, Punch, PunchRules};
-use attendance::redis::keys::Keys;
+use attendance::Keys;
+use attendance::{Config, Overrides};
+use attendance::{Employee, Punch, PunchRules};
 use rand::Rng;
 use redis_refs::{benchmark_target, delete_pattern, evalsha_stats, redis_benchmark};
 
@@ -104,12 +104,12 @@ fn main() -> Result<()> {
         ..Default::default()
     })?;
     cfg.namespace = ns().into();
-    let mut con = attendance::redis::Redis::open(&cfg)?;
+    let mut con = attendance::Redis::open(&cfg)?;
     let run = || -> Result<()> {
         let target = benchmark_target(&cfg);
         let before = redis_benchmark(&target, &[])?;
         let punches = morning(&cfg, employees, departments);
-        let mut board = board::Board::open(&cfg)?;
+        let mut board = attendance::Board::open(&cfg)?;
         let (mut rates, mut building) = (Vec::new(), Vec::new());
         // Rounds interleave the variants, so a burst of another user's load hits them alike.
         let mut per_call: Vec<Vec<f64>> = vec![Vec::new(); VARIANTS.len()];
@@ -140,7 +140,7 @@ fn main() -> Result<()> {
 fn morning(cfg: &Config, employees: u32, departments: u32) -> Vec<Punch> {
     let tz = cfg.timezone;
     let day = chrono::NaiveDate::from_ymd_opt(2026, 11, 26).expect("a date");
-    let start = attendance::domain::policy::day_start(tz, day) + chrono::Duration::hours(8);
+    let start = attendance::day_start(tz, day) + chrono::Duration::hours(8);
     let mut rng = rand::thread_rng();
     (1..=employees)
         .map(|i| {
@@ -156,7 +156,7 @@ fn morning(cfg: &Config, employees: u32, departments: u32) -> Vec<Punch> {
 }
 
 /// The real bulk path (`Board::punch_many`, pipelined), as the bench's board-alone step.
-fn throughput(cfg: &Config, board: &mut board::Board, punches: &[Punch]) -> Result<f64> {
+fn throughput(cfg: &Config, board: &mut attendance::Board, punches: &[Punch]) -> Result<f64> {
     let rules = PunchRules::new(&cfg.policy, cfg.timezone);
     let t = Instant::now();
     board.punch_many(rules, punches, |_| {})?;
@@ -168,9 +168,9 @@ fn throughput(cfg: &Config, board: &mut board::Board, punches: &[Punch]) -> Resu
 /// What the client spends building the script calls (the records, the arguments), µs per punch.
 fn build_time(cfg: &Config, punches: &[Punch]) -> f64 {
     let rules = PunchRules::new(&cfg.policy, cfg.timezone);
-    let script = redis::Script::new(board::PUNCH_SCRIPT);
+    let script = redis::Script::new(attendance::PUNCH_SCRIPT);
     let t = Instant::now();
-    let calls = board::punch_calls(&script, &Keys::new(ns()), rules, punches);
+    let calls = attendance::punch_calls(&script, &Keys::new(ns()), rules, punches);
     let us = t.elapsed().as_secs_f64() * 1e6 / punches.len() as f64;
     drop(calls);
     us
@@ -179,8 +179,8 @@ fn build_time(cfg: &Config, punches: &[Punch]) -> f64 {
 /// Run the morning through one variant of the script, call by call, and return the EVALSHA
 /// time Redis counted for each call, per punch (nothing if the edits do not apply). A call
 /// during which another client's EVALSHA ran is left out: the counters are server-wide.
-fn variant(cfg: &Config, con: &mut board::Redis, punches: &[Punch], edits: &[(&str, &str)]) -> Result<Vec<f64>> {
-    let mut text = board::PUNCH_SCRIPT.to_string();
+fn variant(cfg: &Config, con: &mut attendance::Redis, punches: &[Punch], edits: &[(&str, &str)]) -> Result<Vec<f64>> {
+    let mut text = attendance::PUNCH_SCRIPT.to_string();
     for (from, to) in edits {
         if !text.contains(from) {
             return Ok(Vec::new());
@@ -191,7 +191,7 @@ fn variant(cfg: &Config, con: &mut board::Redis, punches: &[Punch], edits: &[(&s
     let rules = PunchRules::new(&cfg.policy, cfg.timezone);
     script.prepare_invoke().load(con)?;
     let mut out = Vec::new();
-    for call in board::punch_calls(&script, &Keys::new(ns()), rules, punches) {
+    for call in attendance::punch_calls(&script, &Keys::new(ns()), rules, punches) {
         let (c0, u0) = evalsha_stats(con)?;
         let _: redis::Value = call.invoke(con)?;
         let (c1, u1) = evalsha_stats(con)?;

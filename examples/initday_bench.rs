@@ -32,7 +32,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use attendance::config::{Config, Overrides};
+use attendance::{Config, Overrides};
 use redis_refs::{command_usec, delete_pattern};
 
 fn tag() -> &'static str {
@@ -143,7 +143,7 @@ fn bench(departments: u32) -> Result<()> {
         "| run | build | day | init-day | peak RSS | Redis's own time (EVALSHA + RESTORE + HSET + HMSET) | queues |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
-    let mut con = attendance::redis::Redis::open(&cfg)?;
+    let mut con = attendance::Redis::open(&cfg)?;
     let mut builds: Vec<(&str, &Path)> = Vec::new();
     if let Some(old) = &old {
         builds.push(("old", old));

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use attendance::config::{Config, Overrides};
+use attendance::{Config, Overrides};
 
 #[path = "common/args.rs"]
 mod args;
@@ -129,13 +129,13 @@ fn main() -> Result<()> {
     let own = own_queues(&ns);
     // Whatever happened, leave nothing behind.
     let depts: Vec<String> = (1..=departments).map(|d| format!("D{d:03}")).collect();
-    attendance::amqp::teardown(&cfg, &depts)?;
-    let mut con = attendance::redis::Redis::open(&cfg)?;
+    attendance::teardown(&cfg, &depts)?;
+    let mut con = attendance::Redis::open(&cfg)?;
     let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{ns}:*")).query(&mut con)?;
     for chunk in keys.chunks(500) {
         redis::cmd("DEL").arg(chunk).query::<()>(&mut con)?;
     }
-    let mut server = attendance::mysql::conn::mysql_server(&cfg)?;
+    let mut server = attendance::mysql_server(&cfg)?;
     mysql::prelude::Queryable::query_drop(&mut server, format!("DROP DATABASE IF EXISTS att_{ns}"))?;
     std::fs::remove_dir_all(&dir).ok();
     let cleaned = broker()?;

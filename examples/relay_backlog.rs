@@ -28,8 +28,8 @@ use amqp_refs::{broker_reference, purge};
 
 use anyhow::{bail, Context, Result};
 use args::arg;
-use attendance::config::{Config, Overrides};
-use attendance::redis::board::{Board, Keyspace};
+use attendance::{Board, Keyspace};
+use attendance::{Config, Overrides};
 use mysql::prelude::Queryable;
 use redis::Commands;
 
@@ -90,12 +90,12 @@ fn queues(departments: u32) -> Vec<String> {
 /// Remove every key, queue, exchange and the database the run made, and its files.
 fn cleanup(departments: u32) -> Result<()> {
     let cfg = config()?;
-    let mut con = attendance::redis::Redis::open(&cfg)?;
+    let mut con = attendance::Redis::open(&cfg)?;
     for k in con.scan_keys(&format!("{}:*", ns()))? {
         let _: () = con.del(k)?;
     }
-    let broker = attendance::amqp::teardown(&cfg, &queues(departments));
-    let mut server = attendance::mysql::conn::mysql_server(&cfg)?;
+    let broker = attendance::teardown(&cfg, &queues(departments));
+    let mut server = attendance::mysql_server(&cfg)?;
     server.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
     let _ = std::fs::remove_dir_all(dir());
     broker
@@ -157,7 +157,7 @@ fn bench(departments: u32) -> Result<()> {
 /// ride-along of older events costs.
 fn ride_along(cfg: &Config, bin: &std::path::Path, board: &mut Board, qs: &[String], runs: usize) -> Result<()> {
     // One check-in with 10, then with 100,000, older events waiting in its department.
-    let members: Vec<String> = attendance::mysql::Db::open(cfg)?
+    let members: Vec<String> = attendance::Db::open(cfg)?
         .conn()?
         .query("SELECT id FROM employees WHERE department_id = 'D001' ORDER BY id")?;
     let template = stale_event(cfg, bin, board, &members[0])?;
@@ -184,7 +184,7 @@ fn average_event_size(board: &mut Board) -> Result<usize> {
     let (_, page) = board.outbox_page("D001", 0, 100)?;
     let mut total = 0;
     for (id, stored) in &page {
-        total += attendance::domain::event::render(id, stored)?.json.len();
+        total += attendance::render(id, stored)?.json.len();
     }
     Ok(total / page.len().max(1))
 }
@@ -197,11 +197,10 @@ fn stale_event(cfg: &Config, bin: &Path, board: &mut Board, emp: &str) -> Result
     run(c, &[0])?;
     let (_, page) = board.outbox_page("D001", 0, 10)?;
     let (id, stored) = page.first().context("the check-in left no event")?;
-    let mut ev: attendance::domain::event::Event =
-        serde_json::from_str(&attendance::domain::event::render(id, stored)?.json)?;
+    let mut ev: attendance::Event = serde_json::from_str(&attendance::render(id, stored)?.json)?;
     let hour_ago = chrono::Utc::now() - chrono::Duration::hours(1);
     ev.recorded_at = Some(hour_ago.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
-    Ok(attendance::domain::event::record_of(&ev)?)
+    Ok(attendance::record_of(&ev)?)
 }
 
 /// Bring D001's outbox to `n` older events (copies of the record `template` under fresh ids).

@@ -24,10 +24,9 @@ use std::time::Instant;
 use args::arg;
 
 use anyhow::{bail, Context, Result};
-use attendance::config::{Config, Overrides};
-use attendance::domain::{policy, roster};
-use attendance::ops::settle::{self, Hooks, Options};
-use attendance::redis::keys::Keys;
+use attendance::Keys;
+use attendance::{Config, Overrides};
+use attendance::{Hooks, SettleOptions as Options};
 use chrono::{Duration, NaiveDate};
 use mysql::prelude::Queryable;
 use rand::rngs::StdRng;
@@ -68,12 +67,13 @@ fn clear_redis(con: &mut impl redis::ConnectionLike) -> Result<()> {
 fn write_day(
     cfg: &Config,
     con: &mut impl redis::ConnectionLike,
-    members: &[attendance::mysql::roster_rows::Member],
+    members: &[attendance::Member],
     date: NaiveDate,
 ) -> Result<()> {
     let keys = Keys::new(ns());
     let tz = cfg.timezone;
-    let at = |h: u32, m: u32| policy::local_offset_secs(tz, date, chrono::NaiveTime::from_hms_opt(h, m, 0).unwrap());
+    let at =
+        |h: u32, m: u32| attendance::local_offset_secs(tz, date, chrono::NaiveTime::from_hms_opt(h, m, 0).unwrap());
     let mut rng = StdRng::seed_from_u64(7);
     let mut pipe = redis::pipe();
     for dept in members.chunk_by(|a, b| a.department_id == b.department_id) {
@@ -127,24 +127,24 @@ fn main() -> Result<()> {
     let mut cfg = config()?;
     cfg.settle.batch_size = arg("--batch", cfg.settle.batch_size as u32)? as usize;
     cfg.settle.writers = arg("--writers", cfg.settle.writers as u32)? as usize;
-    let mut server = attendance::mysql::conn::mysql_server(&cfg)?;
+    let mut server = attendance::mysql_server(&cfg)?;
     server.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
     drop(server);
-    attendance::ops::db::migrate(&cfg)?;
-    let mut con = attendance::redis::Redis::open(&cfg)?;
+    attendance::migrate(&cfg)?;
+    let mut con = attendance::Redis::open(&cfg)?;
     clear_redis(&mut con)?;
 
     let mut csv = Vec::new();
-    roster::generate(&mut csv, employees, departments, 42)?;
-    let pool = attendance::mysql::Db::open(&cfg)?;
-    attendance::mysql::roster_rows::upsert(&pool, &roster::parse(csv.as_slice())?)?;
+    attendance::generate_roster(&mut csv, employees, departments, 42)?;
+    let pool = attendance::Db::open(&cfg)?;
+    attendance::upsert_roster(&pool, &attendance::parse_roster(csv.as_slice())?)?;
     drop(csv);
-    let mut members = Some(attendance::mysql::roster_rows::active_members(&pool)?);
+    let mut members = Some(attendance::active_members(&pool)?);
     // The last work day by the policy's week, a few days back (so no next day is laid out).
     let today = chrono::Utc::now().with_timezone(&cfg.timezone).date_naive();
     let date = (4..12)
         .map(|d| today - Duration::days(d))
-        .find(|d| policy::is_policy_workday(&cfg.policy, *d))
+        .find(|d| attendance::is_policy_workday(&cfg.policy, *d))
         .context("no work day in a week")?;
     println!(
         "settle benchmark: {employees} employees, {departments} departments, day {date}, batch {}, writers {}, rounds {rounds}",
@@ -176,7 +176,7 @@ fn main() -> Result<()> {
         runs.push((settle_s, load_s, peak, rss_before));
     }
     let t = Instant::now();
-    settle::settle(&cfg, &opts, |_| {})?;
+    attendance::settle(&cfg, &opts, |_| {})?;
     let rerun_s = t.elapsed().as_secs_f64();
     let (load_s, insert_s) = mysql_refs::references(&pool, date, cfg.settle.batch_size)?;
     // Round 1's time (the one with the steps), the last round's peak (the setup's roster freed).
@@ -190,10 +190,10 @@ fn main() -> Result<()> {
     clear_redis(&mut con)?;
     // Settle connects to the broker only to drain events, and this day has none: this removes
     // whatever a run declared all the same (nothing, when all went well).
-    attendance::amqp::teardown(&cfg, &[])?;
+    attendance::teardown(&cfg, &[])?;
 
     drop(pool);
-    attendance::mysql::conn::mysql_server(&cfg)?.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
+    attendance::mysql_server(&cfg)?.query_drop(format!("DROP DATABASE IF EXISTS {}", db()))?;
     Ok(())
 }
 
@@ -204,7 +204,7 @@ fn settle_once(cfg: &Config, opts: &Options, employees: u32, steps: bool) -> Res
     std::fs::write("/proc/self/clear_refs", "5").context("resetting the peak RSS")?;
     let rss_before = proc_status_mb("VmRSS:")?;
     let t = Instant::now();
-    let report = settle::settle(cfg, opts, |_| {})?.last;
+    let report = attendance::settle(cfg, opts, |_| {})?.last;
     let settle_s = t.elapsed().as_secs_f64();
     let peak = proc_status_mb("VmHWM:")?;
     if report.failed > 0 || report.rows_written != u64::from(employees) {

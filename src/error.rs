@@ -103,7 +103,7 @@ impl Error {
 /// What a store says of one of its own client errors (a raw `redis`, `mysql` or `amiquip`
 /// error that travelled up unwrapped). Each store has its check; this module names none.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreSays {
+pub(crate) enum StoreSays {
     /// The store failed (exit 3). `words`: the error in words, e.g. a timeout naming the
     /// setting that bounded it rather than the client's raw text.
     Failed { service: Service, words: String },
@@ -112,7 +112,7 @@ pub enum StoreSays {
 }
 
 /// A store's check: what it says of `cause`, or `None` when `cause` is not its client's error.
-pub type StoreCheck = fn(&(dyn std::error::Error + 'static)) -> Option<StoreSays>;
+pub(crate) type StoreCheck = fn(&(dyn std::error::Error + 'static)) -> Option<StoreSays>;
 
 fn said(stores: &[StoreCheck], cause: &(dyn std::error::Error + 'static)) -> Option<StoreSays> {
     stores.iter().find_map(|check| check(cause))
@@ -123,7 +123,7 @@ fn said(stores: &[StoreCheck], cause: &(dyn std::error::Error + 'static)) -> Opt
 /// else (a file that cannot be written, a value that does not parse where the code expected it
 /// to) is internal (exit 5). Rules and input are always typed where they are checked, so
 /// nothing unclassified is the user's fault. `stores`: every store's check.
-pub fn exit_code_with(err: &anyhow::Error, stores: &[StoreCheck]) -> i32 {
+pub(crate) fn exit_code_with(err: &anyhow::Error, stores: &[StoreCheck]) -> i32 {
     for cause in err.chain() {
         if let Some(e) = cause.downcast_ref::<Error>() {
             return e.exit_code();
@@ -149,7 +149,7 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// One line for stderr: the error and its causes, joined, passwords redacted. A store's raw
 /// error is said in its store's words, named by its service once. `stores`: the checks of the
 /// stores whose errors may be in the chain.
-pub fn one_line_with(err: &anyhow::Error, stores: &[StoreCheck]) -> String {
+pub(crate) fn one_line_with(err: &anyhow::Error, stores: &[StoreCheck]) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in err.chain() {
         let s = match said(stores, cause) {
@@ -176,7 +176,7 @@ pub fn one_line_with(err: &anyhow::Error, stores: &[StoreCheck]) -> String {
 /// (`mysql://root:pa/ss@host/db`, which a URL parser reads as a host `root` and a path). So the
 /// authority is not cut at the first `/`: the password runs from the first `:` of the token to
 /// its last `@`. A word with an `@` but no `:` before it (an e-mail address) is left alone.
-pub fn redact(s: &str) -> String {
+pub(crate) fn redact(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut token = String::new();
     for c in s.chars() {

@@ -10,7 +10,7 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
 /// Install the handler (once per process) and return the flag it sets.
-pub fn stop_flag() -> &'static AtomicBool {
+pub(crate) fn stop_flag() -> &'static AtomicBool {
     STOP.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
         for signal in [SIGINT, SIGTERM] {
@@ -25,7 +25,7 @@ pub fn stop_flag() -> &'static AtomicBool {
 /// the middle by the "interrupted system call" a signal makes of a read with a timeout (a
 /// watcher's show, remember, ack). The kernel hands the signal to another thread of the
 /// process, or keeps it pending until `f` is done; either way the flag is set then.
-pub fn deferred<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn deferred<T>(f: impl FnOnce() -> T) -> T {
     // SAFETY: plain calls on a local, initialised signal set; only this thread's mask changes,
     // and it is put back as it was.
     unsafe {
@@ -45,7 +45,7 @@ pub fn deferred<T>(f: impl FnOnce() -> T) -> T {
 /// that was asked for rather than a failure. A read with a timeout (Redis's, the broker's) is
 /// not restarted after a signal but fails with "interrupted system call"; any error while
 /// `stop` is set is taken as that. An error with `stop` unset stands.
-pub fn unless_stopped<T>(stop: &AtomicBool, r: anyhow::Result<T>) -> anyhow::Result<Option<T>> {
+pub(crate) fn unless_stopped<T>(stop: &AtomicBool, r: anyhow::Result<T>) -> anyhow::Result<Option<T>> {
     match r {
         Ok(v) => Ok(Some(v)),
         Err(_) if stop.load(Ordering::SeqCst) => Ok(None),

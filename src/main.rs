@@ -3,9 +3,9 @@
 use clap::error::ErrorKind;
 use clap::Parser;
 
-use attendance::cli::Cli;
-use attendance::error::{exit, is_broken_pipe};
-use attendance::ops::exit::{exit_code_of, one_line};
+use attendance::Cli;
+use attendance::{exit, is_broken_pipe};
+use attendance::{exit_code_of, one_line};
 
 fn main() {
     let cli = match Cli::try_parse() {
@@ -27,7 +27,7 @@ fn main() {
             std::process::exit(exit::USAGE);
         }
     };
-    match attendance::cli::run(cli) {
+    match attendance::run(cli) {
         Ok(()) => {}
         // The reader of stdout went away: what it wanted it has; no error, as with `cat | head`.
         Err(err) if is_broken_pipe(&err) => std::process::exit(exit::OK),

@@ -13,28 +13,28 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 /// Verbosity and the terminal, as the commands see them.
 #[derive(Debug, Clone, Copy)]
-pub struct Out {
+pub(crate) struct Out {
     pub quiet: bool,
     pub verbose: bool,
 }
 
 impl Out {
     /// A status line on stderr, unless `-q`.
-    pub fn status(&self, msg: impl AsRef<str>) {
+    pub(crate) fn status(&self, msg: impl AsRef<str>) {
         if !self.quiet {
             eprintln!("{}", msg.as_ref());
         }
     }
 
     /// A detail on stderr, only with `-v`.
-    pub fn verbose(&self, msg: impl AsRef<str>) {
+    pub(crate) fn verbose(&self, msg: impl AsRef<str>) {
         if self.verbose && !self.quiet {
             eprintln!("{}", msg.as_ref());
         }
     }
 
     /// A progress bar on stderr when it is a terminal; hidden otherwise.
-    pub fn progress(&self, len: u64, what: &str) -> ProgressBar {
+    pub(crate) fn progress(&self, len: u64, what: &str) -> ProgressBar {
         if self.quiet || !std::io::stderr().is_terminal() {
             return ProgressBar::hidden();
         }
@@ -51,32 +51,32 @@ impl Out {
 
 /// Write data to stdout as it is (no newline added) and flush, so that a line is out before
 /// whatever the command does next (a watcher acks a message only once it is shown).
-pub fn data(text: impl Display) -> std::io::Result<()> {
+pub(crate) fn data(text: impl Display) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     write!(out, "{text}")?;
     out.flush()
 }
 
 /// Bytes to stdout as they are (a workbook), flushed.
-pub fn bytes(b: &[u8]) -> std::io::Result<()> {
+pub(crate) fn bytes(b: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(b)?;
     out.flush()
 }
 
 /// One line of data on stdout.
-pub fn line(text: impl Display) -> std::io::Result<()> {
+pub(crate) fn line(text: impl Display) -> std::io::Result<()> {
     data(format_args!("{text}\n"))
 }
 
 /// One JSON document (or, in a stream, one object) on its own line.
-pub fn json(value: &impl Serialize) -> anyhow::Result<()> {
+pub(crate) fn json(value: &impl Serialize) -> anyhow::Result<()> {
     line(serde_json::to_string(value)?)?;
     Ok(())
 }
 
 /// Print a table of rows to stdout with comfy-table.
-pub fn print_table(header: &[&str], rows: Vec<Vec<String>>) -> std::io::Result<()> {
+pub(crate) fn print_table(header: &[&str], rows: Vec<Vec<String>>) -> std::io::Result<()> {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     t.set_header(header.to_vec());

@@ -19,11 +19,11 @@ fn backlog(env: &TestEnv, n: usize) -> HashSet<String> {
     env.punch("E000001", "in", &local, true);
     let own = env.outbox("D001");
     let (id, record) = own.iter().next().unwrap();
-    let json = attendance::domain::event::render(id, record).unwrap().json;
-    let mut event: attendance::domain::event::Event = serde_json::from_str(&json).unwrap();
+    let json = attendance::render(id, record).unwrap().json;
+    let mut event: attendance::Event = serde_json::from_str(&json).unwrap();
     let old = (now - chrono::Duration::hours(1)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     event.recorded_at = Some(old);
-    let record = attendance::domain::event::record_of(&event).unwrap();
+    let record = attendance::record_of(&event).unwrap();
     let mut ids: HashSet<String> = HashSet::from([id.clone()]);
     let mut con = env.redis();
     let key = env.keys().outbox("D001");

@@ -1,11 +1,11 @@
 //! The punch script on the real Redis agrees with its reference model, punch by punch.
 
 mod common;
-use attendance::config::Policy;
-use attendance::domain::day_record::DayRecord;
-use attendance::domain::event::Kind;
-use attendance::redis::board::{Employee, Punch, PunchRules};
-use attendance::redis::keys::Keys;
+use attendance::DayRecord;
+use attendance::Keys;
+use attendance::Kind;
+use attendance::Policy;
+use attendance::{Employee, Punch, PunchRules};
 use chrono::{DateTime, NaiveDate, Utc};
 use proptest::prelude::*;
 use redis::Commands;
@@ -48,7 +48,7 @@ proptest! {
         let tz = chrono_tz::Europe::Paris;
         let rules = PunchRules::new(&policy, tz);
         let day = NaiveDate::from_ymd_opt(2026, 11, 2).unwrap();
-        let start = attendance::domain::policy::day_start(tz, day);
+        let start = attendance::day_start(tz, day);
         let make = |&(e, secs, kind): &(usize, i64, Option<bool>)| {
             let emp = Employee { id: format!("E{e}"), department_id: format!("D{}", e % 3), name: format!("N{e}") };
             let kind = kind.map(|b| if b { Kind::In } else { Kind::Out });
@@ -70,8 +70,8 @@ proptest! {
             prop_assert_eq!(a, b);
             let events: std::collections::HashMap<String, String> = con.hgetall(many.keys().outbox(&dept)).unwrap();
             for (id, stored) in events {
-                let out = attendance::domain::event::render(&id, &stored).unwrap();
-                let e: attendance::domain::event::Event = serde_json::from_str(&out.json).unwrap();
+                let out = attendance::render(&id, &stored).unwrap();
+                let e: attendance::Event = serde_json::from_str(&out.json).unwrap();
                 prop_assert_eq!(e.event_id, id);
                 prop_assert_eq!(e.late, e.late_minutes > 0);
             }
@@ -82,7 +82,7 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 20, ..ProptestConfig::default() })]
     /// The compact outbox record round trip: each punch's record, written by the real script and
-    /// rendered by `event::render`, is the event the punch and the model say, field by field.
+    /// rendered by `attendance::render`, is the event the punch and the model say, field by field.
     #[test]
     fn each_outbox_record_renders_to_the_event_of_its_punch(punches in prop::collection::vec((0usize..4, 20_000i64..70_000, prop::option::of(prop::bool::ANY)), 1..120)) {
         let env = common::TestEnv::new("Europe/Paris");
@@ -92,7 +92,7 @@ proptest! {
         let tz = chrono_tz::Europe::Paris;
         let rules = PunchRules::new(&policy, tz);
         let day = NaiveDate::from_ymd_opt(2026, 11, 2).unwrap();
-        let start = attendance::domain::policy::day_start(tz, day);
+        let start = attendance::day_start(tz, day);
         let list: Vec<Punch> = punches
             .iter()
             .map(|&(e, secs, kind)| {
@@ -111,12 +111,12 @@ proptest! {
             let stored = outbox.get(&p.event_id);
             prop_assert_eq!(stored.is_some(), !dup, "an event for each punch that is no exact repeat");
             let Some(stored) = stored else { continue };
-            let out = attendance::domain::event::render(&p.event_id, stored).unwrap();
+            let out = attendance::render(&p.event_id, stored).unwrap();
             prop_assert_eq!(out.routing_key(), format!("D1.{kind}"));
-            let e: attendance::domain::event::Event = serde_json::from_str(&out.json).unwrap();
+            let e: attendance::Event = serde_json::from_str(&out.json).unwrap();
             let late = if kind == Kind::In { p.facts.late_minutes_if_in } else { 0 };
             let early = if kind == Kind::Out { p.facts.early_minutes_if_out } else { 0 };
-            prop_assert_eq!(e, attendance::domain::event::Event {
+            prop_assert_eq!(e, attendance::Event {
                 event_id: p.event_id.clone(),
                 employee_id: p.employee.id.clone(),
                 employee_name: p.employee.name.clone(),
@@ -141,7 +141,7 @@ fn morning(depts: usize, per_dept: usize) -> (PunchRules, NaiveDate, Vec<Punch>)
     let policy = Policy::default();
     let tz = chrono_tz::Europe::Paris;
     let day = NaiveDate::from_ymd_opt(2026, 11, 2).unwrap();
-    let start = attendance::domain::policy::day_start(tz, day) + chrono::Duration::hours(8);
+    let start = attendance::day_start(tz, day) + chrono::Duration::hours(8);
     let list = (0..depts * per_dept)
         .map(|i| {
             let emp = Employee {

@@ -111,7 +111,7 @@ impl PrivateBroker {
         // Up once the node reports its file handles (its first figures take a few seconds).
         let deadline = Instant::now() + Duration::from_secs(90);
         loop {
-            let nodes = attendance::amqp::management::nodes(&b.management_url(), Duration::from_secs(2));
+            let nodes = attendance::management_nodes(&b.management_url(), Duration::from_secs(2));
             if nodes.is_ok_and(|n| n.iter().all(|n| n.fd_total.is_some()) && !n.is_empty()) {
                 return b;
             }

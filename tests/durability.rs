@@ -441,7 +441,7 @@ fn recover_reads_the_journal_batches_and_the_single_events_older_versions_wrote(
         redis::cmd("HGETALL").arg(&outbox).query(&mut con).unwrap();
     let (id, stored) = pending.into_iter().next().expect("one pending event");
     // What an older version put on the wire (and in the journal) for it: the event JSON.
-    let json = attendance::domain::event::render(&id, &stored).unwrap().json;
+    let json = attendance::render(&id, &stored).unwrap().json;
     let mut conn = Connection::insecure_open(AMQP_URL).unwrap();
     let ch = conn.open_channel(None).unwrap();
     let props = amiquip::AmqpProperties::default()

@@ -244,8 +244,8 @@ fn a_relay_with_a_short_redis_read_timeout_keeps_waiting_for_wakeups() {
 
 /// The library's configuration for this environment (the relay's side of the hand-off, driven
 /// step by step).
-fn config(env: &TestEnv) -> attendance::config::Config {
-    attendance::config::Config {
+fn config(env: &TestEnv) -> attendance::Config {
+    attendance::Config {
         amqp_url: common::AMQP_URL.to_string(),
         redis_url: env.redis_url.clone(),
         namespace: env.ns.clone(),
@@ -273,8 +273,8 @@ fn stranded(env: &TestEnv, emp: &str) -> String {
 /// the notification latency with a relay).
 #[test]
 fn a_wakeup_that_comes_during_a_full_round_is_sent_by_the_round_at_once_and_reported_apart() {
-    use attendance::amqp::Publisher;
-    use attendance::ops::relay::Handoffs;
+    use attendance::Handoffs;
+    use attendance::Publisher;
     let env = TestEnv::with_roster("UTC", 6, 2);
     let (d1, d2) = (env.members("D001"), env.members("D002"));
     // The round's work: two events an outage left in D001's outbox.
@@ -283,7 +283,7 @@ fn a_wakeup_that_comes_during_a_full_round_is_sent_by_the_round_at_once_and_repo
     // A check-in of D002 has just handed its event off: a wake-up waits.
     let handed = stranded(&env, &d2[0]);
     let cfg = config(&env);
-    let mut board = attendance::redis::Board::open(&cfg).unwrap();
+    let mut board = attendance::Board::open(&cfg).unwrap();
     board.beat("test").unwrap();
     assert!(board.wake_relay("D002").unwrap());
 
@@ -308,12 +308,12 @@ fn a_wakeup_that_comes_during_a_full_round_is_sent_by_the_round_at_once_and_repo
 
 #[test]
 fn an_event_on_its_way_from_a_wakeup_is_not_sent_again_by_the_full_round() {
-    use attendance::amqp::Publisher;
-    use attendance::ops::relay::Handoffs;
+    use attendance::Handoffs;
+    use attendance::Publisher;
     let env = TestEnv::with_roster("UTC", 5, 1);
     let id = stranded(&env, "E000002");
     let cfg = config(&env);
-    let mut board = attendance::redis::Board::open(&cfg).unwrap();
+    let mut board = attendance::Board::open(&cfg).unwrap();
     let mut p = Publisher::connect(&cfg).unwrap();
     let mut h = Handoffs::default();
     h.offer(&mut p, &mut board, &["D001".to_string()]).unwrap();

@@ -79,7 +79,7 @@ fn ids_a_listpack_stores_as_numbers_are_laid_out_by_hset_beside_restored_boards(
 fn cache(env: &TestEnv) -> HashMap<String, String> {
     let mut con = env.redis();
     let mut all = HashMap::new();
-    for part in 0..attendance::redis::keys::ROSTER_PARTS {
+    for part in 0..attendance::ROSTER_PARTS {
         let h: HashMap<String, String> = con.hgetall(env.keys().roster_part(part)).unwrap();
         all.extend(h);
     }

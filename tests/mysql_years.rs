@@ -154,7 +154,7 @@ fn the_employee_check_by_range_finds_exactly_the_known_ids_and_locks_them() {
     let mut tx_conn = env.mysql();
     let mut tx = tx_conn.start_transaction(mysql::TxOpts::default()).unwrap();
     let check = |tx: &mut mysql::Transaction, ids: &[&str]| {
-        let mut u: Vec<String> = attendance::mysql::attendance::unknown_employees(tx, ids.iter().copied())
+        let mut u: Vec<String> = attendance::unknown_employees(tx, ids.iter().copied())
             .unwrap()
             .into_iter()
             .collect();
@@ -209,7 +209,7 @@ fn the_employee_check_knows_ids_that_mariadb_and_rust_order_differently() {
     let mut conn = env.mysql();
     let mut tx = conn.start_transaction(mysql::TxOpts::default()).unwrap();
     let ids = [all[3].as_str(), odd.as_str(), all[4].as_str(), "E-GHOST"];
-    let unknown = attendance::mysql::attendance::unknown_employees(&mut tx, ids).unwrap();
+    let unknown = attendance::unknown_employees(&mut tx, ids).unwrap();
     assert_eq!(unknown.into_iter().collect::<Vec<_>>(), ["E-GHOST"]);
     tx.rollback().unwrap();
 }

@@ -385,14 +385,14 @@ fn queue_exists(name: &str) -> bool {
 }
 
 /// What the broker holds for the roster's departments.
-fn broker_state(env: &TestEnv) -> attendance::amqp::inventory::BrokerState {
-    let cfg = attendance::config::Config {
+fn broker_state(env: &TestEnv) -> attendance::BrokerState {
+    let cfg = attendance::Config {
         amqp_url: common::AMQP_URL.to_string(),
         namespace: env.ns.clone(),
         ..Default::default()
     };
     let depts: Vec<String> = env.mysql().query("SELECT id FROM departments ORDER BY id").unwrap();
-    attendance::amqp::inventory::broker_state(&cfg, &depts).unwrap()
+    attendance::broker_state(&cfg, &depts).unwrap()
 }
 
 /// (declared, missing) department queues of the roster's departments, as the broker has them.

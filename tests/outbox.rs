@@ -37,7 +37,7 @@ fn relay_publishes_old_json_entries_and_new_records_alike() {
     let records = env.outbox("D001");
     let (id, record) = records.iter().next().unwrap();
     assert!(!record.starts_with('{'), "a compact record, not JSON: {record}");
-    let expected = attendance::domain::event::render(id, record).unwrap().json;
+    let expected = attendance::render(id, record).unwrap().json;
     let _: () = env.redis().hset(env.keys().outbox("D001"), OLD_ID, OLD_ENTRY).unwrap();
 
     let r = env.json(&["relay", "--json"]);
@@ -50,7 +50,7 @@ fn relay_publishes_old_json_entries_and_new_records_alike() {
     assert_eq!(got[OLD_ID], (queue.clone(), OLD_ENTRY.to_string()), "as it was written");
     let (key, body) = &got[id];
     assert_eq!((key, body), (&queue, &expected));
-    let ev: attendance::domain::event::Event = serde_json::from_str(body).unwrap();
+    let ev: attendance::Event = serde_json::from_str(body).unwrap();
     assert_eq!(
         (ev.employee_id.as_str(), ev.event_id.as_str()),
         ("E000002", id.as_str())

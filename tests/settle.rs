@@ -950,8 +950,8 @@ fn punches_on_boards_of_departments_far_apart_give_one_row_from_all_of_them() {
 /// loader says so (the writer then upserts the batch) and never touches that row itself.
 #[test]
 fn loading_rows_over_a_row_already_there_says_so_and_keeps_that_row() {
-    use attendance::domain::policy::{DayOutcome, DayStatus};
-    use attendance::mysql::attendance::{load_fresh, DayRow};
+    use attendance::{load_fresh, DayRow};
+    use attendance::{DayOutcome, DayStatus};
     let env = TestEnv::with_roster(TZ, 4, 1);
     let ids = members(&env, "D001");
     let mut conn = env.mysql();

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use attendance::config::Config;
+use attendance::Config;
 
 /// How long a reference step may wait on the broker in all: amiquip's calls have no bound of
 /// their own, and a broker that accepts connections but never answers (one out of file handles,

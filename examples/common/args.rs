@@ -49,7 +49,7 @@ pub fn run_then_cleanup(bench: impl FnOnce() -> Result<()>, cleanup: impl FnOnce
 /// `bin` pointed at `cfg`'s services and namespace, and at no config file: how a benchmark
 /// runs the binary (each adds its own settings).
 #[allow(dead_code)] // not every benchmark runs the binary
-pub fn command(bin: &Path, cfg: &attendance::config::Config) -> std::process::Command {
+pub fn command(bin: &Path, cfg: &attendance::Config) -> std::process::Command {
     let mut c = std::process::Command::new(bin);
     c.env("ATTENDANCE_REDIS_URL", &cfg.redis_url)
         .env("ATTENDANCE_MYSQL_URL", &cfg.mysql_url)

@@ -6,7 +6,6 @@ use std::io::Write;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use attendance::mysql::attendance as rows_db;
 use chrono::NaiveDate;
 use mysql::prelude::Queryable;
 
@@ -24,7 +23,7 @@ fn twin_table(conn: &mut mysql::PooledConn, name: &str) -> Result<()> {
 }
 
 /// Seconds for (LOAD DATA, multi-row INSERT in batches of `batch`) of the rows settled for `date`.
-pub fn references(db: &attendance::mysql::Db, date: NaiveDate, batch: usize) -> Result<(f64, f64)> {
+pub fn references(db: &attendance::Db, date: NaiveDate, batch: usize) -> Result<(f64, f64)> {
     let mut conn = db.conn()?;
     let stored = settled_rows(&mut conn, date)?;
     let load_s = load_data(&mut conn, &stored)?;
@@ -36,7 +35,7 @@ pub fn references(db: &attendance::mysql::Db, date: NaiveDate, batch: usize) -> 
 
 /// Seconds for LOAD DATA alone of the rows settled for `date` (a benchmark's later rounds).
 #[allow(dead_code)] // the whole-day benchmark takes both references once
-pub fn load_reference(db: &attendance::mysql::Db, date: NaiveDate) -> Result<f64> {
+pub fn load_reference(db: &attendance::Db, date: NaiveDate) -> Result<f64> {
     let mut conn = db.conn()?;
     let stored = settled_rows(&mut conn, date)?;
     let load_s = load_data(&mut conn, &stored)?;
@@ -45,19 +44,19 @@ pub fn load_reference(db: &attendance::mysql::Db, date: NaiveDate) -> Result<f64
 }
 
 /// The rows settle wrote for `date`, as stored, in primary-key order.
-fn settled_rows(conn: &mut mysql::PooledConn, date: NaiveDate) -> Result<Vec<rows_db::Stored>> {
+fn settled_rows(conn: &mut mysql::PooledConn, date: NaiveDate) -> Result<Vec<attendance::Stored>> {
     let rows: Vec<mysql::Row> = conn.exec(
-        format!("{} WHERE work_date = ? ORDER BY employee_id", rows_db::SELECT_STORED),
+        format!("{} WHERE work_date = ? ORDER BY employee_id", attendance::SELECT_STORED),
         (date,),
     )?;
     Ok(rows
         .into_iter()
-        .map(rows_db::stored_from_row)
+        .map(attendance::stored_from_row)
         .collect::<Result<_, _>>()?)
 }
 
 /// The rows as LOAD DATA reads them: tab-separated, `\N` for NULL.
-fn tsv_of(stored: &[rows_db::Stored]) -> Result<Vec<u8>> {
+fn tsv_of(stored: &[attendance::Stored]) -> Result<Vec<u8>> {
     let mut tsv = Vec::with_capacity(stored.len() * 120);
     let dt =
         |t: Option<chrono::NaiveDateTime>| t.map_or("\\N".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string());
@@ -82,7 +81,7 @@ fn tsv_of(stored: &[rows_db::Stored]) -> Result<Vec<u8>> {
 }
 
 /// LOAD DATA LOCAL INFILE of the rows into a twin table; its seconds.
-fn load_data(conn: &mut mysql::PooledConn, stored: &[rows_db::Stored]) -> Result<f64> {
+fn load_data(conn: &mut mysql::PooledConn, stored: &[attendance::Stored]) -> Result<f64> {
     let tsv = tsv_of(stored)?;
     twin_table(conn, "attendance_load")?;
     let data = std::sync::Arc::new(tsv);
@@ -106,7 +105,7 @@ fn load_data(conn: &mut mysql::PooledConn, stored: &[rows_db::Stored]) -> Result
 }
 
 /// Multi-row INSERTs of `batch` rows per transaction into a twin table; its seconds.
-fn multi_insert(conn: &mut mysql::PooledConn, stored: &[rows_db::Stored], batch: usize) -> Result<f64> {
+fn multi_insert(conn: &mut mysql::PooledConn, stored: &[attendance::Stored], batch: usize) -> Result<f64> {
     twin_table(conn, "attendance_insert")?;
     let t = Instant::now();
     for chunk in stored.chunks(batch) {
@@ -132,7 +131,7 @@ fn multi_insert(conn: &mut mysql::PooledConn, stored: &[rows_db::Stored], batch:
             format!(
                 "INSERT INTO attendance_insert (work_date, employee_id, department_id, status, first_in, last_out, \
                  late_minutes, early_minutes, punches, corrected) VALUES {}",
-                attendance::mysql::placeholders(chunk.len(), 10)
+                attendance::placeholders(chunk.len(), 10)
             ),
             params,
         )?;

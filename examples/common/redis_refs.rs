@@ -4,14 +4,13 @@
 use std::process::Command;
 
 use anyhow::{Context, Result};
-use attendance::config::Config;
-use attendance::redis::board;
+use attendance::Config;
 
 /// The `redis-benchmark` options that aim it at the configured Redis: the first seed node of a
 /// cluster (with `--cluster`), else the default local one.
 #[allow(dead_code)] // not every benchmark has a Redis reference
 pub fn benchmark_target(cfg: &Config) -> Vec<String> {
-    match attendance::redis::cluster::seed_urls(&cfg.redis_url) {
+    match attendance::seed_urls(&cfg.redis_url) {
         Some(seeds) => {
             let hostport = seeds[0].trim_start_matches("redis://").trim_end_matches('/');
             let hostport = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
@@ -43,7 +42,7 @@ pub fn redis_benchmark(target: &[String], extra: &[&str]) -> Result<f64> {
 }
 
 /// Delete the keys of a pattern, one DEL per key (each its own slot on a cluster).
-pub fn delete_pattern(con: &mut impl board::Keyspace, pattern: &str) -> Result<()> {
+pub fn delete_pattern(con: &mut impl attendance::Keyspace, pattern: &str) -> Result<()> {
     let keys = con.scan_keys(pattern)?;
     for chunk in keys.chunks(500) {
         let mut pipe = redis::pipe();
@@ -73,7 +72,7 @@ pub fn command_usec(con: &mut impl redis::ConnectionLike, commands: &[&str]) -> 
 /// Calls and microseconds of the given commands in INFO commandstats.
 fn command_stats(con: &mut impl redis::ConnectionLike, commands: &[&str]) -> Result<(u64, f64)> {
     let mut total = (0u64, 0f64);
-    for stats in attendance::redis::persistence::info_texts(con, "commandstats")? {
+    for stats in attendance::info_texts(con, "commandstats")? {
         for cmd in commands {
             let prefix = format!("cmdstat_{cmd}:");
             let Some(line) = stats.lines().find_map(|l| l.strip_prefix(prefix.as_str())) else {

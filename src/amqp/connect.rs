@@ -35,7 +35,7 @@ fn bad(why: &str) -> Error {
 }
 
 impl Target {
-    pub fn parse(s: &str) -> Result<Target, Error> {
+    pub(crate) fn parse(s: &str) -> Result<Target, Error> {
         let url = url::Url::parse(s).map_err(|e| bad(&e.to_string()))?;
         if url.scheme() != "amqp" {
             return Err(bad("only amqp:// URLs are supported (this build has no TLS)"));

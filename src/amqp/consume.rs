@@ -24,7 +24,7 @@ use crate::interrupt::unless_stopped;
 const PREFETCH: u16 = 100;
 
 #[derive(Debug, Clone, Copy)]
-pub struct WatchOptions {
+pub(crate) struct WatchOptions {
     /// Take what waits in the queue and return, instead of waiting for more.
     pub once: bool,
     /// How often to report `Idle` while no message comes (a live screen refreshes then).
@@ -33,9 +33,9 @@ pub struct WatchOptions {
 
 /// What the watcher hands to its caller to show.
 #[derive(Debug)]
-pub enum WatchItem<'a> {
+pub(crate) enum WatchItem<'a> {
     /// A new event (never one already shown by a watcher of this department).
-    Event { event: &'a Event, redelivered: bool },
+    Event { event: &'a Event },
     /// A malformed message, sent to retry, or parked when it failed too often.
     Rejected {
         reason: &'a str,
@@ -52,7 +52,7 @@ pub enum WatchItem<'a> {
 
 /// What one watch did.
 #[derive(Debug, Default, Clone, Serialize)]
-pub struct WatchReport {
+pub(crate) struct WatchReport {
     pub shown: usize,
     /// Deliveries of an event id already shown (at-least-once delivery, or a watcher that died
     /// before acking), acked unshown.
@@ -65,7 +65,7 @@ pub struct WatchReport {
 
 /// Where a watcher keeps the event ids it showed, per department, so that a restarted watcher
 /// drops them too (the operation passes the department's board).
-pub trait ShownEvents {
+pub(crate) trait ShownEvents {
     /// Whether a watcher of the department already showed this event.
     fn shown_before(&mut self, dept: &str, event_id: &str) -> Result<bool>;
     /// Remember that it was shown.
@@ -132,7 +132,7 @@ enum Ended {
 /// A live watch whose broker goes away reconnects (the next broker of the list, or the same
 /// one when it is back), waiting longer between attempts up to a few seconds, and resumes:
 /// what the lost connection had not acked is delivered again and shown once (dedup by event id).
-pub fn watch_department(
+pub(crate) fn watch_department(
     cfg: &Config,
     shown: &mut dyn ShownEvents,
     dept: &str,
@@ -275,12 +275,8 @@ impl Watcher<'_> {
                     // Shown, then remembered, then acked: a crash in between shows it again
                     // rather than never. A Ctrl-C in between waits for the three (it would
                     // otherwise fail the Redis read: an event shown, yet not remembered).
-                    let redelivered = d.redelivered;
                     crate::interrupt::deferred(|| -> Result<()> {
-                        show(WatchItem::Event {
-                            event: &event,
-                            redelivered,
-                        })?;
+                        show(WatchItem::Event { event: &event })?;
                         self.shown.mark_shown(&self.dept, &event.event_id)?;
                         self.report.shown += 1;
                         Ok(())

@@ -91,7 +91,7 @@ pub fn broker_state(cfg: &Config, departments: &[String]) -> Result<BrokerState>
 /// What [`declare_missing`] did: queues looked up, and how many of them were missing and
 /// declared.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Checked {
+pub(crate) struct Checked {
     pub looked_up: usize,
     pub declared: usize,
 }
@@ -102,7 +102,7 @@ pub struct Checked {
 /// store), and only the missing ones are declared, by [`declare`]. A queue deleted by hand is
 /// declared again, with its binding; a binding removed by hand from a queue that is still
 /// there is not (`queues declare` redeclares everything).
-pub fn declare_missing(cfg: &Config, departments: &[String]) -> Result<Checked> {
+pub(crate) fn declare_missing(cfg: &Config, departments: &[String]) -> Result<Checked> {
     let names = Names::new(&cfg.namespace);
     let mut queues: Vec<String> = departments.iter().map(|d| names.department(d)).collect();
     queues.extend([names.retry(), names.parking()]);
@@ -214,7 +214,7 @@ const DECLARE_BATCH: usize = 50;
 /// whose answer says the batch is done (a channel's methods run in order). A refused
 /// declaration (a queue declared otherwise) closes its channel, and that wait reports the
 /// broker's reason, naming the queue.
-pub fn declare(cfg: &Config, departments: &[String]) -> Result<usize> {
+pub(crate) fn declare(cfg: &Config, departments: &[String]) -> Result<usize> {
     let names = Names::new(&cfg.namespace);
     let channels = DECLARE_CHANNELS.min(departments.len()).max(1);
     let (conn, chans) = topology::connect(cfg, |conn| {
@@ -271,7 +271,7 @@ pub fn declare(cfg: &Config, departments: &[String]) -> Result<usize> {
 
 /// What `queues purge` removed.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct PurgeReport {
+pub(crate) struct PurgeReport {
     /// Queues that existed and were emptied.
     pub queues: usize,
     /// Messages removed from them.
@@ -280,7 +280,7 @@ pub struct PurgeReport {
 
 /// Empty every department queue of `departments`, the retry queue and the parking queue.
 /// Queues that do not exist are skipped; the topology itself stays.
-pub fn purge(cfg: &Config, departments: &[String]) -> Result<PurgeReport> {
+pub(crate) fn purge(cfg: &Config, departments: &[String]) -> Result<PurgeReport> {
     let names = Names::new(&cfg.namespace);
     let (mut conn, mut ch) = topology::connect(cfg, topology::open_channel)?;
     let mut report = PurgeReport::default();

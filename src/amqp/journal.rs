@@ -29,7 +29,7 @@ const PREFETCH: u16 = 1_000;
 /// How a read ended, for the report (and the docs' promise that it always ends).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum EndedBy {
+pub(crate) enum EndedBy {
     /// A message published after the read began.
     NewerMessage,
     /// No delivery within the idle wait.
@@ -38,7 +38,7 @@ pub enum EndedBy {
 
 /// What a read saw.
 #[derive(Debug, Clone, Serialize)]
-pub struct ReadReport {
+pub(crate) struct ReadReport {
     /// Messages delivered from the stream (every day's, every kind).
     pub messages: u64,
     /// Bodies that are not events (another publisher on the exchange), skipped.
@@ -52,7 +52,7 @@ pub struct ReadReport {
 /// little earlier is possible: callers filter by date) until its end as described above,
 /// handing every event to `each` in journal order. Nothing is consumed away: a stream keeps
 /// its messages for every later reader until retention drops them.
-pub fn read_journal(
+pub(crate) fn read_journal(
     cfg: &Config,
     from: DateTime<Utc>,
     idle: Duration,
@@ -136,7 +136,7 @@ fn journal_events(body: &[u8]) -> Option<Vec<Event>> {
 }
 
 /// Fail (exit 1) unless the namespace's journal exists, before a caller changes anything.
-pub fn require_journal(cfg: &Config) -> Result<()> {
+pub(crate) fn require_journal(cfg: &Config) -> Result<()> {
     let (link, found) = topology::connect(cfg, |conn| {
         let ch = topology::open_channel(conn)?;
         let found = check_journal(&ch, &Names::new(&cfg.namespace));

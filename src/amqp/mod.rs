@@ -5,18 +5,19 @@
 mod confirm;
 mod connect;
 mod consume;
-pub mod failure;
-pub mod inventory;
+pub(crate) mod failure;
+pub(crate) mod inventory;
 mod journal;
-pub mod management;
-pub mod parking;
+pub(crate) mod management;
+pub(crate) mod parking;
 mod publish;
 mod reconnect;
 mod topology;
 mod watchdog;
 
-pub use consume::{watch_department, ShownEvents, WatchItem, WatchOptions, WatchReport};
-pub use journal::{read_journal, require_journal, EndedBy, ReadReport};
-pub use publish::{Connecting, Flow, Publisher};
-pub use reconnect::Backoff;
+pub(crate) use consume::{watch_department, ShownEvents, WatchItem, WatchOptions, WatchReport};
+pub(crate) use journal::{read_journal, require_journal, EndedBy};
+pub use publish::Publisher;
+pub(crate) use publish::{Connecting, Flow};
+pub(crate) use reconnect::Backoff;
 pub use topology::{teardown, Names};

@@ -91,7 +91,7 @@ pub(crate) fn park(
 
 /// A message in the parking queue.
 #[derive(Debug, Clone, Serialize)]
-pub struct Parked {
+pub(crate) struct Parked {
     pub message_id: Option<String>,
     pub department: Option<String>,
     pub routing_key: String,
@@ -117,7 +117,7 @@ fn describe(d: &Delivery) -> Parked {
 
 /// Which parked messages a command acts on.
 #[derive(Debug, Clone)]
-pub enum Select {
+pub(crate) enum Select {
     All,
     /// By `message_id` (the event id).
     Ids(Vec<String>),
@@ -134,7 +134,7 @@ impl Select {
 
 /// What `replay` or `purge` did.
 #[derive(Debug, Default, Clone, Serialize)]
-pub struct DlqReport {
+pub(crate) struct DlqReport {
     /// Messages replayed or purged.
     pub done: usize,
     /// Messages left in the parking queue.
@@ -186,7 +186,7 @@ fn sweep(
 }
 
 /// Up to `limit` parked messages, oldest first; the queue is left as it was.
-pub fn list(cfg: &Config, limit: usize) -> Result<Vec<Parked>> {
+pub(crate) fn list(cfg: &Config, limit: usize) -> Result<Vec<Parked>> {
     let mut found = Vec::new();
     sweep(cfg, limit, |_, _, p| {
         found.push(p.clone());
@@ -196,7 +196,7 @@ pub fn list(cfg: &Config, limit: usize) -> Result<Vec<Parked>> {
 }
 
 /// Drop the selected parked messages.
-pub fn purge(cfg: &Config, select: &Select) -> Result<DlqReport> {
+pub(crate) fn purge(cfg: &Config, select: &Select) -> Result<DlqReport> {
     let mut report = DlqReport::default();
     sweep(cfg, usize::MAX, |_, _, p| {
         Ok(if select.takes(p) {
@@ -212,7 +212,7 @@ pub fn purge(cfg: &Config, select: &Select) -> Result<DlqReport> {
 
 /// Put the selected parked messages back on their department's queue with a clean failure
 /// count (no `x-death`, no `x-att-*` but `x-att-replays`), confirmed before they leave parking.
-pub fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
+pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
     let names = Names::new(&cfg.namespace);
     let timeout = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
     let mut report = DlqReport::default();

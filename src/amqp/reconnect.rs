@@ -29,7 +29,7 @@ pub(crate) fn broker_gone(e: &anyhow::Error) -> bool {
 
 /// The growing wait between reconnection attempts.
 #[derive(Debug)]
-pub struct Backoff {
+pub(crate) struct Backoff {
     next: Duration,
 }
 
@@ -41,12 +41,12 @@ impl Default for Backoff {
 
 impl Backoff {
     /// Back to the shortest wait (a connection worked).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.next = FIRST;
     }
 
     /// Wait the current delay, then double it; false if `stop` was set meanwhile.
-    pub fn sleep(&mut self, stop: &AtomicBool) -> bool {
+    pub(crate) fn sleep(&mut self, stop: &AtomicBool) -> bool {
         let until = Instant::now() + self.next;
         self.next = (self.next * 2).min(LAST);
         while Instant::now() < until {

@@ -7,7 +7,7 @@ use super::Ctx;
 use crate::cli::ArchiveArgs;
 use crate::ops::archive::{self, Options};
 
-pub fn run(ctx: &Ctx, args: ArchiveArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: ArchiveArgs) -> Result<()> {
     let opts = Options {
         before: args.before,
         today: ctx.today(),

@@ -341,7 +341,7 @@ pub enum LeaveCommand {
 }
 
 /// The kinds of leave HR records.
-pub const LEAVE_KINDS: [&str; 6] = ["annual", "sick", "parental", "unpaid", "training", "other"];
+pub(crate) const LEAVE_KINDS: [&str; 6] = ["annual", "sick", "parental", "unpaid", "training", "other"];
 
 #[derive(Debug, Args)]
 pub struct CorrectArgs {

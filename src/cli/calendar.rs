@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::ops;
 use crate::output::print_table;
 
-pub fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
     match cmd {
         CalendarCommand::Set { date, kind, note } => {
             ops::calendar::set(&ctx.cfg, &[Entry { date, kind, note }])?;

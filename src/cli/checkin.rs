@@ -9,7 +9,7 @@ use crate::domain::event::Kind;
 use crate::error::Error;
 use crate::ops::checkin::{self, Checkin, Request};
 
-pub fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
     if let Some(file) = args.file.as_deref() {
         return super::checkin_bulk::run(ctx, file, args.output.json);
     }

@@ -11,7 +11,7 @@ use crate::domain::punch_file;
 use crate::error::Error;
 use crate::ops;
 
-pub fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
     let reader: Box<dyn Read> = if file.as_os_str() == "-" {
         Box::new(std::io::stdin())
     } else {

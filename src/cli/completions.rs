@@ -6,14 +6,14 @@ use clap::CommandFactory;
 
 use crate::cli::{Cli, CompletionsArgs, ManArgs};
 
-pub fn completions(args: &CompletionsArgs) -> Result<()> {
+pub(crate) fn completions(args: &CompletionsArgs) -> Result<()> {
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "attendance", &mut out);
     Ok(crate::output::bytes(&out)?)
 }
 
-pub fn man(args: &ManArgs) -> Result<()> {
+pub(crate) fn man(args: &ManArgs) -> Result<()> {
     let cmd = Cli::command();
     match &args.dir {
         Some(dir) => {

@@ -7,7 +7,7 @@ use crate::cli::CorrectArgs;
 use crate::domain::roster;
 use crate::ops::correct::{self, parse_time, Request};
 
-pub fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
     roster::check_id("employee id", &a.employee_id)?;
     roster::check_id("supervisor id", &a.by)?;
     let date = a.date;

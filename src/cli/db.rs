@@ -7,7 +7,7 @@ use crate::cli::DbCommand;
 use crate::ops::db;
 use crate::output;
 
-pub fn run(ctx: &Ctx, cmd: DbCommand) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, cmd: DbCommand) -> Result<()> {
     let DbCommand::Partition { from, months, output } = cmd;
     let parts = db::partition(&ctx.cfg, from, months)?;
     if output.json {

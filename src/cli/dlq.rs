@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::ops::dlq::{self, DlqReport, Select};
 use crate::output::print_table;
 
-pub fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
     match cmd {
         DlqCommand::List { limit, output } => {
             let found = dlq::list(&ctx.cfg, limit)?;

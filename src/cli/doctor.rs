@@ -7,7 +7,7 @@ use crate::cli::DoctorArgs;
 use crate::error::Error;
 use crate::ops::doctor::{self, Level};
 
-pub fn run(ctx: &Ctx, args: DoctorArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: DoctorArgs) -> Result<()> {
     let report = doctor::run(&ctx.cfg, chrono::Utc::now());
     if args.output.json {
         crate::output::json(&report)?;

@@ -8,7 +8,7 @@ use super::Ctx;
 use crate::cli::InitDayArgs;
 use crate::ops::init_day;
 
-pub fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
     let date = ctx.date_or_today(args.date);
     let pb = OnceCell::new();
     let o = init_day::init_day(

@@ -8,7 +8,7 @@ use crate::ops;
 use crate::ops::leave::{Leave, NewLeave};
 use crate::output::print_table;
 
-pub fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
     match cmd {
         LeaveCommand::Add {
             employee_id,

@@ -4,7 +4,7 @@ use anyhow::Result;
 
 use super::Ctx;
 
-pub fn run(ctx: &Ctx) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx) -> Result<()> {
     let report = crate::ops::db::migrate(&ctx.cfg)?;
     if report.created_database {
         ctx.out.status(format!("created database {}", report.database));

@@ -40,28 +40,21 @@ mod watch_screen;
 pub use args::*;
 
 /// What every command gets: the validated config and the output settings.
-pub struct Ctx {
+pub(crate) struct Ctx {
     pub cfg: Config,
     pub out: Out,
 }
 
 impl Ctx {
     /// Today in the company's zone.
-    pub fn today(&self) -> NaiveDate {
+    pub(crate) fn today(&self) -> NaiveDate {
         chrono::Utc::now().with_timezone(&self.cfg.timezone).date_naive()
     }
 
     /// A `--date` flag (typed and range-checked by clap), or today.
-    pub fn date_or_today(&self, date: Option<NaiveDate>) -> NaiveDate {
+    pub(crate) fn date_or_today(&self, date: Option<NaiveDate>) -> NaiveDate {
         date.unwrap_or_else(|| self.today())
     }
-}
-
-/// A `YYYY-MM-DD` date typed as text (a file's field, a positional argument not typed by
-/// clap), in the years 1000 to 9999, or a usage error that says what was expected. Flags
-/// use `dates::parse_day` as their clap value parser instead.
-pub fn parse_date(s: &str) -> Result<NaiveDate, crate::error::Error> {
-    crate::domain::dates::parse_day(s).map_err(|why| crate::error::Error::input(format!("invalid date '{s}': {why}")))
 }
 
 pub fn run(cli: Cli) -> Result<()> {

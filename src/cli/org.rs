@@ -11,7 +11,7 @@ use crate::domain::roster;
 use crate::error::Error;
 use crate::ops;
 
-pub fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
     match cmd {
         OrgCommand::Import { file } => {
             let reader: Box<dyn Read> = if file.as_os_str() == "-" {

@@ -31,7 +31,7 @@ pub(crate) fn report_declared(ctx: &Ctx, command: &str, declared: &Result<Declar
     }
 }
 
-pub fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
     match cmd {
         QueuesCommand::Declare { output } => {
             let n = queues::declare(&ctx.cfg)?;

@@ -9,7 +9,7 @@ use crate::cli::RecoverArgs;
 use crate::ops::recover::{self, EndedBy};
 use crate::output::print_table;
 
-pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {
     let idle = Duration::from_millis(args.idle_ms);
     let o = recover::recover(&ctx.cfg, args.date, ctx.today(), idle)?;
     for w in [&o.too_old, &o.persistence].into_iter().flatten() {

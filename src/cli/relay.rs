@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::ops::metrics;
 use crate::ops::relay::{DrainReport, FollowSink};
 
-pub fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
     if !args.follow {
         let (started, clock) = (SystemTime::now(), Instant::now());
         let result = crate::ops::relay::drain_once(&ctx.cfg);

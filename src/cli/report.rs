@@ -83,7 +83,7 @@ fn query(ctx: &Ctx, cmd: ReportCommand) -> (Query, ReportFormat) {
     }
 }
 
-pub fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
     let (q, format) = query(ctx, cmd);
     let kind = format.get();
     // A workbook is binary: on a terminal it would only garble the screen.

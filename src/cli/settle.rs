@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::ops::metrics;
 use crate::ops::settle::{self, Hooks, Options, Progress, Report, Summary};
 
-pub fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     if let Some(w) = crate::ops::settle_warning(&ctx.cfg) {
         ctx.out.status(w);
     }

@@ -10,7 +10,7 @@ use crate::cli::SimulateArgs;
 use crate::domain::sample_day::{write_punches, Mix};
 use crate::error::Error;
 
-pub fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
     for (name, v) in [
         ("--absent-pct", a.absent_pct),
         ("--late-pct", a.late_pct),

@@ -7,7 +7,7 @@ use super::Ctx;
 use crate::cli::StatusArgs;
 use crate::ops::status::{self, Answer, Live, Settled};
 
-pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let date = ctx.date_or_today(args.date);
     let answer = status::status(&ctx.cfg, &args.employee_id, date, ctx.today())?;
     if let Answer::Settled(Settled { note: Some(note), .. }) = &answer {

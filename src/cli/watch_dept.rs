@@ -13,7 +13,7 @@ use crate::interrupt;
 use crate::ops::watch::Viewer;
 use crate::ops::watch::{WatchItem, WatchOptions};
 
-pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     crate::domain::roster::check_id("department id", &args.department_id)?;
     let live = !args.once && !args.output.json && std::io::stdout().is_terminal();
     let mut screen = if live {
@@ -28,7 +28,7 @@ pub fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     let dept = &args.department_id;
     let watched = crate::ops::watch::department(&ctx.cfg, dept, opts, interrupt::stop_flag(), |item| {
         match item {
-            WatchItem::Event { event, .. } => match screen.as_mut() {
+            WatchItem::Event { event } => match screen.as_mut() {
                 Some(s) => {
                     s.push(line(ctx, event));
                     // A backlog arrives in a burst: redraw a few times a second, not per event.

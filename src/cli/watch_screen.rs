@@ -14,16 +14,16 @@ const RECENT: usize = 15;
 /// Names listed per state on the live screen before "and N more".
 const NAMES: usize = 12;
 /// The live screen's refresh: at most this often on events, and this often when idle.
-pub const REDRAW: Duration = Duration::from_millis(500);
+pub(crate) const REDRAW: Duration = Duration::from_millis(500);
 
-pub struct Screen {
+pub(crate) struct Screen {
     viewer: Viewer,
     recent: VecDeque<String>,
     pub drawn: Instant,
 }
 
 impl Screen {
-    pub fn new(viewer: Viewer) -> Screen {
+    pub(crate) fn new(viewer: Viewer) -> Screen {
         Screen {
             viewer,
             recent: VecDeque::new(),
@@ -31,14 +31,14 @@ impl Screen {
         }
     }
 
-    pub fn push(&mut self, line: String) {
+    pub(crate) fn push(&mut self, line: String) {
         if self.recent.len() == RECENT {
             self.recent.pop_front();
         }
         self.recent.push_back(line);
     }
 
-    pub fn draw(&mut self, ctx: &Ctx, dept: &str) -> Result<()> {
+    pub(crate) fn draw(&mut self, ctx: &Ctx, dept: &str) -> Result<()> {
         let date = ctx.today();
         let view = self.viewer.department_view(&ctx.cfg, dept, date, 3 * NAMES)?;
         let (s, names) = (&view.summary, &view.names);

@@ -15,13 +15,14 @@ use settable::Raw;
 // The rules are the domain's; the configuration only fills them in (so the domain never
 // reaches up into the edge). Re-exported because `Config` carries one.
 pub use crate::domain::policy::Policy;
-pub use settable::MAX_BATCH_ROWS;
-pub use urls::{database_of, redis_cluster_seeds, REDIS_CLUSTER_SCHEME};
+pub(crate) use settable::MAX_BATCH_ROWS;
+pub use urls::redis_cluster_seeds;
+pub(crate) use urls::{database_of, REDIS_CLUSTER_SCHEME};
 
-pub const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:6379/";
-pub const DEFAULT_MYSQL_URL: &str = "mysql://root@127.0.0.1:3306/attendance";
-pub const DEFAULT_AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
-pub const DEFAULT_NAMESPACE: &str = "att";
+pub(crate) const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:6379/";
+pub(crate) const DEFAULT_MYSQL_URL: &str = "mysql://root@127.0.0.1:3306/attendance";
+pub(crate) const DEFAULT_AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+pub(crate) const DEFAULT_NAMESPACE: &str = "att";
 
 /// Values given on the command line or in the environment (clap reads both); `None` = not given.
 #[derive(Debug, Default, Clone)]

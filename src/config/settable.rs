@@ -10,7 +10,7 @@ use super::{parse_tz, Config, QueueType};
 use crate::error::{redact, Error};
 
 /// A value as a layer gives it: typed by TOML, or text from the environment.
-pub enum Raw {
+pub(crate) enum Raw {
     Toml(toml::Value),
     Env(String),
 }
@@ -80,7 +80,7 @@ impl Raw {
 }
 
 /// One key: where it lands in [`Config`], refusing a value out of its bounds.
-pub struct Key {
+pub(crate) struct Key {
     /// `section.key` as in the file; a top-level key has no section.
     pub name: &'static str,
     set: fn(&mut Config, &Raw) -> Result<(), String>,
@@ -88,12 +88,12 @@ pub struct Key {
 
 impl Key {
     /// The environment variable: `ATTENDANCE_` and the name, dots as underscores, upper case.
-    pub fn env_var(&self) -> String {
+    pub(crate) fn env_var(&self) -> String {
         format!("ATTENDANCE_{}", self.name.replace('.', "_").to_uppercase())
     }
 
     /// Set the key from `raw`; `origin` names where the value came from in the error.
-    pub fn apply(&self, cfg: &mut Config, raw: &Raw, origin: &str) -> Result<(), Error> {
+    pub(crate) fn apply(&self, cfg: &mut Config, raw: &Raw, origin: &str) -> Result<(), Error> {
         (self.set)(cfg, raw).map_err(|expected| {
             Error::input(format!(
                 "config: {}{origin}: invalid value '{}' ({expected})",
@@ -164,7 +164,7 @@ const IO_MS: std::ops::RangeInclusive<u32> = 1..=600_000;
 /// The most rows settle may put in one multi-row upsert: more would pass MySQL's 65,535
 /// placeholders at 9 columns a row. `mysql::attendance` asserts, at compile time, that this is
 /// its own `MAX_ROWS_PER_STATEMENT`, so a new column cannot leave the bound stale.
-pub const MAX_BATCH_ROWS: usize = 65_535 / 9;
+pub(crate) const MAX_BATCH_ROWS: usize = 65_535 / 9;
 
 const MAX_BATCH: u32 = MAX_BATCH_ROWS as u32;
 
@@ -176,7 +176,7 @@ fn size(v: &Raw, ok: std::ops::RangeInclusive<u32>) -> Result<usize, String> {
 /// Every key. Add a key here and it is settable from the file and the environment and
 /// checked; list it in docs/configuration.md too.
 #[rustfmt::skip]
-pub const KEYS: &[Key] = &[
+pub(crate) const KEYS: &[Key] = &[
     Key { name: "redis_url", set: |c, v| put(&mut c.redis_url, v.text()) },
     Key { name: "mysql_url", set: |c, v| put(&mut c.mysql_url, v.text()) },
     Key { name: "report_mysql_url", set: |c, v| put(&mut c.report_mysql_url, v.text().map(Some)) },
@@ -229,6 +229,6 @@ pub const KEYS: &[Key] = &[
 ];
 
 /// The key of this name.
-pub fn find(name: &str) -> Option<&'static Key> {
+pub(crate) fn find(name: &str) -> Option<&'static Key> {
     KEYS.iter().find(|k| k.name == name)
 }

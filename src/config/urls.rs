@@ -3,7 +3,7 @@
 //! store; the stores read the same functions when they connect.
 
 /// The database named in a MySQL URL.
-pub fn database_of(url: &str) -> Option<String> {
+pub(crate) fn database_of(url: &str) -> Option<String> {
     let after = url.split("://").nth(1)?;
     let path = after.split_once('/')?.1;
     let name = path.split('?').next()?;
@@ -12,7 +12,7 @@ pub fn database_of(url: &str) -> Option<String> {
 }
 
 /// The scheme of a cluster URL: `redis+cluster://[user:password@]host:port,host:port[/]`.
-pub const REDIS_CLUSTER_SCHEME: &str = "redis+cluster";
+pub(crate) const REDIS_CLUSTER_SCHEME: &str = "redis+cluster";
 
 /// The seed nodes a cluster URL names, each as a plain `redis://` URL carrying the same
 /// credentials; `None` for anything else (a single node's URL, or a malformed list).

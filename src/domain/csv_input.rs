@@ -7,7 +7,12 @@ use crate::error::Error;
 
 /// Open a CSV reader: a header line, fields trimmed, rows of varying length reported per row.
 /// The header must be `required`, optionally followed by the first columns of `optional`.
-pub fn open<R: Read>(reader: R, what: &str, required: &[&str], optional: &[&str]) -> Result<csv::Reader<R>, Error> {
+pub(crate) fn open<R: Read>(
+    reader: R,
+    what: &str,
+    required: &[&str],
+    optional: &[&str],
+) -> Result<csv::Reader<R>, Error> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
 /// The years a date may have.
-pub const YEARS: std::ops::RangeInclusive<i32> = 1000..=9999;
+pub(crate) const YEARS: std::ops::RangeInclusive<i32> = 1000..=9999;
 
 fn in_range(year: i32) -> Result<(), String> {
     if YEARS.contains(&year) {
@@ -18,19 +18,19 @@ fn in_range(year: i32) -> Result<(), String> {
 
 /// A day, `YYYY-MM-DD`. The error says what was expected, not the value: clap puts it after
 /// `invalid value '...' for '--date'`, a CSV reader after the line and field.
-pub fn parse_day(s: &str) -> Result<NaiveDate, String> {
+pub(crate) fn parse_day(s: &str) -> Result<NaiveDate, String> {
     let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|_| "expected YYYY-MM-DD".to_string())?;
     in_range(d.year())?;
     Ok(d)
 }
 
 /// A month, `YYYY-MM`, as its first day.
-pub fn parse_month(s: &str) -> Result<NaiveDate, String> {
+pub(crate) fn parse_month(s: &str) -> Result<NaiveDate, String> {
     parse_day(&format!("{s}-01")).map_err(|e| e.replace("YYYY-MM-DD", "YYYY-MM"))
 }
 
 /// An instant, RFC 3339 with an offset, such as `2026-11-30T08:55:00+01:00`.
-pub fn parse_instant(s: &str) -> Result<DateTime<Utc>, String> {
+pub(crate) fn parse_instant(s: &str) -> Result<DateTime<Utc>, String> {
     let t = DateTime::parse_from_rfc3339(s)
         .map_err(|_| "expected RFC 3339, such as 2026-11-30T08:55:00+01:00".to_string())?;
     // The day a punch is filed under is in the company's zone, up to a day either side of

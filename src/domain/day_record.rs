@@ -9,7 +9,7 @@
 use crate::domain::event::Kind;
 
 /// Tokens kept per employee and day; further distinct punches are counted but not stored.
-pub const MAX_TOKENS: usize = 24;
+pub(crate) const MAX_TOKENS: usize = 24;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DayRecord {

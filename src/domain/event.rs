@@ -81,7 +81,7 @@ impl Event {
 }
 
 /// `<department id>.<kind>`; department ids hold no dots, so a topic binding `D042.*` takes a department.
-pub fn routing_key(dept: &str, kind: Kind) -> String {
+pub(crate) fn routing_key(dept: &str, kind: Kind) -> String {
     format!("{dept}.{}", kind.as_str())
 }
 
@@ -110,7 +110,7 @@ const RECORD_FIELDS: usize = 12;
 
 /// What Rust knows of a punch's event before the board decides its kind.
 #[derive(Debug, Clone, Copy)]
-pub struct RecordFields<'a> {
+pub(crate) struct RecordFields<'a> {
     pub employee_id: &'a str,
     pub employee_name: &'a str,
     pub department_id: &'a str,
@@ -124,7 +124,7 @@ pub struct RecordFields<'a> {
 }
 
 /// The record up to its last field, which the punch script appends (`<i|o><1|0>`).
-pub fn record_prefix(f: &RecordFields) -> String {
+pub(crate) fn record_prefix(f: &RecordFields) -> String {
     format!(
         "{RECORD_V1}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t",
         f.employee_id,

@@ -7,15 +7,15 @@
 //! May import: `domain` and `error` (for its error type) only: no store, no `config`, no
 //! operation. Everything above reads it. `tests/architecture.rs` checks this.
 
-pub mod csv_input;
-pub mod dates;
-pub mod day_record;
-pub mod event;
-pub mod policy;
-pub mod punch_file;
-pub mod roster;
-pub mod sample_day;
-pub mod summary;
-pub mod table;
-pub mod workdays;
-pub mod xlsx;
+pub(crate) mod csv_input;
+pub(crate) mod dates;
+pub(crate) mod day_record;
+pub(crate) mod event;
+pub(crate) mod policy;
+pub(crate) mod punch_file;
+pub(crate) mod roster;
+pub(crate) mod sample_day;
+pub(crate) mod summary;
+pub(crate) mod table;
+pub(crate) mod workdays;
+pub(crate) mod xlsx;

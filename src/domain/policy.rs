@@ -86,19 +86,19 @@ fn minutes_up(secs: i64) -> u32 {
 }
 
 /// Late minutes of a check-in `secs` into `date`: counted from the deadline, once past the grace.
-pub fn late_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32 {
+pub(crate) fn late_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32 {
     DayClock::new(policy, tz, date).late_minutes(secs)
 }
 
 /// Early minutes of a check-out `secs` into `date`: counted to the end of day, once past the grace.
-pub fn early_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32 {
+pub(crate) fn early_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32 {
     DayClock::new(policy, tz, date).early_minutes(secs)
 }
 
 /// One work day's clock: where the day starts and where its deadlines fall, worked out once so
 /// that a bulk check-in does not redo the time-zone arithmetic for every punch.
 #[derive(Debug, Clone, Copy)]
-pub struct DayClock {
+pub(crate) struct DayClock {
     pub date: NaiveDate,
     pub start: DateTime<Utc>,
     deadline: i64,
@@ -107,7 +107,7 @@ pub struct DayClock {
 }
 
 impl DayClock {
-    pub fn new(policy: &Policy, tz: Tz, date: NaiveDate) -> DayClock {
+    pub(crate) fn new(policy: &Policy, tz: Tz, date: NaiveDate) -> DayClock {
         DayClock {
             date,
             start: day_start(tz, date),
@@ -118,7 +118,7 @@ impl DayClock {
     }
 
     /// The facts of a punch at `at`, which must fall on this clock's date.
-    pub fn facts(&self, at: DateTime<Utc>) -> PunchFacts {
+    pub(crate) fn facts(&self, at: DateTime<Utc>) -> PunchFacts {
         let secs = (at - self.start).num_seconds();
         PunchFacts {
             work_date: self.date,
@@ -148,12 +148,12 @@ impl DayClock {
 }
 
 /// The company-local date of an instant.
-pub fn work_date(tz: Tz, at: DateTime<Utc>) -> NaiveDate {
+pub(crate) fn work_date(tz: Tz, at: DateTime<Utc>) -> NaiveDate {
     at.with_timezone(&tz).date_naive()
 }
 
 /// Classify a punch at `at` under the policy, in the company's zone.
-pub fn classify(policy: &Policy, tz: Tz, at: DateTime<Utc>) -> PunchFacts {
+pub(crate) fn classify(policy: &Policy, tz: Tz, at: DateTime<Utc>) -> PunchFacts {
     DayClock::new(policy, tz, work_date(tz, at)).facts(at)
 }
 
@@ -202,7 +202,7 @@ impl PunchWindow {
 }
 
 /// The instant `secs` into `date`, in the company's zone (for display and for MySQL).
-pub fn instant(tz: Tz, date: NaiveDate, secs: i64) -> DateTime<Tz> {
+pub(crate) fn instant(tz: Tz, date: NaiveDate, secs: i64) -> DateTime<Tz> {
     (day_start(tz, date) + Duration::seconds(secs)).with_timezone(&tz)
 }
 
@@ -274,7 +274,7 @@ pub struct DayOutcome {
 
 /// The status of a day from its first check-in and last check-out (seconds into the day).
 /// Punches win over leave: someone on leave who came in anyway is counted as they came.
-pub fn day_outcome(
+pub(crate) fn day_outcome(
     policy: &Policy,
     tz: Tz,
     date: NaiveDate,
@@ -289,7 +289,13 @@ pub fn day_outcome(
 impl DayClock {
     /// [`day_outcome`] on this clock's date, without the time-zone arithmetic: settle asks it
     /// once per employee.
-    pub fn outcome(&self, workday: bool, on_leave: bool, first_in: Option<i64>, last_out: Option<i64>) -> DayOutcome {
+    pub(crate) fn outcome(
+        &self,
+        workday: bool,
+        on_leave: bool,
+        first_in: Option<i64>,
+        last_out: Option<i64>,
+    ) -> DayOutcome {
         let plain = |status| DayOutcome {
             status,
             late_minutes: 0,

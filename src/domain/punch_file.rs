@@ -85,7 +85,7 @@ fn parse_row(rec: &csv::StringRecord, window: &PunchWindow) -> Result<Parsed, St
 
 /// What a bulk check-in did.
 #[derive(Debug, Default, Serialize)]
-pub struct BulkReport {
+pub(crate) struct BulkReport {
     pub rows: usize,
     /// Punches that moved someone's first check-in or last check-out.
     pub recorded: usize,
@@ -101,9 +101,6 @@ pub struct BulkReport {
     /// The failure itself, for the exit code.
     #[serde(skip)]
     pub failure: Option<anyhow::Error>,
-    /// Departments whose outbox got events.
-    #[serde(skip)]
-    pub departments: Vec<String>,
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::error::Error;
 
-pub const HEADER: [&str; 5] = ["employee_id", "name", "department_id", "department_name", "role"];
+pub(crate) const HEADER: [&str; 5] = ["employee_id", "name", "department_id", "department_name", "role"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -75,12 +75,12 @@ pub struct RosterRow {
 }
 
 /// An id of letters, digits, '-' and '_', 1 to 32 characters (employees and departments).
-pub fn valid_id(s: &str) -> bool {
+pub(crate) fn valid_id(s: &str) -> bool {
     !s.is_empty() && s.len() <= 32 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// Check an id given on the command line: a usage error if malformed.
-pub fn check_id(what: &str, s: &str) -> Result<(), Error> {
+pub(crate) fn check_id(what: &str, s: &str) -> Result<(), Error> {
     if valid_id(s) {
         Ok(())
     } else {
@@ -230,7 +230,7 @@ const UNITS: [&str; 12] = [
 
 /// Department sizes that sum to `employees`: uneven (a few big departments, many small ones),
 /// each at least 1 (its supervisor). Deterministic for a seed.
-pub fn department_sizes(employees: u32, departments: u32, seed: u64) -> Vec<u32> {
+pub(crate) fn department_sizes(employees: u32, departments: u32, seed: u64) -> Vec<u32> {
     let departments = departments.clamp(1, employees.max(1));
     let mut rng = StdRng::seed_from_u64(seed);
     // Log-normal-ish weights: exp of a sum of uniforms.

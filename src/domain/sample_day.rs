@@ -19,7 +19,7 @@ pub enum Phase {
 
 /// Shares of the day, in percent.
 #[derive(Debug, Clone, Copy)]
-pub struct Mix {
+pub(crate) struct Mix {
     pub absent_pct: f64,
     pub late_pct: f64,
     pub early_pct: f64,
@@ -36,7 +36,7 @@ impl Default for Mix {
 }
 
 /// Write `employee_id,kind,at,source` rows for `ids` on `date` in `tz`; returns the row count.
-pub fn write_punches(
+pub(crate) fn write_punches(
     mut w: impl Write,
     ids: &[String],
     date: NaiveDate,

@@ -11,7 +11,7 @@ use crate::domain::policy::{self, Policy};
 
 /// Employee ids by state, each list sorted.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub on_time: Vec<String>,
     pub late: Vec<String>,
     pub not_in: Vec<String>,
@@ -20,7 +20,7 @@ pub struct Summary {
     pub early: Vec<String>,
 }
 
-pub fn summarize(board: &HashMap<String, DayRecord>, p: &Policy, tz: Tz, date: NaiveDate) -> Summary {
+pub(crate) fn summarize(board: &HashMap<String, DayRecord>, p: &Policy, tz: Tz, date: NaiveDate) -> Summary {
     let mut s = Summary::default();
     for (id, rec) in board {
         let id = id.clone();

@@ -36,7 +36,7 @@ impl std::str::FromStr for Format {
 /// One cell: text, a count, a day, a time of day, a local date and time, or nothing. Days and times print as
 /// text everywhere but in a workbook, where they are real dates and times.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
+pub(crate) enum Cell {
     Text(String),
     Int(i64),
     Date(NaiveDate),
@@ -46,15 +46,11 @@ pub enum Cell {
 }
 
 impl Cell {
-    pub fn text(s: impl Into<String>) -> Cell {
+    pub(crate) fn text(s: impl Into<String>) -> Cell {
         Cell::Text(s.into())
     }
 
-    pub fn opt(s: Option<String>) -> Cell {
-        s.map_or(Cell::Null, Cell::Text)
-    }
-
-    pub fn plain(&self) -> String {
+    pub(crate) fn plain(&self) -> String {
         match self {
             Cell::Text(s) => s.clone(),
             Cell::Int(n) => n.to_string(),
@@ -83,26 +79,26 @@ impl From<u64> for Cell {
 
 /// A report: named columns and rows of cells (a totals row, if any, is the last row).
 #[derive(Debug, Clone, Default)]
-pub struct Table {
+pub(crate) struct Table {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Cell>>,
 }
 
 impl Table {
-    pub fn new(columns: &[&str]) -> Table {
+    pub(crate) fn new(columns: &[&str]) -> Table {
         Table {
             columns: columns.iter().map(|c| c.to_string()).collect(),
             rows: Vec::new(),
         }
     }
 
-    pub fn push(&mut self, row: Vec<Cell>) {
+    pub(crate) fn push(&mut self, row: Vec<Cell>) {
         debug_assert_eq!(row.len(), self.columns.len());
         self.rows.push(row);
     }
 
     /// A person's view.
-    pub fn to_table(&self) -> String {
+    pub(crate) fn to_table(&self) -> String {
         let mut t = comfy_table::Table::new();
         t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
         t.set_header(self.columns.clone());
@@ -113,7 +109,7 @@ impl Table {
     }
 
     /// CSV with a header line; empty cells for nothing.
-    pub fn to_csv(&self) -> anyhow::Result<String> {
+    pub(crate) fn to_csv(&self) -> anyhow::Result<String> {
         let mut w = csv::Writer::from_writer(Vec::new());
         w.write_record(&self.columns)?;
         for r in &self.rows {
@@ -123,7 +119,7 @@ impl Table {
     }
 
     /// An array of objects; counts are numbers, nothing is null.
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let rows: Vec<Value> = self
             .rows
             .iter()
@@ -136,7 +132,7 @@ impl Table {
     }
 
     /// Render as `table`, `csv` or `json`.
-    pub fn render(&self, format: Format) -> anyhow::Result<String> {
+    pub(crate) fn render(&self, format: Format) -> anyhow::Result<String> {
         match format {
             Format::Csv => self.to_csv(),
             Format::Json => Ok(self.to_json()),

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::domain::policy::{is_policy_workday, Policy};
 use crate::error::Error;
 
-pub const HEADER: [&str; 3] = ["date", "kind", "note"];
+pub(crate) const HEADER: [&str; 3] = ["date", "kind", "note"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -39,17 +39,17 @@ impl DayKind {
 
 /// One calendar entry: an override of the policy's week.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub date: NaiveDate,
     pub kind: DayKind,
     pub note: String,
 }
 
 /// Calendar entries by date.
-pub type Overrides = BTreeMap<NaiveDate, Entry>;
+pub(crate) type Overrides = BTreeMap<NaiveDate, Entry>;
 
 /// Whether `date` is a work day: its calendar entry if any, else the policy's week.
-pub fn is_workday(policy: &Policy, overrides: &Overrides, date: NaiveDate) -> bool {
+pub(crate) fn is_workday(policy: &Policy, overrides: &Overrides, date: NaiveDate) -> bool {
     match overrides.get(&date) {
         Some(e) => e.kind == DayKind::Workday,
         None => is_policy_workday(policy, date),
@@ -58,7 +58,7 @@ pub fn is_workday(policy: &Policy, overrides: &Overrides, date: NaiveDate) -> bo
 
 /// The first work day after `date`, looking at most a year ahead (the policy has at least
 /// one work day a week, so only a calendar full of holidays finds none).
-pub fn next_workday(policy: &Policy, overrides: &Overrides, date: NaiveDate) -> Option<NaiveDate> {
+pub(crate) fn next_workday(policy: &Policy, overrides: &Overrides, date: NaiveDate) -> Option<NaiveDate> {
     date.iter_days()
         .skip(1)
         .take(366)
@@ -67,7 +67,7 @@ pub fn next_workday(policy: &Policy, overrides: &Overrides, date: NaiveDate) -> 
 
 /// Parse a calendar file (`date,kind,note`, note optional). Any bad line rejects the file,
 /// and the error lists every bad line.
-pub fn parse_csv(reader: impl Read) -> Result<Vec<Entry>, Error> {
+pub(crate) fn parse_csv(reader: impl Read) -> Result<Vec<Entry>, Error> {
     let mut rdr = crate::domain::csv_input::open(reader, "calendar", &HEADER[..2], &HEADER[2..])?;
     let mut entries: BTreeMap<NaiveDate, (u64, Entry)> = BTreeMap::new();
     let mut bad = Vec::new();
@@ -113,7 +113,7 @@ fn parse_record(rec: &csv::StringRecord) -> Result<Entry, String> {
 }
 
 /// A note fits its column (200 characters).
-pub fn check_note(note: &str) -> Result<(), String> {
+pub(crate) fn check_note(note: &str) -> Result<(), String> {
     if note.chars().count() > 200 {
         return Err("note longer than 200 characters".into());
     }

@@ -81,7 +81,7 @@ fn add_sheet(wb: &mut Workbook, title: &str, table: &Table, f: &Formats) -> Resu
 }
 
 /// A workbook of the given reports, one sheet each, as the bytes of an `.xlsx` file.
-pub fn workbook(sheets: &[(&str, &Table)]) -> Result<Vec<u8>> {
+pub(crate) fn workbook(sheets: &[(&str, &Table)]) -> Result<Vec<u8>> {
     let mut wb = Workbook::new();
     let f = Formats::new();
     for (title, table) in sheets {

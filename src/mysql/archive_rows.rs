@@ -9,7 +9,7 @@ use mysql::{Transaction, TxOpts, Value};
 
 /// What one archive holds, in the order it is read and written. Each entry: the file stem
 /// and the query of the days before the date (`{before}` is replaced by the quoted date).
-pub const TABLES: [(&str, &str); 4] = [
+pub(crate) const TABLES: [(&str, &str); 4] = [
     (
         "attendance",
         "SELECT * FROM attendance WHERE work_date < {before} ORDER BY work_date, employee_id",
@@ -49,7 +49,7 @@ fn with_date(sql: &str, before: NaiveDate) -> String {
 /// The transaction an archive reads in. To delete, every row read is locked (FOR UPDATE),
 /// so that what is deleted is exactly what was written to the files, and a correction or a
 /// settle of those days waits for the commit. To only read, a consistent snapshot.
-pub fn begin(conn: &mut mysql::PooledConn, for_delete: bool) -> Result<Transaction<'_>> {
+pub(crate) fn begin(conn: &mut mysql::PooledConn, for_delete: bool) -> Result<Transaction<'_>> {
     let opts = if for_delete {
         TxOpts::default()
     } else {
@@ -70,7 +70,7 @@ fn text(v: &Value) -> String {
 }
 
 /// Stream the rows of one of [`TABLES`] to `row` (first the column names); returns the rows.
-pub fn export(
+pub(crate) fn export(
     tx: &mut Transaction<'_>,
     query: &str,
     before: NaiveDate,
@@ -101,7 +101,7 @@ pub fn export(
 }
 
 /// Delete the archived days; returns the rows deleted per table, in [`TABLES`]' names.
-pub fn delete(tx: &mut Transaction<'_>, before: NaiveDate) -> Result<Vec<(&'static str, u64)>> {
+pub(crate) fn delete(tx: &mut Transaction<'_>, before: NaiveDate) -> Result<Vec<(&'static str, u64)>> {
     let mut deleted = Vec::new();
     for (table, sql) in DELETES {
         tx.query_drop(with_date(sql, before))?;

@@ -16,7 +16,7 @@ use crate::domain::policy::{DayOutcome, DayStatus};
 use crate::error::Error;
 
 /// One punch of the history, as an instant.
-pub type Stamp = (DateTime<Utc>, Kind);
+pub(crate) type Stamp = (DateTime<Utc>, Kind);
 
 /// One employee's settled day, ready for MySQL.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub struct DayRow {
 }
 
 /// The stored punch history: `in@2026-11-27T07:55:00Z,out@...`, oldest first.
-pub fn encode_log(punches: &[Stamp]) -> String {
+pub(crate) fn encode_log(punches: &[Stamp]) -> String {
     let mut out = String::with_capacity(punches.len() * 24);
     push_log(&mut out, punches);
     out
@@ -74,7 +74,7 @@ fn push_datetime(out: &mut String, t: NaiveDateTime, sep: char) {
 }
 
 /// Read a stored punch history back. `None` if any token is unreadable.
-pub fn parse_log(s: &str) -> Option<Vec<Stamp>> {
+pub(crate) fn parse_log(s: &str) -> Option<Vec<Stamp>> {
     s.split(',')
         .filter(|t| !t.is_empty())
         .map(|tok| {
@@ -86,10 +86,10 @@ pub fn parse_log(s: &str) -> Option<Vec<Stamp>> {
 }
 
 /// Columns of one upserted row.
-pub const COLS: usize = 9;
+pub(crate) const COLS: usize = 9;
 
 /// The most rows one statement may carry: MySQL takes at most 65,535 placeholders.
-pub const MAX_ROWS_PER_STATEMENT: usize = 65_535 / COLS;
+pub(crate) const MAX_ROWS_PER_STATEMENT: usize = 65_535 / COLS;
 
 // The configuration bounds `settle.batch_size` by its own copy of this figure (it imports no
 // store); a column added here must move that bound too.
@@ -128,7 +128,7 @@ fn push_params(params: &mut Vec<Value>, date: NaiveDate, r: &DayRow) {
 }
 
 /// Upsert rows in one multi-row statement (at most [`MAX_ROWS_PER_STATEMENT`]).
-pub fn upsert(conn: &mut impl Queryable, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<()> {
+pub(crate) fn upsert(conn: &mut impl Queryable, date: NaiveDate, rows: &[DayRow]) -> mysql::Result<()> {
     let mut params = Vec::with_capacity(rows.len() * COLS);
     for r in rows {
         push_params(&mut params, date, r);
@@ -265,26 +265,19 @@ pub fn unknown_employees<'a>(
     Ok(unknown)
 }
 
-/// The punch histories already stored for a day: employee id -> history.
-pub fn stored_punches(conn: &mut impl Queryable, date: NaiveDate) -> Result<HashMap<String, String>> {
-    Ok(conn
-        .exec(
-            "SELECT employee_id, punches FROM attendance WHERE work_date = ?",
-            (date,),
-        )?
-        .into_iter()
-        .collect())
-}
-
 /// Whether any row is stored for a day (a first run of the day has none to merge with).
-pub fn any_rows(conn: &mut impl Queryable, date: NaiveDate) -> Result<bool> {
+pub(crate) fn any_rows(conn: &mut impl Queryable, date: NaiveDate) -> Result<bool> {
     Ok(conn
         .exec_first::<u8, _, _>("SELECT 1 FROM attendance WHERE work_date = ? LIMIT 1", (date,))?
         .is_some())
 }
 
 /// The punch histories stored for a day of these employees: employee id -> history.
-pub fn stored_punches_of(conn: &mut impl Queryable, date: NaiveDate, ids: &[&str]) -> Result<HashMap<String, String>> {
+pub(crate) fn stored_punches_of(
+    conn: &mut impl Queryable,
+    date: NaiveDate,
+    ids: &[&str],
+) -> Result<HashMap<String, String>> {
     let mut out = HashMap::with_capacity(ids.len());
     for chunk in ids.chunks(2_000) {
         let sql = format!(
@@ -301,7 +294,7 @@ pub fn stored_punches_of(conn: &mut impl Queryable, date: NaiveDate, ids: &[&str
 
 /// The departments that already have rows for a day: their punches are safe in MySQL even
 /// with no board left in Redis (a settled day, or a settle killed while deleting boards).
-pub fn departments_with_rows(conn: &mut impl Queryable, date: NaiveDate) -> Result<Vec<String>> {
+pub(crate) fn departments_with_rows(conn: &mut impl Queryable, date: NaiveDate) -> Result<Vec<String>> {
     Ok(conn.exec(
         "SELECT DISTINCT department_id FROM attendance WHERE work_date = ?",
         (date,),
@@ -309,7 +302,7 @@ pub fn departments_with_rows(conn: &mut impl Queryable, date: NaiveDate) -> Resu
 }
 
 /// Rows by status for a day, as they stand in MySQL (corrections included).
-pub fn counts(conn: &mut impl Queryable, date: NaiveDate) -> Result<BTreeMap<String, u64>> {
+pub(crate) fn counts(conn: &mut impl Queryable, date: NaiveDate) -> Result<BTreeMap<String, u64>> {
     Ok(conn
         .exec(
             "SELECT CAST(status AS CHAR), COUNT(*) FROM attendance WHERE work_date = ? GROUP BY status",
@@ -357,7 +350,7 @@ pub fn stored_from_row(r: mysql::Row) -> Result<Stored, Error> {
 }
 
 /// One employee's row for a day, if settled.
-pub fn row(conn: &mut impl Queryable, date: NaiveDate, employee: &str) -> Result<Option<Stored>> {
+pub(crate) fn row(conn: &mut impl Queryable, date: NaiveDate, employee: &str) -> Result<Option<Stored>> {
     let r: Option<mysql::Row> = conn.exec_first(
         format!("{SELECT_STORED} WHERE work_date = ? AND employee_id = ?"),
         (date, employee),

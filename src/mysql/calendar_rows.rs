@@ -11,7 +11,7 @@ use crate::domain::workdays::{DayKind, Entry, Overrides};
 use crate::error::Error;
 
 /// Set the entries, all in one transaction: a file lands whole or not at all.
-pub fn upsert(pool: &Db, entries: &[Entry]) -> Result<()> {
+pub(crate) fn upsert(pool: &Db, entries: &[Entry]) -> Result<()> {
     let mut conn = pool.get_conn()?;
     let mut tx = conn.start_transaction(TxOpts::default())?;
     for chunk in entries.chunks(1_000) {
@@ -31,7 +31,7 @@ pub fn upsert(pool: &Db, entries: &[Entry]) -> Result<()> {
 }
 
 /// The entries between two dates, both included.
-pub fn overrides(conn: &mut impl Queryable, from: NaiveDate, to: NaiveDate) -> Result<Overrides> {
+pub(crate) fn overrides(conn: &mut impl Queryable, from: NaiveDate, to: NaiveDate) -> Result<Overrides> {
     let rows: Vec<(NaiveDate, String, String)> = conn.exec(
         "SELECT day, kind, note FROM calendar_days WHERE day BETWEEN ? AND ? ORDER BY day",
         (from, to),

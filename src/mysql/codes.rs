@@ -4,38 +4,38 @@
 //! itself (a constraint, a bad value), which no retry changes.
 
 /// ER_DISK_FULL: the disk is full; space may come back.
-pub const DISK_FULL: u16 = 1021;
+pub(crate) const DISK_FULL: u16 = 1021;
 /// ER_CON_COUNT_ERROR: too many connections; others will close.
-pub const TOO_MANY_CONNECTIONS: u16 = 1040;
+pub(crate) const TOO_MANY_CONNECTIONS: u16 = 1040;
 /// ER_OUT_OF_RESOURCES: out of memory.
-pub const OUT_OF_RESOURCES: u16 = 1041;
+pub(crate) const OUT_OF_RESOURCES: u16 = 1041;
 /// ER_DBACCESS_DENIED_ERROR: the account may not use the database.
-pub const DATABASE_ACCESS_DENIED: u16 = 1044;
+pub(crate) const DATABASE_ACCESS_DENIED: u16 = 1044;
 /// ER_BAD_DB_ERROR: the database does not exist (`attendance migrate` creates it).
-pub const UNKNOWN_DATABASE: u16 = 1049;
+pub(crate) const UNKNOWN_DATABASE: u16 = 1049;
 /// ER_SERVER_SHUTDOWN: the server is shutting down.
-pub const SERVER_SHUTDOWN: u16 = 1053;
+pub(crate) const SERVER_SHUTDOWN: u16 = 1053;
 /// ER_TABLEACCESS_DENIED_ERROR: the account lacks a privilege on a table.
-pub const TABLE_ACCESS_DENIED: u16 = 1142;
+pub(crate) const TABLE_ACCESS_DENIED: u16 = 1142;
 /// ER_COLUMNACCESS_DENIED_ERROR: the account lacks a privilege on a column.
-pub const COLUMN_ACCESS_DENIED: u16 = 1143;
+pub(crate) const COLUMN_ACCESS_DENIED: u16 = 1143;
 /// ER_LOCK_WAIT_TIMEOUT: another transaction held a row lock too long.
-pub const LOCK_WAIT_TIMEOUT: u16 = 1205;
+pub(crate) const LOCK_WAIT_TIMEOUT: u16 = 1205;
 /// ER_LOCK_DEADLOCK: chosen as a deadlock's victim; the transaction was rolled back.
-pub const DEADLOCK: u16 = 1213;
+pub(crate) const DEADLOCK: u16 = 1213;
 /// ER_SPECIFIC_ACCESS_DENIED_ERROR: the statement needs a global privilege (SUPER, ...).
-pub const STATEMENT_DENIED: u16 = 1227;
+pub(crate) const STATEMENT_DENIED: u16 = 1227;
 /// ER_OPTION_PREVENTS_STATEMENT: the server runs read-only (a fail-over in progress, say).
-pub const READ_ONLY: u16 = 1290;
+pub(crate) const READ_ONLY: u16 = 1290;
 /// ER_PROCACCESS_DENIED_ERROR: the account may not run or alter a routine.
-pub const ROUTINE_ACCESS_DENIED: u16 = 1370;
+pub(crate) const ROUTINE_ACCESS_DENIED: u16 = 1370;
 /// ER_CONNECTION_KILLED (MariaDB): the connection was killed.
-pub const CONNECTION_KILLED: u16 = 1927;
+pub(crate) const CONNECTION_KILLED: u16 = 1927;
 
 /// Codes that say "try again", not "this row is wrong": lock wait, deadlock, too many
 /// connections, shutdown, connection killed, read-only or out of resources. (A server that has
 /// gone away is no code at all but an I/O error, which is retried too.)
-pub const TRANSIENT: [u16; 8] = [
+pub(crate) const TRANSIENT: [u16; 8] = [
     LOCK_WAIT_TIMEOUT,
     DEADLOCK,
     TOO_MANY_CONNECTIONS,
@@ -48,7 +48,7 @@ pub const TRANSIENT: [u16; 8] = [
 
 /// Codes of a refusal for want of a privilege: on the database, a table, a column, a statement
 /// or a routine. Not a failing service (retrying changes nothing) but a rule: exit 1.
-pub const DENIED: [u16; 5] = [
+pub(crate) const DENIED: [u16; 5] = [
     DATABASE_ACCESS_DENIED,
     TABLE_ACCESS_DENIED,
     COLUMN_ACCESS_DENIED,

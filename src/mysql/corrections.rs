@@ -10,7 +10,7 @@ use super::typed::Cols;
 
 /// The supervisor of an employee's department, if the employee exists: `Some(None)` when the
 /// department has none.
-pub fn supervisor_of(conn: &mut impl Queryable, employee: &str) -> Result<Option<Option<String>>> {
+pub(crate) fn supervisor_of(conn: &mut impl Queryable, employee: &str) -> Result<Option<Option<String>>> {
     let r: Option<(String, Option<String>)> = conn.exec_first(
         "SELECT e.id, s.employee_id FROM employees e \
          LEFT JOIN supervisors s ON s.department_id = e.department_id WHERE e.id = ?",
@@ -20,7 +20,7 @@ pub fn supervisor_of(conn: &mut impl Queryable, employee: &str) -> Result<Option
 }
 
 /// The settled row, locked until the transaction ends (`None`: not settled).
-pub fn lock_row(tx: &mut impl Queryable, date: NaiveDate, employee: &str) -> Result<Option<Stored>> {
+pub(crate) fn lock_row(tx: &mut impl Queryable, date: NaiveDate, employee: &str) -> Result<Option<Stored>> {
     Ok(tx
         .exec_first(
             format!(
@@ -34,7 +34,7 @@ pub fn lock_row(tx: &mut impl Queryable, date: NaiveDate, employee: &str) -> Res
 }
 
 /// Write the corrected values, marked corrected so that a later settle keeps them.
-pub fn update_row(tx: &mut impl Queryable, after: &Stored) -> Result<()> {
+pub(crate) fn update_row(tx: &mut impl Queryable, after: &Stored) -> Result<()> {
     tx.exec_drop(
         "UPDATE attendance SET status = ?, first_in = ?, last_out = ?, late_minutes = ?, \
          early_minutes = ?, corrected = TRUE WHERE work_date = ? AND employee_id = ?",
@@ -52,7 +52,7 @@ pub fn update_row(tx: &mut impl Queryable, after: &Stored) -> Result<()> {
 }
 
 /// One audit row to write.
-pub struct Audit<'a> {
+pub(crate) struct Audit<'a> {
     pub by: &'a str,
     pub os_user: &'a str,
     pub reason: &'a str,
@@ -62,7 +62,7 @@ pub struct Audit<'a> {
 
 /// Record the audit row (the MySQL account is the server's own `CURRENT_USER()`); returns its
 /// id and that account.
-pub fn record(tx: &mut mysql::Transaction, a: &Audit) -> Result<(u64, String)> {
+pub(crate) fn record(tx: &mut mysql::Transaction, a: &Audit) -> Result<(u64, String)> {
     tx.exec_drop(
         "INSERT INTO corrections (work_date, employee_id, corrected_by, os_user, db_user, corrected_at, \
          reason, old_status, new_status, old_first_in, new_first_in, old_last_out, new_last_out) \
@@ -88,7 +88,7 @@ pub fn record(tx: &mut mysql::Transaction, a: &Audit) -> Result<(u64, String)> {
 
 /// One correction as stored. Times are UTC.
 #[derive(Debug, Clone, Serialize)]
-pub struct Correction {
+pub(crate) struct Correction {
     pub id: u64,
     pub work_date: NaiveDate,
     pub employee_id: String,
@@ -106,7 +106,7 @@ pub struct Correction {
 }
 
 /// The corrections of days in `from..=to`, optionally of one employee, oldest first.
-pub fn list(
+pub(crate) fn list(
     conn: &mut impl Queryable,
     from: NaiveDate,
     to: NaiveDate,

@@ -9,7 +9,7 @@ use crate::error::{Service, StoreSays};
 use super::codes;
 
 /// What MySQL's client error `cause` says, if it is one (see [`crate::error::StoreCheck`]).
-pub fn says(cause: &(dyn std::error::Error + 'static)) -> Option<StoreSays> {
+pub(crate) fn says(cause: &(dyn std::error::Error + 'static)) -> Option<StoreSays> {
     let e = cause.downcast_ref::<mysql::Error>()?;
     Some(match denied_message(e) {
         Some(message) => StoreSays::Denied { message },
@@ -33,7 +33,7 @@ fn denied_message(e: &mysql::Error) -> Option<String> {
 
 /// Whether a MySQL error is the socket's timeout: the server accepted the connection and then
 /// did not answer within `mysql.read_timeout_ms` (or took no data within the write timeout).
-pub fn timed_out(e: &mysql::Error) -> bool {
+pub(crate) fn timed_out(e: &mysql::Error) -> bool {
     let io = match e {
         mysql::Error::IoError(io) => io,
         mysql::Error::CodecError(mysql::mysql_common::proto::codec::error::PacketCodecError::Io(io)) => io,
@@ -44,7 +44,7 @@ pub fn timed_out(e: &mysql::Error) -> bool {
 
 /// A MySQL error in words: a timeout says which setting bounded it (the raw text is
 /// "CodecError { IO error: Resource temporarily unavailable }").
-pub fn detail(e: &mysql::Error) -> String {
+pub(crate) fn detail(e: &mysql::Error) -> String {
     if timed_out(e) {
         "the server sent no reply within mysql.read_timeout_ms (or took no data within mysql.write_timeout_ms)".into()
     } else {
@@ -54,18 +54,18 @@ pub fn detail(e: &mysql::Error) -> String {
 
 /// A refusal of the data itself (a constraint, a bad value), as opposed to a failing server:
 /// a server error whose code is not [`codes::TRANSIENT`]. Retrying it changes nothing.
-pub fn is_data_error(e: &mysql::Error) -> bool {
+pub(crate) fn is_data_error(e: &mysql::Error) -> bool {
     matches!(e, mysql::Error::MySqlError(me) if !codes::TRANSIENT.contains(&me.code))
 }
 
 /// Whether the error is the server's refusal of a statement (any code), as opposed to the
 /// connection failing.
-pub fn is_server_error(e: &mysql::Error) -> bool {
+pub(crate) fn is_server_error(e: &mysql::Error) -> bool {
     matches!(e, mysql::Error::MySqlError(_))
 }
 
 /// Whether the server says the database does not exist.
-pub fn is_unknown_database(e: &mysql::Error) -> bool {
+pub(crate) fn is_unknown_database(e: &mysql::Error) -> bool {
     matches!(e, mysql::Error::MySqlError(me) if me.code == codes::UNKNOWN_DATABASE)
 }
 

@@ -13,11 +13,11 @@ use crate::config::Config;
 use crate::error::Error;
 
 /// A connection from a [`Db`]'s pool, back to the pool when dropped.
-pub type Conn = mysql::PooledConn;
+pub(crate) type Conn = mysql::PooledConn;
 
 /// A transaction on a [`Conn`]. End it with `commit()` or `rollback()`: dropping it rolls back
 /// and swallows the error.
-pub type Tx<'c> = mysql::Transaction<'c>;
+pub(crate) type Tx<'c> = mysql::Transaction<'c>;
 
 /// A pool on one database, with the configured timeouts. Cheap to share by reference across
 /// threads; each thread takes its own [`Conn`].
@@ -109,6 +109,6 @@ impl Db {
 }
 
 /// Begin a transaction on `conn`, with the server's default isolation.
-pub fn begin(conn: &mut Conn) -> Result<Tx<'_>> {
+pub(crate) fn begin(conn: &mut Conn) -> Result<Tx<'_>> {
     Ok(conn.start_transaction(mysql::TxOpts::default())?)
 }

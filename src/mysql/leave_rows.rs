@@ -13,7 +13,7 @@ use super::Db;
 
 /// One leave as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Leave {
+pub(crate) struct Leave {
     pub id: u64,
     pub employee_id: String,
     pub from: NaiveDate,
@@ -27,7 +27,7 @@ pub struct Leave {
 
 /// A leave to add.
 #[derive(Debug, Clone)]
-pub struct NewLeave<'a> {
+pub(crate) struct NewLeave<'a> {
     pub employee_id: &'a str,
     pub from: NaiveDate,
     pub to: NaiveDate,
@@ -37,7 +37,7 @@ pub struct NewLeave<'a> {
 
 /// What [`add`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Added {
+pub(crate) enum Added {
     /// A new leave, with its id.
     New(u64),
     /// The very same leave (dates and kind) was already approved: its id. Scripts rerun.
@@ -51,7 +51,7 @@ pub enum Added {
 /// Add an approved leave unless another approved one overlaps it: the rule and the insert are
 /// one transaction, which locks the employee's row so two adds for one employee cannot both
 /// pass the check.
-pub fn add(pool: &Db, l: &NewLeave) -> Result<Added> {
+pub(crate) fn add(pool: &Db, l: &NewLeave) -> Result<Added> {
     let mut conn = pool.get_conn()?;
     let mut tx = conn.start_transaction(TxOpts::default())?;
     let known: Option<String> = tx.exec_first("SELECT id FROM employees WHERE id = ? FOR UPDATE", (l.employee_id,))?;
@@ -100,7 +100,7 @@ fn leave_from_row(r: mysql::Row) -> Result<Leave> {
 }
 
 /// Leaves, newest range first, optionally of one employee, overlapping a range, approved only.
-pub fn list(
+pub(crate) fn list(
     pool: &Db,
     employee: Option<&str>,
     from: Option<NaiveDate>,
@@ -120,7 +120,7 @@ pub fn list(
 }
 
 /// Cancel a leave. `None`: no such leave; `Some(false)`: it was already cancelled.
-pub fn cancel(pool: &Db, id: u64) -> Result<Option<bool>> {
+pub(crate) fn cancel(pool: &Db, id: u64) -> Result<Option<bool>> {
     let mut conn = pool.get_conn()?;
     let status: Option<String> = conn.exec_first("SELECT status FROM leaves WHERE id = ?", (id,))?;
     match status.as_deref() {
@@ -137,7 +137,7 @@ pub fn cancel(pool: &Db, id: u64) -> Result<Option<bool>> {
 }
 
 /// The employees on approved leave on a day.
-pub fn on_leave(conn: &mut impl Queryable, date: NaiveDate) -> Result<HashSet<String>> {
+pub(crate) fn on_leave(conn: &mut impl Queryable, date: NaiveDate) -> Result<HashSet<String>> {
     Ok(conn
         .exec(
             "SELECT DISTINCT employee_id FROM leaves \

@@ -1,24 +1,25 @@
 //! MySQL: the system of record. Migrations (refinery, files in `migrations/`) and queries,
 //! one submodule per area.
 
-pub mod archive_rows;
-pub mod attendance;
-pub mod calendar_rows;
-pub mod codes;
-pub mod conn;
-pub mod corrections;
-pub mod failure;
+pub(crate) mod archive_rows;
+pub(crate) mod attendance;
+pub(crate) mod calendar_rows;
+pub(crate) mod codes;
+pub(crate) mod conn;
+pub(crate) mod corrections;
+pub(crate) mod failure;
 mod handle;
-pub mod leave_rows;
-pub mod partitions;
-pub mod report_queries;
-pub mod roster_rows;
-pub mod runs;
-pub mod server;
-pub mod typed;
-pub mod upserts;
+pub(crate) mod leave_rows;
+pub(crate) mod partitions;
+pub(crate) mod report_queries;
+pub(crate) mod roster_rows;
+pub(crate) mod runs;
+pub(crate) mod server;
+pub(crate) mod typed;
+pub(crate) mod upserts;
 
-pub use handle::{begin, Conn, Db, Retry, Tx};
+pub use handle::Db;
+pub(crate) use handle::{begin, Conn, Retry, Tx};
 
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
@@ -37,7 +38,7 @@ pub struct MigrateReport {
 }
 
 /// Create the database if missing, then apply every pending migration. Idempotent.
-pub fn migrate(cfg: &Config) -> Result<MigrateReport> {
+pub(crate) fn migrate(cfg: &Config) -> Result<MigrateReport> {
     let database = cfg.mysql_database().context("mysql_url names no database")?;
     let mut server = conn::mysql_server(cfg)?;
     let existed: Option<String> = server

@@ -13,7 +13,7 @@ use crate::error::Error;
 
 /// One partition as MariaDB reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Partition {
+pub(crate) struct Partition {
     pub name: String,
     /// `VALUES LESS THAN`; `None` = MAXVALUE.
     pub less_than: Option<NaiveDate>,
@@ -22,7 +22,7 @@ pub struct Partition {
 }
 
 /// The partitions of `attendance`, in order; empty when the table is not partitioned.
-pub fn list(conn: &mut impl Queryable) -> Result<Vec<Partition>> {
+pub(crate) fn list(conn: &mut impl Queryable) -> Result<Vec<Partition>> {
     let rows: Vec<(String, Option<String>, Option<u64>)> = conn.query(
         "SELECT PARTITION_NAME, PARTITION_DESCRIPTION, TABLE_ROWS FROM information_schema.PARTITIONS \
          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'attendance' AND PARTITION_NAME IS NOT NULL \
@@ -51,7 +51,7 @@ pub fn list(conn: &mut impl Queryable) -> Result<Vec<Partition>> {
 }
 
 /// The name of the partition with this bound.
-pub fn name_of(less_than: Option<NaiveDate>) -> String {
+pub(crate) fn name_of(less_than: Option<NaiveDate>) -> String {
     match less_than {
         Some(d) => format!("p{}", d.format("%Y%m%d")),
         None => "pmax".into(),
@@ -66,7 +66,7 @@ fn definition(less_than: Option<NaiveDate>) -> String {
 }
 
 /// The bounds that give each of `months` months from `from` (a first day) a partition.
-pub fn month_bounds(from: NaiveDate, months: u32) -> Vec<NaiveDate> {
+pub(crate) fn month_bounds(from: NaiveDate, months: u32) -> Vec<NaiveDate> {
     (0..=months)
         .filter_map(|i| from.checked_add_months(Months::new(i)))
         .collect()
@@ -76,7 +76,7 @@ pub fn month_bounds(from: NaiveDate, months: u32) -> Vec<NaiveDate> {
 /// partitioned is partitioned in one statement (a copy of the table); on a partitioned one
 /// only the partitions a new bound falls into are split (REORGANIZE), which is instant for
 /// the empty `pmax` of future months. Bounds already there: nothing to do.
-pub fn plan(existing: &[Partition], bounds: &[NaiveDate]) -> Vec<String> {
+pub(crate) fn plan(existing: &[Partition], bounds: &[NaiveDate]) -> Vec<String> {
     if existing.is_empty() {
         let mut parts: Vec<String> = bounds.iter().map(|b| definition(Some(*b))).collect();
         parts.push(definition(None));
@@ -124,7 +124,7 @@ fn foreign_keys(conn: &mut impl Queryable) -> Result<Vec<String>> {
 /// Give `attendance` a partition for each of `months` months from `from`; returns the
 /// partitions after. A foreign key still tying the table (migration V5 not applied, or one
 /// added by hand) is a refusal that names it, before any DDL.
-pub fn partition(conn: &mut impl Queryable, from: NaiveDate, months: u32) -> Result<Vec<Partition>> {
+pub(crate) fn partition(conn: &mut impl Queryable, from: NaiveDate, months: u32) -> Result<Vec<Partition>> {
     let fks = foreign_keys(conn)?;
     if !fks.is_empty() {
         return Err(Error::refused(format!(
@@ -144,7 +144,7 @@ pub fn partition(conn: &mut impl Queryable, from: NaiveDate, months: u32) -> Res
 /// archive deleted their rows). The table is write-locked meanwhile, so no row can land in
 /// a partition between the check and the drop; a partition that is not empty is kept.
 /// Returns the dropped names.
-pub fn drop_empty_before(conn: &mut impl Queryable, before: NaiveDate) -> Result<Vec<String>> {
+pub(crate) fn drop_empty_before(conn: &mut impl Queryable, before: NaiveDate) -> Result<Vec<String>> {
     let parts = list(conn)?;
     let candidates: Vec<&Partition> = parts
         .iter()

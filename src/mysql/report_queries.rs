@@ -57,7 +57,7 @@ fn with_totals(mut t: Table, rows: Vec<Row>) -> Result<Table> {
 }
 
 /// Per department: headcount and rows by status on a day, with a totals row.
-pub fn day(pool: &Db, date: NaiveDate, dept: Option<&str>) -> Result<Table> {
+pub(crate) fn day(pool: &Db, date: NaiveDate, dept: Option<&str>) -> Result<Table> {
     let mut cols = vec!["department", "name", "headcount"];
     cols.extend(status_columns());
     let t = Table::new(&cols);
@@ -75,7 +75,7 @@ pub fn day(pool: &Db, date: NaiveDate, dept: Option<&str>) -> Result<Table> {
 }
 
 /// Who was absent on a day.
-pub fn absent(pool: &Db, date: NaiveDate, dept: Option<&str>) -> Result<Table> {
+pub(crate) fn absent(pool: &Db, date: NaiveDate, dept: Option<&str>) -> Result<Table> {
     let mut t = Table::new(&["employee", "name", "department"]);
     let rows: Vec<(String, String, String)> = pool.get_conn()?.exec(
         "SELECT a.employee_id, COALESCE(e.name, ''), a.department_id FROM attendance a \
@@ -108,7 +108,7 @@ fn local_time(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
 
 /// One employee's days over a range, and a totals row (days, minutes, corrections, and the
 /// days by status in the status column).
-pub fn employee(pool: &Db, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
+pub(crate) fn employee(pool: &Db, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
     let mut t = Table::new(&[
         "date",
         "weekday",
@@ -164,7 +164,7 @@ pub fn employee(pool: &Db, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -> 
 }
 
 /// A department over a range: each employee's days by status and minutes, and totals.
-pub fn dept(pool: &Db, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
+pub(crate) fn dept(pool: &Db, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
     let mut cols = vec!["employee", "name", "days"];
     cols.extend(status_columns());
     cols.extend(["late_minutes", "early_minutes"]);
@@ -184,7 +184,7 @@ pub fn dept(pool: &Db, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<Tab
 }
 
 /// Corrections of days in a range, oldest first, with old -> new values in the company's zone.
-pub fn corrections(pool: &Db, tz: Tz, from: NaiveDate, to: NaiveDate, employee: Option<&str>) -> Result<Table> {
+pub(crate) fn corrections(pool: &Db, tz: Tz, from: NaiveDate, to: NaiveDate, employee: Option<&str>) -> Result<Table> {
     let mut t = Table::new(&[
         "id", "date", "employee", "by", "os_user", "db_user", "at", "status", "in", "out", "reason",
     ]);
@@ -212,7 +212,7 @@ pub fn corrections(pool: &Db, tz: Tz, from: NaiveDate, to: NaiveDate, employee: 
 }
 
 /// Settle runs, newest first.
-pub fn runs(pool: &Db, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Result<Table> {
+pub(crate) fn runs(pool: &Db, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Result<Table> {
     let mut t = Table::new(&[
         "run",
         "date",
@@ -244,7 +244,7 @@ pub fn runs(pool: &Db, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Result<Ta
 }
 
 /// The rows those runs could not write.
-pub fn failures(pool: &Db, date: Option<NaiveDate>, limit: u32) -> Result<Table> {
+pub(crate) fn failures(pool: &Db, date: Option<NaiveDate>, limit: u32) -> Result<Table> {
     let mut t = Table::new(&["run", "date", "employee", "department", "reason"]);
     for f in runs::failures(&mut pool.get_conn()?, date, limit)? {
         t.push(vec![
@@ -260,7 +260,7 @@ pub fn failures(pool: &Db, date: Option<NaiveDate>, limit: u32) -> Result<Table>
 
 /// Whether an employee (active or not) or a department is known: reports of an unknown one
 /// are refused rather than shown empty.
-pub fn known(pool: &Db, what: Known, id: &str) -> Result<bool> {
+pub(crate) fn known(pool: &Db, what: Known, id: &str) -> Result<bool> {
     let sql = match what {
         Known::Employee => "SELECT COUNT(*) FROM employees WHERE id = ?",
         Known::Department => "SELECT COUNT(*) FROM departments WHERE id = ?",
@@ -270,7 +270,7 @@ pub fn known(pool: &Db, what: Known, id: &str) -> Result<bool> {
 }
 
 #[derive(Debug, Clone, Copy)]
-pub enum Known {
+pub(crate) enum Known {
     Employee,
     Department,
 }

@@ -101,19 +101,10 @@ pub fn upsert(pool: &Db, rows: &[RosterRow]) -> Result<ImportReport> {
     })
 }
 
-/// An active employee: (department id, name).
-pub fn employee(pool: &Db, id: &str) -> Result<Option<(String, String)>> {
-    let mut conn = pool.get_conn()?;
-    Ok(conn.exec_first(
-        "SELECT department_id, name FROM employees WHERE id = ? AND active",
-        (id,),
-    )?)
-}
-
 pub use crate::domain::roster::Member;
 
 /// The active employees among `ids` (unknown or inactive ones are left out).
-pub fn active_by_ids(pool: &Db, ids: &[&str]) -> Result<Vec<Member>> {
+pub(crate) fn active_by_ids(pool: &Db, ids: &[&str]) -> Result<Vec<Member>> {
     let mut conn = pool.get_conn()?;
     let mut found = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(1_000) {
@@ -150,7 +141,7 @@ pub fn active_members(pool: &Db) -> Result<Vec<Member>> {
 /// The active members of some departments, ordered by department then id: settle and the
 /// next day's layout go through the roster a slice of departments at a time. Without `names`
 /// the names are left empty (settle needs none), and the department index alone answers.
-pub fn active_members_of(conn: &mut impl Queryable, depts: &[String], names: bool) -> Result<Vec<Member>> {
+pub(crate) fn active_members_of(conn: &mut impl Queryable, depts: &[String], names: bool) -> Result<Vec<Member>> {
     if depts.is_empty() {
         return Ok(Vec::new());
     }
@@ -169,7 +160,7 @@ pub fn active_members_of(conn: &mut impl Queryable, depts: &[String], names: boo
 /// Up to `limit` active employees with ids after `after` (`""`: from the first), in id order:
 /// the whole roster a chunk at a time, read along the primary key (no lookup from a secondary
 /// index to the row for each name, which reading by department costs).
-pub fn active_members_after(conn: &mut impl Queryable, after: &str, limit: usize) -> Result<Vec<Member>> {
+pub(crate) fn active_members_after(conn: &mut impl Queryable, after: &str, limit: usize) -> Result<Vec<Member>> {
     let sql =
         format!("SELECT id, department_id, name FROM employees WHERE active AND id > ? ORDER BY id LIMIT {limit}");
     members(conn, &sql, &[after])
@@ -188,7 +179,7 @@ fn members<P: AsRef<str>>(conn: &mut impl Queryable, sql: &str, params: &[P]) ->
 /// employee's id (those with none first): settle writes the rows of a slice of departments at
 /// a time, and in a roster numbered by department, as most are, this order hands MySQL its rows
 /// in primary-key order. The counts save settle a second pass over the roster for its total.
-pub fn departments_by_first_employee(conn: &mut impl Queryable) -> Result<Vec<(String, u64)>> {
+pub(crate) fn departments_by_first_employee(conn: &mut impl Queryable) -> Result<Vec<(String, u64)>> {
     Ok(conn.query(
         "SELECT d.id, COUNT(e.id) FROM departments d LEFT JOIN employees e ON e.department_id = d.id AND e.active \
          GROUP BY d.id ORDER BY MIN(e.id), d.id",
@@ -197,23 +188,16 @@ pub fn departments_by_first_employee(conn: &mut impl Queryable) -> Result<Vec<(S
 
 /// When any employee row last changed (an insert, or an update that changed a value), to the
 /// microsecond; empty for an empty table. One read of the `updated_at` index.
-pub fn last_change(conn: &mut impl Queryable) -> Result<String> {
+pub(crate) fn last_change(conn: &mut impl Queryable) -> Result<String> {
     let changed: Option<Option<String>> =
         conn.query_first("SELECT DATE_FORMAT(MAX(updated_at), '%Y-%m-%d %H:%i:%s.%f') FROM employees")?;
     Ok(changed.flatten().unwrap_or_default())
 }
 
-/// How many employees are active.
-pub fn active_count(conn: &mut impl Queryable) -> Result<u64> {
-    Ok(conn
-        .query_first("SELECT COUNT(*) FROM employees WHERE active")?
-        .unwrap_or(0))
-}
-
 /// Every department id, and whether it has active members (only those get a board laid out).
 /// Settle looks for boards of every department: an employee who moved away or left may have
 /// punched on a department that has nobody left.
-pub fn department_ids(conn: &mut impl Queryable) -> Result<Vec<(String, bool)>> {
+pub(crate) fn department_ids(conn: &mut impl Queryable) -> Result<Vec<(String, bool)>> {
     Ok(conn.query(
         "SELECT d.id, EXISTS(SELECT 1 FROM employees e WHERE e.department_id = d.id AND e.active) \
          FROM departments d ORDER BY d.id",

@@ -23,7 +23,7 @@ pub struct Failure {
 /// The settle lock of this database, held for a run: a MySQL named lock (GET_LOCK), tied to one
 /// connection, so a killed settle loses it with its connection. Dropping the guard releases it
 /// on every path, errors and panics included.
-pub struct SettleLock {
+pub(crate) struct SettleLock {
     conn: mysql::PooledConn,
 }
 
@@ -31,7 +31,7 @@ const LOCK_NAME: &str = "CONCAT('attendance-settle-', MD5(DATABASE()))";
 
 impl SettleLock {
     /// Take the lock without waiting: `None` while another settle holds it.
-    pub fn try_acquire(db: &super::Db) -> Result<Option<SettleLock>> {
+    pub(crate) fn try_acquire(db: &super::Db) -> Result<Option<SettleLock>> {
         let mut conn = db.get_conn().map_err(|e| db.error(e))?;
         let got: Option<i64> = conn
             .query_first(format!("SELECT GET_LOCK({LOCK_NAME}, 0)"))
@@ -40,7 +40,7 @@ impl SettleLock {
     }
 
     /// The connection that holds the lock (the run's bookkeeping goes through it).
-    pub fn conn(&mut self) -> &mut super::Conn {
+    pub(crate) fn conn(&mut self) -> &mut super::Conn {
         &mut self.conn
     }
 }
@@ -55,7 +55,7 @@ impl Drop for SettleLock {
 
 /// MySQL's DATE holds the years 1000 to 9999 (the client panics outside them): a day outside
 /// can never be settled, so it is refused before anything is written.
-pub fn check_storable(date: NaiveDate) -> Result<(), crate::error::Error> {
+pub(crate) fn check_storable(date: NaiveDate) -> Result<(), crate::error::Error> {
     use chrono::Datelike;
     if (1000..=9999).contains(&date.year()) {
         Ok(())
@@ -67,7 +67,12 @@ pub fn check_storable(date: NaiveDate) -> Result<(), crate::error::Error> {
 }
 
 /// Record that a day's boards were laid out (init-day, or settle laying out the next work day).
-pub fn record_layout(conn: &mut impl Queryable, date: NaiveDate, departments: usize, employees: usize) -> Result<()> {
+pub(crate) fn record_layout(
+    conn: &mut impl Queryable,
+    date: NaiveDate,
+    departments: usize,
+    employees: usize,
+) -> Result<()> {
     conn.exec_drop(
         "INSERT INTO day_layouts (work_date, departments, employees, laid_out_at) \
          VALUES (?, ?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE departments = VALUES(departments), \
@@ -78,13 +83,13 @@ pub fn record_layout(conn: &mut impl Queryable, date: NaiveDate, departments: us
 }
 
 /// Whether a day was laid out in Redis: then each of its departments had a board.
-pub fn laid_out(conn: &mut impl Queryable, date: NaiveDate) -> Result<bool> {
+pub(crate) fn laid_out(conn: &mut impl Queryable, date: NaiveDate) -> Result<bool> {
     let n: Option<u64> = conn.exec_first("SELECT COUNT(*) FROM day_layouts WHERE work_date = ?", (date,))?;
     Ok(n.unwrap_or(0) > 0)
 }
 
 /// Start a run. The caller holds the settle lock, so any run still 'running' was killed.
-pub fn start(conn: &mut mysql::PooledConn, date: NaiveDate) -> Result<u64> {
+pub(crate) fn start(conn: &mut mysql::PooledConn, date: NaiveDate) -> Result<u64> {
     conn.query_drop("UPDATE settle_runs SET outcome = 'interrupted' WHERE outcome = 'running'")?;
     conn.exec_drop(
         "INSERT INTO settle_runs (work_date, started_at, outcome) VALUES (?, UTC_TIMESTAMP(3), 'running')",
@@ -94,7 +99,12 @@ pub fn start(conn: &mut mysql::PooledConn, date: NaiveDate) -> Result<u64> {
 }
 
 /// Record the rows a run could not write.
-pub fn record_failures(conn: &mut impl Queryable, run: u64, date: NaiveDate, failures: &[Failure]) -> Result<()> {
+pub(crate) fn record_failures(
+    conn: &mut impl Queryable,
+    run: u64,
+    date: NaiveDate,
+    failures: &[Failure],
+) -> Result<()> {
     for chunk in failures.chunks(1_000) {
         let params: Vec<Value> = chunk
             .iter()
@@ -121,7 +131,7 @@ pub fn record_failures(conn: &mut impl Queryable, run: u64, date: NaiveDate, fai
 
 /// What a finished run counts.
 #[derive(Debug, Clone, Default)]
-pub struct Finish {
+pub(crate) struct Finish {
     pub outcome: &'static str,
     pub employees: u64,
     pub rows_written: u64,
@@ -130,7 +140,7 @@ pub struct Finish {
     pub counts: BTreeMap<String, u64>,
 }
 
-pub fn finish(conn: &mut impl Queryable, run: u64, f: &Finish) -> Result<()> {
+pub(crate) fn finish(conn: &mut impl Queryable, run: u64, f: &Finish) -> Result<()> {
     conn.exec_drop(
         "UPDATE settle_runs SET finished_at = UTC_TIMESTAMP(3), outcome = ?, employees = ?, \
          rows_written = ?, failed = ?, boards_deleted = ?, counts = ? WHERE id = ?",
@@ -149,7 +159,7 @@ pub fn finish(conn: &mut impl Queryable, run: u64, f: &Finish) -> Result<()> {
 
 /// One run as stored.
 #[derive(Debug, Clone, Serialize)]
-pub struct Run {
+pub(crate) struct Run {
     pub id: u64,
     pub work_date: NaiveDate,
     /// UTC.
@@ -165,7 +175,7 @@ pub struct Run {
 }
 
 /// The latest runs, newest first, optionally of one day.
-pub fn list(conn: &mut impl Queryable, date: Option<NaiveDate>, limit: u32) -> Result<Vec<Run>> {
+pub(crate) fn list(conn: &mut impl Queryable, date: Option<NaiveDate>, limit: u32) -> Result<Vec<Run>> {
     let rows: Vec<mysql::Row> = conn.exec(
         "SELECT id, work_date, started_at, finished_at, CAST(outcome AS CHAR), employees, rows_written, \
          failed, boards_deleted, counts FROM settle_runs WHERE (? IS NULL OR work_date = ?) \
@@ -193,7 +203,7 @@ pub fn list(conn: &mut impl Queryable, date: Option<NaiveDate>, limit: u32) -> R
 
 /// One recorded failure.
 #[derive(Debug, Clone, Serialize)]
-pub struct FailureRow {
+pub(crate) struct FailureRow {
     pub run_id: u64,
     pub work_date: NaiveDate,
     pub employee_id: String,
@@ -202,7 +212,7 @@ pub struct FailureRow {
 }
 
 /// The failures of the listed runs, in run then employee order.
-pub fn failures(conn: &mut impl Queryable, date: Option<NaiveDate>, limit: u32) -> Result<Vec<FailureRow>> {
+pub(crate) fn failures(conn: &mut impl Queryable, date: Option<NaiveDate>, limit: u32) -> Result<Vec<FailureRow>> {
     let rows: Vec<(u64, NaiveDate, String, String, String)> = conn.exec(
         "SELECT run_id, work_date, employee_id, department_id, reason FROM settle_failures \
          WHERE run_id IN (SELECT id FROM (SELECT id FROM settle_runs WHERE (? IS NULL OR work_date = ?) \

@@ -8,12 +8,12 @@ use chrono::{DateTime, NaiveDate, Utc};
 use mysql::prelude::Queryable;
 
 /// The server's version string (`10.11.6-MariaDB-...`).
-pub fn version(conn: &mut impl Queryable) -> Result<String> {
+pub(crate) fn version(conn: &mut impl Queryable) -> Result<String> {
     Ok(conn.query_first("SELECT VERSION()")?.unwrap_or_default())
 }
 
 /// The server's clock. `UNIX_TIMESTAMP(NOW(6))` is an instant whatever the session's zone.
-pub fn now(conn: &mut impl Queryable) -> Result<DateTime<Utc>> {
+pub(crate) fn now(conn: &mut impl Queryable) -> Result<DateTime<Utc>> {
     let micros: i64 = conn
         .query_first("SELECT CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)")?
         .unwrap_or_default();
@@ -22,14 +22,14 @@ pub fn now(conn: &mut impl Queryable) -> Result<DateTime<Utc>> {
 
 /// Migrations this binary carries and those of them the database has not applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Migrations {
+pub(crate) struct Migrations {
     pub known: Vec<String>,
     pub applied: Vec<String>,
     pub pending: Vec<String>,
 }
 
 /// Compare the embedded migrations with refinery's history table (absent: nothing applied).
-pub fn migrations(conn: &mut mysql::PooledConn) -> Result<Migrations> {
+pub(crate) fn migrations(conn: &mut mysql::PooledConn) -> Result<Migrations> {
     let runner = super::migrations::runner();
     let known: Vec<String> = runner.get_migrations().iter().map(|m| m.to_string()).collect();
     let has_history: Option<String> = conn.query_first(
@@ -53,12 +53,12 @@ pub fn migrations(conn: &mut mysql::PooledConn) -> Result<Migrations> {
 }
 
 /// Every department of the roster, by id.
-pub fn departments(conn: &mut impl Queryable) -> Result<Vec<String>> {
+pub(crate) fn departments(conn: &mut impl Queryable) -> Result<Vec<String>> {
     Ok(conn.query("SELECT id FROM departments ORDER BY id")?)
 }
 
 /// The days between `from` and `to` (both included) that a settle run finished cleanly.
-pub fn settled_days(conn: &mut impl Queryable, from: NaiveDate, to: NaiveDate) -> Result<BTreeSet<NaiveDate>> {
+pub(crate) fn settled_days(conn: &mut impl Queryable, from: NaiveDate, to: NaiveDate) -> Result<BTreeSet<NaiveDate>> {
     let days: Vec<NaiveDate> = conn.exec(
         "SELECT DISTINCT work_date FROM settle_runs WHERE outcome = 'ok' AND work_date BETWEEN ? AND ?",
         (from, to),

@@ -8,13 +8,13 @@ use mysql::Row;
 use crate::error::Error;
 
 /// A row being read column by column; `what` names it in errors ("attendance row").
-pub struct Cols {
+pub(crate) struct Cols {
     row: Row,
     what: &'static str,
 }
 
 impl Cols {
-    pub fn new(row: Row, what: &'static str) -> Cols {
+    pub(crate) fn new(row: Row, what: &'static str) -> Cols {
         Cols { row, what }
     }
 
@@ -26,7 +26,7 @@ impl Cols {
     }
 
     /// Column `i` as a `T`, or an error naming the column and the value found.
-    pub fn get<T: FromValue>(&mut self, i: usize) -> Result<T, Error> {
+    pub(crate) fn get<T: FromValue>(&mut self, i: usize) -> Result<T, Error> {
         match self.row.take_opt::<T, _>(i) {
             Some(Ok(v)) => Ok(v),
             Some(Err(e)) => Err(Error::internal(format!(
@@ -41,7 +41,7 @@ impl Cols {
     }
 
     /// Column `i` through `parse`, which names what it expected.
-    pub fn parse<T>(&mut self, i: usize, parse: impl FnOnce(&str) -> Option<T>) -> Result<T, Error> {
+    pub(crate) fn parse<T>(&mut self, i: usize, parse: impl FnOnce(&str) -> Option<T>) -> Result<T, Error> {
         let text: String = self.get(i)?;
         parse(&text).ok_or_else(|| {
             Error::internal(format!(

@@ -18,12 +18,12 @@ use super::runs::Failure;
 use crate::error::{Error, Service};
 
 /// Where a writer's time goes: called with a part ("writers: committing") and its wall time.
-pub type Timing<'a> = &'a (dyn Fn(&'static str, Duration) + Sync);
+pub(crate) type Timing<'a> = &'a (dyn Fn(&'static str, Duration) + Sync);
 
 /// A writer's connection, kept from one batch to the next: the pool pings every connection it
 /// hands out, one more round trip a batch. After an error it is given up, so that a retry
 /// starts on a fresh connection.
-pub struct Writer<'p> {
+pub(crate) struct Writer<'p> {
     db: &'p Db,
     conn: Option<Conn>,
     retry: Retry,
@@ -31,7 +31,7 @@ pub struct Writer<'p> {
 }
 
 impl<'p> Writer<'p> {
-    pub fn new(db: &'p Db, retry: Retry, timing: Timing<'p>) -> Writer<'p> {
+    pub(crate) fn new(db: &'p Db, retry: Retry, timing: Timing<'p>) -> Writer<'p> {
         Writer {
             db,
             conn: None,
@@ -50,7 +50,7 @@ impl<'p> Writer<'p> {
     /// Write one batch in one transaction. Returns the rows MySQL refused, with the reason.
     /// `fresh`: the day had no row when the run began, so the rows are loaded, not upserted.
     /// What still fails after the retries is a service error (exit 3).
-    pub fn write(&mut self, date: NaiveDate, rows: &[DayRow], fresh: bool) -> Result<Vec<Failure>> {
+    pub(crate) fn write(&mut self, date: NaiveDate, rows: &[DayRow], fresh: bool) -> Result<Vec<Failure>> {
         let retry = self.retry;
         let attempts = retry.attempts.max(1);
         let done = retry.run(

@@ -19,7 +19,7 @@ use crate::mysql::Tx;
 
 /// What `archive` is asked to do.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub before: NaiveDate,
     /// Today in the company's zone: `before` may not be later.
     pub today: NaiveDate,
@@ -29,7 +29,7 @@ pub struct Options {
 
 /// One file written.
 #[derive(Debug, Serialize)]
-pub struct FileReport {
+pub(crate) struct FileReport {
     pub table: &'static str,
     pub path: PathBuf,
     pub rows: u64,
@@ -37,7 +37,7 @@ pub struct FileReport {
 
 /// What a run did.
 #[derive(Debug, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     pub before: NaiveDate,
     pub files: Vec<FileReport>,
     pub dropped: bool,
@@ -48,7 +48,7 @@ pub struct Report {
 }
 
 /// The file of one table: `attendance-before-2026-01-01.csv`.
-pub fn file_name(table: &str, before: NaiveDate) -> String {
+pub(crate) fn file_name(table: &str, before: NaiveDate) -> String {
     format!("{table}-before-{before}.csv")
 }
 
@@ -97,7 +97,7 @@ fn remove_all(paths: &[PathBuf]) {
     }
 }
 
-pub fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
+pub(crate) fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
     let paths = check(opts)?;
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;

@@ -17,7 +17,7 @@ use crate::redis::board::{Board, Punch, PunchOutcome, PunchRules};
 
 /// What a bulk check-in did: the board's side and the broker's.
 #[derive(Debug, Serialize)]
-pub struct Bulk {
+pub(crate) struct Bulk {
     #[serde(flatten)]
     pub report: BulkReport,
     pub notifications: DrainReport,
@@ -26,7 +26,7 @@ pub struct Bulk {
 /// Record every good row and publish its event with a window of confirms, on
 /// `amqp.publishers` connections, while the next rows are recorded. Each event leaves its
 /// outbox only once confirmed; a broker away leaves them pending (the punches are recorded).
-pub fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress: impl FnMut(usize)) -> Result<Bulk> {
+pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress: impl FnMut(usize)) -> Result<Bulk> {
     let mut board = Board::open(cfg)?;
     let total = rows.len() + refused.len();
     let (punches, refused) = prepare(cfg, &mut board, rows, refused)?;

@@ -9,7 +9,7 @@ use crate::domain::workdays::{self, Entry};
 use crate::error::Error;
 
 /// Set days, all in one transaction. The entries are already valid (parsed and checked).
-pub fn set(cfg: &Config, entries: &[Entry]) -> Result<()> {
+pub(crate) fn set(cfg: &Config, entries: &[Entry]) -> Result<()> {
     for e in entries {
         workdays::check_note(&e.note).map_err(Error::input)?;
     }
@@ -19,7 +19,7 @@ pub fn set(cfg: &Config, entries: &[Entry]) -> Result<()> {
 
 /// One day of a range, as it counts.
 #[derive(Debug, Clone, Serialize)]
-pub struct Day {
+pub(crate) struct Day {
     pub date: NaiveDate,
     /// `Mon` to `Sun`.
     pub weekday: String,
@@ -31,7 +31,7 @@ pub struct Day {
 }
 
 /// Every day from `from` to `to` (at most ten years), each with its kind and where it comes from.
-pub fn list(cfg: &Config, from: NaiveDate, to: NaiveDate) -> Result<Vec<Day>> {
+pub(crate) fn list(cfg: &Config, from: NaiveDate, to: NaiveDate) -> Result<Vec<Day>> {
     if to < from || (to - from).num_days() > 3_660 {
         return Err(Error::input("--to must be on or after --from, at most ten years later").into());
     }

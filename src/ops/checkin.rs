@@ -48,7 +48,7 @@ pub fn resolve(cfg: &Config, board: &mut Board, ids: &[&str]) -> Result<HashMap<
 }
 
 /// One employee, or refused (exit 1) when unknown everywhere.
-pub fn employee(cfg: &Config, board: &mut Board, id: &str) -> Result<Employee> {
+pub(crate) fn employee(cfg: &Config, board: &mut Board, id: &str) -> Result<Employee> {
     resolve(cfg, board, &[id])?
         .remove(id)
         .ok_or_else(|| Error::refused(format!("unknown employee '{id}'")).into())
@@ -56,7 +56,7 @@ pub fn employee(cfg: &Config, board: &mut Board, id: &str) -> Result<Employee> {
 
 /// Refuse a punch the rules do not accept: further in the future than the clock skew, or on a
 /// work date more than `policy.max_backdate_days` before today (see `policy::PunchWindow`).
-pub fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<(), Error> {
+pub(crate) fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<(), Error> {
     crate::domain::policy::PunchWindow::new(&cfg.policy, cfg.timezone, now)
         .check(at)
         .map_err(Error::refused)
@@ -64,7 +64,7 @@ pub fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) -> Resu
 
 /// One punch as asked for.
 #[derive(Debug, Clone)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub employee_id: &'a str,
     /// `None`: the board decides (see `redis/punch.lua`).
     pub kind: Option<Kind>,
@@ -75,7 +75,7 @@ pub struct Request<'a> {
 
 /// What a check-in did: the `checkin --json` object.
 #[derive(Debug, Clone, Serialize)]
-pub struct Checkin {
+pub(crate) struct Checkin {
     pub employee_id: String,
     pub employee_name: String,
     pub department_id: String,
@@ -104,7 +104,7 @@ pub struct Checkin {
 }
 
 /// Record one punch and notify its supervisor.
-pub fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
+pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     crate::domain::roster::check_id("employee id", req.employee_id)?;
     let now = Utc::now();
     let at = req.at.unwrap_or(now);

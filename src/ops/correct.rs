@@ -15,7 +15,7 @@ use crate::mysql::{corrections, Conn, Tx};
 
 /// A correction as asked.
 #[derive(Debug, Clone)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub employee_id: &'a str,
     pub date: NaiveDate,
     pub first_in: Option<DateTime<Utc>>,
@@ -28,7 +28,7 @@ pub struct Request<'a> {
 
 /// The row before and after, and who made the change as the systems saw it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub correction_id: u64,
     pub os_user: String,
     /// The MySQL account that wrote it.
@@ -38,7 +38,7 @@ pub struct Outcome {
 }
 
 /// A time given as HH:MM (local, on `date`) or RFC 3339.
-pub fn parse_time(tz: Tz, date: NaiveDate, s: &str) -> Result<DateTime<Utc>, Error> {
+pub(crate) fn parse_time(tz: Tz, date: NaiveDate, s: &str) -> Result<DateTime<Utc>, Error> {
     if let Ok(t) = NaiveTime::parse_from_str(s, "%H:%M") {
         let secs = policy::local_offset_secs(tz, date, t);
         return Ok(policy::instant(tz, date, secs).with_timezone(&Utc));
@@ -50,7 +50,7 @@ pub fn parse_time(tz: Tz, date: NaiveDate, s: &str) -> Result<DateTime<Utc>, Err
 
 /// The operating-system account of this process, from its real uid (not `$USER`, which anyone
 /// can set): its name, or `uid N` when the system has no name for it.
-pub fn os_user() -> String {
+pub(crate) fn os_user() -> String {
     // SAFETY: getuid cannot fail; getpwuid_r writes only into the buffers given to it.
     unsafe {
         let uid = libc::getuid();
@@ -139,7 +139,7 @@ fn recompute(cfg: &Config, tx: &mut Tx, req: &Request, before: &Stored) -> Resul
 }
 
 /// Correct a settled day: the row and its audit row in one transaction.
-pub fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
+pub(crate) fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
     check_request(cfg, req)?;
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;

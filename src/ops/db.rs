@@ -7,7 +7,7 @@ use chrono::NaiveDate;
 use crate::config::Config;
 use crate::mysql::partitions::{self as partition, Partition};
 
-pub use crate::mysql::MigrateReport;
+pub(crate) use crate::mysql::MigrateReport;
 
 /// Create the database if missing, then apply every pending migration. Idempotent.
 pub fn migrate(cfg: &Config) -> Result<MigrateReport> {
@@ -16,7 +16,7 @@ pub fn migrate(cfg: &Config) -> Result<MigrateReport> {
 
 /// Give `attendance` a partition for each of `months` months from `from` (a first of the
 /// month); returns the table's partitions after.
-pub fn partition(cfg: &Config, from: NaiveDate, months: u32) -> Result<Vec<Partition>> {
+pub(crate) fn partition(cfg: &Config, from: NaiveDate, months: u32) -> Result<Vec<Partition>> {
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
     partition::partition(&mut conn, from, months)

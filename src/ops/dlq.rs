@@ -7,20 +7,20 @@ use anyhow::Result;
 use crate::amqp::parking;
 use crate::config::Config;
 
-pub use crate::amqp::parking::{DlqReport, Parked, Select};
+pub(crate) use crate::amqp::parking::{DlqReport, Parked, Select};
 
 /// Up to `limit` parked notifications, oldest first; the queue is left as it was.
-pub fn list(cfg: &Config, limit: usize) -> Result<Vec<Parked>> {
+pub(crate) fn list(cfg: &Config, limit: usize) -> Result<Vec<Parked>> {
     parking::list(cfg, limit)
 }
 
 /// Put the selected parked notifications back on their department's queue, each confirmed
 /// before it leaves the parking queue.
-pub fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
+pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
     parking::replay(cfg, select)
 }
 
 /// Drop the selected parked notifications.
-pub fn purge(cfg: &Config, select: &Select) -> Result<DlqReport> {
+pub(crate) fn purge(cfg: &Config, select: &Select) -> Result<DlqReport> {
     parking::purge(cfg, select)
 }

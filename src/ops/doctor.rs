@@ -30,7 +30,7 @@ const HANDLES_PER_QUEUE: u64 = 3;
 /// A check's verdict, mildest first. `Skip`: not checked (said why), counts as ok.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Level {
+pub(crate) enum Level {
     Ok,
     Skip,
     Warn,
@@ -38,7 +38,7 @@ pub enum Level {
 }
 
 impl Level {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Level::Ok => "ok",
             Level::Skip => "skip",
@@ -50,7 +50,7 @@ impl Level {
 
 /// One check: what was looked at, the verdict, and one line that says why.
 #[derive(Debug, Clone, Serialize)]
-pub struct Check {
+pub(crate) struct Check {
     pub name: &'static str,
     pub status: Level,
     pub detail: String,
@@ -66,7 +66,7 @@ fn check(name: &'static str, status: Level, detail: impl Into<String>) -> Check 
 
 /// Every verdict, in the order they were made.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// The worst verdict of all, for scripts that want one word.
     pub status: Level,
     pub checks: Vec<Check>,
@@ -74,17 +74,17 @@ pub struct Report {
 
 impl Report {
     /// The worst verdict (Ok for no checks).
-    pub fn worst(&self) -> Level {
+    pub(crate) fn worst(&self) -> Level {
         self.checks.iter().map(|c| c.status).max().unwrap_or(Level::Ok)
     }
 
-    pub fn count(&self, level: Level) -> usize {
+    pub(crate) fn count(&self, level: Level) -> usize {
         self.checks.iter().filter(|c| c.status == level).count()
     }
 }
 
 /// Run every check. `now` is this host's clock; today is taken in the company's zone.
-pub fn run(cfg: &Config, now: DateTime<Utc>) -> Report {
+pub(crate) fn run(cfg: &Config, now: DateTime<Utc>) -> Report {
     let today = now.with_timezone(&cfg.timezone).date_naive();
     let mut checks = vec![timezone(cfg, now)];
     let mut redis = redis_checks(cfg, &mut checks);
@@ -171,7 +171,7 @@ fn redis_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<Board> {
 
 /// AOF on, or a warning that a restart loses the day; any evicting policy is a failure,
 /// since Redis would drop a board without a word.
-pub fn persistence_verdicts(p: &health::Persistence) -> [Check; 2] {
+pub(crate) fn persistence_verdicts(p: &health::Persistence) -> [Check; 2] {
     let durability = if p.aof {
         check("redis persistence", Level::Ok, "appendonly yes")
     } else if p.snapshots() {

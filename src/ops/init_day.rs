@@ -26,7 +26,7 @@ use crate::redis::board::{Board, LayoutReport, RosterRebuild};
 
 /// What laying out a day did, and what the caller should tell the operator.
 #[derive(Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub layout: LayoutReport,
     /// Redis keeps nothing on disk or may evict keys: the one-line warning.
     pub persistence: Option<String>,
@@ -38,7 +38,7 @@ pub struct Outcome {
 
 /// Lay out `date`. `started(employees)` is called once the work is known, `progress(n)` as
 /// boards are laid out.
-pub fn init_day(
+pub(crate) fn init_day(
     cfg: &Config,
     date: NaiveDate,
     started: impl FnOnce(u64),
@@ -79,13 +79,13 @@ pub fn init_day(
 }
 
 /// Departments per slice: enough employees for the pipelines to stay full.
-pub const DEPTS_PER_SLICE: usize = 50;
+pub(crate) const DEPTS_PER_SLICE: usize = 50;
 /// Employees per chunk of the roster read for the cache.
 const ROSTER_CHUNK: usize = 10_000;
 
 /// Lay out `date` for the active members of `depts`, which must be every department that has
 /// some, and report the totals. `progress` gets each slice's number of employees.
-pub fn lay_out(
+pub(crate) fn lay_out(
     db: &Db,
     board: &mut Board,
     date: NaiveDate,

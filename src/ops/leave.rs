@@ -8,18 +8,18 @@ use crate::config::Config;
 use crate::domain::{roster, workdays};
 use crate::error::Error;
 use crate::mysql::leave_rows::{self as leave, Added};
-pub use crate::mysql::leave_rows::{Leave, NewLeave};
+pub(crate) use crate::mysql::leave_rows::{Leave, NewLeave};
 
 /// The outcome of [`add`]: the leave's id, and whether it was already recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AddOutcome {
+pub(crate) struct AddOutcome {
     pub id: u64,
     pub repeat: bool,
 }
 
 /// Record an approved leave. An unknown employee or an overlap with another approved leave is
 /// refused (exit 1) and writes nothing; the very same leave again returns its id.
-pub fn add(cfg: &Config, l: &NewLeave) -> Result<AddOutcome> {
+pub(crate) fn add(cfg: &Config, l: &NewLeave) -> Result<AddOutcome> {
     roster::check_id("employee id", l.employee_id)?;
     if l.to < l.from {
         return Err(Error::input(format!("leave ends ({}) before it starts ({})", l.to, l.from)).into());
@@ -39,7 +39,7 @@ pub fn add(cfg: &Config, l: &NewLeave) -> Result<AddOutcome> {
 }
 
 /// Leave, newest first: of one employee, and overlapping a range, when given.
-pub fn list(
+pub(crate) fn list(
     cfg: &Config,
     employee: Option<&str>,
     from: Option<NaiveDate>,
@@ -51,7 +51,7 @@ pub fn list(
 
 /// Cancel a leave (kept as `cancelled`): `true` if it was approved, `false` if it was already
 /// cancelled; no such leave is refused.
-pub fn cancel(cfg: &Config, id: u64) -> Result<bool> {
+pub(crate) fn cancel(cfg: &Config, id: u64) -> Result<bool> {
     let db = crate::mysql::Db::open(cfg)?;
     leave::cancel(&db, id)?.ok_or_else(|| Error::refused(format!("no leave with id {id}")).into())
 }

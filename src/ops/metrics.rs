@@ -16,13 +16,13 @@ use crate::ops::settle::Report;
 
 /// A textfile being built: each metric with its HELP and TYPE lines once.
 #[derive(Debug, Default)]
-pub struct Textfile {
+pub(crate) struct Textfile {
     text: String,
 }
 
 impl Textfile {
     /// One gauge sample; `help` is written with the first sample of that name only.
-    pub fn gauge(&mut self, name: &str, help: &str, labels: &[(&str, &str)], value: f64) {
+    pub(crate) fn gauge(&mut self, name: &str, help: &str, labels: &[(&str, &str)], value: f64) {
         if !self.text.contains(&format!("# TYPE {name} gauge\n")) {
             let _ = writeln!(self.text, "# HELP {name} {help}\n# TYPE {name} gauge");
         }
@@ -38,12 +38,13 @@ impl Textfile {
         let _ = writeln!(self.text, "{name}{labels} {value}");
     }
 
-    pub fn as_str(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn as_str(&self) -> &str {
         &self.text
     }
 
     /// Write to `path` atomically: a temporary file in the same directory, then a rename.
-    pub fn write(&self, path: &Path) -> Result<()> {
+    pub(crate) fn write(&self, path: &Path) -> Result<()> {
         let name = path
             .file_name()
             .context("--metrics-file names no file")?
@@ -65,7 +66,7 @@ fn unix(t: SystemTime) -> f64 {
 
 /// A settle run: its outcome (`ok`, `partial`, or `error` when it stopped early), and the
 /// report when it ran to the end.
-pub fn settle(report: Option<&Report>, outcome: &str, started: SystemTime, seconds: f64) -> Textfile {
+pub(crate) fn settle(report: Option<&Report>, outcome: &str, started: SystemTime, seconds: f64) -> Textfile {
     let mut t = Textfile::default();
     t.gauge(
         "attendance_settle_last_run_timestamp_seconds",
@@ -134,7 +135,13 @@ pub fn settle(report: Option<&Report>, outcome: &str, started: SystemTime, secon
 }
 
 /// A relay drain (or, with `--follow`, the latest round and the totals since start).
-pub fn relay(last: Option<&DrainReport>, sent_total: usize, ok: bool, started: SystemTime, seconds: f64) -> Textfile {
+pub(crate) fn relay(
+    last: Option<&DrainReport>,
+    sent_total: usize,
+    ok: bool,
+    started: SystemTime,
+    seconds: f64,
+) -> Textfile {
     let mut t = Textfile::default();
     t.gauge(
         "attendance_relay_last_run_timestamp_seconds",

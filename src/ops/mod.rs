@@ -7,29 +7,29 @@
 //! `redis`, `mysql` or `amiquip` crates), `config`, `error`, `interrupt`; never `cli` or
 //! `output`. Only `cli` imports `ops`. `tests/architecture.rs` checks this.
 
-pub mod archive;
-pub mod bulk;
-pub mod calendar;
-pub mod checkin;
-pub mod correct;
-pub mod db;
-pub mod dlq;
-pub mod doctor;
-pub mod exit;
-pub mod init_day;
-pub mod leave;
-pub mod metrics;
-pub mod org;
-pub mod queues;
-pub mod recover;
-pub mod relay;
-pub mod report;
-pub mod settle;
-pub mod status;
-pub mod watch;
+pub(crate) mod archive;
+pub(crate) mod bulk;
+pub(crate) mod calendar;
+pub(crate) mod checkin;
+pub(crate) mod correct;
+pub(crate) mod db;
+pub(crate) mod dlq;
+pub(crate) mod doctor;
+pub(crate) mod exit;
+pub(crate) mod init_day;
+pub(crate) mod leave;
+pub(crate) mod metrics;
+pub(crate) mod org;
+pub(crate) mod queues;
+pub(crate) mod recover;
+pub(crate) mod relay;
+pub(crate) mod report;
+pub(crate) mod settle;
+pub(crate) mod status;
+pub(crate) mod watch;
 
 /// Settle's one-line warning when its Redis keeps nothing on disk or may evict keys; nothing
 /// when Redis cannot be reached (settle reports that itself, with its retries).
-pub fn settle_warning(cfg: &crate::config::Config) -> Option<String> {
+pub(crate) fn settle_warning(cfg: &crate::config::Config) -> Option<String> {
     crate::redis::persistence::warning_for(cfg)
 }

@@ -8,7 +8,7 @@ use crate::mysql::roster_rows::ImportReport;
 use crate::redis::board::Board;
 
 /// The ids of the active roster, by department then id (what `simulate` punches for).
-pub fn active_ids(cfg: &Config) -> Result<Vec<String>> {
+pub(crate) fn active_ids(cfg: &Config) -> Result<Vec<String>> {
     let members = crate::mysql::roster_rows::active_members(&crate::mysql::Db::open(cfg)?)?;
     Ok(members.into_iter().map(|m| m.employee_id).collect())
 }
@@ -16,7 +16,7 @@ pub fn active_ids(cfg: &Config) -> Result<Vec<String>> {
 /// Upsert the rows (already validated whole) in one transaction, then cache them in Redis so
 /// that new employees can check in at once. Also returns the departments the roster did not
 /// have before (their queues are declared ahead of their first check-in).
-pub fn import(cfg: &Config, rows: &[RosterRow]) -> Result<(ImportReport, Vec<String>)> {
+pub(crate) fn import(cfg: &Config, rows: &[RosterRow]) -> Result<(ImportReport, Vec<String>)> {
     let db = crate::mysql::Db::open(cfg)?;
     let known: std::collections::HashSet<String> = crate::mysql::server::departments(&mut db.conn()?)?
         .into_iter()

@@ -14,14 +14,14 @@ fn departments(cfg: &Config) -> Result<Vec<String>> {
 }
 
 /// Declare the topology and every department's queue; returns how many department queues.
-pub fn declare(cfg: &Config) -> Result<usize> {
+pub(crate) fn declare(cfg: &Config) -> Result<usize> {
     queues::declare(cfg, &departments(cfg)?)
 }
 
 /// Queues declared ahead: how many were looked up on the broker first (0: declared without
 /// looking), how many declared, in how long.
 #[derive(Debug, Clone, Copy)]
-pub struct Declared {
+pub(crate) struct Declared {
     pub looked_up: usize,
     pub queues: usize,
     pub seconds: f64,
@@ -30,7 +30,7 @@ pub struct Declared {
 /// Declare the given departments' queues (and the common topology) ahead of their first
 /// check-in: `org import` for the departments it brings. A broker away costs the caller a
 /// warning, never its work: the error comes back as its one line.
-pub fn declare_ahead(cfg: &Config, departments: &[String]) -> Result<Declared, String> {
+pub(crate) fn declare_ahead(cfg: &Config, departments: &[String]) -> Result<Declared, String> {
     timed(departments, || {
         Ok(queues::Checked {
             looked_up: 0,
@@ -41,7 +41,7 @@ pub fn declare_ahead(cfg: &Config, departments: &[String]) -> Result<Declared, S
 
 /// [`declare_ahead`] of only what the broker lacks (`init-day`: every day's departments, whose
 /// queues are nearly always there already; one deleted by hand is declared again).
-pub fn declare_missing(cfg: &Config, departments: &[String]) -> Result<Declared, String> {
+pub(crate) fn declare_missing(cfg: &Config, departments: &[String]) -> Result<Declared, String> {
     timed(departments, || queues::declare_missing(cfg, departments))
 }
 
@@ -60,13 +60,13 @@ fn timed(departments: &[String], declare: impl FnOnce() -> Result<queues::Checke
 }
 
 /// Empty every department queue, the retry queue and the parking queue.
-pub fn purge(cfg: &Config) -> Result<PurgeReport> {
+pub(crate) fn purge(cfg: &Config) -> Result<PurgeReport> {
     queues::purge(cfg, &departments(cfg)?)
 }
 
 /// Delete every queue and exchange of the namespace; returns how many queues (the roster's
 /// departments' and the three common ones: retry, parking, journal).
-pub fn delete(cfg: &Config) -> Result<usize> {
+pub(crate) fn delete(cfg: &Config) -> Result<usize> {
     let depts = departments(cfg)?;
     crate::amqp::teardown(cfg, &depts)?;
     Ok(depts.len() + 3)

@@ -10,7 +10,7 @@ use anyhow::Result;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
-pub use crate::amqp::EndedBy; // what ended the journal's read, for the command to say
+pub(crate) use crate::amqp::EndedBy; // what ended the journal's read, for the command to say
 use crate::config::Config;
 use crate::domain::event::Event;
 use crate::domain::policy::{self, DayClock};
@@ -19,7 +19,7 @@ use crate::redis::board::{Board, Employee, Punch, PunchRules};
 
 /// What `recover` did, and the warnings for the operator.
 #[derive(Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub report: RecoverReport,
     /// Redis keeps nothing on disk or may evict keys: the one-line warning.
     pub persistence: Option<String>,
@@ -28,7 +28,7 @@ pub struct Outcome {
 }
 
 /// Recover `date` (`today` is the company's today); `idle` without a delivery ends the read.
-pub fn recover(cfg: &Config, date: NaiveDate, today: NaiveDate, idle: Duration) -> Result<Outcome> {
+pub(crate) fn recover(cfg: &Config, date: NaiveDate, today: NaiveDate, idle: Duration) -> Result<Outcome> {
     if date > today {
         return Err(Error::refused(format!("{date} has not begun: there is nothing to recover")).into());
     }
@@ -60,7 +60,7 @@ pub fn recover(cfg: &Config, date: NaiveDate, today: NaiveDate, idle: Duration) 
 const BATCH: usize = 10_000;
 
 #[derive(Debug, Clone, Copy)]
-pub struct Options {
+pub(crate) struct Options {
     pub date: NaiveDate,
     /// A pause in deliveries this long ends the read (see `crate::amqp::read_journal`).
     pub idle: Duration,
@@ -68,7 +68,7 @@ pub struct Options {
 
 /// What `recover` did.
 #[derive(Debug, Clone, Serialize)]
-pub struct RecoverReport {
+pub(crate) struct RecoverReport {
     pub date: NaiveDate,
     /// Board fields laid out again from the roster (0 when the boards were there).
     pub laid_out: u64,
@@ -90,13 +90,13 @@ pub struct RecoverReport {
 
 /// Where the read starts: the day's first instant, less the clock skew a punch of the day may
 /// have been published ahead of it with, and a minute for the broker's timestamps.
-pub fn read_from(cfg: &Config, date: NaiveDate) -> DateTime<Utc> {
+pub(crate) fn read_from(cfg: &Config, date: NaiveDate) -> DateTime<Utc> {
     policy::day_start(cfg.timezone, date) - chrono::Duration::seconds(i64::from(cfg.policy.max_future_skew_secs) + 60)
 }
 
 /// Lay day `opts.date` out from `members` (as `init-day` does; never clobbers a punch), then
 /// replay its journaled punches onto the boards.
-pub fn replay(
+pub(crate) fn replay(
     cfg: &Config,
     board: &mut Board,
     members: &[crate::mysql::roster_rows::Member],

@@ -13,7 +13,7 @@ use crate::mysql::Db;
 
 /// One report, with its dates already decided (defaults are the command's business).
 #[derive(Debug, Clone)]
-pub enum Query {
+pub(crate) enum Query {
     /// Per department: headcount and rows by status.
     Day { date: NaiveDate, dept: Option<String> },
     /// Who was absent.
@@ -37,7 +37,7 @@ pub enum Query {
 }
 
 /// Answer one report.
-pub fn run(cfg: &Config, q: &Query) -> Result<Table> {
+pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
     if let Query::Employee { from, to, .. } | Query::Dept { from, to, .. } | Query::Corrections { from, to, .. } = q {
         if to < from {
             return Err(Error::input(format!("--to ({to}) is before --from ({from})")).into());

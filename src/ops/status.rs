@@ -13,14 +13,14 @@ use crate::redis::board::{Board, Employee};
 /// The answer: a live day, or a settled one.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub enum Answer {
+pub(crate) enum Answer {
     Live(Live),
     Settled(Settled),
 }
 
 /// A day still on its board.
 #[derive(Debug, Serialize)]
-pub struct Live {
+pub(crate) struct Live {
     pub employee_id: String,
     pub employee_name: String,
     pub department_id: String,
@@ -37,7 +37,7 @@ pub struct Live {
 
 /// A settled day, as MySQL holds it.
 #[derive(Debug, Serialize)]
-pub struct Settled {
+pub(crate) struct Settled {
     pub employee_id: String,
     pub department_id: String,
     pub date: String,
@@ -57,13 +57,13 @@ pub struct Settled {
 
 /// A punch on the board of a settled day, not yet in MySQL.
 #[derive(Debug, Serialize)]
-pub struct Waiting {
+pub(crate) struct Waiting {
     pub kind: crate::domain::event::Kind,
     pub at: String,
 }
 
 /// The status of `employee_id` on `date`; `today` is the company's today.
-pub fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: NaiveDate) -> Result<Answer> {
+pub(crate) fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: NaiveDate) -> Result<Answer> {
     crate::domain::roster::check_id("employee id", employee_id)?;
     if date < today {
         if let Some(s) = settled(cfg, employee_id, date)? {

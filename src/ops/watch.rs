@@ -9,13 +9,13 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use crate::amqp::ShownEvents;
-pub use crate::amqp::{WatchItem, WatchOptions, WatchReport};
+pub(crate) use crate::amqp::{WatchItem, WatchOptions, WatchReport};
 use crate::config::Config;
 use crate::domain::summary::{self, Summary};
 use crate::redis::board::Board;
 
 /// Watch the department's queue (see `amqp::watch_department`), handing each item to `show`.
-pub fn department(
+pub(crate) fn department(
     cfg: &Config,
     dept: &str,
     opts: WatchOptions,
@@ -39,7 +39,7 @@ impl ShownEvents for Board {
 
 /// What the live screen draws: the department's day, and the names of the first employees of
 /// its late, not-yet-in and early lists.
-pub struct DepartmentView {
+pub(crate) struct DepartmentView {
     pub summary: Summary,
     /// Employee id -> name (ids the roster cache does not know are left out).
     pub names: HashMap<String, String>,
@@ -47,12 +47,12 @@ pub struct DepartmentView {
 
 /// The live screen's reader of a department's board, on a connection of its own (the watch
 /// keeps another for its dedup).
-pub struct Viewer {
+pub(crate) struct Viewer {
     board: Board,
 }
 
 impl Viewer {
-    pub fn open(cfg: &Config) -> Result<Viewer> {
+    pub(crate) fn open(cfg: &Config) -> Result<Viewer> {
         Ok(Viewer {
             board: Board::open(cfg)?,
         })
@@ -60,7 +60,7 @@ impl Viewer {
 
     /// The department's board of `date` summed up under the policy, with the names of at most
     /// `named` employees of the late, not-yet-in and early lists (in that order).
-    pub fn department_view(
+    pub(crate) fn department_view(
         &mut self,
         cfg: &Config,
         dept: &str,

@@ -1,10 +1,10 @@
 //! Redis: the day's boards, the roster lookup and the per-department outbox. Every write that
 //! one check-in makes is one Lua script call on its department's keys (no lock).
 
-pub use super::cutover::BoardEntry;
-pub use super::handle::{Board, Keyspace, Redis};
-pub use super::layout::LayoutReport;
-pub use super::roster_cache::{CacheState, RosterRebuild};
+pub(crate) use super::cutover::BoardEntry;
+pub(crate) use super::handle::Board;
+pub(crate) use super::layout::LayoutReport;
+pub(crate) use super::roster_cache::RosterRebuild;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
@@ -245,8 +245,8 @@ fn outcome(r: &[redis::Value]) -> Result<PunchOutcome> {
 }
 
 /// Punches per script call and script calls per pipeline in [`Board::punch_many`].
-pub const PUNCHES_PER_CALL: usize = 100;
-pub const CALLS_PER_PIPELINE: usize = 32;
+pub(crate) const PUNCHES_PER_CALL: usize = 100;
+pub(crate) const CALLS_PER_PIPELINE: usize = 32;
 
 impl Board {
     /// Record one punch: one EVALSHA (the script is loaded on first use). The outcome carries the

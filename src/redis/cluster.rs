@@ -16,7 +16,7 @@ use crate::error::{redact, Error, Service};
 
 // The URL's grammar belongs to the configuration, which validates `redis_url` without
 // reaching into a store; the connection code keeps its short names for it.
-pub use crate::config::{redis_cluster_seeds as seed_urls, REDIS_CLUSTER_SCHEME as SCHEME};
+pub(crate) use crate::config::{redis_cluster_seeds as seed_urls, REDIS_CLUSTER_SCHEME as SCHEME};
 
 /// A connection to a Redis Cluster: commands go to the master of their key's slot.
 pub struct ClusterConn {

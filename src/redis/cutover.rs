@@ -200,7 +200,7 @@ fn per_department(
 }
 
 /// Add one board's value of `emp` to what other boards gave (the first department seen stays).
-pub fn join(entries: &mut HashMap<String, BoardEntry>, dept: &str, emp: String, value: String) {
+pub(crate) fn join(entries: &mut HashMap<String, BoardEntry>, dept: &str, emp: String, value: String) {
     match entries.get_mut(&emp) {
         Some(e) if !value.is_empty() => {
             e.value = if e.value.is_empty() {

@@ -20,7 +20,7 @@ const MAX_FIELD: usize = 4_095;
 /// when one of them is not a plain string to a listpack (empty, too long, or a decimal integer,
 /// which Redis stores as a number): the caller lays that board out with HSET instead. The
 /// fields must be distinct (a board's employee ids are).
-pub fn empty_hash<S: AsRef<str>>(fields: &[S]) -> Option<Vec<u8>> {
+pub(crate) fn empty_hash<S: AsRef<str>>(fields: &[S]) -> Option<Vec<u8>> {
     let mut lp = vec![0u8; 6];
     for f in fields {
         let f = f.as_ref().as_bytes();

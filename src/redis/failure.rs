@@ -3,7 +3,7 @@
 use crate::error::{Service, StoreSays};
 
 /// What the `redis` client's error `cause` says, if it is one (see [`crate::error::StoreCheck`]).
-pub fn says(cause: &(dyn std::error::Error + 'static)) -> Option<StoreSays> {
+pub(crate) fn says(cause: &(dyn std::error::Error + 'static)) -> Option<StoreSays> {
     cause.downcast_ref::<redis::RedisError>().map(|e| StoreSays::Failed {
         service: Service::Redis,
         words: e.to_string(),

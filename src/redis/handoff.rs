@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 /// How long a heartbeat outlives the relay's last refresh. The relay refreshes it about every
 /// second; a relay killed without a word attracts hand-offs for at most this long (their events
 /// wait in the outboxes for the next relay).
-pub const HEARTBEAT_TTL_MS: u64 = 5_000;
+pub(crate) const HEARTBEAT_TTL_MS: u64 = 5_000;
 
 /// Wake-ups kept at most: a relay that stopped reading leaves a bounded list behind.
 const WAKE_CAP: usize = 10_000;

@@ -8,7 +8,7 @@ pub const ROSTER_PARTS: u32 = 64;
 
 /// Which part of the roster cache holds an employee: FNV-1a of the id, stable across versions
 /// and machines (the cache is shared by every process that reads it).
-pub fn roster_part_of(employee_id: &str) -> u32 {
+pub(crate) fn roster_part_of(employee_id: &str) -> u32 {
     let h = employee_id
         .bytes()
         .fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));

@@ -4,19 +4,19 @@
 //! connection and its namespace's key names) and calls its methods. Nothing here imports
 //! from `ops`, `cli` or `amqp`.
 
-pub mod board;
-pub mod cluster;
+pub(crate) mod board;
+pub(crate) mod cluster;
 mod conn;
-pub mod cutover;
+pub(crate) mod cutover;
 mod dump;
-pub mod failure;
+pub(crate) mod failure;
 mod handle;
-pub mod handoff;
-pub mod keys;
+pub(crate) mod handoff;
+pub(crate) mod keys;
 mod layout;
 mod outbox;
 mod overlap;
-pub mod persistence;
+pub(crate) mod persistence;
 mod roster_cache;
 mod server;
 

@@ -72,7 +72,7 @@ fn config_get(con: &mut impl ConnectionLike, key: &str) -> Result<Option<String>
 }
 
 /// Read the settings from the server.
-pub fn persistence(con: &mut impl ConnectionLike) -> Result<Persistence> {
+pub(crate) fn persistence(con: &mut impl ConnectionLike) -> Result<Persistence> {
     Ok(Persistence {
         aof: config_get(con, "appendonly")?.is_some_and(|v| v.eq_ignore_ascii_case("yes")),
         save: config_get(con, "save")?.unwrap_or_default(),
@@ -111,7 +111,7 @@ fn info_field(con: &mut impl ConnectionLike, section: &str, field: &str) -> Resu
 
 /// The same warning for the Redis `cfg` names; nothing when Redis cannot be reached (the
 /// caller's own work reports that, with its retries).
-pub fn warning_for(cfg: &crate::config::Config) -> Option<String> {
+pub(crate) fn warning_for(cfg: &crate::config::Config) -> Option<String> {
     super::Redis::open(cfg).ok().and_then(|mut con| warning(&mut con))
 }
 
@@ -129,7 +129,7 @@ impl super::Board {
 
 /// The warning for this connection's Redis, if any. A Redis that refuses `CONFIG` (renamed
 /// or forbidden by an ACL) cannot be checked: say so rather than fail the command.
-pub fn warning(con: &mut impl ConnectionLike) -> Option<String> {
+pub(crate) fn warning(con: &mut impl ConnectionLike) -> Option<String> {
     match persistence(con) {
         Ok(p) => p.warning(),
         Err(e) => Some(format!(

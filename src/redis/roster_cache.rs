@@ -106,13 +106,13 @@ impl CacheState {
 /// the live ones only at [`RosterRebuild::finish`], so that a lookup meanwhile sees the old
 /// cache whole (and an employee who left is gone after). A rebuild cut off leaves the live
 /// cache as it was, unstamped for this roster: the next layout starts over.
-pub struct RosterRebuild {
+pub(crate) struct RosterRebuild {
     written: BTreeMap<u32, usize>,
 }
 
 impl RosterRebuild {
     /// Start a rebuild (the fresh parts of one cut off before are dropped).
-    pub fn start(board: &mut Board) -> Result<RosterRebuild> {
+    pub(crate) fn start(board: &mut Board) -> Result<RosterRebuild> {
         let (con, keys) = (&mut board.con, &board.keys);
         let mut pipe = redis::pipe();
         for part in 0..ROSTER_PARTS {
@@ -126,7 +126,7 @@ impl RosterRebuild {
     }
 
     /// Write some of the roster into the fresh parts.
-    pub fn add(&mut self, board: &mut Board, members: &[Member]) -> Result<()> {
+    pub(crate) fn add(&mut self, board: &mut Board, members: &[Member]) -> Result<()> {
         let (con, keys) = (&mut board.con, &board.keys);
         let members = members
             .iter()
@@ -140,7 +140,7 @@ impl RosterRebuild {
     /// Swap the fresh parts in (a part nobody was written to is emptied), then stamp the cache
     /// with the roster it now holds. One RENAME at a time: a cluster pipeline refuses them,
     /// and 64 round trips are nothing beside the writes.
-    pub fn finish(self, board: &mut Board, stamp: &Stamp) -> Result<()> {
+    pub(crate) fn finish(self, board: &mut Board, stamp: &Stamp) -> Result<()> {
         let (con, keys) = (&mut board.con, &board.keys);
         let mut empty = redis::pipe();
         empty.del(keys.legacy_roster()).ignore();

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use attendance::redis::cluster::ClusterConn;
+use attendance::ClusterConn;
 use redis::ConnectionLike;
 
 pub const GIVEN: &str = "ATTENDANCE_TEST_REDIS_CLUSTER";
@@ -167,7 +167,7 @@ impl Cluster {
 
     /// A cluster connection through the library's own handle.
     pub fn con(&self) -> ClusterConn {
-        let cfg = attendance::config::Config {
+        let cfg = attendance::Config {
             redis_url: self.url.clone(),
             ..Default::default()
         };
@@ -221,7 +221,7 @@ impl Cluster {
 
     /// Delete every key of a namespace, key by key (one slot each).
     pub fn remove_namespace(url: &str, ns: &str) {
-        let cfg = attendance::config::Config {
+        let cfg = attendance::Config {
             redis_url: url.to_string(),
             ..Default::default()
         };

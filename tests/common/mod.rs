@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use assert_cmd::Command;
-use attendance::redis::board::Board;
-use attendance::redis::keys::Keys;
+use attendance::Board;
+use attendance::Keys;
 use chrono::{NaiveDate, NaiveDateTime, TimeZone};
 use mysql::prelude::Queryable;
 use redis::Commands;
@@ -185,7 +185,7 @@ impl TestEnv {
 
     /// The library's board handle on another namespace (`<ns>:a`: one test, two boards).
     pub fn board_in(&self, namespace: &str) -> Board {
-        Board::open(&attendance::config::Config {
+        Board::open(&attendance::Config {
             redis_url: self.redis_url.clone(),
             namespace: namespace.to_string(),
             ..Default::default()
@@ -355,12 +355,12 @@ pub fn queue_depth(queue: &str) -> u32 {
 /// Delete every exchange and queue of the namespace (AMQP names start with `<ns>.`): the
 /// common ones and one queue per department of the roster.
 pub fn cleanup_amqp(ns: &str, departments: &[String]) {
-    let cfg = attendance::config::Config {
+    let cfg = attendance::Config {
         amqp_url: AMQP_URL.to_string(),
         namespace: ns.to_string(),
         ..Default::default()
     };
-    if let Err(e) = attendance::amqp::teardown(&cfg, departments) {
+    if let Err(e) = attendance::teardown(&cfg, departments) {
         eprintln!("cleanup of AMQP names under {ns} failed: {e:#}");
     }
 }

@@ -16,7 +16,7 @@ use crate::redis::board::Board;
 /// A check-in also sends its department's older pending events (left by an earlier broker
 /// outage), but not younger ones: those likely belong to a concurrent check-in that is
 /// publishing them right now, and sending them too would only make duplicates.
-pub const STALE_AFTER_SECS: i64 = 5;
+pub(crate) const STALE_AFTER_SECS: i64 = 5;
 /// At most this many older events ride along with one check-in (taken from one page of the
 /// outbox, in no particular order); `relay` drains the rest. Kept small: each one is on the
 /// kiosk's time (100 made a check-in facing a backlog 1.3x-1.4x slower than one facing 10).
@@ -41,23 +41,23 @@ pub struct DrainReport {
 }
 
 /// Malformed outbox entries a drain names; it counts them all in `pending`.
-pub const MALFORMED_SHOWN: usize = 20;
+pub(crate) const MALFORMED_SHOWN: usize = 20;
 
 /// `relay` without `--follow`: every outbox of the namespace drained once (see
 /// [`drain_outboxes`]), on a Redis connection of its own.
-pub fn drain_once(cfg: &Config) -> Result<DrainReport> {
+pub(crate) fn drain_once(cfg: &Config) -> Result<DrainReport> {
     drain_outboxes(cfg, &mut Board::open(cfg)?)
 }
 
 /// Drain every outbox of the namespace once, on fresh connections: `amqp.publishers` of them
 /// at once for a backlog of several departments (see [`in_parallel`]). No broker: exit 3.
-pub fn drain_outboxes(cfg: &Config, board: &mut Board) -> Result<DrainReport> {
+pub(crate) fn drain_outboxes(cfg: &Config, board: &mut Board) -> Result<DrainReport> {
     let depts = board.outbox_departments()?;
     drain_outboxes_of(cfg, board, &depts)
 }
 
 /// [`drain_outboxes`] for these departments' outboxes (found by [`Board::outbox_departments`]).
-pub fn drain_outboxes_of(cfg: &Config, board: &mut Board, depts: &[String]) -> Result<DrainReport> {
+pub(crate) fn drain_outboxes_of(cfg: &Config, board: &mut Board, depts: &[String]) -> Result<DrainReport> {
     if cfg.amqp.publishers.clamp(1, depts.len().max(1)) == 1 {
         let mut publisher = Publisher::connect(cfg)?;
         let report = drain_departments(&mut publisher, board, depts)?;
@@ -76,7 +76,7 @@ pub fn drain_outboxes_of(cfg: &Config, board: &mut Board, depts: &[String]) -> R
 /// Run `share` on up to `amqp.publishers` threads at once, each given its own slice of the
 /// departments (an outbox is drained by one publisher only), and add up their reports. The
 /// first error wins (a broker unreachable from every thread is exit 3 all the same).
-pub fn in_parallel(
+pub(crate) fn in_parallel(
     cfg: &Config,
     depts: &[String],
     share: impl Fn(&[String]) -> Result<DrainReport> + Sync,
@@ -126,7 +126,7 @@ pub(crate) fn each_share<P: Send>(
 /// broker round trip per department), and what the broker acked leaves its outbox after each
 /// page. Memory holds a page, the window and the ids of one department's outbox, never the
 /// backlog. An event is removed only once confirmed: a drain killed mid-way leaves the others.
-pub fn drain_departments(publisher: &mut Publisher, board: &mut Board, depts: &[String]) -> Result<DrainReport> {
+pub(crate) fn drain_departments(publisher: &mut Publisher, board: &mut Board, depts: &[String]) -> Result<DrainReport> {
     let mut flow: Flow<(usize, String)> = Flow::default();
     // Per department: events read (and offered to the broker), events acked and removed.
     let (mut read, mut sent) = (vec![0; depts.len()], vec![0; depts.len()]);
@@ -203,7 +203,7 @@ pub(crate) fn remove_acked(
 /// Publish one check-in's event and its department's stale pending events on `publisher`
 /// (then closed); Ok(true) if the check-in's own event was confirmed (and left the outbox),
 /// Ok(false) if the broker refused it, Err if the broker failed on the way.
-pub fn send_punch(mut publisher: Publisher, board: &mut Board, dept: &str, event_id: &str) -> Result<bool> {
+pub(crate) fn send_punch(mut publisher: Publisher, board: &mut Board, dept: &str, event_id: &str) -> Result<bool> {
     let now = Utc::now();
     // Only a confirmed publish removes an event: gone, a concurrent `relay` already sent it.
     let Some(own) = board.outbox_get(dept, event_id)? else {

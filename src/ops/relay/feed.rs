@@ -19,14 +19,14 @@ use crate::config::Config;
 use crate::redis::board::Board;
 
 /// One script call's events: (department, event id, the outbox value: rendered when published).
-pub type Events = Vec<(String, String, String)>;
+pub(crate) type Events = Vec<(String, String, String)>;
 
 /// Script calls' worth of events waiting per publisher: a publisher slower than Redis holds the
 /// recording back instead of letting a day's events pile up in memory.
 const BACKLOG: usize = 64;
 
 /// Hands events to the publisher that owns their department.
-pub struct Feed<'a> {
+pub(crate) struct Feed<'a> {
     owner: HashMap<String, usize>,
     senders: Vec<Sender<Events>>,
     abandoned: &'a AtomicBool,
@@ -35,7 +35,7 @@ pub struct Feed<'a> {
 impl Feed<'_> {
     /// Hand over one call's events (all of one department). A publisher that stopped still
     /// takes them (and drops them: they wait in the outbox), so recording never blocks on it.
-    pub fn send(&self, events: Events) {
+    pub(crate) fn send(&self, events: Events) {
         let Some((dept, _, _)) = events.first() else { return };
         let to = self.owner.get(dept).copied().unwrap_or(0);
         // Fails only when the publisher is gone (its Redis failed): the events are in the outbox.
@@ -47,7 +47,7 @@ impl Feed<'_> {
     /// Recording failed (Redis): the publishers stop at once, touching Redis no more (it is
     /// likely gone or silent for them too). What they sent but could not remove from its
     /// outbox is sent again by `relay` (at least once); the rest waits there.
-    pub fn abandon(&self) {
+    pub(crate) fn abandon(&self) {
         self.abandoned.store(true, Ordering::SeqCst);
     }
 }
@@ -55,7 +55,11 @@ impl Feed<'_> {
 /// Run `record` (on this thread) while up to `amqp.publishers` threads, each with its own
 /// Redis and broker connections and its share of `depts`, publish what it hands over; then each
 /// drains its share's outboxes once. Returns what `record` returned and the publishers' report.
-pub fn publish_while<R>(cfg: &Config, depts: &[String], record: impl FnOnce(&Feed) -> R) -> (R, Result<DrainReport>) {
+pub(crate) fn publish_while<R>(
+    cfg: &Config,
+    depts: &[String],
+    record: impl FnOnce(&Feed) -> R,
+) -> (R, Result<DrainReport>) {
     let shares = shares(cfg, depts);
     let abandoned = AtomicBool::new(false);
     // Each publisher's Redis connection, opened here so that none is opened while recording

@@ -14,7 +14,7 @@ use crate::interrupt;
 use crate::redis::board::Board;
 
 /// Where a following relay reports, as it goes.
-pub trait FollowSink {
+pub(crate) trait FollowSink {
     /// A status line (stderr): the broker lost, or publishing again.
     fn status(&mut self, line: String);
     /// What the hand-offs or a full round sent.
@@ -26,7 +26,7 @@ pub trait FollowSink {
 
 /// Follow the check-ins: a full round every `interval`, the hand-offs in between and during it,
 /// until Ctrl-C or SIGTERM. Returns the events sent in all, and those pending after the last round.
-pub fn follow(cfg: &Config, interval: Duration, sink: &mut impl FollowSink) -> Result<DrainReport> {
+pub(crate) fn follow(cfg: &Config, interval: Duration, sink: &mut impl FollowSink) -> Result<DrainReport> {
     let mut board = Board::open(cfg)?;
     let stop = interrupt::stop_flag();
     let mut f = Follow::new(cfg, interval);

@@ -6,10 +6,7 @@ mod feed;
 mod follow;
 mod handoffs;
 
-pub use drain::{
-    drain_departments, drain_once, drain_outboxes, drain_outboxes_of, in_parallel, send_punch, DrainReport,
-    STALE_AFTER_SECS,
-};
-pub use feed::{publish_while, Feed};
-pub use follow::{follow, FollowSink};
+pub(crate) use drain::{drain_once, drain_outboxes_of, send_punch, DrainReport};
+pub(crate) use feed::{publish_while, Feed};
+pub(crate) use follow::{follow, FollowSink};
 pub use handoffs::Handoffs;

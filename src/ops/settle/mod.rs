@@ -12,7 +12,7 @@
 //! during the writes, half-way through deleting boards) computes the very same rows.
 
 mod day;
-pub mod rows;
+pub(crate) mod rows;
 mod spent;
 mod stream;
 mod write;

@@ -10,17 +10,15 @@ use crate::config::Policy;
 use crate::domain::day_record::DayRecord;
 use crate::domain::event::Kind;
 use crate::domain::policy::DayClock;
-pub use crate::mysql::attendance::{encode_log, parse_log, DayRow, Stamp};
+pub(crate) use crate::mysql::attendance::{parse_log, DayRow, Stamp};
 use crate::mysql::roster_rows::Member;
-pub use crate::mysql::runs::Failure;
-pub use crate::redis::board::BoardEntry;
+pub(crate) use crate::mysql::runs::Failure;
+pub(crate) use crate::redis::board::BoardEntry;
 
 /// The facts of the day that are the same for everyone.
 #[derive(Debug, Clone, Copy)]
-pub struct Day<'a> {
+pub(crate) struct Day {
     pub date: NaiveDate,
-    pub tz: Tz,
-    pub policy: &'a Policy,
     pub workday: bool,
     /// The local midnight that starts the day (board seconds count from it).
     pub start: DateTime<Utc>,
@@ -28,13 +26,11 @@ pub struct Day<'a> {
     pub clock: DayClock,
 }
 
-impl<'a> Day<'a> {
-    pub fn new(date: NaiveDate, tz: Tz, policy: &'a Policy, workday: bool) -> Day<'a> {
+impl Day {
+    pub(crate) fn new(date: NaiveDate, tz: Tz, policy: &Policy, workday: bool) -> Day {
         let clock = DayClock::new(policy, tz, date);
         Day {
             date,
-            tz,
-            policy,
             workday,
             start: clock.start,
             clock,
@@ -60,7 +56,7 @@ fn board_stamps(day: &Day, value: &str) -> Result<Vec<Stamp>, String> {
 }
 
 /// One employee's row from the union of their punches (board and stored history).
-pub fn row(day: &Day, member: &Member, mut punches: Vec<Stamp>, on_leave: bool) -> DayRow {
+pub(crate) fn row(day: &Day, member: &Member, mut punches: Vec<Stamp>, on_leave: bool) -> DayRow {
     punches.sort_by_key(|(t, k)| (*t, k.as_str()));
     punches.dedup();
     let start = day.start;
@@ -84,7 +80,7 @@ pub fn row(day: &Day, member: &Member, mut punches: Vec<Stamp>, on_leave: bool) 
 /// off the active roster who punched anyway (their punches are kept, not dropped). `stored`
 /// holds the punch histories a previous run wrote, so that a rerun after the boards were
 /// deleted computes the same rows.
-pub fn day_rows(
+pub(crate) fn day_rows(
     day: &Day,
     members: &[Member],
     boards: &HashMap<String, BoardEntry>,
@@ -149,6 +145,7 @@ pub fn day_rows(
 mod tests {
     use super::*;
     use crate::domain::policy::DayStatus;
+    use crate::mysql::attendance::encode_log;
 
     fn member(id: &str) -> Member {
         Member {

@@ -7,11 +7,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Default)]
-pub struct Spent(Mutex<Vec<(&'static str, Duration)>>);
+pub(crate) struct Spent(Mutex<Vec<(&'static str, Duration)>>);
 
 impl Spent {
     /// Run `f`, adding its wall time to `part`.
-    pub fn time<R>(&self, part: &'static str, f: impl FnOnce() -> R) -> R {
+    pub(crate) fn time<R>(&self, part: &'static str, f: impl FnOnce() -> R) -> R {
         let started = Instant::now();
         let r = f();
         self.add(part, started.elapsed());
@@ -19,7 +19,7 @@ impl Spent {
     }
 
     /// Add `d` to `part` (for a part timed elsewhere, as MySQL's writers time theirs).
-    pub fn add(&self, part: &'static str, d: Duration) {
+    pub(crate) fn add(&self, part: &'static str, d: Duration) {
         // A panicking thread poisons nothing worth refusing a figure for.
         let mut parts = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match parts.iter_mut().find(|(p, _)| *p == part) {
@@ -29,7 +29,7 @@ impl Spent {
     }
 
     /// Seconds by part, in the order each part first ran.
-    pub fn seconds(self) -> Vec<(&'static str, f64)> {
+    pub(crate) fn seconds(self) -> Vec<(&'static str, f64)> {
         let parts = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
         parts.into_iter().map(|(p, d)| (p, d.as_secs_f64())).collect()
     }

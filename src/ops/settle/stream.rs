@@ -50,7 +50,7 @@ struct Slices {
 
 /// What reading a slice needs besides its connections.
 struct SliceReader<'a> {
-    day: &'a Day<'a>,
+    day: &'a Day,
     on_leave: &'a HashSet<String>,
     /// Whether the day had rows when the run began: their histories are then read too.
     stored_any: bool,

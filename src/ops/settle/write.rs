@@ -25,12 +25,12 @@ fn retry(s: &SettleSettings) -> Retry {
 }
 
 /// Open the database, retrying with back-off while the server is unreachable.
-pub fn connect(cfg: &Config) -> Result<Db> {
+pub(crate) fn connect(cfg: &Config) -> Result<Db> {
     Db::open_retrying(cfg, retry(&cfg.settle))
 }
 
 /// A batch of rows handed to the writers; `false` once they stopped (a service error).
-pub type Send<'s> = dyn Fn(Vec<DayRow>) -> bool + 's;
+pub(crate) type Send<'s> = dyn Fn(Vec<DayRow>) -> bool + 's;
 
 /// Write the batches `produce` hands over (on its own thread, so that reading and computing
 /// the next rows overlaps writing these), on `writers` connections at once (MySQL has more
@@ -39,7 +39,7 @@ pub type Send<'s> = dyn Fn(Vec<DayRow>) -> bool + 's;
 /// committed batch, with its size. Returns what `produce` returned and the refused rows; stops
 /// at the first error (a writer's service error, or the producer's), which it returns once the
 /// other writers have finished their batch.
-pub fn stream<T: std::marker::Send>(
+pub(crate) fn stream<T: std::marker::Send>(
     db: &Db,
     spent: &Spent,
     s: &SettleSettings,
