@@ -1,14 +1,14 @@
 //! The jobs' figures as a node_exporter textfile (`--metrics-file`), for Prometheus to alert
 //! on a settle that failed or did not run, or a relay with events stuck in the outboxes.
 //!
-//! The file is written beside its final name and renamed over it: node_exporter reads the
-//! directory at any moment and must never see half a file.
+//! The file is written beside its final name and renamed over it (`crate::files`):
+//! node_exporter reads the directory at any moment and must never see half a file.
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::SystemTime;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::domain::policy::DayStatus;
 use crate::ops::relay::DrainReport;
@@ -43,19 +43,10 @@ impl Textfile {
         &self.text
     }
 
-    /// Write to `path` atomically: a temporary file in the same directory, then a rename.
+    /// Write to `path` whole (`crate::files`): node_exporter reads only `*.prom`, and the
+    /// temporary file beside it ends in `.tmp`.
     pub(crate) fn write(&self, path: &Path) -> Result<()> {
-        let name = path
-            .file_name()
-            .context("--metrics-file names no file")?
-            .to_string_lossy();
-        // node_exporter reads only `*.prom`: the temporary name ends otherwise.
-        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, &self.text).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("renaming {} to {}", tmp.display(), path.display())
-        })
+        crate::files::write(path, self.text.as_bytes())
     }
 }
 
