@@ -50,6 +50,13 @@ impl Textfile {
     }
 }
 
+/// The one line said of a metrics file that could not be written: the file and why (the
+/// cause alone, as the system said it: "Read-only file system (os error 30)").
+pub(crate) fn not_written(path: &Path, err: &anyhow::Error) -> String {
+    let why = err.root_cause().to_string().replace(['\n', '\r'], " ");
+    format!("--metrics-file {} not written: {why}", path.display())
+}
+
 fn unix(t: SystemTime) -> f64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
