@@ -70,7 +70,7 @@ fn fill(dir: &Path, free: u64) {
 fn sheet_rows(path: &Path, day: &str) -> usize {
     let mut wb: Xlsx<_> = open_workbook(path).expect("a workbook");
     let sheet = format!("absent {day}");
-    assert_eq!(wb.sheet_names(), [sheet.clone()]);
+    assert_eq!(wb.sheet_names(), std::slice::from_ref(&sheet));
     wb.worksheet_range(&sheet).unwrap().rows().count()
 }
 
