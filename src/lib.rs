@@ -14,6 +14,7 @@ mod cli;
 mod config;
 mod domain;
 mod error;
+mod files;
 mod interrupt;
 mod mysql;
 mod ops;

@@ -1,9 +1,9 @@
 //! `attendance org import|generate`: the roster.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read};
+use std::io::{BufReader, Read};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::OrgCommand;
@@ -54,8 +54,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             }
             match output {
                 Some(path) => {
-                    let f = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-                    roster::generate(BufWriter::new(f), employees, departments, seed)?;
+                    crate::files::write_with(&path, |w| roster::generate(w, employees, departments, seed))?;
                     ctx.out.status(format!(
                         "wrote {employees} employees in {departments} departments to {}",
                         path.display()

@@ -16,32 +16,59 @@ pub(crate) fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
         let result = crate::ops::relay::drain_once(&ctx.cfg);
         let last = result.as_ref().ok();
         let sent = last.map_or(0, |r| r.sent);
-        write_metrics(&args, last, sent, (started, clock))?;
-        let r = result?;
+        // A metrics file that cannot be written is said after the drain's own word.
+        let problem = write_metrics(&args, last, sent, (started, clock));
+        let warn = || {
+            if let Some(p) = &problem {
+                ctx.out.status(format!("warning: {p}"));
+            }
+        };
+        let r = result.inspect_err(|_| warn())?;
         print(ctx, &args, &r)?;
         if r.pending > 0 {
+            warn();
             return Err(Error::Partial(format!(
                 "{} events still pending (not confirmed by the broker)",
                 r.pending
             ))
             .into());
         }
-        return Ok(());
+        return match problem {
+            Some(p) => Err(Error::Partial(format!("{p} (the relay itself is done)")).into()),
+            None => Ok(()),
+        };
     }
     let interval = Duration::from_millis(args.interval_ms);
-    let total = crate::ops::relay::follow(&ctx.cfg, interval, &mut Lines { ctx, args: &args })?;
+    let mut lines = Lines {
+        ctx,
+        args: &args,
+        unwritten: 0,
+        problem: None,
+    };
+    let total = crate::ops::relay::follow(&ctx.cfg, interval, &mut lines)?;
     ctx.out.status(format!(
         "relay: stopped; {} events sent in all, {} pending",
         total.sent, total.pending
     ));
-    Ok(())
+    match (lines.unwritten, lines.problem) {
+        (0, _) | (_, None) => Ok(()),
+        (n, Some(p)) => Err(Error::Partial(format!(
+            "{p} ({n} round(s) without their metrics; the relay itself stopped cleanly)"
+        ))
+        .into()),
+    }
 }
 
 /// `--follow`'s reports, as they come: status lines to stderr, reports to stdout, the rounds'
-/// figures to the metrics file.
+/// figures to the metrics file. A metrics file that cannot be written stops nothing: the
+/// relay goes on, says so once each time the reason changes, and exits 4 when it stops.
 struct Lines<'a> {
     ctx: &'a Ctx,
     args: &'a RelayArgs,
+    /// Rounds whose metrics could not be written.
+    unwritten: usize,
+    /// The last reason, while the file cannot be written.
+    problem: Option<String>,
 }
 
 impl FollowSink for Lines<'_> {
@@ -54,23 +81,41 @@ impl FollowSink for Lines<'_> {
     }
 
     fn round(&mut self, last: Option<&DrainReport>, sent_total: usize, started: (SystemTime, Instant)) -> Result<()> {
-        write_metrics(self.args, last, sent_total, started)
+        match write_metrics(self.args, last, sent_total, started) {
+            Some(p) => {
+                if self.problem.as_ref() != Some(&p) {
+                    self.ctx.out.status(format!("warning: {p}"));
+                }
+                self.unwritten += 1;
+                self.problem = Some(p);
+            }
+            None if self.problem.take().is_some() => {
+                if let Some(path) = &self.args.metrics.metrics_file {
+                    self.ctx
+                        .out
+                        .status(format!("relay: --metrics-file {} written again", path.display()));
+                }
+            }
+            None => {}
+        }
+        Ok(())
     }
 }
 
 /// The drain's figures for node_exporter, when `--metrics-file` asks for them. No report:
-/// the broker could not be reached.
+/// the broker could not be reached. Returns the line to say when the file could not be written.
 fn write_metrics(
     args: &RelayArgs,
     last: Option<&DrainReport>,
     sent_total: usize,
     (started, clock): (SystemTime, Instant),
-) -> Result<()> {
-    let Some(path) = &args.metrics.metrics_file else {
-        return Ok(());
-    };
+) -> Option<String> {
+    let path = args.metrics.metrics_file.as_ref()?;
     let ok = last.is_some_and(|r| r.pending == 0 && r.problem.is_none());
-    metrics::relay(last, sent_total, ok, started, clock.elapsed().as_secs_f64()).write(path)
+    metrics::relay(last, sent_total, ok, started, clock.elapsed().as_secs_f64())
+        .write(path)
+        .err()
+        .map(|e| metrics::not_written(path, &e))
 }
 
 fn print(ctx: &Ctx, args: &RelayArgs, r: &DrainReport) -> Result<()> {

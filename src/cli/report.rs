@@ -2,7 +2,7 @@
 
 use std::io::IsTerminal;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use chrono::{Datelike, Duration, NaiveDate};
 
 use super::Ctx;
@@ -103,7 +103,8 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
         }
     };
     match &format.output {
-        Some(path) => std::fs::write(path, &bytes).with_context(|| format!("writing {}", path.display()))?,
+        // Whole or not at all: a full disk leaves the previous report as it was.
+        Some(path) => crate::files::write(path, &bytes)?,
         None => crate::output::bytes(&bytes)?,
     }
     if table.rows.is_empty() && kind == Format::Table {

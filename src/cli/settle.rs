@@ -36,7 +36,8 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
             }
         }
     });
-    let summary = with_metrics(&args, result, started, clock)?;
+    let (result, metrics_problem) = with_metrics(ctx, &args, result, started, clock);
+    let summary = result?;
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
@@ -56,13 +57,21 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
         }
     }
     if summary.failed() > 0 {
+        if let Some(problem) = &metrics_problem {
+            ctx.out.status(format!("warning: {problem}"));
+        }
         return Err(Error::Partial(format!(
             "{} row(s) could not be written (see `attendance report runs --failures`); their boards are kept for a rerun",
             summary.failed()
         ))
         .into());
     }
-    Ok(())
+    // The day is done and said: a metrics file that could not be written is the one thing
+    // left to say (exit 4, "done, with something failed").
+    match metrics_problem {
+        Some(problem) => Err(Error::Partial(format!("{problem} (the settle itself is done)")).into()),
+        None => Ok(()),
+    }
 }
 
 fn show_failures(ctx: &Ctx, report: &Report) {
@@ -120,11 +129,18 @@ fn line(report: &Report) -> String {
 
 /// Write the run's figures for node_exporter when `--metrics-file` asks for them (those of the
 /// last day settled, which is yesterday), also for a run that stopped early (outcome `error`:
-/// what an alert needs to see), then hand the run's result on. The run's own error says more
-/// than a metrics file that could not be written.
-fn with_metrics(args: &SettleArgs, result: Result<Summary>, started: SystemTime, clock: Instant) -> Result<Summary> {
+/// what an alert needs to see). A file that cannot be written costs the run nothing: its
+/// result is handed on whole, with one line saying which file and why, for after the summary.
+/// A run that stopped early says so itself, the metrics line is then only a warning.
+fn with_metrics(
+    ctx: &Ctx,
+    args: &SettleArgs,
+    result: Result<Summary>,
+    started: SystemTime,
+    clock: Instant,
+) -> (Result<Summary>, Option<String>) {
     let Some(path) = &args.metrics.metrics_file else {
-        return result;
+        return (result, None);
     };
     let (report, outcome) = match &result {
         Ok(s) if s.failed() > 0 => (Some(&s.last), "partial"),
@@ -132,6 +148,9 @@ fn with_metrics(args: &SettleArgs, result: Result<Summary>, started: SystemTime,
         Err(_) => (None, "error"),
     };
     let written = metrics::settle(report, outcome, started, clock.elapsed().as_secs_f64()).write(path);
-    let summary = result?;
-    written.map(|()| summary)
+    let problem = written.err().map(|e| metrics::not_written(path, &e));
+    if let (Err(_), Some(p)) = (&result, &problem) {
+        ctx.out.status(format!("warning: {p}"));
+    }
+    (result, problem)
 }

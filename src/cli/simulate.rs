@@ -1,9 +1,6 @@
 //! `attendance simulate`: a realistic morning or evening of punches for the active roster.
 
-use std::fs::File;
-use std::io::BufWriter;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::SimulateArgs;
@@ -28,10 +25,9 @@ pub(crate) fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
         early_pct: a.early_pct,
     };
     let n = match &a.output {
-        Some(path) => {
-            let f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-            write_punches(BufWriter::new(f), &ids, date, ctx.cfg.timezone, a.phase, mix, a.seed)?
-        }
+        Some(path) => crate::files::write_with(path, |w| {
+            write_punches(w, &ids, date, ctx.cfg.timezone, a.phase, mix, a.seed)
+        })?,
         None => write_punches(
             std::io::stdout().lock(),
             &ids,

@@ -1,11 +1,10 @@
 //! Archiving old days: the attendance rows, their corrections and the settle runs of the days
 //! before a date go to CSV files (one per table), and with `drop` leave MySQL in the same
-//! transaction that read them. Files first, synced and renamed into place before the commit:
-//! a crash at any point leaves either the rows in MySQL or the files on disk, never neither.
+//! transaction that read them. Files first, synced and renamed into place before the commit
+//! (`crate::files`, each under `<file>.partial` until then): a crash at any point leaves
+//! either the rows in MySQL or the files on disk, never neither.
 
 use std::fs::{self, File};
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -14,6 +13,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::files::NewFile;
 use crate::mysql::archive_rows::TABLES;
 use crate::mysql::Tx;
 
@@ -90,10 +90,11 @@ fn partial(path: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// The files already renamed into place by a run that then failed (their `.partial` files
+/// go when their `NewFile` drops).
 fn remove_all(paths: &[PathBuf]) {
     for p in paths {
         fs::remove_file(p).ok();
-        fs::remove_file(partial(p)).ok();
     }
 }
 
@@ -110,7 +111,6 @@ pub(crate) fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
             return Err(e);
         }
     };
-    File::open(&opts.dir).and_then(|d| d.sync_all()).ok();
     tx.commit()
         .context("committing the archive (the files are written; the rows may still be in MySQL)")?;
     // The archive is done: emptied partitions are only space to give back, and a failure to
@@ -136,7 +136,7 @@ pub(crate) fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
 /// between, the rows are still in MySQL and the files say so by being there (a rerun refuses
 /// to overwrite them).
 fn files_then_delete(tx: &mut Tx<'_>, opts: &Options, paths: &[PathBuf]) -> Result<Vec<FileReport>> {
-    let files = write_files(tx, opts, paths)?;
+    let (files, written) = write_files(tx, opts, paths)?;
     if opts.drop {
         // The rows were locked when read: anything else means the files miss something.
         for (table, n) in crate::mysql::archive_rows::delete(tx, opts.before)? {
@@ -149,40 +149,35 @@ fn files_then_delete(tx: &mut Tx<'_>, opts: &Options, paths: &[PathBuf]) -> Resu
             }
         }
     }
-    for p in paths {
-        fs::rename(partial(p), p).with_context(|| format!("renaming {}", p.display()))?;
+    // Each file synced, renamed into place and its directory synced.
+    for (f, p) in written.into_iter().zip(paths) {
+        f.commit().with_context(|| format!("writing {}", p.display()))?;
     }
     Ok(files)
 }
 
-/// Each table to its `.partial` file, flushed and synced.
-fn write_files(tx: &mut Tx<'_>, opts: &Options, paths: &[PathBuf]) -> Result<Vec<FileReport>> {
+/// Each table to its `.partial` file, not yet in place.
+fn write_files(tx: &mut Tx<'_>, opts: &Options, paths: &[PathBuf]) -> Result<(Vec<FileReport>, Vec<NewFile>)> {
     let mut files = Vec::new();
+    let mut written = Vec::new();
     for ((table, query), path) in TABLES.iter().zip(paths) {
         let tmp = partial(path);
         // Attendance is personal data: readable by the archiving account only.
-        let file = fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(|e| Error::input(format!("{}: {e}", tmp.display())))?;
-        let mut w = csv::Writer::from_writer(file);
+        let mut file =
+            NewFile::private_at(path, tmp.clone()).map_err(|e| Error::input(format!("{}: {e}", tmp.display())))?;
+        let mut w = csv::Writer::from_writer(&mut file);
         let rows = crate::mysql::archive_rows::export(tx, query, opts.before, opts.drop, |r| {
             w.write_record(r)?;
             Ok(())
         })?;
-        let mut file = w
-            .into_inner()
+        w.into_inner()
             .map_err(|e| anyhow::anyhow!("{}: {}", tmp.display(), e.error()))?;
-        file.flush()?;
-        file.sync_all()?;
         files.push(FileReport {
             table,
             path: path.clone(),
             rows,
         });
+        written.push(file);
     }
-    Ok(files)
+    Ok((files, written))
 }

@@ -1,14 +1,14 @@
 //! The jobs' figures as a node_exporter textfile (`--metrics-file`), for Prometheus to alert
 //! on a settle that failed or did not run, or a relay with events stuck in the outboxes.
 //!
-//! The file is written beside its final name and renamed over it: node_exporter reads the
-//! directory at any moment and must never see half a file.
+//! The file is written beside its final name and renamed over it (`crate::files`):
+//! node_exporter reads the directory at any moment and must never see half a file.
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::SystemTime;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::domain::policy::DayStatus;
 use crate::ops::relay::DrainReport;
@@ -43,20 +43,18 @@ impl Textfile {
         &self.text
     }
 
-    /// Write to `path` atomically: a temporary file in the same directory, then a rename.
+    /// Write to `path` whole (`crate::files`): node_exporter reads only `*.prom`, and the
+    /// temporary file beside it ends in `.tmp`.
     pub(crate) fn write(&self, path: &Path) -> Result<()> {
-        let name = path
-            .file_name()
-            .context("--metrics-file names no file")?
-            .to_string_lossy();
-        // node_exporter reads only `*.prom`: the temporary name ends otherwise.
-        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, &self.text).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("renaming {} to {}", tmp.display(), path.display())
-        })
+        crate::files::write(path, self.text.as_bytes())
     }
+}
+
+/// The one line said of a metrics file that could not be written: the file and why (the
+/// cause alone, as the system said it: "Read-only file system (os error 30)").
+pub(crate) fn not_written(path: &Path, err: &anyhow::Error) -> String {
+    let why = err.root_cause().to_string().replace(['\n', '\r'], " ");
+    format!("--metrics-file {} not written: {why}", path.display())
 }
 
 fn unix(t: SystemTime) -> f64 {
