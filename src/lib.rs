@@ -24,6 +24,7 @@ mod redis;
 pub use crate::cli::{run, Cli};
 pub use crate::error::{exit, is_broken_pipe};
 pub use crate::ops::exit::{exit_code_of, one_line};
+pub use crate::domain::text::inert;
 
 // The configuration, as every command and benchmark builds it.
 pub use crate::config::{Config, Overrides, Policy};

@@ -24,12 +24,12 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             // Validate the whole file before touching any store.
             let rows = roster::parse(reader)?;
             let (report, new_departments) = ops::org::import(&ctx.cfg, &rows)?;
-            ctx.out.status(format!(
+            ctx.say(format!(
                 "imported {} employees in {} departments ({} supervisors)",
                 report.employees, report.departments, report.supervisors
             ));
             if !report.departments_without_supervisor.is_empty() {
-                ctx.out.status(format!(
+                ctx.say(format!(
                     "warning: {} department(s) have no supervisor: {}",
                     report.departments_without_supervisor.len(),
                     report.departments_without_supervisor.join(", ")
@@ -56,7 +56,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
                 Some(path) => {
                     let f = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
                     roster::generate(BufWriter::new(f), employees, departments, seed)?;
-                    ctx.out.status(format!(
+                    ctx.say(format!(
                         "wrote {employees} employees in {departments} departments to {}",
                         path.display()
                     ));

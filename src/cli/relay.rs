@@ -30,7 +30,7 @@ pub(crate) fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
     }
     let interval = Duration::from_millis(args.interval_ms);
     let total = crate::ops::relay::follow(&ctx.cfg, interval, &mut Lines { ctx, args: &args })?;
-    ctx.out.status(format!(
+    ctx.say(format!(
         "relay: stopped; {} events sent in all, {} pending",
         total.sent, total.pending
     ));
@@ -46,7 +46,7 @@ struct Lines<'a> {
 
 impl FollowSink for Lines<'_> {
     fn status(&mut self, line: String) {
-        self.ctx.out.status(line);
+        self.ctx.say(line);
     }
 
     fn report(&mut self, r: &DrainReport) -> Result<()> {
@@ -75,12 +75,12 @@ fn write_metrics(
 
 fn print(ctx: &Ctx, args: &RelayArgs, r: &DrainReport) -> Result<()> {
     for m in &r.malformed {
-        ctx.out.status(format!("relay: not published, left in its outbox: {m}"));
+        ctx.say(format!("relay: not published, left in its outbox: {m}"));
     }
     if args.output.json {
         crate::output::json(r)?;
     } else {
-        crate::outln!(
+        textln!(
             "{} events sent, {} pending, from {} departments",
             r.sent,
             r.pending,
@@ -88,7 +88,7 @@ fn print(ctx: &Ctx, args: &RelayArgs, r: &DrainReport) -> Result<()> {
         )?;
         if r.pending > 0 {
             let why = r.problem.as_deref().unwrap_or("nacked or returned by the broker");
-            ctx.out.status(format!("relay: pending events stay in Redis ({why})"));
+            ctx.say(format!("relay: pending events stay in Redis ({why})"));
         }
     }
     Ok(())

@@ -12,7 +12,7 @@ use crate::ops::settle::{self, Hooks, Options, Progress, Report, Summary};
 
 pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     if let Some(w) = crate::ops::settle_warning(&ctx.cfg) {
-        ctx.out.status(w);
+        ctx.say(w);
     }
     let opts = Options {
         date: args.date,
@@ -47,12 +47,11 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
         crate::outln!("{}", serde_json::to_string(&summary)?)?;
     } else {
         for report in summary.days() {
-            ctx.out.status(line(report));
+            ctx.say(line(report));
         }
         if summary.settled_days.len() > 1 {
             let days: Vec<String> = summary.settled_days.iter().map(ToString::to_string).collect();
-            ctx.out
-                .status(format!("caught up {} days: {}", days.len(), days.join(", ")));
+            ctx.say(format!("caught up {} days: {}", days.len(), days.join(", ")));
         }
     }
     if summary.failed() > 0 {
@@ -78,13 +77,13 @@ fn show_failures(ctx: &Ctx, report: &Report) {
     // A broken roster can fail every row: show a screenful, the rest are in MySQL.
     const SHOWN: usize = 20;
     for f in report.failures.iter().take(SHOWN) {
-        ctx.out.status(format!(
+        ctx.say(format!(
             "failed: {} ({}) on {}: {}",
             f.employee_id, f.department_id, report.date, f.reason
         ));
     }
     if report.failures.len() > SHOWN {
-        ctx.out.status(format!(
+        ctx.say(format!(
             "... and {} more failed rows (attendance report runs --failures)",
             report.failures.len() - SHOWN
         ));
