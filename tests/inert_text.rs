@@ -5,7 +5,8 @@
 
 mod common;
 
-use common::{csv_cells, TestEnv};
+use amiquip::{AmqpProperties, Connection, Publish};
+use common::{csv_cells, queue_depth, TestEnv, AMQP_URL};
 use mysql::prelude::Queryable;
 
 const TZ: &str = "Europe/Paris";
@@ -80,7 +81,10 @@ fn a_hostile_name_already_stored_is_shown_escaped_everywhere() {
     let range = ["--from", DAY, "--to", DAY];
     let table = shown(&env, &[&["report", "dept", "D001"][..], &range].concat());
     assert!(table.contains(SHOWN), "report dept: {table}");
-    let csv = shown(&env, &[&["report", "dept", "D001", "--format", "csv"][..], &range].concat());
+    let csv = shown(
+        &env,
+        &[&["report", "dept", "D001", "--format", "csv"][..], &range].concat(),
+    );
     let cells = csv_cells(&csv);
     let row = cells.iter().find(|r| r[0] == eve).expect("eve's row");
     assert_eq!(row[1], SHOWN);
@@ -88,7 +92,10 @@ fn a_hostile_name_already_stored_is_shown_escaped_everywhere() {
         &env,
         &[&["report", "dept", "D001", "--format", "csv", "--csv-raw"][..], &range].concat(),
     );
-    assert!(raw.contains(SHOWN), "--csv-raw still shows control characters escaped: {raw}");
+    assert!(
+        raw.contains(SHOWN),
+        "--csv-raw still shows control characters escaped: {raw}"
+    );
     let json = env.ok(&[&["report", "dept", "D001", "--json"][..], &range].concat());
     let json: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert!(json.as_array().unwrap().iter().any(|r| r["name"] == HOSTILE));
@@ -114,12 +121,36 @@ fn free_text_with_a_control_character_is_refused_at_the_door_and_changes_nothing
         .unwrap();
     let good: Vec<&str> = good.split('|').collect();
     for (row, field, bad) in [
-        (format!("{},Mal\u{1b}[2Jlory,D001,Dept,employee", members[0]), "name", "\\u{1b}"),
-        (format!("{},Mallory,D001,Dept\u{202e},employee", members[0]), "department_name", "\\u{202e}"),
-        (format!("{},Mal\u{7}lory,D001,Dept,employee", members[0]), "name", "\\u{7}"),
-        (format!("{},\"Mal\rlory\",D001,Dept,employee", members[0]), "name", "\\u{d}"),
-        (format!("{},Mal\u{9b}lory,D001,Dept,employee", members[0]), "name", "\\u{9b}"),
-        (format!("E\u{1b}1,Mallory,D001,Dept,employee"), "employee_id", "\\u{1b}"),
+        (
+            format!("{},Mal\u{1b}[2Jlory,D001,Dept,employee", members[0]),
+            "name",
+            "\\u{1b}",
+        ),
+        (
+            format!("{},Mallory,D001,Dept\u{202e},employee", members[0]),
+            "department_name",
+            "\\u{202e}",
+        ),
+        (
+            format!("{},Mal\u{7}lory,D001,Dept,employee", members[0]),
+            "name",
+            "\\u{7}",
+        ),
+        (
+            format!("{},\"Mal\rlory\",D001,Dept,employee", members[0]),
+            "name",
+            "\\u{d}",
+        ),
+        (
+            format!("{},Mal\u{9b}lory,D001,Dept,employee", members[0]),
+            "name",
+            "\\u{9b}",
+        ),
+        (
+            "E\u{1b}1,Mallory,D001,Dept,employee".to_string(),
+            "employee_id",
+            "\\u{1b}",
+        ),
     ] {
         let dept_name: String = env
             .mysql()
@@ -135,11 +166,19 @@ fn free_text_with_a_control_character_is_refused_at_the_door_and_changes_nothing
             ),
         );
         let o = env.run(&["org", "import", file.to_str().unwrap()]);
-        assert_eq!(o.status.code(), Some(2), "{row:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{row:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let err = inert("org import's error line", &o.stderr);
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains("line 3"), "{err}");
-        assert!(err.contains(&format!("{field} holds the control character {bad}")), "{err}");
+        assert!(
+            err.contains(&format!("{field} holds the control character {bad}")),
+            "{err}"
+        );
         assert!(o.stdout.is_empty());
     }
 
@@ -148,13 +187,29 @@ fn free_text_with_a_control_character_is_refused_at_the_door_and_changes_nothing
         (vec!["leave", "add", eve, DAY, DAY, "--note", "ok\u{7}"], "note"),
         (vec!["leave", "add", eve, DAY, DAY, "--note", "two\nlines"], "note"),
         (
-            vec!["correct", eve, "--date", DAY, "--out", "18:15", "--reason", "kiosk\rerror: x", "--by", eve],
+            vec![
+                "correct",
+                eve,
+                "--date",
+                DAY,
+                "--out",
+                "18:15",
+                "--reason",
+                "kiosk\rerror: x",
+                "--by",
+                eve,
+            ],
             "--reason",
         ),
         (vec!["checkin", eve, "--source", "kiosk\u{1b}[2J"], "--source"),
     ] {
         let o = env.run(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let err = inert("error line", &o.stderr);
         assert!(err.contains(&format!("{what} holds the control character")), "{err}");
     }
@@ -206,4 +261,42 @@ fn csv_reports_write_formulas_as_text_and_numbers_as_numbers() {
     // The table and JSON show names as they are: only CSV is read by spreadsheets.
     let json = env.ok(&[&["report", "dept", "D001", "--json"][..], &range].concat());
     assert!(json.contains("\"+1+1\""), "{json}");
+}
+
+#[test]
+fn a_parked_hostile_body_is_listed_escaped_by_dlq_list() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    env.bare_broker();
+    let cfg = env.file("att.toml", "[amqp]\nretry_delay_ms = 100\nmax_retries = 2\n");
+    let cfg = cfg.to_str().unwrap();
+    let watch = ["watch-dept", "D001", "--once", "--config", cfg];
+    shown(&env, &watch);
+    let mut conn = Connection::insecure_open(AMQP_URL).unwrap();
+    let props = AmqpProperties::default()
+        .with_message_id("bad\u{1b}[2J".into())
+        .with_delivery_mode(2);
+    let body = "{\u{1b}[2J\rerror: x\u{202e}";
+    conn.open_channel(None)
+        .unwrap()
+        .basic_publish(
+            "",
+            Publish::with_properties(body.as_bytes(), format!("{}.dept.D001", env.ns), props),
+        )
+        .unwrap();
+    conn.close().unwrap();
+    // Each rejection is a status line on stderr quoting the body: inert too (`shown`).
+    let parking = format!("{}.parking", env.ns);
+    let mut runs = 0;
+    while queue_depth(&parking) == 0 {
+        runs += 1;
+        assert!(runs < 30, "never parked");
+        shown(&env, &watch);
+        std::thread::sleep(std::time::Duration::from_millis(150));
+    }
+    let listed = shown(&env, &["dlq", "list", "--config", cfg]);
+    assert!(listed.contains("bad\\u{1b}[2J"), "{listed}");
+    assert!(listed.contains("{\\u{1b}[2J\\u{d}error: x\\u{202e}"), "{listed}");
+    // JSON keeps the body as it is.
+    let json = env.json(&["dlq", "list", "--json", "--config", cfg]);
+    assert_eq!(json[0]["body"], body);
 }

@@ -82,18 +82,28 @@ mod tests {
         assert_eq!(inert("bell\u{7}"), "bell\\u{7}");
         assert_eq!(inert("x\rerror: y"), "x\\u{d}error: y");
         assert_eq!(inert("\u{202e}olleh"), "\\u{202e}olleh");
-        assert_eq!(
-            inert("\u{1b}]52;c;aGk=\u{7}"),
-            "\\u{1b}]52;c;aGk=\\u{7}"
-        );
+        assert_eq!(inert("\u{1b}]52;c;aGk=\u{7}"), "\\u{1b}]52;c;aGk=\\u{7}");
         assert_eq!(inert("tab\there\nnext"), "tab\\u{9}here\\u{a}next");
-        assert_eq!(inert("c1\u{9b}2J del\u{7f} nul\u{0}"), "c1\\u{9b}2J del\\u{7f} nul\\u{0}");
-        assert_eq!(inert("\u{2066}\u{2069}\u{200e}\u{200f}\u{61c}"), "\\u{2066}\\u{2069}\\u{200e}\\u{200f}\\u{61c}");
+        assert_eq!(
+            inert("c1\u{9b}2J del\u{7f} nul\u{0}"),
+            "c1\\u{9b}2J del\\u{7f} nul\\u{0}"
+        );
+        assert_eq!(
+            inert("\u{2066}\u{2069}\u{200e}\u{200f}\u{61c}"),
+            "\\u{2066}\\u{2069}\\u{200e}\\u{200f}\\u{61c}"
+        );
     }
 
     #[test]
     fn printable_text_is_not_copied() {
-        for s in ["Ann Smith", "Zoë Ångström", "李雷", "back\\slash \\u{1b}", "", "=SUM(1)"] {
+        for s in [
+            "Ann Smith",
+            "Zoë Ångström",
+            "李雷",
+            "back\\slash \\u{1b}",
+            "",
+            "=SUM(1)",
+        ] {
             assert!(matches!(inert(s), Cow::Borrowed(_)), "{s}");
         }
     }
@@ -113,7 +123,15 @@ mod tests {
 
     #[test]
     fn formulas_become_text() {
-        for s in ["=HYPERLINK(\"http://x\",\"y\")", "=cmd|' /C calc'!A0", "+1+1", "-2+3", "@SUM(1+1)", "\tx", "\rx"] {
+        for s in [
+            "=HYPERLINK(\"http://x\",\"y\")",
+            "=cmd|' /C calc'!A0",
+            "+1+1",
+            "-2+3",
+            "@SUM(1+1)",
+            "\tx",
+            "\rx",
+        ] {
             assert_eq!(spreadsheet_text(s), format!("'{s}"));
         }
         for s in ["Ann", "1+1", "", "'quoted", " =x"] {
