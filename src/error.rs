@@ -155,20 +155,27 @@ pub(crate) fn one_line_with(err: &anyhow::Error, stores: &[StoreCheck]) -> Strin
         let s = match said(stores, cause) {
             Some(StoreSays::Denied { message }) => message,
             Some(StoreSays::Failed { service, words }) => {
-                let s = words.replace(['\n', '\r'], " ");
+                let s = one_line_of(&words);
                 if parts.iter().any(|p| p.contains(&service.to_string())) {
                     s
                 } else {
                     format!("{service}: {s}")
                 }
             }
-            None => cause.to_string().replace(['\n', '\r'], " "),
+            None => one_line_of(&cause.to_string()),
         };
         if !parts.iter().any(|p| p.contains(&s)) {
             parts.push(s);
         }
     }
     redact(&parts.join(": "))
+}
+
+/// A message's line breaks as spaces (a client's multi-line message is one line). A lone CR
+/// is left for the caller to make visible (`crate::ops::exit::one_line` passes the whole line
+/// through `domain::text::inert`): it is more likely part of a value quoted in the message.
+fn one_line_of(s: &str) -> String {
+    s.replace("\r\n", " ").replace('\n', " ")
 }
 
 /// Replace every password of a URL in `s` with `***`: `scheme://user:password@host`, and also

@@ -5,7 +5,7 @@ use clap::Parser;
 
 use attendance::Cli;
 use attendance::{exit, is_broken_pipe};
-use attendance::{exit_code_of, one_line};
+use attendance::{exit_code_of, inert, one_line};
 
 fn main() {
     let cli = match Cli::try_parse() {
@@ -23,7 +23,7 @@ fn main() {
         // A usage error is one line like every other error (exit 2): clap's message without
         // its usage block and "For more information" tip, which `--help` gives anyway.
         Err(e) => {
-            eprintln!("{}", usage_line(&e.render().to_string()));
+            eprintln!("{}", inert(&usage_line(&e.render().to_string())));
             std::process::exit(exit::USAGE);
         }
     };
@@ -39,7 +39,7 @@ fn main() {
 }
 
 /// clap's rendered error folded into one line: `error: invalid value '0999-01-01' for
-/// '--date <DATE>': ...`.
+/// '--date <DATE>': ...`. The caller makes it inert: a value quoted in it may hold ESC or CR.
 fn usage_line(rendered: &str) -> String {
     rendered
         .lines()

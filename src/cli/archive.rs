@@ -19,14 +19,14 @@ pub(crate) fn run(ctx: &Ctx, args: ArchiveArgs) -> Result<()> {
         return crate::output::json(&report);
     }
     for f in &report.files {
-        ctx.out.status(format!("{}: {} rows", f.path.display(), f.rows));
+        ctx.say(format!("{}: {} rows", f.path.display(), f.rows));
     }
     let partitions = match (report.partitions_dropped.as_slice(), &report.partitions_problem) {
         (_, Some(why)) => format!("; emptied partitions kept ({why})"),
         ([], None) => String::new(),
         (p, None) => format!("; partitions dropped: {}", p.join(", ")),
     };
-    ctx.out.status(format!(
+    ctx.say(format!(
         "archived the days before {}{}{partitions}",
         report.before,
         if report.dropped {

@@ -387,6 +387,11 @@ pub struct ReportFormat {
     /// Write the report to this file instead of stdout
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// CSV cells as stored, without the leading ' that keeps a cell beginning with =, +, -, @,
+    /// a tab or a CR from being run as a formula: RISK: a spreadsheet opening the file may run
+    /// a name such as =HYPERLINK(..) or =cmd|..!A0 (OWASP CSV injection). Only for a program that reads the CSV.
+    #[arg(long)]
+    pub csv_raw: bool,
 }
 
 impl ReportFormat {

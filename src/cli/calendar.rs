@@ -11,20 +11,19 @@ use crate::cli::CalendarCommand;
 use crate::domain::workdays::{self, Entry};
 use crate::error::Error;
 use crate::ops;
-use crate::output::print_table;
 
 pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
     match cmd {
         CalendarCommand::Set { date, kind, note } => {
             ops::calendar::set(&ctx.cfg, &[Entry { date, kind, note }])?;
-            ctx.out.status(format!("{date} is now a {}", kind.as_str()));
+            ctx.say(format!("{date} is now a {}", kind.as_str()));
         }
         CalendarCommand::Import { file } => {
             let f = File::open(&file).map_err(|e| Error::input(format!("cannot open {}: {e}", file.display())))?;
             // Validate the whole file before touching MySQL.
             let entries = workdays::parse_csv(BufReader::new(f))?;
             ops::calendar::set(&ctx.cfg, &entries)?;
-            ctx.out.status(format!("imported {} calendar day(s)", entries.len()));
+            ctx.say(format!("imported {} calendar day(s)", entries.len()));
         }
         CalendarCommand::List { from, to, output } => {
             let from = ctx.date_or_today(from);
@@ -37,7 +36,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
                 .into_iter()
                 .map(|d| vec![d.date.to_string(), d.weekday, d.kind.into(), d.source.into(), d.note])
                 .collect();
-            print_table(&["date", "weekday", "kind", "source", "note"], rows)?;
+            super::table(&["date", "weekday", "kind", "source", "note"], rows)?;
         }
     }
     Ok(())

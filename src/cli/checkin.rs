@@ -27,13 +27,12 @@ pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
         },
     )?;
     if let Some(why) = &c.pending_because {
-        ctx.out
-            .status(format!("notification pending ({why}); `attendance relay` will send it"));
+        ctx.say(format!("notification pending ({why}); `attendance relay` will send it"));
     }
     if args.output.json {
         return crate::output::json(&c);
     }
-    crate::outln!("{}", line(&c))?;
+    textln!("{}", line(&c))?;
     Ok(())
 }
 

@@ -33,9 +33,9 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
         crate::output::json(&b)?;
     } else {
         for r in &report.refused {
-            ctx.out.status(format!("refused line {}: {}", r.line, r.reason));
+            ctx.say(format!("refused line {}: {}", r.line, r.reason));
         }
-        crate::outln!(
+        textln!(
             "{} rows: {} recorded, {} unchanged, {} refused ({:.2}s)",
             report.rows,
             report.recorded,
@@ -43,10 +43,10 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
             report.refused.len(),
             started.elapsed().as_secs_f64()
         )?;
-        crate::outln!("notifications: {} sent, {} pending", sent.sent, sent.pending)?;
+        textln!("notifications: {} sent, {} pending", sent.sent, sent.pending)?;
     }
     if let Some(why) = &sent.problem {
-        ctx.out.status(format!(
+        ctx.say(format!(
             "notifications pending ({why}); `attendance relay` will send them"
         ));
     }
@@ -63,10 +63,10 @@ fn cut_off(ctx: &Ctx, report: &punch_file::BulkReport, json: bool, failure: anyh
         crate::output::json(report)?;
     } else {
         for r in &report.refused {
-            ctx.out.status(format!("refused line {}: {}", r.line, r.reason));
+            ctx.say(format!("refused line {}: {}", r.line, r.reason));
         }
     }
-    ctx.out.status(format!(
+    ctx.say(format!(
         "checkin --file: Redis failed after {} of {} rows: {} punches recorded, {} unchanged, {} refused, {} unconfirmed (sent, no reply); run the same file again to record the rest (repeats change nothing)",
         report.recorded + report.unchanged + report.refused.len(),
         report.rows,

@@ -36,7 +36,7 @@ pub(crate) fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
             t.and_utc().with_timezone(&tz).format("%H:%M").to_string()
         })
     };
-    crate::outln!(
+    textln!(
         "{} on {}: {} (in {}, out {}) -> {} (in {}, out {}), correction {} by {} (as {} on this machine, {} in MySQL)",
         a.employee_id,
         date,

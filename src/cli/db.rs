@@ -20,6 +20,6 @@ pub(crate) fn run(ctx: &Ctx, cmd: DbCommand) -> Result<()> {
             vec![p.name.clone(), bound, p.rows.to_string()]
         })
         .collect();
-    output::print_table(&["partition", "days before", "rows (estimate)"], rows)?;
+    super::table(&["partition", "days before", "rows (estimate)"], rows)?;
     Ok(())
 }

@@ -6,7 +6,6 @@ use super::Ctx;
 use crate::cli::{DlqCommand, DlqSelect};
 use crate::error::Error;
 use crate::ops::dlq::{self, DlqReport, Select};
-use crate::output::print_table;
 
 pub(crate) fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
     match cmd {
@@ -17,7 +16,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
                 return crate::output::json(&found);
             }
             if found.is_empty() {
-                ctx.out.status("the parking queue is empty");
+                ctx.say("the parking queue is empty");
                 return Ok(());
             }
             let rows = found
@@ -34,7 +33,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
                     ]
                 })
                 .collect();
-            print_table(
+            super::table(
                 &["event id", "department", "failures", "why", "parked at", "body"],
                 rows,
             )?;
@@ -66,10 +65,10 @@ fn report(ctx: &Ctx, sel: &DlqSelect, what: &str, r: &DlqReport) -> Result<()> {
             serde_json::json!({ what: r.done, "left": r.left, "failed": r.failed.len() })
         )?;
     } else {
-        crate::outln!("{} {what}, {} left in the parking queue", r.done, r.left)?;
+        textln!("{} {what}, {} left in the parking queue", r.done, r.left)?;
     }
     for p in &r.failed {
-        ctx.out.status(format!(
+        ctx.say(format!(
             "not replayed: {} (no department known, or its queue took nothing)",
             p.message_id.as_deref().unwrap_or("(no message id)")
         ));

@@ -14,7 +14,7 @@ pub(crate) fn run(ctx: &Ctx, args: DoctorArgs) -> Result<()> {
     } else {
         let width = report.checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
         for c in &report.checks {
-            crate::outln!("{:<4}  {:<width$}  {}", c.status.as_str(), c.name, c.detail)?;
+            textln!("{:<4}  {:<width$}  {}", c.status.as_str(), c.name, c.detail)?;
         }
     }
     let (warn, fail) = (report.count(Level::Warn), report.count(Level::Fail));

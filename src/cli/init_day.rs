@@ -27,14 +27,14 @@ pub(crate) fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
         pb.finish_and_clear();
     }
     if let Some(w) = &o.persistence {
-        ctx.out.status(w.clone());
+        ctx.say(w.clone());
     }
     super::queues::report_declared(ctx, "init-day", &o.queues);
     let r = &o.layout;
     if args.output.json {
         crate::outln!("{}", serde_json::to_string(r)?)?;
     } else {
-        ctx.out.status(format!(
+        ctx.say(format!(
             "{date}: {} boards, {} employees, {} newly laid out, {} kept ({:.2}s)",
             r.departments,
             r.employees,

@@ -6,7 +6,6 @@ use super::Ctx;
 use crate::cli::LeaveCommand;
 use crate::ops;
 use crate::ops::leave::{Leave, NewLeave};
-use crate::output::print_table;
 
 pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
     match cmd {
@@ -32,7 +31,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
                 return crate::output::json(&v);
             }
             let again = if repeat { " (already recorded)" } else { "" };
-            crate::outln!("leave {id}: {employee_id} {kind} from {from} to {to}{again}")?;
+            textln!("leave {id}: {employee_id} {kind} from {from} to {to}{again}")?;
         }
         LeaveCommand::List {
             employee,
@@ -44,16 +43,16 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             if output.json {
                 return crate::output::json(&leaves);
             }
-            print_table(
+            super::table(
                 &["id", "employee", "from", "to", "kind", "status", "note", "recorded"],
                 leaves.iter().map(|l| row(ctx, l)).collect(),
             )?;
         }
         LeaveCommand::Cancel { id } => {
             if ops::leave::cancel(&ctx.cfg, id)? {
-                ctx.out.status(format!("leave {id} cancelled"));
+                ctx.say(format!("leave {id} cancelled"));
             } else {
-                ctx.out.status(format!("leave {id} was already cancelled"));
+                ctx.say(format!("leave {id} was already cancelled"));
             }
         }
     }

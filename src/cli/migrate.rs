@@ -7,12 +7,12 @@ use super::Ctx;
 pub(crate) fn run(ctx: &Ctx) -> Result<()> {
     let report = crate::ops::db::migrate(&ctx.cfg)?;
     if report.created_database {
-        ctx.out.status(format!("created database {}", report.database));
+        ctx.say(format!("created database {}", report.database));
     }
     if report.applied.is_empty() {
-        ctx.out.status(format!("database {} is up to date", report.database));
+        ctx.say(format!("database {} is up to date", report.database));
     } else {
-        ctx.out.status(format!(
+        ctx.say(format!(
             "applied {} migration(s) to {}: {}",
             report.applied.len(),
             report.database,

@@ -11,7 +11,17 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use crate::config::Config;
+use crate::domain::text::inert;
 use crate::output::Out;
+
+/// `outln!` for a line a person reads: made inert first (`domain::text::inert`), so a name
+/// or a reason holding ESC, CR or U+202E shows as `\u{1b}` and never acts on the terminal.
+/// JSON is printed with `outln!`, as serde escapes it.
+macro_rules! textln {
+    ($($arg:tt)*) => {
+        $crate::output::line($crate::domain::text::inert(&format!($($arg)*)))
+    };
+}
 
 mod archive;
 mod args;
@@ -51,10 +61,24 @@ impl Ctx {
         chrono::Utc::now().with_timezone(&self.cfg.timezone).date_naive()
     }
 
+    /// A status line on stderr (unless `-q`), made inert like every text a person reads.
+    pub(crate) fn say(&self, msg: impl AsRef<str>) {
+        self.out.status(inert(msg.as_ref()));
+    }
+
     /// A `--date` flag (typed and range-checked by clap), or today.
     pub(crate) fn date_or_today(&self, date: Option<NaiveDate>) -> NaiveDate {
         date.unwrap_or_else(|| self.today())
     }
+}
+
+/// A table for people: every cell made inert, then `output::print_table`.
+pub(crate) fn table(header: &[&str], rows: Vec<Vec<String>>) -> std::io::Result<()> {
+    let rows = rows
+        .into_iter()
+        .map(|r| r.into_iter().map(|c| inert(&c).into_owned()).collect())
+        .collect();
+    crate::output::print_table(header, rows)
 }
 
 pub fn run(cli: Cli) -> Result<()> {

@@ -24,12 +24,12 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             // Validate the whole file before touching any store.
             let rows = roster::parse(reader)?;
             let (report, new_departments) = ops::org::import(&ctx.cfg, &rows)?;
-            ctx.out.status(format!(
+            ctx.say(format!(
                 "imported {} employees in {} departments ({} supervisors)",
                 report.employees, report.departments, report.supervisors
             ));
             if !report.departments_without_supervisor.is_empty() {
-                ctx.out.status(format!(
+                ctx.say(format!(
                     "warning: {} department(s) have no supervisor: {}",
                     report.departments_without_supervisor.len(),
                     report.departments_without_supervisor.join(", ")
@@ -55,7 +55,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             match output {
                 Some(path) => {
                     crate::files::write_with(&path, |w| roster::generate(w, employees, departments, seed))?;
-                    ctx.out.status(format!(
+                    ctx.say(format!(
                         "wrote {employees} employees in {departments} departments to {}",
                         path.display()
                     ));

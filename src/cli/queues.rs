@@ -24,7 +24,7 @@ pub(crate) fn report_declared(ctx: &Ctx, command: &str, declared: &Result<Declar
             "{command}: {} department queues declared ({:.2}s)",
             d.queues, d.seconds
         )),
-        Err(e) => ctx.out.status(format!(
+        Err(e) => ctx.say(format!(
             "{command}: warning: the department queues were not declared ({e}); check-ins will declare them \
              as they come; run `attendance queues declare` once the broker answers"
         )),
@@ -38,7 +38,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
             if output.json {
                 crate::output::json(&serde_json::json!({ "declared": n }))?;
             } else {
-                crate::outln!("{n} department queues declared")?;
+                textln!("{n} department queues declared")?;
             }
         }
         QueuesCommand::Purge { output } => {
@@ -46,7 +46,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
             if output.json {
                 crate::output::json(&r)?;
             } else {
-                crate::outln!("{} messages purged from {} queues", r.messages, r.queues)?;
+                textln!("{} messages purged from {} queues", r.messages, r.queues)?;
             }
         }
         QueuesCommand::Delete { yes, output } => {
@@ -61,7 +61,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
             if output.json {
                 crate::output::json(&serde_json::json!({ "deleted": n }))?;
             } else {
-                crate::outln!("{n} queues and the namespace's exchanges deleted")?;
+                textln!("{n} queues and the namespace's exchanges deleted")?;
             }
         }
     }

@@ -7,19 +7,18 @@ use anyhow::Result;
 use super::Ctx;
 use crate::cli::RecoverArgs;
 use crate::ops::recover::{self, EndedBy};
-use crate::output::print_table;
 
 pub(crate) fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {
     let idle = Duration::from_millis(args.idle_ms);
     let o = recover::recover(&ctx.cfg, args.date, ctx.today(), idle)?;
     for w in [&o.too_old, &o.persistence].into_iter().flatten() {
-        ctx.out.status(w.clone());
+        ctx.say(w.clone());
     }
     let r = o.report;
     if args.output.json {
         return crate::output::json(&r);
     }
-    print_table(
+    super::table(
         &["date", "read", "restored", "already present", "laid out", "skipped"],
         vec![vec![
             r.date.to_string(),
@@ -30,7 +29,7 @@ pub(crate) fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {
             r.skipped.to_string(),
         ]],
     )?;
-    ctx.out.status(format!(
+    ctx.say(format!(
         "read {} journal message(s) (offsets {}..{}) up to {} ({:.2}s)",
         r.messages,
         r.first_offset.map_or("-".into(), |o| o.to_string()),

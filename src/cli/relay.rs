@@ -20,7 +20,7 @@ pub(crate) fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
         let problem = write_metrics(&args, last, sent, (started, clock));
         let warn = || {
             if let Some(p) = &problem {
-                ctx.out.status(format!("warning: {p}"));
+                ctx.say(format!("warning: {p}"));
             }
         };
         let r = result.inspect_err(|_| warn())?;
@@ -46,7 +46,7 @@ pub(crate) fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
         problem: None,
     };
     let total = crate::ops::relay::follow(&ctx.cfg, interval, &mut lines)?;
-    ctx.out.status(format!(
+    ctx.say(format!(
         "relay: stopped; {} events sent in all, {} pending",
         total.sent, total.pending
     ));
@@ -73,7 +73,7 @@ struct Lines<'a> {
 
 impl FollowSink for Lines<'_> {
     fn status(&mut self, line: String) {
-        self.ctx.out.status(line);
+        self.ctx.say(line);
     }
 
     fn report(&mut self, r: &DrainReport) -> Result<()> {
@@ -84,7 +84,7 @@ impl FollowSink for Lines<'_> {
         match write_metrics(self.args, last, sent_total, started) {
             Some(p) => {
                 if self.problem.as_ref() != Some(&p) {
-                    self.ctx.out.status(format!("warning: {p}"));
+                    self.ctx.say(format!("warning: {p}"));
                 }
                 self.unwritten += 1;
                 self.problem = Some(p);
@@ -120,12 +120,12 @@ fn write_metrics(
 
 fn print(ctx: &Ctx, args: &RelayArgs, r: &DrainReport) -> Result<()> {
     for m in &r.malformed {
-        ctx.out.status(format!("relay: not published, left in its outbox: {m}"));
+        ctx.say(format!("relay: not published, left in its outbox: {m}"));
     }
     if args.output.json {
         crate::output::json(r)?;
     } else {
-        crate::outln!(
+        textln!(
             "{} events sent, {} pending, from {} departments",
             r.sent,
             r.pending,
@@ -133,7 +133,7 @@ fn print(ctx: &Ctx, args: &RelayArgs, r: &DrainReport) -> Result<()> {
         )?;
         if r.pending > 0 {
             let why = r.problem.as_deref().unwrap_or("nacked or returned by the broker");
-            ctx.out.status(format!("relay: pending events stay in Redis ({why})"));
+            ctx.say(format!("relay: pending events stay in Redis ({why})"));
         }
     }
     Ok(())

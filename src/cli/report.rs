@@ -94,7 +94,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
     let bytes = match kind {
         Format::Xlsx => crate::domain::xlsx::workbook(&[(&title(&q), &table)])?,
         text => {
-            let mut text = table.render(text)?;
+            let mut text = table.render(text, format.csv_raw)?;
             // CSV ends its last record with a newline already.
             if !text.ends_with('\n') {
                 text.push('\n');
@@ -108,7 +108,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
         None => crate::output::bytes(&bytes)?,
     }
     if table.rows.is_empty() && kind == Format::Table {
-        ctx.out.status("no rows (has the day been settled?)");
+        ctx.say("no rows (has the day been settled?)");
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use crate::ops::settle::{self, Hooks, Options, Progress, Report, Summary};
 
 pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     if let Some(w) = crate::ops::settle_warning(&ctx.cfg) {
-        ctx.out.status(w);
+        ctx.say(w);
     }
     let opts = Options {
         date: args.date,
@@ -48,17 +48,16 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
         crate::outln!("{}", serde_json::to_string(&summary)?)?;
     } else {
         for report in summary.days() {
-            ctx.out.status(line(report));
+            ctx.say(line(report));
         }
         if summary.settled_days.len() > 1 {
             let days: Vec<String> = summary.settled_days.iter().map(ToString::to_string).collect();
-            ctx.out
-                .status(format!("caught up {} days: {}", days.len(), days.join(", ")));
+            ctx.say(format!("caught up {} days: {}", days.len(), days.join(", ")));
         }
     }
     if summary.failed() > 0 {
         if let Some(problem) = &metrics_problem {
-            ctx.out.status(format!("warning: {problem}"));
+            ctx.say(format!("warning: {problem}"));
         }
         return Err(Error::Partial(format!(
             "{} row(s) could not be written (see `attendance report runs --failures`); their boards are kept for a rerun",
@@ -87,13 +86,13 @@ fn show_failures(ctx: &Ctx, report: &Report) {
     // A broken roster can fail every row: show a screenful, the rest are in MySQL.
     const SHOWN: usize = 20;
     for f in report.failures.iter().take(SHOWN) {
-        ctx.out.status(format!(
+        ctx.say(format!(
             "failed: {} ({}) on {}: {}",
             f.employee_id, f.department_id, report.date, f.reason
         ));
     }
     if report.failures.len() > SHOWN {
-        ctx.out.status(format!(
+        ctx.say(format!(
             "... and {} more failed rows (attendance report runs --failures)",
             report.failures.len() - SHOWN
         ));
@@ -150,7 +149,7 @@ fn with_metrics(
     let written = metrics::settle(report, outcome, started, clock.elapsed().as_secs_f64()).write(path);
     let problem = written.err().map(|e| metrics::not_written(path, &e));
     if let (Err(_), Some(p)) = (&result, &problem) {
-        ctx.out.status(format!("warning: {p}"));
+        ctx.say(format!("warning: {p}"));
     }
     (result, problem)
 }

@@ -38,7 +38,6 @@ pub(crate) fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
             a.seed,
         )?,
     };
-    ctx.out
-        .status(format!("{n} punches for {} employees on {date}", ids.len()));
+    ctx.say(format!("{n} punches for {} employees on {date}", ids.len()));
     Ok(())
 }

@@ -11,8 +11,7 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let date = ctx.date_or_today(args.date);
     let answer = status::status(&ctx.cfg, &args.employee_id, date, ctx.today())?;
     if let Answer::Settled(Settled { note: Some(note), .. }) = &answer {
-        ctx.out
-            .status(format!("note: could not look for punches not yet settled: {note}"));
+        ctx.say(format!("note: could not look for punches not yet settled: {note}"));
     }
     if args.output.json {
         return crate::output::json(&answer);
@@ -21,7 +20,7 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         Answer::Live(s) => live_line(s),
         Answer::Settled(s) => settled_line(s),
     };
-    crate::outln!("{line}")?;
+    textln!("{line}")?;
     Ok(())
 }
 

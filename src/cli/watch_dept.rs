@@ -37,13 +37,13 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
                     }
                 }
                 None if args.output.json => crate::output::json(event)?,
-                None => crate::outln!("{}", line(ctx, event))?,
+                None => textln!("{}", line(ctx, event))?,
             },
             WatchItem::Rejected {
                 reason,
                 failures,
                 parked,
-            } => ctx.out.status(format!(
+            } => ctx.say(format!(
                 "watch-dept: rejected a malformed message (failure {failures} of {}): {reason}{}",
                 ctx.cfg.amqp.max_retries,
                 if parked {
@@ -55,7 +55,7 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
             WatchItem::Lost { why } => ctx
                 .out
                 .status(format!("watch-dept: lost the broker, reconnecting: {why}")),
-            WatchItem::Reconnected { broker } => ctx.out.status(format!("watch-dept: consuming again, on {broker}")),
+            WatchItem::Reconnected { broker } => ctx.say(format!("watch-dept: consuming again, on {broker}")),
             WatchItem::Idle => {
                 if let Some(s) = screen.as_mut() {
                     s.draw(ctx, dept)?;
@@ -71,14 +71,15 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
         Err(e) if crate::error::is_broken_pipe(&e) => return Ok(()),
         r => r?,
     };
-    ctx.out.status(format!(
+    ctx.say(format!(
         "watch-dept: {} events shown, {} duplicates dropped, {} malformed retried, {} parked",
         report.shown, report.duplicates, report.retried, report.parked
     ));
     Ok(())
 }
 
-/// One plain line per event: time, employee, kind and what it means.
+/// One plain line per event: time, employee, kind and what it means; inert, as it goes to a
+/// terminal (piped or on the live screen) and the name and ids came from a message.
 fn line(ctx: &Ctx, e: &Event) -> String {
     let at = chrono::DateTime::parse_from_rfc3339(&e.at)
         .map(|t| t.with_timezone(&ctx.cfg.timezone).format("%H:%M:%S").to_string())
@@ -93,8 +94,9 @@ fn line(ctx: &Ctx, e: &Event) -> String {
         (_, _, true) => format!(" (early by {} min)", e.early_minutes),
         _ => String::new(),
     };
-    format!(
+    let line = format!(
         "{at} {} {} {} {what}{note}",
         e.department_id, e.employee_id, e.employee_name
-    )
+    );
+    crate::domain::text::inert(&line).into_owned()
 }

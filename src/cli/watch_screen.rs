@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::Ctx;
+use crate::domain::text::inert;
 use crate::ops::watch::Viewer;
 
 /// Event lines kept under the board on the live screen.
@@ -46,7 +47,10 @@ impl Screen {
             let shown: Vec<String> = v
                 .iter()
                 .take(NAMES)
-                .map(|id| names.get(id).map_or(id.clone(), |n| format!("{id} {n}")))
+                .map(|id| match names.get(id) {
+                    Some(n) => inert(&format!("{id} {n}")).into_owned(),
+                    None => inert(id).into_owned(),
+                })
                 .collect();
             let more = v.len().saturating_sub(NAMES);
             format!(
@@ -79,8 +83,10 @@ impl Screen {
             list(&s.not_in),
             list(&s.early)
         );
+        // The screen's own escapes above are the only ones written: every name, id and event
+        // line is inert (`Screen::push` is given inert lines).
         for l in &self.recent {
-            out += l;
+            out += &inert(l);
             out.push('\n');
         }
         crate::output::data(&out)?;

@@ -17,5 +17,6 @@ pub(crate) mod roster;
 pub(crate) mod sample_day;
 pub(crate) mod summary;
 pub(crate) mod table;
+pub(crate) mod text;
 pub(crate) mod workdays;
 pub(crate) mod xlsx;

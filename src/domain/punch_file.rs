@@ -77,6 +77,7 @@ fn parse_row(rec: &csv::StringRecord, window: &PunchWindow) -> Result<Parsed, St
     let at = crate::domain::dates::parse_instant(&rec[2]).map_err(|why| format!("invalid at '{}': {why}", &rec[2]))?;
     window.check(at)?;
     let source = rec.get(3).filter(|s| !s.is_empty()).unwrap_or("bulk").to_string();
+    crate::domain::text::check("source", &source)?;
     if source.len() > 64 {
         return Err("source longer than 64 characters".into());
     }

@@ -147,9 +147,17 @@ fn one_row(rec: &csv::StringRecord, problems: &mut Vec<String>) -> Option<Role> 
             problems.push(format!("missing {what}"));
         }
     }
+    // Text is data, never control: a field holding ESC, CR, U+202E, ... refuses the file.
+    let mut control = [false; 5];
+    for (i, what) in HEADER.iter().enumerate() {
+        if let Err(why) = crate::domain::text::check(what, &rec[i]) {
+            control[i] = true;
+            problems.push(why);
+        }
+    }
     for (i, what) in [(0, "employee_id"), (2, "department_id")] {
         let v = &rec[i];
-        if !v.is_empty() && !valid_id(v) {
+        if !v.is_empty() && !control[i] && !valid_id(v) {
             problems.push(format!("{what} '{v}' must be 1 to 32 letters, digits, '-' or '_'"));
         }
     }
@@ -160,6 +168,7 @@ fn one_row(rec: &csv::StringRecord, problems: &mut Vec<String>) -> Option<Role> 
         "employee" => Some(Role::Employee),
         "supervisor" => Some(Role::Supervisor),
         "" => None,
+        _ if control[4] => None,
         other => {
             problems.push(format!("unknown role '{other}' (employee or supervisor)"));
             None

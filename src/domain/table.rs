@@ -5,6 +5,8 @@
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use serde_json::{Map, Value};
 
+use crate::domain::text::{inert, spreadsheet_text};
+
 /// How a report is rendered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -61,6 +63,15 @@ impl Cell {
         }
     }
 
+    /// The cell in a CSV file: text inert and, unless `raw`, never a formula.
+    fn csv(&self, raw: bool) -> String {
+        match self {
+            Cell::Text(s) if raw => inert(s).into_owned(),
+            Cell::Text(s) => spreadsheet_text(&inert(s)).into_owned(),
+            other => other.plain(),
+        }
+    }
+
     fn json(&self) -> Value {
         match self {
             Cell::Text(s) => Value::from(s.as_str()),
@@ -103,17 +114,19 @@ impl Table {
         t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
         t.set_header(self.columns.clone());
         for r in &self.rows {
-            t.add_row(r.iter().map(Cell::plain).collect::<Vec<_>>());
+            t.add_row(r.iter().map(|c| inert(&c.plain()).into_owned()).collect::<Vec<_>>());
         }
         t.to_string()
     }
 
-    /// CSV with a header line; empty cells for nothing.
-    pub(crate) fn to_csv(&self) -> anyhow::Result<String> {
+    /// CSV with a header line; empty cells for nothing. Control characters are made visible
+    /// (`\u{1b}`); a text cell that a spreadsheet would run as a formula is written with a
+    /// leading `'` unless `raw` (numbers stay numbers either way).
+    pub(crate) fn to_csv(&self, raw: bool) -> anyhow::Result<String> {
         let mut w = csv::Writer::from_writer(Vec::new());
         w.write_record(&self.columns)?;
         for r in &self.rows {
-            w.write_record(r.iter().map(Cell::plain))?;
+            w.write_record(r.iter().map(|c| c.csv(raw)))?;
         }
         Ok(String::from_utf8(w.into_inner()?)?)
     }
@@ -131,10 +144,10 @@ impl Table {
         Value::Array(rows).to_string()
     }
 
-    /// Render as `table`, `csv` or `json`.
-    pub(crate) fn render(&self, format: Format) -> anyhow::Result<String> {
+    /// Render as `table`, `csv` or `json`; `csv_raw`: CSV without the formula guard.
+    pub(crate) fn render(&self, format: Format, csv_raw: bool) -> anyhow::Result<String> {
         match format {
-            Format::Csv => self.to_csv(),
+            Format::Csv => self.to_csv(csv_raw),
             Format::Json => Ok(self.to_json()),
             Format::Table => Ok(self.to_table()),
             Format::Xlsx => anyhow::bail!("a workbook is not text: crate::domain::xlsx::workbook writes it"),
@@ -151,11 +164,29 @@ mod tests {
         let mut t = Table::new(&["dept", "absent", "note"]);
         t.push(vec![Cell::text("D1"), Cell::from(3u64), Cell::Null]);
         t.push(vec![Cell::text("D,2"), Cell::from(0u64), Cell::text("x")]);
-        assert_eq!(t.to_csv().unwrap(), "dept,absent,note\nD1,3,\n\"D,2\",0,x\n");
+        assert_eq!(t.to_csv(false).unwrap(), "dept,absent,note\nD1,3,\n\"D,2\",0,x\n");
         assert_eq!(
             t.to_json(),
             r#"[{"absent":3,"dept":"D1","note":null},{"absent":0,"dept":"D,2","note":"x"}]"#
         );
         assert!(t.to_table().contains("D,2"));
+    }
+
+    #[test]
+    fn text_is_inert_and_formulas_are_text_but_numbers_stay_numbers() {
+        let mut t = Table::new(&["name", "late"]);
+        t.push(vec![Cell::text("=HYPERLINK(\"http://x\",\"y\")"), Cell::Int(-2)]);
+        t.push(vec![Cell::text("-2+3"), Cell::from(5u64)]);
+        t.push(vec![Cell::text("a\u{1b}[2J"), Cell::Null]);
+        assert_eq!(
+            t.to_csv(false).unwrap(),
+            "name,late\n\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-2\n'-2+3,5\na\\u{1b}[2J,\n"
+        );
+        assert_eq!(
+            t.to_csv(true).unwrap(),
+            "name,late\n\"=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-2\n-2+3,5\na\\u{1b}[2J,\n"
+        );
+        assert!(!t.to_table().contains('\u{1b}'));
+        assert!(t.to_table().contains("a\\u{1b}[2J"));
     }
 }

@@ -112,8 +112,9 @@ fn parse_record(rec: &csv::StringRecord) -> Result<Entry, String> {
     Ok(Entry { date, kind, note })
 }
 
-/// A note fits its column (200 characters).
+/// A note fits its column (200 characters) and is text, not control (`domain::text`).
 pub(crate) fn check_note(note: &str) -> Result<(), String> {
+    crate::domain::text::check("note", note)?;
     if note.chars().count() > 200 {
         return Err("note longer than 200 characters".into());
     }

@@ -106,6 +106,7 @@ pub(crate) struct Checkin {
 /// Record one punch and notify its supervisor.
 pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     crate::domain::roster::check_id("employee id", req.employee_id)?;
+    crate::domain::text::check("--source", req.source).map_err(Error::input)?;
     let now = Utc::now();
     let at = req.at.unwrap_or(now);
     check_window(cfg, at, now)?;

@@ -70,6 +70,7 @@ fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
     if req.first_in.is_none() && req.last_out.is_none() {
         return Err(Error::input("give --in, --out or both"));
     }
+    crate::domain::text::check("--reason", req.reason).map_err(Error::input)?;
     if req.reason.trim().is_empty() || req.reason.chars().count() > 500 {
         return Err(Error::input("--reason must say why, in at most 500 characters"));
     }

@@ -18,7 +18,8 @@ pub fn exit_code_of(err: &anyhow::Error) -> i32 {
 }
 
 /// One line for stderr: the error and its causes, joined, passwords redacted (see
-/// [`crate::error::one_line_with`]).
+/// [`crate::error::one_line_with`]), and inert: a bad id or name quoted in it shows its control
+/// characters as `\u{1b}`, so an error line can neither move the cursor nor start a new line.
 pub fn one_line(err: &anyhow::Error) -> String {
-    one_line_with(err, &STORES)
+    crate::domain::text::inert(&one_line_with(err, &STORES)).into_owned()
 }
