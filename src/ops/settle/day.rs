@@ -108,8 +108,12 @@ impl Run<'_> {
                     },
                     &e,
                 );
+                // With nothing committed the store's own error says it all (and comes first).
+                if rows == 0 {
+                    return Err(e);
+                }
                 return Err(e.context(format!(
-                    "settling {date} stopped (run {run_id} recorded as failed: {rows} rows committed, boards kept)"
+                    "settling {date} stopped after {rows} rows committed (run {run_id} recorded as failed, boards kept)"
                 )));
             }
         };
