@@ -146,9 +146,30 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
-/// One line for stderr: the error and its causes, joined, passwords redacted. A store's raw
-/// error is said in its store's words, named by its service once. `stores`: the checks of the
-/// stores whose errors may be in the chain.
+/// The most characters an error line has, `error: ` included: a server's huge message or a
+/// long chain of causes cannot flood a log.
+pub(crate) const MAX_LINE: usize = 300;
+
+/// What `main` prints for an error: `error: ` and the message, on one line of at most
+/// [`MAX_LINE`] characters (the message is redacted before it gets here).
+pub fn error_line(message: &str) -> String {
+    cut(&format!("error: {}", message.replace(['\n', '\r'], " ")), MAX_LINE)
+}
+
+/// `s` in at most `max` characters: cut at a character boundary, the cut marked with `…`.
+pub(crate) fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// One line for stderr: the error and its causes, joined, passwords redacted, then cut so that
+/// `error: ` and the line fit in [`MAX_LINE`] characters. A store's raw error is said in its
+/// store's words, named by its service once. `stores`: the checks of the stores whose errors
+/// may be in the chain.
 pub(crate) fn one_line_with(err: &anyhow::Error, stores: &[StoreCheck]) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in err.chain() {
@@ -156,7 +177,8 @@ pub(crate) fn one_line_with(err: &anyhow::Error, stores: &[StoreCheck]) -> Strin
             Some(StoreSays::Denied { message }) => message,
             Some(StoreSays::Failed { service, words }) => {
                 let s = one_line_of(&words);
-                if parts.iter().any(|p| p.contains(&service.to_string())) {
+                let named = service.to_string();
+                if s.starts_with(&named) || parts.iter().any(|p| p.contains(&named)) {
                     s
                 } else {
                     format!("{service}: {s}")
@@ -168,7 +190,7 @@ pub(crate) fn one_line_with(err: &anyhow::Error, stores: &[StoreCheck]) -> Strin
             parts.push(s);
         }
     }
-    redact(&parts.join(": "))
+    cut(&redact(&parts.join(": ")), MAX_LINE - "error: ".len())
 }
 
 /// A message's line breaks as spaces (a client's multi-line message is one line). A lone CR
@@ -285,6 +307,30 @@ mod tests {
         let e = anyhow::Error::new(std::io::Error::other("denied")).context("settling");
         assert_eq!(one_line_with(&e, &[io_store]), "settling: refused: denied");
         assert_eq!(exit_code_with(&e, &[io_store]), exit::REFUSED);
+    }
+
+    #[test]
+    fn an_error_line_is_cut_to_300_characters_at_a_char_boundary_after_redaction() {
+        assert_eq!(cut("short", 300), "short");
+        assert_eq!(cut("abcdef", 4), "abc…");
+        // Multi-byte characters are cut whole.
+        let wide = "é".repeat(400);
+        let c = cut(&wide, MAX_LINE);
+        assert_eq!(c.chars().count(), MAX_LINE);
+        assert!(c.ends_with('…') && c.starts_with("éé"));
+        // A huge server message in a chain of causes: one line, `error: ` included, redacted
+        // before the cut (so a password at the end cannot survive half-cut either).
+        let huge = format!("{}\n{} mysql://root:PW@h/db", "x".repeat(2_000), "ü".repeat(500));
+        let e = anyhow::Error::new(std::io::Error::other(huge)).context("settling 2026-11-30");
+        let line = error_line(&one_line_with(&e, &[io_store]));
+        assert!(line.chars().count() <= MAX_LINE, "{}", line.chars().count());
+        assert!(line.starts_with("error: settling 2026-11-30: Redis: xxx") && line.ends_with('…'));
+        assert!(!line.contains('\n') && !line.contains("PW"));
+        let at_end = format!("{} mysql://root:PW@h/db", "y".repeat(280));
+        let line = one_line_with(&anyhow::anyhow!(at_end), &[]);
+        assert!(!line.contains("PW") && line.chars().count() <= MAX_LINE - 7, "{line}");
+        // A short line is left as it is.
+        assert_eq!(error_line("bad date"), "error: bad date");
     }
 
     #[test]

@@ -4,7 +4,7 @@ use clap::error::ErrorKind;
 use clap::Parser;
 
 use attendance::Cli;
-use attendance::{exit, is_broken_pipe};
+use attendance::{error_line, exit, is_broken_pipe};
 use attendance::{exit_code_of, inert, one_line};
 
 fn main() {
@@ -23,7 +23,8 @@ fn main() {
         // A usage error is one line like every other error (exit 2): clap's message without
         // its usage block and "For more information" tip, which `--help` gives anyway.
         Err(e) => {
-            eprintln!("{}", inert(&usage_line(&e.render().to_string())));
+            let line = usage_line(&e.render().to_string());
+            eprintln!("{}", error_line(&inert(line.strip_prefix("error: ").unwrap_or(&line))));
             std::process::exit(exit::USAGE);
         }
     };
@@ -32,7 +33,7 @@ fn main() {
         // The reader of stdout went away: what it wanted it has; no error, as with `cat | head`.
         Err(err) if is_broken_pipe(&err) => std::process::exit(exit::OK),
         Err(err) => {
-            eprintln!("error: {}", one_line(&err));
+            eprintln!("{}", error_line(&one_line(&err)));
             std::process::exit(exit_code_of(&err));
         }
     }

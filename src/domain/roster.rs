@@ -94,20 +94,20 @@ pub(crate) fn check_id(what: &str, s: &str) -> Result<(), Error> {
 pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
     let mut rdr = crate::domain::csv_input::open(reader, "roster", &HEADER, &[])?;
     let mut rows = Vec::new();
-    let mut bad: Vec<String> = Vec::new();
+    let mut bad: Vec<(u64, String)> = Vec::new();
     let mut across = AcrossRows::default();
     for rec in rdr.records() {
         let rec = match rec {
             Ok(r) => r,
             Err(e) => {
                 let line = e.position().map_or(0, |p| p.line());
-                bad.push(format!("line {line}: {e}"));
+                bad.push((line, e.to_string()));
                 continue;
             }
         };
         let line = rec.position().map_or(0, |p| p.line());
         if rec.len() != 5 {
-            bad.push(format!("line {line}: expected 5 fields, found {}", rec.len()));
+            bad.push((line, format!("expected 5 fields, found {}", rec.len())));
             continue;
         }
         let f = |i: usize| rec.get(i).unwrap_or("").to_string();
@@ -123,20 +123,54 @@ pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
                 department_name,
                 role,
             }),
-            _ => bad.push(format!("line {line}: {}", problems.join("; "))),
+            _ => bad.push((line, problems.join("; "))),
         }
     }
     if !bad.is_empty() {
-        return Err(Error::input(format!(
-            "roster rejected, nothing written: {} bad line(s): {}",
-            bad.len(),
-            bad.join(" | ")
-        )));
+        return Err(Error::input(rejected(&bad)));
     }
     if rows.is_empty() {
         return Err(Error::input("roster rejected: the file has no employee rows"));
     }
     Ok(rows)
+}
+
+/// The rejection in one error line (at most 300 characters, `error: ` included): the first bad
+/// lines with why, then the others by number, as many as fit.
+fn rejected(bad: &[(u64, String)]) -> String {
+    let head = format!("roster rejected, nothing written: {} bad line(s): ", bad.len());
+    let budget = 293usize.saturating_sub(head.len());
+    let mut parts: Vec<String> = Vec::new();
+    let mut used = 0;
+    let mut i = 0;
+    while let Some((line, why)) = bad.get(i) {
+        let item = format!("line {line}: {why}");
+        // Room is kept for naming the lines that follow, unless this is the last.
+        let room = if i + 1 == bad.len() {
+            budget
+        } else {
+            budget.saturating_sub(60)
+        };
+        if used + 3 + item.chars().count() > room {
+            break;
+        }
+        used += 3 + item.chars().count();
+        parts.push(item);
+        i += 1;
+    }
+    if i < bad.len() {
+        let mut also = String::from("also");
+        for (k, (line, _)) in bad[i..].iter().enumerate() {
+            let more = format!(" line {line},");
+            if used + 3 + also.len() + more.len() + 16 > budget {
+                also.push_str(&format!(" ... ({} more)", bad.len() - i - k));
+                break;
+            }
+            also.push_str(&more);
+        }
+        parts.push(also.trim_end_matches(',').to_string());
+    }
+    format!("{head}{}", parts.join(" | "))
 }
 
 /// The rules of one row on its own (fields present, ids well-formed, names fit, a known
@@ -289,6 +323,25 @@ pub fn generate(mut w: impl Write, employees: u32, departments: u32, seed: u64) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rejection_fits_one_error_line_however_many_lines_are_bad() {
+        let bad: Vec<(u64, String)> = (2..1002)
+            .map(|l| (l, format!("missing name {}", "x".repeat(40))))
+            .collect();
+        let m = rejected(&bad);
+        assert!(m.chars().count() <= 293, "{}", m.chars().count());
+        assert!(
+            m.contains("1000 bad line(s): line 2: missing name") && m.contains("also line"),
+            "{m}"
+        );
+        assert!(m.ends_with("more)"), "{m}");
+        let few = rejected(&[(3, "missing name".into()), (4, "missing role".into())]);
+        assert_eq!(
+            few,
+            "roster rejected, nothing written: 2 bad line(s): line 3: missing name | line 4: missing role"
+        );
+    }
 
     #[test]
     fn a_stamp_reads_back_as_written_and_nothing_else_reads_as_one() {

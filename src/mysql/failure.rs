@@ -1,6 +1,7 @@
 //! What a MySQL client error means to the program: a privilege refused (exit 1), a timeout
 //! named by its setting, a refusal of the data as opposed to a failing server (settle retries
-//! only the latter), and MySQL failing (exit 3). The codes come from [`super::codes`].
+//! only the latter), MySQL out of space (a failing service, never a refused row), and MySQL
+//! failing (exit 3). The codes come from [`super::codes`].
 
 use std::io;
 
@@ -42,20 +43,48 @@ pub(crate) fn timed_out(e: &mysql::Error) -> bool {
     matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
 }
 
+/// Whether the server is out of space: a full disk or table ([`codes::OUT_OF_SPACE`]), or a
+/// write that failed with errno 28, ENOSPC ([`codes::OUT_OF_SPACE_WITH_ERRNO`]). Not a row
+/// that is wrong, and not briefly away either: nothing is retried, and nothing counted as a
+/// failed row.
+pub(crate) fn out_of_space(e: &mysql::Error) -> bool {
+    match e {
+        mysql::Error::MySqlError(me) => {
+            codes::OUT_OF_SPACE.contains(&me.code)
+                || (codes::OUT_OF_SPACE_WITH_ERRNO.contains(&me.code) && says_enospc(&me.message))
+        }
+        _ => false,
+    }
+}
+
+/// Whether a server message carries errno 28 (MariaDB: `(errno: 28 "No space left on
+/// device")`, older servers: `(Errcode: 28)`).
+fn says_enospc(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("no space left") || m.contains("errno: 28") || m.contains("errcode: 28") || m.contains("error 28")
+}
+
 /// A MySQL error in words: a timeout says which setting bounded it (the raw text is
-/// "CodecError { IO error: Resource temporarily unavailable }").
+/// "CodecError { IO error: Resource temporarily unavailable }"); out of space says so first,
+/// and what to do.
 pub(crate) fn detail(e: &mysql::Error) -> String {
     if timed_out(e) {
         "the server sent no reply within mysql.read_timeout_ms (or took no data within mysql.write_timeout_ms)".into()
+    } else if let (true, mysql::Error::MySqlError(me)) = (out_of_space(e), e) {
+        format!(
+            "MySQL is out of space (error {}: {}); free space on the MySQL server, then run again",
+            me.code, me.message
+        )
     } else {
         e.to_string()
     }
 }
 
 /// A refusal of the data itself (a constraint, a bad value), as opposed to a failing server:
-/// a server error whose code is not [`codes::TRANSIENT`]. Retrying it changes nothing.
+/// a server error whose code is not [`codes::TRANSIENT`] and not out of space. Retrying it
+/// changes nothing.
 pub(crate) fn is_data_error(e: &mysql::Error) -> bool {
-    matches!(e, mysql::Error::MySqlError(me) if !codes::TRANSIENT.contains(&me.code))
+    matches!(e, mysql::Error::MySqlError(me) if !codes::TRANSIENT.contains(&me.code)) && !out_of_space(e)
 }
 
 /// Whether the error is the server's refusal of a statement (any code), as opposed to the
@@ -98,5 +127,33 @@ mod tests {
             })
         );
         assert_eq!(says(&std::io::Error::other("x")), None);
+    }
+
+    fn said(code: u16, message: &str) -> mysql::Error {
+        mysql::Error::MySqlError(mysql::MySqlError {
+            state: "HY000".into(),
+            message: message.into(),
+            code,
+        })
+    }
+
+    #[test]
+    fn out_of_space_is_the_server_failing_not_a_refused_row() {
+        let full = said(codes::TABLE_FULL, "The table 'attendance' is full");
+        let enospc = said(
+            codes::ERROR_ON_WRITE,
+            "Error writing file './x/attendance.ibd' (errno: 28 \"No space left on device\")",
+        );
+        for e in [&full, &said(codes::DISK_FULL, "Disk full (./x); waiting"), &enospc] {
+            assert!(out_of_space(e), "{e}");
+            assert!(!is_data_error(e), "{e}");
+            assert!(detail(e).starts_with("MySQL is out of space (error "), "{}", detail(e));
+        }
+        // The same codes with another errno are something else.
+        assert!(!out_of_space(&said(
+            codes::ERROR_ON_WRITE,
+            "Error writing file 'x' (errno: 13)"
+        )));
+        assert!(!out_of_space(&server(1062)));
     }
 }

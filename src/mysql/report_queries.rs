@@ -224,6 +224,7 @@ pub(crate) fn runs(pool: &Db, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Re
         "failed",
         "boards_deleted",
         "counts",
+        "problem",
     ]);
     for r in runs::list(&mut pool.get_conn()?, date, limit)? {
         let counts: Vec<String> = r.counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
@@ -238,6 +239,7 @@ pub(crate) fn runs(pool: &Db, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Re
             Cell::from(r.failed),
             Cell::from(r.boards_deleted),
             Cell::Text(counts.join(", ")),
+            Cell::Text(r.problem),
         ]);
     }
     Ok(t)

@@ -129,10 +129,13 @@ pub(crate) fn record_failures(
     Ok(())
 }
 
-/// What a finished run counts.
+/// What a finished run counts. `outcome`: `ok`, `partial` (rows refused), `failed` (stopped
+/// before every row was committed) or `failed_after_commit` (every row committed, then a later
+/// step failed); `problem`: the error's one line when it failed, empty otherwise.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Finish {
     pub outcome: &'static str,
+    pub problem: String,
     pub employees: u64,
     pub rows_written: u64,
     pub failed: u64,
@@ -142,10 +145,12 @@ pub(crate) struct Finish {
 
 pub(crate) fn finish(conn: &mut impl Queryable, run: u64, f: &Finish) -> Result<()> {
     conn.exec_drop(
-        "UPDATE settle_runs SET finished_at = UTC_TIMESTAMP(3), outcome = ?, employees = ?, \
+        "UPDATE settle_runs SET finished_at = UTC_TIMESTAMP(3), outcome = ?, problem = ?, employees = ?, \
          rows_written = ?, failed = ?, boards_deleted = ?, counts = ? WHERE id = ?",
         (
             f.outcome,
+            // The column holds 300 characters, what an error line has at most.
+            f.problem.chars().take(300).collect::<String>(),
             f.employees,
             f.rows_written,
             f.failed,
@@ -167,6 +172,8 @@ pub(crate) struct Run {
     /// UTC.
     pub finished_at: Option<NaiveDateTime>,
     pub outcome: String,
+    /// What failed, for a run that failed (`failed`, `failed_after_commit`); empty otherwise.
+    pub problem: String,
     pub employees: u64,
     pub rows_written: u64,
     pub failed: u64,
@@ -178,7 +185,7 @@ pub(crate) struct Run {
 pub(crate) fn list(conn: &mut impl Queryable, date: Option<NaiveDate>, limit: u32) -> Result<Vec<Run>> {
     let rows: Vec<mysql::Row> = conn.exec(
         "SELECT id, work_date, started_at, finished_at, CAST(outcome AS CHAR), employees, rows_written, \
-         failed, boards_deleted, counts FROM settle_runs WHERE (? IS NULL OR work_date = ?) \
+         failed, boards_deleted, counts, problem FROM settle_runs WHERE (? IS NULL OR work_date = ?) \
          ORDER BY id DESC LIMIT ?",
         (date, date, limit),
     )?;
@@ -191,6 +198,7 @@ pub(crate) fn list(conn: &mut impl Queryable, date: Option<NaiveDate>, limit: u3
                 started_at: c.get(2)?,
                 finished_at: c.get(3)?,
                 outcome: c.get(4)?,
+                problem: c.get(10)?,
                 employees: c.get(5)?,
                 rows_written: c.get(6)?,
                 failed: c.get(7)?,

@@ -12,7 +12,7 @@ use mysql::prelude::Queryable;
 
 use super::attendance::{self, DayRow};
 use super::conn::abandon_if_stalled;
-use super::failure::{detail, is_data_error, is_server_error};
+use super::failure::{detail, is_data_error, is_server_error, out_of_space};
 use super::handle::{Conn, Db, Retry, Tx};
 use super::runs::Failure;
 use crate::error::{Error, Service};
@@ -49,18 +49,23 @@ impl<'p> Writer<'p> {
 
     /// Write one batch in one transaction. Returns the rows MySQL refused, with the reason.
     /// `fresh`: the day had no row when the run began, so the rows are loaded, not upserted.
-    /// What still fails after the retries is a service error (exit 3).
+    /// What still fails after the retries is a service error (exit 3). MySQL out of space is
+    /// one at once: no retry (space does not come back in seconds), and no row counted failed.
     pub(crate) fn write(&mut self, date: NaiveDate, rows: &[DayRow], fresh: bool) -> Result<Vec<Failure>> {
         let retry = self.retry;
         let attempts = retry.attempts.max(1);
         let done = retry.run(
-            |e| !is_data_error(e),
+            |e| !is_data_error(e) && !out_of_space(e),
             || match self.whole(date, rows, fresh) {
                 Err(e) if is_data_error(&e) => self.row_by_row(date, rows),
                 r => r,
             },
         );
         done.map_err(|(e, attempt)| {
+            if out_of_space(&e) {
+                // The client's own error, which MySQL's check words as out of space (exit 3).
+                return anyhow::Error::new(e).context("writing attendance rows");
+            }
             Error::service(
                 Service::Mysql,
                 format!(
@@ -167,14 +172,15 @@ fn known<'r>(tx: &mut impl Queryable, rows: &'r [DayRow]) -> mysql::Result<(Vec<
 }
 
 /// Whether LOAD DATA took every row as sent (see [`attendance::load_fresh`]). A server that
-/// refuses LOAD DATA LOCAL is told once: every later batch is upserted at once.
+/// refuses LOAD DATA LOCAL is told once: every later batch is upserted at once. A server out
+/// of space refuses nothing: that error goes up as it is.
 fn load(tx: &mut Tx, date: NaiveDate, rows: &[&DayRow]) -> mysql::Result<bool> {
     static REFUSED: AtomicBool = AtomicBool::new(false);
     if REFUSED.load(Ordering::Relaxed) {
         return Ok(false);
     }
     match attendance::load_fresh(tx, date, rows.iter().copied()) {
-        Err(e) if is_server_error(&e) => {
+        Err(e) if is_server_error(&e) && !out_of_space(&e) => {
             REFUSED.store(true, Ordering::Relaxed);
             Ok(false)
         }

@@ -2,6 +2,7 @@
 //! and the rows already stored, write every row, then release the boards and lay out the next
 //! work day. Each step is its own function; [`Run::settle_day`] strings them together.
 
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::time::Instant;
 
@@ -9,6 +10,7 @@ use anyhow::Result;
 use chrono::{Duration, NaiveDate};
 
 use super::rows::Day;
+use super::stream::Written;
 use super::{Hooks, Progress, Report, Run};
 use crate::domain::workdays;
 use crate::mysql::{attendance, runs};
@@ -42,8 +44,40 @@ struct Calendar {
     on_leave: HashSet<String>,
 }
 
+/// The day's rows, written: what the steps after the commit work from.
+struct Committed {
+    cal: Calendar,
+    workday: bool,
+    written: Written,
+}
+
+/// A step after the commit, named in the error line and the run's record when it fails.
+#[derive(Clone, Copy)]
+enum After {
+    Release,
+    LayOut(NaiveDate),
+    Finish,
+}
+
+/// A run stopped after its commit: the error, the step that failed, and the rows written.
+type Stopped = Box<(anyhow::Error, After, Written)>;
+
+impl After {
+    fn words(self) -> String {
+        match self {
+            After::Release => "deleting the boards".into(),
+            After::LayOut(next) => format!("laying out the next work day {next}"),
+            After::Finish => "recording the run".into(),
+        }
+    }
+}
+
 impl Run<'_> {
     /// Settle one day. `last`: the run's last day, which drains the outboxes.
+    ///
+    /// A run that stops is recorded as what it is (when MySQL still takes the record): `failed`
+    /// with the rows committed before the stop, or, once every row is committed,
+    /// `failed_after_commit` with all of them and what failed after; the error line says so too.
     pub(super) fn settle_day(
         &mut self,
         date: NaiveDate,
@@ -53,17 +87,117 @@ impl Run<'_> {
         let started = Instant::now();
         let mut steps = Steps::new();
         let run_id = runs::start(self.lock.conn(), date)?;
+        // Rows in committed batches, for a run that stops before the end.
+        let committed = Cell::new(0u64);
+        let mut counting = |p: Progress| {
+            if let Progress::Written(n) = p {
+                committed.set(committed.get() + n);
+            }
+            progress(p)
+        };
+        let day = match self.write_day(date, &mut steps, &mut counting) {
+            Ok(day) => day,
+            Err(e) => {
+                let rows = committed.get();
+                self.record_stop(
+                    run_id,
+                    runs::Finish {
+                        outcome: "failed",
+                        rows_written: rows,
+                        ..runs::Finish::default()
+                    },
+                    &e,
+                );
+                // With nothing committed the store's own error says it all (and comes first).
+                if rows == 0 {
+                    return Err(e);
+                }
+                return Err(e.context(format!(
+                    "settling {date} stopped after {rows} rows committed (run {run_id} recorded as failed, boards kept)"
+                )));
+            }
+        };
+        let mut deleted = 0;
+        match self.after_commit(run_id, date, last, day, &mut steps, &mut deleted) {
+            Ok(mut report) => {
+                report.seconds = started.elapsed().as_secs_f64();
+                report.steps = steps.done;
+                Ok(report)
+            }
+            Err(stopped) => {
+                let (e, step, written) = *stopped;
+                let counts = written
+                    .counts
+                    .clone()
+                    .or_else(|| attendance::counts(self.lock.conn(), date).ok());
+                self.record_stop(
+                    run_id,
+                    runs::Finish {
+                        outcome: "failed_after_commit",
+                        employees: written.employees,
+                        rows_written: written.rows_written,
+                        failed: written.failures.len() as u64,
+                        boards_deleted: deleted,
+                        counts: counts.unwrap_or_default(),
+                        ..runs::Finish::default()
+                    },
+                    &e,
+                );
+                Err(e.context(format!(
+                    "{date}: all {} rows committed (run {run_id}, recorded as failed_after_commit), then {} failed",
+                    written.rows_written,
+                    step.words()
+                )))
+            }
+        }
+    }
+
+    /// Up to the commit: cut the boards over, read the calendar, write every row and record
+    /// the refused ones.
+    fn write_day(
+        &mut self,
+        date: NaiveDate,
+        steps: &mut Steps,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<Committed> {
         self.cut_over(date)?;
         steps.mark("start the run and cut the boards over");
         let cal = self.read_calendar(date)?;
         let workday = workdays::is_workday(&self.cfg.policy, &cal.overrides, date);
         steps.mark("read the calendar and leave");
         let day = Day::new(date, self.cfg.timezone, &self.cfg.policy, workday);
-        let mut written = self.stream_rows(&day, &cal.on_leave, progress)?;
-        runs::record_failures(self.lock.conn(), run_id, date, &written.failures)?;
+        let written = self.stream_rows(&day, &cal.on_leave, progress)?;
         steps.mark("read, compute and write the rows, department by department");
+        Ok(Committed { cal, workday, written })
+    }
+
+    /// After the commit: record the refused rows, release the boards, drain the outboxes, lay
+    /// out the next work day and finish the run. On an error, what failed and the rows written.
+    fn after_commit(
+        &mut self,
+        run_id: u64,
+        date: NaiveDate,
+        last: bool,
+        day: Committed,
+        steps: &mut Steps,
+        deleted: &mut u64,
+    ) -> Result<Report, Stopped> {
+        let Committed {
+            cal,
+            workday,
+            mut written,
+        } = day;
+        if let Err(e) = runs::record_failures(self.lock.conn(), run_id, date, &written.failures) {
+            return Err(Box::new((e, After::Finish, written)));
+        }
         let failed_depts: HashSet<&str> = written.failures.iter().map(|f| f.department_id.as_str()).collect();
-        let (boards_deleted, boards_kept) = self.release(date, &written.with_boards, &failed_depts)?;
+        let released = self.release(date, &written.with_boards, &failed_depts);
+        drop(failed_depts);
+        let (boards_deleted, boards_kept) = match released {
+            Ok(r) => r,
+            Err(e) => return Err(Box::new((e, After::Release, written))),
+        };
+        *deleted = boards_deleted;
         steps.mark("delete the boards");
         let outbox = if last {
             self.drain_outboxes()
@@ -74,7 +208,10 @@ impl Run<'_> {
         let next_day = match next_workday {
             // A failed row may mean a roster to fix: the next day waits for a clean run (init-day
             // can lay it out meanwhile). A next work day in the past is never laid out.
-            Some(next) if written.failures.is_empty() && next >= self.opts.today => Some(self.lay_out(next)?),
+            Some(next) if written.failures.is_empty() && next >= self.opts.today => match self.lay_out(next) {
+                Ok(l) => Some(l),
+                Err(e) => return Err(Box::new((e, After::LayOut(next), written))),
+            },
             _ => None,
         };
         steps.mark("outboxes and the next day");
@@ -82,7 +219,10 @@ impl Run<'_> {
         // million index entries on a buffer pool that no longer held them).
         let counts = match written.counts.take() {
             Some(c) => c,
-            None => attendance::counts(self.lock.conn(), date)?,
+            None => match attendance::counts(self.lock.conn(), date) {
+                Ok(c) => c,
+                Err(e) => return Err(Box::new((e, After::Finish, written))),
+            },
         };
         let fin = runs::Finish {
             outcome: if written.failures.is_empty() { "ok" } else { "partial" },
@@ -91,8 +231,12 @@ impl Run<'_> {
             failed: written.failures.len() as u64,
             boards_deleted,
             counts: counts.clone(),
+            ..runs::Finish::default()
         };
-        runs::finish(self.lock.conn(), run_id, &fin)?;
+        if let Err(e) = runs::finish(self.lock.conn(), run_id, &fin) {
+            written.counts = Some(counts);
+            return Err(Box::new((e, After::Finish, written)));
+        }
         steps.mark("finish the run");
         Ok(Report {
             run_id,
@@ -108,10 +252,17 @@ impl Run<'_> {
             outbox,
             next_workday,
             next_day,
-            seconds: started.elapsed().as_secs_f64(),
-            steps: steps.done,
+            seconds: 0.0,
+            steps: Vec::new(),
             parts: written.parts,
         })
+    }
+
+    /// Record a run that stopped, with its error's one line; best effort: when MySQL is what
+    /// failed the record may fail too, and the error the caller returns says more.
+    fn record_stop(&mut self, run_id: u64, mut fin: runs::Finish, e: &anyhow::Error) {
+        fin.problem = crate::ops::exit::one_line(e);
+        let _ = runs::finish(self.lock.conn(), run_id, &fin);
     }
 
     /// Move every department's live board of the day into settle's own key.
