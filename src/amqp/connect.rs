@@ -162,7 +162,10 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
                 let conn = match Connection::insecure_open_stream(stream, options, ConnectionTuning::default()) {
                     Ok(conn) => conn,
                     Err(e) => {
-                        let e = if guard.tripped() {
+                        // The socket is connected already: amiquip's own timeout (the same
+                        // length, it may fire before the guard on a loaded machine) can only
+                        // mean the handshake went unanswered too.
+                        let e = if guard.tripped() || matches!(e, amiquip::Error::ConnectionTimeout) {
                             silent_handshake(&where_, timeout)
                         } else {
                             guard.explain(e, timeout, "connecting")
