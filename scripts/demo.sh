@@ -4,34 +4,54 @@
 # day's boards, a realistic morning through bulk check-in, a supervisor's notifications, the
 # evening's check-outs, the nightly settle and the day's report.
 #
-#   scripts/demo.sh [--employees N] [--departments N]
+#   scripts/demo.sh [--employees N] [--departments N] [--no-services]
 #
-# It works in its own namespace (demo) and database (attendance_demo). Every step is idempotent,
-# so a second run redoes the same day and lands the same rows. It cleans up after itself: the
-# demo's notification queues are emptied at the end (also when a step fails or it is
-# interrupted), so no backlog of ~200,000 messages outlives it and slows the next run. To remove
-# the demo entirely: `ATTENDANCE_NAMESPACE=demo attendance queues purge`, then drop the
+# --employees N alone scales the departments with it: 200 employees a department, at least 1,
+# at most 500. --no-services skips scripts/services.sh (the services are yours, named by the
+# ATTENDANCE_* variables). ATTENDANCE_BIN runs that binary instead of building the release one.
+# It works in its own namespace (DEMO_NAMESPACE, default demo) and database (DEMO_MYSQL_URL,
+# default attendance_demo); the broker is ATTENDANCE_AMQP_URL's (default the local one). Every step is idempotent, so a second run redoes the same day and lands the
+# same rows. The queues are declared right after the roster: a broker short of file handles for
+# them refuses there (with amqp.management_url set), exit 3, before any is created. It cleans up
+# after itself: the demo's notification queues are emptied at the end (also when a step fails or
+# it is interrupted), so no backlog of ~200,000 messages outlives it and slows the next run. To
+# remove the demo entirely: `ATTENDANCE_NAMESPACE=demo attendance queues purge`, then drop the
 # database attendance_demo and delete the Redis keys demo:*.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 employees=100000
-departments=500
+departments=
+services=1
 while [ $# -gt 0 ]; do
   case $1 in
     --employees) employees=$2; shift 2 ;;
     --departments) departments=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --no-services) services=; shift ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "demo: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+case $employees in ''|*[!0-9]*) echo "demo: --employees takes a number" >&2; exit 2 ;; esac
+if [ -z "$departments" ]; then
+  departments=$(( employees / 200 ))
+  [ "$departments" -lt 1 ] && departments=1
+  [ "$departments" -gt 500 ] && departments=500
+fi
 
-bash scripts/services.sh
-echo "== building the release binary" >&2
-cargo build --release --quiet --bins
-att=target/release/attendance
+[ -n "$services" ] && bash scripts/services.sh
+if [ -n "${ATTENDANCE_BIN:-}" ]; then
+  att=$ATTENDANCE_BIN
+else
+  echo "== building the release binary" >&2
+  cargo build --release --quiet --bins
+  att=target/release/attendance
+fi
 
-export ATTENDANCE_NAMESPACE=demo
+# Its own namespace and database whatever the shell's ATTENDANCE_NAMESPACE and
+# ATTENDANCE_MYSQL_URL say (they may name a real company's); the services' other ATTENDANCE_*
+# variables (ATTENDANCE_AMQP_URL, ATTENDANCE_REDIS_URL, ...) apply as to any command.
+export ATTENDANCE_NAMESPACE=${DEMO_NAMESPACE:-demo}
 export ATTENDANCE_MYSQL_URL=${DEMO_MYSQL_URL:-mysql://root@127.0.0.1:3306/attendance_demo}
 export ATTENDANCE_TIMEZONE=${ATTENDANCE_TIMEZONE:-Europe/Paris}
 work=$(mktemp -d)
@@ -61,6 +81,9 @@ step "roster: $employees employees in $departments departments"
 $att org generate --employees "$employees" --departments "$departments" -o "$work/roster.csv"
 $att org import "$work/roster.csv"
 roster_loaded=1
+# Every queue now, or a clear refusal: left to the check-ins, 500 queues on a broker short of
+# file handles would jam it for all its users (docs/operations.md: RabbitMQ's file handles).
+$att queues declare
 # A run killed before its cleanup left its queues full: start from empty ones.
 $att queues purge
 

@@ -3,7 +3,12 @@
 # Order of preference: a service already running; Docker Compose (deploy/docker-compose.yml) when a
 # Docker engine answers; otherwise the distribution's packages (Debian/Ubuntu, as root).
 # Redis is started durable (an append-only file fsynced every second, no eviction: see
-# docs/durability.md); a running service is never restarted or reconfigured, only warned about.
+# docs/durability.md); a running service is never reconfigured, only warned about, with one
+# exception: a local RabbitMQ under an open-files limit too low for the department queues (or
+# no longer answering the AMQP handshake) is restarted under the raised limit when this runs as
+# root, and otherwise the script stops (exit 3) with the command to run.
+# RABBITMQ_NODE_PORT and RABBITMQ_NODENAME (as rabbitmq-server and rabbitmqctl read them) pick
+# another local node than the default rabbit@host on 5672.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +25,9 @@ wait_port() { # name port seconds
 # -detached` run as root goes through `su`, whose PAM limits reset `ulimit -n` to 1024, so the
 # broker is started as its own user directly, under the raised limit.
 RABBIT_NOFILE=20000
+# Below this the broker cannot hold 5,000 department queues (3 handles each, and room to spare).
+RABBIT_NEED=16384
+RABBIT_PORT=${RABBITMQ_NODE_PORT:-5672}
 start_rabbitmq() {
   local n=$RABBIT_NOFILE hard
   hard=$(ulimit -Hn)
@@ -37,22 +45,62 @@ start_rabbitmq() {
 # The open-files limit of the running local broker's Erlang VM, or nothing if it cannot be read.
 rabbitmq_nofile() {
   local pid
-  pid=$(timeout 30 rabbitmqctl -q eval 'os:getpid().' 2>/dev/null | tr -d '"') || return 0
+  pid=$(rabbitmq_pid)
+  [ -n "$pid" ] || pid=$(timeout 30 rabbitmqctl -q eval 'os:getpid().' 2>/dev/null | tr -d '"') || return 0
   [ -r "/proc/$pid/limits" ] && awk '/Max open files/ {print $4}' "/proc/$pid/limits"
 }
 
-# Whether the broker on 5672 answers the AMQP handshake (a Connection.Start frame, type 1) within
-# 10 s: a broker out of file handles keeps its port open and answers nothing, and every test that
-# publishes would then wait out its timeout.
+# Whether the broker on $RABBIT_PORT answers the AMQP handshake (a Connection.Start frame, type
+# 1) within 10 s: a broker out of file handles keeps its port open and answers nothing, and every
+# test that publishes would then wait out its timeout.
 amqp_answers() {
-  timeout 10 bash -c 'exec 3<>/dev/tcp/127.0.0.1/5672 && printf "AMQP\x00\x00\x09\x01" >&3 &&
-    [ "$(head -c 1 <&3 | od -An -tx1 | tr -d " ")" = 01 ]' 2>/dev/null
+  timeout 10 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && printf "AMQP\x00\x00\x09\x01" >&3 &&
+    [ "$(head -c 1 <&3 | od -An -tx1 | tr -d " ")" = 01 ]' _ "$RABBIT_PORT" 2>/dev/null
+}
+
+# The pid of the local Erlang VM listening on $RABBIT_PORT, or nothing: a broker in a container
+# (docker-proxy holds the port) or one this user cannot see is not a local broker we can restart.
+rabbitmq_pid() {
+  local pid
+  pid=$(ss -Hltnp "sport = :$RABBIT_PORT" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
+  [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = beam.smp ] && echo "$pid"
+  return 0
+}
+
+# Restart the local broker under the raised limit (why: $1), or stop with the command to run.
+# A broker that still answers is stopped cleanly (a bounded `rabbitmqctl stop`); one that does not
+# answer the handshake would not answer rabbitmqctl either, so it is killed (its durable queues
+# come back with it: docs/operations.md, RabbitMQ's file handles).
+restart_rabbitmq() {
+  local why=$1 pid
+  pid=$(rabbitmq_pid)
+  if [ "$(id -u)" != 0 ] || [ -z "$pid" ] || ! command -v rabbitmqctl >/dev/null 2>&1; then
+    echo "services: RabbitMQ on 127.0.0.1:$RABBIT_PORT $why; restart it under a raised open-files limit, as root: sudo rabbitmqctl stop; sudo bash scripts/services.sh (see docs/operations.md: RabbitMQ's file handles)" >&2
+    exit 3
+  fi
+  echo "services: RabbitMQ on 127.0.0.1:$RABBIT_PORT $why; restarting it under ulimit -n $RABBIT_NOFILE" >&2
+  if [ "${2:-}" = answers ]; then
+    timeout 60 rabbitmqctl -q stop >/dev/null 2>&1 || true
+  fi
+  for _ in $(seq 1 30); do [ -d "/proc/$pid" ] || break; sleep 1; done
+  if [ -d "/proc/$pid" ]; then
+    kill -9 "$pid" 2>/dev/null || true
+    for _ in $(seq 1 10); do [ -d "/proc/$pid" ] || break; sleep 1; done
+  fi
+  start_rabbitmq
+  wait_port RabbitMQ "$RABBIT_PORT" 120
+  timeout 120 rabbitmqctl -q await_startup >/dev/null 2>&1 || true
+  if ! amqp_answers; then
+    echo "services: RabbitMQ on 127.0.0.1:$RABBIT_PORT was restarted but does not answer the AMQP handshake (see docs/operations.md: RabbitMQ's file handles)" >&2
+    exit 3
+  fi
+  echo "services: RabbitMQ restarted with an open-files limit of $(rabbitmq_nofile)" >&2
 }
 
 missing=()
 up 6379 || missing+=(redis)
 up 3306 || missing+=(mariadb)
-up 5672 || missing+=(rabbitmq)
+up "$RABBIT_PORT" || missing+=(rabbitmq)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "services: starting ${missing[*]}" >&2
 
@@ -88,7 +136,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 
   up 6379 || wait_port Redis 6379 30
   up 3306 || wait_port MariaDB 3306 60
-  up 5672 || wait_port RabbitMQ 5672 120
+  up "$RABBIT_PORT" || wait_port RabbitMQ "$RABBIT_PORT" 120
   # A fresh Debian MariaDB lets root in only through its socket: allow root over TCP without a
   # password, as the default URL expects (a local development server only).
   if command -v mariadb >/dev/null 2>&1 && ! mariadb -uroot -h127.0.0.1 -e 'SELECT 1' >/dev/null 2>&1; then
@@ -98,19 +146,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "services: Redis, MariaDB and RabbitMQ are up" >&2
 fi
 
-# A running service is someone's: say what is wrong with it, never restart or reconfigure it.
-# (Raising RabbitMQ's handle cache above the process's real limit, as `file_handle_cache:set_limit`
-# does, makes classic queues crash with emfile instead of refusing cleanly: only a broker started
-# under a higher `ulimit -n` has more handles.)
+# A running service is someone's: say what is wrong with it, never reconfigure it. (Raising
+# RabbitMQ's handle cache above the process's real limit, as `file_handle_cache:set_limit` does,
+# makes classic queues crash with emfile instead of refusing cleanly: only a broker started under
+# a higher `ulimit -n` has more handles, so a broker short of them is restarted, or the script
+# stops: a broker left at 1024 jams at the first few hundred quorum queues, for all its users.)
 if ! amqp_answers; then
-  echo "services: RabbitMQ on 127.0.0.1:5672 accepts connections but does not answer the AMQP handshake; restart it (see docs/operations.md: RabbitMQ's file handles)" >&2
-  exit 3
+  restart_rabbitmq "accepts connections but does not answer the AMQP handshake (out of file handles?)" silent
 fi
-if command -v rabbitmqctl >/dev/null 2>&1; then
-  nofile=$(rabbitmq_nofile || true)
-  if [ -n "$nofile" ] && [ "$nofile" != unlimited ] && [ "$nofile" -lt 16384 ] 2>/dev/null; then
-    echo "services: WARNING: the local RabbitMQ has an open-files limit of $nofile; 5,000 department queues need about 16000 (restart it under ulimit -n $RABBIT_NOFILE, see docs/operations.md: RabbitMQ's file handles)" >&2
-  fi
+nofile=$(rabbitmq_nofile || true)
+if [ -n "$nofile" ] && [ "$nofile" != unlimited ] && [ "$nofile" -lt "$RABBIT_NEED" ] 2>/dev/null; then
+  restart_rabbitmq "has an open-files limit of $nofile; 5,000 department queues need about $RABBIT_NEED (some 300 exhaust 1024)" answers
 fi
 if command -v redis-cli >/dev/null 2>&1; then
   aof=$(timeout 5 redis-cli -p 6379 config get appendonly 2>/dev/null | sed -n 2p || true)

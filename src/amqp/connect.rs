@@ -162,7 +162,14 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
                 let conn = match Connection::insecure_open_stream(stream, options, ConnectionTuning::default()) {
                     Ok(conn) => conn,
                     Err(e) => {
-                        let e = guard.explain(e, timeout, "connecting");
+                        // The socket is connected already: amiquip's own timeout (the same
+                        // length, it may fire before the guard on a loaded machine) can only
+                        // mean the handshake went unanswered too.
+                        let e = if guard.tripped() || matches!(e, amiquip::Error::ConnectionTimeout) {
+                            silent_handshake(&where_, timeout)
+                        } else {
+                            guard.explain(e, timeout, "connecting")
+                        };
                         // No link will stop the watchdog: stop it here (`relay --follow` retries
                         // for days, and each leaked watchdog would keep a socket open).
                         guard.stop();
@@ -185,6 +192,21 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
         None => unreachable(&"the host name resolves to no address"),
     }
     .into())
+}
+
+/// A broker that took the TCP connection and never answered the AMQP handshake: what a broker
+/// out of file handles does (it accepts connections it has no handle to serve), so say so.
+fn silent_handshake(broker: &str, timeout: Duration) -> anyhow::Error {
+    let ms = timeout.as_millis();
+    Error::service(
+        Service::Rabbitmq,
+        format!(
+            "the broker did not answer within {ms} ms (connecting): {broker} accepted the TCP connection but \
+             did not answer the AMQP handshake within {ms} ms: a broker out of file handles does this; \
+             see docs/operations.md (RabbitMQ's file handles)"
+        ),
+    )
+    .into()
 }
 
 /// An open connection and the guard that bounds every wait on it. Dropping it closes the
@@ -245,6 +267,38 @@ impl Drop for Link {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listener_that_never_answers_the_handshake_is_named_as_such() {
+        // Accepts the connection, reads the protocol header, says nothing: a broker out of handles.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap();
+        let silent = std::thread::spawn(move || {
+            let (mut peer, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 64];
+            while matches!(std::io::Read::read(&mut peer, &mut buf), Ok(n) if n > 0) {}
+        });
+        let settings = AmqpSettings {
+            connect_timeout_ms: 300,
+            ..AmqpSettings::default()
+        };
+        let url = format!("amqp://guest:secret@{at}/%2f");
+        let started = Instant::now();
+        let e = open(&[url.as_str()], &settings, |_| Ok(()))
+            .err()
+            .expect("no broker answered");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let line = super::super::failure::one_line(&e);
+        assert!(
+            line.contains(&format!(
+                "{at} accepted the TCP connection but did not answer the AMQP handshake within 300 ms"
+            )) && line.contains("a broker out of file handles does this; see docs/operations.md")
+                && !line.contains("secret"),
+            "{line}"
+        );
+        assert_eq!(crate::error::exit_code_with(&e, &[super::super::failure::says]), 3);
+        silent.join().unwrap();
+    }
 
     #[test]
     fn urls_read_as_amiquip_reads_them() {

@@ -11,7 +11,8 @@ use amiquip::{AmqpValue, Channel, Connection};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::connect::Link;
+use super::connect::{Link, Target};
+use super::management;
 use super::topology::{self, Names, Wait};
 use crate::config::Config;
 use crate::error::{Error, Service};
@@ -216,6 +217,12 @@ const DECLARE_BATCH: usize = 50;
 /// broker's reason, naming the queue.
 pub(crate) fn declare(cfg: &Config, departments: &[String]) -> Result<usize> {
     let names = Names::new(&cfg.namespace);
+    let mut queues: Vec<String> = departments.iter().map(|d| names.department(d)).collect();
+    queues.extend([names.retry(), names.parking()]);
+    if cfg.journal.enabled {
+        queues.push(names.journal());
+    }
+    refuse_without_headroom(cfg, &queues)?;
     let channels = DECLARE_CHANNELS.min(departments.len()).max(1);
     let (conn, chans) = topology::connect(cfg, |conn| {
         (0..channels)
@@ -267,6 +274,46 @@ pub(crate) fn declare(cfg: &Config, departments: &[String]) -> Result<usize> {
     drop(chans);
     conn.close();
     Ok(departments.len())
+}
+
+/// Refuse, before declaring anything, queues the broker has no file handles for: a node out of
+/// handles stops answering AMQP handshakes, for every user of the broker, until queues are
+/// deleted. Only the management API tells (`amqp.management_url`: each node's handles used and
+/// in all); without it, or when it does not answer, the declaration goes ahead as before. The
+/// queues that already exist take no new handles, so they are counted out when the nodes are
+/// short of handles for all of `queues`.
+fn refuse_without_headroom(cfg: &Config, queues: &[String]) -> Result<()> {
+    let Some(url) = &cfg.amqp.management_url else {
+        return Ok(());
+    };
+    let timeout = Duration::from_millis(u64::from(cfg.amqp.connect_timeout_ms));
+    let Ok(nodes) = management::nodes(url, timeout) else {
+        return Ok(());
+    };
+    if management::shortfall(&nodes, queues.len() as u64).is_none() {
+        return Ok(());
+    }
+    let vhost = cfg
+        .amqp_urls()
+        .first()
+        .and_then(|u| Target::parse(u).ok())
+        .map_or_else(|| "/".to_string(), |t| t.vhost);
+    let Ok(existing) = management::queue_names(url, &vhost, timeout) else {
+        return Ok(());
+    };
+    let new = queues.iter().filter(|q| !existing.contains(q.as_str())).count() as u64;
+    match management::shortfall(&nodes, new) {
+        None => Ok(()),
+        Some(why) => Err(Error::service(
+            Service::Rabbitmq,
+            format!(
+                "not enough file handles for the queues, nothing declared: {why}; restart the broker under a \
+                 higher open-files limit (`ulimit -n 20000`; scripts/services.sh does it for a local broker; see \
+                 docs/operations.md: RabbitMQ's file handles)"
+            ),
+        )
+        .into()),
+    }
 }
 
 /// What `queues purge` removed.
