@@ -9,7 +9,7 @@ use anyhow::Result;
 use super::confirm::{returned_ids, Confirming};
 use super::connect::Link;
 use super::topology::{self, Names, Wait};
-use crate::config::{AmqpSettings, Config};
+use crate::config::{AmqpSettings, Config, JournalSettings};
 use crate::domain::event::{self, Outgoing};
 use crate::error::{Error, Service};
 
@@ -21,6 +21,8 @@ pub struct Publisher {
     out: Confirming,
     /// Events also go to the journal stream, in batches.
     journal: bool,
+    /// The journal's settings, to declare it again ([`Publisher::why_closed`]).
+    journal_settings: JournalSettings,
     declared: HashSet<String>,
     names: Names,
     settings: AmqpSettings,
@@ -58,6 +60,7 @@ impl Publisher {
             out,
             declared: HashSet::new(),
             journal: cfg.journal.enabled,
+            journal_settings: cfg.journal.clone(),
             names,
             settings: cfg.amqp.clone(),
             broken,
@@ -136,7 +139,7 @@ impl Publisher {
         match sent {
             Ok(()) => true,
             Err(e) => {
-                self.broken = Some(format!("{e:#}"));
+                self.broken = Some(self.why_closed(format!("{e:#}")));
                 false
             }
         }
@@ -230,12 +233,43 @@ impl Publisher {
         {
             Ok(got) => got,
             Err(why) => {
-                self.broken = Some(why);
+                self.broken = Some(self.why_closed(why));
                 return false;
             }
         };
         self.take(flow, got);
         true
+    }
+
+    /// The broker's own reason for closing the channel, where amiquip lost it. A refused
+    /// declaration (sent without waiting) closes the channel; amiquip hands the broker's reason
+    /// to whichever call reads the channel next, and when none did before the channel went away
+    /// a later call only learns "i/o loop dropped sending side of a channel" (seen on a loaded
+    /// machine, about one run in six). The declarations are then made again on a fresh channel,
+    /// waiting for each answer (bounded like every wait), so that the operator reads what the
+    /// broker refused (`PRECONDITION_FAILED ...`) rather than that; if they all pass, or the
+    /// connection is gone too, `why` stands. Only on that failure: nothing is added to a publish.
+    fn why_closed(&mut self, why: String) -> String {
+        if why != amiquip::Error::EventLoopDropped.to_string() {
+            return why;
+        }
+        let answer = Duration::from_millis(u64::from(REDECLARE_MS));
+        let (names, settings, journal) = (&self.names, &self.settings, &self.journal_settings);
+        let depts: Vec<String> = self.declared.iter().cloned().collect();
+        let link = &mut self.link;
+        let guard = link.guard().clone();
+        let refused = guard.within(answer, "declaring again to learn why the channel closed", || {
+            let ch = topology::open_channel(&mut *link)?;
+            topology::declare_common_of(&ch, Wait::Answer, names, settings, journal)?;
+            for d in &depts {
+                topology::declare_department(&ch, Wait::Answer, names, settings, d)?;
+            }
+            Ok(())
+        });
+        match refused {
+            Err(e) => format!("{e:#}"),
+            Ok(()) => why,
+        }
     }
 
     /// What the broker said: returns first (a message's return comes before its ack), then
@@ -300,6 +334,10 @@ impl Drop for Connecting {
         }
     }
 }
+
+/// How long the broker may take to answer the declarations made again to learn why it closed
+/// a channel ([`Publisher::why_closed`]).
+const REDECLARE_MS: u32 = 5_000;
 
 /// Events per journal message: the journal takes a day's events as a few thousand batches
 /// instead of one message each (the broker's work per message is what bounds a bulk publish).

@@ -140,7 +140,17 @@ fn bind(ch: &Channel, w: Wait, queue: &str, exchange: &str, key: &str) -> Result
 
 /// The exchanges, the retry queue, the parking queue and the journal (unless turned off).
 pub(crate) fn declare_common(ch: &Channel, w: Wait, names: &Names, cfg: &Config) -> Result<()> {
-    let s = &cfg.amqp;
+    declare_common_of(ch, w, names, &cfg.amqp, &cfg.journal)
+}
+
+/// [`declare_common`] from the two settings it reads.
+pub(crate) fn declare_common_of(
+    ch: &Channel,
+    w: Wait,
+    names: &Names,
+    s: &AmqpSettings,
+    j: &JournalSettings,
+) -> Result<()> {
     durable_exchange(ch, w, ExchangeType::Topic, &names.events())?;
     durable_exchange(ch, w, ExchangeType::Fanout, &names.dead_letters())?;
     durable_exchange(ch, w, ExchangeType::Direct, &names.requeue())?;
@@ -158,7 +168,7 @@ pub(crate) fn declare_common(ch: &Channel, w: Wait, names: &Names, cfg: &Config)
     )?;
     bind(ch, w, &names.retry(), &names.dead_letters(), "")?;
     durable_queue(ch, w, &names.parking(), args(&[("x-queue-type", queue_type(s))]))?;
-    declare_journal(ch, w, names, &cfg.journal)
+    declare_journal(ch, w, names, j)
 }
 
 /// The journal: a stream (an append-only log the broker keeps on disk, replicated on a cluster,
