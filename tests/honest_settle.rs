@@ -5,12 +5,9 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
 use chrono::{NaiveDate, Utc};
 use common::day::Day;
+use common::private_redis::PrivateRedis;
 use common::TestEnv;
 use mysql::prelude::Queryable;
 
@@ -18,67 +15,6 @@ const TZ: &str = "UTC";
 
 fn yesterday() -> NaiveDate {
     Utc::now().date_naive().pred_opt().unwrap()
-}
-
-/// A redis-server of the test's own on a free port (no eviction: a full Redis refuses
-/// writes), stopped on drop.
-struct PrivateRedis {
-    port: u16,
-    child: Child,
-}
-
-impl PrivateRedis {
-    fn start(dir: &Path) -> PrivateRedis {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        std::fs::create_dir_all(dir).unwrap();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
-            .args(["--appendonly", "no", "--maxmemory-policy", "noeviction"])
-            .arg("--dir")
-            .arg(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server is installed");
-        let r = PrivateRedis { port, child };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while r.con().is_err() {
-            assert!(Instant::now() < deadline, "private redis on {port} did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        r
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-
-    fn con(&self) -> redis::RedisResult<redis::Connection> {
-        let mut c = redis::Client::open(self.url())?.get_connection()?;
-        redis::cmd("PING").query::<String>(&mut c)?;
-        Ok(c)
-    }
-
-    fn maxmemory(&self, bytes: u64) {
-        let mut c = self.con().unwrap();
-        redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("maxmemory")
-            .arg(bytes)
-            .query::<()>(&mut c)
-            .unwrap();
-    }
-}
-
-impl Drop for PrivateRedis {
-    fn drop(&mut self) {
-        self.child.kill().ok();
-        self.child.wait().ok();
-    }
 }
 
 /// The only error line of a failed command: one line, `error: `, at most 300 characters.
@@ -106,7 +42,7 @@ fn runs(env: &TestEnv) -> Vec<(String, u64, u64, String)> {
 #[test]
 fn a_settle_that_fails_after_its_commit_records_the_rows_it_committed_and_what_failed() {
     let dir = std::env::temp_dir().join(format!("att-honest-redis-{}", uuid::Uuid::new_v4().simple()));
-    let redis = PrivateRedis::start(&dir);
+    let redis = PrivateRedis::start_in(dir.clone(), false);
     let env = TestEnv::on_redis(TZ, &redis.url());
     let day = yesterday().to_string();
     env.day(Day::new(40, 4).import_flags(&["-q"]).init_day(&day, &["-q"]));

@@ -4,6 +4,7 @@
 
 pub mod cluster;
 pub mod day;
+pub mod private_redis;
 pub mod stall;
 // The set-up steps' argument lists, shared with the benchmarks.
 #[path = "../../examples/common/steps.rs"]
