@@ -307,9 +307,8 @@ fn refuse_without_headroom(cfg: &Config, queues: &[String]) -> Result<()> {
         Some(why) => Err(Error::service(
             Service::Rabbitmq,
             format!(
-                "not enough file handles for the queues, nothing declared: {why}; restart the broker under a \
-                 higher open-files limit (`ulimit -n 20000`; scripts/services.sh does it for a local broker; see \
-                 docs/operations.md: RabbitMQ's file handles)"
+                "not enough file handles for the queues, nothing declared: {why}; restart the broker with \
+                 `ulimit -n 20000` (see docs/operations.md)"
             ),
         )
         .into()),

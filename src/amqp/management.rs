@@ -64,8 +64,8 @@ pub(crate) fn shortfall(nodes: &[NodeFiles], new_queues: u64) -> Option<String> 
         let free = total.saturating_sub(used);
         (free < need + SPARE_HANDLES).then(|| {
             format!(
-                "node {} has {free} of its {total} file handles free, and {new_queues} new queues need about {need} \
-                 ({HANDLES_PER_QUEUE} each) with {SPARE_HANDLES} to spare",
+                "node {} has {free} of its {total} file handles free; {new_queues} new queues need about {need} \
+                 ({HANDLES_PER_QUEUE} each) +{SPARE_HANDLES}",
                 n.name
             )
         })
