@@ -30,7 +30,7 @@ pub fn nodes(url: &str, timeout: Duration) -> Result<Vec<NodeFiles>> {
 
 /// File handles a quorum queue takes on each node, about. Seen on RabbitMQ 3.10 (issue 26): a
 /// broker at 1,024 open files went to 1,506 handles used with 500 department queues, 3 a queue,
-/// and jammed; the same figure `doctor` uses. Taken for every queue, classic ones included, so
+/// and jammed; `doctor` judges the nodes by the same figures. Taken for every queue, classic ones included, so
 /// the check errs on the side of refusing.
 pub(crate) const HANDLES_PER_QUEUE: u64 = 3;
 /// Handles a node must keep free beyond the queues: client connections, the management

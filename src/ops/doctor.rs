@@ -9,7 +9,8 @@ use std::time::Duration;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
-use crate::amqp::{inventory as queues, management};
+use crate::amqp::inventory as queues;
+use crate::amqp::management::{self, HANDLES_PER_QUEUE, SPARE_HANDLES};
 use crate::config::Config;
 use crate::error::redact;
 use crate::mysql::{runs, Conn};
@@ -23,9 +24,6 @@ const CLOCK_WARN: Duration = Duration::from_secs(1);
 const CLOCK_FAIL: Duration = Duration::from_secs(60);
 /// How far back `doctor` looks for work days that were never settled.
 const LOOKBACK_DAYS: i64 = 62;
-/// Entries of a node's file handle cache a quorum queue takes, about: with the common limit of
-/// 1024, some 300 department queues exhaust it (seen on RabbitMQ 3.10).
-const HANDLES_PER_QUEUE: u64 = 3;
 
 /// A check's verdict, mildest first. `Skip`: not checked (said why), counts as ok.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -385,7 +383,7 @@ fn files_verdict(cfg: &Config, departments: u64) -> Check {
             parts.push(format!("{}: no file handle figures yet (a node just started?)", n.name));
             continue;
         };
-        let node_level = if total < need + 100 || total.saturating_sub(used) < 100 {
+        let node_level = if total < need + SPARE_HANDLES || total.saturating_sub(used) < SPARE_HANDLES {
             Level::Fail
         } else if used * 10 > total * 8 {
             Level::Warn
