@@ -62,8 +62,9 @@ impl Confirming {
                 self.timed_out = true;
                 return Err(format!("no publisher confirm within {} ms", timeout.as_millis()));
             }
-            // The broker closed the channel (a refused declare, say): any call now returns its
-            // reason, which is worth more to an operator than "closed".
+            // The broker closed the channel (a refused declare, say): a call now usually returns
+            // its reason, which is worth more to an operator than "closed" (when amiquip lost it,
+            // the publisher asks the broker again: `Publisher::why_closed`).
             Err(RecvTimeoutError::Disconnected) => {
                 return Err(match self.channel.qos(0, 0, false) {
                     Err(e) => e.to_string(),

@@ -250,7 +250,8 @@ impl Publisher {
     /// broker refused (`PRECONDITION_FAILED ...`) rather than that; if they all pass, or the
     /// connection is gone too, `why` stands. Only on that failure: nothing is added to a publish.
     fn why_closed(&mut self, why: String) -> String {
-        if why != amiquip::Error::EventLoopDropped.to_string() {
+        // Whether it came bare (a confirm's wait) or wrapped (a publish's error, with context).
+        if !why.contains(&amiquip::Error::EventLoopDropped.to_string()) {
             return why;
         }
         let answer = Duration::from_millis(u64::from(REDECLARE_MS));
