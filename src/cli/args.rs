@@ -350,10 +350,11 @@ pub struct CorrectArgs {
     /// The settled day, YYYY-MM-DD
     #[arg(long, value_parser = parse_day)]
     pub date: NaiveDate,
-    /// The check-in: HH:MM (local time on --date) or RFC 3339
+    /// The check-in: HH:MM (local time on --date) or RFC 3339 (needed for a time the clocks
+    /// pass twice that night; a time they skip is refused)
     #[arg(long = "in", value_name = "TIME")]
     pub check_in: Option<String>,
-    /// The check-out: HH:MM (local time on --date) or RFC 3339
+    /// The check-out: HH:MM (local time on --date) or RFC 3339 (as --in)
     #[arg(long = "out", value_name = "TIME")]
     pub check_out: Option<String>,
     /// Why (kept in the audit)

@@ -57,7 +57,7 @@ fn line(c: &Checkin) -> String {
         "{} {} {what} at {} on {}{note}{pending}",
         c.employee_id,
         c.employee_name,
-        c.local_at.format("%H:%M:%S"),
+        crate::domain::dates::wall_clock(c.local_at, "%H:%M:%S"),
         c.work_date
     )
 }

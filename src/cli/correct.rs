@@ -33,7 +33,7 @@ pub(crate) fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
     }
     let hhmm = |t: Option<chrono::NaiveDateTime>| {
         t.map_or("-".to_string(), |t| {
-            t.and_utc().with_timezone(&tz).format("%H:%M").to_string()
+            crate::domain::dates::wall_clock_utc(tz, t, "%H:%M")
         })
     };
     textln!(

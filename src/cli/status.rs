@@ -3,6 +3,8 @@
 
 use anyhow::Result;
 
+use chrono_tz::Tz;
+
 use super::Ctx;
 use crate::cli::StatusArgs;
 use crate::ops::status::{self, Answer, Live, Settled};
@@ -17,23 +19,22 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
         return crate::output::json(&answer);
     }
     let line = match &answer {
-        Answer::Live(s) => live_line(s),
-        Answer::Settled(s) => settled_line(s),
+        Answer::Live(s) => live_line(ctx.cfg.timezone, s),
+        Answer::Settled(s) => settled_line(ctx.cfg.timezone, s),
     };
     textln!("{line}")?;
     Ok(())
 }
 
 /// `E000123 Ann Smith (D042) on 2026-11-30: in at 08:55 (on time), out at 18:02 (not early)`.
-fn live_line(s: &Live) -> String {
-    let hhmm = |t: &str| t[11..16].to_string();
+fn live_line(tz: Tz, s: &Live) -> String {
     let inn = s.first_in.as_deref().map(|t| {
         let how = if s.late {
             format!("late by {} min", s.late_minutes)
         } else {
             "on time".into()
         };
-        format!("in at {} ({how})", hhmm(t))
+        format!("in at {} ({how})", hhmm(tz, t))
     });
     let out = s.last_out.as_deref().map(|t| {
         let how = if s.early {
@@ -41,7 +42,7 @@ fn live_line(s: &Live) -> String {
         } else {
             "not early".into()
         };
-        format!("out at {} ({how})", hhmm(t))
+        format!("out at {} ({how})", hhmm(tz, t))
     });
     let state = match (inn, out) {
         (None, None) => "not yet in".to_string(),
@@ -56,12 +57,12 @@ fn live_line(s: &Live) -> String {
 }
 
 /// `E000123 (D042) on 2026-11-27: late (in 09:12, out 18:05, late 12 min, early 0 min)`.
-fn settled_line(s: &Settled) -> String {
-    let hhmm = |t: &Option<String>| t.as_deref().map_or("-".to_string(), |t| t[11..16].to_string());
+fn settled_line(tz: Tz, s: &Settled) -> String {
+    let or_dash = |t: &Option<String>| t.as_deref().map_or("-".to_string(), |t| hhmm(tz, t));
     let waiting: Vec<String> = s
         .waiting_punches
         .iter()
-        .map(|w| format!("{} at {}", w.kind.as_str(), &w.at[11..16]))
+        .map(|w| format!("{} at {}", w.kind.as_str(), hhmm(tz, &w.at)))
         .collect();
     let waiting = if waiting.is_empty() {
         String::new()
@@ -74,10 +75,18 @@ fn settled_line(s: &Settled) -> String {
         s.department_id,
         s.date,
         s.status,
-        hhmm(&s.first_in),
-        hhmm(&s.last_out),
+        or_dash(&s.first_in),
+        or_dash(&s.last_out),
         s.late_minutes,
         s.early_minutes,
         if s.corrected { ", corrected" } else { "" }
     )
+}
+
+/// An RFC 3339 instant of the answer as its wall-clock `HH:MM`, with the offset where the day
+/// has that time twice (see `domain::dates::wall_clock`).
+fn hhmm(tz: Tz, t: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(t)
+        .map(|t| crate::domain::dates::wall_clock(t.with_timezone(&tz), "%H:%M"))
+        .unwrap_or_else(|_| t.to_string())
 }

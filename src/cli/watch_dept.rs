@@ -82,7 +82,7 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
 /// terminal (piped or on the live screen) and the name and ids came from a message.
 fn line(ctx: &Ctx, e: &Event) -> String {
     let at = chrono::DateTime::parse_from_rfc3339(&e.at)
-        .map(|t| t.with_timezone(&ctx.cfg.timezone).format("%H:%M:%S").to_string())
+        .map(|t| crate::domain::dates::wall_clock(t.with_timezone(&ctx.cfg.timezone), "%H:%M:%S"))
         .unwrap_or_else(|_| e.at.clone());
     let what = match e.kind {
         Kind::In => "in",

@@ -10,6 +10,7 @@ use mysql::Row;
 use super::runs;
 use super::typed::Cols;
 use super::Db;
+use crate::domain::dates::{is_ambiguous, wall_clock, wall_clock_utc};
 use crate::domain::policy::DayStatus;
 use crate::domain::table::{Cell, Table};
 
@@ -90,18 +91,28 @@ pub(crate) fn absent(pool: &Db, date: NaiveDate, dept: Option<&str>) -> Result<T
     Ok(t)
 }
 
-/// A UTC instant as a local date and time in the company's zone, to the second.
+/// A UTC instant as a local date and time in the company's zone, to the second; in the hour
+/// the clocks go back, text with its offset (a spreadsheet's date-time has no offset to show).
 fn local(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
     t.map_or(Cell::Null, |t| {
-        let local = t.and_utc().with_timezone(&tz).naive_local();
+        let zoned = t.and_utc().with_timezone(&tz);
+        if is_ambiguous(zoned) {
+            return Cell::Text(wall_clock(zoned, "%Y-%m-%d %H:%M:%S"));
+        }
+        let local = zoned.naive_local();
         Cell::DateTime(local.with_nanosecond(0).unwrap_or(local))
     })
 }
 
-/// A UTC instant's time of day in the company's zone (to the minute, as the reports show it).
+/// A UTC instant's time of day in the company's zone (to the minute, as the reports show it);
+/// with its offset in the hour the clocks go back, as [`local`].
 fn local_time(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
     t.map_or(Cell::Null, |t| {
-        let local = t.and_utc().with_timezone(&tz).time();
+        let zoned = t.and_utc().with_timezone(&tz);
+        if is_ambiguous(zoned) {
+            return Cell::Text(wall_clock(zoned, "%H:%M"));
+        }
+        let local = zoned.time();
         Cell::Time(local.with_second(0).and_then(|l| l.with_nanosecond(0)).unwrap_or(local))
     })
 }
@@ -188,11 +199,7 @@ pub(crate) fn corrections(pool: &Db, tz: Tz, from: NaiveDate, to: NaiveDate, emp
     let mut t = Table::new(&[
         "id", "date", "employee", "by", "os_user", "db_user", "at", "status", "in", "out", "reason",
     ]);
-    let hhmm = |t: Option<NaiveDateTime>| {
-        t.map_or("-".to_string(), |t| {
-            t.and_utc().with_timezone(&tz).format("%H:%M").to_string()
-        })
-    };
+    let hhmm = |t: Option<NaiveDateTime>| t.map_or("-".to_string(), |t| wall_clock_utc(tz, t, "%H:%M"));
     for c in super::corrections::list(&mut pool.get_conn()?, from, to, employee)? {
         t.push(vec![
             Cell::from(c.id),

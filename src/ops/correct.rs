@@ -40,8 +40,7 @@ pub(crate) struct Outcome {
 /// A time given as HH:MM (local, on `date`) or RFC 3339.
 pub(crate) fn parse_time(tz: Tz, date: NaiveDate, s: &str) -> Result<DateTime<Utc>, Error> {
     if let Ok(t) = NaiveTime::parse_from_str(s, "%H:%M") {
-        let secs = policy::local_offset_secs(tz, date, t);
-        return Ok(policy::instant(tz, date, secs).with_timezone(&Utc));
+        return crate::domain::dates::local_instant(tz, date.and_time(t)).map_err(Error::input);
     }
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&Utc))
