@@ -241,3 +241,130 @@ fn malformed_urls_never_print_their_password() {
         assert!(!err.contains(secret), "{err}");
     }
 }
+
+/// Set a file's mode (what an administrator's `chmod` would leave).
+fn chmod(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn a_config_file_others_can_rewrite_or_read_with_a_password_in_it_is_refused() {
+    let env = TestEnv::with_roster(TZ, 5, 1);
+    let account = Account::create(&env, "reader", "SELECT");
+    let cfg = env.file("att.toml", &format!("mysql_url = \"{}\"\n", account.url(&env)));
+    let with = |cfg: &std::path::Path, args: &[&str]| {
+        env.cmd()
+            .env_remove("ATTENDANCE_MYSQL_URL")
+            .env("ATTENDANCE_CONFIG", cfg)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(with(&cfg, &["report", "day"]).status.success(), "mode 0600 is fine");
+
+    let before = stores(&env);
+    chmod(&cfg, 0o644);
+    for args in [
+        &["report", "day"][..],
+        &["checkin", "E000002", "--at", "2026-11-20T08:00:00Z"],
+    ] {
+        let o = with(&cfg, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("holds a password and can be read by group or others (mode 0644)"),
+            "{err}"
+        );
+        assert!(
+            err.contains("chmod go-rwx") && !err.contains(&account.password),
+            "{err}"
+        );
+    }
+    assert_eq!(stores(&env), before, "a refused config changes nothing");
+
+    // Without a password a readable file is fine, but one that others may write never is:
+    // whoever rewrites it chooses where the punches go.
+    let plain = env.file("plain.toml", &format!("mysql_url = \"{}\"\n", env.mysql_url()));
+    chmod(&plain, 0o644);
+    assert!(with(&plain, &["report", "day"]).status.success());
+    chmod(&plain, 0o666);
+    let o = with(&plain, &["report", "day"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("can be written by group or others (mode 0666)"), "{err}");
+}
+
+#[test]
+fn passwords_come_from_private_files_named_in_the_config() {
+    let env = TestEnv::with_roster(TZ, 5, 1);
+    let account = Account::create(&env, "jobs", "SELECT");
+    let pw = env.file("mysql.pw", &format!("{}\n", account.password));
+    let no_pw_url = format!("mysql://{}@127.0.0.1:3306/{}", account.name, env.db);
+    let cfg = env.file(
+        "att.toml",
+        &format!(
+            "mysql_url = \"{no_pw_url}\"\nmysql_password_file = \"{}\"\n",
+            pw.display()
+        ),
+    );
+    let run = |envs: &[(&str, &str)], args: &[&str]| {
+        let mut c = env.cmd();
+        c.env_remove("ATTENDANCE_MYSQL_URL").env("ATTENDANCE_CONFIG", &cfg);
+        for (k, v) in envs {
+            c.env(k, v);
+        }
+        c.args(args).output().unwrap()
+    };
+    let o = run(&[], &["report", "day", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The environment names the file as well as the config does.
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_MYSQL_URL", &no_pw_url)
+        .env("ATTENDANCE_MYSQL_PASSWORD_FILE", &pw)
+        .args(["report", "day"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // The password reaches the server: a wrong one is MySQL's refusal (exit 3), not ours.
+    let wrong = env.file("wrong.pw", "not-the-password\n");
+    let o = run(
+        &[("ATTENDANCE_MYSQL_PASSWORD_FILE", wrong.to_str().unwrap())],
+        &["report", "day"],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // Refused in one line, exit 2: a password file others can read, and two passwords at once.
+    chmod(&pw, 0o640);
+    let o = run(&[], &["report", "day"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!((o.status.code(), err.lines().count()), (Some(2), 1), "{err}");
+    assert!(
+        err.contains("mysql_password_file") && err.contains("mode 0640"),
+        "{err}"
+    );
+    chmod(&pw, 0o600);
+    let o = run(&[("ATTENDANCE_MYSQL_URL", &account.url(&env))], &["report", "day"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("give it once") && !err.contains(&account.password),
+        "{err}"
+    );
+
+    // The broker's password too: the check-in's event is sent with it.
+    let amqp_pw = env.file("amqp.pw", "guest\n");
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_AMQP_URL", "amqp://guest@127.0.0.1:5672/%2f")
+        .env("ATTENDANCE_AMQP_PASSWORD_FILE", &amqp_pw)
+        .args(["checkin", "E000002", "--at", "2026-11-20T08:00:00Z", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["notification"], "sent", "{c}");
+}

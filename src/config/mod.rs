@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{redact, Error};
 use chrono_tz::Tz;
 
+mod secrets;
 mod settable;
 mod urls;
 use settable::Raw;
@@ -15,6 +16,7 @@ use settable::Raw;
 // The rules are the domain's; the configuration only fills them in (so the domain never
 // reaches up into the edge). Re-exported because `Config` carries one.
 pub use crate::domain::policy::Policy;
+pub(crate) use secrets::PasswordFiles;
 pub(crate) use settable::MAX_BATCH_ROWS;
 pub use urls::redis_cluster_seeds;
 pub(crate) use urls::{database_of, REDIS_CLUSTER_SCHEME};
@@ -200,6 +202,8 @@ pub struct Config {
     pub journal: JournalSettings,
     pub redis: IoTimeouts,
     pub mysql: IoTimeouts,
+    /// Files the URLs' passwords are read from (config/secrets.rs), already applied.
+    pub password_files: PasswordFiles,
 }
 
 impl fmt::Debug for Config {
@@ -226,6 +230,7 @@ impl fmt::Debug for Config {
             .field("journal", &self.journal)
             .field("redis", &self.redis)
             .field("mysql", &self.mysql)
+            .field("password_files", &self.password_files)
             .finish()
     }
 }
@@ -245,6 +250,7 @@ impl Default for Config {
             journal: JournalSettings::default(),
             redis: IoTimeouts::REDIS,
             mysql: IoTimeouts::MYSQL,
+            password_files: PasswordFiles::default(),
         }
     }
 }
@@ -273,6 +279,7 @@ impl Config {
             }
         }
         c.apply_overrides(o)?;
+        c.password_files.clone().apply(&mut c)?;
         c.validate()?;
         Ok(c)
     }
@@ -316,6 +323,10 @@ impl Config {
                 v => entries.push((name, v)),
             }
         }
+        let holds_secret = entries
+            .iter()
+            .any(|(name, v)| name.ends_with("url") && secrets::has_password(&v.to_string()));
+        secrets::check_private(path, "config", holds_secret)?;
         for (name, value) in entries {
             let key = settable::find(&name)
                 .ok_or_else(|| Error::input(format!("config: {}: unknown key '{name}'", path.display())))?;
@@ -432,6 +443,9 @@ mod tests {
     fn with_file(text: &str) -> Result<Config, Error> {
         let dir = std::env::temp_dir().join(format!("att-cfg-{}", uuid::Uuid::new_v4()));
         std::fs::write(&dir, text).unwrap();
+        // Private, as a file with passwords must be (config/secrets.rs).
+        let private = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600);
+        std::fs::set_permissions(&dir, private).unwrap();
         let o = Overrides {
             config_file: Some(dir.clone()),
             ..Default::default()

@@ -182,6 +182,11 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "report_mysql_url", set: |c, v| put(&mut c.report_mysql_url, v.text().map(Some)) },
     // One broker, or a cluster's nodes tried in order (a list, or comma-separated text).
     Key { name: "amqp_url", set: |c, v| put(&mut c.amqp_url, url_list(v)) },
+    // Passwords kept out of the URLs (config/secrets.rs): each file private to its reader.
+    Key { name: "redis_password_file", set: |c, v| put(&mut c.password_files.redis, v.text().map(|p| Some(p.into()))) },
+    Key { name: "mysql_password_file", set: |c, v| put(&mut c.password_files.mysql, v.text().map(|p| Some(p.into()))) },
+    Key { name: "report_mysql_password_file", set: |c, v| put(&mut c.password_files.report_mysql, v.text().map(|p| Some(p.into()))) },
+    Key { name: "amqp_password_file", set: |c, v| put(&mut c.password_files.amqp, v.text().map(|p| Some(p.into()))) },
     Key { name: "namespace", set: |c, v| put(&mut c.namespace, v.text()) },
     Key { name: "timezone", set: |c, v| put(&mut c.timezone, v.text().and_then(|t| parse_tz(&t))) },
     Key { name: "policy.checkin_deadline", set: |c, v| put(&mut c.policy.checkin_deadline, hhmm(v)) },

@@ -130,9 +130,12 @@ impl TestEnv {
     }
 
     /// Write a file in the test's own folder.
+    /// Private to its owner (mode 0600), as a config file holding a password must be.
     pub fn file(&self, name: &str, content: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
         let p = self.dir.join(name);
         std::fs::write(&p, content).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
         p
     }
 
