@@ -26,9 +26,10 @@ pub use crate::cli::{run, Cli};
 pub use crate::domain::text::inert;
 pub use crate::error::{error_line, exit, is_broken_pipe};
 pub use crate::ops::exit::{exit_code_of, one_line};
+pub use crate::output::stderr_line;
 
 // The configuration, as every command and benchmark builds it.
-pub use crate::config::{Config, Overrides, Policy};
+pub use crate::config::{check_environment, Config, Overrides, Policy};
 
 // The pure rules and formats that tests check directly and benchmarks feed.
 pub use crate::domain::day_record::DayRecord;

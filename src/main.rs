@@ -3,11 +3,16 @@
 use clap::error::ErrorKind;
 use clap::Parser;
 
-use attendance::Cli;
+use attendance::{check_environment, Cli};
 use attendance::{error_line, exit, is_broken_pipe};
-use attendance::{exit_code_of, inert, one_line};
+use attendance::{exit_code_of, inert, one_line, stderr_line};
 
 fn main() {
+    // Before clap reads its own variables: a value that is not text or is empty is named.
+    if let Err(e) = check_environment(std::env::vars_os()) {
+        stderr_line(error_line(&inert(&e.to_string())));
+        std::process::exit(exit::USAGE);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // Help and version go to stdout as clap writes them (exit 0).
@@ -24,7 +29,7 @@ fn main() {
         // its usage block and "For more information" tip, which `--help` gives anyway.
         Err(e) => {
             let line = usage_line(&e.render().to_string());
-            eprintln!("{}", error_line(&inert(line.strip_prefix("error: ").unwrap_or(&line))));
+            stderr_line(error_line(&inert(line.strip_prefix("error: ").unwrap_or(&line))));
             std::process::exit(exit::USAGE);
         }
     };
@@ -33,7 +38,7 @@ fn main() {
         // The reader of stdout went away: what it wanted it has; no error, as with `cat | head`.
         Err(err) if is_broken_pipe(&err) => std::process::exit(exit::OK),
         Err(err) => {
-            eprintln!("{}", error_line(&one_line(&err)));
+            stderr_line(error_line(&one_line(&err)));
             std::process::exit(exit_code_of(&err));
         }
     }

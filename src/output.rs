@@ -22,14 +22,14 @@ impl Out {
     /// A status line on stderr, unless `-q`.
     pub(crate) fn status(&self, msg: impl AsRef<str>) {
         if !self.quiet {
-            eprintln!("{}", msg.as_ref());
+            stderr_line(msg.as_ref());
         }
     }
 
     /// A detail on stderr, only with `-v`.
     pub(crate) fn verbose(&self, msg: impl AsRef<str>) {
         if self.verbose && !self.quiet {
-            eprintln!("{}", msg.as_ref());
+            stderr_line(msg.as_ref());
         }
     }
 
@@ -47,6 +47,12 @@ impl Out {
         pb.set_message(what.to_string());
         pb
     }
+}
+
+/// One line on stderr. A closed stderr (`attendance ... 2>&1 | head -c 100`) is ignored rather
+/// than a panic (what `eprintln!` does): the exit code still says how the command ended.
+pub fn stderr_line(msg: impl Display) {
+    let _ = writeln!(std::io::stderr().lock(), "{msg}");
 }
 
 /// Write data to stdout as it is (no newline added) and flush, so that a line is out before

@@ -146,6 +146,12 @@ fn free_text_with_a_control_character_is_refused_at_the_door_and_changes_nothing
             "name",
             "\\u{9b}",
         ),
+        // A NUL (issue 22, point 7): C0 like the rest, never stored.
+        (
+            format!("{},Mal\u{0}lory,D001,Dept,employee", members[0]),
+            "name",
+            "\\u{0}",
+        ),
         (
             "E\u{1b}1,Mallory,D001,Dept,employee".to_string(),
             "employee_id",

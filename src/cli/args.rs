@@ -526,11 +526,11 @@ pub enum OrgCommand {
     },
     /// Write a realistic roster CSV: departments of uneven sizes, one supervisor each
     Generate {
-        /// Number of employees
-        #[arg(long, default_value_t = 100_000)]
+        /// Number of employees (1 to 10,000,000: a roster is held in memory while it is drawn)
+        #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
         employees: u32,
-        /// Number of departments
-        #[arg(long, default_value_t = 500)]
+        /// Number of departments (1 to 100,000, and no more than employees)
+        #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         departments: u32,
         /// Seed of the random generator, for a reproducible roster
         #[arg(long, default_value_t = 42)]

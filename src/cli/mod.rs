@@ -98,6 +98,9 @@ pub fn run(cli: Cli) -> Result<()> {
             verbose: cli.global.verbose,
         },
     };
+    for w in crate::config::unknown_variables(std::env::vars_os().map(|(k, _)| k)) {
+        ctx.say(w);
+    }
     // `-v` means the same on every command: what it runs against, and how long it took.
     ctx.out.verbose(format!("config: {:?}", ctx.cfg));
     let result = dispatch(&ctx, cli.command);

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{redact, Error};
 use chrono_tz::Tz;
 
+mod environment;
 mod secrets;
 mod settable;
 mod urls;
@@ -16,6 +17,8 @@ use settable::Raw;
 // The rules are the domain's; the configuration only fills them in (so the domain never
 // reaches up into the edge). Re-exported because `Config` carries one.
 pub use crate::domain::policy::Policy;
+pub use environment::check as check_environment;
+pub(crate) use environment::unknown as unknown_variables;
 pub(crate) use secrets::PasswordFiles;
 pub(crate) use settable::MAX_BATCH_ROWS;
 pub use urls::redis_cluster_seeds;
@@ -305,8 +308,7 @@ impl Config {
     /// The TOML file: top-level keys and `[section]` tables, each key through [`settable::KEYS`];
     /// an unknown key is an error, so a typo never passes silently.
     fn apply_file(&mut self, path: &Path) -> Result<(), Error> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::input(format!("config: cannot read {}: {e}", path.display())))?;
+        let text = read_bounded(path)?;
         let table: toml::Table = toml::from_str(&text).map_err(|e| {
             Error::input(format!(
                 "config: {}: {}",
@@ -428,6 +430,29 @@ impl Config {
         let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
         format!("{scheme}://{auth_host}/{query}")
     }
+}
+
+/// The most a config file may hold: a real one is a few KiB; `--config /dev/zero` must not be
+/// read for a gigabyte first.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The config file's text, refused past [`MAX_CONFIG_BYTES`] without reading further.
+fn read_bounded(path: &Path) -> Result<String, Error> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| Error::input(format!("config: cannot read {}: {e}", path.display()));
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(cannot)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(cannot)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(Error::input(format!(
+            "config: {} is larger than 1 MiB: not a config file",
+            path.display()
+        )));
+    }
+    Ok(text)
 }
 
 fn parse_tz(v: &str) -> Result<Tz, String> {

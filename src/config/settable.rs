@@ -65,11 +65,15 @@ impl Raw {
         let expected =
             || "a list of day names such as [\"mon\", \"tue\"] (comma-separated in the environment)".to_string();
         match self {
-            Raw::Env(s) => Ok(s
+            // `mon,,tue` is a slip, not two days: an empty item is refused, not skipped.
+            Raw::Env(s) => s
                 .split(',')
-                .map(|d| d.trim().to_string())
-                .filter(|d| !d.is_empty())
-                .collect()),
+                .map(|d| {
+                    Some(d.trim().to_string())
+                        .filter(|d| !d.is_empty())
+                        .ok_or_else(expected)
+                })
+                .collect(),
             Raw::Toml(toml::Value::Array(a)) => a
                 .iter()
                 .map(|v| v.as_str().map(str::to_string).ok_or_else(expected))

@@ -3,7 +3,7 @@
 //! keys and MySQL dates do not read back as they were written (`status --date 0999-01-01`
 //! panicked); no attendance record lies outside that range anyway.
 
-use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, Offset, TimeZone, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, Offset, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
 
 /// The years a date may have.
@@ -20,6 +20,18 @@ fn in_range(year: i32) -> Result<(), String> {
 /// A day, `YYYY-MM-DD`. The error says what was expected, not the value: clap puts it after
 /// `invalid value '...' for '--date'`, a CSV reader after the line and field.
 pub(crate) fn parse_day(s: &str) -> Result<NaiveDate, String> {
+    // chrono alone takes `2026-1-1` and ` 2026-12-01`: the form is checked first, exactly.
+    let exact = s.len() == 10
+        && s.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    if !exact {
+        return Err("expected YYYY-MM-DD".to_string());
+    }
     let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|_| "expected YYYY-MM-DD".to_string())?;
     in_range(d.year())?;
     Ok(d)
@@ -36,10 +48,20 @@ pub(crate) fn parse_instant(s: &str) -> Result<DateTime<Utc>, String> {
         .map_err(|_| "expected RFC 3339, such as 2026-11-30T08:55:00+01:00".to_string())?;
     // The day a punch is filed under is in the company's zone, up to a day either side of
     // the instant's own date: both must be in range.
+    // A leap second (23:59:60) would read 23:59:60 in one place and 00:00:00 in another:
+    // refused, with the second to use instead.
+    if t.nanosecond() >= 1_000_000_000 {
+        return Err("a leap second (:60) is not accepted: give :59".into());
+    }
     let t = t.with_timezone(&Utc);
     let day = chrono::Duration::days(1);
     for edge in [t.checked_sub_signed(day), t.checked_add_signed(day)] {
-        in_range(edge.map_or(0, |e| e.year()))?;
+        if !YEARS.contains(&edge.map_or(0, |e| e.year())) {
+            return Err(
+                "out of range: an instant must be at least a day inside the years 1000 to 9999 (its work day depends on the zone)"
+                    .into(),
+            );
+        }
     }
     Ok(t)
 }

@@ -1,0 +1,124 @@
+//! The `ATTENDANCE_*` variables as a whole: a value that is not UTF-8 or is empty is an error
+//! naming the variable (never silently the default), and a variable no key reads is a warning
+//! naming the closest key (a typo such as `ATTENDANCE_POLCY_GRACE_MINUTES` would otherwise
+//! leave the default in force without a word).
+
+use std::ffi::OsString;
+
+use super::settable;
+use crate::error::Error;
+
+const PREFIX: &str = "ATTENDANCE_";
+
+/// Variables read outside the key table: the config file's name, and settle's fault-injection
+/// hooks for the tests (docs/settle.md). `ATTENDANCE_TEST_*` belong to the test suite.
+const OTHERS: &[&str] = &[
+    "ATTENDANCE_CONFIG",
+    "ATTENDANCE_SETTLE_ABORT_AFTER_CUTOVERS",
+    "ATTENDANCE_SETTLE_ABORT_AFTER_BATCHES",
+    "ATTENDANCE_SETTLE_ABORT_AFTER_DELETES",
+    // scripts/demo.sh's binary, read by the script, present in the environment it runs.
+    "ATTENDANCE_BIN",
+];
+
+/// Refuse an `ATTENDANCE_*` variable whose value is not UTF-8 or is empty.
+pub fn check(vars: impl IntoIterator<Item = (OsString, OsString)>) -> Result<(), Error> {
+    for (name, value) in vars {
+        let Some(name) = name.to_str().filter(|n| n.starts_with(PREFIX)) else {
+            continue;
+        };
+        match value.to_str() {
+            None => {
+                return Err(Error::input(format!(
+                    "config: {name} holds bytes that are not UTF-8: give it as text"
+                )))
+            }
+            Some("") => {
+                return Err(Error::input(format!(
+                    "config: {name} is set but empty: give it a value or unset it"
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// A warning for each `ATTENDANCE_*` variable that nothing reads, naming the closest key's.
+pub(crate) fn unknown(names: impl IntoIterator<Item = OsString>) -> Vec<String> {
+    let known: Vec<String> = settable::KEYS
+        .iter()
+        .map(|k| k.env_var())
+        .chain(OTHERS.iter().map(|s| s.to_string()))
+        .collect();
+    let mut warnings = Vec::new();
+    for name in names {
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with(PREFIX) || name.starts_with("ATTENDANCE_TEST_") || known.iter().any(|k| k == name) {
+            continue;
+        }
+        let closest = known
+            .iter()
+            .min_by_key(|k| distance(k, name))
+            .map_or(String::new(), |k| format!("; did you mean {k}?"));
+        warnings.push(format!("warning: {name} is not a setting and is ignored{closest}"));
+    }
+    warnings.sort();
+    warnings
+}
+
+/// Levenshtein distance over bytes (the names are ASCII).
+fn distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(pairs: &[(&str, &[u8])]) -> Vec<(OsString, OsString)> {
+        use std::os::unix::ffi::OsStringExt;
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from_vec(v.to_vec())))
+            .collect()
+    }
+
+    #[test]
+    fn a_value_that_is_not_text_or_is_empty_is_refused_by_name() {
+        assert!(check(os(&[("ATTENDANCE_NAMESPACE", b"x"), ("OTHER", b"\xff")])).is_ok());
+        let e = check(os(&[("ATTENDANCE_POLICY_GRACE_MINUTES", b"\xff")])).unwrap_err();
+        assert!(
+            e.to_string().contains("ATTENDANCE_POLICY_GRACE_MINUTES holds bytes"),
+            "{e}"
+        );
+        let e = check(os(&[("ATTENDANCE_REDIS_URL", b"")])).unwrap_err();
+        assert!(e.to_string().contains("ATTENDANCE_REDIS_URL is set but empty"), "{e}");
+    }
+
+    #[test]
+    fn a_misspelt_variable_is_named_with_the_closest_key() {
+        let names = [
+            "ATTENDANCE_POLCY_GRACE_MINUTES",
+            "ATTENDANCE_NAMESPACE",
+            "PATH",
+            "ATTENDANCE_TEST_X",
+        ];
+        let w = unknown(names.iter().map(OsString::from));
+        assert_eq!(
+            w,
+            ["warning: ATTENDANCE_POLCY_GRACE_MINUTES is not a setting and is ignored; did you mean ATTENDANCE_POLICY_GRACE_MINUTES?"]
+        );
+    }
+}
