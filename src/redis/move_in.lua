@@ -8,19 +8,8 @@
 -- Returns 1 if the field changed.
 local board, emp, value = KEYS[1], ARGV[1], ARGV[2]
 local old = redis.call('HGET', board, emp)
-local merged, seen, toks, n = value, {}, {}, 0
-if old then
-  for _, v in ipairs({old, value}) do
-    for tok in string.gmatch(v, '[^,]+') do
-      if not seen[tok] then
-        seen[tok] = true
-        n = n + 1
-        toks[n] = tok
-      end
-    end
-  end
-  merged = table.concat(toks, ',')
-end
+local merged = value
+if old then merged = union_tokens(old, value) end
 -- In the same step as the write: a board that exists is always in its days set (see punch.lua).
 redis.call('SADD', KEYS[2], ARGV[3])
 if merged == old then return 0 end

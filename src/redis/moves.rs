@@ -18,8 +18,13 @@ use redis::Commands;
 
 use super::Board;
 
-static MOVE_IN: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(concat!(include_str!("hashtable.lua"), include_str!("move_in.lua"))));
+static MOVE_IN: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(concat!(
+        include_str!("hashtable.lua"),
+        include_str!("tokens.lua"),
+        include_str!("move_in.lua")
+    ))
+});
 static MOVE_OUT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("move_out.lua")));
 
 /// What moving one employee's days did.
