@@ -4,6 +4,7 @@
 
 mod common;
 use amiquip::Connection;
+use common::cluster::Cluster;
 use common::{TestEnv, AMQP_URL};
 use redis::Commands;
 use serde_json::Value;
@@ -12,13 +13,14 @@ use serde_json::Value;
 const DAY: &str = "2026-11-02";
 const HEADER: &str = "employee_id,name,department_id,department_name,role\n";
 
-/// Ann supervises Sales (D1), Cy Legal (D2); Bob is in `bob_in`.
+/// Ann supervises Sales (D1), Cy Legal (D3); Bob is in `bob_in`. (D1 and D3 hash to slots
+/// 10106 and 1848: two masters of a three-master cluster.)
 fn roster(env: &TestEnv, name: &str, bob_in: &str) -> String {
     let dept_name = if bob_in == "D1" { "Sales" } else { "Legal" };
     let f = env.file(
         name,
         &format!(
-            "{HEADER}E1,Ann,D1,Sales,supervisor\nE2,Bob,{bob_in},{dept_name},employee\nE3,Cy,D2,Legal,supervisor\n"
+            "{HEADER}E1,Ann,D1,Sales,supervisor\nE2,Bob,{bob_in},{dept_name},employee\nE3,Cy,D3,Legal,supervisor\n"
         ),
     );
     f.to_str().unwrap().to_string()
@@ -56,28 +58,25 @@ fn status(env: &TestEnv) -> Value {
     env.json(&["status", "E2", "--date", DAY, "--json"])
 }
 
-#[test]
-fn a_moved_employee_keeps_their_day() {
-    let env = TestEnv::migrated("Europe/Paris");
-    morning(&env);
-    let imported = env.json(&["org", "import", &roster(&env, "after.csv", "D2"), "--json", "-q"]);
-    // The day is on Legal's board now, and only there.
-    assert!(!env.board("D1", DAY).contains_key("E2"));
-    assert!(env.board("D2", DAY).get("E2").is_some_and(|v| !v.is_empty()));
-    let s = status(&env);
+/// Bob moves to Legal after his morning check-in: what he, his supervisors and the record see
+/// (through the binary only, so that it runs on one node and on a cluster alike).
+fn a_move_after_the_morning(env: &TestEnv) {
+    morning(env);
+    let imported = env.json(&["org", "import", &roster(env, "after.csv", "D3"), "--json", "-q"]);
+    let s = status(env);
     assert_eq!(
         (s["state"].as_str(), s["department_id"].as_str()),
-        (Some("in"), Some("D2")),
+        (Some("in"), Some("D3")),
         "{s}"
     );
     // The evening punch is the check-out, and Legal's supervisor is told of it.
-    let out = punch(&env, "E2", "18:30");
+    let out = punch(env, "E2", "18:30");
     assert_eq!(out["kind"], "out", "{out}");
     assert!(
-        events(&env, "D1").is_empty(),
+        events(env, "D1").is_empty(),
         "Sales's supervisor keeps only the morning"
     );
-    let told = events(&env, "D2");
+    let told = events(env, "D3");
     assert_eq!(told.len(), 1);
     assert_eq!(
         (told[0]["kind"].as_str(), told[0]["late"].as_bool()),
@@ -87,20 +86,47 @@ fn a_moved_employee_keeps_their_day() {
     assert_eq!(imported["moves"]["days"], 1, "{imported}");
     assert_eq!(imported["moves"]["days_with_punches"], 1, "{imported}");
     // A second import of the same roster moves nothing.
-    let again = env.json(&["org", "import", &roster(&env, "after.csv", "D2"), "--json", "-q"]);
+    let again = env.json(&["org", "import", &roster(env, "after.csv", "D3"), "--json", "-q"]);
     assert_eq!(again["moves"]["employees"], 0, "{again}");
     env.ok(&["settle", "--date", DAY, "-q"]);
     let rows = env.attendance_rows();
     assert_eq!(rows.len(), 3, "{rows:?}");
     let bob: Vec<&str> = rows[1].split('|').collect();
-    assert_eq!((bob[1], bob[2], bob[3]), ("E2", "D2", "present"), "{rows:?}");
+    assert_eq!((bob[1], bob[2], bob[3]), ("E2", "D3", "present"), "{rows:?}");
+}
+
+#[test]
+fn a_moved_employee_keeps_their_day() {
+    let env = TestEnv::migrated("Europe/Paris");
+    morning(&env);
+    env.ok(&["org", "import", &roster(&env, "after.csv", "D3"), "-q"]);
+    // The day is on Legal's board now, and only there.
+    assert!(!env.board("D1", DAY).contains_key("E2"));
+    assert!(env.board("D3", DAY).get("E2").is_some_and(|v| !v.is_empty()));
+    drop(env);
+    a_move_after_the_morning(&TestEnv::migrated("Europe/Paris"));
+}
+
+/// The two departments' boards on two masters of a Redis Cluster: the move is two scripts, one
+/// on each.
+#[test]
+fn a_move_on_a_cluster_keeps_the_day() {
+    let cluster = Cluster::given_or_start();
+    let env = TestEnv::on_redis("Europe/Paris", cluster.url());
+    env.ok(&["migrate"]);
+    a_move_after_the_morning(&env);
+    if cluster.owned() {
+        env.ok(&["init-day", "--date", "2026-11-03", "-q"]);
+        let per_master = cluster.keys_per_master(&format!("{}:board:*", env.ns));
+        assert_eq!(per_master.iter().filter(|n| **n > 0).count(), 2, "{per_master:?}");
+    }
 }
 
 #[test]
 fn an_import_killed_before_moving_the_day_is_finished_by_its_rerun() {
     let env = TestEnv::migrated("Europe/Paris");
     morning(&env);
-    let after = roster(&env, "after.csv", "D2");
+    let after = roster(&env, "after.csv", "D3");
     let killed = env
         .cmd()
         .args(["org", "import", &after, "-q"])
@@ -125,7 +151,7 @@ fn a_half_done_move_settles_one_row_under_the_new_department() {
     morning(&env);
     let killed = env
         .cmd()
-        .args(["org", "import", &roster(&env, "after.csv", "D2"), "-q"])
+        .args(["org", "import", &roster(&env, "after.csv", "D3"), "-q"])
         .env("ATTENDANCE_ORG_ABORT_BEFORE_MOVES", "1")
         .output()
         .unwrap();
@@ -136,15 +162,15 @@ fn a_half_done_move_settles_one_row_under_the_new_department() {
     let date = common::date(DAY);
     let mut r = env.redis();
     let morning_value: String = r.hget(keys.board("D1", date), "E2").unwrap();
-    let () = r.hset(keys.board("D2", date), "E2", &morning_value).unwrap();
-    let () = r.sadd(keys.board_days("D2"), DAY).unwrap();
+    let () = r.hset(keys.board("D3", date), "E2", &morning_value).unwrap();
+    let () = r.sadd(keys.board_days("D3"), DAY).unwrap();
     assert_eq!(punch(&env, "E2", "18:30")["kind"], "out");
     assert!(env.board("D1", DAY).contains_key("E2"), "still on both boards");
     env.ok(&["settle", "--date", DAY, "-q"]);
     let rows = env.attendance_rows();
     assert_eq!(rows.len(), 3, "one row each: {rows:?}");
     let bob: Vec<&str> = rows[1].split('|').collect();
-    assert_eq!((bob[1], bob[2], bob[3]), ("E2", "D2", "present"), "{rows:?}");
+    assert_eq!((bob[1], bob[2], bob[3]), ("E2", "D3", "present"), "{rows:?}");
     assert_eq!(
         bob[8].split(',').count(),
         2,
