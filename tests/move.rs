@@ -177,3 +177,28 @@ fn a_half_done_move_settles_one_row_under_the_new_department() {
         "the morning once, the evening once: {rows:?}"
     );
 }
+
+#[test]
+fn a_move_cut_short_then_another_move_takes_the_day_to_the_last_department() {
+    let env = TestEnv::migrated("Europe/Paris");
+    morning(&env);
+    let killed = env
+        .cmd()
+        .args(["org", "import", &roster(&env, "after.csv", "D3"), "-q"])
+        .env("ATTENDANCE_ORG_ABORT_BEFORE_MOVES", "1")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success());
+    // Moved again before any rerun: the day still on Sales's board follows to D4.
+    let again = env.json(&["org", "import", &roster(&env, "last.csv", "D4"), "--json", "-q"]);
+    assert_eq!(again["moves"]["employees"], 1, "{again}");
+    assert_eq!(again["moves"]["days_with_punches"], 1, "{again}");
+    let s = status(&env);
+    assert_eq!(
+        (s["state"].as_str(), s["department_id"].as_str()),
+        (Some("in"), Some("D4")),
+        "{s}"
+    );
+    assert!(!env.board("D1", DAY).contains_key("E2"));
+    assert!(!env.board("D3", DAY).contains_key("E2"));
+}
