@@ -523,6 +523,8 @@ pub enum OrgCommand {
     Import {
         /// The CSV file ('-' for stdin)
         file: PathBuf,
+        #[command(flatten)]
+        output: Output,
     },
     /// Write a realistic roster CSV: departments of uneven sizes, one supervisor each
     Generate {

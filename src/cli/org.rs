@@ -13,7 +13,7 @@ use crate::ops;
 
 pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
     match cmd {
-        OrgCommand::Import { file } => {
+        OrgCommand::Import { file, output } => {
             let reader: Box<dyn Read> = if file.as_os_str() == "-" {
                 Box::new(std::io::stdin())
             } else {
@@ -23,7 +23,8 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             };
             // Validate the whole file before touching any store.
             let rows = roster::parse(reader)?;
-            let (report, new_departments) = ops::org::import(&ctx.cfg, &rows)?;
+            let imported = ops::org::import(&ctx.cfg, &rows)?;
+            let report = &imported.report;
             ctx.say(format!(
                 "imported {} employees in {} departments ({} supervisors)",
                 report.employees, report.departments, report.supervisors
@@ -35,9 +36,19 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
                     report.departments_without_supervisor.join(", ")
                 ));
             }
+            let m = &imported.moves;
+            if m.employees > 0 {
+                ctx.say(format!(
+                    "moved {} employee(s) to their new department with {} day(s) of theirs ({} with punches)",
+                    m.employees, m.days, m.days_with_punches
+                ));
+            }
             // After the commit: a broker away costs a warning, never the import.
-            let declared = ops::queues::declare_ahead(&ctx.cfg, &new_departments);
+            let declared = ops::queues::declare_ahead(&ctx.cfg, &imported.new_departments);
             super::queues::report_declared(ctx, "org import", &declared);
+            if output.json {
+                crate::output::json(&imported)?;
+            }
             Ok(())
         }
         OrgCommand::Generate {

@@ -14,17 +14,7 @@ for i = 1, #live, 2 do
   local emp, value = live[i], live[i + 1]
   local old = redis.call('HGET', KEYS[2], emp)
   local merged = value
-  if old and old ~= '' then
-    local seen, toks = {}, {old}
-    for tok in string.gmatch(old, '[^,]+') do seen[tok] = true end
-    for tok in string.gmatch(value, '[^,]+') do
-      if not seen[tok] then
-        seen[tok] = true
-        toks[#toks + 1] = tok
-      end
-    end
-    merged = table.concat(toks, ',')
-  end
+  if old and old ~= '' then merged = union_tokens(old, value) end
   redis.call('HSET', KEYS[2], emp, merged)
 end
 redis.call('DEL', KEYS[1])

@@ -13,7 +13,8 @@ use redis::ConnectionLike;
 use super::Board;
 use crate::domain::day_record::DayRecord;
 
-static CUTOVER: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("cutover.lua")));
+static CUTOVER: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(concat!(include_str!("tokens.lua"), include_str!("cutover.lua"))));
 static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("release.lua")));
 
 /// Departments per pipeline: a few hundred short commands per round trip.

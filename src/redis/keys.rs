@@ -82,6 +82,14 @@ impl Keys {
         format!("{}:days:{{{dept}}}", self.ns)
     }
 
+    /// Hash of the moves `org import` has still to finish: employee id -> the departments
+    /// (comma-separated) whose boards may still hold their days. Written before the roster
+    /// changes, emptied once the days moved (`redis/moves.rs`), so that a rerun finishes a
+    /// move a crash cut short. Its own hash tag: a move touches two departments' slots anyway.
+    pub fn moves(&self) -> String {
+        format!("{}:moves:{{moves}}", self.ns)
+    }
+
     /// Hash of a department's events not yet confirmed by the broker: event id -> the event's
     /// compact record (see `event::render`).
     pub fn outbox(&self, dept: &str) -> String {
@@ -150,6 +158,7 @@ mod tests {
         assert_eq!(Keys::dept_of(&k.outbox("D-7")), Some("D-7"));
         assert_eq!(k.settle_board("D042", d), "att:settle:board:{D042}:2026-11-30");
         assert_eq!(k.board_days("D042"), "att:days:{D042}");
+        assert_eq!(k.moves(), "att:moves:{moves}");
         assert_eq!(Keys::date_of(&k.board("D042", d)), Some(d));
         // The heartbeat and the wake-up list share one slot, apart from any department's.
         assert_eq!(k.relay_heartbeat(), "att:relay:{relay}:alive");

@@ -14,6 +14,7 @@ mod handle;
 pub(crate) mod handoff;
 pub(crate) mod keys;
 mod layout;
+pub(crate) mod moves;
 mod outbox;
 mod overlap;
 pub(crate) mod persistence;
