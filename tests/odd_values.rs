@@ -2,6 +2,9 @@
 //! odd value is refused in one line naming it (exit 2) and changes nothing in any store; a
 //! misspelt variable is a warning naming the setting meant; a closed stderr is not a panic.
 
+// A test's own diagnostics go to stderr: eprintln! is fine here (see clippy.toml).
+#![allow(clippy::disallowed_macros)]
+
 mod common;
 
 use std::os::unix::ffi::OsStrExt;
@@ -134,4 +137,98 @@ fn no_input_makes_the_binary_abort_or_panic() {
         Some(1),
         "a warning on a closed stderr, then the unknown employee"
     );
+}
+
+/// The peak resident memory of `attendance args` in KiB (GNU time), with its exit code and stderr.
+fn peak_rss(env: &TestEnv, args: &[&str]) -> (u64, Option<i32>, String) {
+    let report = env.dir.join("rss");
+    let o = std::process::Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&report)
+        .arg(assert_cmd::cargo::cargo_bin("attendance"))
+        .args(args)
+        .envs(
+            env.std_cmd()
+                .get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
+        .output()
+        .unwrap();
+    let kib = std::fs::read_to_string(&report)
+        .unwrap()
+        .trim()
+        .lines()
+        .last()
+        .unwrap()
+        .parse()
+        .unwrap();
+    (kib, o.status.code(), String::from_utf8_lossy(&o.stderr).to_string())
+}
+
+#[test]
+fn an_endless_or_oversized_input_is_refused_in_bounded_memory_and_changes_nothing() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let before = stores(&env);
+    for (args, what) in [
+        (
+            &["org", "import", "/dev/zero"][..],
+            "roster: cannot read the header: line 1 is longer than 64 KiB",
+        ),
+        (
+            &["calendar", "import", "/dev/zero"],
+            "calendar: cannot read the header: line 1 is longer than 64 KiB",
+        ),
+        (
+            &["checkin", "--file", "/dev/zero"],
+            "punches: cannot read the header: line 1 is longer than 64 KiB",
+        ),
+    ] {
+        let (kib, code, err) = peak_rss(&env, args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(what), "{args:?}: {err}");
+        eprintln!("{args:?}: peak RSS {kib} KiB");
+        assert!(kib < 64 * 1024, "{args:?} used {kib} KiB on /dev/zero");
+    }
+    // A long line in the middle of a file: refused whole, naming the line.
+    let long = env.file(
+        "long.csv",
+        &format!(
+            "date,kind,note\n2026-12-24,holiday,eve\n2026-12-25,holiday,{}\n",
+            "x".repeat(70_000)
+        ),
+    );
+    let err = env.fails(&["calendar", "import", long.to_str().unwrap()], 2);
+    assert!(err.contains("line 3 is longer than 64 KiB"), "{err}");
+    // More rows than a calendar may hold.
+    let mut rows = String::from("date,kind\n");
+    let mut d = chrono::NaiveDate::from_ymd_opt(2000, 1, 1).unwrap();
+    for _ in 0..10_001 {
+        rows += &format!("{d},holiday\n");
+        d = d.succ_opt().unwrap();
+    }
+    let many = env.file("many.csv", &rows);
+    let err = env.fails(&["calendar", "import", many.to_str().unwrap()], 2);
+    assert!(err.contains("more than 10000 rows"), "{err}");
+    // A 60,000-character id (within the line bound) is named by its first 80 characters.
+    let huge = format!("employee_id,kind,at\n{},in,2026-11-20T08:00:00Z\n", "E".repeat(60_000));
+    let file = env.file("huge.csv", &huge);
+    let o = env.run(&["checkin", "--file", file.to_str().unwrap(), "--json"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(&format!(
+            "invalid employee_id '{}... (59920 more characters)'",
+            "E".repeat(80)
+        )),
+        "{}",
+        &out[..out.len().min(500)]
+    );
+    assert!(
+        out.len() < 2_000,
+        "the refusal quotes a bounded part: {} bytes",
+        out.len()
+    );
+    assert_eq!(stores(&env), before, "nothing recorded");
 }

@@ -1,15 +1,11 @@
 //! `attendance calendar set|import|list`: holidays and extra work days.
 
-use std::fs::File;
-use std::io::BufReader;
-
 use anyhow::Result;
 use chrono::Duration;
 
 use super::Ctx;
 use crate::cli::CalendarCommand;
 use crate::domain::workdays::{self, Entry};
-use crate::error::Error;
 use crate::ops;
 
 pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
@@ -19,9 +15,8 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
             ctx.say(format!("{date} is now a {}", kind.as_str()));
         }
         CalendarCommand::Import { file } => {
-            let f = File::open(&file).map_err(|e| Error::input(format!("cannot open {}: {e}", file.display())))?;
             // Validate the whole file before touching MySQL.
-            let entries = workdays::parse_csv(BufReader::new(f))?;
+            let entries = workdays::parse_csv(super::input(&file)?)?;
             ops::calendar::set(&ctx.cfg, &entries)?;
             ctx.say(format!("imported {} calendar day(s)", entries.len()));
         }

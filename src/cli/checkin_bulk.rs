@@ -1,7 +1,5 @@
 //! `attendance checkin --file`: many punches at once, pipelined, with a summary.
 
-use std::fs::File;
-use std::io::{BufReader, Read};
 use std::path::Path;
 
 use anyhow::Result;
@@ -12,13 +10,7 @@ use crate::error::Error;
 use crate::ops;
 
 pub(crate) fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
-    let reader: Box<dyn Read> = if file.as_os_str() == "-" {
-        Box::new(std::io::stdin())
-    } else {
-        Box::new(BufReader::new(
-            File::open(file).map_err(|e| Error::input(format!("cannot open {}: {e}", file.display())))?,
-        ))
-    };
+    let reader = super::input(file)?;
     let window = crate::domain::policy::PunchWindow::new(&ctx.cfg.policy, ctx.cfg.timezone, chrono::Utc::now());
     let (rows, refused) = punch_file::parse(reader, &window)?;
     let pb = ctx.out.progress(rows.len() as u64, "punches");

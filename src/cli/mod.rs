@@ -72,6 +72,16 @@ impl Ctx {
     }
 }
 
+/// An input file, or standard input for `-`, buffered (every file is streamed by its reader).
+pub(crate) fn input(file: &std::path::Path) -> Result<Box<dyn std::io::Read>, crate::error::Error> {
+    if file.as_os_str() == "-" {
+        return Ok(Box::new(std::io::BufReader::new(std::io::stdin())));
+    }
+    std::fs::File::open(file)
+        .map(|f| Box::new(std::io::BufReader::new(f)) as Box<dyn std::io::Read>)
+        .map_err(|e| crate::error::Error::input(format!("cannot open {}: {e}", file.display())))
+}
+
 /// A table for people: every cell made inert, then `output::print_table`.
 pub(crate) fn table(header: &[&str], rows: Vec<Vec<String>>) -> std::io::Result<()> {
     let rows = rows

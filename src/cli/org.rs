@@ -1,8 +1,5 @@
 //! `attendance org import|generate`: the roster.
 
-use std::fs::File;
-use std::io::{BufReader, Read};
-
 use anyhow::Result;
 
 use super::Ctx;
@@ -14,15 +11,8 @@ use crate::ops;
 pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
     match cmd {
         OrgCommand::Import { file, output } => {
-            let reader: Box<dyn Read> = if file.as_os_str() == "-" {
-                Box::new(std::io::stdin())
-            } else {
-                Box::new(BufReader::new(
-                    File::open(&file).map_err(|e| Error::input(format!("cannot open {}: {e}", file.display())))?,
-                ))
-            };
             // Validate the whole file before touching any store.
-            let rows = roster::parse(reader)?;
+            let rows = roster::parse(super::input(&file)?)?;
             let imported = ops::org::import(&ctx.cfg, &rows)?;
             let report = &imported.report;
             ctx.say(format!(

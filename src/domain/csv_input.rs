@@ -1,9 +1,65 @@
-//! The CSV files people hand to `attendance` (roster, punches, calendar): one reader setup and
-//! one header check, so every file is read and refused the same way.
+//! The CSV files people hand to `attendance` (roster, punches, calendar): one reader setup, one
+//! header check and one set of bounds, so every file is read and refused the same way. Every
+//! file is streamed: a line longer than [`MAX_LINE_BYTES`] or more rows than the file's limit
+//! refuses the whole file at that point, so `/dev/zero` costs 64 KiB, not the machine's memory.
 
 use std::io::Read;
 
 use crate::error::Error;
+
+/// The longest line a file may have (a roster row is about 100 bytes).
+pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// A reader that fails once a line passes [`MAX_LINE_BYTES`], naming the line.
+#[derive(Debug)]
+pub(crate) struct LineBound<R> {
+    inner: R,
+    line: u64,
+    since_newline: usize,
+}
+
+impl<R: Read> Read for LineBound<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                self.line += 1;
+                self.since_newline = 0;
+            } else {
+                self.since_newline += 1;
+                if self.since_newline > MAX_LINE_BYTES {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("line {} is longer than 64 KiB", self.line),
+                    ));
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Every record of the file, each as the csv crate gives it (a malformed row is that row's
+/// refusal), or the whole file refused: a line past the bound, or more than `max_rows` rows.
+pub(crate) fn records<'r, R: Read>(
+    rdr: &'r mut csv::Reader<LineBound<R>>,
+    what: &'static str,
+    max_rows: u64,
+) -> impl Iterator<Item = Result<Result<csv::StringRecord, csv::Error>, Error>> + 'r {
+    let mut n = 0u64;
+    rdr.records().map(move |rec| {
+        n += 1;
+        if n > max_rows {
+            return Err(Error::input(format!(
+                "{what}: more than {max_rows} rows: refused whole, nothing written (split the file)"
+            )));
+        }
+        match rec {
+            Err(e) if e.is_io_error() => Err(Error::input(format!("{what}: {e}: refused whole, nothing written"))),
+            other => Ok(other),
+        }
+    })
+}
 
 /// Open a CSV reader: a header line, fields trimmed, rows of varying length reported per row.
 /// The header must be `required`, optionally followed by the first columns of `optional`.
@@ -12,12 +68,17 @@ pub(crate) fn open<R: Read>(
     what: &str,
     required: &[&str],
     optional: &[&str],
-) -> Result<csv::Reader<R>, Error> {
+) -> Result<csv::Reader<LineBound<R>>, Error> {
+    let bounded = LineBound {
+        inner: reader,
+        line: 1,
+        since_newline: 0,
+    };
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
         .trim(csv::Trim::All)
-        .from_reader(reader);
+        .from_reader(bounded);
     let header: Vec<String> = rdr
         .headers()
         .map_err(|e| Error::input(format!("{what}: cannot read the header: {e}")))?

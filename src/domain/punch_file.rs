@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::domain::event::Kind;
 use crate::domain::policy::PunchWindow;
 use crate::domain::roster::valid_id;
+use crate::domain::text::clip;
 use crate::error::Error;
 
 /// One row as read, before the employee is resolved.
@@ -30,12 +31,16 @@ pub struct Refusal {
     pub reason: String,
 }
 
+/// The most punches one file may hold: a day of 100,000 employees is 200,000; ten days'
+/// backlog of a large site still fits.
+pub(crate) const MAX_ROWS: u64 = 2_000_000;
+
 /// Read every row; bad rows become refusals. A bad header refuses the whole file (exit 2).
 pub fn parse(reader: impl Read, window: &PunchWindow) -> Result<(Vec<Row>, Vec<Refusal>), Error> {
     let mut rdr = crate::domain::csv_input::open(reader, "punches", &["employee_id", "kind", "at"], &["source"])?;
     let (mut rows, mut refused) = (Vec::new(), Vec::new());
-    for rec in rdr.records() {
-        let rec = match rec {
+    for rec in crate::domain::csv_input::records(&mut rdr, "punches", MAX_ROWS) {
+        let rec = match rec? {
             Ok(r) => r,
             Err(e) => {
                 refused.push(Refusal {
@@ -68,13 +73,14 @@ fn parse_row(rec: &csv::StringRecord, window: &PunchWindow) -> Result<Parsed, St
     }
     let id = rec[0].to_string();
     if !valid_id(&id) {
-        return Err(format!("invalid employee_id '{id}'"));
+        return Err(format!("invalid employee_id '{}'", clip(&id)));
     }
     let kind = match &rec[1] {
         "" | "auto" => None,
         k => Some(k.parse::<Kind>()?),
     };
-    let at = crate::domain::dates::parse_instant(&rec[2]).map_err(|why| format!("invalid at '{}': {why}", &rec[2]))?;
+    let at =
+        crate::domain::dates::parse_instant(&rec[2]).map_err(|why| format!("invalid at '{}': {why}", clip(&rec[2])))?;
     window.check(at)?;
     let source = rec.get(3).filter(|s| !s.is_empty()).unwrap_or("bulk").to_string();
     crate::domain::text::check("source", &source)?;

@@ -85,10 +85,14 @@ pub(crate) fn check_id(what: &str, s: &str) -> Result<(), Error> {
         Ok(())
     } else {
         Err(Error::input(format!(
-            "invalid {what} '{s}': 1 to 32 letters, digits, '-' or '_'"
+            "invalid {what} '{}': 1 to 32 letters, digits, '-' or '_'",
+            crate::domain::text::clip(s)
         )))
     }
 }
+
+/// The most employees a roster file may hold (ten times the company's 100,000).
+pub(crate) const MAX_ROWS: u64 = 1_000_000;
 
 /// Parse a whole roster file. Any bad row rejects the file: the error lists every bad line.
 pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
@@ -96,8 +100,8 @@ pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
     let mut rows = Vec::new();
     let mut bad: Vec<(u64, String)> = Vec::new();
     let mut across = AcrossRows::default();
-    for rec in rdr.records() {
-        let rec = match rec {
+    for rec in crate::domain::csv_input::records(&mut rdr, "roster", MAX_ROWS) {
+        let rec = match rec? {
             Ok(r) => r,
             Err(e) => {
                 let line = e.position().map_or(0, |p| p.line());
@@ -192,7 +196,10 @@ fn one_row(rec: &csv::StringRecord, problems: &mut Vec<String>) -> Option<Role> 
     for (i, what) in [(0, "employee_id"), (2, "department_id")] {
         let v = &rec[i];
         if !v.is_empty() && !control[i] && !valid_id(v) {
-            problems.push(format!("{what} '{v}' must be 1 to 32 letters, digits, '-' or '_'"));
+            problems.push(format!(
+                "{what} '{}' must be 1 to 32 letters, digits, '-' or '_'",
+                crate::domain::text::clip(v)
+            ));
         }
     }
     if rec[1].chars().count() > 200 || rec[3].chars().count() > 200 {
@@ -204,7 +211,10 @@ fn one_row(rec: &csv::StringRecord, problems: &mut Vec<String>) -> Option<Role> 
         "" => None,
         _ if control[4] => None,
         other => {
-            problems.push(format!("unknown role '{other}' (employee or supervisor)"));
+            problems.push(format!(
+                "unknown role '{}' (employee or supervisor)",
+                crate::domain::text::clip(other)
+            ));
             None
         }
     }

@@ -61,6 +61,20 @@ pub(crate) fn check(field: &str, value: &str) -> Result<(), String> {
     }
 }
 
+/// The most of a bad value an error message quotes: a 1 MB id is named by its start.
+pub(crate) const QUOTED_CHARS: usize = 80;
+
+/// `s` as an error message quotes it: at most [`QUOTED_CHARS`] characters, then how many
+/// more there were (`E00000000...` and `(999920 more characters)`), made inert.
+pub(crate) fn clip(s: &str) -> String {
+    let n = s.chars().count();
+    if n <= QUOTED_CHARS {
+        return inert(s).into_owned();
+    }
+    let head: String = s.chars().take(QUOTED_CHARS).collect();
+    format!("{}... ({} more characters)", inert(&head), n - QUOTED_CHARS)
+}
+
 /// A CSV cell a spreadsheet reads as a formula (OWASP: it begins with `=`, `+`, `-`, `@`, a tab
 /// or a carriage return) gets a leading `'`, which makes it text. Only for text cells: a
 /// number the report means as a number is written as it is.

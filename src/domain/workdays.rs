@@ -32,7 +32,10 @@ impl DayKind {
         match s {
             "workday" => Ok(DayKind::Workday),
             "holiday" => Ok(DayKind::Holiday),
-            _ => Err(format!("kind must be workday or holiday, not '{s}'")),
+            _ => Err(format!(
+                "kind must be workday or holiday, not '{}'",
+                crate::domain::text::clip(s)
+            )),
         }
     }
 }
@@ -65,14 +68,17 @@ pub(crate) fn next_workday(policy: &Policy, overrides: &Overrides, date: NaiveDa
         .find(|d| is_workday(policy, overrides, *d))
 }
 
+/// The most days a calendar file may set: some 27 years, one row a day.
+pub(crate) const MAX_ROWS: u64 = 10_000;
+
 /// Parse a calendar file (`date,kind,note`, note optional). Any bad line rejects the file,
 /// and the error lists every bad line.
 pub(crate) fn parse_csv(reader: impl Read) -> Result<Vec<Entry>, Error> {
     let mut rdr = crate::domain::csv_input::open(reader, "calendar", &HEADER[..2], &HEADER[2..])?;
     let mut entries: BTreeMap<NaiveDate, (u64, Entry)> = BTreeMap::new();
     let mut bad = Vec::new();
-    for rec in rdr.records() {
-        let rec = match rec {
+    for rec in crate::domain::csv_input::records(&mut rdr, "calendar", MAX_ROWS) {
+        let rec = match rec? {
             Ok(r) => r,
             Err(e) => {
                 bad.push(format!("{e}"));
@@ -105,7 +111,8 @@ fn parse_record(rec: &csv::StringRecord) -> Result<Entry, String> {
     if rec.len() < 2 || rec.len() > 3 {
         return Err(format!("expected 2 or 3 fields, found {}", rec.len()));
     }
-    let date = crate::domain::dates::parse_day(&rec[0]).map_err(|why| format!("invalid date '{}': {why}", &rec[0]))?;
+    let date = crate::domain::dates::parse_day(&rec[0])
+        .map_err(|why| format!("invalid date '{}': {why}", crate::domain::text::clip(&rec[0])))?;
     let kind = DayKind::parse(&rec[1])?;
     let note = rec.get(2).unwrap_or("").to_string();
     check_note(&note)?;
