@@ -8,10 +8,10 @@ use anyhow::Result;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::checkin::resolve;
+use super::checkin::resolve_timed;
 use crate::config::Config;
-use crate::domain::policy::{self, DayClock};
-use crate::domain::punch_file::{BulkReport, Refusal, Row};
+use crate::domain::policy::{self, DayClock, PunchWindow};
+use crate::domain::punch_file::{self, BulkReport, Refusal, Row};
 use crate::ops::relay::{DrainReport, Feed};
 use crate::redis::board::{Board, Punch, PunchOutcome, PunchRules};
 
@@ -48,17 +48,21 @@ pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress
 }
 
 /// Resolve and classify every row: the punches to record, and every refusal in line order.
+/// The Redis server's clock, read once with the roster lookup, is the "now" every row's time is
+/// checked against; a host whose clock is off by more than `policy.max_clock_skew_secs` is
+/// refused (exit 1) before anything is written: every row of a punch file has its own time.
 fn prepare(
     cfg: &Config,
     board: &mut Board,
     rows: Vec<Row>,
-    mut refused: Vec<Refusal>,
+    refused: Vec<Refusal>,
 ) -> Result<(Vec<Punch>, Vec<Refusal>)> {
     let mut ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let known = resolve(cfg, board, &ids)?;
+    let (known, clock) = resolve_timed(cfg, board, &ids, Some(cfg.policy.max_clock_skew_secs))?;
     let (tz, policy) = (cfg.timezone, &cfg.policy);
+    let (rows, mut refused) = punch_file::keep_within(&PunchWindow::new(policy, tz, clock.server), rows, refused);
     let mut punches = Vec::with_capacity(rows.len());
     let mut clocks: HashMap<NaiveDate, DayClock> = HashMap::new();
     for r in rows {
