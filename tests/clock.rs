@@ -28,7 +28,13 @@ fn roster() -> Option<TestEnv> {
 
 /// `attendance args` with this host's clock moved by `offset` (faketime's `+2d`, `+10s`).
 fn shifted(env: &TestEnv, offset: &str, args: &[&str]) -> Output {
-    let bin = env.std_cmd();
+    shifted_with(env, offset, args, &[])
+}
+
+/// [`shifted`] with more environment variables.
+fn shifted_with(env: &TestEnv, offset: &str, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut bin = env.std_cmd();
+    bin.envs(vars.iter().copied());
     let mut c = Command::new("faketime");
     c.arg("-f").arg(offset).arg(bin.get_program()).args(args);
     // The monotonic clock bounds the waits: leave it alone.
@@ -40,6 +46,26 @@ fn shifted(env: &TestEnv, offset: &str, args: &[&str]) -> Output {
         };
     }
     c.output().unwrap()
+}
+
+/// A broker no one listens on: events wait in their outbox.
+const NO_BROKER: (&str, &str) = ("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f");
+
+/// When each event waiting in D001's outbox was recorded (the compact record's ninth field,
+/// Unix milliseconds: `domain::event::record_prefix`).
+fn recorded_at(env: &TestEnv) -> Vec<DateTime<Utc>> {
+    env.outbox("D001")
+        .values()
+        .map(|r| {
+            let ms: i64 = r.split('\t').nth(8).unwrap().parse().unwrap();
+            DateTime::from_timestamp_millis(ms).unwrap()
+        })
+        .collect()
+}
+
+/// Whether `t` is within a second of the server's clock between `before` and `after`.
+fn between(t: DateTime<Utc>, before: DateTime<Utc>, after: DateTime<Utc>) -> bool {
+    t >= before - chrono::Duration::seconds(1) && t <= after + chrono::Duration::seconds(1)
 }
 
 fn stderr(o: &Output) -> String {
@@ -60,14 +86,19 @@ fn local_date(at: DateTime<Utc>) -> NaiveDate {
 /// with the Redis server's time. Returns its JSON and the server's clock before it.
 fn punch_now(env: &TestEnv, offset: &str, emp: &str) -> (serde_json::Value, DateTime<Utc>) {
     let before = server_now(env);
-    let o = shifted(env, offset, &["checkin", emp, "--json"]);
+    let o = shifted_with(env, offset, &["checkin", emp, "--json"], &[NO_BROKER]);
     let after = server_now(env);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let at = DateTime::parse_from_rfc3339(v["at"].as_str().unwrap()).unwrap();
     assert!(
-        at >= before - chrono::Duration::seconds(1) && at <= after + chrono::Duration::seconds(1),
+        between(at.with_timezone(&Utc), before, after),
         "the server's time {before}..{after}, not the host's ({offset}): {v}"
+    );
+    let recorded = recorded_at(env);
+    assert!(
+        recorded.iter().all(|t| between(*t, before, after)),
+        "recorded by the server's clock: {recorded:?}"
     );
     let day = common::date(v["work_date"].as_str().unwrap());
     assert!(
@@ -136,6 +167,23 @@ fn a_host_within_the_skew_punches_at_the_servers_time_and_settles_as_before() {
     let at = (before - chrono::Duration::minutes(5)).to_rfc3339();
     let o = shifted(&env, "+10s", &["checkin", "E000003", "--at", &at, "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // A punch file from the same host: its events recorded by the server's clock too.
+    let file = env.file("punches.csv", &format!("employee_id,kind,at\nE000004,in,{at}\n"));
+    let start = server_now(&env);
+    let o = shifted_with(
+        &env,
+        "+10s",
+        &["checkin", "--file", file.to_str().unwrap()],
+        &[NO_BROKER],
+    );
+    let end = server_now(&env);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // (E000002's event left with E000003's: to a host 10 s ahead it looked stale.)
+    let recorded = recorded_at(&env);
+    assert!(
+        recorded.len() == 1 && between(recorded[0], start, end),
+        "recorded by the server's clock {start}..{end}, not 10 s ahead: {recorded:?}"
+    );
     let yesterday = (local_date(before) - chrono::Days::new(1)).to_string();
     let o = shifted(&env, "+10s", &["settle", "--date", &yesterday, "-q"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -63,14 +63,18 @@ fn prepare(
     let (known, clock) = resolve_timed(cfg, board, &ids, Some(cfg.policy.max_clock_skew_secs))?;
     let (tz, policy) = (cfg.timezone, &cfg.policy);
     let (rows, mut refused) = punch_file::keep_within(&PunchWindow::new(policy, tz, clock.server), rows, refused);
+    let shift = clock.offset();
     let mut punches = Vec::with_capacity(rows.len());
     let mut clocks: HashMap<NaiveDate, DayClock> = HashMap::new();
     for r in rows {
         match known.get(&r.employee_id) {
             Some(e) => {
                 let date = policy::work_date(tz, r.at);
-                let clock = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
-                punches.push(Punch::with_facts(e.clone(), r.kind, r.at, &r.source, clock.facts(r.at)));
+                let day = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
+                let mut p = Punch::with_facts(e.clone(), r.kind, r.at, &r.source, day.facts(r.at));
+                // When it was recorded, by the server's clock: this host's, put right.
+                p.recorded_at += shift;
+                punches.push(p);
             }
             None => refused.push(Refusal {
                 line: r.line,
