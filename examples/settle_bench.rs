@@ -152,7 +152,6 @@ fn main() -> Result<()> {
     );
     let opts = Options {
         date: Some(date),
-        today,
         accept_missing_boards: false,
         hooks: Hooks::default(),
     };

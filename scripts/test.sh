@@ -15,5 +15,13 @@ if [ -z "${ATTENDANCE_TEST_REDIS_CLUSTER:-}" ] && ! command -v redis-cli >/dev/n
     exit 3
   fi
 fi
+# tests/clock.rs runs the binary with this host's clock moved (libfaketime: Debian's faketime).
+if ! command -v faketime >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null
+  else
+    echo "test: tests/clock.rs needs faketime (Debian: faketime); its tests skip without it" >&2
+  fi
+fi
 cargo build --all-targets
 cargo test --lib --bins --tests "$@"

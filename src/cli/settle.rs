@@ -16,7 +16,6 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     }
     let opts = Options {
         date: args.date,
-        today: ctx.today(),
         accept_missing_boards: args.accept_missing_boards,
         hooks: Hooks::from_env()?,
     };

@@ -201,6 +201,8 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "policy.repeat_window_minutes", set: |c, v| put(&mut c.policy.repeat_window_minutes, v.int(0..=240)) },
     // An hour of kiosk clock skew is already a broken kiosk.
     Key { name: "policy.max_future_skew_secs", set: |c, v| put(&mut c.policy.max_future_skew_secs, v.int(0..=3_600)) },
+    // Past a second, a host's clock is off; an hour off is a broken host, not a skew to allow.
+    Key { name: "policy.max_clock_skew_secs", set: |c, v| put(&mut c.policy.max_clock_skew_secs, v.int(1..=3_600)) },
     // A week covers a kiosk offline over a long weekend; a year at most, a day must become final.
     Key { name: "policy.max_backdate_days", set: |c, v| put(&mut c.policy.max_backdate_days, v.int(0..=3660)) },
     Key { name: "amqp.queue_type", set: |c, v| put(&mut c.amqp.queue_type, queue_type(v)) },

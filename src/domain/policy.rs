@@ -23,6 +23,9 @@ pub struct Policy {
     pub repeat_window_minutes: u32,
     /// How far in the future (clock skew between kiosk and server) a punch may be.
     pub max_future_skew_secs: u32,
+    /// How far this host's clock may be from the Redis server's before its punches with an
+    /// explicit time, and its settles, are refused (`domain::clock`).
+    pub max_clock_skew_secs: u32,
     /// How many days before today a punch's work date may be: an older punch is refused, so a
     /// day stops changing a week after it (docs/durability.md).
     pub max_backdate_days: u32,
@@ -37,6 +40,7 @@ impl Default for Policy {
             work_days: vec![Weekday::Mon, Weekday::Tue, Weekday::Wed, Weekday::Thu, Weekday::Fri],
             repeat_window_minutes: 30,
             max_future_skew_secs: 120,
+            max_clock_skew_secs: 30,
             max_backdate_days: 7,
         }
     }

@@ -35,8 +35,16 @@ pub struct Refusal {
 /// backlog of a large site still fits.
 pub(crate) const MAX_ROWS: u64 = 2_000_000;
 
-/// Read every row; bad rows become refusals. A bad header refuses the whole file (exit 2).
+/// Read every row and keep those `window` accepts; bad rows become refusals, in line order.
+/// A bad header refuses the whole file (exit 2).
 pub fn parse(reader: impl Read, window: &PunchWindow) -> Result<(Vec<Row>, Vec<Refusal>), Error> {
+    let (rows, refused) = read(reader)?;
+    Ok(keep_within(window, rows, refused))
+}
+
+/// Read every row, checking each on its own; whether its time is acceptable needs the
+/// server's clock, which [`keep_within`] is given later (`ops::bulk`).
+pub(crate) fn read(reader: impl Read) -> Result<(Vec<Row>, Vec<Refusal>), Error> {
     let mut rdr = crate::domain::csv_input::open(reader, "punches", &["employee_id", "kind", "at"], &["source"])?;
     let (mut rows, mut refused) = (Vec::new(), Vec::new());
     for rec in crate::domain::csv_input::records(&mut rdr, "punches", MAX_ROWS) {
@@ -51,7 +59,7 @@ pub fn parse(reader: impl Read, window: &PunchWindow) -> Result<(Vec<Row>, Vec<R
             }
         };
         let line = rec.position().map_or(0, |p| p.line());
-        match parse_row(&rec, window) {
+        match parse_row(&rec) {
             Ok((employee_id, kind, at, source)) => rows.push(Row {
                 line,
                 employee_id,
@@ -65,9 +73,22 @@ pub fn parse(reader: impl Read, window: &PunchWindow) -> Result<(Vec<Row>, Vec<R
     Ok((rows, refused))
 }
 
+/// The rows whose time `window` accepts; the others join the refusals, in line order.
+pub(crate) fn keep_within(window: &PunchWindow, rows: Vec<Row>, mut refused: Vec<Refusal>) -> (Vec<Row>, Vec<Refusal>) {
+    let mut kept = Vec::with_capacity(rows.len());
+    for r in rows {
+        match window.check(r.at) {
+            Ok(()) => kept.push(r),
+            Err(reason) => refused.push(Refusal { line: r.line, reason }),
+        }
+    }
+    refused.sort_by_key(|r| r.line);
+    (kept, refused)
+}
+
 type Parsed = (String, Option<Kind>, DateTime<Utc>, String);
 
-fn parse_row(rec: &csv::StringRecord, window: &PunchWindow) -> Result<Parsed, String> {
+fn parse_row(rec: &csv::StringRecord) -> Result<Parsed, String> {
     if rec.len() < 3 || rec.len() > 4 {
         return Err(format!("expected 3 or 4 fields, found {}", rec.len()));
     }
@@ -81,7 +102,6 @@ fn parse_row(rec: &csv::StringRecord, window: &PunchWindow) -> Result<Parsed, St
     };
     let at =
         crate::domain::dates::parse_instant(&rec[2]).map_err(|why| format!("invalid at '{}': {why}", clip(&rec[2])))?;
-    window.check(at)?;
     let source = rec.get(3).filter(|s| !s.is_empty()).unwrap_or("bulk").to_string();
     crate::domain::text::check("source", &source)?;
     if source.len() > 64 {

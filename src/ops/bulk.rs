@@ -8,10 +8,10 @@ use anyhow::Result;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::checkin::resolve;
+use super::checkin::resolve_timed;
 use crate::config::Config;
-use crate::domain::policy::{self, DayClock};
-use crate::domain::punch_file::{BulkReport, Refusal, Row};
+use crate::domain::policy::{self, DayClock, PunchWindow};
+use crate::domain::punch_file::{self, BulkReport, Refusal, Row};
 use crate::ops::relay::{DrainReport, Feed};
 use crate::redis::board::{Board, Punch, PunchOutcome, PunchRules};
 
@@ -48,25 +48,33 @@ pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress
 }
 
 /// Resolve and classify every row: the punches to record, and every refusal in line order.
+/// The Redis server's clock, read once with the roster lookup, is the "now" every row's time is
+/// checked against; a host whose clock is off by more than `policy.max_clock_skew_secs` is
+/// refused (exit 1) before anything is written: every row of a punch file has its own time.
 fn prepare(
     cfg: &Config,
     board: &mut Board,
     rows: Vec<Row>,
-    mut refused: Vec<Refusal>,
+    refused: Vec<Refusal>,
 ) -> Result<(Vec<Punch>, Vec<Refusal>)> {
     let mut ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let known = resolve(cfg, board, &ids)?;
+    let (known, clock) = resolve_timed(cfg, board, &ids, Some(cfg.policy.max_clock_skew_secs))?;
     let (tz, policy) = (cfg.timezone, &cfg.policy);
+    let (rows, mut refused) = punch_file::keep_within(&PunchWindow::new(policy, tz, clock.server), rows, refused);
+    let shift = clock.offset();
     let mut punches = Vec::with_capacity(rows.len());
     let mut clocks: HashMap<NaiveDate, DayClock> = HashMap::new();
     for r in rows {
         match known.get(&r.employee_id) {
             Some(e) => {
                 let date = policy::work_date(tz, r.at);
-                let clock = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
-                punches.push(Punch::with_facts(e.clone(), r.kind, r.at, &r.source, clock.facts(r.at)));
+                let day = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
+                let mut p = Punch::with_facts(e.clone(), r.kind, r.at, &r.source, day.facts(r.at));
+                // When it was recorded, by the server's clock: this host's, put right.
+                p.recorded_at += shift;
+                punches.push(p);
             }
             None => refused.push(Refusal {
                 line: r.line,

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::amqp::Publisher;
 use crate::config::Config;
+use crate::domain::clock::Reading;
 use crate::domain::event::Kind;
 use crate::domain::policy;
 use crate::error::Error;
@@ -19,9 +20,38 @@ use crate::redis::board::{Board, Employee, Punch, PunchRules};
 /// Look employees up: the Redis roster cache first, then MySQL for the misses (opened only
 /// then), which are cached back. Returns the ones found.
 pub fn resolve(cfg: &Config, board: &mut Board, ids: &[&str]) -> Result<HashMap<String, Employee>> {
+    let found = board.lookup_many(ids)?;
+    complete(cfg, board, ids, found)
+}
+
+/// [`resolve`], and the Redis server's clock read in the same round trip as the roster cache.
+/// With `max_skew` (punches with an explicit time), a host whose clock is further than that
+/// from the server's is refused (exit 1) before anything is written, the roster cache included.
+pub(crate) fn resolve_timed(
+    cfg: &Config,
+    board: &mut Board,
+    ids: &[&str],
+    max_skew: Option<u32>,
+) -> Result<(HashMap<String, Employee>, Reading)> {
+    let (found, clock) = board.lookup_many_timed(ids)?;
+    if let Some(max) = max_skew {
+        clock
+            .check(max, "a punch with an explicit time")
+            .map_err(Error::refused)?;
+    }
+    Ok((complete(cfg, board, ids, found)?, clock))
+}
+
+/// The roster cache's answers, with its misses looked up in MySQL and cached back.
+fn complete(
+    cfg: &Config,
+    board: &mut Board,
+    ids: &[&str],
+    cached: Vec<Option<Employee>>,
+) -> Result<HashMap<String, Employee>> {
     let mut found = HashMap::with_capacity(ids.len());
     let mut missing = Vec::new();
-    for (id, e) in ids.iter().zip(board.lookup_many(ids)?) {
+    for (id, e) in ids.iter().zip(cached) {
         match e {
             Some(e) => {
                 found.insert(id.to_string(), e);
@@ -49,13 +79,18 @@ pub fn resolve(cfg: &Config, board: &mut Board, ids: &[&str]) -> Result<HashMap<
 
 /// One employee, or refused (exit 1) when unknown everywhere.
 pub(crate) fn employee(cfg: &Config, board: &mut Board, id: &str) -> Result<Employee> {
-    resolve(cfg, board, &[id])?
+    known(resolve(cfg, board, &[id])?, id)
+}
+
+fn known(mut found: HashMap<String, Employee>, id: &str) -> Result<Employee> {
+    found
         .remove(id)
         .ok_or_else(|| Error::refused(format!("unknown employee '{id}'")).into())
 }
 
 /// Refuse a punch the rules do not accept: further in the future than the clock skew, or on a
-/// work date more than `policy.max_backdate_days` before today (see `policy::PunchWindow`).
+/// work date more than `policy.max_backdate_days` before today (see `policy::PunchWindow`);
+/// `now` is the Redis server's clock.
 pub(crate) fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<(), Error> {
     crate::domain::policy::PunchWindow::new(&cfg.policy, cfg.timezone, now)
         .check(at)
@@ -68,7 +103,7 @@ pub(crate) struct Request<'a> {
     pub employee_id: &'a str,
     /// `None`: the board decides (see `redis/punch.lua`).
     pub kind: Option<Kind>,
-    /// `None`: now.
+    /// `None`: now, by the Redis server's clock.
     pub at: Option<DateTime<Utc>>,
     pub source: &'a str,
 }
@@ -107,17 +142,22 @@ pub(crate) struct Checkin {
 pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     crate::domain::roster::check_id("employee id", req.employee_id)?;
     crate::domain::text::check("--source", req.source).map_err(Error::input)?;
-    let now = Utc::now();
-    let at = req.at.unwrap_or(now);
-    check_window(cfg, at, now)?;
     let mut board = Board::open(cfg)?;
     // A live relay takes the event over: no broker connection at all. Otherwise the broker
     // handshake runs while Redis records the punch: it is most of the publish's cost.
     let handoff = cfg.amqp.handoff && board.relay_alive()?;
     let connecting = (!handoff).then(|| Publisher::connect_in_background(cfg));
-    let employee = employee(cfg, &mut board, req.employee_id)?;
+    // The server's clock comes with the roster lookup: the time of a punch without --at, and
+    // the "now" of the window; a punch with --at needs a host whose clock agrees with it.
+    let max_skew = req.at.is_some().then_some(cfg.policy.max_clock_skew_secs);
+    let (found, clock) = resolve_timed(cfg, &mut board, &[req.employee_id], max_skew)?;
+    let employee = known(found, req.employee_id)?;
+    let now = clock.server;
+    let at = req.at.unwrap_or(now);
+    check_window(cfg, at, now)?;
     let tz = cfg.timezone;
-    let p = Punch::new(employee, req.kind, at, req.source, &cfg.policy, tz);
+    let mut p = Punch::new(employee, req.kind, at, req.source, &cfg.policy, tz);
+    p.recorded_at = now;
     let o = board.punch(PunchRules::new(&cfg.policy, tz), &p)?;
     let late = if o.kind == Kind::In {
         p.facts.late_minutes_if_in

@@ -12,16 +12,17 @@ use serde::Serialize;
 use crate::amqp::inventory as queues;
 use crate::amqp::management::{self, HANDLES_PER_QUEUE, SPARE_HANDLES};
 use crate::config::Config;
+use crate::domain::clock::{self, Reading};
 use crate::error::redact;
 use crate::mysql::{runs, Conn};
 use crate::ops::exit::one_line;
 use crate::redis::board::Board;
 use crate::redis::persistence as health;
 
-/// A clock this far from a server's is worth a warning: a punch at 08:59:59.5 may count late.
+/// A clock this far from a server's is worth a warning: the servers' clocks are the ones that
+/// count (README "Where time comes from"), and a host this far off is drifting. Past
+/// `policy.max_clock_skew_secs` it is a failure: the host's punches with --at are refused.
 const CLOCK_WARN: Duration = Duration::from_secs(1);
-/// Past this, late and early minutes are wrong by a minute or more: a failure.
-const CLOCK_FAIL: Duration = Duration::from_secs(60);
 /// How far back `doctor` looks for work days that were never settled.
 const LOOKBACK_DAYS: i64 = 62;
 
@@ -87,7 +88,7 @@ pub(crate) fn run(cfg: &Config, now: DateTime<Utc>) -> Report {
     let mut checks = vec![timezone(cfg, now)];
     let mut redis = redis_checks(cfg, &mut checks);
     let mut mysql = mysql_checks(cfg, &mut checks);
-    checks.push(clock(redis.as_mut(), mysql.as_mut()));
+    checks.push(clock(cfg, redis.as_mut(), mysql.as_mut()));
     let departments = mysql.as_mut().map(crate::mysql::server::departments);
     checks.extend(broker_checks(cfg, departments));
     match mysql.as_mut() {
@@ -241,30 +242,22 @@ fn mysql_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<Conn> {
     Some(conn)
 }
 
-/// How far a server's clock is from ours: its reading minus the middle of our round trip.
-/// Of three readings the one with the shortest round trip wins (as NTP does): a reply delayed
-/// by a busy host would otherwise look like a clock that is off.
-fn offset(mut read: impl FnMut() -> anyhow::Result<DateTime<Utc>>) -> anyhow::Result<chrono::Duration> {
-    let mut best: Option<(chrono::Duration, chrono::Duration)> = None;
-    for _ in 0..3 {
-        let before = Utc::now();
-        let theirs = read()?;
-        let after = Utc::now();
-        let rtt = after - before;
-        if best.is_none_or(|(r, _)| rtt < r) {
-            best = Some((rtt, theirs - (before + rtt / 2)));
-        }
-    }
-    Ok(best.map(|(_, d)| d).unwrap_or_default())
+/// A server's clock read three times; the reading with the shortest round trip
+/// (`domain::clock::best`) says how far it is from ours.
+fn offset(mut read: impl FnMut() -> anyhow::Result<Reading>) -> anyhow::Result<chrono::Duration> {
+    let readings = (0..3).map(|_| read()).collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(clock::best(readings).map(|r| r.offset()).unwrap_or_default())
 }
 
-/// This host's clock against Redis's `TIME` and MySQL's `NOW()`.
-fn clock(redis: Option<&mut Board>, mysql: Option<&mut Conn>) -> Check {
+/// This host's clock against Redis's `TIME` (the clock punches and settle go by) and MySQL's
+/// `NOW()`. Past `policy.max_clock_skew_secs` this host's punches with `--at` and its settles
+/// are refused: a failure; past a second, a warning.
+fn clock(cfg: &Config, redis: Option<&mut Board>, mysql: Option<&mut Conn>) -> Check {
     let mut parts = Vec::new();
     let mut worst = chrono::Duration::zero();
     let mut failed = Vec::new();
     if let Some(con) = redis {
-        match offset(|| con.time()) {
+        match offset(|| con.read_clock()) {
             Ok(d) => {
                 parts.push(format!("Redis {:+.3} s", d.num_milliseconds() as f64 / 1000.0));
                 worst = worst.max(d.abs());
@@ -273,7 +266,16 @@ fn clock(redis: Option<&mut Board>, mysql: Option<&mut Conn>) -> Check {
         }
     }
     if let Some(conn) = mysql {
-        match offset(|| crate::mysql::server::now(conn)) {
+        let mut read = || {
+            let before = Utc::now();
+            let server = crate::mysql::server::now(conn)?;
+            Ok(Reading {
+                before,
+                server,
+                after: Utc::now(),
+            })
+        };
+        match offset(&mut read) {
             Ok(d) => {
                 parts.push(format!("MySQL {:+.3} s", d.num_milliseconds() as f64 / 1000.0));
                 worst = worst.max(d.abs());
@@ -284,22 +286,23 @@ fn clock(redis: Option<&mut Board>, mysql: Option<&mut Conn>) -> Check {
     if parts.is_empty() && failed.is_empty() {
         return check("clock", Level::Skip, "not checked: neither Redis nor MySQL is usable");
     }
+    let max = cfg.policy.max_clock_skew_secs;
     let worst = worst.to_std().unwrap_or_default();
-    let level = if !failed.is_empty() || worst > CLOCK_WARN {
-        if worst > CLOCK_FAIL {
-            Level::Fail
-        } else {
-            Level::Warn
-        }
+    let level = if worst > Duration::from_secs(u64::from(max)) {
+        Level::Fail
+    } else if !failed.is_empty() || worst > CLOCK_WARN {
+        Level::Warn
     } else {
         Level::Ok
     };
     parts.extend(failed);
     let what = format!("servers minus this host: {}", parts.join(", "));
-    let hint = if level == Level::Ok {
-        ""
-    } else {
-        "; late/early rules need synchronised clocks (NTP)"
+    let hint = match level {
+        Level::Fail => format!(
+            "; past policy.max_clock_skew_secs = {max}: this host's punches with --at and its settles are refused; set its clock (NTP)"
+        ),
+        Level::Warn => "; synchronise the clocks (NTP)".to_string(),
+        _ => String::new(),
     };
     check("clock", level, format!("{what}{hint}"))
 }

@@ -5,6 +5,7 @@
 //! from `ops`, `cli` or `amqp`.
 
 pub(crate) mod board;
+mod clock;
 pub(crate) mod cluster;
 mod conn;
 pub(crate) mod cutover;

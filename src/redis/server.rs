@@ -1,9 +1,9 @@
-//! What `doctor` asks Redis: its version, its clock, and which days still have boards.
+//! What `doctor` asks Redis: its version and which days still have boards.
 
 use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::NaiveDate;
 
 use super::{Board, Keyspace};
 use crate::redis::keys::Keys;
@@ -21,12 +21,6 @@ impl Board {
             .unwrap_or("unknown")
             .trim()
             .to_string())
-    }
-
-    /// The server's clock (`TIME`: seconds and microseconds).
-    pub fn time(&mut self) -> Result<DateTime<Utc>> {
-        let (secs, micros): (i64, i64) = redis::cmd("TIME").query(&mut self.con).context("TIME")?;
-        DateTime::from_timestamp_micros(secs * 1_000_000 + micros).context("Redis's TIME is out of range")
     }
 
     /// The days before `today` that still have boards, with how many departments' boards each.

@@ -208,7 +208,7 @@ impl Run<'_> {
         let next_day = match next_workday {
             // A failed row may mean a roster to fix: the next day waits for a clean run (init-day
             // can lay it out meanwhile). A next work day in the past is never laid out.
-            Some(next) if written.failures.is_empty() && next >= self.opts.today => match self.lay_out(next) {
+            Some(next) if written.failures.is_empty() && next >= self.today => match self.lay_out(next) {
                 Ok(l) => Some(l),
                 Err(e) => return Err(Box::new((e, After::LayOut(next), written))),
             },

@@ -83,9 +83,6 @@ impl Hooks {
 pub struct Options {
     /// One day; `None`: yesterday and every earlier day that still has boards (catch-up).
     pub date: Option<NaiveDate>,
-    /// Today in the company's zone: only a day that has ended can be settled, and only a
-    /// next work day from today on is laid out.
-    pub today: NaiveDate,
     /// Settle a laid-out day even if some departments have no board at all.
     pub accept_missing_boards: bool,
     pub hooks: Hooks,
@@ -153,6 +150,10 @@ struct Run<'a> {
     db: Db,
     board: Board,
     lock: SettleLock,
+    /// Today in the company's zone by the Redis server's clock (the one punches are filed by):
+    /// only a day that has ended can be settled, and only a next work day from today on is
+    /// laid out.
+    today: NaiveDate,
     /// Every department (boards are looked for in each), and whether it has active members
     /// (only those had a board laid out).
     departments: Vec<(String, bool)>,
@@ -165,14 +166,14 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
     if let Some(date) = opts.date {
         runs::check_storable(date)?;
     }
-    if let Some(date) = opts.date.filter(|d| *d >= opts.today) {
+    let mut run = Run::open(cfg, opts)?;
+    if let Some(date) = opts.date.filter(|d| *d >= run.today) {
         return Err(Error::refused(format!(
-            "{date} has not ended yet in {} (today is {}): only a past day can be settled",
-            cfg.timezone, opts.today
+            "{date} has not ended yet in {} (today is {} by the Redis server's clock): only a past day can be settled",
+            cfg.timezone, run.today
         ))
         .into());
     }
-    let mut run = Run::open(cfg, opts)?;
     let days = match opts.date {
         Some(d) => vec![d],
         None => run.days_to_settle()?,
@@ -196,7 +197,14 @@ impl<'a> Run<'a> {
     fn open(cfg: &'a Config, opts: &'a Options) -> Result<Run<'a>> {
         // MySQL first: when it is unreachable nothing else is touched.
         let db = write::connect(cfg)?;
-        let board = Board::open(cfg)?;
+        let mut board = Board::open(cfg)?;
+        // Which day has ended is the server's to say; a host whose clock disagrees with it is
+        // refused before the lock is taken or anything is written.
+        let clock = board.read_clock()?;
+        clock
+            .check(cfg.policy.max_clock_skew_secs, "settle")
+            .map_err(Error::refused)?;
+        let today = crate::domain::policy::work_date(cfg.timezone, clock.server);
         let mut lock = SettleLock::try_acquire(&db)?
             .ok_or_else(|| Error::refused("another settle is running on this database"))?;
         let departments = crate::mysql::roster_rows::department_ids(lock.conn())?;
@@ -206,6 +214,7 @@ impl<'a> Run<'a> {
             db,
             board,
             lock,
+            today,
             departments,
         })
     }
@@ -225,7 +234,7 @@ impl<'a> Run<'a> {
 
     /// Yesterday, and every earlier day some department still has a board of, oldest first.
     fn days_to_settle(&mut self) -> Result<Vec<NaiveDate>> {
-        let yesterday = self.opts.today - Duration::days(1);
+        let yesterday = self.today - Duration::days(1);
         let depts = self.all_departments();
         let mut days: BTreeSet<NaiveDate> = self
             .board
