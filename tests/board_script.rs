@@ -28,12 +28,48 @@ proptest! {
             let kind = kind.map(|b| if b { Kind::In } else { Kind::Out });
             let p = Punch::new(emp.clone(), kind, start + chrono::Duration::seconds(secs), "test", &policy, chrono_tz::UTC);
             let got = board.punch(rules, &p).unwrap();
-            let (k, changed, dup) = model.apply(secs, kind, rules.repeat_window_secs);
+            let (k, changed, dup) = model.apply(secs, kind, rules.split_secs(day));
             prop_assert_eq!((got.kind, got.changed, got.duplicate), (k, changed, dup));
             prop_assert_eq!((got.first_in, got.last_out), (model.first_in(), model.last_out()));
             let stored: String = con.hget(keys.board("D1", day), "E1").unwrap();
             prop_assert_eq!(DayRecord::parse(&stored), model.clone());
         }
+    }
+}
+
+/// The day most of these tests punch on: 2026-11-02 in Paris, under the default policy.
+struct ParisDay {
+    policy: Policy,
+    tz: chrono_tz::Tz,
+    rules: PunchRules,
+    day: NaiveDate,
+    start: DateTime<Utc>,
+}
+
+impl ParisDay {
+    fn new() -> ParisDay {
+        let (policy, tz) = (Policy::default(), chrono_tz::Europe::Paris);
+        let day = NaiveDate::from_ymd_opt(2026, 11, 2).unwrap();
+        ParisDay {
+            rules: PunchRules::new(&policy, tz),
+            start: attendance::day_start(tz, day),
+            policy,
+            tz,
+            day,
+        }
+    }
+
+    /// A punch `secs` into the day; `kind` true for in, false for out, `None` unlabelled.
+    fn punch(&self, emp: Employee, kind: Option<bool>, secs: i64, source: &str) -> Punch {
+        let kind = kind.map(|b| if b { Kind::In } else { Kind::Out });
+        Punch::new(
+            emp,
+            kind,
+            self.start + chrono::Duration::seconds(secs),
+            source,
+            &self.policy,
+            self.tz,
+        )
     }
 }
 
@@ -44,15 +80,11 @@ proptest! {
     #[test]
     fn punch_many_matches_one_by_one(punches in prop::collection::vec((0usize..6, 20_000i64..70_000, prop::option::of(prop::bool::ANY)), 1..300)) {
         let env = common::TestEnv::new("Europe/Paris");
-        let policy = Policy::default();
-        let tz = chrono_tz::Europe::Paris;
-        let rules = PunchRules::new(&policy, tz);
-        let day = NaiveDate::from_ymd_opt(2026, 11, 2).unwrap();
-        let start = attendance::day_start(tz, day);
+        let paris = ParisDay::new();
+        let (rules, day) = (paris.rules, paris.day);
         let make = |&(e, secs, kind): &(usize, i64, Option<bool>)| {
             let emp = Employee { id: format!("E{e}"), department_id: format!("D{}", e % 3), name: format!("N{e}") };
-            let kind = kind.map(|b| if b { Kind::In } else { Kind::Out });
-            Punch::new(emp, kind, start + chrono::Duration::seconds(secs), "test", &policy, tz)
+            paris.punch(emp, kind, secs, "test")
         };
         let list: Vec<Punch> = punches.iter().map(make).collect();
         // Both under the test namespace, so TestEnv removes them even if the test fails.
@@ -106,7 +138,7 @@ proptest! {
         let outbox: std::collections::HashMap<String, String> = con.hgetall(keys.outbox("D1")).unwrap();
         let mut models: std::collections::HashMap<&str, DayRecord> = Default::default();
         for (p, o) in list.iter().zip(&outcomes) {
-            let (kind, changed, dup) = models.entry(&p.employee.id).or_default().apply(p.facts.secs, p.kind, rules.repeat_window_secs);
+            let (kind, changed, dup) = models.entry(&p.employee.id).or_default().apply(p.facts.secs, p.kind, rules.split_secs(day));
             prop_assert_eq!((o.kind, o.changed, o.duplicate), (kind, changed, dup));
             let stored = outbox.get(&p.event_id);
             prop_assert_eq!(stored.is_some(), !dup, "an event for each punch that is no exact repeat");
@@ -227,4 +259,53 @@ fn a_failing_call_amid_overlapped_pipelines_leaves_the_connection_in_step() {
     assert_eq!(pong, "PONG");
     let echoed: String = redis::cmd("ECHO").arg("in step").query(board.redis()).unwrap();
     assert_eq!(echoed, "in step");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 20, ..ProptestConfig::default() })]
+    /// Issue 20: a day's punches (labelled and not, small hours to late evening, repeats, past
+    /// the tokens a board keeps) sent by the real script in any order give the same board
+    /// (the same punches kept, so the same first check-in, last check-out and settled history)
+    /// and the same event for each punch: the same kind, late and early minutes.
+    #[test]
+    fn every_arrival_order_gives_the_same_board_and_events(
+        (punches, shuffled) in prop::collection::vec((0i64..86_400, prop::option::of(prop::bool::ANY)), 1..40)
+            .prop_flat_map(|v| (Just(v.clone()), Just(v).prop_shuffle())),
+    ) {
+        let env = common::TestEnv::new("Europe/Paris");
+        let paris = ParisDay::new();
+        let (rules, day) = (paris.rules, paris.day);
+        let emp = Employee { id: "E1".into(), department_id: "D1".into(), name: "Ann".into() };
+        let make = |v: &[(i64, Option<bool>)]| -> Vec<Punch> {
+            v.iter().map(|&(secs, kind)| paris.punch(emp.clone(), kind, secs, "test")).collect()
+        };
+        let (list, shuffled) = (make(&punches), make(&shuffled));
+        let mut con = env.redis();
+        let mut seen = Vec::new();
+        for (tag, list) in [("a", &list), ("b", &shuffled)] {
+            let mut board = env.board_in(&format!("{}:{tag}", env.ns));
+            // One by one, as separate check-ins arrive.
+            for p in list.iter() {
+                board.punch(rules, p).unwrap();
+            }
+            let stored: String = con.hget(board.keys().board("D1", day), "E1").unwrap();
+            let rec = DayRecord::parse(&stored);
+            let mut kept: Vec<(i64, &str)> = rec.punches.iter().map(|&(k, s)| (s, k.as_str())).collect();
+            kept.sort();
+            let outbox: std::collections::HashMap<String, String> = con.hgetall(board.keys().outbox("D1")).unwrap();
+            let mut events: Vec<(String, Kind, u32, u32)> = list
+                .iter()
+                .filter_map(|p| outbox.get(&p.event_id))
+                .map(|r| {
+                    let id = "x";
+                    let e: attendance::Event = serde_json::from_str(&attendance::render(id, r).unwrap().json).unwrap();
+                    (e.at, e.kind, e.late_minutes, e.early_minutes)
+                })
+                .collect();
+            events.sort_by(|a, b| (&a.0, a.1.as_str(), a.2, a.3).cmp(&(&b.0, b.1.as_str(), b.2, b.3)));
+            events.dedup();
+            seen.push((rec.first_in(), rec.last_out(), kept, events));
+        }
+        prop_assert_eq!(&seen[0], &seen[1]);
+    }
 }

@@ -570,12 +570,13 @@ pub struct CheckinArgs {
     #[arg(required_unless_present = "file", conflicts_with = "file")]
     pub employee_id: Option<String>,
     /// Bulk: a CSV of punches with the header employee_id,kind,at[,source] ('-' for stdin).
-    /// kind may be empty (the board decides, as without --kind). Bad rows are refused and
+    /// kind may be empty (its time decides, as without --kind). Bad rows are refused and
     /// listed; good rows still land; exit 4 if any row was refused.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["kind", "at"])]
     pub file: Option<PathBuf>,
-    /// in or out. Without it: the first punch of the day is a check-in, a punch within
-    /// policy.repeat_window_minutes (30) of the first check-in repeats it, any later punch is a check-out.
+    /// in or out. Without it, the punch's time alone decides: before policy.auto_kind_split
+    /// (default: midway between checkin_deadline and checkout_from, 13:30) a check-in, at or
+    /// after it a check-out, whatever order the day's punches arrive in.
     #[arg(long, value_parser = PossibleValuesParser::new(["in", "out"]).map(|s| s.parse::<Kind>().expect("listed")))]
     pub kind: Option<Kind>,
     /// When the punch happened, RFC 3339 (for kiosks replaying offline punches) [default: now]

@@ -396,6 +396,13 @@ impl Config {
                 "config: policy.checkout_from must be later than policy.checkin_deadline",
             ));
         }
+        if let Some(split) = self.policy.auto_kind_split {
+            if split <= self.policy.checkin_deadline || split > self.policy.checkout_from {
+                return Err(Error::input(
+                    "config: policy.auto_kind_split must be later than policy.checkin_deadline and no later than policy.checkout_from",
+                ));
+            }
+        }
         if self.policy.work_days.is_empty() {
             return Err(Error::input("config: policy.work_days: at least one day is needed"));
         }
@@ -495,6 +502,23 @@ mod tests {
         assert_eq!(c.timezone, chrono_tz::Asia::Tokyo);
         assert_eq!(c.policy.grace_minutes, 5);
         assert_eq!(c.policy.work_days, vec![Weekday::Mon, Weekday::Sat]);
+    }
+
+    #[test]
+    fn the_auto_kind_split_defaults_to_the_midpoint_and_stays_inside_the_day() {
+        let t = |h, m| NaiveTime::from_hms_opt(h, m, 0).unwrap();
+        assert_eq!(with_file("").unwrap().policy.auto_kind_split(), t(13, 30));
+        let c = with_file("[policy]\ncheckin_deadline = \"08:00\"\ncheckout_from = \"16:00\"\n").unwrap();
+        assert_eq!(c.policy.auto_kind_split(), t(12, 0));
+        let c = with_file("[policy]\nauto_kind_split = \"12:15\"\n").unwrap();
+        assert_eq!(c.policy.auto_kind_split(), t(12, 15));
+        for at in ["09:00", "08:00", "18:01"] {
+            let e = with_file(&format!("[policy]\nauto_kind_split = \"{at}\"\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("policy.auto_kind_split"), "{at}: {e}");
+        }
+        assert!(with_file("[policy]\nauto_kind_split = \"18:00\"\n").is_ok());
     }
 
     #[test]

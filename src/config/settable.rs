@@ -197,8 +197,10 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "policy.checkout_from", set: |c, v| put(&mut c.policy.checkout_from, hhmm(v)) },
     Key { name: "policy.grace_minutes", set: |c, v| put(&mut c.policy.grace_minutes, v.int(0..=240)) },
     Key { name: "policy.work_days", set: |c, v| put(&mut c.policy.work_days, weekdays(v)) },
-    // Longer than four hours, a forgotten --kind would turn a real check-out into a repeat.
+    // Unused since a punch's kind no longer depends on arrival order; kept so that old files load.
     Key { name: "policy.repeat_window_minutes", set: |c, v| put(&mut c.policy.repeat_window_minutes, v.int(0..=240)) },
+    // Between checkin_deadline and checkout_from (checked with them, in Config::check).
+    Key { name: "policy.auto_kind_split", set: |c, v| put(&mut c.policy.auto_kind_split, hhmm(v).map(Some)) },
     // An hour of kiosk clock skew is already a broken kiosk.
     Key { name: "policy.max_future_skew_secs", set: |c, v| put(&mut c.policy.max_future_skew_secs, v.int(0..=3_600)) },
     // Past a second, a host's clock is off; an hour off is a broken host, not a skew to allow.

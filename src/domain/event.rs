@@ -108,7 +108,8 @@ const RECORD_V1: &str = "1";
 /// Fields in a version 1 record, the tag and the script's suffix included.
 const RECORD_FIELDS: usize = 12;
 
-/// What Rust knows of a punch's event before the board decides its kind.
+/// What Rust knows of a punch's event before the script settles its kind (a label, or the
+/// punch's time against the day's split) and whether it changed the record.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RecordFields<'a> {
     pub employee_id: &'a str,

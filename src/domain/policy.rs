@@ -18,9 +18,12 @@ pub struct Policy {
     pub grace_minutes: u32,
     /// Days of the week that are work days unless the calendar says otherwise.
     pub work_days: Vec<Weekday>,
-    /// Without `--kind`, a punch this close to the day's first check-in counts as a repeat
-    /// of that check-in, never as a check-out.
+    /// No longer used: an unlabelled punch's kind comes from its time alone
+    /// ([`Policy::auto_kind_split`]). Still accepted, so that old config files keep working.
     pub repeat_window_minutes: u32,
+    /// Without `--kind`, a punch before this local time is a check-in, at or after it a
+    /// check-out. `None`: the midpoint of `checkin_deadline` and `checkout_from`.
+    pub auto_kind_split: Option<NaiveTime>,
     /// How far in the future (clock skew between kiosk and server) a punch may be.
     pub max_future_skew_secs: u32,
     /// How far this host's clock may be from the Redis server's before its punches with an
@@ -39,10 +42,23 @@ impl Default for Policy {
             grace_minutes: 0,
             work_days: vec![Weekday::Mon, Weekday::Tue, Weekday::Wed, Weekday::Thu, Weekday::Fri],
             repeat_window_minutes: 30,
+            auto_kind_split: None,
             max_future_skew_secs: 120,
             max_clock_skew_secs: 30,
             max_backdate_days: 7,
         }
+    }
+}
+
+impl Policy {
+    /// The local time that splits the day for a punch without a kind: before it a check-in,
+    /// at or after it a check-out. Whatever order a day's punches arrive in, each gets the same
+    /// kind (docs/commands.md, "How a punch without --kind is read").
+    pub fn auto_kind_split(&self) -> NaiveTime {
+        self.auto_kind_split.unwrap_or_else(|| {
+            let (a, b) = (self.checkin_deadline, self.checkout_from);
+            a + (b - a) / 2
+        })
     }
 }
 
@@ -71,7 +87,7 @@ pub fn local_offset_secs(tz: Tz, date: NaiveDate, time: NaiveTime) -> i64 {
     }
 }
 
-/// What the rules say of one punch at one instant, before the board decides its kind.
+/// What the rules say of one punch at one instant, before the punch script settles its kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PunchFacts {
     /// The company-local date the punch belongs to.

@@ -101,7 +101,7 @@ pub(crate) fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) 
 #[derive(Debug, Clone)]
 pub(crate) struct Request<'a> {
     pub employee_id: &'a str,
-    /// `None`: the board decides (see `redis/punch.lua`).
+    /// `None`: its time decides (`policy.auto_kind_split`, see `redis/punch.lua`).
     pub kind: Option<Kind>,
     /// `None`: now, by the Redis server's clock.
     pub at: Option<DateTime<Utc>>,

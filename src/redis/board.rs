@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
 use chrono_tz::Tz;
 use redis::Commands;
 
@@ -100,7 +100,7 @@ fn decode_roster(id: &str, v: &str) -> Option<Employee> {
 #[derive(Debug, Clone)]
 pub struct Punch {
     pub employee: Employee,
-    /// `None`: let the board decide (see `punch.lua`).
+    /// `None`: its time decides (before the day's split a check-in, see `punch.lua`).
     pub kind: Option<Kind>,
     pub at: DateTime<Utc>,
     pub facts: PunchFacts,
@@ -168,16 +168,23 @@ pub struct PunchOutcome {
 /// Settings the script needs besides the punch.
 #[derive(Debug, Clone, Copy)]
 pub struct PunchRules {
-    pub repeat_window_secs: i64,
+    /// Local time splitting the day for an unlabelled punch (`Policy::auto_kind_split`).
+    pub auto_kind_split: NaiveTime,
     pub tz: Tz,
 }
 
 impl PunchRules {
     pub fn new(policy: &Policy, tz: Tz) -> Self {
         PunchRules {
-            repeat_window_secs: i64::from(policy.repeat_window_minutes) * 60,
+            auto_kind_split: policy.auto_kind_split(),
             tz,
         }
+    }
+
+    /// The split on `date`, in seconds into the work day as the board counts them (a DST day
+    /// included).
+    pub fn split_secs(&self, date: NaiveDate) -> i64 {
+        crate::domain::policy::local_offset_secs(self.tz, date, self.auto_kind_split)
     }
 }
 
@@ -222,7 +229,7 @@ fn invocation<'p, 's>(
     let mut inv = script.key(keys.board(dept, date));
     inv.key(keys.outbox(dept))
         .key(keys.board_days(dept))
-        .arg(rules.repeat_window_secs)
+        .arg(rules.split_secs(date))
         .arg(MAX_TOKENS)
         .arg(match events {
             Events::OutboxAndReply => "1",
@@ -289,8 +296,8 @@ impl Board {
         Ok(o)
     }
 
-    /// Record many punches: grouped by department and day (order kept within each group, which is
-    /// all the rules depend on), many punches per script call, many calls per pipeline. Same
+    /// Record many punches: grouped by department and day (order kept within each group: the
+    /// record does not depend on it, but `changed` and `duplicate` do), many punches per script call, many calls per pipeline. Same
     /// script, same outcomes as one by one; the outcomes come back in input order, without the
     /// event JSON (the events wait in the outboxes for the publisher).
     pub fn punch_many(
@@ -368,7 +375,7 @@ pub fn punch_calls<'s>(
 }
 
 /// The script calls for punches: grouped by department and day (order kept within each group,
-/// which is all the rules depend on), [`PUNCHES_PER_CALL`] at most per call.
+/// which each punch's `changed` and `duplicate` depend on), [`PUNCHES_PER_CALL`] at most per call.
 fn calls(punches: &[Punch]) -> Vec<Vec<usize>> {
     let mut groups: HashMap<(&str, NaiveDate), Vec<usize>> = HashMap::new();
     for (i, p) in punches.iter().enumerate() {

@@ -3,7 +3,9 @@
 -- KEYS[1] board hash (field = employee id, value = "i<secs>,o<secs>,..." see domain/day_record.rs)
 -- KEYS[2] outbox hash (field = event id, value = the event's compact record, see src/domain/event.rs)
 -- KEYS[3] the department's set of dates with boards (how settle finds days left to settle)
--- ARGV[1] repeat window secs, ARGV[2] max tokens per employee, ARGV[3] mode: '1' return the event
+-- ARGV[1] the day's split, secs into the work day: an unlabelled punch before it is a check-in,
+-- at or after it a check-out (its time alone decides, never the board, so no arrival order
+-- changes a punch's kind or its event; see domain/day_record.rs `resolve_kind`), ARGV[2] max tokens per employee, ARGV[3] mode: '1' return the event
 -- record, '0' do not, 'r' a replay from the journal (recover): no record and nothing to the
 -- outbox, since the event was published once already; ARGV[4] the work date (YYYY-MM-DD, the board's)
 -- then 5 per punch: employee id, secs into the work day, kind (in|out|auto), event id, the event
@@ -13,7 +15,7 @@
 -- or -1, last_out or -1, and in mode '1' the record or '' (a short reply: Redis's cost to
 -- build and send it is per value)
 local board, outbox, days = KEYS[1], KEYS[2], KEYS[3]
-local window, maxtok, want_record, replay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1', ARGV[3] == 'r'
+local split, maxtok, want_record, replay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1', ARGV[3] == 'r'
 -- What a bulk call of 100 punches costs is mostly per-punch interpreter work, so the hot path
 -- keeps it small: library functions in locals, counters rather than '#t' (a search in Lua 5.1),
 -- no parse and no table for an employee with no punch yet (the whole morning).
@@ -31,6 +33,35 @@ local cur, dirty, events, nevent = {}, {}, {}, 0
 local vals = redis.call('HMGET', board, unpack(emps))
 for j = 1, nemp do
   if cur[emps[j]] == nil then cur[emps[j]] = vals[j] or '' end
+end
+
+-- A full day (more than maxtok distinct punches, rare): keep the record (first check-in, last
+-- check-out) and the earliest other punches, maxtok in all. What is kept depends on the set of
+-- the day's punches, never on their arrival order (domain/day_record.rs `compact`).
+local function compact(toks, n, nf, nl)
+  local keep, rest, nk, nr = {}, {}, 0, 0
+  local fi, lo = nf and ('i' .. nf), nl and ('o' .. nl)
+  for i = 1, n do
+    local tok = toks[i]
+    if tok == fi then
+      fi = nil
+    elseif tok == lo then
+      lo = nil
+    else
+      local k, s = match(tok, '^([io])(%-?%d+)$')
+      nr = nr + 1
+      rest[nr] = {tonumber(s), k, tok}
+    end
+  end
+  if nf then nk = nk + 1; keep[nk] = 'i' .. nf end
+  if nl then nk = nk + 1; keep[nk] = 'o' .. nl end
+  table.sort(rest, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
+  for i = 1, nr do
+    if nk >= maxtok then break end
+    nk = nk + 1
+    keep[nk] = rest[i][3]
+  end
+  return concat(keep, ',')
 end
 
 -- secs: the same number as t, as the caller wrote it (a token is built from it as it is).
@@ -54,16 +85,8 @@ local function punch(emp, t, secs, kind, id, prefix)
     end
   end
 
-  -- An unlabelled punch: the first of the day is a check-in; one within the repeat window of
-  -- the first check-in repeats it (a double scan never becomes an early check-out); later: out.
   if kind == 'auto' then
-    if first_in == nil then
-      if last_out == nil then kind = 'in' else kind = 'out' end
-    elseif t < first_in + window then
-      kind = 'in'
-    else
-      kind = 'out'
-    end
+    if t < split then kind = 'in' else kind = 'out' end
   end
 
   local tok = (kind == 'in' and 'i' or 'o') .. secs
@@ -82,12 +105,8 @@ local function punch(emp, t, secs, kind, id, prefix)
   local changed = (nf ~= first_in) or (nl ~= last_out)
 
   if n >= maxtok then
-    -- Full: compact the history to the record itself plus this punch.
-    toks = {}
-    if nf then toks[#toks + 1] = 'i' .. nf end
-    if nl then toks[#toks + 1] = 'o' .. nl end
-    if tok ~= toks[1] and tok ~= toks[2] then toks[#toks + 1] = tok end
-    cur[emp] = concat(toks, ',')
+    toks[n + 1] = tok
+    cur[emp] = compact(toks, n + 1, nf, nl)
   elseif n == 0 then
     cur[emp] = tok
   else
