@@ -35,6 +35,15 @@ pub(crate) fn gone(e: &anyhow::Error) -> bool {
     })
 }
 
+/// What Redis answered, when the error is its reply (OOM, READONLY, MISCONF: a store refusing,
+/// not a store gone), in its own words.
+pub(crate) fn answered(e: &anyhow::Error) -> Option<String> {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<redis::RedisError>())
+        .find(|r| r.code().is_some())
+        .map(ToString::to_string)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,11 +52,18 @@ mod tests {
     fn only_a_lost_redis_calls_for_a_reconnection() {
         let eof: anyhow::Error =
             redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::UnexpectedEof)).into();
-        assert!(gone(&eof.context("reading the board")));
+        let eof = eof.context("reading the board");
+        assert!(gone(&eof));
         assert!(gone(&Error::service(Service::Redis, "Connection refused").into()));
         let oom: anyhow::Error =
             redis::RedisError::from((redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError), "OOM")).into();
         assert!(!gone(&oom));
+        assert!(
+            answered(&oom).is_some_and(|w| w.contains("OOM")),
+            "{:?}",
+            answered(&oom)
+        );
+        assert_eq!(answered(&eof), None);
         assert!(!gone(&Error::service(Service::Rabbitmq, "gone").into()));
         assert!(!gone(&anyhow::anyhow!("broken pipe")));
     }
