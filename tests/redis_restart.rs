@@ -199,3 +199,28 @@ fn a_live_watch_rides_out_a_redis_restart_and_shows_the_next_event() {
     assert!(stderr.contains("watch-dept: Redis back"), "{stderr}");
     assert_eq!(watch.stop(), Some(0), "stopped cleanly");
 }
+
+#[test]
+fn a_following_relay_stopped_while_redis_is_away_ends_cleanly() {
+    let (mut redis, env) = setup();
+    let mut relay = Running::start(&env, "relay", &["relay", "--follow", "--interval-ms", "60000"]);
+    wait_for("the relay's heartbeat", &mut relay, |_| {
+        redis
+            .con()
+            .and_then(|mut c| c.exists(env.keys().relay_heartbeat()))
+            .unwrap_or(false)
+    });
+    redis.crash();
+    wait_for("the relay noticing", &mut relay, |r| {
+        r.assert_running();
+        r.stderr().contains("relay: Redis lost: ")
+    });
+    let stderr = relay.stderr();
+    assert_eq!(
+        relay.stop(),
+        Some(0),
+        "Ctrl-C or SIGTERM is the stop asked for: {stderr}"
+    );
+    // Started again for the environment's clean-up.
+    redis.spawn();
+}

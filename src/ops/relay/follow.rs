@@ -73,7 +73,15 @@ pub(crate) fn follow(cfg: &Config, interval: Duration, sink: &mut impl FollowSin
         p.close();
     }
     result?;
-    forgotten?;
+    match forgotten {
+        // Stopped while Redis was away: its heartbeat expires by itself, and what was on its
+        // way stays in its outbox for the next relay.
+        Err(e) if redis_gone(&e) && stop.load(Ordering::SeqCst) => sink.status(format!(
+            "relay: stopped while Redis is away ({}); what was on its way stays in the outboxes",
+            crate::ops::exit::one_line(&e)
+        )),
+        r => r?,
+    }
     Ok(f.total)
 }
 
