@@ -333,3 +333,22 @@ fn no_command_imports_a_store() {
         .collect();
     fail_with("a command that imports a store", &violations);
 }
+
+#[test]
+fn nothing_in_src_writes_to_stderr_but_through_output() {
+    // `eprintln!` panics on a closed stderr (`attendance ... 2>&1 | head -c 100`): every line
+    // goes through `output::stderr_line`, which ignores that. Tests and benchmarks may print.
+    let mut violations = Vec::new();
+    for s in sources() {
+        for needle in ["eprintln!", "eprint!"] {
+            for (at, _) in s.code.match_indices(needle) {
+                violations.push(format!(
+                    "{}:{}: {needle}  (use output::stderr_line)",
+                    s.file,
+                    line_of(&s.code, at)
+                ));
+            }
+        }
+    }
+    fail_with("a direct write to stderr", &violations);
+}

@@ -3,9 +3,6 @@
 //! the Redis server's time; a host off by more than `policy.max_clock_skew_secs` has its
 //! punches with `--at`, its punch files and its settles refused, with nothing written.
 
-// A skipped test says so on stderr: eprintln! is fine here (see clippy.toml).
-#![allow(clippy::disallowed_macros)]
-
 mod common;
 use std::process::{Command, Output};
 

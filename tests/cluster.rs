@@ -2,8 +2,6 @@
 //! in `ATTENDANCE_TEST_REDIS_CLUSTER`): the same rows as on one node, and a lost master is a
 //! clean exit 3. Every step here failed on the single-node code: init-day and bulk check-ins
 //! with MOVED, relay finding only one master's outboxes, settle's reads and deletes.
-// A test's (or a benchmark's) own diagnostics go to stderr: eprintln! is fine here (see clippy.toml).
-#![allow(clippy::disallowed_macros)]
 
 mod common;
 use common::cluster::Cluster;

@@ -2,8 +2,6 @@
 //! failed records its run with those rows and what failed after; MySQL out of space is a
 //! failing service (exit 3, one line), never rows counted as failed; an error line is one line
 //! of at most 300 characters.
-// A test's (or a benchmark's) own diagnostics go to stderr: eprintln! is fine here (see clippy.toml).
-#![allow(clippy::disallowed_macros)]
 
 mod common;
 

@@ -2,9 +2,6 @@
 //! odd value is refused in one line naming it (exit 2) and changes nothing in any store; a
 //! misspelt variable is a warning naming the setting meant; a closed stderr is not a panic.
 
-// A test's own diagnostics go to stderr: eprintln! is fine here (see clippy.toml).
-#![allow(clippy::disallowed_macros)]
-
 mod common;
 
 use std::os::unix::ffi::OsStrExt;

@@ -4,8 +4,6 @@
 //!
 //! The broker is the test's own: a second RabbitMQ node on free ports, its files in a temporary
 //! directory, stopped and removed at the end.
-// A test's (or a benchmark's) own diagnostics go to stderr: eprintln! is fine here (see clippy.toml).
-#![allow(clippy::disallowed_macros)]
 
 mod common;
 

@@ -1,7 +1,5 @@
 //! `attendance settle` against the real MySQL and Redis: every status from a crafted day,
 //! reruns, kills at chosen points, MySQL away, refused rows, corrections, the next day.
-// A test's (or a benchmark's) own diagnostics go to stderr: eprintln! is fine here (see clippy.toml).
-#![allow(clippy::disallowed_macros)]
 
 mod common;
 

@@ -6,8 +6,6 @@
 //! A local proxy (tests/common/stall.rs) stands in front of the real service and goes silent
 //! on cue. The bounds asserted here are the configured timeouts plus a generous slack for a
 //! loaded machine; before this was fixed, the same stalls held a command for 120 s to forever.
-// A test's (or a benchmark's) own diagnostics go to stderr: eprintln! is fine here (see clippy.toml).
-#![allow(clippy::disallowed_macros)]
 
 mod common;
 

@@ -1,8 +1,6 @@
 //! The benchmarks' flags: `--name N` pairs, each with a default. A flag without a number
 //! after it is an error, not silently the default; and where the release binary is. Shared by
 //! the benchmarks.
-// A test's (or a benchmark's) own diagnostics go to stderr: eprintln! is fine here (see clippy.toml).
-#![allow(clippy::disallowed_macros)]
 
 use std::path::{Path, PathBuf};
 

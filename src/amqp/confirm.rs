@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use amiquip::{Channel, Confirm, ConfirmSmoother, Connection, Publish, Return};
+use amiquip::{Channel, Confirm, ConfirmSmoother, Connection, ConnectionBlockedNotification, Publish, Return};
 use anyhow::Result;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
@@ -19,7 +19,14 @@ pub(crate) struct Confirming {
     last_tag: u64,
     /// A wait for a confirm ran out: the broker may have stopped answering altogether.
     pub(crate) timed_out: bool,
+    /// The broker's `connection.blocked` and `connection.unblocked` (a memory or disk alarm).
+    blocks: Receiver<ConnectionBlockedNotification>,
+    /// Why the broker blocks this connection's publishers, while it does.
+    blocked: Option<String>,
 }
+
+/// How often a wait for confirms looks whether the broker blocked the connection meanwhile.
+const BLOCK_CHECK: Duration = Duration::from_millis(50);
 
 /// What one wait brought: single (smoothed) confirms, and the message ids returned unroutable.
 pub(crate) struct Confirmed {
@@ -35,6 +42,8 @@ impl Confirming {
         let confirms = channel.listen_for_publisher_confirms().map_err(svc)?;
         let returns = channel.listen_for_returns().map_err(svc)?;
         channel.enable_publisher_confirms().map_err(svc)?;
+        // One listener per connection: this channel is the connection's only publisher.
+        let blocks = conn.listen_for_connection_blocked().map_err(svc)?;
         Ok(Confirming {
             channel,
             confirms,
@@ -42,6 +51,8 @@ impl Confirming {
             smoother: ConfirmSmoother::new(),
             last_tag: 0,
             timed_out: false,
+            blocks,
+            blocked: None,
         })
     }
 
@@ -54,22 +65,34 @@ impl Confirming {
         Ok(self.last_tag)
     }
 
-    /// Wait up to `timeout` for the next confirm from the broker; `Err(why)` when none came.
+    /// Wait up to `timeout` for the next confirm from the broker; `Err(why)` when none came,
+    /// or at once when the broker blocks the connection's publishers (an alarm: no confirm
+    /// comes until it clears, and waiting for it would only spend the bound).
     pub(crate) fn wait(&mut self, timeout: Duration) -> Result<Confirmed, String> {
-        let raw = match self.confirms.recv_deadline(Instant::now() + timeout) {
-            Ok(c) => c,
-            Err(RecvTimeoutError::Timeout) => {
-                self.timed_out = true;
-                return Err(format!("no publisher confirm within {} ms", timeout.as_millis()));
+        let deadline = Instant::now() + timeout;
+        let raw = loop {
+            if let Some(why) = self.blocked_now() {
+                return Err(why);
             }
-            // The broker closed the channel (a refused declare, say): a call now usually returns
-            // its reason, which is worth more to an operator than "closed" (when amiquip lost it,
-            // the publisher asks the broker again: `Publisher::why_closed`).
-            Err(RecvTimeoutError::Disconnected) => {
-                return Err(match self.channel.qos(0, 0, false) {
-                    Err(e) => e.to_string(),
-                    Ok(()) => "the broker stopped confirming".into(),
-                })
+            match self
+                .confirms
+                .recv_deadline((Instant::now() + BLOCK_CHECK).min(deadline))
+            {
+                Ok(c) => break c,
+                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Err(RecvTimeoutError::Timeout) => {
+                    self.timed_out = true;
+                    return Err(format!("no publisher confirm within {} ms", timeout.as_millis()));
+                }
+                // The broker closed the channel (a refused declare, say): a call now usually
+                // returns its reason, which is worth more to an operator than "closed" (when
+                // amiquip lost it, the publisher asks the broker again: `Publisher::why_closed`).
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(match self.channel.qos(0, 0, false) {
+                        Err(e) => e.to_string(),
+                        Ok(()) => "the broker stopped confirming".into(),
+                    })
+                }
             }
         };
         // The broker sends a message's return before its ack, so it is already queued here.
@@ -78,6 +101,20 @@ impl Confirming {
             confirms: self.smoother.process(raw).collect(),
             returned,
         })
+    }
+
+    /// Why the broker blocks this connection's publishers, if it does now (the notifications
+    /// that arrived so far, in order).
+    pub(crate) fn blocked_now(&mut self) -> Option<String> {
+        for n in self.blocks.try_iter() {
+            self.blocked = match n {
+                ConnectionBlockedNotification::Blocked(reason) => Some(reason),
+                ConnectionBlockedNotification::Unblocked => None,
+            };
+        }
+        self.blocked
+            .as_ref()
+            .map(|reason| format!("the broker blocks publishers ({reason}: a memory or disk alarm)"))
     }
 
     /// The confirm that has already arrived, if one has (no wait).

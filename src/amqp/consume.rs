@@ -12,12 +12,13 @@ use serde::Serialize;
 use super::confirm::Confirming;
 use super::connect::Link;
 use super::parking as dlq;
-use super::reconnect::{broker_gone, Backoff};
+use super::reconnect::broker_gone;
 use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config};
 use crate::domain::event::Event;
 use crate::error::{Error, Service};
 use crate::interrupt::unless_stopped;
+use crate::interrupt::Backoff;
 
 /// Deliveries in flight to one watcher: enough to keep a burst flowing, few enough that a
 /// crash hands little back.

@@ -19,5 +19,4 @@ pub(crate) use consume::{watch_department, ShownEvents, WatchItem, WatchOptions,
 pub(crate) use journal::{read_journal, require_journal, EndedBy};
 pub use publish::Publisher;
 pub(crate) use publish::{Connecting, Flow};
-pub(crate) use reconnect::Backoff;
 pub use topology::{teardown, Names};

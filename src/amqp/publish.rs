@@ -208,6 +208,13 @@ impl Publisher {
         while let Some(got) = self.out.try_wait() {
             self.take(flow, got);
         }
+        if self.broken.is_none() && !flow.deliveries.is_empty() {
+            // Blocked (an alarm): no confirm comes until it clears; the events stay pending.
+            if let Some(why) = self.out.blocked_now() {
+                self.broken = Some(why);
+                return;
+            }
+        }
         let limit = Duration::from_millis(u64::from(self.settings.confirm_timeout_ms));
         if !flow.deliveries.is_empty() && flow.progress.elapsed() > limit && self.broken.is_none() {
             self.out.timed_out = true;

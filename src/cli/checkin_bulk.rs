@@ -18,7 +18,7 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
     let mut b = ops::bulk::bulk(&ctx.cfg, rows, refused, |n| pb.inc(n as u64))?;
     pb.finish_and_clear();
     if let Some(failure) = b.report.failure.take() {
-        return cut_off(ctx, &b.report, json, failure);
+        return cut_off(ctx, &b, json, failure);
     }
     let (report, sent) = (&b.report, &b.notifications);
     if json {
@@ -48,24 +48,47 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// Redis failed part-way: say what was recorded before (a rerun of the same file is
-/// idempotent and records the rest), then fail with the service error (exit 3).
-fn cut_off(ctx: &Ctx, report: &punch_file::BulkReport, json: bool, failure: anyhow::Error) -> Result<()> {
+/// Redis failed part-way (recording, or publishing after it): say what was done before it
+/// (recorded, sent, pending; a rerun of the same file is idempotent and records the rest), in
+/// stderr and in `--json`, then fail with the service error (exit 3).
+fn cut_off(ctx: &Ctx, b: &ops::bulk::Bulk, json: bool, failure: anyhow::Error) -> Result<()> {
+    let (report, sent) = (&b.report, &b.notifications);
     if json {
-        crate::output::json(report)?;
+        crate::output::json(b)?;
     } else {
         for r in &report.refused {
             ctx.say(format!("refused line {}: {}", r.line, r.reason));
         }
     }
+    let done = report.recorded + report.unchanged + report.refused.len();
+    let when = if report.unconfirmed == 0 && done == report.rows {
+        format!("after all {} rows were done, while publishing", report.rows)
+    } else {
+        format!("after {done} of {} rows", report.rows)
+    };
+    // Punches without a reply read: Redis went away (no reply), or it refused a call (its
+    // answer) and the calls after it were not read.
+    let unconfirmed = match (&b.redis_answered, report.unconfirmed) {
+        (_, 0) => String::new(),
+        (Some(said), n) => format!(", {n} unconfirmed (Redis answered: {said})"),
+        (None, n) => format!(", {n} unconfirmed (sent, no reply)"),
+    };
+    let next = if done == report.rows && report.unconfirmed == 0 {
+        "nothing to record again; `attendance relay` sends what waits in the outboxes"
+    } else {
+        "run the same file again to record the rest (repeats change nothing)"
+    };
+    let unremoved = match sent.unremoved {
+        0 => String::new(),
+        n => format!(" ({n} of them still in their outboxes: `attendance relay` sends them again)"),
+    };
     ctx.say(format!(
-        "checkin --file: Redis failed after {} of {} rows: {} punches recorded, {} unchanged, {} refused, {} unconfirmed (sent, no reply); run the same file again to record the rest (repeats change nothing)",
-        report.recorded + report.unchanged + report.refused.len(),
-        report.rows,
+        "checkin --file: Redis failed {when}: {} punches recorded, {} unchanged, {} refused{unconfirmed}; notifications: {} sent{unremoved}, {} pending in the outboxes; {next}",
         report.recorded,
         report.unchanged,
         report.refused.len(),
-        report.unconfirmed
+        sent.sent,
+        sent.pending
     ));
     Err(failure)
 }

@@ -26,7 +26,8 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
         tick: REDRAW,
     };
     let dept = &args.department_id;
-    let watched = crate::ops::watch::department(&ctx.cfg, dept, opts, interrupt::stop_flag(), |item| {
+    let say = |line: String| ctx.say(format!("watch-dept: {line}"));
+    let watched = crate::ops::watch::department(&ctx.cfg, dept, opts, interrupt::stop_flag(), say, |item| {
         match item {
             WatchItem::Event { event } => match screen.as_mut() {
                 Some(s) => {

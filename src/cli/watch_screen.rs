@@ -41,7 +41,10 @@ impl Screen {
 
     pub(crate) fn draw(&mut self, ctx: &Ctx, dept: &str) -> Result<()> {
         let date = ctx.today();
-        let view = self.viewer.department_view(&ctx.cfg, dept, date, 3 * NAMES)?;
+        let view = match self.viewer.department_view(&ctx.cfg, dept, date, 3 * NAMES)? {
+            Ok(v) => v,
+            Err(why) => return self.draw_lost(dept, &why),
+        };
         let (s, names) = (&view.summary, &view.names);
         let list = |v: &[String]| {
             let shown: Vec<String> = v
@@ -83,6 +86,18 @@ impl Screen {
             list(&s.not_in),
             list(&s.early)
         );
+        self.finish(out)
+    }
+
+    /// Redis is gone: the latest events under a line saying so, until the board is back.
+    fn draw_lost(&mut self, dept: &str, why: &str) -> Result<()> {
+        let mut out = String::from("\x1b[2J\x1b[H");
+        out += &format!("Department {dept} (Ctrl-C to leave)\n\n");
+        out += &format!("Redis lost: {}; reconnecting\n\nLatest events:\n", inert(why));
+        self.finish(out)
+    }
+
+    fn finish(&mut self, mut out: String) -> Result<()> {
         // The screen's own escapes above are the only ones written: every name, id and event
         // line is inert (`Screen::push` is given inert lines).
         for l in &self.recent {

@@ -12,6 +12,7 @@ use super::checkin::resolve_timed;
 use crate::config::Config;
 use crate::domain::policy::{self, DayClock, PunchWindow};
 use crate::domain::punch_file::{self, BulkReport, Refusal, Row};
+use crate::error::{Error, Service};
 use crate::ops::relay::{DrainReport, Feed};
 use crate::redis::board::{Board, Punch, PunchOutcome, PunchRules};
 
@@ -21,6 +22,10 @@ pub(crate) struct Bulk {
     #[serde(flatten)]
     pub report: BulkReport,
     pub notifications: DrainReport,
+    /// What Redis answered when it refused (OOM, READONLY, MISCONF), in its words: then the
+    /// `unconfirmed` punches got an answer, a refusal, not "no reply".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redis_answered: Option<String>,
 }
 
 /// Record every good row and publish its event with a window of confirms, on
@@ -39,12 +44,40 @@ pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress
     report.refused = refused;
     let notifications = match notifications {
         Ok(n) => n,
-        // A Redis that failed part-way fails the publishers' bookkeeping too: the events wait
-        // in the outboxes for `relay`, and the caller reports what was recorded before.
-        Err(_) if report.failure.is_some() => DrainReport::default(),
-        Err(e) => return Err(e),
+        // The publishers' Redis connections could not be opened: nothing was published, every
+        // event recorded waits in its outbox for `relay`.
+        Err(e) => {
+            let line = crate::ops::exit::one_line(&e);
+            fail(&mut report, e);
+            DrainReport {
+                pending: report.recorded + report.unchanged,
+                redis_failed: Some(line),
+                ..Default::default()
+            }
+        }
     };
-    Ok(Bulk { report, notifications })
+    // Redis failed while the events were published, after the punches were recorded: the
+    // summary says what was done before, and the command fails with Redis's words (exit 3).
+    if let Some(line) = &notifications.redis_failed {
+        fail(
+            &mut report,
+            Error::service(Service::Redis, format!("while publishing the notifications: {line}")).into(),
+        );
+    }
+    let redis_answered = report.failure.as_ref().and_then(crate::redis::failure::answered);
+    Ok(Bulk {
+        report,
+        notifications,
+        redis_answered,
+    })
+}
+
+/// The report's failure, unless recording failed first (that one stands).
+fn fail(report: &mut BulkReport, e: anyhow::Error) {
+    if report.failure.is_none() {
+        report.error = Some(crate::ops::exit::one_line(&e));
+        report.failure = Some(e);
+    }
 }
 
 /// Resolve and classify every row: the punches to record, and every refusal in line order.

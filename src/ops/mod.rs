@@ -23,6 +23,7 @@ pub(crate) mod org;
 pub(crate) mod queues;
 pub(crate) mod recover;
 pub(crate) mod relay;
+pub(crate) mod reopen;
 pub(crate) mod report;
 pub(crate) mod settle;
 pub(crate) mod status;

@@ -3,7 +3,7 @@
 //! the department's board for a day.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 use chrono::NaiveDate;
@@ -12,28 +12,65 @@ use crate::amqp::ShownEvents;
 pub(crate) use crate::amqp::{WatchItem, WatchOptions, WatchReport};
 use crate::config::Config;
 use crate::domain::summary::{self, Summary};
+use crate::ops::reopen::{board_again, redis_gone};
 use crate::redis::board::Board;
 
 /// Watch the department's queue (see `amqp::watch_department`), handing each item to `show`.
+/// A live watch (not `--once`) whose Redis goes away waits for it to come back, saying so
+/// through `say`, and carries on with the delivery it was showing (still unacked meanwhile).
 pub(crate) fn department(
     cfg: &Config,
     dept: &str,
     opts: WatchOptions,
     stop: &AtomicBool,
+    say: impl FnMut(String),
     show: impl FnMut(WatchItem<'_>) -> Result<()>,
 ) -> Result<WatchReport> {
-    let mut board = Board::open(cfg)?;
-    crate::amqp::watch_department(cfg, &mut board, dept, opts, stop, show)
+    let mut shown = Shown {
+        cfg,
+        board: Board::open(cfg)?,
+        reconnect: !opts.once,
+        stop,
+        say,
+    };
+    crate::amqp::watch_department(cfg, &mut shown, dept, opts, stop, show)
 }
 
-/// The watchers' dedup lives beside the department's board.
-impl ShownEvents for Board {
+/// The watchers' dedup, beside the department's board, on a connection that a live watch
+/// reopens when Redis restarts.
+struct Shown<'a, S> {
+    cfg: &'a Config,
+    board: Board,
+    reconnect: bool,
+    stop: &'a AtomicBool,
+    say: S,
+}
+
+impl<S: FnMut(String)> Shown<'_, S> {
+    /// `op` on the board; again on a new connection after Redis came back, if it was gone.
+    fn again<T>(&mut self, mut op: impl FnMut(&mut Board) -> Result<T>) -> Result<T> {
+        loop {
+            match op(&mut self.board) {
+                Err(e) if self.reconnect && redis_gone(&e) && !self.stop.load(Ordering::SeqCst) => {
+                    match board_again(self.cfg, &e, self.stop, &mut self.say)? {
+                        Some(b) => self.board = b,
+                        // Stopped meanwhile: the delivery stays unacked, handed back.
+                        None => return Err(e),
+                    }
+                }
+                r => return r,
+            }
+        }
+    }
+}
+
+impl<S: FnMut(String)> ShownEvents for Shown<'_, S> {
     fn shown_before(&mut self, dept: &str, event_id: &str) -> Result<bool> {
-        Board::shown_before(self, dept, event_id)
+        self.again(|b| b.shown_before(dept, event_id))
     }
 
     fn mark_shown(&mut self, dept: &str, event_id: &str) -> Result<()> {
-        Board::mark_shown(self, dept, event_id)
+        self.again(|b| b.mark_shown(dept, event_id))
     }
 }
 
@@ -46,36 +83,55 @@ pub(crate) struct DepartmentView {
 }
 
 /// The live screen's reader of a department's board, on a connection of its own (the watch
-/// keeps another for its dedup).
+/// keeps another for its dedup). Redis gone is no failure here: the screen says so and the
+/// next redraw tries again.
 pub(crate) struct Viewer {
-    board: Board,
+    board: Option<Board>,
 }
 
 impl Viewer {
     pub(crate) fn open(cfg: &Config) -> Result<Viewer> {
         Ok(Viewer {
-            board: Board::open(cfg)?,
+            board: Some(Board::open(cfg)?),
         })
     }
 
     /// The department's board of `date` summed up under the policy, with the names of at most
-    /// `named` employees of the late, not-yet-in and early lists (in that order).
+    /// `named` employees of the late, not-yet-in and early lists (in that order). `Err` of
+    /// `Ok`: Redis is gone, in one line (the board is read again on the next call).
     pub(crate) fn department_view(
         &mut self,
         cfg: &Config,
         dept: &str,
         date: NaiveDate,
         named: usize,
-    ) -> Result<DepartmentView> {
-        let b = self.board.department_board(dept, date)?;
-        let summary = summary::summarize(&b, &cfg.policy, cfg.timezone, date);
-        let ids: Vec<String> = [&summary.late, &summary.not_in, &summary.early]
-            .into_iter()
-            .flatten()
-            .take(named)
-            .cloned()
-            .collect();
-        let names = self.board.names(&ids)?;
-        Ok(DepartmentView { summary, names })
+    ) -> Result<Result<DepartmentView, String>> {
+        let read = |board: &mut Board| -> Result<DepartmentView> {
+            let b = board.department_board(dept, date)?;
+            let summary = summary::summarize(&b, &cfg.policy, cfg.timezone, date);
+            let ids: Vec<String> = [&summary.late, &summary.not_in, &summary.early]
+                .into_iter()
+                .flatten()
+                .take(named)
+                .cloned()
+                .collect();
+            let names = board.names(&ids)?;
+            Ok(DepartmentView { summary, names })
+        };
+        let viewed = match self.board.as_mut() {
+            Some(b) => read(b),
+            None => Board::open(cfg).and_then(|mut b| {
+                let v = read(&mut b);
+                self.board = Some(b);
+                v
+            }),
+        };
+        match viewed {
+            Err(e) if redis_gone(&e) => {
+                self.board = None;
+                Ok(Err(crate::ops::exit::one_line(&e)))
+            }
+            r => r.map(Ok),
+        }
     }
 }

@@ -29,6 +29,12 @@ impl Board {
         })
     }
 
+    /// Whether Redis answers (a reopened connection, before it is said to be back).
+    pub(crate) fn ping(&mut self) -> Result<()> {
+        redis::cmd("PING").query::<()>(&mut self.con)?;
+        Ok(())
+    }
+
     /// The key names of this board's namespace.
     pub fn keys(&self) -> &Keys {
         &self.keys

@@ -1,7 +1,5 @@
 //! Test harness: each test gets its own MySQL database and its own Redis/AMQP namespace on the
 //! real services, and removes them when it ends (also when it fails).
-// A test's (or a benchmark's) own diagnostics go to stderr: eprintln! is fine here (see clippy.toml).
-#![allow(clippy::disallowed_macros)]
 #![allow(dead_code)]
 
 pub mod cluster;

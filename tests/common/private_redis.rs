@@ -78,10 +78,15 @@ impl PrivateRedis {
 
     /// SIGKILL (no shutdown save, no AOF rewrite), wait for it, start again on the same port/dir.
     pub fn crash_and_restart(&mut self) {
+        self.crash();
+        self.spawn();
+    }
+
+    /// SIGKILL, and wait for it: the port refuses connections until [`PrivateRedis::spawn`].
+    pub fn crash(&mut self) {
         let mut child = self.child.take().unwrap();
         child.kill().unwrap();
         child.wait().unwrap();
-        self.spawn();
     }
 
     /// Every key of the namespace with its content, to prove that nothing changed.

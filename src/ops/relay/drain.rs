@@ -38,6 +38,18 @@ pub struct DrainReport {
     /// [`MALFORMED_SHOWN`]): never published, left in their outbox and counted in `pending`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub malformed: Vec<String>,
+    /// Of `sent`: events the broker confirmed that are still in their outbox, because Redis
+    /// failed before they could be removed (`relay` sends them again: at least once).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unremoved: usize,
+    /// Redis failed while publishing (a bulk check-in's publishers), in one line: the figures
+    /// are what was done before.
+    #[serde(skip)]
+    pub redis_failed: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Malformed outbox entries a drain names; it counts them all in `pending`.
@@ -115,6 +127,8 @@ pub(crate) fn each_share<P: Send>(
         total.pending += r.pending;
         total.problem = total.problem.or(r.problem);
         total.malformed.extend(r.malformed);
+        total.unremoved += r.unremoved;
+        total.redis_failed = total.redis_failed.or(r.redis_failed);
     }
     total.malformed.truncate(MALFORMED_SHOWN);
     Ok(total)
@@ -191,13 +205,31 @@ pub(crate) fn remove_acked(
     depts: &[String],
     flow: &mut Flow<(usize, String)>,
     sent: &mut [usize],
-) -> Result<()> {
+) -> Result<(), Unremoved> {
     let mut by_dept: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut taken = 0;
     for (i, id) in flow.take_acked() {
         sent[i] += 1;
+        taken += 1;
         by_dept.entry(depts[i].as_str()).or_default().push(id);
     }
-    board.outbox_ack_many(&by_dept)
+    board
+        .outbox_ack_many(&by_dept)
+        .map_err(|error| Unremoved { count: taken, error })
+}
+
+/// Redis failed removing confirmed events from their outboxes: how many stay there (counted
+/// as sent all the same: the broker has them).
+#[derive(Debug)]
+pub(crate) struct Unremoved {
+    pub count: usize,
+    pub error: anyhow::Error,
+}
+
+impl From<Unremoved> for anyhow::Error {
+    fn from(u: Unremoved) -> Self {
+        u.error
+    }
 }
 
 /// Publish one check-in's event and its department's stale pending events on `publisher`

@@ -105,7 +105,9 @@ pub(crate) fn publish_while<R>(
 }
 
 /// One publisher: what is handed over as it comes, then its departments' outboxes once. A
-/// broker that cannot be reached leaves the events pending (the punches are recorded).
+/// broker that cannot be reached leaves the events pending (the punches are recorded). A Redis
+/// that fails meanwhile ends it with what it did before: the events confirmed (some perhaps
+/// still in their outbox) and those not, which wait in their outboxes for `relay`.
 fn publish_share(
     cfg: &Config,
     share: &[String],
@@ -113,40 +115,108 @@ fn publish_share(
     mut redis: Board,
     abandoned: &AtomicBool,
 ) -> Result<DrainReport> {
-    let gone = || abandoned.load(Ordering::SeqCst);
     let mut publisher = match Publisher::connect(cfg) {
         Ok(p) => p,
         Err(e) => {
-            rx.iter().for_each(drop);
-            if gone() {
-                return Ok(DrainReport::default());
+            let handed: usize = rx.iter().map(|events| events.len()).sum();
+            let problem = Some(crate::ops::exit::one_line(&e));
+            if abandoned.load(Ordering::SeqCst) {
+                return Ok(DrainReport {
+                    pending: handed,
+                    problem,
+                    ..Default::default()
+                });
             }
+            let (pending, redis_failed) = match redis.outbox_len(share) {
+                Ok(n) => (n, None),
+                Err(e) => (handed, Some(crate::ops::exit::one_line(&e))),
+            };
             return Ok(DrainReport {
-                pending: redis.outbox_len(share)?,
-                problem: Some(crate::ops::exit::one_line(&e)),
+                pending,
+                problem,
+                redis_failed,
                 ..Default::default()
             });
         }
     };
+    let mut done = Done {
+        sent: vec![0; share.len()],
+        ..Done::default()
+    };
+    let result = publish_handed(share, &rx, &mut redis, &mut publisher, abandoned, &mut done);
+    // A publisher that stopped early still takes what is handed over (and drops it: it is in
+    // its outbox), so recording never blocks on it.
+    rx.iter().for_each(drop);
+    let problem = publisher.problem().map(str::to_string);
+    publisher.close();
+    let sent: usize = done.sent.iter().sum();
+    let partial = |redis_failed| DrainReport {
+        departments: done.sent.iter().filter(|&&n| n > 0).count(),
+        sent,
+        pending: done.handed.saturating_sub(sent),
+        problem: problem.clone(),
+        unremoved: done.unremoved,
+        redis_failed,
+        ..Default::default()
+    };
+    match result {
+        Ok(Some(mut report)) => {
+            report.sent += sent;
+            report.departments = report.departments.max(partial(None).departments);
+            Ok(report)
+        }
+        // Recording failed: that failure is the report's; here, what was sent before it.
+        Ok(None) => Ok(partial(None)),
+        Err(e) => Ok(partial(Some(crate::ops::exit::one_line(&e)))),
+    }
+}
+
+/// What one publisher did so far: events handed to it, confirmed per department, and
+/// confirmed but left in their outbox by a failing Redis.
+#[derive(Default)]
+struct Done {
+    handed: usize,
+    sent: Vec<usize>,
+    unremoved: usize,
+}
+
+/// Publish what is handed over, then drain the share's outboxes once. `None`: recording failed
+/// (abandoned), so the publisher stopped touching Redis. An error is Redis failing.
+fn publish_handed(
+    share: &[String],
+    rx: &Receiver<Events>,
+    redis: &mut Board,
+    publisher: &mut Publisher,
+    abandoned: &AtomicBool,
+    done: &mut Done,
+) -> Result<Option<DrainReport>> {
+    let gone = || abandoned.load(Ordering::SeqCst);
     let index: HashMap<&str, usize> = share.iter().enumerate().map(|(i, d)| (d.as_str(), i)).collect();
     let mut flow: Flow<(usize, String)> = Flow::default();
-    let mut sent = vec![0; share.len()];
+    let remove = |redis: &mut Board, flow: &mut Flow<(usize, String)>, done: &mut Done| {
+        remove_acked(redis, share, flow, &mut done.sent).map_err(|u| {
+            done.unremoved += u.count;
+            u.error
+        })
+    };
     for events in rx.iter() {
         for (dept, id, stored) in events {
             let Some(&i) = index.get(dept.as_str()) else { continue };
+            done.handed += 1;
             if publisher.problem().is_none() {
                 publisher.send(&mut flow, &id, &stored, (i, id.clone()));
             }
         }
-        if !gone() {
-            remove_acked(&mut redis, share, &mut flow, &mut sent)?;
+        if gone() {
+            return Ok(None);
         }
+        remove(redis, &mut flow, done)?;
     }
     if gone() {
-        return Ok(DrainReport::default());
+        return Ok(None);
     }
     publisher.finish(&mut flow);
-    remove_acked(&mut redis, share, &mut flow, &mut sent)?;
+    remove(redis, &mut flow, done)?;
     // What is still in the outboxes: anything not confirmed above, and older pending events
     // (their lengths in one pipeline: most are empty by now).
     let left: Vec<String> = share
@@ -155,12 +225,5 @@ fn publish_share(
         .filter(|(_, n)| *n > 0)
         .map(|(d, _)| d.clone())
         .collect();
-    let mut report = drain_departments(&mut publisher, &mut redis, &left)?;
-    publisher.close();
-    report.sent += sent.iter().sum::<usize>();
-    report.departments = (0..share.len())
-        .filter(|&i| sent[i] > 0)
-        .count()
-        .max(report.departments);
-    Ok(report)
+    Ok(Some(drain_departments(publisher, redis, &left)?))
 }

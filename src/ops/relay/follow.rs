@@ -1,6 +1,7 @@
 //! `relay --follow`: a full round over every outbox every interval, and between rounds the
 //! events check-ins hand over (woken through Redis), until Ctrl-C or SIGTERM. What it has to
-//! say goes to a [`FollowSink`]: the command renders it.
+//! say goes to a [`FollowSink`]: the command renders it. A Redis that goes away (a restart)
+//! is reconnected to, as a broker is, and every outbox swept again once it is back.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
@@ -8,9 +9,11 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::Result;
 
 use super::{DrainReport, Handoffs};
-use crate::amqp::{Backoff, Publisher};
+use crate::amqp::Publisher;
 use crate::config::Config;
 use crate::interrupt;
+use crate::interrupt::Backoff;
+use crate::ops::reopen::{board_again, redis_gone};
 use crate::redis::board::Board;
 
 /// Where a following relay reports, as it goes.
@@ -34,24 +37,19 @@ pub(crate) fn follow(cfg: &Config, interval: Duration, sink: &mut impl FollowSin
     board.clear_wakes()?;
     let result = (|| -> Result<()> {
         while !stop.load(Ordering::SeqCst) {
-            let started = (SystemTime::now(), Instant::now());
-            if !f.connected(sink) {
-                sink.round(None, f.total.sent, started)?;
-                // No broker: check-ins publish (or keep pending) themselves meanwhile.
-                board.forget(&f.me)?;
-                f.beaten = None;
-                f.lost = true;
-                f.backoff.sleep(stop);
-                continue;
+            match f.round(sink, &mut board) {
+                // Redis restarted (or is moving): what was on its way stays in its outbox, and the
+                // first round on the new connection sweeps every outbox again.
+                Err(e) if redis_gone(&e) && !stop.load(Ordering::SeqCst) => {
+                    f.drop_publisher();
+                    let mut say = |line: String| sink.status(format!("relay: {line}"));
+                    match board_again(cfg, &e, stop, &mut say)? {
+                        Some(b) => board = b,
+                        None => break,
+                    }
+                }
+                r => r?,
             }
-            // A round whose confirms are still due (a slow broker) is not swept again over it.
-            if !f.handoffs.round_open() {
-                let p = f.publisher.as_mut().expect("connected");
-                f.handoffs.sweep(p, &mut board)?;
-                f.round_started = started;
-            }
-            f.report(sink, &mut board)?;
-            f.take_handoffs(sink, &mut board)?;
         }
         Ok(())
     })();
@@ -75,7 +73,15 @@ pub(crate) fn follow(cfg: &Config, interval: Duration, sink: &mut impl FollowSin
         p.close();
     }
     result?;
-    forgotten?;
+    match forgotten {
+        // Stopped while Redis was away: its heartbeat expires by itself, and what was on its
+        // way stays in its outbox for the next relay.
+        Err(e) if redis_gone(&e) && stop.load(Ordering::SeqCst) => sink.status(format!(
+            "relay: stopped while Redis is away ({}); what was on its way stays in the outboxes",
+            crate::ops::exit::one_line(&e)
+        )),
+        r => r?,
+    }
     Ok(f.total)
 }
 
@@ -123,6 +129,40 @@ impl<'c> Follow<'c> {
             lost: false,
             backoff: Backoff::default(),
         }
+    }
+
+    /// One full round, then the hand-offs until the next one; or, with no broker, one wait.
+    fn round(&mut self, sink: &mut impl FollowSink, board: &mut Board) -> Result<()> {
+        let stop = interrupt::stop_flag();
+        let started = (SystemTime::now(), Instant::now());
+        if !self.connected(sink) {
+            sink.round(None, self.total.sent, started)?;
+            // No broker: check-ins publish (or keep pending) themselves meanwhile.
+            board.forget(&self.me)?;
+            self.beaten = None;
+            self.lost = true;
+            self.backoff.sleep(stop);
+            return Ok(());
+        }
+        // A round whose confirms are still due (a slow broker) is not swept again over it.
+        if !self.handoffs.round_open() {
+            let p = self.publisher.as_mut().expect("connected");
+            self.handoffs.sweep(p, board)?;
+            self.round_started = started;
+        }
+        self.report(sink, board)?;
+        self.take_handoffs(sink, board)
+    }
+
+    /// Redis was lost: the events on their way are left in their outboxes (their confirms
+    /// could not be recorded there), with the connection that carried them; the heartbeat is
+    /// written again on the new connection.
+    fn drop_publisher(&mut self) {
+        if let Some(p) = self.publisher.take() {
+            p.close();
+        }
+        self.handoffs = Handoffs::default();
+        self.beaten = None;
     }
 
     /// The publisher, reconnecting first if needed. A connection that broke (found out by a
