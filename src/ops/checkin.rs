@@ -173,13 +173,13 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     let (notification, pending_because) = match (o.event_json.is_some(), connecting) {
         (false, _) => ("none", None),
         // The punch is recorded: nothing here fails the check-in.
-        (true, Some(connecting)) => notify_now(cfg, connecting, &mut board, dept, &p.event_id),
+        (true, Some(connecting)) => notify_now(cfg, connecting, &mut board, dept, &p.event_id, now),
         (true, None) => match board.wake_relay(dept) {
             Ok(true) => ("handed_off", None),
             // The relay's heartbeat expired since: publish as if there had been none.
             Ok(false) => {
                 let connecting = Publisher::connect_in_background(cfg);
-                notify_now(cfg, connecting, &mut board, dept, &p.event_id)
+                notify_now(cfg, connecting, &mut board, dept, &p.event_id, now)
             }
             Err(e) => ("pending", Some(crate::ops::exit::one_line(&e))),
         },
@@ -216,10 +216,11 @@ fn notify_now(
     board: &mut Board,
     dept: &str,
     event_id: &str,
+    now: DateTime<Utc>,
 ) -> (&'static str, Option<String>) {
     let sent = connecting.wait().and_then(|mut publisher| {
         publisher.set_confirm_timeout_ms(cfg.amqp.checkin_confirm_ms);
-        crate::ops::relay::send_punch(publisher, board, dept, event_id)
+        crate::ops::relay::send_punch(publisher, board, dept, event_id, now)
     });
     match sent {
         Ok(true) => ("sent", None),

@@ -234,9 +234,16 @@ impl From<Unremoved> for anyhow::Error {
 
 /// Publish one check-in's event and its department's stale pending events on `publisher`
 /// (then closed); Ok(true) if the check-in's own event was confirmed (and left the outbox),
-/// Ok(false) if the broker refused it, Err if the broker failed on the way.
-pub(crate) fn send_punch(mut publisher: Publisher, board: &mut Board, dept: &str, event_id: &str) -> Result<bool> {
-    let now = Utc::now();
+/// Ok(false) if the broker refused it, Err if the broker failed on the way. `now` is the Redis
+/// server's clock (the check-in's), the one the events' `recorded_at` was read from: a host
+/// whose own clock runs ahead would take fresh events for stale ones.
+pub(crate) fn send_punch(
+    mut publisher: Publisher,
+    board: &mut Board,
+    dept: &str,
+    event_id: &str,
+    now: DateTime<Utc>,
+) -> Result<bool> {
     // Only a confirmed publish removes an event: gone, a concurrent `relay` already sent it.
     let Some(own) = board.outbox_get(dept, event_id)? else {
         return Ok(true);
