@@ -221,16 +221,37 @@ pub(crate) fn redact(s: &str) -> String {
     out
 }
 
-/// One word: `[scheme://]user:password@rest` loses its password.
+/// One word: `[scheme://]user:password@rest` loses its password, and so does a query
+/// parameter that carries one (`?password=...`, `&pass=...`: the MySQL URL takes them).
 fn redact_token(t: &str) -> String {
     let (scheme, rest) = match t.find("://") {
         Some(i) => t.split_at(i + 3),
         None => ("", t),
     };
-    match (rest.rfind('@'), rest.find(':')) {
+    let t = match (rest.rfind('@'), rest.find(':')) {
         (Some(at), Some(colon)) if colon < at => format!("{scheme}{}:***{}", &rest[..colon], &rest[at..]),
         _ => t.to_string(),
-    }
+    };
+    redact_query_passwords(&t)
+}
+
+/// The query parameters whose value is a password.
+const SECRET_PARAMS: &[&str] = &["password", "pass", "passwd", "pwd"];
+
+/// `?password=x&db=y` as `?password=***&db=y`.
+fn redact_query_passwords(t: &str) -> String {
+    let Some(q) = t.find('?') else {
+        return t.to_string();
+    };
+    let (head, query) = t.split_at(q + 1);
+    let params: Vec<String> = query
+        .split('&')
+        .map(|p| match p.split_once('=') {
+            Some((k, _)) if SECRET_PARAMS.iter().any(|s| k.eq_ignore_ascii_case(s)) => format!("{k}=***"),
+            _ => p.to_string(),
+        })
+        .collect();
+    format!("{head}{}", params.join("&"))
 }
 
 #[cfg(test)]
@@ -249,6 +270,11 @@ mod tests {
             "redis://:***@h:1 and redis://h:2"
         );
         assert_eq!(redact("no url here"), "no url here");
+        assert_eq!(
+            redact("mysql://att@db:3306/x?password=hunter2&prefer_socket=false"),
+            "mysql://att@db:3306/x?password=***&prefer_socket=false"
+        );
+        assert_eq!(redact("what?Pass=x"), "what?Pass=***");
         assert_eq!(redact("mail ann@example.com: done"), "mail ann@example.com: done");
         assert_eq!(redact("at 2026-11-30T08:00:00Z"), "at 2026-11-30T08:00:00Z");
     }

@@ -354,3 +354,37 @@ fn sigterm_stops_a_following_relay_cleanly() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("relay: stopped"), "{err}");
 }
+
+#[test]
+fn a_config_file_is_found_where_admins_look_and_v_shows_it_without_its_passwords() {
+    let env = TestEnv::migrated("UTC");
+    // $XDG_CONFIG_HOME/attendance/config.toml (the test's folder is its XDG_CONFIG_HOME).
+    std::fs::create_dir_all(env.dir.join("attendance")).unwrap();
+    let found = env.dir.join("attendance").join("config.toml");
+    std::fs::write(&found, "[policy]\ngrace_minutes = 7\n").unwrap();
+    let o = env.run(&["-v", "calendar", "list", "--json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains(&format!("file: Some({:?})", found)), "{err}");
+    assert!(err.contains("grace_minutes: 7"), "{err}");
+    // A file named by ATTENDANCE_CONFIG wins over the one found.
+    let named = env.file("named.toml", "[policy]\ngrace_minutes = 9\n");
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_CONFIG", &named)
+        .args(["-v", "calendar", "list", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("grace_minutes: 9"), "{err}");
+    // -v shows the URLs with every password hidden, a query-string one too.
+    let url = format!("{}?password=hunter2", env.mysql_url());
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_MYSQL_URL", &url)
+        .args(["-v", "calendar", "list", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("hunter2") && err.contains("password=***"), "{err}");
+}

@@ -207,11 +207,14 @@ pub struct Config {
     pub mysql: IoTimeouts,
     /// Files the URLs' passwords are read from (config/secrets.rs), already applied.
     pub password_files: PasswordFiles,
+    /// The config file read, if any (named, or found where admins look).
+    pub file: Option<PathBuf>,
 }
 
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
+            .field("file", &self.file)
             .field("redis_url", &redact(&self.redis_url))
             .field("mysql_url", &redact(&self.mysql_url))
             .field("report_mysql_url", &self.report_mysql_url.as_deref().map(redact))
@@ -254,6 +257,7 @@ impl Default for Config {
             redis: IoTimeouts::REDIS,
             mysql: IoTimeouts::MYSQL,
             password_files: PasswordFiles::default(),
+            file: None,
         }
     }
 }
@@ -263,10 +267,14 @@ fn bad(key: &str, value: &str, expected: &str) -> Error {
 }
 
 impl Config {
-    /// Defaults, then the file (`--config` / `ATTENDANCE_CONFIG`), then the environment, then
-    /// flags.
+    /// Defaults, then the file (`--config` / `ATTENDANCE_CONFIG`, else the first of
+    /// [`default_file`]'s places that holds one), then the environment, then flags.
     pub fn load(o: &Overrides) -> Result<Config, Error> {
-        Config::load_with_env(o, |name| std::env::var(name).ok())
+        let mut o = o.clone();
+        if o.config_file.is_none() {
+            o.config_file = default_file(|name| std::env::var_os(name));
+        }
+        Config::load_with_env(&o, |name| std::env::var(name).ok())
     }
 
     /// [`Config::load`] with the environment given (tests pass their own).
@@ -274,6 +282,7 @@ impl Config {
         let mut c = Config::default();
         if let Some(path) = &o.config_file {
             c.apply_file(path)?;
+            c.file = Some(path.clone());
         }
         for key in settable::KEYS {
             let var = key.env_var();
@@ -437,6 +446,20 @@ impl Config {
         let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
         format!("{scheme}://{auth_host}/{query}")
     }
+}
+
+/// Where a config file is looked for when none is named, as admins expect: the user's
+/// (`$XDG_CONFIG_HOME/attendance/config.toml`, `~/.config/...` without it), then the machine's
+/// (`/etc/attendance/config.toml`). The first that exists is read; none: the defaults.
+fn default_file(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let user = env("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .map(|dir| dir.join("attendance").join("config.toml"));
+    user.into_iter()
+        .chain([PathBuf::from("/etc/attendance/config.toml")])
+        .find(|p| p.is_file())
 }
 
 /// The most a config file may hold: a real one is a few KiB; `--config /dev/zero` must not be
@@ -741,5 +764,33 @@ mod tests {
         })
         .unwrap();
         assert_eq!(c.mysql.read_timeout_ms, 1_500);
+    }
+
+    #[test]
+    fn a_config_file_is_found_in_the_users_then_the_machines_place() {
+        let home = std::env::temp_dir().join(format!("att-home-{}", uuid::Uuid::new_v4()));
+        let xdg = home.join("xdg");
+        std::fs::create_dir_all(xdg.join("attendance")).unwrap();
+        std::fs::create_dir_all(home.join(".config/attendance")).unwrap();
+        let env = |xdg_set: bool| {
+            let (home, xdg) = (home.clone(), xdg.clone());
+            move |name: &str| match name {
+                "HOME" => Some(home.clone().into_os_string()),
+                "XDG_CONFIG_HOME" if xdg_set => Some(xdg.clone().into_os_string()),
+                _ => None,
+            }
+        };
+        let machine = Path::new("/etc/attendance/config.toml");
+        let none = machine.is_file().then(|| machine.to_path_buf());
+        assert_eq!(default_file(env(true)), none, "no file of the user's yet");
+        std::fs::write(home.join(".config/attendance/config.toml"), "").unwrap();
+        assert_eq!(
+            default_file(env(false)),
+            Some(home.join(".config/attendance/config.toml"))
+        );
+        assert_eq!(default_file(env(true)), none, "XDG_CONFIG_HOME replaces ~/.config");
+        std::fs::write(xdg.join("attendance/config.toml"), "").unwrap();
+        assert_eq!(default_file(env(true)), Some(xdg.join("attendance/config.toml")));
+        std::fs::remove_dir_all(home).ok();
     }
 }

@@ -79,6 +79,9 @@ impl TestEnv {
             .env("ATTENDANCE_AMQP_URL", AMQP_URL)
             .env("ATTENDANCE_NAMESPACE", &self.ns)
             .env("ATTENDANCE_TIMEZONE", &self.tz)
+            // The user's config place is the test's own folder: a developer's
+            // ~/.config/attendance/config.toml never leaks into a test.
+            .env("XDG_CONFIG_HOME", &self.dir)
             // Tests punch on fixed days in the past; the default week-long back-dating limit
             // would refuse them as the calendar moves on; the bound (ten years) keeps the suite's
             // 2026 dates accepted until 2036 (tests/durability.rs tests the limit).
