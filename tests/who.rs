@@ -194,3 +194,88 @@ fn org_import_keeps_logins_without_the_column_clears_blank_ones_and_refuses_bad_
     assert_eq!(now[4], ("S1".into(), Some("bob".into())));
     assert_eq!(now[5], ("S2".into(), Some("ann".into())));
 }
+
+/// A throwaway OS account (removed on drop), to run the binary as someone else.
+struct OsUser(String);
+
+impl OsUser {
+    fn create() -> OsUser {
+        let name = format!("attw{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        let o = std::process::Command::new("useradd")
+            .args([
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                "--user-group",
+                &name,
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "useradd: {}", String::from_utf8_lossy(&o.stderr));
+        OsUser(name)
+    }
+
+    /// The binary run under this account's real uid and gid (setpriv), with `env`'s settings.
+    fn run(&self, env: &TestEnv, args: &[&str]) -> std::process::Output {
+        let cmd = env.std_cmd();
+        let mut c = std::process::Command::new("setpriv");
+        c.args([
+            &format!("--reuid={}", self.0),
+            &format!("--regid={}", self.0),
+            "--clear-groups",
+        ])
+        .arg(cmd.get_program())
+        .args(args);
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        c.output().unwrap()
+    }
+}
+
+impl Drop for OsUser {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("userdel").arg(&self.0).output();
+    }
+}
+
+#[test]
+fn another_os_account_acts_as_its_own_employee_and_user_variables_change_nothing() {
+    if TestEnv::os_login() != "root" {
+        // Creating an account and switching to it needs root, which the suite runs as.
+        assert!(std::env::var_os("CI").is_none(), "this test must run as root under CI");
+        eprintln!("skipped: not root");
+        return;
+    }
+    let sup = OsUser::create();
+    let me = TestEnv::os_login();
+    // S1's account is the new one; root is B1's, a plain employee.
+    let env = company([&sup.0, "", "", "", &me, ""]);
+    let before = record(&env);
+    // $USER and $LOGNAME are anyone's to set: root stays B1.
+    let o = env
+        .cmd()
+        .args(correct("A1", None))
+        .env("USER", &sup.0)
+        .env("LOGNAME", &sup.0)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("B1 is neither the supervisor"), "{err}");
+    // S1's own account may not correct S1's day.
+    let o = sup.run(&env, &correct("S1", None));
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(record(&env), before);
+    // ... and corrects A1's, as S1, the audit naming the account.
+    let o = sup.run(&env, &correct("A1", Some("S1")));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let audit: Vec<(String, String, String)> = env
+        .mysql()
+        .query("SELECT employee_id, corrected_by, os_user FROM corrections")
+        .unwrap();
+    assert_eq!(audit, [("A1".into(), "S1".into(), sup.0.clone())]);
+}
