@@ -98,7 +98,7 @@ fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
 fn check_authority(conn: &mut Conn, req: &Request) -> Result<Actor> {
     let Some(actor) = corrections::actor_of_login(conn, req.os_user)? else {
         return Err(Error::refused(format!(
-            "the account '{}' running this is not mapped to an employee: give its employee that \
+            "the account '{}' running this is not mapped to an active employee: give its employee that \
              login in the roster's login column (org import)",
             crate::domain::text::clip(req.os_user)
         ))
