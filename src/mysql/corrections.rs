@@ -7,22 +7,6 @@ use serde::Serialize;
 
 use super::attendance::{self, Stored};
 use super::typed::Cols;
-use crate::domain::authority::Actor;
-use crate::domain::roster::Role;
-
-/// The active employee the roster maps to an operating-system account, if any.
-pub(crate) fn actor_of_login(conn: &mut impl Queryable, login: &str) -> Result<Option<Actor>> {
-    let r: Option<(String, String)> = conn.exec_first(
-        "SELECT id, CAST(role AS CHAR) FROM employees WHERE login = ? AND active",
-        (login,),
-    )?;
-    r.map(|(employee_id, role)| {
-        let role =
-            Role::parse(&role).ok_or_else(|| anyhow::anyhow!("employee {employee_id} has an unknown role '{role}'"))?;
-        Ok(Actor { employee_id, role })
-    })
-    .transpose()
-}
 
 /// The supervisor of an employee's department, if the employee exists: `Some(None)` when the
 /// department has none.

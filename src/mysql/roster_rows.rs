@@ -1,4 +1,5 @@
-//! Roster queries: upserting an imported roster, reading it for the day's boards.
+//! Roster queries: upserting an imported roster, reading it for the day's boards, and the
+//! employee an OS account acts as.
 
 use std::collections::BTreeMap;
 
@@ -9,6 +10,7 @@ use mysql::{TxOpts, Value};
 use super::placeholders;
 use super::typed::Cols;
 use super::Db;
+use crate::domain::authority::Actor;
 use crate::domain::roster::{Login, Role, RosterRow};
 
 /// Rows per multi-row INSERT: well under 65,535 placeholders and max_allowed_packet.
@@ -129,6 +131,20 @@ fn upsert_employees(tx: &mut mysql::Transaction, rows: &[&RosterRow], login: boo
         tx.exec_drop(sql, params)?;
     }
     Ok(())
+}
+
+/// The active employee the roster maps to an operating-system account, if any.
+pub(crate) fn actor_of_login(conn: &mut impl Queryable, login: &str) -> Result<Option<Actor>> {
+    let r: Option<(String, String)> = conn.exec_first(
+        "SELECT id, CAST(role AS CHAR) FROM employees WHERE login = ? AND active",
+        (login,),
+    )?;
+    r.map(|(employee_id, role)| {
+        let role =
+            Role::parse(&role).ok_or_else(|| anyhow::anyhow!("employee {employee_id} has an unknown role '{role}'"))?;
+        Ok(Actor { employee_id, role })
+    })
+    .transpose()
 }
 
 pub use crate::domain::roster::Member;

@@ -96,7 +96,7 @@ fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
 /// Who acts: the employee the roster maps to the account running the command; `--by`, if
 /// given, must name them. Then whether they may correct this day (`domain::authority`).
 fn check_authority(conn: &mut Conn, req: &Request) -> Result<Actor> {
-    let Some(actor) = corrections::actor_of_login(conn, req.os_user)? else {
+    let Some(actor) = crate::mysql::roster_rows::actor_of_login(conn, req.os_user)? else {
         return Err(Error::refused(format!(
             "the account '{}' running this is not mapped to an active employee: give its employee that \
              login in the roster's login column (org import)",
