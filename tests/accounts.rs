@@ -94,6 +94,7 @@ fn company() -> (TestEnv, String, String) {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     env.ok(&["settle", "--date", DAY, "-q"]);
+    env.act_as(&sup);
     env.ok(&correct_args(&member, &sup, "18:05"));
     (env, sup, member)
 }
@@ -189,7 +190,8 @@ fn the_jobs_account_settles_and_corrects_and_the_audit_names_the_os_and_mysql_ac
     );
     assert_eq!(c["after"]["last_out"], "2026-11-20T17:30:00");
 
-    // `--by` is only a claim; the audit keeps what the systems saw, and the report shows it.
+    // Who acted is the employee mapped to the OS account; the audit also keeps that account
+    // and the MySQL one, and the report shows them.
     let listed = env.json(&["report", "corrections", "--from", DAY, "--to", DAY, "--format", "json"]);
     let listed = listed.as_array().unwrap();
     assert_eq!(listed.len(), 2);

@@ -85,6 +85,7 @@ fn a_correction_to_a_time_the_clocks_skip_or_repeat_is_refused_and_changes_nothi
         env.ok(&["settle", "--date", day]);
     }
     let before = [row(&env, SPRING_FORWARD, &emp), row(&env, FALL_BACK, &emp)];
+    env.act_as(&sup);
     let correct = |day: &str, out: &str| -> Vec<String> {
         vec![
             "correct".to_string(),

@@ -273,6 +273,7 @@ fn a_partitioned_table_settles_corrects_reports_and_takes_more_months() {
     );
     // A correction of a day with no row is refused, with nothing written.
     let sup = supervisor(&env, "D001");
+    env.act_as(&sup);
     let a = [
         "correct",
         &e,

@@ -394,12 +394,15 @@ fn a_correction_survives_a_rerun_and_the_wrong_supervisor_is_refused() {
     let wrong = sup("D002");
     assert_ne!(wrong, sup("D001"));
     let a: Vec<String> = args(&wrong);
+    env.act_as(&wrong);
     env.fails(&a.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     let plain = d2.iter().find(|x| **x != wrong).unwrap();
     let a = args(plain);
+    env.act_as(plain);
     env.fails(&a.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     assert_eq!(env.count("corrections"), 0);
 
+    env.act_as(&sup("D001"));
     let mut a = args(&sup("D001"));
     a[5] = "2026-11-21T18:15:00+01:00".into();
     env.fails(&a.iter().map(String::as_str).collect::<Vec<_>>(), 2);
@@ -680,6 +683,7 @@ fn a_late_punch_on_a_settled_day_is_shown_by_status_and_settled_by_the_next_run(
     punch(&env, late, "in", &format!("{day}T08:50:00"));
     punch(&env, fixed, "in", &format!("{day}T08:55:00"));
     env.ok(&["settle", "--date", &day]);
+    env.act_as(&sup);
     env.ok(&[
         "correct", fixed, "--date", &day, "--out", "18:00", "--reason", "forgot", "--by", &sup,
     ]);

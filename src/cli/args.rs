@@ -360,9 +360,10 @@ pub struct CorrectArgs {
     /// Why (kept in the audit)
     #[arg(long)]
     pub reason: String,
-    /// The correcting supervisor's employee id: only the employee's own department supervisor may
-    #[arg(long, value_name = "SUPERVISOR_ID")]
-    pub by: String,
+    /// Optional check: the employee id you act as. Who acts is the employee the roster maps to
+    /// the operating-system account running the command; --by must name that employee
+    #[arg(long, value_name = "EMPLOYEE_ID")]
+    pub by: Option<String>,
     #[command(flatten)]
     pub output: Output,
 }

@@ -1,4 +1,5 @@
-//! `attendance correct`: a supervisor fixes a forgotten punch on a settled day.
+//! `attendance correct`: a supervisor (or HR) fixes a forgotten punch on a settled day, acting
+//! as the employee the roster maps to the operating-system account running it.
 
 use anyhow::Result;
 
@@ -9,7 +10,9 @@ use crate::ops::correct::{self, parse_time, Request};
 
 pub(crate) fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
     roster::check_id("employee id", &a.employee_id)?;
-    roster::check_id("supervisor id", &a.by)?;
+    if let Some(by) = &a.by {
+        roster::check_id("--by employee id", by)?;
+    }
     let date = a.date;
     let tz = ctx.cfg.timezone;
     let first_in = a.check_in.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
@@ -23,7 +26,7 @@ pub(crate) fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
             first_in,
             last_out,
             reason: &a.reason,
-            by: &a.by,
+            by: a.by.as_deref(),
             os_user: &os_user,
         },
     )?;
@@ -47,7 +50,7 @@ pub(crate) fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
         hhmm(o.after.first_in),
         hhmm(o.after.last_out),
         o.correction_id,
-        a.by,
+        o.by,
         o.os_user,
         o.db_user
     )?;

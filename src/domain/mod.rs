@@ -7,6 +7,7 @@
 //! May import: `domain` and `error` (for its error type) only: no store, no `config`, no
 //! operation. Everything above reads it. `tests/architecture.rs` checks this.
 
+pub(crate) mod authority;
 pub(crate) mod clock;
 pub(crate) mod csv_input;
 pub(crate) mod dates;

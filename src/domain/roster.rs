@@ -12,11 +12,16 @@ use crate::error::Error;
 
 pub(crate) const HEADER: [&str; 5] = ["employee_id", "name", "department_id", "department_name", "role"];
 
+/// The optional last column: the employee's operating-system account (see `domain::authority`).
+pub(crate) const OPTIONAL: [&str; 1] = ["login"];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Employee,
     Supervisor,
+    /// May correct anyone's day but their own, a supervisor's included.
+    Hr,
 }
 
 impl Role {
@@ -24,8 +29,27 @@ impl Role {
         match self {
             Role::Employee => "employee",
             Role::Supervisor => "supervisor",
+            Role::Hr => "hr",
         }
     }
+
+    /// Back from [`Role::as_str`].
+    pub fn parse(s: &str) -> Option<Role> {
+        [Role::Employee, Role::Supervisor, Role::Hr]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+/// An employee's operating-system account as a roster file gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Login {
+    /// The file has no `login` column: whatever the record holds stays.
+    Keep,
+    /// The column is there and blank: the employee has no account mapped.
+    Clear,
+    /// The account (unique in the file; taken from whoever held it before).
+    Set(String),
 }
 
 /// One active employee as the boards and settle need them (read from MySQL by `crate::mysql::roster_rows`;
@@ -72,6 +96,7 @@ pub struct RosterRow {
     pub department_id: String,
     pub department_name: String,
     pub role: Role,
+    pub login: Login,
 }
 
 /// An id of letters, digits, '-' and '_', 1 to 32 characters (employees and departments).
@@ -96,7 +121,9 @@ pub(crate) const MAX_ROWS: u64 = 1_000_000;
 
 /// Parse a whole roster file. Any bad row rejects the file: the error lists every bad line.
 pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
-    let mut rdr = crate::domain::csv_input::open(reader, "roster", &HEADER, &[])?;
+    let mut rdr = crate::domain::csv_input::open(reader, "roster", &HEADER, &OPTIONAL)?;
+    let with_login = rdr.headers().is_ok_and(|h| h.len() > HEADER.len());
+    let width = HEADER.len() + usize::from(with_login);
     let mut rows = Vec::new();
     let mut bad: Vec<(u64, String)> = Vec::new();
     let mut across = AcrossRows::default();
@@ -110,14 +137,29 @@ pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
             }
         };
         let line = rec.position().map_or(0, |p| p.line());
-        if rec.len() != 5 {
-            bad.push((line, format!("expected 5 fields, found {}", rec.len())));
+        if rec.len() != width {
+            bad.push((line, format!("expected {width} fields, found {}", rec.len())));
             continue;
         }
         let f = |i: usize| rec.get(i).unwrap_or("").to_string();
         let (employee_id, name, department_id, department_name) = (f(0), f(1), f(2), f(3));
         let mut problems = Vec::new();
         let role = one_row(&rec, &mut problems);
+        let login = match rec.get(5) {
+            None => Login::Keep,
+            Some("") => Login::Clear,
+            Some(l) => {
+                if let Err(why) = crate::domain::text::check("login", l) {
+                    problems.push(why);
+                } else if !crate::domain::authority::valid_login(l) {
+                    problems.push(format!(
+                        "login '{}' must be 1 to 32 letters, digits, '.', '_' or '-', not starting with '-' or '.'",
+                        crate::domain::text::clip(l)
+                    ));
+                }
+                Login::Set(l.to_string())
+            }
+        };
         across.check(line, &rec, role, &mut problems);
         match (problems.is_empty(), role) {
             (true, Some(role)) => rows.push(RosterRow {
@@ -126,6 +168,7 @@ pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
                 department_id,
                 department_name,
                 role,
+                login,
             }),
             _ => bad.push((line, problems.join("; "))),
         }
@@ -206,13 +249,12 @@ fn one_row(rec: &csv::StringRecord, problems: &mut Vec<String>) -> Option<Role> 
         problems.push("name longer than 200 characters".into());
     }
     match &rec[4] {
-        "employee" => Some(Role::Employee),
-        "supervisor" => Some(Role::Supervisor),
         "" => None,
         _ if control[4] => None,
+        known if Role::parse(known).is_some() => Role::parse(known),
         other => {
             problems.push(format!(
-                "unknown role '{}' (employee or supervisor)",
+                "unknown role '{}' (employee, supervisor or hr)",
                 crate::domain::text::clip(other)
             ));
             None
@@ -221,10 +263,11 @@ fn one_row(rec: &csv::StringRecord, problems: &mut Vec<String>) -> Option<Role> 
 }
 
 /// The rules that span rows: an employee once, a department named one way, one supervisor per
-/// department. Each remembers the line that came first, for the message.
+/// department, a login once. Each remembers the line that came first, for the message.
 #[derive(Default)]
 struct AcrossRows {
     seen: HashMap<String, u64>,
+    logins: HashMap<String, u64>,
     dept_names: HashMap<String, (String, u64)>,
     supervisors: HashMap<String, u64>,
 }
@@ -235,6 +278,14 @@ impl AcrossRows {
         if !id.is_empty() {
             if let Some(first) = self.seen.insert(id.to_string(), line) {
                 problems.push(format!("duplicate employee_id '{id}' (first on line {first})"));
+            }
+        }
+        if let Some(login) = rec.get(5).filter(|l| !l.is_empty()) {
+            if let Some(first) = self.logins.insert(login.to_string(), line) {
+                problems.push(format!(
+                    "login '{}' is already given on line {first}: one employee per account",
+                    crate::domain::text::clip(login)
+                ));
             }
         }
         if !dept.is_empty() && !dept_name.is_empty() {
@@ -384,6 +435,24 @@ mod tests {
             sizes.iter().max().unwrap() > &(3 * sizes.iter().min().unwrap()),
             "uneven sizes"
         );
+    }
+
+    #[test]
+    fn the_login_column_is_optional_and_its_presence_decides_what_an_import_does() {
+        let without = parse("employee_id,name,department_id,department_name,role\nE1,A,D1,S,hr\n".as_bytes()).unwrap();
+        assert_eq!((without[0].role, &without[0].login), (Role::Hr, &Login::Keep));
+        let with = parse(
+            "employee_id,name,department_id,department_name,role,login\nE1,A,D1,S,supervisor,ann\nE2,B,D1,S,employee,\n"
+                .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(with[0].login, Login::Set("ann".into()));
+        assert_eq!(with[1].login, Login::Clear);
+        let short = "employee_id,name,department_id,department_name,role,login\nE1,A,D1,S,employee\n";
+        assert!(parse(short.as_bytes())
+            .unwrap_err()
+            .to_string()
+            .contains("expected 6 fields"));
     }
 
     #[test]

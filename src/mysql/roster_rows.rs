@@ -1,4 +1,5 @@
-//! Roster queries: upserting an imported roster, reading it for the day's boards.
+//! Roster queries: upserting an imported roster, reading it for the day's boards, and the
+//! employee an OS account acts as.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +10,8 @@ use mysql::{TxOpts, Value};
 use super::placeholders;
 use super::typed::Cols;
 use super::Db;
-use crate::domain::roster::{Role, RosterRow};
+use crate::domain::authority::Actor;
+use crate::domain::roster::{Login, Role, RosterRow};
 
 /// Rows per multi-row INSERT: well under 65,535 placeholders and max_allowed_packet.
 const CHUNK: usize = 2_000;
@@ -44,27 +46,25 @@ pub fn upsert(pool: &Db, rows: &[RosterRow]) -> Result<ImportReport> {
             .collect();
         tx.exec_drop(sql, params)?;
     }
-    for chunk in rows.chunks(CHUNK) {
+    // A login the file gives is taken from whoever held it (two employees may swap theirs):
+    // freed first, as the unique key is checked row by row.
+    let given: Vec<Value> = rows
+        .iter()
+        .filter_map(|r| match &r.login {
+            Login::Set(l) => Some(Value::from(l)),
+            _ => None,
+        })
+        .collect();
+    for chunk in given.chunks(CHUNK) {
         let sql = format!(
-            "INSERT INTO employees (id, name, department_id, role, active) VALUES {} \
-             ON DUPLICATE KEY UPDATE name = VALUES(name), department_id = VALUES(department_id), \
-             role = VALUES(role), active = TRUE",
-            placeholders(chunk.len(), 5)
+            "UPDATE employees SET login = NULL WHERE login IN ({})",
+            vec!["?"; chunk.len()].join(",")
         );
-        let params: Vec<Value> = chunk
-            .iter()
-            .flat_map(|r| {
-                [
-                    Value::from(&r.employee_id),
-                    Value::from(&r.name),
-                    Value::from(&r.department_id),
-                    Value::from(r.role.as_str()),
-                    Value::from(true),
-                ]
-            })
-            .collect();
-        tx.exec_drop(sql, params)?;
+        tx.exec_drop(sql, chunk.to_vec())?;
     }
+    let (kept, listed): (Vec<&RosterRow>, Vec<&RosterRow>) = rows.iter().partition(|r| r.login == Login::Keep);
+    upsert_employees(&mut tx, &kept, false)?;
+    upsert_employees(&mut tx, &listed, true)?;
     // Whom an imported employee supervises is whatever the file says: clear them all, then
     // insert the file's supervisors (a new supervisor replaces the department's old one).
     for chunk in rows.chunks(CHUNK) {
@@ -99,6 +99,52 @@ pub fn upsert(pool: &Db, rows: &[RosterRow]) -> Result<ImportReport> {
         supervisors: sups.len(),
         departments_without_supervisor: without,
     })
+}
+
+/// Insert or update employees; `login`: the file has the column, so the record takes it
+/// (without it, a new employee has no login and an existing one keeps theirs).
+fn upsert_employees(tx: &mut mysql::Transaction, rows: &[&RosterRow], login: bool) -> Result<()> {
+    for chunk in rows.chunks(CHUNK) {
+        let sql = format!(
+            "INSERT INTO employees (id, name, department_id, role, active, login) VALUES {} \
+             ON DUPLICATE KEY UPDATE name = VALUES(name), department_id = VALUES(department_id), \
+             role = VALUES(role), active = TRUE{}",
+            placeholders(chunk.len(), 6),
+            if login { ", login = VALUES(login)" } else { "" }
+        );
+        let params: Vec<Value> = chunk
+            .iter()
+            .flat_map(|r| {
+                [
+                    Value::from(&r.employee_id),
+                    Value::from(&r.name),
+                    Value::from(&r.department_id),
+                    Value::from(r.role.as_str()),
+                    Value::from(true),
+                    match &r.login {
+                        Login::Set(l) => Value::from(l),
+                        Login::Keep | Login::Clear => Value::NULL,
+                    },
+                ]
+            })
+            .collect();
+        tx.exec_drop(sql, params)?;
+    }
+    Ok(())
+}
+
+/// The active employee the roster maps to an operating-system account, if any.
+pub(crate) fn actor_of_login(conn: &mut impl Queryable, login: &str) -> Result<Option<Actor>> {
+    let r: Option<(String, String)> = conn.exec_first(
+        "SELECT id, CAST(role AS CHAR) FROM employees WHERE login = ? AND active",
+        (login,),
+    )?;
+    r.map(|(employee_id, role)| {
+        let role =
+            Role::parse(&role).ok_or_else(|| anyhow::anyhow!("employee {employee_id} has an unknown role '{role}'"))?;
+        Ok(Actor { employee_id, role })
+    })
+    .transpose()
 }
 
 pub use crate::domain::roster::Member;

@@ -8,6 +8,7 @@ use chrono_tz::Tz;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::domain::authority::{self, Actor};
 use crate::domain::{policy, workdays};
 use crate::error::Error;
 use crate::mysql::attendance::{self, Stored};
@@ -21,8 +22,10 @@ pub(crate) struct Request<'a> {
     pub first_in: Option<DateTime<Utc>>,
     pub last_out: Option<DateTime<Utc>>,
     pub reason: &'a str,
-    pub by: &'a str,
-    /// The operating-system account running the command (see [`os_user`]).
+    /// The employee the caller says they are: if given, it must be the one the roster maps
+    /// to `os_user`.
+    pub by: Option<&'a str>,
+    /// The operating-system account running the command (see [`os_user`]): who acts.
     pub os_user: &'a str,
 }
 
@@ -30,6 +33,8 @@ pub(crate) struct Request<'a> {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Outcome {
     pub correction_id: u64,
+    /// The employee who corrected: the one the roster maps to `os_user`.
+    pub by: String,
     pub os_user: String,
     /// The MySQL account that wrote it.
     pub db_user: String,
@@ -88,17 +93,29 @@ fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
     Ok(())
 }
 
-/// Only the supervisor of the employee's department may correct their day.
-fn check_supervisor(conn: &mut Conn, req: &Request) -> Result<()> {
-    match corrections::supervisor_of(conn, req.employee_id)? {
-        None => Err(Error::refused(format!("unknown employee '{}'", req.employee_id)).into()),
-        Some(sup) if sup.as_deref() != Some(req.by) => Err(Error::refused(format!(
-            "{} is not the supervisor of {}'s department: only they may correct this day",
-            req.by, req.employee_id
+/// Who acts: the employee the roster maps to the account running the command; `--by`, if
+/// given, must name them. Then whether they may correct this day (`domain::authority`).
+fn check_authority(conn: &mut Conn, req: &Request) -> Result<Actor> {
+    let Some(actor) = crate::mysql::roster_rows::actor_of_login(conn, req.os_user)? else {
+        return Err(Error::refused(format!(
+            "the account '{}' running this is not mapped to an active employee: give its employee that \
+             login in the roster's login column (org import)",
+            crate::domain::text::clip(req.os_user)
         ))
-        .into()),
-        Some(_) => Ok(()),
+        .into());
+    };
+    if let Some(by) = req.by.filter(|by| *by != actor.employee_id) {
+        return Err(Error::refused(format!(
+            "--by {by} disagrees with the account running this: '{}' is {}'s",
+            req.os_user, actor.employee_id
+        ))
+        .into());
     }
+    let Some(supervisor) = corrections::supervisor_of(conn, req.employee_id)? else {
+        return Err(Error::refused(format!("unknown employee '{}'", req.employee_id)).into());
+    };
+    authority::may_correct(&actor, req.employee_id, supervisor.as_deref()).map_err(Error::refused)?;
+    Ok(actor)
 }
 
 /// The row with the corrected times, recomputed under the same rules as settle.
@@ -143,7 +160,7 @@ pub(crate) fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
     check_request(cfg, req)?;
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
-    check_supervisor(&mut conn, req)?;
+    let actor = check_authority(&mut conn, req)?;
     let mut tx = crate::mysql::begin(&mut conn)?;
     // The row, locked until the commit, is what the correction hangs on: no foreign key ties
     // a correction to its row since V5 (partitioning), and `archive --drop` deletes a row and
@@ -165,7 +182,7 @@ pub(crate) fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
     };
     corrections::update_row(&mut tx, &after)?;
     let audit = corrections::Audit {
-        by: req.by,
+        by: &actor.employee_id,
         os_user: req.os_user,
         reason: req.reason,
         before: &before,
@@ -175,6 +192,7 @@ pub(crate) fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
     tx.commit()?;
     Ok(Outcome {
         correction_id,
+        by: actor.employee_id.clone(),
         os_user: req.os_user.to_string(),
         db_user,
         before,

@@ -246,8 +246,34 @@ impl TestEnv {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
 
-    /// `by` (the department's supervisor) corrects `emp`'s check-out of `day` to 18:15.
+    /// The operating-system account the tests run as (who `correct` acts as).
+    pub fn os_login() -> String {
+        let o = std::process::Command::new("id").arg("-un").output().unwrap();
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    }
+
+    /// Map the account the tests run as to `emp` in the roster (the login column), taking it
+    /// from whoever held it: `correct` then acts as `emp`. The rows' `updated_at` is kept, so
+    /// the Redis roster cache does not count this as a roster change.
+    pub fn act_as(&self, emp: &str) {
+        let me = TestEnv::os_login();
+        let mut c = self.mysql();
+        c.exec_drop(
+            "UPDATE employees SET login = NULL, updated_at = updated_at WHERE login = ?",
+            (&me,),
+        )
+        .unwrap();
+        c.exec_drop(
+            "UPDATE employees SET login = ?, updated_at = updated_at WHERE id = ?",
+            (&me, emp),
+        )
+        .unwrap();
+    }
+
+    /// `by` (the department's supervisor) corrects `emp`'s check-out of `day` to 18:15, run by
+    /// the account mapped to `by`.
     pub fn correct_out(&self, emp: &str, day: &str, by: &str) {
+        self.act_as(by);
         self.ok(&[
             "correct",
             emp,
