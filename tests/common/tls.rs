@@ -1,0 +1,163 @@
+//! TLS servers of a test's own: a throwaway CA and server certificate made with the `openssl`
+//! CLI, and a TLS-only redis-server, MariaDB and RabbitMQ node on free ports, each in the
+//! test's directory and stopped on drop.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the openssl CLI is installed");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A CA of the test's own, and a server certificate it signed for `localhost` and 127.0.0.1.
+pub struct Ca {
+    pub dir: PathBuf,
+    /// The CA's certificate (what a client trusts).
+    pub cert: PathBuf,
+    pub server_cert: PathBuf,
+    pub server_key: PathBuf,
+}
+
+impl Ca {
+    /// A CA named `name` under `dir/name`, with a server certificate of its own.
+    pub fn new(dir: &Path, name: &str) -> Ca {
+        let dir = dir.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let subj = format!("/CN=attendance test CA {name}");
+        openssl(
+            &dir,
+            &[
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-keyout", "ca.key", "-out", "ca.pem",
+                "-subj", &subj,
+            ],
+        );
+        openssl(
+            &dir,
+            &[
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=localhost",
+            ],
+        );
+        std::fs::write(
+            dir.join("ext.cnf"),
+            "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
+             keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        openssl(
+            &dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                "ext.cnf",
+                "-out",
+                "server.pem",
+            ],
+        );
+        // The servers may run as another account (MariaDB as mysql, RabbitMQ as rabbitmq).
+        for f in ["ca.pem", "server.pem", "server.key"] {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        Ca {
+            cert: dir.join("ca.pem"),
+            server_cert: dir.join("server.pem"),
+            server_key: dir.join("server.key"),
+            dir,
+        }
+    }
+}
+
+/// Wait until `ready` says yes, or fail naming `what` (and its log).
+fn wait_for(what: &str, log: &Path, secs: u64, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !ready() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not start: {}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn accepts(port: u16) -> bool {
+    std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+}
+
+/// A child stopped on drop.
+pub struct Server {
+    pub port: u16,
+    child: Child,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
+}
+
+/// A redis-server that speaks TLS only (`--port 0`), with `ca`'s server certificate.
+pub fn redis(dir: &Path, ca: &Ca) -> Server {
+    let dir = dir.join("redis-tls");
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let log = dir.join("log");
+    let child = Command::new("redis-server")
+        .args(["--port", "0", "--tls-port", &port.to_string(), "--bind", "127.0.0.1"])
+        .arg("--tls-cert-file")
+        .arg(&ca.server_cert)
+        .arg("--tls-key-file")
+        .arg(&ca.server_key)
+        .arg("--tls-ca-cert-file")
+        .arg(&ca.cert)
+        .args(["--tls-auth-clients", "no", "--save", "", "--appendonly", "no"])
+        .arg("--dir")
+        .arg(&dir)
+        .arg("--logfile")
+        .arg(&log)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server is installed");
+    wait_for("TLS redis-server", &log, 20, || accepts(port));
+    Server { port, child }
+}

@@ -1,0 +1,147 @@
+//! TLS to the stores: a throwaway CA made by the test, its own TLS-only redis-server (and
+//! MariaDB and RabbitMQ node), the real binary over TLS, what landed read back, and a wrong
+//! CA refused in one line (exit 3) with nothing written.
+
+mod common;
+
+use std::process::Output;
+
+use common::steps::{self, Company};
+use common::tls::{self, Ca, Server};
+use common::TestEnv;
+
+/// A past Monday (the back-dating bound is raised for tests).
+const DAY: &str = "2026-11-02";
+
+/// A test's environment whose stores are the ones given (TLS ones or the shared plain ones),
+/// with `SSL_CERT_FILE` naming its CA.
+struct Stores {
+    env: TestEnv,
+    ca: Ca,
+    redis_url: String,
+    mysql_url: Option<String>,
+    amqp_url: Option<String>,
+}
+
+impl Stores {
+    fn cmd(&self, args: &[&str]) -> std::process::Command {
+        let mut c = self.env.std_cmd();
+        c.env("ATTENDANCE_REDIS_URL", &self.redis_url)
+            .env("SSL_CERT_FILE", &self.ca.cert)
+            .args(args);
+        if let Some(url) = &self.mysql_url {
+            c.env("ATTENDANCE_MYSQL_URL", url);
+        }
+        if let Some(url) = &self.amqp_url {
+            c.env("ATTENDANCE_AMQP_URL", url);
+        }
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        common::expect_ok(args, self.run(args))
+    }
+
+    /// `migrate`, a roster of `employees` in `departments` imported, and DAY laid out.
+    fn day(&self, employees: u32, departments: u32) {
+        let roster = self.env.dir.join("roster.csv");
+        let company = Company::new(roster.to_str().unwrap(), employees, departments);
+        company
+            .set_up(|args| -> Result<String, ()> { Ok(self.ok(args)) })
+            .unwrap();
+        self.ok(&steps::init_day(DAY));
+    }
+}
+
+/// Exit 3 and one line on stderr that names TLS and the certificate.
+fn refused_certificate(out: &Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("TLS") && err.contains("certificate"), "{err}");
+    err
+}
+
+/// `redis-cli` over TLS (an outside reference): the namespace's keys.
+fn tls_keys(redis: &Server, ca: &Ca, ns: &str) -> Vec<String> {
+    let out = std::process::Command::new("redis-cli")
+        .args(["--tls", "-h", "127.0.0.1", "-p", &redis.port.to_string()])
+        .arg("--cacert")
+        .arg(&ca.cert)
+        .args(["--scan", "--pattern", &format!("{ns}:*")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut keys: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn a_checkin_over_rediss_lands_and_a_wrong_ca_is_refused() {
+    let env = TestEnv::new("Europe/Paris");
+    let ca = Ca::new(&env.dir, "good");
+    let wrong = Ca::new(&env.dir, "wrong");
+    let redis = tls::redis(&env.dir, &ca);
+    let stores = Stores {
+        redis_url: format!("rediss://localhost:{}/", redis.port),
+        ca,
+        env,
+        mysql_url: None,
+        amqp_url: None,
+    };
+    stores.day(6, 1);
+    let j: serde_json::Value =
+        serde_json::from_str(&stores.ok(&["checkin", "E000002", "--at", "2026-11-02T08:50:00+01:00", "--json"]))
+            .unwrap();
+    assert_eq!((j["kind"].as_str(), j["late"].as_bool()), (Some("in"), Some(false)));
+    let status = stores.ok(&["status", "E000002", "--date", DAY]);
+    assert!(status.contains("08:50"), "{status}");
+    let keys = tls_keys(&redis, &stores.ca, &stores.env.ns);
+    assert!(keys.iter().any(|k| k.contains("D001")), "{keys:?}");
+
+    // A CA that did not sign the server's certificate: exit 3, one line, nothing written.
+    let before = tls_keys(&redis, &stores.ca, &stores.env.ns);
+    let mut c = stores.cmd(&["checkin", "E000003", "--at", "2026-11-02T08:40:00+01:00"]);
+    let out = c.env("SSL_CERT_FILE", &wrong.cert).output().unwrap();
+    refused_certificate(&out);
+    assert_eq!(tls_keys(&redis, &stores.ca, &stores.env.ns), before);
+
+    // The system's store (no SSL_CERT_FILE) does not know the test's CA either.
+    let out = stores
+        .cmd(&["status", "E000002", "--date", DAY])
+        .env_remove("SSL_CERT_FILE")
+        .output()
+        .unwrap();
+    refused_certificate(&out);
+}
+
+#[test]
+fn a_bad_ssl_cert_file_is_a_usage_error_before_any_store() {
+    let env = TestEnv::new("Europe/Paris");
+    let not_pem = env.file("not-a-cert.txt", "hello\n");
+    for (value, says) in [
+        (env.dir.join("missing.pem").into_os_string(), "cannot read it"),
+        (not_pem.into_os_string(), "holds no PEM certificate"),
+        ("".into(), "set but empty"),
+    ] {
+        let out = env
+            .std_cmd()
+            .env("ATTENDANCE_REDIS_URL", "rediss://127.0.0.1:1/")
+            .env("SSL_CERT_FILE", &value)
+            .args(["status", "E000001", "--date", DAY])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{value:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("SSL_CERT_FILE") && err.contains(says), "{err}");
+    }
+}
