@@ -57,11 +57,14 @@ impl Stores {
     }
 }
 
-/// Exit 3 and one line on stderr that names TLS and the certificate.
+/// Exit 3 and one line on stderr (besides warnings, such as the shared Redis's persistence)
+/// that names TLS and the certificate.
 fn refused_certificate(out: &Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
-    assert_eq!(out.status.code(), Some(3), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let all = String::from_utf8_lossy(&out.stderr);
+    let err: Vec<&str> = all.lines().filter(|l| !l.starts_with("warning: ")).collect();
+    assert_eq!(out.status.code(), Some(3), "{all}");
+    assert_eq!(err.len(), 1, "{all}");
+    let err = err[0].to_string();
     assert!(err.contains("TLS") && err.contains("certificate"), "{err}");
     err
 }
@@ -143,5 +146,111 @@ fn a_bad_ssl_cert_file_is_a_usage_error_before_any_store() {
         assert_eq!(out.status.code(), Some(2), "{value:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(err.contains("SSL_CERT_FILE") && err.contains(says), "{err}");
+    }
+}
+
+/// `mariadb` over TLS with the CA (an outside reference): the rows of `sql`, tab-separated.
+fn tls_query(db: &Server, ca: &Ca, sql: &str) -> String {
+    let out = std::process::Command::new("mariadb")
+        .args([
+            "--no-defaults",
+            "-h",
+            "127.0.0.1",
+            "-P",
+            &db.port.to_string(),
+            "-u",
+            "root",
+        ])
+        .arg(format!("--ssl-ca={}", ca.cert.display()))
+        .args(["--ssl-verify-server-cert", "-N", "-B", "-e", sql])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+}
+
+#[test]
+fn a_day_settles_and_reports_over_mysql_tls_and_a_wrong_ca_is_refused() {
+    let env = TestEnv::new("Europe/Paris");
+    let ca = Ca::new(&env.dir, "good");
+    let wrong = Ca::new(&env.dir, "wrong");
+    let db = tls::mariadb(&env.dir, &ca);
+    let url = format!("mysql://root@localhost:{}/{}?require_ssl=true", db.port, env.db);
+    let stores = Stores {
+        redis_url: common::REDIS_URL.to_string(),
+        ca,
+        mysql_url: Some(url.clone()),
+        amqp_url: None,
+        env,
+    };
+    stores.day(6, 1);
+    stores.ok(&["checkin", "E000002", "--at", "2026-11-02T08:50:00+01:00"]);
+    stores.ok(&["settle", "--date", DAY]);
+    let row = tls_query(
+        &db,
+        &stores.ca,
+        &format!(
+            "SELECT first_in FROM `{}`.attendance WHERE employee_id = 'E000002' AND work_date = '{DAY}'",
+            stores.env.db
+        ),
+    );
+    assert_eq!(row, "2026-11-02 07:50:00", "first_in is kept in UTC");
+    let report = stores.ok(&["report", "day", "--date", DAY]);
+    assert!(report.contains("total"), "{report}");
+    // The server saw the connections encrypted: its TLS counter moved.
+    let accepts = tls_query(&db, &stores.ca, "SHOW GLOBAL STATUS LIKE 'Ssl_accepts'");
+    let n: u64 = accepts.split_whitespace().last().unwrap().parse().unwrap();
+    assert!(n >= 5, "{accepts}");
+
+    // A wrong CA: exit 3 in one line, nothing settled again.
+    let count = |s: &Stores| tls_query(&db, &s.ca, &format!("CHECKSUM TABLE `{}`.attendance", s.env.db));
+    let before = count(&stores);
+    let out = stores
+        .cmd(&["settle", "--date", DAY])
+        .env("SSL_CERT_FILE", &wrong.cert)
+        .output()
+        .unwrap();
+    refused_certificate(&out);
+    assert_eq!(count(&stores), before);
+
+    // The crate's own parameter names the CA, and a CA file that is not there is exit 2.
+    let own = format!(
+        "mysql://root@localhost:{}/{}?root_cert_path={}",
+        db.port,
+        stores.env.db,
+        stores.ca.cert.display()
+    );
+    let out = stores
+        .cmd(&["report", "day", "--date", DAY])
+        .env("ATTENDANCE_MYSQL_URL", &own)
+        .env_remove("SSL_CERT_FILE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let missing = format!("{url}&root_cert_path=/nonexistent/ca.pem");
+    let out = stores
+        .cmd(&["report", "day", "--date", DAY])
+        .env("ATTENDANCE_MYSQL_URL", &missing)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        (out.status.code(), err.trim_end().lines().count()),
+        (Some(2), 1),
+        "{err}"
+    );
+    assert!(err.contains("root_cert_path"), "{err}");
+    for bad in ["ssl-mode=REQUIRED", "require_ssl=maybe"] {
+        let out = stores
+            .cmd(&["report", "day", "--date", DAY])
+            .env("ATTENDANCE_MYSQL_URL", format!("{url}&{bad}"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{bad}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

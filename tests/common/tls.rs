@@ -161,3 +161,49 @@ pub fn redis(dir: &Path, ca: &Ca) -> Server {
     wait_for("TLS redis-server", &log, 20, || accepts(port));
     Server { port, child }
 }
+
+/// A MariaDB of the test's own, with `ca`'s server certificate (TLS offered, root without a
+/// password on 127.0.0.1), on a free port; its data directory is under `dir`.
+pub fn mariadb(dir: &Path, ca: &Ca) -> Server {
+    let dir = dir.join("mariadb-tls");
+    let data = dir.join("data");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new("mariadb-install-db")
+        .arg("--no-defaults")
+        .arg(format!("--datadir={}", data.display()))
+        .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
+        .args(user_flag())
+        .output()
+        .expect("mariadb-install-db is installed");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let port = free_port();
+    let log = dir.join("err.log");
+    let child = Command::new("mariadbd")
+        .arg("--no-defaults")
+        .arg(format!("--datadir={}", data.display()))
+        .arg(format!("--socket={}", dir.join("sock").display()))
+        .arg(format!("--port={port}"))
+        .arg("--bind-address=127.0.0.1")
+        .arg(format!("--ssl-cert={}", ca.server_cert.display()))
+        .arg(format!("--ssl-key={}", ca.server_key.display()))
+        .arg(format!("--ssl-ca={}", ca.cert.display()))
+        .args(["--skip-log-bin", "--innodb-buffer-pool-size=16M", "--skip-name-resolve"])
+        .arg(format!("--log-error={}", log.display()))
+        .args(user_flag())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mariadbd is installed");
+    wait_for("TLS MariaDB", &log, 60, || accepts(port));
+    Server { port, child }
+}
+
+/// MariaDB refuses to run as root unless told which account to run as.
+fn user_flag() -> Vec<String> {
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } == 0 {
+        vec!["--user=root".to_string()]
+    } else {
+        Vec::new()
+    }
+}
