@@ -7,7 +7,7 @@ mod common;
 use std::process::Output;
 
 use common::steps::{self, Company};
-use common::tls::{self, Ca, Server};
+use common::tls::{self, Broker, Ca, Server};
 use common::TestEnv;
 
 /// A past Monday (the back-dating bound is raised for tests).
@@ -253,4 +253,99 @@ fn a_day_settles_and_reports_over_mysql_tls_and_a_wrong_ca_is_refused() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+#[test]
+fn a_day_runs_over_tls_on_all_three_stores_and_a_wrong_ca_is_refused_by_the_broker() {
+    let env = TestEnv::new("Europe/Paris");
+    let ca = Ca::new(&env.dir, "good");
+    let wrong = Ca::new(&env.dir, "wrong");
+    let broker = Broker::start(&env.dir, &ca, &env.ns);
+    let redis = tls::redis(&env.dir, &ca);
+    let db = tls::mariadb(&env.dir, &ca);
+    let stores = Stores {
+        redis_url: format!("rediss://localhost:{}/", redis.port),
+        mysql_url: Some(format!(
+            "mysql://root@localhost:{}/{}?require_ssl=true",
+            db.port, env.db
+        )),
+        amqp_url: Some(format!("amqps://guest:guest@localhost:{}/%2f", broker.port)),
+        ca,
+        env,
+    };
+    stores.day(6, 1);
+    let queue = format!("{}.dept.D001", stores.env.ns);
+    // The node's counts lag a few seconds behind (quorum queues report them periodically).
+    let ready = |b: &Broker, n: u64| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let got = b.queues(&queue).first().map_or(0, |q| q.1);
+            if got == n || std::time::Instant::now() > deadline {
+                return got;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+    };
+    assert_eq!(ready(&broker, 0), 0);
+
+    // A check-in: Redis and the broker, both over TLS; the event is in the private broker.
+    let j: serde_json::Value =
+        serde_json::from_str(&stores.ok(&["checkin", "E000002", "--at", "2026-11-02T08:50:00+01:00", "--json"]))
+            .unwrap();
+    assert_eq!(j["notification"], "sent", "{j} {:?}", broker.queues(""));
+    assert_eq!(ready(&broker, 1), 1);
+    // One more while the broker is unreachable waits in the outbox; the relay sends it over TLS.
+    let down = stores
+        .cmd(&["checkin", "E000003", "--at", "2026-11-02T09:20:00+01:00", "-q"])
+        .env("ATTENDANCE_AMQP_URL", "amqps://guest:guest@127.0.0.1:1/%2f")
+        .output()
+        .unwrap();
+    assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
+    let relayed: serde_json::Value = serde_json::from_str(&stores.ok(&["relay", "--json"])).unwrap();
+    assert_eq!(relayed["sent"], 1, "{relayed}");
+    assert_eq!(ready(&broker, 2), 2);
+
+    // Settle and report: MySQL over TLS.
+    stores.ok(&["settle", "--date", DAY]);
+    let rows = tls_query(
+        &db,
+        &stores.ca,
+        &format!(
+            "SELECT employee_id, first_in, late_minutes FROM `{}`.attendance WHERE first_in IS NOT NULL \
+             ORDER BY employee_id",
+            stores.env.db
+        ),
+    );
+    assert_eq!(
+        rows,
+        "E000002\t2026-11-02 07:50:00\t0\nE000003\t2026-11-02 08:20:00\t20"
+    );
+    let report = stores.ok(&["report", "day", "--date", DAY]);
+    assert!(report.contains("total"), "{report}");
+
+    // The broker's certificate checked against a CA that did not sign it: exit 3, one line,
+    // nothing published (Redis here is the shared plain one, so only the broker is refused).
+    let before = broker.queues(&stores.env.ns);
+    let out = stores
+        .cmd(&["dlq", "list"])
+        .env("ATTENDANCE_REDIS_URL", common::REDIS_URL)
+        .env("SSL_CERT_FILE", &wrong.cert)
+        .env_remove("ATTENDANCE_MYSQL_URL")
+        .output()
+        .unwrap();
+    let err = refused_certificate(&out);
+    assert!(err.contains(&format!("localhost:{}", broker.port)), "{err}");
+    assert_eq!(broker.queues(&stores.env.ns), before);
+    // A name the certificate does not carry is refused too.
+    let out = stores
+        .cmd(&["dlq", "list"])
+        .env("ATTENDANCE_REDIS_URL", common::REDIS_URL)
+        .env(
+            "ATTENDANCE_AMQP_URL",
+            format!("amqps://guest:guest@127.0.0.2:{}/%2f", broker.port),
+        )
+        .env_remove("ATTENDANCE_MYSQL_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -207,3 +207,93 @@ fn user_flag() -> Vec<String> {
         Vec::new()
     }
 }
+
+/// A RabbitMQ node of the test's own (its own name, Erlang cookie, data and ports), listening
+/// for AMQP over TLS only, with `ca`'s server certificate; its process group is ended on drop.
+pub struct Broker {
+    pub port: u16,
+    node: String,
+    dir: PathBuf,
+    child: Child,
+}
+
+impl Broker {
+    pub fn start(dir: &Path, ca: &Ca, name: &str) -> Broker {
+        use std::os::unix::process::CommandExt;
+        let dir = dir.join("rabbitmq-tls");
+        std::fs::create_dir_all(&dir).unwrap();
+        let port = free_port();
+        let conf = dir.join("rabbitmq.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "listeners.tcp = none\nlisteners.ssl.default = {port}\nssl_options.cacertfile = {}\n\
+                 ssl_options.certfile = {}\nssl_options.keyfile = {}\nssl_options.verify = verify_none\n\
+                 ssl_options.fail_if_no_peer_cert = false\n",
+                ca.cert.display(),
+                ca.server_cert.display(),
+                ca.server_key.display()
+            ),
+        )
+        .unwrap();
+        std::fs::write(dir.join("enabled_plugins"), "[].\n").unwrap();
+        let log = dir.join("out.log");
+        let child = Command::new("/usr/lib/rabbitmq/bin/rabbitmq-server")
+            .current_dir(&dir)
+            // Its own cookie (in HOME) and node: the shared broker is never touched.
+            .env("HOME", &dir)
+            .env("RABBITMQ_NODENAME", format!("{name}@localhost"))
+            .env("RABBITMQ_DIST_PORT", free_port().to_string())
+            .env("RABBITMQ_CONFIG_FILE", &conf)
+            .env("RABBITMQ_ADVANCED_CONFIG_FILE", dir.join("advanced.config"))
+            .env("RABBITMQ_ENABLED_PLUGINS_FILE", dir.join("enabled_plugins"))
+            .env("RABBITMQ_MNESIA_BASE", dir.join("mnesia"))
+            .env("RABBITMQ_LOG_BASE", dir.join("log"))
+            .env("RABBITMQ_PID_FILE", dir.join("pid"))
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("rabbitmq-server is installed");
+        let broker = Broker {
+            port,
+            node: format!("{name}@localhost"),
+            dir,
+            child,
+        };
+        wait_for("TLS RabbitMQ node", &log, 90, || accepts(port));
+        broker
+    }
+}
+
+impl Broker {
+    /// The messages ready in each queue whose name starts with `prefix`, read with
+    /// `rabbitmqctl` (an outside reference) from the node itself.
+    pub fn queues(&self, prefix: &str) -> Vec<(String, u64)> {
+        let out = Command::new("/usr/lib/rabbitmq/bin/rabbitmqctl")
+            .env("HOME", &self.dir)
+            .args(["-n", &self.node, "-q", "list_queues", "name", "messages_ready"])
+            .output()
+            .expect("rabbitmqctl is installed");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut queues: Vec<(String, u64)> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter(|(name, _)| name.starts_with(prefix))
+            .map(|(name, n)| (name.to_string(), n.trim().parse().unwrap_or(0)))
+            .collect();
+        queues.sort();
+        queues
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        // The script and the Erlang VM it started: the whole group this test created.
+        // SAFETY: kill has no preconditions; the group is the child's own.
+        unsafe {
+            libc::kill(-(self.child.id() as i32), libc::SIGKILL);
+        }
+        self.child.wait().ok();
+    }
+}
