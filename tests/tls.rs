@@ -14,16 +14,17 @@ use common::TestEnv;
 const DAY: &str = "2026-11-02";
 
 /// A test's environment whose stores are the ones given (TLS ones or the shared plain ones),
-/// with `SSL_CERT_FILE` naming its CA.
-struct Stores {
-    env: TestEnv,
+/// with `SSL_CERT_FILE` naming its CA. It borrows the environment, so that the test's servers
+/// (declared after the environment) stop before its directory is removed.
+struct Stores<'a> {
+    env: &'a TestEnv,
     ca: Ca,
     redis_url: String,
     mysql_url: Option<String>,
     amqp_url: Option<String>,
 }
 
-impl Stores {
+impl Stores<'_> {
     fn cmd(&self, args: &[&str]) -> std::process::Command {
         let mut c = self.env.std_cmd();
         c.env("ATTENDANCE_REDIS_URL", &self.redis_url)
@@ -96,7 +97,7 @@ fn a_checkin_over_rediss_lands_and_a_wrong_ca_is_refused() {
     let stores = Stores {
         redis_url: format!("rediss://localhost:{}/", redis.port),
         ca,
-        env,
+        env: &env,
         mysql_url: None,
         amqp_url: None,
     };
@@ -181,7 +182,7 @@ fn a_day_settles_and_reports_over_mysql_tls_and_a_wrong_ca_is_refused() {
         ca,
         mysql_url: Some(url.clone()),
         amqp_url: None,
-        env,
+        env: &env,
     };
     stores.day(6, 1);
     stores.ok(&["checkin", "E000002", "--at", "2026-11-02T08:50:00+01:00"]);
@@ -271,7 +272,7 @@ fn a_day_runs_over_tls_on_all_three_stores_and_a_wrong_ca_is_refused_by_the_brok
         )),
         amqp_url: Some(format!("amqps://guest:guest@localhost:{}/%2f", broker.port)),
         ca,
-        env,
+        env: &env,
     };
     stores.day(6, 1);
     let queue = format!("{}.dept.D001", stores.env.ns);
@@ -348,4 +349,42 @@ fn a_day_runs_over_tls_on_all_three_stores_and_a_wrong_ca_is_refused_by_the_brok
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_checkin_over_a_rediss_cluster_lands_on_its_nodes_and_a_wrong_ca_is_refused() {
+    let env = TestEnv::new("Europe/Paris");
+    let ca = Ca::new(&env.dir, "good");
+    let wrong = Ca::new(&env.dir, "wrong");
+    let nodes = tls::redis_cluster(&env.dir, &ca);
+    let seeds: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+    let stores = Stores {
+        redis_url: format!("rediss+cluster://{}", seeds.join(",")),
+        ca,
+        env: &env,
+        mysql_url: None,
+        amqp_url: None,
+    };
+    stores.day(6, 2);
+    stores.ok(&["checkin", "E000002", "--at", "2026-11-02T08:50:00+01:00"]);
+    let status = stores.ok(&["status", "E000002", "--date", DAY]);
+    assert!(status.contains("08:50"), "{status}");
+    // The namespace's keys, node by node (read with redis-cli over TLS): on more than one node.
+    let pattern = format!("{}:*", env.ns);
+    let holding = nodes
+        .iter()
+        .filter(|n| {
+            !tls::redis_cli(&stores.ca, n.port, &["--scan", "--pattern", &pattern])
+                .trim()
+                .is_empty()
+        })
+        .count();
+    assert!(holding >= 2, "the day's keys are spread over the masters ({holding})");
+
+    let out = stores
+        .cmd(&["status", "E000002", "--date", DAY])
+        .env("SSL_CERT_FILE", &wrong.cert)
+        .output()
+        .unwrap();
+    refused_certificate(&out);
 }

@@ -65,10 +65,11 @@ impl Ca {
                 "/CN=localhost",
             ],
         );
+        // clientAuth too: Redis Cluster nodes present it to each other on the cluster bus.
         std::fs::write(
             dir.join("ext.cnf"),
             "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
-             keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+             keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n",
         )
         .unwrap();
         openssl(
@@ -296,4 +297,81 @@ impl Drop for Broker {
         }
         self.child.wait().ok();
     }
+}
+
+/// `redis-cli` over TLS to 127.0.0.1:`port`, trusting `ca`; stdout. Given a minute at most
+/// (`--cluster create` waits for ever on nodes that cannot meet).
+pub fn redis_cli(ca: &Ca, port: u16, args: &[&str]) -> String {
+    let out = Command::new("timeout")
+        .args(["60", "redis-cli", "--tls", "-h", "127.0.0.1", "-p", &port.to_string()])
+        .arg("--cacert")
+        .arg(&ca.cert)
+        .args(args)
+        .output()
+        .expect("redis-cli is installed");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A 3-master Redis Cluster speaking TLS only, clients and cluster bus alike, with `ca`'s
+/// server certificate (it names 127.0.0.1, the address the nodes announce).
+pub fn redis_cluster(dir: &Path, ca: &Ca) -> Vec<Server> {
+    let dir = dir.join("redis-tls-cluster");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut ports: Vec<u16> = Vec::new();
+    while ports.len() < 3 {
+        let p = free_port();
+        // The cluster bus listens on the port + 10000.
+        if p < 50_000 && !ports.contains(&p) && std::net::TcpListener::bind(("127.0.0.1", p + 10_000)).is_ok() {
+            ports.push(p);
+        }
+    }
+    let mut nodes = Vec::new();
+    for &p in &ports {
+        let log = dir.join(format!("{p}.log"));
+        let child = Command::new("redis-server")
+            .args(["--port", "0", "--tls-port", &p.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--tls-cluster",
+                "yes",
+                "--tls-replication",
+                "yes",
+                "--tls-auth-clients",
+                "no",
+            ])
+            .arg("--tls-cert-file")
+            .arg(&ca.server_cert)
+            .arg("--tls-key-file")
+            .arg(&ca.server_key)
+            .arg("--tls-ca-cert-file")
+            .arg(&ca.cert)
+            .args([
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                &format!("nodes-{p}.conf"),
+            ])
+            .args(["--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&dir)
+            .arg("--logfile")
+            .arg(&log)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server is installed");
+        nodes.push(Server { port: p, child });
+        wait_for("TLS cluster node", &log, 20, || accepts(p));
+    }
+    let mut create = vec!["--cluster", "create"];
+    let addrs: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    create.extend(addrs.iter().map(String::as_str));
+    create.push("--cluster-yes");
+    redis_cli(ca, ports[0], &create);
+    for &p in &ports {
+        wait_for("TLS cluster state ok", &dir.join(format!("{p}.log")), 30, || {
+            redis_cli(ca, p, &["CLUSTER", "INFO"]).contains("cluster_state:ok")
+        });
+    }
+    nodes
 }
