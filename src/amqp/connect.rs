@@ -347,6 +347,36 @@ mod tests {
     }
 
     #[test]
+    fn a_silent_listener_bounds_the_tls_handshake_too() {
+        // amqps:// to a listener that takes the connection and never answers the TLS hello.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap();
+        let silent = std::thread::spawn(move || {
+            let (mut peer, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 512];
+            while matches!(std::io::Read::read(&mut peer, &mut buf), Ok(n) if n > 0) {}
+        });
+        let settings = AmqpSettings {
+            connect_timeout_ms: 300,
+            ..AmqpSettings::default()
+        };
+        let url = format!("amqps://guest:secret@{at}/%2f");
+        let started = Instant::now();
+        let e = open(&[url.as_str()], &settings, |_| Ok(()))
+            .err()
+            .expect("no broker answered");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        let line = super::super::failure::one_line(&e);
+        assert!(line.contains(&at.to_string()) && !line.contains("secret"), "{line}");
+        assert_eq!(
+            crate::error::exit_code_with(&e, &[super::super::failure::says]),
+            3,
+            "{line}"
+        );
+        silent.join().unwrap();
+    }
+
+    #[test]
     fn urls_read_as_amiquip_reads_them() {
         let t = Target::parse("amqp://ann:p%40ss@broker:5673/%2f?heartbeat=5&connection_timeout=250").unwrap();
         assert_eq!(
