@@ -5,6 +5,10 @@
 //! check-in's time. So the socket is opened here (TCP_NODELAY) and handed to amiquip, and the
 //! URL (credentials, vhost, query parameters) is read here the way amiquip reads it.
 //!
+//! `amqps://` (default port 5671) wraps the same socket in TLS (native-tls, that is OpenSSL
+//! here): the broker's certificate is checked against the system's CAs or `SSL_CERT_FILE`'s
+//! file, and its name against the URL's host.
+//!
 //! Every connection comes with the [`Guard`] of `watchdog.rs`, which bounds each wait on it.
 
 use std::net::{TcpStream, ToSocketAddrs};
@@ -18,9 +22,11 @@ use super::watchdog::{ClosingBound, Guard};
 use crate::config::AmqpSettings;
 use crate::error::{Error, Service};
 
-/// What an `amqp://user:pass@host:port/vhost?heartbeat=N&connection_timeout=MS` URL says.
+/// What an `amqp://user:pass@host:port/vhost?heartbeat=N&connection_timeout=MS` URL says
+/// (`amqps://` for TLS).
 #[derive(Debug, PartialEq)]
 pub(crate) struct Target {
+    pub tls: bool,
     pub host: String,
     pub port: u16,
     pub user: String,
@@ -37,9 +43,11 @@ fn bad(why: &str) -> Error {
 impl Target {
     pub(crate) fn parse(s: &str) -> Result<Target, Error> {
         let url = url::Url::parse(s).map_err(|e| bad(&e.to_string()))?;
-        if url.scheme() != "amqp" {
-            return Err(bad("only amqp:// URLs are supported (this build has no TLS)"));
-        }
+        let tls = match url.scheme() {
+            "amqp" => false,
+            "amqps" => true,
+            _ => return Err(bad("an amqp:// URL (amqps:// for TLS)")),
+        };
         let decode = |v: &str| percent_encoding::percent_decode_str(v).decode_utf8_lossy().into_owned();
         let mut segments = url.path_segments().map(|p| p.collect::<Vec<_>>()).unwrap_or_default();
         segments.retain(|s| !s.is_empty());
@@ -52,12 +60,13 @@ impl Target {
             (decode(url.username()), decode(url.password().unwrap_or("")))
         };
         let mut t = Target {
+            tls,
             host: url
                 .host_str()
                 .filter(|h| !h.is_empty())
                 .unwrap_or("localhost")
                 .to_string(),
-            port: url.port().unwrap_or(5672),
+            port: url.port().unwrap_or(if tls { 5671 } else { 5672 }),
             user,
             password,
             vhost: segments.first().map_or("/".to_string(), |v| decode(v)),
@@ -142,6 +151,7 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
         .to_socket_addrs()
         .map_err(|e| unreachable(&e))?
         .collect();
+    let connector = if t.tls { Some(tls_connector()?) } else { None };
     let mut last = None;
     for addr in addrs {
         match TcpStream::connect_timeout(&addr, timeout) {
@@ -159,13 +169,21 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
                     .virtual_host(t.vhost.clone())
                     .connection_timeout(Some(timeout))
                     .heartbeat(t.heartbeat.unwrap_or(s.heartbeat_secs));
-                let conn = match Connection::insecure_open_stream(stream, options, ConnectionTuning::default()) {
+                let opened = match &connector {
+                    Some(c) => {
+                        Connection::open_tls_stream(c.clone(), &t.host, stream, options, ConnectionTuning::default())
+                    }
+                    None => Connection::insecure_open_stream(stream, options, ConnectionTuning::default()),
+                };
+                let conn = match opened {
                     Ok(conn) => conn,
                     Err(e) => {
                         // The socket is connected already: amiquip's own timeout (the same
                         // length, it may fire before the guard on a loaded machine) can only
                         // mean the handshake went unanswered too.
-                        let e = if guard.tripped() || matches!(e, amiquip::Error::ConnectionTimeout) {
+                        let e = if let Some(said) = tls_refused(&e) {
+                            Error::service(Service::Rabbitmq, format!("{where_}: {said}")).into()
+                        } else if guard.tripped() || matches!(e, amiquip::Error::ConnectionTimeout) {
                             silent_handshake(&where_, timeout)
                         } else {
                             guard.explain(e, timeout, "connecting")
@@ -192,6 +210,34 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
         None => unreachable(&"the host name resolves to no address"),
     }
     .into())
+}
+
+/// The TLS client of `amqps://`: the system's CAs (OpenSSL reads `SSL_CERT_FILE` too), and
+/// `SSL_CERT_FILE`'s certificates added explicitly; a bad file is exit 2.
+fn tls_connector() -> Result<native_tls::TlsConnector, Error> {
+    let mut builder = native_tls::TlsConnector::builder();
+    if let Some(path) = crate::config::ca_file()? {
+        let pem = std::fs::read(&path).map_err(|e| Error::input(format!("SSL_CERT_FILE: {e}")))?;
+        let certs = native_tls::Certificate::stack_from_pem(&pem)
+            .map_err(|e| Error::input(format!("SSL_CERT_FILE: {}: {e}", path.display())))?;
+        for cert in certs {
+            builder.add_root_certificate(cert);
+        }
+    }
+    builder
+        .build()
+        .map_err(|e| Error::input(format!("TLS: cannot set up the AMQP TLS client: {e}")))
+}
+
+/// A TLS failure of the handshake, in words (a refused certificate names it).
+fn tls_refused(e: &amiquip::Error) -> Option<String> {
+    match e {
+        amiquip::Error::TlsHandshake { source } => {
+            let detail = source.to_string();
+            Some(crate::config::refused_certificate(&detail).unwrap_or_else(|| format!("TLS: {detail}")))
+        }
+        _ => None,
+    }
 }
 
 /// A broker that took the TCP connection and never answered the AMQP handshake: what a broker
@@ -301,11 +347,42 @@ mod tests {
     }
 
     #[test]
+    fn a_silent_listener_bounds_the_tls_handshake_too() {
+        // amqps:// to a listener that takes the connection and never answers the TLS hello.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap();
+        let silent = std::thread::spawn(move || {
+            let (mut peer, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 512];
+            while matches!(std::io::Read::read(&mut peer, &mut buf), Ok(n) if n > 0) {}
+        });
+        let settings = AmqpSettings {
+            connect_timeout_ms: 300,
+            ..AmqpSettings::default()
+        };
+        let url = format!("amqps://guest:secret@{at}/%2f");
+        let started = Instant::now();
+        let e = open(&[url.as_str()], &settings, |_| Ok(()))
+            .err()
+            .expect("no broker answered");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        let line = super::super::failure::one_line(&e);
+        assert!(line.contains(&at.to_string()) && !line.contains("secret"), "{line}");
+        assert_eq!(
+            crate::error::exit_code_with(&e, &[super::super::failure::says]),
+            3,
+            "{line}"
+        );
+        silent.join().unwrap();
+    }
+
+    #[test]
     fn urls_read_as_amiquip_reads_them() {
         let t = Target::parse("amqp://ann:p%40ss@broker:5673/%2f?heartbeat=5&connection_timeout=250").unwrap();
         assert_eq!(
             t,
             Target {
+                tls: false,
                 host: "broker".into(),
                 port: 5673,
                 user: "ann".into(),
@@ -318,7 +395,9 @@ mod tests {
         let t = Target::parse("amqp://127.0.0.1").unwrap();
         assert_eq!((t.user.as_str(), t.port, t.vhost.as_str()), ("guest", 5672, "/"));
         assert_eq!(Target::parse("amqp://h/prod").unwrap().vhost, "prod");
-        assert!(Target::parse("amqps://h/").is_err());
+        let t = Target::parse("amqps://h/").unwrap();
+        assert_eq!((t.tls, t.port), (true, 5671));
+        assert!(Target::parse("http://h/").is_err());
         assert!(Target::parse("amqp://h/a/b").is_err());
         let e = Target::parse("amqp://u:secret@h/?heartbeat=x").unwrap_err().to_string();
         assert!(!e.contains("secret"), "{e}");

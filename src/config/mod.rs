@@ -11,6 +11,7 @@ use chrono_tz::Tz;
 mod environment;
 mod secrets;
 mod settable;
+mod tls;
 mod urls;
 use settable::Raw;
 
@@ -21,8 +22,9 @@ pub use environment::check as check_environment;
 pub(crate) use environment::unknown as unknown_variables;
 pub(crate) use secrets::PasswordFiles;
 pub(crate) use settable::MAX_BATCH_ROWS;
+pub(crate) use tls::{ca_file, refused_certificate};
 pub use urls::redis_cluster_seeds;
-pub(crate) use urls::{database_of, REDIS_CLUSTER_SCHEME};
+pub(crate) use urls::{database_of, mysql_tls, REDIS_CLUSTER_SCHEME, REDIS_CLUSTER_TLS_SCHEME};
 
 pub(crate) const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:6379/";
 pub(crate) const DEFAULT_MYSQL_URL: &str = "mysql://root@127.0.0.1:3306/attendance";
@@ -360,14 +362,21 @@ impl Config {
             (
                 "redis_url",
                 &self.redis_url[..],
-                &["redis", "rediss", "redis+unix", "unix", REDIS_CLUSTER_SCHEME][..],
+                &[
+                    "redis",
+                    "rediss",
+                    "redis+unix",
+                    "unix",
+                    REDIS_CLUSTER_SCHEME,
+                    REDIS_CLUSTER_TLS_SCHEME,
+                ][..],
             ),
             ("mysql_url", &self.mysql_url[..], &["mysql"][..]),
             ("report_mysql_url", self.report_mysql_url(), &["mysql"][..]),
             (
                 "amqp_url",
                 self.amqp_urls().first().copied().unwrap_or(""),
-                &["amqp"][..],
+                &["amqp", "amqps"][..],
             ),
         ] {
             let scheme = url.split("://").next().unwrap_or("");
@@ -375,23 +384,26 @@ impl Config {
                 return Err(bad(key, url, &format!("a URL starting with {}://", schemes[0])));
             }
         }
-        if self.redis_url.starts_with("redis+cluster://") && redis_cluster_seeds(&self.redis_url).is_none() {
+        if self.redis_url.contains("+cluster://") && redis_cluster_seeds(&self.redis_url).is_none() {
             return Err(bad(
                 "redis_url",
                 &self.redis_url,
-                "a cluster's seed nodes as redis+cluster://host:port,host:port",
+                "a cluster's seed nodes as redis+cluster://host:port,host:port (rediss+cluster:// for TLS)",
             ));
         }
         // Every broker of a list, not only the first.
         for url in self.amqp_urls() {
-            if !url.starts_with("amqp://") {
-                return Err(bad("amqp_url", url, "a URL starting with amqp://"));
+            if !url.starts_with("amqp://") && !url.starts_with("amqps://") {
+                return Err(bad("amqp_url", url, "a URL starting with amqp:// (amqps:// for TLS)"));
             }
         }
         for (key, url) in [
             ("mysql_url", &self.mysql_url[..]),
             ("report_mysql_url", self.report_mysql_url()),
         ] {
+            if let Err(why) = mysql_tls(url) {
+                return Err(bad(key, url, &why));
+            }
             if database_of(url).is_none() {
                 return Err(bad(
                     key,
@@ -399,6 +411,9 @@ impl Config {
                     "the URL must name a database, as in mysql://host/attendance",
                 ));
             }
+        }
+        if self.uses_tls() {
+            ca_file()?;
         }
         if self.policy.checkout_from <= self.policy.checkin_deadline {
             return Err(Error::input(
@@ -440,6 +455,16 @@ impl Config {
     }
 
     /// The MySQL URL without its database, to create the database itself.
+    /// Whether any store is reached over TLS (then `SSL_CERT_FILE`, if set, must be good).
+    fn uses_tls(&self) -> bool {
+        let mysql_tls_url =
+            |url: &str| mysql_tls(url).is_ok_and(|(rest, tls)| tls.unwrap_or(rest.contains("root_cert_path=")));
+        self.redis_url.starts_with("rediss")
+            || self.amqp_urls().iter().any(|u| u.starts_with("amqps://"))
+            || mysql_tls_url(&self.mysql_url)
+            || mysql_tls_url(self.report_mysql_url())
+    }
+
     pub fn mysql_server_url(&self) -> String {
         let (scheme, after) = self.mysql_url.split_once("://").unwrap_or(("mysql", &self.mysql_url));
         let (auth_host, rest) = after.split_once('/').unwrap_or((after, ""));

@@ -1,6 +1,10 @@
 //! Opening MySQL pools and connections, with the configured timeouts, and errors that name
 //! the service (never its password).
 //!
+//! TLS: the URL's `require_ssl=true` / `ssl-mode=VERIFY_IDENTITY`, or the crate's own
+//! parameters (`root_cert_path=...`, ...); the server's certificate and name are checked against
+//! the CA file (the URL's, else `SSL_CERT_FILE`'s) and the crate's built-in roots.
+//!
 //! Every wait is bounded: a server that accepts the connection and then stops answering is an
 //! error (exit 3) after `mysql.*_timeout_ms`, never a hang (see docs/timeouts.md).
 
@@ -12,9 +16,28 @@ use crate::error::{redact, Error, Service};
 /// MySQL options for a URL, with the configured timeouts.
 fn mysql_opts(cfg: &Config, url: &str) -> Result<mysql::Opts> {
     let t = cfg.mysql;
-    let opts = mysql::Opts::from_url(url)
-        .map_err(|e| Error::input(format!("config: mysql_url: {}", redact(&e.to_string()))))?;
+    let bad = |why: &str| Error::input(format!("config: mysql_url: {}", redact(why)));
+    let (url, tls) = crate::config::mysql_tls(url).map_err(|why| bad(&why))?;
+    let opts = mysql::Opts::from_url(&url).map_err(|e| bad(&e.to_string()))?;
+    let ssl = match tls {
+        Some(false) => None,
+        Some(true) => Some(opts.get_ssl_opts().cloned().unwrap_or_default()),
+        None => opts.get_ssl_opts().cloned(),
+    };
+    let ssl = match ssl {
+        Some(ssl) if ssl.root_cert_path().is_none() => match crate::config::ca_file()? {
+            Some(ca) => Some(ssl.with_root_cert_path(Some(ca))),
+            None => Some(ssl),
+        },
+        Some(ssl) => {
+            let path = ssl.root_cert_path().unwrap_or(std::path::Path::new(""));
+            std::fs::File::open(path).map_err(|e| bad(&format!("root_cert_path={}: {e}", path.display())))?;
+            Some(ssl)
+        }
+        None => None,
+    };
     Ok(mysql::OptsBuilder::from_opts(opts)
+        .ssl_opts(ssl)
         .tcp_connect_timeout(Some(t.connect()))
         // The socket's own timeouts, set before the handshake: they bound the handshake, every
         // query and the pool's health pings and resets alike.
@@ -57,7 +80,7 @@ pub(super) fn pool(cfg: &Config, url: &str) -> Result<mysql::Pool> {
 /// benchmarks, to drop it).
 pub fn mysql_server(cfg: &Config) -> Result<mysql::Conn> {
     let opts = mysql_opts(cfg, &cfg.mysql_server_url())?;
-    mysql::Conn::new(opts).map_err(|e| Error::service(Service::Mysql, e).into())
+    mysql::Conn::new(opts).map_err(|e| Error::service(Service::Mysql, said(&e)).into())
 }
 
 /// Turn a MySQL error of the database at `url` into a typed one: an unknown database is a
@@ -70,5 +93,14 @@ pub(super) fn url_error(url: &str, e: mysql::Error) -> anyhow::Error {
         ))
         .into();
     }
-    Error::service(Service::Mysql, super::failure::detail(&e)).into()
+    Error::service(Service::Mysql, said(&e)).into()
+}
+
+/// A MySQL error in words; a refused certificate (or TLS refused) names TLS.
+fn said(e: &mysql::Error) -> String {
+    let detail = super::failure::detail(e);
+    if super::failure::is_server_error(e) {
+        return detail;
+    }
+    crate::config::refused_certificate(&detail).unwrap_or(detail)
 }

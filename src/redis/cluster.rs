@@ -16,7 +16,16 @@ use crate::error::{redact, Error, Service};
 
 // The URL's grammar belongs to the configuration, which validates `redis_url` without
 // reaching into a store; the connection code keeps its short names for it.
+use crate::config::REDIS_CLUSTER_TLS_SCHEME as TLS_SCHEME;
 pub(crate) use crate::config::{redis_cluster_seeds as seed_urls, REDIS_CLUSTER_SCHEME as SCHEME};
+
+/// Whether `url` names a cluster's seed nodes (`redis+cluster://`, or `rediss+cluster://` whose
+/// nodes are reached over TLS).
+pub(crate) fn is_cluster_url(url: &str) -> bool {
+    [SCHEME, TLS_SCHEME]
+        .iter()
+        .any(|s| url.strip_prefix(s).is_some_and(|rest| rest.starts_with("://")))
+}
 
 /// A connection to a Redis Cluster: commands go to the master of their key's slot.
 pub struct ClusterConn {
@@ -35,6 +44,10 @@ impl ClusterConn {
             ))
         })?;
         let t = cfg.redis;
+        let tls = seeds.iter().any(|s| s.starts_with("rediss://"));
+        if tls {
+            crate::config::ca_file()?;
+        }
         let client = ClusterClientBuilder::new(seeds)
             .connection_timeout(t.connect())
             .response_timeout(t.read())
@@ -44,7 +57,9 @@ impl ClusterConn {
             .max_retry_wait(200)
             .build()
             .map_err(|e| Error::input(format!("config: redis_url: {}", redact(&e.to_string()))))?;
-        let con = client.get_connection().map_err(|e| Error::service(Service::Redis, e))?;
+        let con = client
+            .get_connection()
+            .map_err(|e| super::conn::connect_error(e, tls))?;
         con.set_read_timeout(Some(t.read()))
             .map_err(|e| Error::service(Service::Redis, e))?;
         con.set_write_timeout(Some(t.write()))

@@ -93,14 +93,28 @@ impl ConnectionLike for RedisConn {
     }
 }
 
+/// Redis could not be reached (exit 3); over TLS, a refused certificate says so in words.
+pub(super) fn connect_error(e: redis::RedisError, tls: bool) -> Error {
+    let detail = e.to_string();
+    match crate::config::refused_certificate(&detail).filter(|_| tls) {
+        Some(said) => Error::service(Service::Redis, said),
+        None => Error::service(Service::Redis, detail),
+    }
+}
+
 /// One connection to a single Redis node.
 pub(super) fn single_redis(cfg: &Config) -> Result<RedisConn> {
     let t = cfg.redis;
+    let tls = cfg.redis_url.starts_with("rediss://");
+    if tls {
+        // rustls-native-certs reads the same variable; a bad one is the user's (exit 2).
+        crate::config::ca_file()?;
+    }
     let client = redis::Client::open(cfg.redis_url.as_str())
         .map_err(|e| Error::input(format!("config: redis_url: {}", redact(&e.to_string()))))?;
     let con = client
         .get_connection_with_timeout(t.connect())
-        .map_err(|e| Error::service(Service::Redis, e))?;
+        .map_err(|e| connect_error(e, tls))?;
     con.set_read_timeout(Some(t.read()))
         .context("setting the Redis read timeout")?;
     con.set_write_timeout(Some(t.write()))

@@ -60,9 +60,9 @@ pub enum Redis {
 
 impl Redis {
     /// Connect (exit 2 for a bad URL, exit 3 when Redis is unreachable): a cluster when
-    /// `redis_url` is a `redis+cluster://` list of seed nodes, else one node.
+    /// `redis_url` is a `redis+cluster://` (or `rediss+cluster://`) list of seed nodes, else one node.
     pub fn open(cfg: &Config) -> Result<Redis> {
-        if cfg.redis_url.starts_with(&format!("{}://", cluster::SCHEME)) {
+        if cluster::is_cluster_url(&cfg.redis_url) {
             Ok(Redis::Cluster(Box::new(ClusterConn::open(cfg)?)))
         } else {
             Ok(Redis::Single(super::conn::single_redis(cfg)?))

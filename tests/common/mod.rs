@@ -6,6 +6,7 @@ pub mod cluster;
 pub mod day;
 pub mod private_redis;
 pub mod stall;
+pub mod tls;
 // The set-up steps' argument lists, shared with the benchmarks.
 #[path = "../../examples/common/steps.rs"]
 pub mod steps;
