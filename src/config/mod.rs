@@ -320,32 +320,32 @@ impl Config {
     /// an unknown key is an error, so a typo never passes silently.
     fn apply_file(&mut self, path: &Path) -> Result<(), Error> {
         let text = read_bounded(path)?;
-        let table: toml::Table = toml::from_str(&text).map_err(|e| {
-            Error::input(format!(
-                "config: {}: {}",
-                path.display(),
-                e.message().replace('\n', " ")
-            ))
-        })?;
-        let mut entries = Vec::new();
-        for (name, value) in table {
-            match value {
-                toml::Value::Table(section) => {
-                    entries.extend(section.into_iter().map(|(k, v)| (format!("{name}.{k}"), v)));
-                }
-                v => entries.push((name, v)),
-            }
-        }
+        let origin = path.display().to_string();
+        let entries = entries(&text, &origin)?;
         let holds_secret = entries
             .iter()
             .any(|(name, v)| name.ends_with("url") && secrets::has_password(&v.to_string()));
         secrets::check_private(path, "config", holds_secret)?;
+        self.apply_entries(entries, &origin)
+    }
+
+    /// Every `section.key` of a file, each through [`settable::KEYS`]; `origin` names the file.
+    fn apply_entries(&mut self, entries: Vec<(String, toml::Value)>, origin: &str) -> Result<(), Error> {
         for (name, value) in entries {
             let key = settable::find(&name)
-                .ok_or_else(|| Error::input(format!("config: {}: unknown key '{name}'", path.display())))?;
+                .ok_or_else(|| Error::input(format!("config: {origin}: unknown key '{name}'")))?;
             key.apply(self, &Raw::Toml(value), "")?;
         }
         Ok(())
+    }
+
+    /// The configuration a config file's text gives over the defaults, checked as a file's is
+    /// (no environment, no password files). For the fuzz target of the config parser.
+    pub fn from_toml(text: &str) -> Result<Config, Error> {
+        let mut c = Config::default();
+        c.apply_entries(entries(text, "text")?, "text")?;
+        c.validate()?;
+        Ok(c)
     }
 
     fn validate(&self) -> Result<(), Error> {
@@ -471,6 +471,22 @@ impl Config {
         let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
         format!("{scheme}://{auth_host}/{query}")
     }
+}
+
+/// A config file's keys as `section.key` and their values; `origin` names the file in errors.
+fn entries(text: &str, origin: &str) -> Result<Vec<(String, toml::Value)>, Error> {
+    let table: toml::Table = toml::from_str(text)
+        .map_err(|e| Error::input(format!("config: {origin}: {}", e.message().replace('\n', " "))))?;
+    let mut entries = Vec::new();
+    for (name, value) in table {
+        match value {
+            toml::Value::Table(section) => {
+                entries.extend(section.into_iter().map(|(k, v)| (format!("{name}.{k}"), v)));
+            }
+            v => entries.push((name, v)),
+        }
+    }
+    Ok(entries)
 }
 
 /// Where a config file is looked for when none is named, as admins expect: the user's
