@@ -7,7 +7,10 @@ use std::io::Write;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::day::Day;
+use common::private_redis::PrivateRedis;
 use common::TestEnv;
+use redis::Commands;
 
 const DAY: &str = "2026-11-02";
 
@@ -103,6 +106,46 @@ fn sigterm_mid_stream_prints_the_summary_of_what_was_recorded_and_exits_0() {
     assert!(out.contains("1 rows: 1 recorded, 0 unchanged, 0 refused"), "{out}");
     assert!(out.contains("notifications: 1 sent, 0 pending"), "{out}");
     assert!(err.contains("stopped by a signal"), "{err}");
+}
+
+#[test]
+fn a_stream_whose_redis_dies_between_two_punches_summarises_the_first_and_exits_3() {
+    let dir = std::env::temp_dir().join(format!("att-stream-{}", uuid::Uuid::new_v4().simple()));
+    let mut redis = PrivateRedis::start_in(dir, false);
+    let env = TestEnv::on_redis("UTC", &redis.url());
+    env.day(Day::new(5, 1).import_flags(&["-q"]));
+    let board = env.keys().board("D001", common::date(DAY));
+    let mut child = env
+        .std_cmd()
+        .args(["checkin", "--file", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "employee_id,kind,at\nE000002,in,{DAY}T08:00:00Z").unwrap();
+    stdin.flush().unwrap();
+    // The first batch recorded and its event published (gone from the outbox); then a moment
+    // for the batch to finish its outbox drain, so that Redis dies between two batches.
+    let outbox = env.keys().outbox("D001");
+    assert!(within_seconds(|| redis.con().is_ok_and(|mut c| {
+        c.hexists(&board, "E000002").unwrap_or(false) && c.hlen::<_, usize>(&outbox).unwrap_or(1) == 0
+    })));
+    std::thread::sleep(Duration::from_millis(500));
+    redis.crash();
+    writeln!(stdin, "E000003,in,{DAY}T08:00:00Z").unwrap();
+    drop(stdin);
+    let o = finish(child);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(3), "{out}{err}");
+    assert!(
+        out.contains("1 rows: 1 recorded"),
+        "the first batch is summarised: {out}{err}"
+    );
+    let last = err.lines().last().unwrap();
+    assert!(last.contains("the 1 rows before this batch were applied"), "{err}");
+    assert!(last.contains("Redis"), "{err}");
 }
 
 #[test]

@@ -55,14 +55,8 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
         ctx.say("checkin --file: stopped by a signal; every row read before it was applied");
     }
     if let Some(e) = cut {
-        // The rows before the refused line were applied (they were streamed), none after it.
-        let msg = e.to_string();
-        let head = msg.split(": refused whole").next().unwrap_or(&msg);
-        return Err(Error::input(format!(
-            "{head}: the stream stops there; the {} rows before it were applied",
-            report.rows
-        ))
-        .into());
+        // A stream stopped part-way: the summary above is what was applied before it.
+        return Err(e);
     }
     if !report.refused.is_empty() {
         return Err(Error::Partial(format!("{} of {} rows refused", report.refused.len(), report.rows)).into());

@@ -30,9 +30,9 @@ type Arrival = Result<Result<Row, Refusal>, Error>;
 pub(crate) struct Streamed {
     /// Every batch added up.
     pub bulk: Bulk,
-    /// The input was refused part-way (a line past the bound, too many rows): the rows before
-    /// it were applied, none from it on.
-    pub cut: Option<Error>,
+    /// The stream stopped part-way: its input refused (a line past the bound, too many rows),
+    /// or a batch that could not be applied; every row before it was applied, none after.
+    pub cut: Option<anyhow::Error>,
     /// Ctrl-C or SIGTERM ended it (not the end of the input).
     pub stopped: bool,
 }
@@ -58,7 +58,21 @@ pub(crate) fn stream(cfg: &Config, reader: Box<dyn Read + Send>, stop: &AtomicBo
         if !rows.is_empty() || !refused.is_empty() {
             // Signals held back while Redis and the broker are read: a SIGTERM then ends the
             // stream after this batch, instead of cutting a read with a timeout.
-            let b = crate::interrupt::deferred(|| crate::ops::bulk::bulk(cfg, rows, refused, |_| {}))?;
+            let b = match crate::interrupt::deferred(|| crate::ops::bulk::bulk(cfg, rows, refused, |_| {})) {
+                Ok(b) => b,
+                Err(e) => match total {
+                    // A batch refused before anything was written (Redis or MySQL unreachable,
+                    // a host clock past the skew): the summary says what the batches before did.
+                    Some(bulk) => {
+                        let n = bulk.report.rows;
+                        let e = e.context(format!(
+                            "the stream stopped; the {n} rows before this batch were applied"
+                        ));
+                        return Ok(finish(cfg, bulk, departments, Some(e), false));
+                    }
+                    None => return Err(e),
+                },
+            };
             departments.extend(b.departments.iter().cloned());
             departments.sort_unstable();
             departments.dedup();
@@ -82,7 +96,15 @@ pub(crate) fn stream(cfg: &Config, reader: Box<dyn Read + Send>, stop: &AtomicBo
             // first row (a bad header, `/dev/zero`) changes nothing, as a file does.
             End::Cut(e) => match total {
                 None => return Err(e.into()),
-                Some(bulk) => return Ok(finish(cfg, bulk, departments, Some(e), false)),
+                Some(bulk) => {
+                    let msg = e.to_string();
+                    let head = msg.split(": refused whole").next().unwrap_or(&msg);
+                    let e = Error::input(format!(
+                        "{head}: the stream stops there; the {} rows before it were applied",
+                        bulk.report.rows
+                    ));
+                    return Ok(finish(cfg, bulk, departments, Some(e.into()), false));
+                }
             },
             End::Eof | End::Stopped => {
                 let bulk = total.unwrap_or_else(empty);
@@ -117,6 +139,8 @@ fn batch(rx: &Receiver<Arrival>, stop: &AtomicBool) -> (Vec<Row>, Vec<Refusal>, 
                     Err(r) => refused.push(r),
                 }
             }
+            // A read cut by the signal that asked to stop is that stop, not bad input.
+            Ok(Err(_)) if stop.load(Ordering::SeqCst) => return (rows, refused, End::Stopped),
             Ok(Err(e)) => return (rows, refused, End::Cut(e)),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return (rows, refused, End::Eof),
@@ -164,7 +188,13 @@ fn add(mut t: Bulk, b: Bulk) -> Bulk {
 
 /// The summary: `pending` is what the outboxes of every department the stream recorded for
 /// hold at its end (a later batch may have sent what an earlier one left pending).
-fn finish(cfg: &Config, mut bulk: Bulk, departments: Vec<String>, cut: Option<Error>, stopped: bool) -> Streamed {
+fn finish(
+    cfg: &Config,
+    mut bulk: Bulk,
+    departments: Vec<String>,
+    cut: Option<anyhow::Error>,
+    stopped: bool,
+) -> Streamed {
     if !departments.is_empty() {
         let counted = crate::redis::board::Board::open(cfg).and_then(|mut b| b.outbox_len(&departments));
         if let Ok(n) = counted {
