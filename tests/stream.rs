@@ -39,6 +39,22 @@ fn finish(mut child: Child) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// `checkin --file -` with E000002's check-in written into its stdin, which stays open.
+fn stream_one_punch(env: &TestEnv) -> (Child, std::process::ChildStdin) {
+    let mut child = env
+        .std_cmd()
+        .args(["checkin", "--file", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "employee_id,kind,at\nE000002,in,{DAY}T08:00:00Z").unwrap();
+    stdin.flush().unwrap();
+    (child, stdin)
+}
+
 #[test]
 fn a_punch_written_into_a_fifo_is_on_the_board_before_the_pipe_closes() {
     // Regression: a FIFO was read to its end before anything was recorded (6 s late).
@@ -85,17 +101,7 @@ fn a_punch_written_into_a_fifo_is_on_the_board_before_the_pipe_closes() {
 #[test]
 fn sigterm_mid_stream_prints_the_summary_of_what_was_recorded_and_exits_0() {
     let env = TestEnv::with_roster("UTC", 5, 1);
-    let mut child = env
-        .std_cmd()
-        .args(["checkin", "--file", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    writeln!(stdin, "employee_id,kind,at\nE000002,in,{DAY}T08:00:00Z").unwrap();
-    stdin.flush().unwrap();
+    let (child, stdin) = stream_one_punch(&env);
     assert!(within_seconds(|| env.board("D001", DAY).contains_key("E000002")));
     // SAFETY: a plain kill(2) of our own child.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
@@ -115,17 +121,7 @@ fn a_stream_whose_redis_dies_between_two_punches_summarises_the_first_and_exits_
     let env = TestEnv::on_redis("UTC", &redis.url());
     env.day(Day::new(5, 1).import_flags(&["-q"]));
     let board = env.keys().board("D001", common::date(DAY));
-    let mut child = env
-        .std_cmd()
-        .args(["checkin", "--file", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    writeln!(stdin, "employee_id,kind,at\nE000002,in,{DAY}T08:00:00Z").unwrap();
-    stdin.flush().unwrap();
+    let (child, mut stdin) = stream_one_punch(&env);
     // The first batch recorded and its event published (gone from the outbox); then a moment
     // for the batch to finish its outbox drain, so that Redis dies between two batches.
     let outbox = env.keys().outbox("D001");
