@@ -128,6 +128,13 @@ fn batch(rx: &Receiver<Arrival>, stop: &AtomicBool) -> (Vec<Row>, Vec<Refusal>, 
     let mut due: Option<Instant> = None;
     loop {
         if stop.load(Ordering::SeqCst) {
+            // What was already read is applied too: a punch the kiosk wrote is not dropped.
+            while let Ok(Ok(row)) = rx.try_recv() {
+                match row {
+                    Ok(r) => rows.push(r),
+                    Err(r) => refused.push(r),
+                }
+            }
             return (rows, refused, End::Stopped);
         }
         let wait = due.map_or(TICK, |d| d.saturating_duration_since(Instant::now()).min(TICK));
