@@ -573,8 +573,14 @@ pub struct CheckinArgs {
     /// Bulk: a CSV of punches with the header employee_id,kind,at[,source] ('-' for stdin).
     /// kind may be empty (its time decides, as without --kind). Bad rows are refused and
     /// listed; good rows still land; exit 4 if any row was refused.
+    /// A pipe, a FIFO or stdin is a stream: punches are applied as they arrive (batches
+    /// flushed within 200 ms or at 100 rows), the summary comes at its end or on SIGTERM.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["kind", "at"])]
     pub file: Option<PathBuf>,
+    /// With --file: write every refused row to FILE as CSV (line,reason), whole or not at all;
+    /// stderr and --json list the first 20 and count the rest.
+    #[arg(long, value_name = "FILE", requires = "file")]
+    pub errors: Option<PathBuf>,
     /// in or out. Without it, the punch's time alone decides: before policy.auto_kind_split
     /// (default: midway between checkin_deadline and checkout_from, 13:30) a check-in, at or
     /// after it a check-out, whatever order the day's punches arrive in.

@@ -11,7 +11,7 @@ use crate::ops::checkin::{self, Checkin, Request};
 
 pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
     if let Some(file) = args.file.as_deref() {
-        return super::checkin_bulk::run(ctx, file, args.output.json);
+        return super::checkin_bulk::run(ctx, file, args.errors.as_deref(), args.output.json);
     }
     let employee_id = args
         .employee_id

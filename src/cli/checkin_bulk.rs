@@ -1,32 +1,40 @@
 //! `attendance checkin --file`: many punches at once, pipelined, with a summary.
 
+use std::os::fd::AsFd;
 use std::path::Path;
 
 use anyhow::Result;
 
 use super::Ctx;
-use crate::domain::punch_file;
+use crate::domain::punch_file::{self, Refusal, SHOWN_REFUSALS};
 use crate::error::Error;
 use crate::ops;
 
-pub(crate) fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
-    let reader = super::input(file)?;
-    // Each row's time is checked against the Redis server's clock, in `ops::bulk`.
-    let (rows, refused) = punch_file::read(reader)?;
-    let pb = ctx.out.progress(rows.len() as u64, "punches");
+pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> Result<()> {
     let started = std::time::Instant::now();
-    let mut b = ops::bulk::bulk(&ctx.cfg, rows, refused, |n| pb.inc(n as u64))?;
-    pb.finish_and_clear();
+    let (mut b, cut, stopped) = if is_stream(file) {
+        // Installed before the first read, so a SIGTERM at any point ends the stream cleanly.
+        let stop = crate::interrupt::stop_flag();
+        let s = ops::bulk_stream::stream(&ctx.cfg, super::input(file)?, stop)?;
+        (s.bulk, s.cut, s.stopped)
+    } else {
+        // A regular file is read whole, then recorded pipelined: the bulk fast path.
+        // Each row's time is checked against the Redis server's clock, in `ops::bulk`.
+        let (rows, refused) = punch_file::read(super::input(file)?)?;
+        let pb = ctx.out.progress(rows.len() as u64, "punches");
+        let b = ops::bulk::bulk(&ctx.cfg, rows, refused, |n| pb.inc(n as u64))?;
+        pb.finish_and_clear();
+        (b, None, false)
+    };
     if let Some(failure) = b.report.failure.take() {
-        return cut_off(ctx, &b, json, failure);
+        write_errors(errors, &b.report.refused)?;
+        return cut_off(ctx, &b, errors, json, failure);
     }
     let (report, sent) = (&b.report, &b.notifications);
     if json {
         crate::output::json(&b)?;
     } else {
-        for r in &report.refused {
-            ctx.say(format!("refused line {}: {}", r.line, r.reason));
-        }
+        say_refused(ctx, &report.refused, errors);
         textln!(
             "{} rows: {} recorded, {} unchanged, {} refused ({:.2}s)",
             report.rows,
@@ -42,23 +50,65 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, json: bool) -> Result<()> {
             "notifications pending ({why}); `attendance relay` will send them"
         ));
     }
+    write_errors(errors, &report.refused)?;
+    if stopped {
+        ctx.say("checkin --file: stopped by a signal; every row read before it was applied");
+    }
+    if let Some(e) = cut {
+        // A stream stopped part-way: the summary above is what was applied before it.
+        return Err(e);
+    }
     if !report.refused.is_empty() {
         return Err(Error::Partial(format!("{} of {} rows refused", report.refused.len(), report.rows)).into());
     }
     Ok(())
 }
 
+/// A pipe, a FIFO, a terminal or any other input that is not a regular file: its punches are
+/// applied as they arrive. A file that cannot be opened is not one (its error comes on opening).
+fn is_stream(file: &Path) -> bool {
+    let meta = if file.as_os_str() == "-" {
+        std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(|fd| std::fs::File::from(fd).metadata())
+    } else {
+        std::fs::metadata(file)
+    };
+    meta.is_ok_and(|m| !m.is_file())
+}
+
+/// The first [`SHOWN_REFUSALS`] refusals on stderr, and how many more there are.
+fn say_refused(ctx: &Ctx, refused: &[Refusal], errors: Option<&Path>) {
+    for r in refused.iter().take(SHOWN_REFUSALS) {
+        ctx.say(format!("refused line {}: {}", r.line, r.reason));
+    }
+    let more = refused.len().saturating_sub(SHOWN_REFUSALS);
+    if more > 0 {
+        ctx.say(match errors {
+            Some(f) => format!("... and {more} more refused rows (every one is in {})", f.display()),
+            None => format!("... and {more} more refused rows (--errors FILE writes every one)"),
+        });
+    }
+}
+
+/// `--errors FILE`: every refusal, written whole or not at all.
+fn write_errors(errors: Option<&Path>, refused: &[Refusal]) -> Result<()> {
+    match errors {
+        Some(f) => crate::files::write_with(f, |w| punch_file::write_refusals(w, refused)),
+        None => Ok(()),
+    }
+}
+
 /// Redis failed part-way (recording, or publishing after it): say what was done before it
 /// (recorded, sent, pending; a rerun of the same file is idempotent and records the rest), in
 /// stderr and in `--json`, then fail with the service error (exit 3).
-fn cut_off(ctx: &Ctx, b: &ops::bulk::Bulk, json: bool, failure: anyhow::Error) -> Result<()> {
+fn cut_off(ctx: &Ctx, b: &ops::bulk::Bulk, errors: Option<&Path>, json: bool, failure: anyhow::Error) -> Result<()> {
     let (report, sent) = (&b.report, &b.notifications);
     if json {
         crate::output::json(b)?;
     } else {
-        for r in &report.refused {
-            ctx.say(format!("refused line {}: {}", r.line, r.reason));
-        }
+        say_refused(ctx, &report.refused, errors);
     }
     let done = report.recorded + report.unchanged + report.refused.len();
     let when = if report.unconfirmed == 0 && done == report.rows {

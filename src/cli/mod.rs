@@ -73,12 +73,12 @@ impl Ctx {
 }
 
 /// An input file, or standard input for `-`, buffered (every file is streamed by its reader).
-pub(crate) fn input(file: &std::path::Path) -> Result<Box<dyn std::io::Read>, crate::error::Error> {
+pub(crate) fn input(file: &std::path::Path) -> Result<Box<dyn std::io::Read + Send>, crate::error::Error> {
     if file.as_os_str() == "-" {
         return Ok(Box::new(std::io::BufReader::new(std::io::stdin())));
     }
     std::fs::File::open(file)
-        .map(|f| Box::new(std::io::BufReader::new(f)) as Box<dyn std::io::Read>)
+        .map(|f| Box::new(std::io::BufReader::new(f)) as Box<dyn std::io::Read + Send>)
         .map_err(|e| crate::error::Error::input(format!("cannot open {}: {e}", file.display())))
 }
 

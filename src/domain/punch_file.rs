@@ -45,32 +45,47 @@ pub fn parse(reader: impl Read, window: &PunchWindow) -> Result<(Vec<Row>, Vec<R
 /// Read every row, checking each on its own; whether its time is acceptable needs the
 /// server's clock, which [`keep_within`] is given later (`ops::bulk`).
 pub(crate) fn read(reader: impl Read) -> Result<(Vec<Row>, Vec<Refusal>), Error> {
-    let mut rdr = crate::domain::csv_input::open(reader, "punches", &["employee_id", "kind", "at"], &["source"])?;
     let (mut rows, mut refused) = (Vec::new(), Vec::new());
+    each(reader, |r| {
+        match r {
+            Ok(row) => rows.push(row),
+            Err(refusal) => refused.push(refusal),
+        }
+        true
+    })?;
+    Ok((rows, refused))
+}
+
+/// Hand each row to `f` as soon as it is read (a good row, or its refusal), until the end of
+/// the input or until `f` returns false: a punch stream applies rows as they arrive. The
+/// header and the bounds refuse the whole input, as for [`read`].
+pub(crate) fn each(reader: impl Read, mut f: impl FnMut(Result<Row, Refusal>) -> bool) -> Result<(), Error> {
+    let mut rdr = crate::domain::csv_input::open(reader, "punches", &["employee_id", "kind", "at"], &["source"])?;
     for rec in crate::domain::csv_input::records(&mut rdr, "punches", MAX_ROWS) {
-        let rec = match rec? {
-            Ok(r) => r,
-            Err(e) => {
-                refused.push(Refusal {
-                    line: e.position().map_or(0, |p| p.line()),
-                    reason: e.to_string(),
-                });
-                continue;
+        let item = match rec? {
+            Ok(rec) => {
+                let line = rec.position().map_or(0, |p| p.line());
+                match parse_row(&rec) {
+                    Ok((employee_id, kind, at, source)) => Ok(Row {
+                        line,
+                        employee_id,
+                        kind,
+                        at,
+                        source,
+                    }),
+                    Err(reason) => Err(Refusal { line, reason }),
+                }
             }
-        };
-        let line = rec.position().map_or(0, |p| p.line());
-        match parse_row(&rec) {
-            Ok((employee_id, kind, at, source)) => rows.push(Row {
-                line,
-                employee_id,
-                kind,
-                at,
-                source,
+            Err(e) => Err(Refusal {
+                line: e.position().map_or(0, |p| p.line()),
+                reason: e.to_string(),
             }),
-            Err(reason) => refused.push(Refusal { line, reason }),
+        };
+        if !f(item) {
+            break;
         }
     }
-    Ok((rows, refused))
+    Ok(())
 }
 
 /// The rows whose time `window` accepts; the others join the refusals, in line order.
@@ -118,7 +133,11 @@ pub(crate) struct BulkReport {
     pub recorded: usize,
     /// Punches kept as history (a repeat) or exact duplicates: the record did not move.
     pub unchanged: usize,
+    /// Every refusal, in line order; `--json` lists the first [`SHOWN_REFUSALS`] of them
+    /// (`--errors FILE` has them all) and `refused_count` counts them all.
+    #[serde(serialize_with = "first_refusals")]
     pub refused: Vec<Refusal>,
+    pub refused_count: usize,
     /// Punches sent to Redis whose reply never came because Redis failed: each may or may not
     /// have landed. Running the same file again settles them (a punch already there is a repeat).
     pub unconfirmed: usize,
@@ -128,6 +147,24 @@ pub(crate) struct BulkReport {
     /// The failure itself, for the exit code.
     #[serde(skip)]
     pub failure: Option<anyhow::Error>,
+}
+
+/// How many refusals stderr and `--json` list; the rest are counted (100,000 bad rows would
+/// otherwise print 100 MB), and `checkin --file F --errors FILE` writes them all.
+pub(crate) const SHOWN_REFUSALS: usize = 20;
+
+fn first_refusals<S: serde::Serializer>(refused: &[Refusal], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(refused.iter().take(SHOWN_REFUSALS))
+}
+
+/// Every refusal as CSV (`line,reason`), for `--errors FILE`.
+pub(crate) fn write_refusals(w: impl std::io::Write, refused: &[Refusal]) -> std::io::Result<()> {
+    let mut csv = csv::Writer::from_writer(w);
+    csv.write_record(["line", "reason"])?;
+    for r in refused {
+        csv.write_record([r.line.to_string().as_str(), r.reason.as_str()])?;
+    }
+    csv.flush()
 }
 
 #[cfg(test)]

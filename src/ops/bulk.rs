@@ -26,6 +26,9 @@ pub(crate) struct Bulk {
     /// `unconfirmed` punches got an answer, a refusal, not "no reply".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redis_answered: Option<String>,
+    /// The departments whose punches were recorded (a punch stream counts their outboxes).
+    #[serde(skip)]
+    pub departments: Vec<String>,
 }
 
 /// Record every good row and publish its event with a window of confirms, on
@@ -33,14 +36,16 @@ pub(crate) struct Bulk {
 /// outbox only once confirmed; a broker away leaves them pending (the punches are recorded).
 pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress: impl FnMut(usize)) -> Result<Bulk> {
     let mut board = Board::open(cfg)?;
+    let board = &mut board;
     let total = rows.len() + refused.len();
-    let (punches, refused) = prepare(cfg, &mut board, rows, refused)?;
+    let (punches, refused) = prepare(cfg, board, rows, refused)?;
     let mut depts: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
     depts.sort_unstable();
     depts.dedup();
     let (mut report, notifications) =
-        crate::ops::relay::publish_while(cfg, &depts, |feed| record(cfg, &mut board, &punches, progress, feed));
+        crate::ops::relay::publish_while(cfg, &depts, |feed| record(cfg, board, &punches, progress, feed));
     report.rows = total;
+    report.refused_count = refused.len();
     report.refused = refused;
     let notifications = match notifications {
         Ok(n) => n,
@@ -69,6 +74,7 @@ pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress
         report,
         notifications,
         redis_answered,
+        departments: depts,
     })
 }
 

@@ -9,6 +9,7 @@
 
 pub(crate) mod archive;
 pub(crate) mod bulk;
+pub(crate) mod bulk_stream;
 pub(crate) mod calendar;
 pub(crate) mod checkin;
 pub(crate) mod correct;
