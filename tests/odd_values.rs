@@ -229,3 +229,44 @@ fn an_endless_or_oversized_input_is_refused_in_bounded_memory_and_changes_nothin
     );
     assert_eq!(stores(&env), before, "nothing recorded");
 }
+
+#[test]
+fn a_roster_or_calendar_with_many_bad_lines_names_the_first_and_writes_every_one_to_errors() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let before = (stores(&env), env.members("D001"));
+    let mut roster = String::from("employee_id,name,department_id,department_name,role\n");
+    let mut calendar = String::from("date,kind\n");
+    for i in 0..5_000 {
+        roster += &format!("E9{i:05},Name,D001,Dept,boss\n");
+        calendar += &format!("2027-13-{:02},holiday\n", i % 28 + 1);
+    }
+    for (args, file, content) in [
+        (["org", "import"], "roster.csv", &roster),
+        (["calendar", "import"], "calendar.csv", &calendar),
+    ] {
+        let input = env.file(file, content);
+        let errors = env.dir.join(format!("{file}.errors"));
+        let o = env.run(&[
+            args[0],
+            args[1],
+            input.to_str().unwrap(),
+            "--errors",
+            errors.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.trim_end().chars().count() <= 300 && err.contains("5000 bad line(s)"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("every bad line is in {}", errors.display())),
+            "{err}"
+        );
+        let written = std::fs::read_to_string(&errors).unwrap();
+        assert_eq!(written.lines().count(), 5_001, "a header and every bad line");
+        assert!(written.starts_with("line,reason\n2,"), "{}", &written[..80]);
+    }
+    assert_eq!((stores(&env), env.members("D001")), before, "nothing imported");
+}

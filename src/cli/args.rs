@@ -282,8 +282,12 @@ pub enum CalendarCommand {
     /// Set many days from a CSV file (header: date,kind,note). A file with any bad line is
     /// rejected whole, every bad line listed, and nothing is written.
     Import {
-        /// The CSV file
+        /// The CSV file ('-' for stdin)
         file: PathBuf,
+        /// Write every bad line of a refused file to FILE as CSV (line,reason), whole or not at
+        /// all; the error line names the first ones
+        #[arg(long, value_name = "FILE")]
+        errors: Option<PathBuf>,
     },
     /// Show each day of a range as it counts: calendar entry, else the policy's week
     List {
@@ -524,6 +528,10 @@ pub enum OrgCommand {
     Import {
         /// The CSV file ('-' for stdin)
         file: PathBuf,
+        /// Write every bad line of a refused roster to FILE as CSV (line,reason), whole or not
+        /// at all; the error line names the first ones
+        #[arg(long, value_name = "FILE")]
+        errors: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
     },

@@ -14,9 +14,10 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
             ops::calendar::set(&ctx.cfg, &[Entry { date, kind, note }])?;
             ctx.say(format!("{date} is now a {}", kind.as_str()));
         }
-        CalendarCommand::Import { file } => {
+        CalendarCommand::Import { file, errors } => {
             // Validate the whole file before touching MySQL.
-            let entries = workdays::parse_csv(super::input(&file)?)?;
+            let entries = workdays::read_csv(super::input(&file)?)?
+                .map_err(|bad| super::refused_file(errors.as_deref(), &bad, workdays::rejection(&bad)))?;
             ops::calendar::set(&ctx.cfg, &entries)?;
             ctx.say(format!("imported {} calendar day(s)", entries.len()));
         }

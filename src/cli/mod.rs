@@ -82,6 +82,22 @@ pub(crate) fn input(file: &std::path::Path) -> Result<Box<dyn std::io::Read + Se
         .map_err(|e| crate::error::Error::input(format!("cannot open {}: {e}", file.display())))
 }
 
+/// A refused input file's bad rows: every one to `--errors FILE` (written whole or not at all),
+/// then the one-line rejection, which says where they all are.
+pub(crate) fn refused_file(
+    errors: Option<&std::path::Path>,
+    bad: &[crate::domain::csv_input::Refusal],
+    rejection: crate::error::Error,
+) -> anyhow::Error {
+    let Some(file) = errors else {
+        return rejection.into();
+    };
+    match crate::files::write_with(file, |w| crate::domain::csv_input::write_refusals(w, bad)) {
+        Ok(()) => anyhow::Error::from(rejection).context(format!("every bad line is in {}", file.display())),
+        Err(e) => e.context(format!("writing the {} bad line(s) to {}", bad.len(), file.display())),
+    }
+}
+
 /// A table for people: every cell made inert, then `output::print_table`.
 pub(crate) fn table(header: &[&str], rows: Vec<Vec<String>>) -> std::io::Result<()> {
     let rows = rows

@@ -10,9 +10,10 @@ use crate::ops;
 
 pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
     match cmd {
-        OrgCommand::Import { file, output } => {
+        OrgCommand::Import { file, errors, output } => {
             // Validate the whole file before touching any store.
-            let rows = roster::parse(super::input(&file)?)?;
+            let rows = roster::read(super::input(&file)?)?
+                .map_err(|bad| super::refused_file(errors.as_deref(), &bad, roster::rejection(&bad)))?;
             let imported = ops::org::import(&ctx.cfg, &rows)?;
             let report = &imported.report;
             ctx.say(format!(

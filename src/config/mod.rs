@@ -332,8 +332,8 @@ impl Config {
     /// Every `section.key` of a file, each through [`settable::KEYS`]; `origin` names the file.
     fn apply_entries(&mut self, entries: Vec<(String, toml::Value)>, origin: &str) -> Result<(), Error> {
         for (name, value) in entries {
-            let key = settable::find(&name)
-                .ok_or_else(|| Error::input(format!("config: {origin}: unknown key '{name}'")))?;
+            let key =
+                settable::find(&name).ok_or_else(|| Error::input(format!("config: {origin}: unknown key '{name}'")))?;
             key.apply(self, &Raw::Toml(value), "")?;
         }
         Ok(())

@@ -7,6 +7,23 @@ use std::io::Read;
 
 use crate::error::Error;
 
+/// A row that was refused, and why.
+#[derive(Debug, Clone, serde::Serialize, PartialEq, Eq)]
+pub struct Refusal {
+    pub line: u64,
+    pub reason: String,
+}
+
+/// `--errors FILE`'s content: every refused row of a file as CSV (`line,reason`).
+pub(crate) fn write_refusals(w: impl std::io::Write, refused: &[Refusal]) -> std::io::Result<()> {
+    let mut csv = csv::Writer::from_writer(w);
+    csv.write_record(["line", "reason"])?;
+    for r in refused {
+        csv.write_record([r.line.to_string().as_str(), r.reason.as_str()])?;
+    }
+    csv.flush()
+}
+
 /// The longest line a file may have (a roster row is about 100 bytes).
 pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024;
 

@@ -24,12 +24,7 @@ pub struct Row {
     pub source: String,
 }
 
-/// A row that was refused, and why.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Refusal {
-    pub line: u64,
-    pub reason: String,
-}
+pub(crate) use crate::domain::csv_input::{write_refusals, Refusal};
 
 /// The most punches one file may hold: a day of 100,000 employees is 200,000; ten days'
 /// backlog of a large site still fits.
@@ -158,15 +153,6 @@ fn first_refusals<S: serde::Serializer>(refused: &[Refusal], s: S) -> Result<S::
 }
 
 /// Every refusal as CSV (`line,reason`), for `--errors FILE`.
-pub(crate) fn write_refusals(w: impl std::io::Write, refused: &[Refusal]) -> std::io::Result<()> {
-    let mut csv = csv::Writer::from_writer(w);
-    csv.write_record(["line", "reason"])?;
-    for r in refused {
-        csv.write_record([r.line.to_string().as_str(), r.reason.as_str()])?;
-    }
-    csv.flush()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
+use crate::domain::csv_input::Refusal;
 use crate::error::Error;
 
 pub(crate) const HEADER: [&str; 5] = ["employee_id", "name", "department_id", "department_name", "role"];
@@ -119,26 +120,43 @@ pub(crate) fn check_id(what: &str, s: &str) -> Result<(), Error> {
 /// The most employees a roster file may hold (ten times the company's 100,000).
 pub(crate) const MAX_ROWS: u64 = 1_000_000;
 
-/// Parse a whole roster file. Any bad row rejects the file: the error lists every bad line.
+/// Parse a whole roster file. Any bad row rejects the file: the error names the bad lines.
 pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
+    read(reader)?.map_err(|bad| rejection(&bad))
+}
+
+/// The rejection of a file with bad rows, in one line.
+pub(crate) fn rejection(bad: &[Refusal]) -> Error {
+    Error::input(rejected(bad))
+}
+
+/// [`parse`], with every bad row given back (for `--errors FILE`) rather than folded into one
+/// error line; a file that cannot be read at all is still the error.
+pub(crate) fn read(reader: impl Read) -> Result<Result<Vec<RosterRow>, Vec<Refusal>>, Error> {
     let mut rdr = crate::domain::csv_input::open(reader, "roster", &HEADER, &OPTIONAL)?;
     let with_login = rdr.headers().is_ok_and(|h| h.len() > HEADER.len());
     let width = HEADER.len() + usize::from(with_login);
     let mut rows = Vec::new();
-    let mut bad: Vec<(u64, String)> = Vec::new();
+    let mut bad: Vec<Refusal> = Vec::new();
     let mut across = AcrossRows::default();
     for rec in crate::domain::csv_input::records(&mut rdr, "roster", MAX_ROWS) {
         let rec = match rec? {
             Ok(r) => r,
             Err(e) => {
                 let line = e.position().map_or(0, |p| p.line());
-                bad.push((line, e.to_string()));
+                bad.push(Refusal {
+                    line,
+                    reason: e.to_string(),
+                });
                 continue;
             }
         };
         let line = rec.position().map_or(0, |p| p.line());
         if rec.len() != width {
-            bad.push((line, format!("expected {width} fields, found {}", rec.len())));
+            bad.push(Refusal {
+                line,
+                reason: format!("expected {width} fields, found {}", rec.len()),
+            });
             continue;
         }
         let f = |i: usize| rec.get(i).unwrap_or("").to_string();
@@ -170,27 +188,30 @@ pub fn parse(reader: impl Read) -> Result<Vec<RosterRow>, Error> {
                 role,
                 login,
             }),
-            _ => bad.push((line, problems.join("; "))),
+            _ => bad.push(Refusal {
+                line,
+                reason: problems.join("; "),
+            }),
         }
     }
     if !bad.is_empty() {
-        return Err(Error::input(rejected(&bad)));
+        return Ok(Err(bad));
     }
     if rows.is_empty() {
         return Err(Error::input("roster rejected: the file has no employee rows"));
     }
-    Ok(rows)
+    Ok(Ok(rows))
 }
 
 /// The rejection in one error line (at most 300 characters, `error: ` included): the first bad
 /// lines with why, then the others by number, as many as fit.
-fn rejected(bad: &[(u64, String)]) -> String {
+fn rejected(bad: &[Refusal]) -> String {
     let head = format!("roster rejected, nothing written: {} bad line(s): ", bad.len());
     let budget = 293usize.saturating_sub(head.len());
     let mut parts: Vec<String> = Vec::new();
     let mut used = 0;
     let mut i = 0;
-    while let Some((line, why)) = bad.get(i) {
+    while let Some(Refusal { line, reason: why }) = bad.get(i) {
         let item = format!("line {line}: {why}");
         // Room is kept for naming the lines that follow, unless this is the last.
         let room = if i + 1 == bad.len() {
@@ -207,7 +228,7 @@ fn rejected(bad: &[(u64, String)]) -> String {
     }
     if i < bad.len() {
         let mut also = String::from("also");
-        for (k, (line, _)) in bad[i..].iter().enumerate() {
+        for (k, Refusal { line, .. }) in bad[i..].iter().enumerate() {
             let more = format!(" line {line},");
             if used + 3 + also.len() + more.len() + 16 > budget {
                 also.push_str(&format!(" ... ({} more)", bad.len() - i - k));
@@ -387,8 +408,9 @@ mod tests {
 
     #[test]
     fn a_rejection_fits_one_error_line_however_many_lines_are_bad() {
-        let bad: Vec<(u64, String)> = (2..1002)
-            .map(|l| (l, format!("missing name {}", "x".repeat(40))))
+        let r = |line: u64, reason: String| Refusal { line, reason };
+        let bad: Vec<Refusal> = (2..1002)
+            .map(|l| r(l, format!("missing name {}", "x".repeat(40))))
             .collect();
         let m = rejected(&bad);
         assert!(m.chars().count() <= 293, "{}", m.chars().count());
@@ -397,7 +419,7 @@ mod tests {
             "{m}"
         );
         assert!(m.ends_with("more)"), "{m}");
-        let few = rejected(&[(3, "missing name".into()), (4, "missing role".into())]);
+        let few = rejected(&[r(3, "missing name".into()), r(4, "missing role".into())]);
         assert_eq!(
             few,
             "roster rejected, nothing written: 2 bad line(s): line 3: missing name | line 4: missing role"

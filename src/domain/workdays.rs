@@ -8,6 +8,7 @@ use std::io::Read;
 use chrono::NaiveDate;
 use serde::Serialize;
 
+use crate::domain::csv_input::Refusal;
 use crate::domain::policy::{is_policy_workday, Policy};
 use crate::error::Error;
 
@@ -71,9 +72,21 @@ pub(crate) fn next_workday(policy: &Policy, overrides: &Overrides, date: NaiveDa
 /// The most days a calendar file may set: some 27 years, one row a day.
 pub(crate) const MAX_ROWS: u64 = 10_000;
 
-/// Parse a calendar file (`date,kind,note`, note optional). Any bad line rejects the file,
-/// and the error lists every bad line.
-pub(crate) fn parse_csv(reader: impl Read) -> Result<Vec<Entry>, Error> {
+/// The rejection of a calendar file with bad lines, in one line (cut at 300 characters; every
+/// line is in `--errors FILE`).
+pub(crate) fn rejection(bad: &[Refusal]) -> Error {
+    let lines: Vec<String> = bad.iter().map(|r| format!("line {}: {}", r.line, r.reason)).collect();
+    Error::input(format!(
+        "calendar: {} bad line(s), nothing imported: {}",
+        bad.len(),
+        lines.join("; ")
+    ))
+}
+
+/// Parse a calendar file (`date,kind,note`, note optional). Any bad line rejects the file:
+/// the bad lines come back (for [`rejection`] and `--errors FILE`); a file that cannot be read
+/// at all is the error.
+pub(crate) fn read_csv(reader: impl Read) -> Result<Result<Vec<Entry>, Vec<Refusal>>, Error> {
     let mut rdr = crate::domain::csv_input::open(reader, "calendar", &HEADER[..2], &HEADER[2..])?;
     let mut entries: BTreeMap<NaiveDate, (u64, Entry)> = BTreeMap::new();
     let mut bad = Vec::new();
@@ -81,7 +94,11 @@ pub(crate) fn parse_csv(reader: impl Read) -> Result<Vec<Entry>, Error> {
         let rec = match rec? {
             Ok(r) => r,
             Err(e) => {
-                bad.push(format!("{e}"));
+                let line = e.position().map_or(0, |p| p.line());
+                bad.push(Refusal {
+                    line,
+                    reason: e.to_string(),
+                });
                 continue;
             }
         };
@@ -89,22 +106,19 @@ pub(crate) fn parse_csv(reader: impl Read) -> Result<Vec<Entry>, Error> {
         match parse_record(&rec) {
             Ok(e) => {
                 if let Some((first, _)) = entries.get(&e.date) {
-                    bad.push(format!("line {line}: {} already given on line {first}", e.date));
+                    let reason = format!("{} already given on line {first}", e.date);
+                    bad.push(Refusal { line, reason });
                 } else {
                     entries.insert(e.date, (line, e));
                 }
             }
-            Err(why) => bad.push(format!("line {line}: {why}")),
+            Err(reason) => bad.push(Refusal { line, reason }),
         }
     }
     if !bad.is_empty() {
-        return Err(Error::input(format!(
-            "calendar: {} bad line(s), nothing imported: {}",
-            bad.len(),
-            bad.join("; ")
-        )));
+        return Ok(Err(bad));
     }
-    Ok(entries.into_values().map(|(_, e)| e).collect())
+    Ok(Ok(entries.into_values().map(|(_, e)| e).collect()))
 }
 
 fn parse_record(rec: &csv::StringRecord) -> Result<Entry, String> {
@@ -167,13 +181,17 @@ mod tests {
     fn a_bad_file_lists_every_bad_line() {
         let csv =
             "date,kind,note\n2026-12-25,holiday,Christmas\n2026-13-01,holiday\n2026-12-31,maybe\n2026-12-25,workday\n";
-        let e = parse_csv(csv.as_bytes()).unwrap_err().to_string();
+        let e = read_csv(csv.as_bytes())
+            .unwrap()
+            .map_err(|bad| rejection(&bad))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("line 3") && e.contains("line 4") && e.contains("line 5"),
             "{e}"
         );
         assert!(e.contains("3 bad line(s)"), "{e}");
-        let ok = parse_csv("date,kind\n2026-12-25,holiday\n".as_bytes()).unwrap();
+        let ok = read_csv("date,kind\n2026-12-25,holiday\n".as_bytes()).unwrap().unwrap();
         assert_eq!(ok[0].kind, DayKind::Holiday);
     }
 }
