@@ -11,6 +11,7 @@ use chrono_tz::Tz;
 mod environment;
 mod secrets;
 mod settable;
+mod signing;
 mod urls;
 use settable::Raw;
 
@@ -21,6 +22,7 @@ pub use environment::check as check_environment;
 pub(crate) use environment::unknown as unknown_variables;
 pub(crate) use secrets::PasswordFiles;
 pub(crate) use settable::MAX_BATCH_ROWS;
+pub(crate) use signing::SigningSettings;
 pub use urls::redis_cluster_seeds;
 pub(crate) use urls::{database_of, REDIS_CLUSTER_SCHEME};
 
@@ -207,6 +209,8 @@ pub struct Config {
     pub mysql: IoTimeouts,
     /// Files the URLs' passwords are read from (config/secrets.rs), already applied.
     pub password_files: PasswordFiles,
+    /// The signing key and the verifiers' keyring (config/signing.rs).
+    pub signing: SigningSettings,
 }
 
 impl fmt::Debug for Config {
@@ -234,6 +238,7 @@ impl fmt::Debug for Config {
             .field("redis", &self.redis)
             .field("mysql", &self.mysql)
             .field("password_files", &self.password_files)
+            .field("signing", &self.signing)
             .finish()
     }
 }
@@ -254,6 +259,7 @@ impl Default for Config {
             redis: IoTimeouts::REDIS,
             mysql: IoTimeouts::MYSQL,
             password_files: PasswordFiles::default(),
+            signing: SigningSettings::default(),
         }
     }
 }
@@ -284,6 +290,7 @@ impl Config {
         c.apply_overrides(o)?;
         c.password_files.clone().apply(&mut c)?;
         c.validate()?;
+        c.signing.validate()?;
         Ok(c)
     }
 
