@@ -186,6 +186,69 @@ fn watch_dept_shows_signed_events_only_and_parks_forgeries_with_their_reason() {
     assert!(reason_of(&parked, "f-moved").contains("is in D002"));
     assert!(reason_of(&parked, "f-date").contains("work date"));
     assert_eq!(watch(&env, &ring, "D001").len(), 0, "parked, not redelivered");
+    // doctor counts them, by class.
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let signing = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "signing")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(signing["status"], "warn", "{signing}");
+    let detail = signing["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("5 event(s) refused") && detail.contains("roster 4, unsigned 1"),
+        "{detail}"
+    );
+    // dlq replay with the keyring puts none of them back.
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
+        .args(["dlq", "replay", "--all"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("not replayed: f-unsigned (unsigned event)"), "{err}");
+    assert_eq!(self::parked(&env).len(), 5, "still parked");
+}
+
+#[test]
+fn the_relay_does_not_publish_an_outbox_entry_it_cannot_verify() {
+    let env = TestEnv::with_roster("UTC", 4, 1);
+    let ring = env.keyring(&[(KEY_ID, &env.key_secret, false)], &[]);
+    // A real punch left pending (the broker was down), and an entry written straight into the
+    // outbox by someone with Redis access.
+    env.punch("E000001", "in", &format!("{DAY}T08:00:00"), true);
+    let fake = forged("f-outbox", "E000002", "D001", &format!("{DAY}T07:00:00Z"), 0, None);
+    let mut con = env.redis();
+    let _: () = redis::cmd("HSET")
+        .arg(env.keys().outbox("D001"))
+        .arg("f-outbox")
+        .arg(attendance::record_of(&fake).unwrap())
+        .query(&mut con)
+        .unwrap();
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
+        .args(["relay", "--json"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("f-outbox") && out.contains("refused: unsigned event"),
+        "{out}"
+    );
+    let outbox = env.outbox("D001");
+    assert_eq!(outbox.keys().collect::<Vec<_>>(), ["f-outbox"], "the real one went out");
+    let shown = watch(&env, &ring, "D001");
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0]["employee_id"], "E000001");
 }
 
 #[test]

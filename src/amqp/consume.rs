@@ -77,6 +77,8 @@ pub(crate) trait ShownEvents {
     fn mark_shown(&mut self, dept: &str, event_id: &str) -> Result<()>;
     /// The employee's department in the roster (`None`: not in the roster).
     fn department_of(&mut self, employee_id: &str) -> Result<Option<String>>;
+    /// Count an event refused for `class` (`doctor` reports the counts).
+    fn refused(&mut self, class: &str) -> Result<()>;
 }
 
 struct Watcher<'r> {
@@ -291,6 +293,7 @@ impl Watcher<'_> {
                 d.ack(ch).map_err(svc)?;
                 self.report.parked += 1;
                 self.report.refused += 1;
+                self.shown.refused(refusal.class())?;
                 return show(WatchItem::Rejected {
                     reason: &reason,
                     failures,

@@ -79,6 +79,8 @@ pub(crate) struct Refused {
     /// The event's JSON, as read.
     pub body: String,
     pub reason: String,
+    /// The refusal's class (for the counts `doctor` reports).
+    pub class: &'static str,
 }
 
 /// Park refused events on a connection of its own; Ok once the broker confirmed them all.
@@ -267,15 +269,28 @@ pub(crate) fn purge(cfg: &Config, select: &Select) -> Result<DlqReport> {
     Ok(report)
 }
 
+/// A replay's objection to a parked message (its body): the reason it stays parked, if any.
+pub(crate) type Refuse<'a> = dyn FnMut(&Parked, &[u8]) -> Result<Option<String>> + 'a;
+
 /// Put the selected parked messages back on their department's queue with a clean failure
 /// count (no `x-death`, no `x-att-*` but `x-att-replays`), confirmed before they leave parking.
-pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
+/// One `refuse` objects to (its reason) stays parked, listed in `failed` with that reason.
+pub(crate) fn replay(
+    cfg: &Config,
+    select: &Select,
+    refuse: &mut Refuse<'_>,
+) -> Result<DlqReport> {
     let names = Names::new(&cfg.namespace);
     let timeout = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
     let mut report = DlqReport::default();
     sweep(cfg, usize::MAX, |out, d, p| {
         if !select.takes(p) {
             report.left += 1;
+            return Ok(Action::Keep);
+        }
+        if let Some(reason) = refuse(p, &d.body)? {
+            report.left += 1;
+            report.failed.push(Parked { reason, ..p.clone() });
             return Ok(Action::Keep);
         }
         let routed = match &p.department {

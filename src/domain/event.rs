@@ -9,7 +9,7 @@
 use chrono::{DateTime, FixedOffset, NaiveDate, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::signing::{self, Signer};
+use super::signing::{self, Keyring, Signer};
 
 /// Punch kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
@@ -264,8 +264,18 @@ pub struct Malformed(pub String);
 /// rendered to the wire JSON; an entry from before the record (the event's JSON) is checked and
 /// published as it was written. Every publisher and every view of pending events goes here.
 pub fn render(id: &str, stored: &str) -> Result<Outgoing, Malformed> {
+    render_verified(id, stored, None)
+}
+
+/// [`render`], and with a keyring the event's signature checked too: one that fails is
+/// `Malformed` ("refused: ..."), so a publisher never sends what it cannot verify.
+pub(crate) fn render_verified(id: &str, stored: &str, ring: Option<&Keyring>) -> Result<Outgoing, Malformed> {
+    let refused = |r: signing::Refusal| Malformed(format!("refused: {r}"));
     if stored.starts_with('{') {
         let ev: Event = serde_json::from_str(stored).map_err(|e| Malformed(format!("bad event JSON: {e}")))?;
+        if let Some(ring) = ring {
+            ring.verify(&ev).map_err(refused)?;
+        }
         let recorded = ev.recorded_at.as_deref().unwrap_or(&ev.at);
         return Ok(Outgoing {
             recorded_at: DateTime::parse_from_rfc3339(recorded)
@@ -277,6 +287,9 @@ pub fn render(id: &str, stored: &str) -> Result<Outgoing, Malformed> {
         });
     }
     let ev = decode(id, stored)?;
+    if let Some(ring) = ring {
+        ring.verify(&ev).map_err(refused)?;
+    }
     let recorded_at = ev
         .recorded_at
         .as_deref()

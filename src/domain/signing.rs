@@ -187,6 +187,27 @@ impl Keyring {
         self.revoked.insert(key_id.to_string());
     }
 
+    /// One line for `doctor`: the key ids and the revoked ones (never a secret).
+    pub(crate) fn summary(&self) -> String {
+        let sorted = |ids: Vec<&String>| {
+            let mut ids: Vec<&str> = ids.into_iter().map(String::as_str).collect();
+            ids.sort_unstable();
+            ids.join(", ")
+        };
+        let mut s = format!(
+            "a keyring of {} key(s) ({})",
+            self.keys.len(),
+            sorted(self.keys.keys().collect())
+        );
+        if !self.revoked.is_empty() {
+            s += &format!(", revoked: {}", sorted(self.revoked.iter().collect()));
+        }
+        if let Some(d) = self.accept_unsigned_until {
+            s += &format!(", unsigned events accepted up to {d}");
+        }
+        s
+    }
+
     pub fn knows(&self, key_id: &str) -> bool {
         self.keys.contains_key(key_id)
     }

@@ -135,8 +135,15 @@ pub(crate) fn replay(
     };
     let journal = crate::amqp::read_journal(cfg, read_from(cfg, opts.date), opts.idle, |ev| r.take(ev))?;
     r.flush()?;
-    let refused = r.verify.as_ref().map_or(Vec::new(), |v| v.refused.clone());
+    let refused = r.verify.take().map_or(Vec::new(), |v| v.refused);
     crate::amqp::parking::park_refused(cfg, &refused)?;
+    let mut classes: std::collections::BTreeMap<&str, u64> = Default::default();
+    for f in &refused {
+        *classes.entry(f.class).or_default() += 1;
+    }
+    for (class, n) in classes {
+        r.board.count_refused(class, n)?;
+    }
     Ok(RecoverReport {
         refused: refused.len() as u64,
         date: opts.date,
@@ -185,6 +192,7 @@ impl Verify {
                     department: ev.department_id.clone(),
                     event_id: ev.event_id.clone(),
                     body: ev.to_wire_json(),
+                    class: refusal.class(),
                     reason: format!("refused by recover: {refusal}"),
                 });
                 false
