@@ -275,11 +275,7 @@ pub(crate) type Refuse<'a> = dyn FnMut(&Parked, &[u8]) -> Result<Option<String>>
 /// Put the selected parked messages back on their department's queue with a clean failure
 /// count (no `x-death`, no `x-att-*` but `x-att-replays`), confirmed before they leave parking.
 /// One `refuse` objects to (its reason) stays parked, listed in `failed` with that reason.
-pub(crate) fn replay(
-    cfg: &Config,
-    select: &Select,
-    refuse: &mut Refuse<'_>,
-) -> Result<DlqReport> {
+pub(crate) fn replay(cfg: &Config, select: &Select, refuse: &mut Refuse<'_>) -> Result<DlqReport> {
     let names = Names::new(&cfg.namespace);
     let timeout = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
     let mut report = DlqReport::default();
