@@ -463,6 +463,35 @@ mod tests {
     }
 
     #[test]
+    fn a_signed_record_renders_to_an_event_that_verifies_and_keeps_its_signature() {
+        let secret = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
+        let signer = Signer::new("kiosk-3", secret).unwrap();
+        let mut ring = signing::Keyring::default();
+        ring.add("kiosk-3", secret, false).unwrap();
+        let f = RecordFields {
+            signer: Some(&signer),
+            ..fields("2026-11-30T09:12:00+01:00")
+        };
+        let record = record_prefix(&f) + "i1";
+        assert!(record.starts_with("2\t") && record.split('\t').count() == RECORD_V2_FIELDS);
+        let ev: Event = serde_json::from_str(&render("6f1c", &record).unwrap().json).unwrap();
+        assert_eq!((ev.key_id.as_deref(), ev.late_minutes), (Some("kiosk-3"), 12));
+        assert_eq!(ring.verify(&ev), Ok(()));
+        assert_eq!(
+            render("6f1c", &record_of(&ev).unwrap()).unwrap().json,
+            ev.to_wire_json()
+        );
+        // The script settling another kind than the one signed: refused, not published.
+        let other = record_prefix(&f) + "o1";
+        assert!(render_verified("6f1c", &other, Some(&ring)).is_err());
+        assert!(render_verified("6f1c", &record, Some(&ring)).is_ok());
+        assert!(render_verified("6f1c", OLD, Some(&ring))
+            .unwrap_err()
+            .0
+            .contains("unsigned"));
+    }
+
+    #[test]
     fn record_of_an_event_renders_back_to_it() {
         let ev: Event = serde_json::from_str(OLD).unwrap();
         assert_eq!(render("6f1c", &record_of(&ev).unwrap()).unwrap().json, OLD);
