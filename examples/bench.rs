@@ -27,6 +27,8 @@ mod peak;
 mod quiet;
 #[path = "common/redis_refs.rs"]
 mod redis_refs;
+#[path = "common/signing_steps.rs"]
+mod signing_steps;
 #[path = "common/steps.rs"]
 mod steps;
 #[path = "common/teardown.rs"]
@@ -337,19 +339,17 @@ fn cleanup(departments: u32) -> Result<()> {
 /// `--only latency` runs the company's import and the notification latency steps alone.
 fn main() -> Result<()> {
     let departments = arg("--departments", 500)?;
-    let only_latency = match args::text("--only")? {
-        None => false,
-        Some("latency") => true,
-        Some(other) => bail!("--only: '{other}' is not a step this benchmark can run alone (latency)"),
+    let only = match args::text("--only")? {
+        None => None,
+        Some(step @ ("latency" | "signing")) => Some(step),
+        Some(other) => bail!("--only: '{other}' is not a step this benchmark can run alone (latency, signing)"),
     };
     // Also after a failure: a 1M run leaves 5,000 queues and a few hundred MB behind.
     args::run_then_cleanup(
-        || {
-            if only_latency {
-                run_latency(departments)
-            } else {
-                run(departments)
-            }
+        || match only {
+            Some("latency") => run_latency(departments),
+            Some(_) => run_signing(departments),
+            None => run(departments),
         },
         || cleanup(departments),
     )
@@ -420,6 +420,17 @@ fn run_latency(departments: u32) -> Result<()> {
     write_figures(&mut b)
 }
 
+/// `--only signing`: the company imported, then what signing costs (bulk and single check-ins
+/// with and without a key, side by side).
+fn run_signing(departments: u32) -> Result<()> {
+    let employees = arg("--employees", 100_000)?;
+    let runs = arg("--runs", 300)? as usize;
+    let mut b = start(employees, departments)?;
+    org_steps(&mut b, employees, departments)?;
+    signing_steps::signing_steps(&mut b, runs)?;
+    write_figures(&mut b)
+}
+
 fn run(departments: u32) -> Result<()> {
     let employees = arg("--employees", 100_000)?;
     let runs = arg("--runs", 300)? as usize;
@@ -457,6 +468,7 @@ fn run(departments: u32) -> Result<()> {
 
     b.quiet("the single processes");
     single_processes(&mut b, runs, &rows)?;
+    signing_steps::signing_steps(&mut b, runs.min(200))?;
 
     let staff = known.values().map(|e| (e.department_id.as_str(), e.id.as_str()));
     b.quiet("the latency");

@@ -37,6 +37,7 @@ pub use crate::domain::event::{record_of, render, Event, Kind};
 pub use crate::domain::policy::{day_start, is_policy_workday, local_offset_secs, DayOutcome, DayStatus, PunchWindow};
 pub use crate::domain::punch_file::{parse as parse_punch_file, Row as PunchRow};
 pub use crate::domain::roster::{generate as generate_roster, parse as parse_roster};
+pub use crate::domain::signing::{sign_event, Signer};
 
 // Redis: the board handle, the punch script and the raw handle that benchmarks time Redis alone on.
 pub use crate::config::redis_cluster_seeds as seed_urls;

@@ -105,6 +105,13 @@ fn a_checkin_event_reaches_its_department_queue_only_with_every_field() {
             .abs()
             < 60
     );
+    // Signed by the recording process's key (every test environment has one).
+    let sig = e.as_object_mut().unwrap().remove("sig").expect("a signature");
+    assert_eq!(
+        sig.as_str().map(str::len),
+        Some(43),
+        "HMAC-SHA256, base64 without padding"
+    );
     assert_eq!(props.message_id().as_deref(), e["event_id"].as_str());
     assert_eq!(e["event_id"], c["event_id"]);
     assert_eq!(props.content_type().as_deref(), Some("application/json"));
@@ -123,6 +130,7 @@ fn a_checkin_event_reaches_its_department_queue_only_with_every_field() {
         "early_minutes": 0,
         "changed": true,
         "source": "kiosk-3",
+        "key_id": common::KEY_ID,
     });
     assert_eq!(e, expected);
     assert!(env.outbox("D001").is_empty(), "a confirmed event leaves the outbox");

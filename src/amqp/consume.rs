@@ -16,6 +16,7 @@ use super::reconnect::broker_gone;
 use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config};
 use crate::domain::event::Event;
+use crate::domain::signing::{self, Keyring};
 use crate::error::{Error, Service};
 use crate::interrupt::unless_stopped;
 use crate::interrupt::Backoff;
@@ -62,6 +63,9 @@ pub(crate) struct WatchReport {
     pub retried: usize,
     /// Malformed messages moved to the parking queue.
     pub parked: usize,
+    /// Events refused by the keyring or the roster (unsigned, badly signed, revoked key,
+    /// unknown employee, another department...), parked at once with their reason.
+    pub refused: usize,
 }
 
 /// Where a watcher keeps the event ids it showed, per department, so that a restarted watcher
@@ -71,6 +75,10 @@ pub(crate) trait ShownEvents {
     fn shown_before(&mut self, dept: &str, event_id: &str) -> Result<bool>;
     /// Remember that it was shown.
     fn mark_shown(&mut self, dept: &str, event_id: &str) -> Result<()>;
+    /// The employee's department in the roster (`None`: not in the roster).
+    fn department_of(&mut self, employee_id: &str) -> Result<Option<String>>;
+    /// Count an event refused for `class` (`doctor` reports the counts).
+    fn refused(&mut self, class: &str) -> Result<()>;
 }
 
 struct Watcher<'r> {
@@ -81,6 +89,9 @@ struct Watcher<'r> {
     settings: AmqpSettings,
     names: Names,
     report: WatchReport,
+    /// The verifiers' keyring: without one, events are shown unchecked (docs/security.md).
+    ring: Option<Keyring>,
+    tz: chrono_tz::Tz,
 }
 
 /// One connection of a watcher: its channel, and the confirm channel parking goes through.
@@ -151,6 +162,8 @@ pub(crate) fn watch_department(
         settings: cfg.amqp.clone(),
         names: names.clone(),
         report: WatchReport::default(),
+        ring: cfg.signing.keyring()?,
+        tz: cfg.timezone,
     };
     if opts.once {
         w.take_waiting(&mut session, stop, &mut show)?;
@@ -268,7 +281,27 @@ impl Watcher<'_> {
         show: &mut impl FnMut(WatchItem<'_>) -> Result<()>,
     ) -> Result<()> {
         let svc = |e| Error::service(Service::Rabbitmq, e);
-        match parse_event(&d.body) {
+        let parsed = parse_event(&d.body);
+        if let (Ok(event), Some(ring)) = (&parsed, &self.ring) {
+            let roster = self.shown.department_of(&event.employee_id)?;
+            if let Err(refusal) = signing::check(ring, event, self.tz, roster.as_deref(), Some(&self.dept)) {
+                // Never shown, and never retried: a forgery does not get better with time.
+                let reason = format!("refused: {refusal}");
+                let timeout = Duration::from_millis(u64::from(self.settings.confirm_timeout_ms));
+                let failures = dlq::rejections(&d, &self.queue) + 1;
+                dlq::park(parker, &self.names, &self.dept, &d, &reason, failures, timeout)?;
+                d.ack(ch).map_err(svc)?;
+                self.report.parked += 1;
+                self.report.refused += 1;
+                self.shown.refused(refusal.class())?;
+                return show(WatchItem::Rejected {
+                    reason: &reason,
+                    failures,
+                    parked: true,
+                });
+            }
+        }
+        match parsed {
             Ok(event) => {
                 if self.shown.shown_before(&self.dept, &event.event_id)? {
                     self.report.duplicates += 1;

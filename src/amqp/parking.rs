@@ -68,16 +68,75 @@ pub(crate) fn park(
     failures: u32,
     timeout: Duration,
 ) -> Result<()> {
-    let mut headers = d.properties.headers().clone().unwrap_or_default();
+    park_body(out, names, dept, &d.body, &d.properties, reason, failures, timeout)
+}
+
+/// An event a reader refused (`recover`'s journal read): parked with its reason, and counted.
+#[derive(Debug, Clone)]
+pub(crate) struct Refused {
+    pub department: String,
+    pub event_id: String,
+    /// The event's JSON, as read.
+    pub body: String,
+    pub reason: String,
+    /// The refusal's class (for the counts `doctor` reports).
+    pub class: &'static str,
+}
+
+/// Park refused events on a connection of its own; Ok once the broker confirmed them all.
+pub(crate) fn park_refused(cfg: &Config, refused: &[Refused]) -> Result<()> {
+    if refused.is_empty() {
+        return Ok(());
+    }
+    let names = Names::new(&cfg.namespace);
+    let (link, mut out) = topology::connect(cfg, |conn| {
+        let ch: Channel = topology::open_channel(conn)?;
+        topology::declare_common(&ch, Wait::Answer, &names, cfg)?;
+        ch.close().ok();
+        Confirming::open(conn)
+    })?;
+    let timeout = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
+    for r in refused {
+        let props = AmqpProperties::default()
+            .with_message_id(r.event_id.clone())
+            .with_content_type("application/json".into());
+        park_body(
+            &mut out,
+            &names,
+            &r.department,
+            r.body.as_bytes(),
+            &props,
+            &r.reason,
+            1,
+            timeout,
+        )?;
+    }
+    drop(out);
+    link.close();
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn park_body(
+    out: &mut Confirming,
+    names: &Names,
+    dept: &str,
+    body: &[u8],
+    properties: &AmqpProperties,
+    reason: &str,
+    failures: u32,
+    timeout: Duration,
+) -> Result<()> {
+    let mut headers = properties.headers().clone().unwrap_or_default();
     let s = |v: &str| AmqpValue::LongString(v.to_string());
     headers.insert("x-att-department".into(), s(dept));
     headers.insert("x-att-reason".into(), s(reason));
     headers.insert("x-att-failures".into(), AmqpValue::LongLongInt(failures.into()));
     headers.insert("x-att-parked-at".into(), s(&chrono::Utc::now().to_rfc3339()));
-    let props = d.properties.clone().with_headers(headers).with_delivery_mode(2);
+    let props = properties.clone().with_headers(headers).with_delivery_mode(2);
     let publish = Publish {
         mandatory: true,
-        ..Publish::with_properties(&d.body, names.parking(), props)
+        ..Publish::with_properties(body, names.parking(), props)
     };
     if !out.publish_and_wait("", publish, timeout)? {
         return Err(Error::service(
@@ -210,15 +269,24 @@ pub(crate) fn purge(cfg: &Config, select: &Select) -> Result<DlqReport> {
     Ok(report)
 }
 
+/// A replay's objection to a parked message (its body): the reason it stays parked, if any.
+pub(crate) type Refuse<'a> = dyn FnMut(&Parked, &[u8]) -> Result<Option<String>> + 'a;
+
 /// Put the selected parked messages back on their department's queue with a clean failure
 /// count (no `x-death`, no `x-att-*` but `x-att-replays`), confirmed before they leave parking.
-pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
+/// One `refuse` objects to (its reason) stays parked, listed in `failed` with that reason.
+pub(crate) fn replay(cfg: &Config, select: &Select, refuse: &mut Refuse<'_>) -> Result<DlqReport> {
     let names = Names::new(&cfg.namespace);
     let timeout = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
     let mut report = DlqReport::default();
     sweep(cfg, usize::MAX, |out, d, p| {
         if !select.takes(p) {
             report.left += 1;
+            return Ok(Action::Keep);
+        }
+        if let Some(reason) = refuse(p, &d.body)? {
+            report.left += 1;
+            report.failed.push(Parked { reason, ..p.clone() });
             return Ok(Action::Keep);
         }
         let routed = match &p.department {

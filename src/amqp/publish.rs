@@ -24,6 +24,9 @@ pub struct Publisher {
     /// The journal's settings, to declare it again ([`Publisher::why_closed`]).
     journal_settings: JournalSettings,
     declared: HashSet<String>,
+    /// The verifiers' keyring: with one, an outbox entry whose signature fails is never
+    /// published (it stays in its outbox, reported like a malformed one).
+    ring: Option<std::sync::Arc<crate::domain::signing::Keyring>>,
     names: Names,
     settings: AmqpSettings,
     /// Why the channel is no longer usable, once it is not.
@@ -59,6 +62,7 @@ impl Publisher {
             link,
             out,
             declared: HashSet::new(),
+            ring: cfg.signing.keyring()?.map(std::sync::Arc::new),
             journal: cfg.journal.enabled,
             journal_settings: cfg.journal.clone(),
             names,
@@ -113,7 +117,7 @@ impl Publisher {
         if self.broken.is_some() {
             return false;
         }
-        let ev = match event::render(id, stored) {
+        let ev = match event::render_verified(id, stored, self.ring.as_deref()) {
             Ok(ev) => ev,
             Err(e) => {
                 flow.malformed.push((id.to_string(), e.to_string()));

@@ -68,8 +68,13 @@ fn report(ctx: &Ctx, sel: &DlqSelect, what: &str, r: &DlqReport) -> Result<()> {
         textln!("{} {what}, {} left in the parking queue", r.done, r.left)?;
     }
     for p in &r.failed {
+        // A refused event's reason says why (ops/dlq.rs); any other found no queue.
+        let why = p
+            .reason
+            .strip_prefix("not replayed: ")
+            .unwrap_or("no department known, or its queue took nothing");
         ctx.say(format!(
-            "not replayed: {} (no department known, or its queue took nothing)",
+            "not replayed: {} ({why})",
             p.message_id.as_deref().unwrap_or("(no message id)")
         ));
     }

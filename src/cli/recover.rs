@@ -19,7 +19,15 @@ pub(crate) fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {
         return crate::output::json(&r);
     }
     super::table(
-        &["date", "read", "restored", "already present", "laid out", "skipped"],
+        &[
+            "date",
+            "read",
+            "restored",
+            "already present",
+            "laid out",
+            "skipped",
+            "refused",
+        ],
         vec![vec![
             r.date.to_string(),
             r.read.to_string(),
@@ -27,6 +35,7 @@ pub(crate) fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {
             r.already_present.to_string(),
             r.laid_out.to_string(),
             r.skipped.to_string(),
+            r.refused.to_string(),
         ]],
     )?;
     ctx.say(format!(

@@ -11,6 +11,7 @@ use chrono_tz::Tz;
 mod environment;
 mod secrets;
 mod settable;
+mod signing;
 mod tls;
 mod urls;
 use settable::Raw;
@@ -22,6 +23,7 @@ pub use environment::check as check_environment;
 pub(crate) use environment::unknown as unknown_variables;
 pub(crate) use secrets::PasswordFiles;
 pub(crate) use settable::MAX_BATCH_ROWS;
+pub(crate) use signing::SigningSettings;
 pub(crate) use tls::{ca_file, refused_certificate};
 pub use urls::redis_cluster_seeds;
 pub(crate) use urls::{database_of, mysql_tls, REDIS_CLUSTER_SCHEME, REDIS_CLUSTER_TLS_SCHEME};
@@ -211,6 +213,8 @@ pub struct Config {
     pub password_files: PasswordFiles,
     /// The config file read, if any (named, or found where admins look).
     pub file: Option<PathBuf>,
+    /// The signing key and the verifiers' keyring (config/signing.rs).
+    pub signing: SigningSettings,
 }
 
 impl fmt::Debug for Config {
@@ -239,6 +243,7 @@ impl fmt::Debug for Config {
             .field("redis", &self.redis)
             .field("mysql", &self.mysql)
             .field("password_files", &self.password_files)
+            .field("signing", &self.signing)
             .finish()
     }
 }
@@ -260,6 +265,7 @@ impl Default for Config {
             mysql: IoTimeouts::MYSQL,
             password_files: PasswordFiles::default(),
             file: None,
+            signing: SigningSettings::default(),
         }
     }
 }
@@ -295,6 +301,7 @@ impl Config {
         c.apply_overrides(o)?;
         c.password_files.clone().apply(&mut c)?;
         c.validate()?;
+        c.signing.validate()?;
         Ok(c)
     }
 

@@ -239,6 +239,10 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "journal.enabled", set: |c, v| put(&mut c.journal.enabled, v.boolean()) },
     // At least the day being recovered; at most a year of stream on the broker's disk.
     Key { name: "journal.max_age_days", set: |c, v| put(&mut c.journal.max_age_days, v.int(1..=366)) },
+    // Private files (group and others: no access), read once at start; never a secret inline.
+    Key { name: "signing.key_file", set: |c, v| put(&mut c.signing.key_file, v.text().map(|p| Some(p.into()))) },
+    Key { name: "signing.keyring_file", set: |c, v| put(&mut c.signing.keyring_file, v.text().map(|p| Some(p.into()))) },
+    Key { name: "signing.accept_unsigned_until", set: |c, v| put(&mut c.signing.accept_unsigned_until, v.text().and_then(|d| chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").map(Some).map_err(|_| "a date YYYY-MM-DD".to_string()))) },
 ];
 
 /// The key of this name.

@@ -9,6 +9,8 @@
 use chrono::{DateTime, FixedOffset, NaiveDate, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::signing::{self, Keyring, Signer};
+
 /// Punch kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
 #[serde(rename_all = "lowercase")]
@@ -71,6 +73,12 @@ pub struct Event {
     /// punch replayed by a kiosk that was offline. Absent in events from before this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_at: Option<String>,
+    /// The id of the key that signed the event (domain/signing.rs); absent: unsigned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_id: Option<String>,
+    /// The signature (HMAC-SHA256 of the canonical text, base64); absent: unsigned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sig: Option<String>,
 }
 
 impl Event {
@@ -96,6 +104,11 @@ pub(crate) fn routing_key(dept: &str, kind: Kind) -> String {
 //     \t work date \t source \t recorded_at (unix millis) \t late minutes if in
 //     \t early minutes if out \t <i|o><1|0>
 //
+// and, for a signed event, version 2: the same with the key id and the signature before the
+// last field (`2 \t ... \t early minutes if out \t key id \t signature \t <i|o><1|0>`). The
+// signature covers the kind Rust resolved (the script resolves the same from the same time),
+// so a record whose script suffix disagrees fails verification.
+//
 // where name and source are JSON-escaped without their quotes (so they hold no tab), and the
 // last field, the punch's kind and whether it changed the day's record, is the only part that
 // `redis/punch.lua` writes: Rust builds everything before it (`record_prefix`). Outboxes filled
@@ -107,11 +120,19 @@ pub(crate) fn routing_key(dept: &str, kind: Kind) -> String {
 const RECORD_V1: &str = "1";
 /// Fields in a version 1 record, the tag and the script's suffix included.
 const RECORD_FIELDS: usize = 12;
+/// A signed record's tag, and its fields (key id and signature added).
+const RECORD_V2: &str = "2";
+const RECORD_V2_FIELDS: usize = 14;
 
 /// What Rust knows of a punch's event before the script settles its kind (a label, or the
 /// punch's time against the day's split) and whether it changed the record.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RecordFields<'a> {
+    pub event_id: &'a str,
+    /// The punch's kind as the script will resolve it (its label, or its time against the split).
+    pub kind: Kind,
+    /// The recording process's key; `None`: an unsigned (version 1) record.
+    pub signer: Option<&'a Signer>,
     pub employee_id: &'a str,
     pub employee_name: &'a str,
     pub department_id: &'a str,
@@ -126,8 +147,38 @@ pub(crate) struct RecordFields<'a> {
 
 /// The record up to its last field, which the punch script appends (`<i|o><1|0>`).
 pub(crate) fn record_prefix(f: &RecordFields) -> String {
+    let Some(signer) = f.signer else {
+        return unsigned_prefix(RECORD_V1, f);
+    };
+    let (late, early) = match f.kind {
+        Kind::In => (f.late_minutes_if_in, 0),
+        Kind::Out => (0, f.early_minutes_if_out),
+    };
+    let sig = signer.sign(&signing::canonical(&signing::Signed {
+        event_id: f.event_id,
+        employee_id: f.employee_id,
+        employee_name: f.employee_name,
+        department_id: f.department_id,
+        work_date: f.work_date,
+        at: f.at.timestamp(),
+        kind: f.kind,
+        late_minutes: late,
+        early_minutes: early,
+        source: f.source,
+        recorded_at_ms: f.recorded_at.timestamp_millis(),
+        key_id: signer.key_id(),
+    }));
+    let mut record = unsigned_prefix(RECORD_V2, f);
+    record += signer.key_id();
+    record.push('\t');
+    record += &sig;
+    record.push('\t');
+    record
+}
+
+fn unsigned_prefix(tag: &str, f: &RecordFields) -> String {
     format!(
-        "{RECORD_V1}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t",
+        "{tag}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t",
         f.employee_id,
         escaped(f.employee_name),
         f.department_id,
@@ -151,6 +202,9 @@ pub fn record_of(ev: &Event) -> Result<String, Malformed> {
         None => at,
     };
     let fields = RecordFields {
+        event_id: &ev.event_id,
+        kind: ev.kind,
+        signer: None,
         employee_id: &ev.employee_id,
         employee_name: &ev.employee_name,
         department_id: &ev.department_id,
@@ -162,7 +216,14 @@ pub fn record_of(ev: &Event) -> Result<String, Malformed> {
         early_minutes_if_out: ev.early_minutes,
     };
     let kind = if ev.kind == Kind::In { 'i' } else { 'o' };
-    Ok(format!("{}{kind}{}", record_prefix(&fields), u8::from(ev.changed)))
+    // A signed event keeps its signature as it is: it still covers what the record holds.
+    let prefix = match (&ev.key_id, &ev.sig) {
+        (Some(k), Some(sig)) if !k.contains('\t') && !sig.contains('\t') => {
+            format!("{}{k}\t{sig}\t", unsigned_prefix(RECORD_V2, &fields))
+        }
+        _ => record_prefix(&fields),
+    };
+    Ok(format!("{prefix}{kind}{}", u8::from(ev.changed)))
 }
 
 /// A JSON string's escaped text without its quotes: no tab, no newline, no bare quote.
@@ -203,8 +264,18 @@ pub struct Malformed(pub String);
 /// rendered to the wire JSON; an entry from before the record (the event's JSON) is checked and
 /// published as it was written. Every publisher and every view of pending events goes here.
 pub fn render(id: &str, stored: &str) -> Result<Outgoing, Malformed> {
+    render_verified(id, stored, None)
+}
+
+/// [`render`], and with a keyring the event's signature checked too: one that fails is
+/// `Malformed` ("refused: ..."), so a publisher never sends what it cannot verify.
+pub(crate) fn render_verified(id: &str, stored: &str, ring: Option<&Keyring>) -> Result<Outgoing, Malformed> {
+    let refused = |r: signing::Refusal| Malformed(format!("refused: {r}"));
     if stored.starts_with('{') {
         let ev: Event = serde_json::from_str(stored).map_err(|e| Malformed(format!("bad event JSON: {e}")))?;
+        if let Some(ring) = ring {
+            ring.verify(&ev).map_err(refused)?;
+        }
         let recorded = ev.recorded_at.as_deref().unwrap_or(&ev.at);
         return Ok(Outgoing {
             recorded_at: DateTime::parse_from_rfc3339(recorded)
@@ -216,6 +287,9 @@ pub fn render(id: &str, stored: &str) -> Result<Outgoing, Malformed> {
         });
     }
     let ev = decode(id, stored)?;
+    if let Some(ring) = ring {
+        ring.verify(&ev).map_err(refused)?;
+    }
     let recorded_at = ev
         .recorded_at
         .as_deref()
@@ -231,10 +305,16 @@ pub fn render(id: &str, stored: &str) -> Result<Outgoing, Malformed> {
 /// A version 1 record as the event it stands for.
 fn decode(id: &str, stored: &str) -> Result<Event, Malformed> {
     let bad = |what: &str| Malformed(format!("bad outbox record ({what})"));
-    let f: Vec<&str> = stored.split('\t').collect();
-    if f.len() != RECORD_FIELDS || f[0] != RECORD_V1 {
-        return Err(bad("unknown version or wrong number of fields"));
-    }
+    let mut f: Vec<&str> = stored.split('\t').collect();
+    let signature = match (f.first().copied(), f.len()) {
+        (Some(RECORD_V1), RECORD_FIELDS) => None,
+        (Some(RECORD_V2), RECORD_V2_FIELDS) => {
+            let (key_id, sig) = (f[11].to_string(), f[12].to_string());
+            f.drain(11..13);
+            Some((key_id, sig))
+        }
+        _ => return Err(bad("unknown version or wrong number of fields")),
+    };
     let num = |i: usize, what: &str| f[i].parse::<i64>().map_err(|_| bad(what));
     let text = |i: usize, what: &str| serde_json::from_str::<String>(&format!("\"{}\"", f[i])).map_err(|_| bad(what));
     let offset = i32::try_from(num(5, "offset")?)
@@ -282,6 +362,8 @@ fn decode(id: &str, stored: &str) -> Result<Event, Malformed> {
         changed,
         source: text(7, "source")?,
         recorded_at: Some(recorded.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        key_id: signature.as_ref().map(|s| s.0.clone()),
+        sig: signature.map(|s| s.1),
     })
 }
 
@@ -307,6 +389,10 @@ impl Event {
             r#","kind":"{}","late":{},"late_minutes":{},"early":{},"early_minutes":{},"changed":{}}}"#,
             self.kind, self.late, self.late_minutes, self.early, self.early_minutes, self.changed
         );
+        if let (Some(k), Some(sig)) = (&self.key_id, &self.sig) {
+            json.truncate(json.len() - 1);
+            json += &format!(r#","key_id":{},"sig":{}}}"#, q(k), q(sig));
+        }
         json
     }
 }
@@ -332,6 +418,9 @@ mod tests {
 
     fn fields(at: &str) -> RecordFields<'static> {
         RecordFields {
+            event_id: "6f1c",
+            kind: Kind::In,
+            signer: None,
             employee_id: "E7",
             employee_name: "Zoë \"Z\" \\ O\tK",
             department_id: "D042",
@@ -371,6 +460,35 @@ mod tests {
         let out = render("6f1c", &older).unwrap();
         assert_eq!(out.json, older);
         assert_eq!(out.recorded_at.unwrap().to_rfc3339(), "2026-11-30T08:12:00+00:00");
+    }
+
+    #[test]
+    fn a_signed_record_renders_to_an_event_that_verifies_and_keeps_its_signature() {
+        let secret = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
+        let signer = Signer::new("kiosk-3", secret).unwrap();
+        let mut ring = signing::Keyring::default();
+        ring.add("kiosk-3", secret, false).unwrap();
+        let f = RecordFields {
+            signer: Some(&signer),
+            ..fields("2026-11-30T09:12:00+01:00")
+        };
+        let record = record_prefix(&f) + "i1";
+        assert!(record.starts_with("2\t") && record.split('\t').count() == RECORD_V2_FIELDS);
+        let ev: Event = serde_json::from_str(&render("6f1c", &record).unwrap().json).unwrap();
+        assert_eq!((ev.key_id.as_deref(), ev.late_minutes), (Some("kiosk-3"), 12));
+        assert_eq!(ring.verify(&ev), Ok(()));
+        assert_eq!(
+            render("6f1c", &record_of(&ev).unwrap()).unwrap().json,
+            ev.to_wire_json()
+        );
+        // The script settling another kind than the one signed: refused, not published.
+        let other = record_prefix(&f) + "o1";
+        assert!(render_verified("6f1c", &other, Some(&ring)).is_err());
+        assert!(render_verified("6f1c", &record, Some(&ring)).is_ok());
+        assert!(render_verified("6f1c", OLD, Some(&ring))
+            .unwrap_err()
+            .0
+            .contains("unsigned"));
     }
 
     #[test]

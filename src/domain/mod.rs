@@ -17,6 +17,7 @@ pub(crate) mod policy;
 pub(crate) mod punch_file;
 pub(crate) mod roster;
 pub(crate) mod sample_day;
+pub(crate) mod signing;
 pub(crate) mod summary;
 pub(crate) mod table;
 pub(crate) mod text;

@@ -6,6 +6,9 @@ use anyhow::Result;
 
 use crate::amqp::parking;
 use crate::config::Config;
+use crate::domain::event::Event;
+use crate::domain::signing;
+use crate::redis::board::Board;
 
 pub(crate) use crate::amqp::parking::{DlqReport, Parked, Select};
 
@@ -15,9 +18,28 @@ pub(crate) fn list(cfg: &Config, limit: usize) -> Result<Vec<Parked>> {
 }
 
 /// Put the selected parked notifications back on their department's queue, each confirmed
-/// before it leaves the parking queue.
+/// before it leaves the parking queue. With a keyring (`signing.keyring_file`), an event whose
+/// signature fails, or a body that is no event, is never replayed: it stays parked.
 pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
-    parking::replay(cfg, select)
+    let Some(ring) = cfg.signing.keyring()? else {
+        return parking::replay(cfg, select, &mut |_, _| Ok(None));
+    };
+    let mut board = Board::open(cfg)?;
+    // The queue it goes back to is the parked department's: the event must be of it.
+    let mut refuse = |p: &Parked, body: &[u8]| -> Result<Option<String>> {
+        let ev: Event = match serde_json::from_slice(body) {
+            Ok(ev) => ev,
+            Err(e) => return Ok(Some(format!("not replayed: not an event ({e})"))),
+        };
+        let roster = board.lookup_many(&[&ev.employee_id])?.into_iter().flatten().next();
+        let dept = roster.map(|e| e.department_id);
+        Ok(
+            signing::check(&ring, &ev, cfg.timezone, dept.as_deref(), p.department.as_deref())
+                .err()
+                .map(|r| format!("not replayed: {r}")),
+        )
+    };
+    parking::replay(cfg, select, &mut refuse)
 }
 
 /// Drop the selected parked notifications.

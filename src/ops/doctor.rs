@@ -89,6 +89,7 @@ pub(crate) fn run(cfg: &Config, now: DateTime<Utc>) -> Report {
     let mut redis = redis_checks(cfg, &mut checks);
     let mut mysql = mysql_checks(cfg, &mut checks);
     checks.push(clock(cfg, redis.as_mut(), mysql.as_mut()));
+    checks.push(signing(cfg, redis.as_mut()));
     let departments = mysql.as_mut().map(crate::mysql::server::departments);
     checks.extend(broker_checks(cfg, departments));
     match mysql.as_mut() {
@@ -104,6 +105,44 @@ pub(crate) fn run(cfg: &Config, now: DateTime<Utc>) -> Report {
     };
     report.status = report.worst();
     report
+}
+
+/// The signing key and keyring configured, and the events consumers refused so far (a warning:
+/// someone published what no key holder recorded, or a key was revoked; `dlq list` shows them).
+fn signing(cfg: &Config, redis: Option<&mut Board>) -> Check {
+    // The files were read when the configuration was loaded: errors here cannot happen.
+    let key = match cfg.signing.signer() {
+        Ok(Some(s)) => format!("events signed with key {}", s.key_id()),
+        _ => "events recorded here are not signed (no signing.key_file)".to_string(),
+    };
+    let ring = match cfg.signing.keyring() {
+        Ok(Some(r)) => format!("consumers check events against {}", r.summary()),
+        _ => "consumers do not check events (no signing.keyring_file)".to_string(),
+    };
+    let counts = match redis.map(|b| b.refused_counts()) {
+        Some(Ok(c)) => c,
+        Some(Err(e)) => {
+            return check(
+                "signing",
+                Level::Warn,
+                format!("{key}; {ring}; refused counts not read: {}", one_line(&e)),
+            )
+        }
+        None => Default::default(),
+    };
+    if counts.is_empty() {
+        return check("signing", Level::Ok, format!("{key}; {ring}; no event refused"));
+    }
+    let total: u64 = counts.values().sum();
+    let by: Vec<String> = counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
+    check(
+        "signing",
+        Level::Warn,
+        format!(
+            "{key}; {ring}; {total} event(s) refused and parked ({}): see `attendance dlq list`",
+            by.join(", ")
+        ),
+    )
 }
 
 /// This host's zone as cron and systemd timers read it: `TZ`, else `/etc/localtime`'s target.

@@ -80,6 +80,9 @@ pub(crate) struct RecoverReport {
     pub already_present: u64,
     /// Journal messages of other days, or not events at all, skipped.
     pub skipped: u64,
+    /// Events of the day the keyring or the roster refused (docs/security.md): parked with
+    /// their reason, never replayed.
+    pub refused: u64,
     /// Journal messages delivered in all.
     pub messages: u64,
     pub first_offset: Option<i64>,
@@ -120,10 +123,29 @@ pub(crate) fn replay(
         restored: 0,
         already_present: 0,
         skipped: 0,
+        verify: cfg.signing.keyring()?.map(|ring| Verify {
+            ring,
+            roster: members
+                .iter()
+                .map(|m| (m.employee_id.clone(), m.department_id.clone()))
+                .collect(),
+            tz: cfg.timezone,
+            refused: Vec::new(),
+        }),
     };
     let journal = crate::amqp::read_journal(cfg, read_from(cfg, opts.date), opts.idle, |ev| r.take(ev))?;
     r.flush()?;
+    let refused = r.verify.take().map_or(Vec::new(), |v| v.refused);
+    crate::amqp::parking::park_refused(cfg, &refused)?;
+    let mut classes: std::collections::BTreeMap<&str, u64> = Default::default();
+    for f in &refused {
+        *classes.entry(f.class).or_default() += 1;
+    }
+    for (class, n) in classes {
+        r.board.count_refused(class, n)?;
+    }
     Ok(RecoverReport {
+        refused: refused.len() as u64,
         date: opts.date,
         laid_out,
         read: r.read,
@@ -147,6 +169,36 @@ struct Replayer<'c> {
     restored: u64,
     already_present: u64,
     skipped: u64,
+    /// Checks on every event of the day, when a keyring is configured.
+    verify: Option<Verify>,
+}
+
+/// The keyring and the roster a journaled event must agree with before it is replayed.
+struct Verify {
+    ring: crate::domain::signing::Keyring,
+    roster: std::collections::HashMap<String, String>,
+    tz: chrono_tz::Tz,
+    refused: Vec<crate::amqp::parking::Refused>,
+}
+
+impl Verify {
+    /// Whether the event may be replayed; if not, it is kept for parking with its reason.
+    fn passes(&mut self, ev: &Event) -> bool {
+        let roster = self.roster.get(&ev.employee_id).map(String::as_str);
+        match crate::domain::signing::check(&self.ring, ev, self.tz, roster, None) {
+            Ok(()) => true,
+            Err(refusal) => {
+                self.refused.push(crate::amqp::parking::Refused {
+                    department: ev.department_id.clone(),
+                    event_id: ev.event_id.clone(),
+                    body: ev.to_wire_json(),
+                    class: refusal.class(),
+                    reason: format!("refused by recover: {refusal}"),
+                });
+                false
+            }
+        }
+    }
 }
 
 impl Replayer<'_> {
@@ -154,6 +206,11 @@ impl Replayer<'_> {
         if ev.work_date != self.clock.date {
             self.skipped += 1;
             return Ok(());
+        }
+        if let Some(v) = &mut self.verify {
+            if !v.passes(&ev) {
+                return Ok(());
+            }
         }
         match self.punch(ev) {
             Some(p) => {

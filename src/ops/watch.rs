@@ -72,6 +72,15 @@ impl<S: FnMut(String)> ShownEvents for Shown<'_, S> {
     fn mark_shown(&mut self, dept: &str, event_id: &str) -> Result<()> {
         self.again(|b| b.mark_shown(dept, event_id))
     }
+
+    fn refused(&mut self, class: &str) -> Result<()> {
+        self.again(|b| b.count_refused(class, 1))
+    }
+
+    fn department_of(&mut self, employee_id: &str) -> Result<Option<String>> {
+        let found = self.again(|b| b.lookup_many(&[employee_id]))?;
+        Ok(found.into_iter().flatten().next().map(|e| e.department_id))
+    }
 }
 
 /// What the live screen draws: the department's day, and the names of the first employees of

@@ -19,6 +19,7 @@ use crate::domain::clock::Reading;
 use crate::domain::day_record::{DayRecord, MAX_TOKENS};
 use crate::domain::event::Kind;
 use crate::domain::policy::PunchFacts;
+use crate::domain::signing::Signer;
 use crate::redis::keys::{roster_part_of, Keys};
 
 static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(PUNCH_SCRIPT));
@@ -190,8 +191,11 @@ impl PunchRules {
 
 /// The event's outbox record up to its last field, which the script appends once it knows the
 /// kind (see `event::record_prefix`).
-fn record_prefix(p: &Punch, tz: Tz) -> String {
+fn record_prefix(p: &Punch, kind: Kind, tz: Tz, signer: Option<&Signer>) -> String {
     crate::domain::event::record_prefix(&crate::domain::event::RecordFields {
+        event_id: &p.event_id,
+        kind,
+        signer,
         employee_id: &p.employee.id,
         employee_name: &p.employee.name,
         department_id: &p.employee.department_id,
@@ -220,16 +224,18 @@ fn invocation<'p, 's>(
     script: &'s redis::Script,
     keys: &Keys,
     rules: PunchRules,
+    signer: Option<&Signer>,
     punches: impl IntoIterator<Item = &'p Punch>,
     events: Events,
 ) -> redis::ScriptInvocation<'s> {
     let mut punches = punches.into_iter().peekable();
     let first = punches.peek().expect("at least one punch");
     let (dept, date) = (&first.employee.department_id, first.facts.work_date);
+    let split = rules.split_secs(date);
     let mut inv = script.key(keys.board(dept, date));
     inv.key(keys.outbox(dept))
         .key(keys.board_days(dept))
-        .arg(rules.split_secs(date))
+        .arg(split)
         .arg(MAX_TOKENS)
         .arg(match events {
             Events::OutboxAndReply => "1",
@@ -238,11 +244,21 @@ fn invocation<'p, 's>(
         })
         .arg(date.format("%Y-%m-%d").to_string());
     for p in punches {
+        // The script's own rule for an unlabelled punch (its time against the split), so the
+        // signature covers the kind the script settles on.
+        let kind = p
+            .kind
+            .unwrap_or(if p.facts.secs < split { Kind::In } else { Kind::Out });
         inv.arg(&p.employee.id)
             .arg(p.facts.secs)
-            .arg(p.kind.map_or("auto", Kind::as_str))
+            .arg(kind.as_str())
             .arg(&p.event_id)
-            .arg(record_prefix(p, rules.tz));
+            .arg(if events == Events::Drop {
+                // A replay writes no event: nothing to build or sign.
+                String::new()
+            } else {
+                record_prefix(p, kind, rules.tz, signer)
+            });
     }
     inv
 }
@@ -286,9 +302,16 @@ impl Board {
     /// Record one punch: one EVALSHA (the script is loaded on first use). The outcome carries the
     /// event's wire JSON, rendered from the record the script wrote.
     pub fn punch(&mut self, rules: PunchRules, p: &Punch) -> Result<PunchOutcome> {
-        let reply: redis::Value = invocation(&PUNCH, &self.keys, rules, [p], Events::OutboxAndReply)
-            .invoke(&mut self.con)
-            .context("recording the punch in Redis")?;
+        let reply: redis::Value = invocation(
+            &PUNCH,
+            &self.keys,
+            rules,
+            self.signer.as_deref(),
+            [p],
+            Events::OutboxAndReply,
+        )
+        .invoke(&mut self.con)
+        .context("recording the punch in Redis")?;
         let mut o = outcomes(reply, Events::OutboxAndReply, 1)?.remove(0);
         if let Some(record) = o.event_json.take() {
             o.event_json = Some(crate::domain::event::render(&p.event_id, &record)?.json);
@@ -370,7 +393,16 @@ pub fn punch_calls<'s>(
 ) -> Vec<redis::ScriptInvocation<'s>> {
     calls(punches)
         .iter()
-        .map(|call| invocation(script, keys, rules, call.iter().map(|&i| &punches[i]), Events::Outbox))
+        .map(|call| {
+            invocation(
+                script,
+                keys,
+                rules,
+                None,
+                call.iter().map(|&i| &punches[i]),
+                Events::Outbox,
+            )
+        })
         .collect()
 }
 
@@ -403,7 +435,7 @@ impl Board {
         events: Events,
         mut each_call: impl FnMut(&[usize], &mut [Option<PunchOutcome>]),
     ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
-        let (con, keys) = (&mut self.con, &self.keys);
+        let (con, keys, signer) = (&mut self.con, &self.keys, self.signer.as_deref());
         let mut out: Vec<Option<PunchOutcome>> = vec![None; punches.len()];
         // In a pipeline EVALSHA does not load the script on NOSCRIPT: load it first.
         if let Err(e) = script.prepare_invoke().load(con) {
@@ -420,6 +452,7 @@ impl Board {
                     script,
                     keys,
                     rules,
+                    signer,
                     call.iter().map(|&i| &punches[i]),
                     events,
                 ));
@@ -485,7 +518,7 @@ mod tests {
             .with_timezone(&Utc);
         let p = Punch::new(e, None, at, "gate \"7\"\n", &Policy::default(), chrono_tz::Asia::Tokyo);
         // As the script completes it: a check-in that changed the record.
-        let record = record_prefix(&p, chrono_tz::Asia::Tokyo) + "i1";
+        let record = record_prefix(&p, Kind::In, chrono_tz::Asia::Tokyo, None) + "i1";
         let out = crate::domain::event::render(&p.event_id, &record).unwrap();
         let ev: crate::domain::event::Event = serde_json::from_str(&out.json).unwrap();
         assert_eq!(ev.employee_name, "Ann \"Q\" O'Neil \\ é\tx");

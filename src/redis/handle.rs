@@ -17,6 +17,8 @@ use crate::redis::keys::Keys;
 pub struct Board {
     pub(super) con: Redis,
     pub(super) keys: Keys,
+    /// The key the events this board records are signed with (`signing.key_file`).
+    pub(super) signer: Option<std::sync::Arc<crate::domain::signing::Signer>>,
 }
 
 impl Board {
@@ -26,6 +28,7 @@ impl Board {
         Ok(Board {
             con: Redis::open(cfg)?,
             keys: Keys::new(&cfg.namespace),
+            signer: cfg.signing.signer()?.map(std::sync::Arc::new),
         })
     }
 

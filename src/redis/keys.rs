@@ -96,6 +96,12 @@ impl Keys {
         format!("{}:outbox:{{{dept}}}", self.ns)
     }
 
+    /// Hash of the events consumers refused (signature or roster), by class
+    /// (`domain::signing::Refusal::class`) -> count, for `doctor`. Its own hash tag.
+    pub fn refused(&self) -> String {
+        format!("{}:refused:{{signing}}", self.ns)
+    }
+
     /// Set of the event ids a department's watchers have shown (dedup across restarts).
     pub fn shown(&self, dept: &str) -> String {
         format!("{}:shown:{{{dept}}}", self.ns)

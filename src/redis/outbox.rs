@@ -87,6 +87,19 @@ impl Board {
         Ok(())
     }
 
+    /// Count `n` more events refused for `class` (signature or roster; see `doctor`).
+    pub(crate) fn count_refused(&mut self, class: &str, n: u64) -> Result<()> {
+        let key = self.keys.refused();
+        let _: i64 = self.con.hincr(key, class, n)?;
+        Ok(())
+    }
+
+    /// The refused events counted so far, by class.
+    pub(crate) fn refused_counts(&mut self) -> Result<BTreeMap<String, u64>> {
+        let key = self.keys.refused();
+        Ok(self.con.hgetall(key)?)
+    }
+
     /// Events waiting in the given departments' outboxes.
     pub fn outbox_len(&mut self, depts: &[String]) -> Result<usize> {
         Ok(self.outbox_lens(depts)?.into_iter().sum())

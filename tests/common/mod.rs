@@ -33,6 +33,19 @@ pub struct TestEnv {
     pub dir: PathBuf,
     /// The Redis the binary is given: the shared single node, or a test cluster's URL.
     pub redis_url: String,
+    /// The secret of this environment's signing key (id [`KEY_ID`]): every command signs
+    /// the events it records with it (`signing.key_file`), so the whole suite runs signed.
+    pub key_secret: String,
+}
+
+/// The key id of every test environment's signing key.
+pub const KEY_ID: &str = "test-kiosk";
+
+/// A fresh random secret for a signing key (base64 of 32 bytes).
+pub fn new_secret() -> String {
+    use base64::Engine;
+    let raw = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+    base64::engine::general_purpose::STANDARD.encode(&raw.as_bytes()[..32])
 }
 
 impl TestEnv {
@@ -47,13 +60,29 @@ impl TestEnv {
         let ns = format!("t{}", &id[..12]);
         let dir = std::env::temp_dir().join(format!("att-test-{ns}"));
         std::fs::create_dir_all(&dir).unwrap();
-        TestEnv {
+        let env = TestEnv {
             db: format!("att_{ns}"),
             ns,
             tz: tz.to_string(),
             dir,
             redis_url: redis_url.to_string(),
+            key_secret: new_secret(),
+        };
+        env.file(
+            "signing.key",
+            &format!("key_id = \"{KEY_ID}\"\nsecret = \"{}\"\n", env.key_secret),
+        );
+        env
+    }
+
+    /// Write a keyring (`signing.keyring_file`): keys as (id, secret, may replay), and the
+    /// revoked ids. Returns its path.
+    pub fn keyring(&self, keys: &[(&str, &str, bool)], revoked: &[&str]) -> PathBuf {
+        let mut text = format!("revoked = {revoked:?}\n");
+        for (id, secret, replay) in keys {
+            text += &format!("[keys.{id:?}]\nsecret = {secret:?}\nreplay = {replay}\n");
         }
+        self.file("keyring.toml", &text)
     }
 
     /// A fresh environment, migrated.
@@ -86,7 +115,8 @@ impl TestEnv {
             // Tests punch on fixed days in the past; the default week-long back-dating limit
             // would refuse them as the calendar moves on; the bound (ten years) keeps the suite's
             // 2026 dates accepted until 2036 (tests/durability.rs tests the limit).
-            .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "3660");
+            .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "3660")
+            .env("ATTENDANCE_SIGNING_KEY_FILE", self.dir.join("signing.key"));
         c
     }
 

@@ -298,6 +298,9 @@ mod tests {
     /// An outbox entry as the punch script writes it now.
     fn record(at: &str, recorded_at: &str) -> String {
         let fields = RecordFields {
+            event_id: "x",
+            kind: crate::domain::event::Kind::In,
+            signer: None,
             employee_id: "E1",
             employee_name: "Ann",
             department_id: "D1",

@@ -1,0 +1,387 @@
+//! Signed events: the recording process's key (a kiosk identity), the verifiers' keyring, and
+//! the one canonical text of an event that is signed and checked (docs/security.md).
+//!
+//! HMAC-SHA256: one keyed state per key, cloned per event (about a microsecond), so a bulk
+//! check-in of 100,000 punches pays well under the 5% the hot path may spend. The price is the
+//! trust model's: whoever holds a keyring can forge the events of every key in it.
+
+use std::collections::{HashMap, HashSet};
+
+use base64::Engine;
+use chrono::{DateTime, NaiveDate};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use super::event::{Event, Kind};
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Secrets shorter than this are refused: an HMAC key is as strong as its bytes.
+pub(crate) const MIN_SECRET_BYTES: usize = 32;
+
+/// The key a recording process signs its events with. Its secret never leaves it: no
+/// `Debug` shows it.
+#[derive(Clone)]
+pub struct Signer {
+    key_id: String,
+    keyed: HmacSha256,
+}
+
+impl std::fmt::Debug for Signer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Signer({}, secret redacted)", self.key_id)
+    }
+}
+
+/// A key id: short, printable, no separator the canonical text or a record uses.
+pub(crate) fn check_key_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.len() > 64 || !id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+        return Err(format!(
+            "a key id is 1 to 64 letters, digits, '-', '_' or '.', not {:?}",
+            super::text::clip(id)
+        ));
+    }
+    Ok(())
+}
+
+/// A secret as a key file or a keyring writes it: base64 of at least 32 bytes.
+fn keyed(secret_b64: &str) -> Result<HmacSha256, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(secret_b64.trim())
+        .map_err(|_| "the secret is not base64".to_string())?;
+    if bytes.len() < MIN_SECRET_BYTES {
+        return Err(format!("the secret must hold at least {MIN_SECRET_BYTES} bytes"));
+    }
+    Ok(HmacSha256::new_from_slice(&bytes).expect("HMAC takes a key of any length"))
+}
+
+impl Signer {
+    pub fn new(key_id: &str, secret_b64: &str) -> Result<Signer, String> {
+        check_key_id(key_id)?;
+        Ok(Signer {
+            key_id: key_id.to_string(),
+            keyed: keyed(secret_b64)?,
+        })
+    }
+
+    pub fn key_id(&self) -> &str {
+        &self.key_id
+    }
+
+    /// The signature of a canonical text (see [`canonical`]), base64 without padding.
+    pub fn sign(&self, canonical: &str) -> String {
+        let mut mac = self.keyed.clone();
+        mac.update(canonical.as_bytes());
+        base64::engine::general_purpose::STANDARD_NO_PAD.encode(mac.finalize().into_bytes())
+    }
+}
+
+/// What is signed of an event, as it is known before the board script runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Signed<'a> {
+    pub event_id: &'a str,
+    pub employee_id: &'a str,
+    pub employee_name: &'a str,
+    pub department_id: &'a str,
+    pub work_date: NaiveDate,
+    /// The punch's instant, unix seconds.
+    pub at: i64,
+    pub kind: Kind,
+    pub late_minutes: u32,
+    pub early_minutes: u32,
+    pub source: &'a str,
+    /// When it was recorded, unix milliseconds.
+    pub recorded_at_ms: i64,
+    pub key_id: &'a str,
+}
+
+/// The canonical text: a version tag, then the fields one per line, the free texts
+/// JSON-escaped (so none holds a newline). Whether the punch changed the day's record is not
+/// signed: only the board's script knows it, and it tells a supervisor nothing new.
+pub(crate) fn canonical(s: &Signed) -> String {
+    let esc = |t: &str| serde_json::to_string(t).expect("a string always serialises");
+    format!(
+        "attendance-event-v1\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
+        esc(s.event_id),
+        esc(s.employee_id),
+        esc(s.employee_name),
+        esc(s.department_id),
+        s.work_date,
+        s.at,
+        s.kind,
+        s.late_minutes,
+        s.early_minutes,
+        esc(s.source),
+        s.recorded_at_ms,
+        esc(s.key_id),
+    )
+}
+
+/// Why a verifier refused an event: the reason it is parked with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("unsigned event")]
+    Unsigned,
+    #[error("signed with unknown key id {0:?}")]
+    UnknownKey(String),
+    #[error("signed with revoked key id {0:?}")]
+    Revoked(String),
+    #[error("bad signature (key id {0:?})")]
+    BadSignature(String),
+    #[error("malformed event: {0}")]
+    Malformed(String),
+    #[error("roster: {0}")]
+    Roster(String),
+}
+
+impl Refusal {
+    /// A short class for counts (`doctor`, reports).
+    pub fn class(&self) -> &'static str {
+        match self {
+            Refusal::Unsigned => "unsigned",
+            Refusal::UnknownKey(_) => "unknown_key",
+            Refusal::Revoked(_) => "revoked_key",
+            Refusal::BadSignature(_) => "bad_signature",
+            Refusal::Malformed(_) => "malformed",
+            Refusal::Roster(_) => "roster",
+        }
+    }
+}
+
+struct Entry {
+    keyed: HmacSha256,
+    replay: bool,
+}
+
+/// The keys a verifier accepts, by id (several at once: rotation), and the ids it refuses.
+#[derive(Default)]
+pub struct Keyring {
+    keys: HashMap<String, Entry>,
+    revoked: HashSet<String>,
+    /// Unsigned events of work dates up to this one are accepted (a migration period).
+    pub accept_unsigned_until: Option<NaiveDate>,
+}
+
+impl std::fmt::Debug for Keyring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut ids: Vec<&String> = self.keys.keys().collect();
+        ids.sort();
+        f.debug_struct("Keyring")
+            .field("key_ids", &ids)
+            .field("revoked", &self.revoked)
+            .field("accept_unsigned_until", &self.accept_unsigned_until)
+            .finish()
+    }
+}
+
+impl Keyring {
+    /// Add a key; `replay`: it may replay offline punches (back-dating authority).
+    pub fn add(&mut self, key_id: &str, secret_b64: &str, replay: bool) -> Result<(), String> {
+        check_key_id(key_id)?;
+        let keyed = keyed(secret_b64).map_err(|e| format!("key {key_id}: {e}"))?;
+        self.keys.insert(key_id.to_string(), Entry { keyed, replay });
+        Ok(())
+    }
+
+    pub fn revoke(&mut self, key_id: &str) {
+        self.revoked.insert(key_id.to_string());
+    }
+
+    /// One line for `doctor`: the key ids and the revoked ones (never a secret).
+    pub(crate) fn summary(&self) -> String {
+        let sorted = |ids: Vec<&String>| {
+            let mut ids: Vec<&str> = ids.into_iter().map(String::as_str).collect();
+            ids.sort_unstable();
+            ids.join(", ")
+        };
+        let mut s = format!(
+            "a keyring of {} key(s) ({})",
+            self.keys.len(),
+            sorted(self.keys.keys().collect())
+        );
+        if !self.revoked.is_empty() {
+            s += &format!(", revoked: {}", sorted(self.revoked.iter().collect()));
+        }
+        if let Some(d) = self.accept_unsigned_until {
+            s += &format!(", unsigned events accepted up to {d}");
+        }
+        s
+    }
+
+    pub fn knows(&self, key_id: &str) -> bool {
+        self.keys.contains_key(key_id)
+    }
+
+    /// Whether the key may replay offline punches (false for an unknown or revoked key).
+    pub fn may_replay(&self, key_id: &str) -> bool {
+        !self.revoked.contains(key_id) && self.keys.get(key_id).is_some_and(|e| e.replay)
+    }
+
+    /// Check an event's signature (the roster is the caller's to check).
+    pub fn verify(&self, ev: &Event) -> Result<(), Refusal> {
+        let (Some(key_id), Some(sig)) = (ev.key_id.as_deref(), ev.sig.as_deref()) else {
+            return match self.accept_unsigned_until {
+                Some(until) if ev.work_date <= until && ev.key_id.is_none() && ev.sig.is_none() => Ok(()),
+                _ => Err(Refusal::Unsigned),
+            };
+        };
+        if self.revoked.contains(key_id) {
+            return Err(Refusal::Revoked(key_id.to_string()));
+        }
+        let entry = self
+            .keys
+            .get(key_id)
+            .ok_or_else(|| Refusal::UnknownKey(super::text::clip(key_id).to_string()))?;
+        let text = canonical(&signed_of(ev, key_id)?);
+        let raw = base64::engine::general_purpose::STANDARD_NO_PAD
+            .decode(sig)
+            .map_err(|_| Refusal::BadSignature(key_id.to_string()))?;
+        let mut mac = entry.keyed.clone();
+        mac.update(text.as_bytes());
+        // Constant time: a forger learns nothing from how long a refusal took.
+        mac.verify_slice(&raw)
+            .map_err(|_| Refusal::BadSignature(key_id.to_string()))
+    }
+}
+
+/// Everything a consumer checks of an event: its signature (through `ring`), then the roster:
+/// `roster_department` is the employee's department in the roster (`None`: unknown), and
+/// `expected_department` the department whose queue or board the event is for, if any.
+pub(crate) fn check(
+    ring: &Keyring,
+    ev: &Event,
+    tz: chrono_tz::Tz,
+    roster_department: Option<&str>,
+    expected_department: Option<&str>,
+) -> Result<(), Refusal> {
+    ring.verify(ev)?;
+    let clip = super::text::clip;
+    let Some(dept) = roster_department else {
+        return Err(Refusal::Roster(format!("unknown employee {:?}", clip(&ev.employee_id))));
+    };
+    if dept != ev.department_id {
+        return Err(Refusal::Roster(format!(
+            "employee {} is in {dept}, not {:?}",
+            clip(&ev.employee_id),
+            clip(&ev.department_id)
+        )));
+    }
+    if let Some(want) = expected_department.filter(|w| *w != ev.department_id) {
+        return Err(Refusal::Roster(format!(
+            "an event of {:?} on {want}'s queue",
+            clip(&ev.department_id)
+        )));
+    }
+    let at = DateTime::parse_from_rfc3339(&ev.at).map_err(|e| Refusal::Malformed(format!("at: {e}")))?;
+    let day = super::policy::work_date(tz, at.with_timezone(&chrono::Utc));
+    if day != ev.work_date {
+        return Err(Refusal::Roster(format!(
+            "work date {} does not match its time ({day})",
+            ev.work_date
+        )));
+    }
+    Ok(())
+}
+
+/// Sign an event as it stands (its wire fields) with a key: what a tool that re-signs an
+/// event, or a test that plays a kiosk, does. Recording processes sign in `event::record_prefix`.
+pub fn sign_event(ev: &mut Event, signer: &Signer) -> Result<(), Refusal> {
+    let text = canonical(&signed_of(ev, signer.key_id())?);
+    ev.key_id = Some(signer.key_id().to_string());
+    ev.sig = Some(signer.sign(&text));
+    Ok(())
+}
+
+/// The signed fields of an event as it arrives (its wire JSON).
+fn signed_of<'a>(ev: &'a Event, key_id: &'a str) -> Result<Signed<'a>, Refusal> {
+    let at = DateTime::parse_from_rfc3339(&ev.at).map_err(|e| Refusal::Malformed(format!("at: {e}")))?;
+    let recorded = ev
+        .recorded_at
+        .as_deref()
+        .ok_or_else(|| Refusal::Malformed("a signed event without recorded_at".into()))?;
+    let recorded =
+        DateTime::parse_from_rfc3339(recorded).map_err(|e| Refusal::Malformed(format!("recorded_at: {e}")))?;
+    Ok(Signed {
+        event_id: &ev.event_id,
+        employee_id: &ev.employee_id,
+        employee_name: &ev.employee_name,
+        department_id: &ev.department_id,
+        work_date: ev.work_date,
+        at: at.timestamp(),
+        kind: ev.kind,
+        late_minutes: ev.late_minutes,
+        early_minutes: ev.early_minutes,
+        source: &ev.source,
+        recorded_at_ms: recorded.timestamp_millis(),
+        key_id,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S1: &str = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
+    const S2: &str = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA=";
+
+    fn event(signer: Option<&Signer>) -> Event {
+        let mut ev: Event = serde_json::from_str(
+            r#"{"event_id":"e1","employee_id":"E7","employee_name":"Zoë","department_id":"D042","at":"2026-11-30T09:12:00+01:00","work_date":"2026-11-30","source":"kiosk","recorded_at":"2026-11-30T08:12:00.250Z","kind":"in","late":true,"late_minutes":12,"early":false,"early_minutes":0,"changed":true}"#,
+        )
+        .unwrap();
+        if let Some(s) = signer {
+            sign_event(&mut ev, s).unwrap();
+        }
+        ev
+    }
+
+    fn ring() -> Keyring {
+        let mut k = Keyring::default();
+        k.add("k1", S1, false).unwrap();
+        k.add("k2", S2, true).unwrap();
+        k
+    }
+
+    #[test]
+    fn a_signed_event_verifies_and_any_change_breaks_it() {
+        let s1 = Signer::new("k1", S1).unwrap();
+        let ev = event(Some(&s1));
+        assert_eq!(ring().verify(&ev), Ok(()));
+        let mut late = ev.clone();
+        late.late_minutes = 0;
+        assert!(matches!(ring().verify(&late), Err(Refusal::BadSignature(_))));
+        let mut moved = ev.clone();
+        moved.department_id = "D777".into();
+        assert!(matches!(ring().verify(&moved), Err(Refusal::BadSignature(_))));
+        // Rotation: a second key is accepted by its id; a forger's key is not.
+        assert_eq!(ring().verify(&event(Some(&Signer::new("k2", S2).unwrap()))), Ok(()));
+        let forger = Signer::new("k1", S2).unwrap();
+        assert!(matches!(
+            ring().verify(&event(Some(&forger))),
+            Err(Refusal::BadSignature(_))
+        ));
+        let mut r = ring();
+        r.revoke("k1");
+        assert!(matches!(r.verify(&ev), Err(Refusal::Revoked(_))));
+        assert!(!r.may_replay("k1") && r.may_replay("k2"));
+    }
+
+    #[test]
+    fn unsigned_events_only_within_the_migration_period() {
+        let ev = event(None);
+        let mut r = ring();
+        assert_eq!(r.verify(&ev), Err(Refusal::Unsigned));
+        r.accept_unsigned_until = NaiveDate::from_ymd_opt(2026, 11, 30);
+        assert_eq!(r.verify(&ev), Ok(()));
+        r.accept_unsigned_until = NaiveDate::from_ymd_opt(2026, 11, 29);
+        assert_eq!(r.verify(&ev), Err(Refusal::Unsigned));
+    }
+
+    #[test]
+    fn short_or_bad_secrets_and_ids_are_refused() {
+        assert!(Signer::new("k1", "c2hvcnQ=").is_err());
+        assert!(Signer::new("k1", "not base64!").is_err());
+        assert!(Signer::new("k 1", S1).is_err());
+        assert!(format!("{:?}", Signer::new("k1", S1).unwrap()).contains("redacted"));
+    }
+}

@@ -1,0 +1,308 @@
+//! Signed events (issue 21, points 1 and 2): what nobody holding the keyring recorded is never
+//! shown by `watch-dept`, replayed by `recover` or settled; it is parked with its reason.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use amiquip::{AmqpProperties, Connection, Publish};
+use attendance::{Event, Signer};
+use chrono::Utc;
+use common::{new_secret, TestEnv, AMQP_URL, KEY_ID};
+use mysql::prelude::Queryable;
+use serde_json::Value;
+
+const DAY: &str = "2026-11-02";
+
+/// The first employee of a department (the roster lists departments in order).
+fn first_of(env: &TestEnv, dept: &str) -> String {
+    env.mysql()
+        .query_first(format!("SELECT MIN(id) FROM employees WHERE department_id = '{dept}'"))
+        .unwrap()
+        .unwrap()
+}
+
+fn publish(routing_key: &str, body: &str, message_id: &str) {
+    let mut conn = Connection::insecure_open(AMQP_URL).unwrap();
+    let props = AmqpProperties::default()
+        .with_message_id(message_id.into())
+        .with_delivery_mode(2)
+        .with_timestamp(Utc::now().timestamp() as u64);
+    conn.open_channel(None)
+        .unwrap()
+        .basic_publish("", Publish::with_properties(body.as_bytes(), routing_key, props))
+        .unwrap();
+    conn.close().unwrap();
+}
+
+/// An event as a forger writes it (unsigned unless `sign` is given).
+fn forged(id: &str, emp: &str, dept: &str, at: &str, late: u32, sign: Option<&Signer>) -> Event {
+    let mut ev: Event = serde_json::from_value(serde_json::json!({
+        "event_id": id, "employee_id": emp, "employee_name": "X", "department_id": dept,
+        "kind": "in", "at": at, "work_date": DAY, "late": late > 0, "early": false,
+        "late_minutes": late, "early_minutes": 0, "changed": true, "source": "kiosk-1",
+        "recorded_at": at,
+    }))
+    .unwrap();
+    if let Some(s) = sign {
+        attendance::sign_event(&mut ev, s).unwrap();
+    }
+    ev
+}
+
+/// `watch-dept DEPT --once --json` with the keyring: the events shown, one JSON each.
+fn watch(env: &TestEnv, keyring: &Path, dept: &str) -> Vec<Value> {
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_SIGNING_KEYRING_FILE", keyring)
+        .args(["watch-dept", dept, "--once", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The parked messages: (message id, reason).
+fn parked(env: &TestEnv) -> Vec<(String, String)> {
+    let listed = env.json(&["dlq", "list", "--json"]);
+    let mut out: Vec<(String, String)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["message_id"].as_str().unwrap_or("").to_string(),
+                p["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn reason_of<'a>(parked: &'a [(String, String)], id: &str) -> &'a str {
+    &parked
+        .iter()
+        .find(|(i, _)| i == id)
+        .unwrap_or_else(|| panic!("{id} not parked: {parked:?}"))
+        .1
+}
+
+#[test]
+fn a_forged_journal_batch_is_refused_by_recover_and_parked_and_never_settled() {
+    // Regression (issue 21, point 1): an unsigned batch in the journal became settled rows.
+    let env = TestEnv::with_roster("UTC", 4, 2);
+    let ring = env.keyring(&[(KEY_ID, &env.key_secret, false)], &[]);
+    let (e1, e2) = (first_of(&env, "D001"), first_of(&env, "D002"));
+    let late = format!("{DAY}T21:22:00Z");
+    env.ok(&["checkin", &e1, "--at", &late, "--kind", "in", "-q"]);
+    let valid_other_key = Signer::new("someone-else", &new_secret()).unwrap();
+    let batch = [
+        forged("f-ontime", &e1, "D001", &format!("{DAY}T07:00:00Z"), 0, None),
+        forged("f-d777", &e2, "D777", &format!("{DAY}T07:00:00Z"), 0, None),
+        forged("f-e999", "E999", "D001", &format!("{DAY}T07:00:00Z"), 0, None),
+        forged(
+            "f-badkey",
+            &e1,
+            "D001",
+            &format!("{DAY}T06:45:00Z"),
+            0,
+            Some(&valid_other_key),
+        ),
+    ];
+    publish(
+        &format!("{}.journal", env.ns),
+        &serde_json::to_string(&batch).unwrap(),
+        "batch-1",
+    );
+    std::thread::sleep(Duration::from_millis(1100));
+    let out = env
+        .cmd()
+        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
+        .args(["recover", "--date", DAY, "--json", "--idle-ms", "500"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["refused"], 4, "{r}");
+    assert_eq!(r["already_present"], 1, "the real punch: {r}");
+    let board = env.board("D001", DAY);
+    assert_eq!(board.get(&e1).map(String::as_str), Some("i76920"), "{board:?}");
+    assert!(!board.contains_key("E999"), "{board:?}");
+    assert!(env.redis_keys().iter().all(|k| !k.contains("D777")));
+    let parked = parked(&env);
+    assert!(reason_of(&parked, "f-ontime").contains("unsigned"), "{parked:?}");
+    assert!(reason_of(&parked, "f-d777").contains("unsigned"), "{parked:?}");
+    assert!(reason_of(&parked, "f-badkey").contains("unknown key"), "{parked:?}");
+    env.ok(&["settle", "--date", DAY, "-q"]);
+    let rows = env.attendance_rows();
+    assert!(
+        rows.iter().all(|r| !r.contains("E999") && !r.contains("D777")),
+        "{rows:?}"
+    );
+    let mine = rows.iter().find(|r| r.contains(&e1)).unwrap();
+    assert!(mine.contains("21:22:00"), "the late arrival stands: {mine}");
+}
+
+#[test]
+fn watch_dept_shows_signed_events_only_and_parks_forgeries_with_their_reason() {
+    // Regression (issue 21, point 2): a message published straight to the department queue
+    // was shown, unknown employees and other departments' people included.
+    let env = TestEnv::with_roster("UTC", 4, 2);
+    let ring = env.keyring(&[(KEY_ID, &env.key_secret, false)], &[]);
+    let (e1, e2) = (first_of(&env, "D001"), first_of(&env, "D002"));
+    let real = env.json(&["checkin", &e1, "--at", &format!("{DAY}T08:00:00Z"), "--json"]);
+    let queue = format!("{}.dept.D001", env.ns);
+    let valid = Signer::new(KEY_ID, &env.key_secret).unwrap();
+    let at = format!("{DAY}T08:30:00Z");
+    for ev in [
+        forged("f-unsigned", &e1, "D001", &at, 0, None),
+        // Signed with the valid key, but the roster contradicts them.
+        forged("f-unknown", "E999", "D001", &at, 0, Some(&valid)),
+        forged("f-other", &e2, "D002", &at, 0, Some(&valid)),
+        forged("f-moved", &e2, "D001", &at, 0, Some(&valid)),
+        forged("f-date", &e1, "D001", "2026-11-03T08:30:00Z", 0, Some(&valid)),
+    ] {
+        publish(&queue, &serde_json::to_string(&ev).unwrap(), &ev.event_id);
+    }
+    let shown = watch(&env, &ring, "D001");
+    let ids: Vec<&str> = shown.iter().map(|e| e["event_id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [real["event_id"].as_str().unwrap()],
+        "only the real punch is shown"
+    );
+    assert_eq!(shown[0]["key_id"], KEY_ID);
+    let parked = parked(&env);
+    assert_eq!(parked.len(), 5, "{parked:?}");
+    assert!(reason_of(&parked, "f-unsigned").contains("unsigned event"));
+    assert!(reason_of(&parked, "f-unknown").contains("unknown employee"));
+    assert!(reason_of(&parked, "f-other").contains("on D001's queue"));
+    assert!(reason_of(&parked, "f-moved").contains("is in D002"));
+    assert!(reason_of(&parked, "f-date").contains("work date"));
+    assert_eq!(watch(&env, &ring, "D001").len(), 0, "parked, not redelivered");
+    // doctor counts them, by class.
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let signing = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "signing")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(signing["status"], "warn", "{signing}");
+    let detail = signing["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("5 event(s) refused") && detail.contains("roster 4, unsigned 1"),
+        "{detail}"
+    );
+    // dlq replay with the keyring puts none of them back.
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
+        .args(["dlq", "replay", "--all"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("not replayed: f-unsigned (unsigned event)"), "{err}");
+    assert_eq!(self::parked(&env).len(), 5, "still parked");
+}
+
+#[test]
+fn the_relay_does_not_publish_an_outbox_entry_it_cannot_verify() {
+    let env = TestEnv::with_roster("UTC", 4, 1);
+    let ring = env.keyring(&[(KEY_ID, &env.key_secret, false)], &[]);
+    // A real punch left pending (the broker was down), and an entry written straight into the
+    // outbox by someone with Redis access.
+    env.punch("E000001", "in", &format!("{DAY}T08:00:00"), true);
+    let fake = forged("f-outbox", "E000002", "D001", &format!("{DAY}T07:00:00Z"), 0, None);
+    let mut con = env.redis();
+    let _: () = redis::cmd("HSET")
+        .arg(env.keys().outbox("D001"))
+        .arg("f-outbox")
+        .arg(attendance::record_of(&fake).unwrap())
+        .query(&mut con)
+        .unwrap();
+    let o = env
+        .cmd()
+        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
+        .args(["relay", "--json"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("f-outbox") && out.contains("refused: unsigned event"),
+        "{out}"
+    );
+    let outbox = env.outbox("D001");
+    assert_eq!(outbox.keys().collect::<Vec<_>>(), ["f-outbox"], "the real one went out");
+    let shown = watch(&env, &ring, "D001");
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0]["employee_id"], "E000001");
+}
+
+#[test]
+fn a_revoked_key_is_refused_and_two_keys_are_accepted_by_id() {
+    let env = TestEnv::with_roster("UTC", 4, 1);
+    let (secret2, secret3) = (new_secret(), new_secret());
+    let key = |id: &str, s: &str| env.file(&format!("{id}.key"), &format!("key_id = \"{id}\"\nsecret = \"{s}\"\n"));
+    let (k2, k3) = (key("kiosk-2", &secret2), key("kiosk-3", &secret3));
+    let punch = |key: &Path, emp: &str| {
+        let o = env
+            .cmd()
+            .env("ATTENDANCE_SIGNING_KEY_FILE", key)
+            .args(["checkin", emp, "--at", &format!("{DAY}T08:00:00Z"), "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["event_id"].as_str().unwrap().to_string()
+    };
+    let a = punch(&env.dir.join("signing.key"), "E000001");
+    let b = punch(&k2, "E000002");
+    let c = punch(&k3, "E000003");
+    // Rotation: the old key and the new one are both in the keyring; kiosk-3 was revoked.
+    let ring = env.keyring(
+        &[
+            (KEY_ID, &env.key_secret, false),
+            ("kiosk-2", &secret2, true),
+            ("kiosk-3", &secret3, false),
+        ],
+        &["kiosk-3"],
+    );
+    let shown: Vec<String> = watch(&env, &ring, "D001")
+        .iter()
+        .map(|e| e["event_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(shown, [a, b]);
+    let parked = parked(&env);
+    assert_eq!(parked.len(), 1, "{parked:?}");
+    assert!(
+        reason_of(&parked, &c).contains("revoked key id \"kiosk-3\""),
+        "{parked:?}"
+    );
+}
+
+#[test]
+fn a_key_file_others_can_read_is_refused_in_one_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new("UTC");
+    let key = env.dir.join("signing.key");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let err = env.fails(&["checkin", "E000001"], 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("signing.key_file") && !err.contains(&env.key_secret),
+        "{err}"
+    );
+}
