@@ -204,14 +204,17 @@ fn record_prefix(p: &Punch, tz: Tz) -> String {
     })
 }
 
-/// What the punch script does with the events it makes (see `punch.lua`'s `ARGV[3]`).
+/// What the punch script does with the events it makes (see `punch.lua`'s `ARGV[3]`). Each
+/// also goes to the day's punch log, tagged with how it came.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Events {
     /// Into the outbox, and back to the caller (one check-in publishes it at once).
     OutboxAndReply,
-    /// Into the outbox only (bulk: the publisher drains the outboxes).
+    /// The same for a bulk check-in from a file (logged as bulk).
+    BulkOutboxAndReply,
+    /// Into the outbox only (a bulk: the publisher drains the outboxes).
     Outbox,
-    /// Nowhere: a replay of journaled events, which were published once already.
+    /// Nowhere but the punch log: a replay of journaled events, published once already.
     Drop,
 }
 
@@ -229,12 +232,14 @@ fn invocation<'p, 's>(
     let mut inv = script.key(keys.board(dept, date));
     inv.key(keys.outbox(dept))
         .key(keys.board_days(dept))
+        .key(keys.punch_log(dept, date))
         .arg(rules.split_secs(date))
         .arg(MAX_TOKENS)
         .arg(match events {
-            Events::OutboxAndReply => "1",
-            Events::Outbox => "0",
-            Events::Drop => "r",
+            Events::OutboxAndReply => "1l",
+            Events::BulkOutboxAndReply => "1b",
+            Events::Outbox => "0b",
+            Events::Drop => "rr",
         })
         .arg(date.format("%Y-%m-%d").to_string());
     for p in punches {
@@ -250,7 +255,11 @@ fn invocation<'p, 's>(
 /// One script call's reply: per punch, flags (1 out, 2 changed, 4 duplicate), first_in and
 /// last_out (-1: none), and the record when `events` asks the script for it (see `punch.lua`).
 fn outcomes(reply: redis::Value, events: Events, punches: usize) -> Result<Vec<PunchOutcome>> {
-    let per = if events == Events::OutboxAndReply { 4 } else { 3 };
+    let per = if matches!(events, Events::OutboxAndReply | Events::BulkOutboxAndReply) {
+        4
+    } else {
+        3
+    };
     let values: Vec<redis::Value> = redis::from_redis_value(reply)?;
     if values.len() != per * punches {
         anyhow::bail!(
@@ -345,7 +354,7 @@ impl Board {
         punches: &[Punch],
         each: impl FnMut(&[usize], &mut [Option<PunchOutcome>]),
     ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
-        self.punch_batched(&PUNCH, rules, punches, Events::OutboxAndReply, each)
+        self.punch_batched(&PUNCH, rules, punches, Events::BulkOutboxAndReply, each)
     }
 }
 

@@ -1,5 +1,5 @@
-//! Settle's side of the boards: the cut-over (each live board moved into settle's own key),
-//! reading settle's boards, releasing them once their rows are committed, and the per-department
+//! Settle's side of the boards: the cut-over (each live board and punch log moved into settle's
+//! own keys), reading settle's boards and punch logs, releasing them once their rows are committed, and the per-department
 //! sets of dates that still have boards. Everything goes department by department from a list
 //! the caller takes from the roster, never by a keyspace SCAN, so it runs on a Redis Cluster too.
 
@@ -55,7 +55,9 @@ impl Board {
         let what = "moving the day's boards out of the live keys";
         per_department(con, &CUTOVER, what, depts, per_call, after_each, |d| {
             let mut inv = CUTOVER.key(keys.board(d, date));
-            inv.key(keys.settle_board(d, date));
+            inv.key(keys.settle_board(d, date))
+                .key(keys.punch_log(d, date))
+                .key(keys.settle_punch_log(d, date));
             inv
         })
     }
@@ -118,7 +120,10 @@ impl Board {
         let what = "deleting settled boards from Redis";
         per_department(con, &RELEASE, what, depts, per_call, after_each, |d| {
             let mut inv = RELEASE.key(keys.settle_board(d, date));
-            inv.key(keys.board(d, date)).key(keys.board_days(d)).arg(day(date));
+            inv.key(keys.board(d, date))
+                .key(keys.board_days(d))
+                .key(keys.settle_punch_log(d, date))
+                .arg(day(date));
             inv
         })
     }
@@ -141,6 +146,23 @@ impl Board {
             );
         }
         Ok(days)
+    }
+
+    /// Settle's punch logs of `date` (after [`Board::cut_over`]): per department that has one,
+    /// its (event id, tagged record) pairs (see `punch.lua`).
+    pub fn settle_punch_logs(&mut self, date: NaiveDate, depts: &[String]) -> Result<Vec<(String, String)>> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let mut out = Vec::new();
+        for chunk in depts.chunks(PER_PIPELINE) {
+            let mut pipe = redis::pipe();
+            for d in chunk {
+                pipe.hgetall(keys.settle_punch_log(d, date));
+            }
+            let logs: Vec<Vec<(String, String)>> =
+                pipe.query(con).context("reading the day's punch logs from Redis")?;
+            out.extend(logs.into_iter().flatten());
+        }
+        Ok(out)
     }
 
     /// Settle's board values of `date` for these (department, employee) pairs; `None` where absent.
