@@ -7,6 +7,7 @@
 mod common;
 
 use chrono::{Duration, TimeZone, Utc};
+use common::private_redis::PrivateRedis;
 use common::TestEnv;
 use mysql::prelude::Queryable;
 
@@ -40,6 +41,17 @@ fn utc(day: &str, hhmm: &str) -> String {
         .with_timezone(&Utc)
         .format("%Y-%m-%d %H:%M:%S")
         .to_string()
+}
+
+/// Run the binary on the test's own Redis; it must succeed.
+fn on(env: &TestEnv, redis: &PrivateRedis, args: &[&str]) -> String {
+    let o = env
+        .std_cmd()
+        .env("ATTENDANCE_REDIS_URL", redis.url())
+        .args(args)
+        .output()
+        .unwrap();
+    common::expect_ok(args, o)
 }
 
 /// The punch log, in a stable order: employee, kind, time (UTC), source, how.
@@ -186,4 +198,42 @@ fn settle_logs_every_punch_with_its_source_and_how_and_a_rerun_adds_nothing() {
     ]);
     assert_eq!(d2.as_array().unwrap().len(), 2, "{d2}");
     env.fails(&["report", "punches", "--employee", "NOBODY"], 1);
+}
+
+#[test]
+fn recover_logs_the_punches_it_puts_back_as_recovered_with_their_source() {
+    let env = TestEnv::migrated(TZ);
+    let roster = env.file("roster.csv", ROSTER);
+    env.ok(&["org", "import", roster.to_str().unwrap(), "-q"]);
+    let mut redis = PrivateRedis::start(&env, false);
+    let day = day();
+    let a1 = at(&day, "08:05");
+    on(
+        &env,
+        &redis,
+        &[
+            "checkin", "A1", "--kind", "in", "--at", &a1, "--source", "kiosk-3", "-q",
+        ],
+    );
+    let file = env.file(
+        "punches.csv",
+        &format!("employee_id,kind,at,source\nB1,in,{},badge-7\n", at(&day, "09:10")),
+    );
+    on(&env, &redis, &["checkin", "--file", file.to_str().unwrap(), "-q"]);
+    // No AOF: the kill loses the boards and their punch logs; the journal still has the events.
+    redis.crash_and_restart();
+    on(&env, &redis, &["recover", "--date", &day, "--idle-ms", "1000", "-q"]);
+    on(&env, &redis, &["settle", "--date", &day, "-q"]);
+    let row = |e: &str, t: &str, s: &str| {
+        (
+            "in".to_string(),
+            e.to_string(),
+            utc(&day, t),
+            s.to_string(),
+            "recovered".to_string(),
+        )
+    };
+    let got: Vec<(String, String, String, String, String)> =
+        log(&env).into_iter().map(|(e, k, t, s, h)| (k, e, t, s, h)).collect();
+    assert_eq!(got, vec![row("A1", "08:05", "kiosk-3"), row("B1", "09:10", "badge-7")]);
 }
