@@ -83,23 +83,21 @@ impl Board {
 
     /// Read settle's boards of `date` (after [`Board::cut_over`]).
     pub fn settle_boards(&mut self, date: NaiveDate, depts: &[String]) -> Result<DayBoards> {
-        let (con, keys) = (&mut self.con, &self.keys);
+        let keys = &self.keys;
+        let boards: Vec<HashMap<String, String>> = hgetall_each(
+            &mut self.con,
+            depts,
+            |d| keys.settle_board(d, date),
+            "reading the day's boards from Redis",
+        )?;
         let mut out = DayBoards::default();
-        for chunk in depts.chunks(PER_PIPELINE) {
-            let mut pipe = redis::pipe();
-            for d in chunk {
-                pipe.hgetall(keys.settle_board(d, date));
+        for (dept, board) in depts.iter().zip(boards) {
+            if board.is_empty() {
+                continue;
             }
-            let boards: Vec<HashMap<String, String>> =
-                pipe.query(con).context("reading the day's boards from Redis")?;
-            for (dept, board) in chunk.iter().zip(boards) {
-                if board.is_empty() {
-                    continue;
-                }
-                out.departments.push(dept.clone());
-                for (emp, value) in board {
-                    join(&mut out.entries, dept, emp, value);
-                }
+            out.departments.push(dept.clone());
+            for (emp, value) in board {
+                join(&mut out.entries, dept, emp, value);
             }
         }
         Ok(out)
@@ -151,18 +149,14 @@ impl Board {
     /// Settle's punch logs of `date` (after [`Board::cut_over`]): per department that has one,
     /// its (event id, tagged record) pairs (see `punch.lua`).
     pub fn settle_punch_logs(&mut self, date: NaiveDate, depts: &[String]) -> Result<Vec<(String, String)>> {
-        let (con, keys) = (&mut self.con, &self.keys);
-        let mut out = Vec::new();
-        for chunk in depts.chunks(PER_PIPELINE) {
-            let mut pipe = redis::pipe();
-            for d in chunk {
-                pipe.hgetall(keys.settle_punch_log(d, date));
-            }
-            let logs: Vec<Vec<(String, String)>> =
-                pipe.query(con).context("reading the day's punch logs from Redis")?;
-            out.extend(logs.into_iter().flatten());
-        }
-        Ok(out)
+        let keys = &self.keys;
+        let logs: Vec<Vec<(String, String)>> = hgetall_each(
+            &mut self.con,
+            depts,
+            |d| keys.settle_punch_log(d, date),
+            "reading the day's punch logs from Redis",
+        )?;
+        Ok(logs.into_iter().flatten().collect())
     }
 
     /// Settle's board values of `date` for these (department, employee) pairs; `None` where absent.
@@ -192,6 +186,26 @@ impl Board {
         let joined = [live, settling].into_iter().flatten().collect::<Vec<_>>().join(",");
         Ok(DayRecord::parse(&joined))
     }
+}
+
+/// HGETALL of one key per department, [`PER_PIPELINE`] departments per round trip: each
+/// department's hash, in the order of `depts`.
+fn hgetall_each<T: redis::FromRedisValue>(
+    con: &mut impl ConnectionLike,
+    depts: &[String],
+    key: impl Fn(&str) -> String,
+    what: &'static str,
+) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(depts.len());
+    for chunk in depts.chunks(PER_PIPELINE) {
+        let mut pipe = redis::pipe();
+        for d in chunk {
+            pipe.hgetall(key(d));
+        }
+        let hashes: Vec<T> = pipe.query(con).context(what)?;
+        out.extend(hashes);
+    }
+    Ok(out)
 }
 
 /// Run a script once per department, `per_call` calls per pipeline, and sum the replies.
