@@ -1,12 +1,12 @@
-//! The punch log's entries: what a day's punch log in Redis holds (a one-letter tag of how the
-//! punch came, then the event's outbox record, see `redis/punch.lua`), read into the row settle
-//! writes to MySQL's `punch_log`.
+//! The punch log's entries: what a day's punch logs in Redis hold (one hash per way punches
+//! came, event id -> the event's outbox record, see `redis/punch.lua`), read into the row
+//! settle writes to MySQL's `punch_log`.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 
 use super::event::{self, Event, Kind};
 
-/// How a punch came to the board.
+/// How a punch came to the board: each has its own punch log in Redis (see `redis/punch.lua`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum How {
     /// A check-in as it happened (`checkin E`).
@@ -20,6 +20,9 @@ pub(crate) enum How {
 }
 
 impl How {
+    /// The ways a punch reaches the board (a correction is MySQL's alone).
+    pub(crate) const ON_BOARD: [How; 3] = [How::Live, How::Bulk, How::Recovered];
+
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             How::Live => "live",
@@ -48,15 +51,9 @@ pub(crate) struct Entry {
     pub how: How,
 }
 
-/// Read one field of a day's punch log in Redis: the event id and its tagged record.
-pub(crate) fn parse(event_id: &str, tagged: &str) -> Result<Entry, String> {
-    let how = match tagged.as_bytes().first() {
-        Some(b'l') => How::Live,
-        Some(b'b') => How::Bulk,
-        Some(b'r') => How::Recovered,
-        _ => return Err(format!("punch log entry {event_id}: unknown tag")),
-    };
-    let out = event::render(event_id, &tagged[1..]).map_err(|e| format!("punch log entry {event_id}: {e}"))?;
+/// Read one field of a day's punch log in Redis (`how`'s log): the event id and its record.
+pub(crate) fn parse(event_id: &str, record: &str, how: How) -> Result<Entry, String> {
+    let out = event::render(event_id, record).map_err(|e| format!("punch log entry {event_id}: {e}"))?;
     let json: serde_json::Value = serde_json::from_str(&out.json).map_err(|e| e.to_string())?;
     let ev: Event = serde_json::from_value(json.clone()).map_err(|e| format!("punch log entry {event_id}: {e}"))?;
     let at = DateTime::parse_from_rfc3339(&ev.at)
@@ -82,7 +79,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_tagged_record_reads_back_as_its_punch() {
+    fn a_logged_record_reads_back_as_its_punch() {
         let ev = Event {
             event_id: "e1".into(),
             employee_id: "E7".into(),
@@ -100,12 +97,12 @@ mod tests {
             recorded_at: Some("2026-11-30T08:15:00.250Z".into()),
         };
         let record = event::record_of(&ev).unwrap();
-        let e = parse("e1", &format!("b{record}")).unwrap();
+        let e = parse("e1", &record, How::Bulk).unwrap();
         assert_eq!(e.how, How::Bulk);
         assert_eq!((e.employee_id.as_str(), e.department_id.as_str()), ("E7", "D042"));
         assert_eq!(e.at.to_string(), "2026-11-30 08:12:00");
         assert_eq!(e.recorded_at.to_string(), "2026-11-30 08:15:00.250");
         assert_eq!((e.kind, e.source.as_str(), e.key_id), (Kind::In, "kiosk-3", None));
-        assert!(parse("e1", &format!("x{record}")).is_err());
+        assert!(parse("e1", "1\tE7", How::Bulk).is_err());
     }
 }

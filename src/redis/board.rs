@@ -19,6 +19,7 @@ use crate::domain::clock::Reading;
 use crate::domain::day_record::{DayRecord, MAX_TOKENS};
 use crate::domain::event::Kind;
 use crate::domain::policy::PunchFacts;
+use crate::domain::punch_log::How;
 use crate::redis::keys::{roster_part_of, Keys};
 
 static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(PUNCH_SCRIPT));
@@ -205,7 +206,7 @@ fn record_prefix(p: &Punch, tz: Tz) -> String {
 }
 
 /// What the punch script does with the events it makes (see `punch.lua`'s `ARGV[3]`). Each
-/// also goes to the day's punch log, tagged with how it came.
+/// also goes to the day's punch log of the way it came (see [`Events::how`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Events {
     /// Into the outbox, and back to the caller (one check-in publishes it at once).
@@ -216,6 +217,17 @@ enum Events {
     Outbox,
     /// Nowhere but the punch log: a replay of journaled events, published once already.
     Drop,
+}
+
+impl Events {
+    /// Which of the day's punch logs these punches go to.
+    fn how(self) -> How {
+        match self {
+            Events::OutboxAndReply => How::Live,
+            Events::BulkOutboxAndReply | Events::Outbox => How::Bulk,
+            Events::Drop => How::Recovered,
+        }
+    }
 }
 
 /// One script call for punches that all share a department and a work date.
@@ -232,14 +244,13 @@ fn invocation<'p, 's>(
     let mut inv = script.key(keys.board(dept, date));
     inv.key(keys.outbox(dept))
         .key(keys.board_days(dept))
-        .key(keys.punch_log(dept, date))
+        .key(keys.punch_log(dept, date, events.how().as_str()))
         .arg(rules.split_secs(date))
         .arg(MAX_TOKENS)
         .arg(match events {
-            Events::OutboxAndReply => "1l",
-            Events::BulkOutboxAndReply => "1b",
-            Events::Outbox => "0b",
-            Events::Drop => "rr",
+            Events::OutboxAndReply | Events::BulkOutboxAndReply => "1",
+            Events::Outbox => "0",
+            Events::Drop => "r",
         })
         .arg(date.format("%Y-%m-%d").to_string());
     for p in punches {

@@ -12,6 +12,7 @@ use redis::ConnectionLike;
 
 use super::Board;
 use crate::domain::day_record::DayRecord;
+use crate::domain::punch_log::How;
 
 static CUTOVER: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(concat!(include_str!("tokens.lua"), include_str!("cutover.lua"))));
@@ -55,9 +56,11 @@ impl Board {
         let what = "moving the day's boards out of the live keys";
         per_department(con, &CUTOVER, what, depts, per_call, after_each, |d| {
             let mut inv = CUTOVER.key(keys.board(d, date));
-            inv.key(keys.settle_board(d, date))
-                .key(keys.punch_log(d, date))
-                .key(keys.settle_punch_log(d, date));
+            inv.key(keys.settle_board(d, date));
+            for how in How::ON_BOARD {
+                inv.key(keys.punch_log(d, date, how.as_str()))
+                    .key(keys.settle_punch_log(d, date, how.as_str()));
+            }
             inv
         })
     }
@@ -118,10 +121,10 @@ impl Board {
         let what = "deleting settled boards from Redis";
         per_department(con, &RELEASE, what, depts, per_call, after_each, |d| {
             let mut inv = RELEASE.key(keys.settle_board(d, date));
-            inv.key(keys.board(d, date))
-                .key(keys.board_days(d))
-                .key(keys.settle_punch_log(d, date))
-                .arg(day(date));
+            inv.key(keys.board(d, date)).key(keys.board_days(d)).arg(day(date));
+            for how in How::ON_BOARD {
+                inv.key(keys.settle_punch_log(d, date, how.as_str()));
+            }
             inv
         })
     }
@@ -146,17 +149,25 @@ impl Board {
         Ok(days)
     }
 
-    /// Settle's punch logs of `date` (after [`Board::cut_over`]): per department that has one,
-    /// its (event id, tagged record) pairs (see `punch.lua`).
-    pub fn settle_punch_logs(&mut self, date: NaiveDate, depts: &[String]) -> Result<Vec<(String, String)>> {
-        let keys = &self.keys;
-        let logs: Vec<Vec<(String, String)>> = hgetall_each(
-            &mut self.con,
-            depts,
-            |d| keys.settle_punch_log(d, date),
-            "reading the day's punch logs from Redis",
-        )?;
-        Ok(logs.into_iter().flatten().collect())
+    /// Settle's punch logs of `date` (after [`Board::cut_over`]): every (event id, record) pair
+    /// of these departments, with how its punch came (see `punch.lua`).
+    pub(crate) fn settle_punch_logs(
+        &mut self,
+        date: NaiveDate,
+        depts: &[String],
+    ) -> Result<Vec<(String, String, How)>> {
+        let mut out = Vec::new();
+        for how in How::ON_BOARD {
+            let keys = &self.keys;
+            let logs: Vec<Vec<(String, String)>> = hgetall_each(
+                &mut self.con,
+                depts,
+                |d| keys.settle_punch_log(d, date, how.as_str()),
+                "reading the day's punch logs from Redis",
+            )?;
+            out.extend(logs.into_iter().flatten().map(|(id, record)| (id, record, how)));
+        }
+        Ok(out)
     }
 
     /// Settle's board values of `date` for these (department, employee) pairs; `None` where absent.

@@ -29,8 +29,8 @@ impl Run<'_> {
         for depts in self.all_departments().chunks(DEPTS_PER_STEP) {
             let raw = self.board.settle_punch_logs(date, depts)?;
             let mut entries = Vec::with_capacity(raw.len());
-            for (id, tagged) in raw {
-                match punch_log::parse(&id, &tagged) {
+            for (id, record, how) in raw {
+                match punch_log::parse(&id, &record, how) {
                     Ok(e) => entries.push(e),
                     Err(_) => done.unreadable += 1,
                 }
