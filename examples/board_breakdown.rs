@@ -39,6 +39,9 @@ fn ns() -> &'static str {
 
 const OUTBOX_HSET: &str = "if nevent > 0 and not replay then redis.call('HSET', outbox, unpack(events)) end";
 
+/// The punch log's write (each new event's record, for settle's punch_log).
+const PUNCH_LOG: &str = "if nevent > 0 then redis.call('HSET', plog, unpack(events)) end";
+
 /// The outbox record's last field, the only part of it the script builds.
 const RECORD_BUILD: &str = "local ev = prefix .. (kind == 'in' and 'i' or 'o') .. (changed and '1' or '0')";
 
@@ -62,6 +65,7 @@ const VARIANTS: &[Variant] = &[
         &[(RECORD_BUILD, "local ev = prefix")],
     ),
     ("without the outbox HSET", &[(OUTBOX_HSET, "")]),
+    ("without the punch log HSET", &[(PUNCH_LOG, "")]),
     (
         "without the board HSET and SADD",
         &[

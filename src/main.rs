@@ -4,8 +4,8 @@ use clap::error::ErrorKind;
 use clap::Parser;
 
 use attendance::{check_environment, Cli};
+use attendance::{clip, exit_code_of, inert, one_line, stderr_line};
 use attendance::{error_line, exit, is_broken_pipe};
-use attendance::{exit_code_of, inert, one_line, stderr_line};
 
 fn main() {
     // Before clap reads its own variables: a value that is not text or is empty is named.
@@ -46,12 +46,19 @@ fn main() {
 
 /// clap's rendered error folded into one line: `error: invalid value '0999-01-01' for
 /// '--date <DATE>': ...`. The caller makes it inert: a value quoted in it may hold ESC or CR.
+/// A value clap quotes (`'...'`) is cut to its first 80 characters, as every error quotes a bad
+/// value: a 1 MB `--date` is named by its start.
 fn usage_line(rendered: &str) -> String {
-    rendered
+    let line = rendered
         .lines()
         .map(str::trim)
         .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    line.split('\'')
+        .enumerate()
+        .map(|(i, part)| if i % 2 == 1 { clip(part) } else { part.to_string() })
+        .collect::<Vec<_>>()
+        .join("'")
 }

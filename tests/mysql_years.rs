@@ -39,6 +39,7 @@ fn census(env: &TestEnv) -> Vec<(String, String, u64)> {
         .query(
             "SELECT 'attendance', CAST(work_date AS CHAR), COUNT(*) FROM attendance GROUP BY work_date \
              UNION ALL SELECT 'corrections', CAST(work_date AS CHAR), COUNT(*) FROM corrections GROUP BY work_date \
+             UNION ALL SELECT 'punch_log', CAST(work_date AS CHAR), COUNT(*) FROM punch_log GROUP BY work_date \
              UNION ALL SELECT 'settle_runs', CAST(work_date AS CHAR), COUNT(*) FROM settle_runs GROUP BY work_date \
              ORDER BY 1, 2",
         )
@@ -334,12 +335,18 @@ fn csv_records(path: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Check the four files of an archive before `before` and return them by table.
+/// Check the five files of an archive before `before` and return them by table.
 fn archive_files(dir: &Path, before: &str) -> Vec<Vec<Vec<String>>> {
-    ["attendance", "corrections", "settle_runs", "settle_failures"]
-        .iter()
-        .map(|t| csv_records(&dir.join(format!("{t}-before-{before}.csv"))))
-        .collect()
+    [
+        "attendance",
+        "corrections",
+        "settle_runs",
+        "settle_failures",
+        "punch_log",
+    ]
+    .iter()
+    .map(|t| csv_records(&dir.join(format!("{t}-before-{before}.csv"))))
+    .collect()
 }
 
 /// `LOAD DATA LOCAL INFILE` of an archive file into its table, as docs/mysql.md shows it.
@@ -389,6 +396,12 @@ fn archive_writes_the_old_days_and_drop_deletes_them_with_their_corrections() {
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[1][1], OCT);
     assert_eq!(fails.len(), 1, "only the header");
+    let log = &files[4];
+    assert_eq!(log.len(), 3, "header, October's check-in and its correction: {log:?}");
+    assert!(log[1..].iter().all(|r| r[1] == OCT && r[2] == e), "{log:?}");
+    assert_eq!(log[0].last().map(String::as_str), Some("how"));
+    let hows: Vec<&str> = log[1..].iter().map(|r| r[9].as_str()).collect();
+    assert_eq!(hows, ["live", "corrected"]);
     // The same archive again: refused, nothing overwritten.
     let err = env.fails(
         &["archive", "--before", "2026-11-01", "--out", keep.to_str().unwrap()],
@@ -430,7 +443,7 @@ fn archive_writes_the_old_days_and_drop_deletes_them_with_their_corrections() {
         .unwrap();
     assert_eq!(orphans, 0);
     // The files load back as they are (the documented LOAD DATA): October is whole again.
-    for table in ["attendance", "corrections", "settle_runs"] {
+    for table in ["attendance", "corrections", "settle_runs", "punch_log"] {
         load_back(&env, &gone.join(format!("{table}-before-2026-11-01.csv")), table);
     }
     assert_eq!(census(&env), census_before_drop);

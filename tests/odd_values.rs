@@ -68,6 +68,12 @@ fn dates_and_times_are_exactly_what_they_say_and_out_of_range_is_a_usage_error()
         c.args(["status", "E000002", "--date", date]);
         refused(&env, &mut c, "expected YYYY-MM-DD");
     }
+    // clap's own errors quote a bad value by its first 80 characters too.
+    let long = "9".repeat(5_000);
+    let mut c = env.std_cmd();
+    c.args(["status", "E000002", "--date", &long]);
+    let err = refused(&env, &mut c, "(4920 more characters)");
+    assert!(err.len() < 300, "{err}");
     let mut c = env.std_cmd();
     c.args(["checkin", "E000002", "--kind", "out", "--at", "2026-11-30T23:59:60Z"]);
     refused(&env, &mut c, "a leap second (:60) is not accepted: give :59");

@@ -479,6 +479,21 @@ pub enum ReportCommand {
         #[command(flatten)]
         format: ReportFormat,
     },
+    /// Every punch of settled days, in time order: when (company zone), kind, where it came
+    /// from (source, key id), when it was recorded, its event id, and how it came (live, bulk,
+    /// recovered, corrected)
+    Punches {
+        /// Only this employee's punches
+        #[arg(long)]
+        employee: Option<String>,
+        /// Only this department's punches
+        #[arg(long)]
+        dept: Option<String>,
+        #[command(flatten)]
+        range: DateRange,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
     /// Settle runs, newest first, or with --failures the rows they could not write
     Runs {
         /// Only runs of this day

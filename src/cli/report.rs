@@ -1,4 +1,4 @@
-//! `attendance report day|absent|employee|dept|corrections|runs`: HR's answers from MySQL.
+//! `attendance report day|absent|employee|dept|corrections|punches|runs`: HR's answers from MySQL.
 
 use std::io::IsTerminal;
 
@@ -74,6 +74,23 @@ fn query(ctx: &Ctx, cmd: ReportCommand) -> (Query, ReportFormat) {
             let (from, to) = range(ctx, &r);
             (Query::Corrections { employee, from, to }, format)
         }
+        ReportCommand::Punches {
+            employee,
+            dept,
+            range: r,
+            format,
+        } => {
+            let (from, to) = range(ctx, &r);
+            (
+                Query::Punches {
+                    employee,
+                    dept,
+                    from,
+                    to,
+                },
+                format,
+            )
+        }
         ReportCommand::Runs {
             date,
             limit,
@@ -123,5 +140,6 @@ fn title(q: &Query) -> String {
         Query::Runs { failures: true, .. } => "settle failures".into(),
         Query::Runs { .. } => "settle runs".into(),
         Query::Corrections { .. } => "corrections".into(),
+        Query::Punches { .. } => "punches".into(),
     }
 }

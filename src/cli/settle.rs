@@ -111,14 +111,19 @@ fn line(report: &Report) -> String {
         (None, 0) => String::new(),
         (None, n) => format!("; {n} notification(s) still pending in outboxes"),
     };
+    let unreadable = match report.punch_log_unreadable {
+        0 => String::new(),
+        n => format!(" ({n} unreadable, left out)"),
+    };
     format!(
-        "settled {} ({}) run {}: {} rows written, {} failed [{}]; {} boards deleted, {} kept{next}{pending} ({:.2}s)",
+        "settled {} ({}) run {}: {} rows written, {} failed [{}]; {} punches logged{unreadable}; {} boards deleted, {} kept{next}{pending} ({:.2}s)",
         report.date,
         if report.workday { "work day" } else { "rest day" },
         report.run_id,
         report.rows_written,
         report.failed,
         counts.join(", "),
+        report.punches_logged,
         report.boards_deleted,
         report.boards_kept,
         report.seconds

@@ -15,6 +15,7 @@ pub(crate) mod day_record;
 pub(crate) mod event;
 pub(crate) mod policy;
 pub(crate) mod punch_file;
+pub(crate) mod punch_log;
 pub(crate) mod roster;
 pub(crate) mod sample_day;
 pub(crate) mod signing;

@@ -66,7 +66,7 @@ pub(crate) const QUOTED_CHARS: usize = 80;
 
 /// `s` as an error message quotes it: at most [`QUOTED_CHARS`] characters, then how many
 /// more there were (`E00000000...` and `(999920 more characters)`), made inert.
-pub(crate) fn clip(s: &str) -> String {
+pub fn clip(s: &str) -> String {
     let n = s.chars().count();
     if n <= QUOTED_CHARS {
         return inert(s).into_owned();

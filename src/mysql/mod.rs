@@ -11,6 +11,7 @@ pub(crate) mod failure;
 mod handle;
 pub(crate) mod leave_rows;
 pub(crate) mod partitions;
+pub(crate) mod punch_log;
 pub(crate) mod report_queries;
 pub(crate) mod roster_rows;
 pub(crate) mod runs;

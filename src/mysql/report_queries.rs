@@ -218,6 +218,45 @@ pub(crate) fn corrections(pool: &Db, tz: Tz, from: NaiveDate, to: NaiveDate, emp
     Ok(t)
 }
 
+/// The punch log: each punch of days in a range, in time order, with where and when it was
+/// recorded and how it came.
+pub(crate) fn punches(
+    pool: &Db,
+    tz: Tz,
+    from: NaiveDate,
+    to: NaiveDate,
+    employee: Option<&str>,
+    dept: Option<&str>,
+) -> Result<Table> {
+    let mut t = Table::new(&[
+        "date",
+        "employee",
+        "department",
+        "at",
+        "kind",
+        "source",
+        "key_id",
+        "recorded_at",
+        "event_id",
+        "how",
+    ]);
+    for p in super::punch_log::list(&mut pool.get_conn()?, from, to, employee, dept)? {
+        t.push(vec![
+            Cell::Date(p.work_date),
+            Cell::Text(p.employee_id),
+            Cell::Text(p.department_id),
+            local(tz, Some(p.at)),
+            Cell::Text(p.kind),
+            Cell::Text(p.source),
+            p.key_id.map_or(Cell::Null, Cell::Text),
+            Cell::Text(wall_clock_utc(tz, p.recorded_at, "%Y-%m-%d %H:%M:%S%.3f")),
+            Cell::Text(p.event_id),
+            Cell::Text(p.how),
+        ]);
+    }
+    Ok(t)
+}
+
 /// Settle runs, newest first.
 pub(crate) fn runs(pool: &Db, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Result<Table> {
     let mut t = Table::new(&[

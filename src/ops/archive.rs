@@ -1,5 +1,5 @@
-//! Archiving old days: the attendance rows, their corrections and the settle runs of the days
-//! before a date go to CSV files (one per table), and with `drop` leave MySQL in the same
+//! Archiving old days: the attendance rows, their corrections, the punch log and the settle
+//! runs of the days before a date go to CSV files (one per table), and with `drop` leave MySQL in the same
 //! transaction that read them. Files first, synced and renamed into place before the commit
 //! (`crate::files`, each under `<file>.partial` until then): a crash at any point leaves
 //! either the rows in MySQL or the files on disk, never neither.

@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::domain::authority::{self, Actor};
-use crate::domain::{policy, workdays};
+use crate::domain::event::Kind;
+use crate::domain::{policy, punch_log, workdays};
 use crate::error::Error;
 use crate::mysql::attendance::{self, Stored};
 use crate::mysql::{corrections, Conn, Tx};
@@ -189,6 +190,7 @@ pub(crate) fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
         after: &after,
     };
     let (correction_id, db_user) = corrections::record(&mut tx, &audit)?;
+    crate::mysql::punch_log::insert(&mut tx, &log_entries(req, &after, correction_id, &actor.employee_id))?;
     tx.commit()?;
     Ok(Outcome {
         correction_id,
@@ -198,6 +200,29 @@ pub(crate) fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
         before,
         after,
     })
+}
+
+/// The punch log's rows of a correction: each time it sets, as a punch of kind in or out, with
+/// event id `correction-<id>-<kind>`, source `correct by <employee>`, how = corrected.
+fn log_entries(req: &Request, after: &Stored, id: u64, by: &str) -> Vec<punch_log::Entry> {
+    let now = Utc::now().naive_utc();
+    [(req.first_in, Kind::In), (req.last_out, Kind::Out)]
+        .into_iter()
+        .filter_map(|(t, kind)| {
+            Some(punch_log::Entry {
+                event_id: format!("correction-{id}-{}", kind.as_str()),
+                work_date: after.work_date,
+                employee_id: after.employee_id.clone(),
+                department_id: after.department_id.clone(),
+                at: t?.naive_utc(),
+                kind,
+                source: format!("correct by {by}"),
+                key_id: None,
+                recorded_at: now,
+                how: punch_log::How::Corrected,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

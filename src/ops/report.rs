@@ -28,6 +28,13 @@ pub(crate) enum Query {
         from: NaiveDate,
         to: NaiveDate,
     },
+    /// The punch log of days in a range (of one employee, of one department).
+    Punches {
+        employee: Option<String>,
+        dept: Option<String>,
+        from: NaiveDate,
+        to: NaiveDate,
+    },
     /// Settle runs, or with `failures` the rows they could not write.
     Runs {
         date: Option<NaiveDate>,
@@ -38,7 +45,11 @@ pub(crate) enum Query {
 
 /// Answer one report.
 pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
-    if let Query::Employee { from, to, .. } | Query::Dept { from, to, .. } | Query::Corrections { from, to, .. } = q {
+    if let Query::Employee { from, to, .. }
+    | Query::Dept { from, to, .. }
+    | Query::Corrections { from, to, .. }
+    | Query::Punches { from, to, .. } = q
+    {
         if to < from {
             return Err(Error::input(format!("--to ({to}) is before --from ({from})")).into());
         }
@@ -68,6 +79,18 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
                 must_know(&db, Known::Employee, e)?;
             }
             report::corrections(&db, tz, *from, *to, employee.as_deref())
+        }
+        Query::Punches {
+            employee,
+            dept,
+            from,
+            to,
+        } => {
+            if let Some(e) = employee {
+                must_know(&db, Known::Employee, e)?;
+            }
+            known_dept(&db, dept.as_deref())?;
+            report::punches(&db, tz, *from, *to, employee.as_deref(), dept.as_deref())
         }
         Query::Runs {
             date,

@@ -19,6 +19,7 @@ use crate::domain::clock::Reading;
 use crate::domain::day_record::{DayRecord, MAX_TOKENS};
 use crate::domain::event::Kind;
 use crate::domain::policy::PunchFacts;
+use crate::domain::punch_log::How;
 use crate::domain::signing::Signer;
 use crate::redis::keys::{roster_part_of, Keys};
 
@@ -208,15 +209,29 @@ fn record_prefix(p: &Punch, kind: Kind, tz: Tz, signer: Option<&Signer>) -> Stri
     })
 }
 
-/// What the punch script does with the events it makes (see `punch.lua`'s `ARGV[3]`).
+/// What the punch script does with the events it makes (see `punch.lua`'s `ARGV[3]`). Each
+/// also goes to the day's punch log of the way it came (see [`Events::how`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Events {
     /// Into the outbox, and back to the caller (one check-in publishes it at once).
     OutboxAndReply,
-    /// Into the outbox only (bulk: the publisher drains the outboxes).
+    /// The same for a bulk check-in from a file (logged as bulk).
+    BulkOutboxAndReply,
+    /// Into the outbox only (a bulk: the publisher drains the outboxes).
     Outbox,
-    /// Nowhere: a replay of journaled events, which were published once already.
+    /// Nowhere but the punch log: a replay of journaled events, published once already.
     Drop,
+}
+
+impl Events {
+    /// Which of the day's punch logs these punches go to.
+    fn how(self) -> How {
+        match self {
+            Events::OutboxAndReply => How::Live,
+            Events::BulkOutboxAndReply | Events::Outbox => How::Bulk,
+            Events::Drop => How::Recovered,
+        }
+    }
 }
 
 /// One script call for punches that all share a department and a work date.
@@ -235,10 +250,11 @@ fn invocation<'p, 's>(
     let mut inv = script.key(keys.board(dept, date));
     inv.key(keys.outbox(dept))
         .key(keys.board_days(dept))
+        .key(keys.punch_log(dept, date, events.how().as_str()))
         .arg(split)
         .arg(MAX_TOKENS)
         .arg(match events {
-            Events::OutboxAndReply => "1",
+            Events::OutboxAndReply | Events::BulkOutboxAndReply => "1",
             Events::Outbox => "0",
             Events::Drop => "r",
         })
@@ -253,12 +269,14 @@ fn invocation<'p, 's>(
             .arg(p.facts.secs)
             .arg(kind.as_str())
             .arg(&p.event_id)
-            .arg(if events == Events::Drop {
-                // A replay writes no event: nothing to build or sign.
-                String::new()
-            } else {
-                record_prefix(p, kind, rules.tz, signer)
-            });
+            // A replay writes no event, only its punch log entry: unsigned, since this process
+            // did not record the punch (recover checked the journal's signature, with a keyring).
+            .arg(record_prefix(
+                p,
+                kind,
+                rules.tz,
+                signer.filter(|_| events != Events::Drop),
+            ));
     }
     inv
 }
@@ -266,7 +284,11 @@ fn invocation<'p, 's>(
 /// One script call's reply: per punch, flags (1 out, 2 changed, 4 duplicate), first_in and
 /// last_out (-1: none), and the record when `events` asks the script for it (see `punch.lua`).
 fn outcomes(reply: redis::Value, events: Events, punches: usize) -> Result<Vec<PunchOutcome>> {
-    let per = if events == Events::OutboxAndReply { 4 } else { 3 };
+    let per = if matches!(events, Events::OutboxAndReply | Events::BulkOutboxAndReply) {
+        4
+    } else {
+        3
+    };
     let values: Vec<redis::Value> = redis::from_redis_value(reply)?;
     if values.len() != per * punches {
         anyhow::bail!(
@@ -368,7 +390,7 @@ impl Board {
         punches: &[Punch],
         each: impl FnMut(&[usize], &mut [Option<PunchOutcome>]),
     ) -> (Vec<Option<PunchOutcome>>, Result<()>) {
-        self.punch_batched(&PUNCH, rules, punches, Events::OutboxAndReply, each)
+        self.punch_batched(&PUNCH, rules, punches, Events::BulkOutboxAndReply, each)
     }
 }
 

@@ -1,5 +1,5 @@
-//! Settle's side of the boards: the cut-over (each live board moved into settle's own key),
-//! reading settle's boards, releasing them once their rows are committed, and the per-department
+//! Settle's side of the boards: the cut-over (each live board and punch log moved into settle's
+//! own keys), reading settle's boards and punch logs, releasing them once their rows are committed, and the per-department
 //! sets of dates that still have boards. Everything goes department by department from a list
 //! the caller takes from the roster, never by a keyspace SCAN, so it runs on a Redis Cluster too.
 
@@ -12,6 +12,7 @@ use redis::ConnectionLike;
 
 use super::Board;
 use crate::domain::day_record::DayRecord;
+use crate::domain::punch_log::How;
 
 static CUTOVER: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(concat!(include_str!("tokens.lua"), include_str!("cutover.lua"))));
@@ -56,6 +57,10 @@ impl Board {
         per_department(con, &CUTOVER, what, depts, per_call, after_each, |d| {
             let mut inv = CUTOVER.key(keys.board(d, date));
             inv.key(keys.settle_board(d, date));
+            for how in How::ON_BOARD {
+                inv.key(keys.punch_log(d, date, how.as_str()))
+                    .key(keys.settle_punch_log(d, date, how.as_str()));
+            }
             inv
         })
     }
@@ -81,23 +86,21 @@ impl Board {
 
     /// Read settle's boards of `date` (after [`Board::cut_over`]).
     pub fn settle_boards(&mut self, date: NaiveDate, depts: &[String]) -> Result<DayBoards> {
-        let (con, keys) = (&mut self.con, &self.keys);
+        let keys = &self.keys;
+        let boards: Vec<HashMap<String, String>> = hgetall_each(
+            &mut self.con,
+            depts,
+            |d| keys.settle_board(d, date),
+            "reading the day's boards from Redis",
+        )?;
         let mut out = DayBoards::default();
-        for chunk in depts.chunks(PER_PIPELINE) {
-            let mut pipe = redis::pipe();
-            for d in chunk {
-                pipe.hgetall(keys.settle_board(d, date));
+        for (dept, board) in depts.iter().zip(boards) {
+            if board.is_empty() {
+                continue;
             }
-            let boards: Vec<HashMap<String, String>> =
-                pipe.query(con).context("reading the day's boards from Redis")?;
-            for (dept, board) in chunk.iter().zip(boards) {
-                if board.is_empty() {
-                    continue;
-                }
-                out.departments.push(dept.clone());
-                for (emp, value) in board {
-                    join(&mut out.entries, dept, emp, value);
-                }
+            out.departments.push(dept.clone());
+            for (emp, value) in board {
+                join(&mut out.entries, dept, emp, value);
             }
         }
         Ok(out)
@@ -119,6 +122,9 @@ impl Board {
         per_department(con, &RELEASE, what, depts, per_call, after_each, |d| {
             let mut inv = RELEASE.key(keys.settle_board(d, date));
             inv.key(keys.board(d, date)).key(keys.board_days(d)).arg(day(date));
+            for how in How::ON_BOARD {
+                inv.key(keys.settle_punch_log(d, date, how.as_str()));
+            }
             inv
         })
     }
@@ -141,6 +147,27 @@ impl Board {
             );
         }
         Ok(days)
+    }
+
+    /// Settle's punch logs of `date` (after [`Board::cut_over`]): every (event id, record) pair
+    /// of these departments, with how its punch came (see `punch.lua`).
+    pub(crate) fn settle_punch_logs(
+        &mut self,
+        date: NaiveDate,
+        depts: &[String],
+    ) -> Result<Vec<(String, String, How)>> {
+        let mut out = Vec::new();
+        for how in How::ON_BOARD {
+            let keys = &self.keys;
+            let logs: Vec<Vec<(String, String)>> = hgetall_each(
+                &mut self.con,
+                depts,
+                |d| keys.settle_punch_log(d, date, how.as_str()),
+                "reading the day's punch logs from Redis",
+            )?;
+            out.extend(logs.into_iter().flatten().map(|(id, record)| (id, record, how)));
+        }
+        Ok(out)
     }
 
     /// Settle's board values of `date` for these (department, employee) pairs; `None` where absent.
@@ -170,6 +197,26 @@ impl Board {
         let joined = [live, settling].into_iter().flatten().collect::<Vec<_>>().join(",");
         Ok(DayRecord::parse(&joined))
     }
+}
+
+/// HGETALL of one key per department, [`PER_PIPELINE`] departments per round trip: each
+/// department's hash, in the order of `depts`.
+fn hgetall_each<T: redis::FromRedisValue>(
+    con: &mut impl ConnectionLike,
+    depts: &[String],
+    key: impl Fn(&str) -> String,
+    what: &'static str,
+) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(depts.len());
+    for chunk in depts.chunks(PER_PIPELINE) {
+        let mut pipe = redis::pipe();
+        for d in chunk {
+            pipe.hgetall(key(d));
+        }
+        let hashes: Vec<T> = pipe.query(con).context(what)?;
+        out.extend(hashes);
+    }
+    Ok(out)
 }
 
 /// Run a script once per department, `per_call` calls per pipeline, and sum the replies.

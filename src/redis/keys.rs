@@ -75,6 +75,22 @@ impl Keys {
         format!("{}:settle:board:{{{dept}}}:{}", self.ns, date.format("%Y-%m-%d"))
     }
 
+    /// A department's punch log of one day for the punches that came one way (`how`: live, bulk
+    /// or recovered): event id -> its record (see `punch.lua`), written to MySQL's punch_log by
+    /// settle. Same hash tag as the board.
+    pub fn punch_log(&self, dept: &str, date: NaiveDate, how: &str) -> String {
+        format!("{}:punchlog:{{{dept}}}:{}:{how}", self.ns, date.format("%Y-%m-%d"))
+    }
+
+    /// Settle's punch log of one day, moved out of the live key with the board.
+    pub fn settle_punch_log(&self, dept: &str, date: NaiveDate, how: &str) -> String {
+        format!(
+            "{}:settle:punchlog:{{{dept}}}:{}:{how}",
+            self.ns,
+            date.format("%Y-%m-%d")
+        )
+    }
+
     /// Set of the dates (YYYY-MM-DD) for which a department has a board, live or settle's:
     /// how settle finds the days left to settle without a keyspace SCAN (which a Redis
     /// Cluster does not offer across nodes). Written by the punch and layout scripts.
@@ -164,6 +180,11 @@ mod tests {
         assert_eq!(Keys::dept_of(&k.outbox("D-7")), Some("D-7"));
         assert_eq!(k.settle_board("D042", d), "att:settle:board:{D042}:2026-11-30");
         assert_eq!(k.board_days("D042"), "att:days:{D042}");
+        assert_eq!(k.punch_log("D042", d, "live"), "att:punchlog:{D042}:2026-11-30:live");
+        assert_eq!(
+            k.settle_punch_log("D042", d, "bulk"),
+            "att:settle:punchlog:{D042}:2026-11-30:bulk"
+        );
         assert_eq!(k.moves(), "att:moves:{moves}");
         assert_eq!(Keys::date_of(&k.board("D042", d)), Some(d));
         // The heartbeat and the wake-up list share one slot, apart from any department's.

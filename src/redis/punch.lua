@@ -3,6 +3,9 @@
 -- KEYS[1] board hash (field = employee id, value = "i<secs>,o<secs>,..." see domain/day_record.rs)
 -- KEYS[2] outbox hash (field = event id, value = the event's compact record, see src/domain/event.rs)
 -- KEYS[3] the department's set of dates with boards (how settle finds days left to settle)
+-- KEYS[4] the department's punch log of the day for how these punches came (live, bulk or
+-- recovered: one hash each, so no value is built here; field = event id, value = the event's
+-- record as in the outbox): settle writes it to MySQL's punch_log (see src/mysql/punch_log.rs)
 -- ARGV[1] the day's split, secs into the work day: an unlabelled punch before it is a check-in,
 -- at or after it a check-out (its time alone decides, never the board, so no arrival order
 -- changes a punch's kind or its event; see domain/day_record.rs `resolve_kind`), ARGV[2] max tokens per employee, ARGV[3] mode: '1' return the event
@@ -14,7 +17,7 @@
 -- Returns per punch: flags (1 the kind is out, 2 it changed the record, 4 a duplicate), first_in
 -- or -1, last_out or -1, and in mode '1' the record or '' (a short reply: Redis's cost to
 -- build and send it is per value)
-local board, outbox, days = KEYS[1], KEYS[2], KEYS[3]
+local board, outbox, days, plog = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local split, maxtok, want_record, replay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1', ARGV[3] == 'r'
 -- What a bulk call of 100 punches costs is mostly per-punch interpreter work, so the hot path
 -- keeps it small: library functions in locals, counters rather than '#t' (a search in Lua 5.1),
@@ -148,4 +151,8 @@ if nwrite > 0 then
   redis.call('SADD', days, ARGV[4])
 end
 if nevent > 0 and not replay then redis.call('HSET', outbox, unpack(events)) end
+-- The punch log: every new event's record, kept until settle has written it to MySQL (a replay
+-- too, in the recovered log; MySQL keeps the first row of an event id, so a day settled before
+-- keeps its own).
+if nevent > 0 then redis.call('HSET', plog, unpack(events)) end
 return out

@@ -9,6 +9,7 @@ use std::time::Instant;
 use anyhow::Result;
 use chrono::{Duration, NaiveDate};
 
+use super::log::Logged;
 use super::rows::Day;
 use super::stream::Written;
 use super::{Hooks, Progress, Report, Run};
@@ -49,6 +50,7 @@ struct Committed {
     cal: Calendar,
     workday: bool,
     written: Written,
+    logged: Logged,
 }
 
 /// A step after the commit, named in the error line and the run's record when it fails.
@@ -168,7 +170,14 @@ impl Run<'_> {
         let day = Day::new(date, self.cfg.timezone, &self.cfg.policy, workday);
         let written = self.stream_rows(&day, &cal.on_leave, progress)?;
         steps.mark("read, compute and write the rows, department by department");
-        Ok(Committed { cal, workday, written })
+        let logged = self.write_punch_log(date)?;
+        steps.mark("write the punch log");
+        Ok(Committed {
+            cal,
+            workday,
+            written,
+            logged,
+        })
     }
 
     /// After the commit: record the refused rows, release the boards, drain the outboxes, lay
@@ -186,6 +195,7 @@ impl Run<'_> {
             cal,
             workday,
             mut written,
+            logged,
         } = day;
         if let Err(e) = runs::record_failures(self.lock.conn(), run_id, date, &written.failures) {
             return Err(Box::new((e, After::Finish, written)));
@@ -248,6 +258,8 @@ impl Run<'_> {
             failed: written.failures.len() as u64,
             failures: written.failures,
             boards_deleted,
+            punches_logged: logged.written,
+            punch_log_unreadable: logged.unreadable,
             boards_kept,
             outbox,
             next_workday,

@@ -12,6 +12,7 @@
 //! during the writes, half-way through deleting boards) computes the very same rows.
 
 mod day;
+mod log;
 pub(crate) mod rows;
 mod spent;
 mod stream;
@@ -107,6 +108,10 @@ pub struct Report {
     pub failed: u64,
     pub failures: Vec<Failure>,
     pub boards_deleted: u64,
+    /// Punches new in MySQL's punch log (a rerun finds them there: 0).
+    pub punches_logged: u64,
+    /// Punch log entries that could not be read, left out of MySQL's punch log.
+    pub punch_log_unreadable: u64,
     /// Boards kept because a row of their department failed (a rerun needs their punches).
     pub boards_kept: u64,
     /// What became of the outboxes' events (drained once per run, with its last day).

@@ -1,0 +1,98 @@
+//! The punch log (`punch_log`): every punch of a settled day with where it came from (source,
+//! key id), when it was recorded, its event id and how it came. Written by settle (insert-or-
+//! ignore on the event id, so a rerun writes nothing twice) and by `correct`; read by
+//! `report punches`.
+
+use anyhow::Result;
+use chrono::{NaiveDate, NaiveDateTime};
+use mysql::prelude::Queryable;
+use mysql::Value;
+
+use super::placeholders;
+use super::typed::Cols;
+use crate::domain::punch_log::Entry;
+
+/// Rows per multi-row INSERT: 10 values each, well under 65,535 placeholders.
+const CHUNK: usize = 1000;
+
+const COLUMNS: &str =
+    "event_id, work_date, employee_id, department_id, punched_at, kind, source, key_id, recorded_at, how";
+
+/// Write these entries; one already there (same event id and day) is left as it was. Returns
+/// how many were new.
+pub(crate) fn insert(conn: &mut impl Queryable, entries: &[Entry]) -> Result<u64> {
+    let mut added = 0;
+    for chunk in entries.chunks(CHUNK) {
+        let sql = format!(
+            "INSERT IGNORE INTO punch_log ({COLUMNS}) VALUES {}",
+            placeholders(chunk.len(), 10)
+        );
+        let params: Vec<Value> = chunk
+            .iter()
+            .flat_map(|e| {
+                [
+                    Value::from(&e.event_id),
+                    Value::from(e.work_date),
+                    Value::from(&e.employee_id),
+                    Value::from(&e.department_id),
+                    Value::from(e.at),
+                    Value::from(e.kind.as_str()),
+                    Value::from(&e.source),
+                    Value::from(e.key_id.as_deref()),
+                    Value::from(e.recorded_at),
+                    Value::from(e.how.as_str()),
+                ]
+            })
+            .collect();
+        added += conn.exec_iter(sql, params)?.affected_rows();
+    }
+    Ok(added)
+}
+
+/// One row of the punch log as a report shows it.
+pub(crate) struct Logged {
+    pub work_date: NaiveDate,
+    pub employee_id: String,
+    pub department_id: String,
+    pub at: NaiveDateTime,
+    pub kind: String,
+    pub source: String,
+    pub key_id: Option<String>,
+    pub recorded_at: NaiveDateTime,
+    pub event_id: String,
+    pub how: String,
+}
+
+/// The punches of days in a range, of one employee and/or one department, in time order.
+pub(crate) fn list(
+    conn: &mut impl Queryable,
+    from: NaiveDate,
+    to: NaiveDate,
+    employee: Option<&str>,
+    dept: Option<&str>,
+) -> Result<Vec<Logged>> {
+    let rows: Vec<mysql::Row> = conn.exec(
+        "SELECT work_date, employee_id, department_id, punched_at, kind, source, key_id, recorded_at, \
+         event_id, how FROM punch_log WHERE work_date BETWEEN ? AND ? \
+         AND (? IS NULL OR employee_id = ?) AND (? IS NULL OR department_id = ?) \
+         ORDER BY punched_at, employee_id, recorded_at, event_id",
+        (from, to, employee, employee, dept, dept),
+    )?;
+    rows.into_iter()
+        .map(|r| {
+            let mut c = Cols::new(r, "punch log row");
+            Ok(Logged {
+                work_date: c.get(0)?,
+                employee_id: c.get(1)?,
+                department_id: c.get(2)?,
+                at: c.get(3)?,
+                kind: c.get(4)?,
+                source: c.get(5)?,
+                key_id: c.get(6)?,
+                recorded_at: c.get(7)?,
+                event_id: c.get(8)?,
+                how: c.get(9)?,
+            })
+        })
+        .collect()
+}
