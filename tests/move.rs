@@ -149,13 +149,7 @@ fn an_import_killed_before_moving_the_day_is_finished_by_its_rerun() {
 fn a_half_done_move_settles_one_row_under_the_new_department() {
     let env = TestEnv::migrated("Europe/Paris");
     morning(&env);
-    let killed = env
-        .cmd()
-        .args(["org", "import", &roster(&env, "after.csv", "D3"), "-q"])
-        .env("ATTENDANCE_ORG_ABORT_BEFORE_MOVES", "1")
-        .output()
-        .unwrap();
-    assert!(!killed.status.success());
+    import_killed_before_moving(&env, "D3");
     // Stopped between the two steps, by hand: merged into Legal's board, not yet removed from
     // Sales's. Then the evening's check-out lands on Legal's board.
     let keys = env.keys();
@@ -182,13 +176,7 @@ fn a_half_done_move_settles_one_row_under_the_new_department() {
 fn a_move_cut_short_then_another_move_takes_the_day_to_the_last_department() {
     let env = TestEnv::migrated("Europe/Paris");
     morning(&env);
-    let killed = env
-        .cmd()
-        .args(["org", "import", &roster(&env, "after.csv", "D3"), "-q"])
-        .env("ATTENDANCE_ORG_ABORT_BEFORE_MOVES", "1")
-        .output()
-        .unwrap();
-    assert!(!killed.status.success());
+    import_killed_before_moving(&env, "D3");
     // Moved again before any rerun: the day still on Sales's board follows to D4.
     let again = env.json(&["org", "import", &roster(&env, "last.csv", "D4"), "--json", "-q"]);
     assert_eq!(again["moves"]["employees"], 1, "{again}");
@@ -201,4 +189,16 @@ fn a_move_cut_short_then_another_move_takes_the_day_to_the_last_department() {
     );
     assert!(!env.board("D1", DAY).contains_key("E2"));
     assert!(!env.board("D3", DAY).contains_key("E2"));
+}
+
+/// `org import` moving the employee to `dept`, killed (test hook) once MySQL and the roster
+/// cache changed and before any day moved.
+fn import_killed_before_moving(env: &TestEnv, dept: &str) {
+    let killed = env
+        .cmd()
+        .args(["org", "import", &roster(env, "after.csv", dept), "-q"])
+        .env("ATTENDANCE_ORG_ABORT_BEFORE_MOVES", "1")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success());
 }

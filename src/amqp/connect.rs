@@ -314,20 +314,27 @@ impl Drop for Link {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_listener_that_never_answers_the_handshake_is_named_as_such() {
-        // Accepts the connection, reads the protocol header, says nothing: a broker out of handles.
+    /// A listener that accepts one connection, reads whatever comes and never says a word,
+    /// and settings that give it 300 ms.
+    fn silent_listener() -> (std::net::SocketAddr, std::thread::JoinHandle<()>, AmqpSettings) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let at = listener.local_addr().unwrap();
         let silent = std::thread::spawn(move || {
             let (mut peer, _) = listener.accept().unwrap();
-            let mut buf = [0u8; 64];
+            let mut buf = [0u8; 512];
             while matches!(std::io::Read::read(&mut peer, &mut buf), Ok(n) if n > 0) {}
         });
         let settings = AmqpSettings {
             connect_timeout_ms: 300,
             ..AmqpSettings::default()
         };
+        (at, silent, settings)
+    }
+
+    #[test]
+    fn a_listener_that_never_answers_the_handshake_is_named_as_such() {
+        // Accepts the connection, reads the protocol header, says nothing: a broker out of handles.
+        let (at, silent, settings) = silent_listener();
         let url = format!("amqp://guest:secret@{at}/%2f");
         let started = Instant::now();
         let e = open(&[url.as_str()], &settings, |_| Ok(()))
@@ -349,17 +356,7 @@ mod tests {
     #[test]
     fn a_silent_listener_bounds_the_tls_handshake_too() {
         // amqps:// to a listener that takes the connection and never answers the TLS hello.
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let at = listener.local_addr().unwrap();
-        let silent = std::thread::spawn(move || {
-            let (mut peer, _) = listener.accept().unwrap();
-            let mut buf = [0u8; 512];
-            while matches!(std::io::Read::read(&mut peer, &mut buf), Ok(n) if n > 0) {}
-        });
-        let settings = AmqpSettings {
-            connect_timeout_ms: 300,
-            ..AmqpSettings::default()
-        };
+        let (at, silent, settings) = silent_listener();
         let url = format!("amqps://guest:secret@{at}/%2f");
         let started = Instant::now();
         let e = open(&[url.as_str()], &settings, |_| Ok(()))
