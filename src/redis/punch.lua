@@ -8,9 +8,10 @@
 -- record as in the outbox): settle writes it to MySQL's punch_log (see src/mysql/punch_log.rs)
 -- ARGV[1] the day's split, secs into the work day: an unlabelled punch before it is a check-in,
 -- at or after it a check-out (its time alone decides, never the board, so no arrival order
--- changes a punch's kind or its event; see domain/day_record.rs `resolve_kind`), ARGV[2] max tokens per employee, ARGV[3] mode: '1' return the event
--- record, '0' do not, 'r' a replay from the journal (recover): no record and nothing to the
--- outbox, since the event was published once already; ARGV[4] the work date (YYYY-MM-DD, the board's)
+-- changes a punch's kind or its event; see domain/day_record.rs `resolve_kind`),
+-- ARGV[2] max tokens per employee, ARGV[3] mode: '1' return the event record, '0' do not,
+-- 'r' a replay from the journal (recover): nothing to the outbox, since the event was published
+-- once already, only to the recovered punch log; ARGV[4] the work date (YYYY-MM-DD, the board's)
 -- then 5 per punch: employee id, secs into the work day, kind (in|out|auto), event id, the event
 -- record up to its last field (built in Rust: src/domain/event.rs `record_prefix`). This script only
 -- appends that last field, the punch's kind and whether it changed the record: '<i|o><1|0>'.
