@@ -136,14 +136,11 @@ impl Drop for Server {
     }
 }
 
-/// A redis-server that speaks TLS only (`--port 0`), with `ca`'s server certificate.
-pub fn redis(dir: &Path, ca: &Ca) -> Server {
-    let dir = dir.join("redis-tls");
-    std::fs::create_dir_all(&dir).unwrap();
-    let port = free_port();
-    let log = dir.join("log");
-    let child = Command::new("redis-server")
-        .args(["--port", "0", "--tls-port", &port.to_string(), "--bind", "127.0.0.1"])
+/// The command of a redis-server that speaks TLS only (`--port 0`) on `port`, with `ca`'s
+/// server certificate, clients not asked for one, nothing kept on disk, its log in `log`.
+fn tls_redis_server(ca: &Ca, port: u16, dir: &Path, log: &Path) -> Command {
+    let mut c = Command::new("redis-server");
+    c.args(["--port", "0", "--tls-port", &port.to_string(), "--bind", "127.0.0.1"])
         .arg("--tls-cert-file")
         .arg(&ca.server_cert)
         .arg("--tls-key-file")
@@ -152,11 +149,21 @@ pub fn redis(dir: &Path, ca: &Ca) -> Server {
         .arg(&ca.cert)
         .args(["--tls-auth-clients", "no", "--save", "", "--appendonly", "no"])
         .arg("--dir")
-        .arg(&dir)
+        .arg(dir)
         .arg("--logfile")
-        .arg(&log)
+        .arg(log)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::null());
+    c
+}
+
+/// A redis-server that speaks TLS only (`--port 0`), with `ca`'s server certificate.
+pub fn redis(dir: &Path, ca: &Ca) -> Server {
+    let dir = dir.join("redis-tls");
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let log = dir.join("log");
+    let child = tls_redis_server(ca, port, &dir, &log)
         .spawn()
         .expect("redis-server is installed");
     wait_for("TLS redis-server", &log, 20, || accepts(port));
@@ -329,35 +336,15 @@ pub fn redis_cluster(dir: &Path, ca: &Ca) -> Vec<Server> {
     let mut nodes = Vec::new();
     for &p in &ports {
         let log = dir.join(format!("{p}.log"));
-        let child = Command::new("redis-server")
-            .args(["--port", "0", "--tls-port", &p.to_string(), "--bind", "127.0.0.1"])
-            .args([
-                "--tls-cluster",
-                "yes",
-                "--tls-replication",
-                "yes",
-                "--tls-auth-clients",
-                "no",
-            ])
-            .arg("--tls-cert-file")
-            .arg(&ca.server_cert)
-            .arg("--tls-key-file")
-            .arg(&ca.server_key)
-            .arg("--tls-ca-cert-file")
-            .arg(&ca.cert)
+        let child = tls_redis_server(ca, p, &dir, &log)
+            .args(["--tls-cluster", "yes", "--tls-replication", "yes"])
             .args([
                 "--cluster-enabled",
                 "yes",
                 "--cluster-config-file",
                 &format!("nodes-{p}.conf"),
             ])
-            .args(["--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(&dir)
-            .arg("--logfile")
-            .arg(&log)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .args(["--cluster-node-timeout", "2000"])
             .spawn()
             .expect("redis-server is installed");
         nodes.push(Server { port: p, child });
