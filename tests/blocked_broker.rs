@@ -6,11 +6,10 @@
 //! `rabbitmqctl set_vm_memory_high_watermark 0`.
 
 mod common;
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
+use common::rabbit::Node;
 use common::TestEnv;
 use serde_json::Value;
 
@@ -20,115 +19,14 @@ use serde_json::Value;
 const CONFIRM_MS: u64 = 3_000;
 const SLACK: Duration = Duration::from_millis(2_500);
 
-/// A RabbitMQ node of the test's own on free ports, stopped on drop.
-struct Broker {
-    dir: PathBuf,
-    node: String,
-    amqp: u16,
-    dist: u16,
+/// The test's own node (its start takes seconds), up once `rabbitmqctl wait` says so.
+fn broker() -> Node {
+    let b = Node::start(false, None);
+    b.ctl(&["wait", b.dir.join("pid").to_str().unwrap(), "--timeout", "120"]);
+    b
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-impl Broker {
-    fn start() -> Broker {
-        let id = uuid::Uuid::new_v4().simple().to_string();
-        let dir = std::env::temp_dir().join(format!("att-blocked-{}", &id[..12]));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (amqp, mut dist) = (free_port(), free_port());
-        while dist == amqp {
-            dist = free_port();
-        }
-        let b = Broker {
-            node: format!("attblk{}@localhost", &id[..12]),
-            amqp,
-            dist,
-            dir,
-        };
-        // Its own config file: the machine's (if any) names the shared broker's listener.
-        std::fs::write(
-            b.dir.join("rabbitmq.conf"),
-            format!("listeners.tcp.default = 127.0.0.1:{amqp}\n"),
-        )
-        .unwrap();
-        std::fs::write(b.dir.join("enabled_plugins"), "[].\n").unwrap();
-        // As root the node runs as the rabbitmq user (sharing its Erlang cookie with rabbitmqctl).
-        // SAFETY: getuid has no preconditions.
-        let start = if unsafe { libc::getuid() } == 0 {
-            Command::new("chown")
-                .args(["-R", "rabbitmq:rabbitmq"])
-                .arg(&b.dir)
-                .status()
-                .unwrap();
-            "exec setpriv --reuid rabbitmq --regid rabbitmq --init-groups env HOME=/var/lib/rabbitmq \
-             /usr/lib/rabbitmq/bin/rabbitmq-server -detached"
-        } else {
-            "exec rabbitmq-server -detached"
-        };
-        let mut c = Command::new("bash");
-        c.arg("-c").arg(start);
-        b.env(&mut c);
-        let o = c.output().unwrap();
-        assert!(
-            o.status.success(),
-            "rabbitmq-server: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        b.ctl(&["wait", b.dir.join("pid").to_str().unwrap(), "--timeout", "120"]);
-        b
-    }
-
-    fn env(&self, c: &mut Command) {
-        let d = |f: &str| self.dir.join(f);
-        c.current_dir(&self.dir)
-            .env("RABBITMQ_NODENAME", &self.node)
-            .env("RABBITMQ_NODE_PORT", self.amqp.to_string())
-            .env("RABBITMQ_DIST_PORT", self.dist.to_string())
-            .env("RABBITMQ_MNESIA_BASE", d("mnesia"))
-            .env("RABBITMQ_LOG_BASE", d("log"))
-            .env("RABBITMQ_CONFIG_FILE", d("rabbitmq.conf"))
-            .env("RABBITMQ_ENABLED_PLUGINS_FILE", d("enabled_plugins"))
-            .env("RABBITMQ_PID_FILE", d("pid"));
-    }
-
-    fn ctl(&self, args: &[&str]) {
-        let mut c = Command::new("timeout");
-        c.args(["150", "rabbitmqctl", "-q", "-n", &self.node]).args(args);
-        self.env(&mut c);
-        let o = c.output().unwrap();
-        assert!(
-            o.status.success(),
-            "rabbitmqctl {args:?}: {}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
-
-    fn url(&self) -> String {
-        format!("amqp://guest:guest@127.0.0.1:{}/%2f", self.amqp)
-    }
-}
-
-impl Drop for Broker {
-    fn drop(&mut self) {
-        let mut c = Command::new("timeout");
-        c.args(["60", "rabbitmqctl", "-q", "-n", &self.node, "stop"]);
-        self.env(&mut c);
-        let _ = c.output();
-        if let Some(pid) = std::fs::read_to_string(self.dir.join("pid"))
-            .ok()
-            .and_then(|p| p.trim().parse::<i32>().ok())
-        {
-            // SAFETY: signalling the node this test started, by its own pid file.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn timed(env: &TestEnv, broker: &Broker, args: &[&str]) -> (Output, Duration) {
+fn timed(env: &TestEnv, broker: &Node, args: &[&str]) -> (Output, Duration) {
     let cfg = env.file(
         "att.toml",
         &format!("[amqp]\nconnect_timeout_ms = 2000\nconfirm_timeout_ms = {CONFIRM_MS}\nclose_timeout_ms = 300\n"),
@@ -137,7 +35,7 @@ fn timed(env: &TestEnv, broker: &Broker, args: &[&str]) -> (Output, Duration) {
     let o = env
         .cmd()
         .args(args)
-        .env("ATTENDANCE_AMQP_URL", broker.url())
+        .env("ATTENDANCE_AMQP_URL", broker.amqp_url())
         .env("ATTENDANCE_CONFIG", &cfg)
         .output()
         .unwrap();
@@ -154,7 +52,7 @@ fn timed(env: &TestEnv, broker: &Broker, args: &[&str]) -> (Output, Duration) {
 /// Bulk and relay in one test: one broker for the file, stopped at its end.
 #[test]
 fn a_broker_blocking_publishers_holds_bulk_and_relay_no_longer_than_one_confirm_timeout() {
-    let broker = Broker::start();
+    let broker = broker();
     let env = TestEnv::with_roster("UTC", 200, 4);
     let mut csv = String::from("employee_id,kind,at\n");
     for i in 1..=200 {

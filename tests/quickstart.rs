@@ -8,99 +8,26 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::net::TcpStream;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use common::rabbit::{is_root, Node};
 use common::TestEnv;
 use mysql::prelude::Queryable;
 
-fn free_port(taken: &[u16]) -> u16 {
-    loop {
-        let p = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        if !taken.contains(&p) {
-            return p;
-        }
-    }
-}
-
-fn is_root() -> bool {
-    // SAFETY: getuid has no preconditions.
-    unsafe { libc::getuid() == 0 }
-}
-
-/// A RabbitMQ node of the test's own, started under `ulimit -n <nofile>`.
-struct Broker {
-    dir: PathBuf,
-    node: String,
-    amqp: u16,
-    mgmt: u16,
-    dist: u16,
-}
+/// The test's own node, with the management plugin, under `ulimit -n <nofile>`.
+struct Broker(Node);
 
 impl Broker {
     fn start(nofile: u32) -> Broker {
-        let mut taken = Vec::new();
-        for _ in 0..3 {
-            taken.push(free_port(&taken));
-        }
-        let id = uuid::Uuid::new_v4().simple().to_string();
-        let dir = std::env::temp_dir().join(format!("att-rabbit-{}", &id[..12]));
-        std::fs::create_dir_all(&dir).unwrap();
-        let b = Broker {
-            node: format!("att{}@localhost", &id[..12]),
-            amqp: taken[0],
-            mgmt: taken[1],
-            dist: taken[2],
-            dir,
-        };
-        std::fs::write(
-            b.dir.join("rabbitmq.conf"),
-            format!("management.tcp.port = {}\nmanagement.tcp.ip = 127.0.0.1\n", b.mgmt),
-        )
-        .unwrap();
-        std::fs::write(b.dir.join("enabled_plugins"), "[rabbitmq_management].\n").unwrap();
-        // As root, the node runs as the rabbitmq user, as scripts/services.sh starts it (and
-        // shares its Erlang cookie, so rabbitmqctl reaches it); otherwise as this user.
-        let start = if is_root() {
-            Command::new("chown")
-                .args(["-R", "rabbitmq:rabbitmq"])
-                .arg(&b.dir)
-                .status()
-                .unwrap();
-            "exec setpriv --reuid rabbitmq --regid rabbitmq --init-groups env HOME=/var/lib/rabbitmq \
-             /usr/lib/rabbitmq/bin/rabbitmq-server -detached"
-        } else {
-            "exec rabbitmq-server -detached"
-        };
-        let mut c = Command::new("bash");
-        c.arg("-c").arg(format!("ulimit -n {nofile} && {start}"));
-        b.env(&mut c);
-        if !is_root() {
-            c.env("HOME", &b.dir);
-        }
-        let o = c.output().unwrap();
-        assert!(
-            o.status.success(),
-            "rabbitmq-server: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        let b = Broker(Node::start(true, Some(nofile)));
         b.wait_up();
         b
     }
 
     fn env(&self, c: &mut Command) {
-        let d = |f: &str| self.dir.join(f);
-        c.current_dir(&self.dir)
-            .env("RABBITMQ_NODENAME", &self.node)
-            .env("RABBITMQ_NODE_PORT", self.amqp.to_string())
-            .env("RABBITMQ_DIST_PORT", self.dist.to_string())
-            .env("RABBITMQ_MNESIA_BASE", d("mnesia"))
-            .env("RABBITMQ_LOG_BASE", d("log"))
-            .env("RABBITMQ_CONFIG_FILE", d("rabbitmq.conf"))
-            .env("RABBITMQ_ENABLED_PLUGINS_FILE", d("enabled_plugins"))
-            .env("RABBITMQ_PID_FILE", d("pid"));
+        self.0.env(c);
     }
 
     /// Up: the AMQP handshake answered and the management API reporting file handles.
@@ -110,23 +37,27 @@ impl Broker {
             assert!(
                 Instant::now() < until,
                 "test broker {} did not come up within 120 s",
-                self.node
+                self.0.node
             );
             std::thread::sleep(Duration::from_millis(500));
         }
     }
 
     fn amqp_url(&self) -> String {
-        format!("amqp://guest:guest@127.0.0.1:{}/%2f", self.amqp)
+        self.0.amqp_url()
+    }
+
+    fn mgmt(&self) -> u16 {
+        self.0.mgmt.expect("started with the management plugin")
     }
 
     fn mgmt_url(&self) -> String {
-        format!("http://guest:guest@127.0.0.1:{}", self.mgmt)
+        format!("http://guest:guest@127.0.0.1:{}", self.mgmt())
     }
 
     /// Whether the node answers the AMQP protocol header with a frame within 5 s.
     fn answers_handshake(&self) -> bool {
-        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.amqp)) else {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.0.amqp)) else {
             return false;
         };
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -137,7 +68,7 @@ impl Broker {
     fn api(&self, path: &str) -> Option<serde_json::Value> {
         let o = Command::new("curl")
             .args(["-sf", "-m", "5", "-u", "guest:guest"])
-            .arg(format!("http://127.0.0.1:{}/api/{path}", self.mgmt))
+            .arg(format!("http://127.0.0.1:{}/api/{path}", self.mgmt()))
             .output()
             .ok()?;
         serde_json::from_slice(&o.stdout).ok()
@@ -159,21 +90,7 @@ impl Broker {
     }
 
     fn pid(&self) -> Option<i32> {
-        std::fs::read_to_string(self.dir.join("pid")).ok()?.trim().parse().ok()
-    }
-}
-
-impl Drop for Broker {
-    fn drop(&mut self) {
-        let mut c = Command::new("timeout");
-        c.args(["60", "rabbitmqctl", "-q", "stop"]);
-        self.env(&mut c);
-        let _ = c.output();
-        if let Some(pid) = self.pid() {
-            // SAFETY: signalling the node this test started, by its own pid file.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        self.0.pid()
     }
 }
 
