@@ -25,7 +25,7 @@ pub(crate) use environment::unknown as unknown_variables;
 pub(crate) use secrets::PasswordFiles;
 pub(crate) use settable::MAX_BATCH_ROWS;
 pub(crate) use signing::SigningSettings;
-pub(crate) use tls::{ca_file, refused_certificate};
+pub(crate) use tls::{ca_file, is_refused_certificate, refused_certificate};
 pub use urls::redis_cluster_seeds;
 pub(crate) use urls::{database_of, mysql_tls, REDIS_CLUSTER_SCHEME, REDIS_CLUSTER_TLS_SCHEME};
 

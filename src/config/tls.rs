@@ -32,6 +32,14 @@ pub(crate) fn ca_file() -> Result<Option<PathBuf>, Error> {
     Ok(Some(path))
 }
 
+/// How a refused certificate's message begins: a refusal that no retry changes.
+pub(crate) const REFUSED_CERTIFICATE: &str = "TLS: the server's certificate was not accepted";
+
+/// Whether a service error's words are a refused certificate (see [`refused_certificate`]).
+pub(crate) fn is_refused_certificate(detail: &str) -> bool {
+    detail.starts_with(REFUSED_CERTIFICATE)
+}
+
 /// A store's connection error, in words when it is TLS refusing the server's certificate (or
 /// the server refusing TLS); `None` for any other error.
 pub(crate) fn refused_certificate(detail: &str) -> Option<String> {
@@ -41,8 +49,8 @@ pub(crate) fn refused_certificate(detail: &str) -> Option<String> {
         .any(|w| lower.contains(w));
     if certificate {
         return Some(format!(
-            "TLS: the server's certificate was not accepted ({detail}); the trusted CAs are \
-             {CA_FILE_VAR}'s file or the system's store"
+            "{REFUSED_CERTIFICATE} ({detail}); the trusted CAs are {CA_FILE_VAR}'s file or the \
+             system's store"
         ));
     }
     (lower.contains("tls") || lower.contains("ssl") || lower.contains("handshake"))

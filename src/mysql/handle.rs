@@ -76,9 +76,12 @@ impl Db {
     }
 
     /// [`Db::open`], tried again while the server is unreachable (not when the URL or the
-    /// database is wrong, which no retry changes).
+    /// database is wrong, nor when TLS refuses the server's certificate: no retry changes those).
     pub fn open_retrying(cfg: &Config, retry: Retry) -> Result<Db> {
-        let unreachable = |e: &anyhow::Error| matches!(e.downcast_ref::<Error>(), Some(Error::Service { .. }));
+        let unreachable = |e: &anyhow::Error| {
+            matches!(e.downcast_ref::<Error>(),
+                Some(Error::Service { detail, .. }) if !crate::config::is_refused_certificate(detail))
+        };
         retry
             .run(unreachable, || Db::open(cfg))
             .map_err(|(e, attempt)| e.context(format!("gave up after {attempt} attempt(s)")))
