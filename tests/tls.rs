@@ -22,6 +22,18 @@ struct Stores<'a> {
     redis_url: String,
     mysql_url: Option<String>,
     amqp_url: Option<String>,
+    /// Departments laid out: with a private MySQL and the shared broker, the environment's own
+    /// clean-up (which reads them from the shared MySQL) cannot name their queues.
+    departments: std::cell::Cell<u32>,
+}
+
+impl Drop for Stores<'_> {
+    fn drop(&mut self) {
+        if self.mysql_url.is_some() && self.amqp_url.is_none() {
+            let ids: Vec<String> = (1..=self.departments.get()).map(|d| format!("D{d:03}")).collect();
+            common::cleanup_amqp(&self.env.ns, &ids);
+        }
+    }
 }
 
 impl Stores<'_> {
@@ -54,6 +66,7 @@ impl Stores<'_> {
         company
             .set_up(|args| -> Result<String, ()> { Ok(self.ok(args)) })
             .unwrap();
+        self.departments.set(departments);
         self.ok(&steps::init_day(DAY));
     }
 }
@@ -100,6 +113,7 @@ fn a_checkin_over_rediss_lands_and_a_wrong_ca_is_refused() {
         env: &env,
         mysql_url: None,
         amqp_url: None,
+        departments: Default::default(),
     };
     stores.day(6, 1);
     let j: serde_json::Value =
@@ -183,6 +197,7 @@ fn a_day_settles_and_reports_over_mysql_tls_and_a_wrong_ca_is_refused() {
         mysql_url: Some(url.clone()),
         amqp_url: None,
         env: &env,
+        departments: Default::default(),
     };
     stores.day(6, 1);
     stores.ok(&["checkin", "E000002", "--at", "2026-11-02T08:50:00+01:00"]);
@@ -276,6 +291,7 @@ fn a_day_runs_over_tls_on_all_three_stores_and_a_wrong_ca_is_refused_by_the_brok
         amqp_url: Some(format!("amqps://guest:guest@localhost:{}/%2f", broker.port)),
         ca,
         env: &env,
+        departments: Default::default(),
     };
     stores.day(6, 1);
     let queue = format!("{}.dept.D001", stores.env.ns);
@@ -367,6 +383,7 @@ fn a_checkin_over_a_rediss_cluster_lands_on_its_nodes_and_a_wrong_ca_is_refused(
         env: &env,
         mysql_url: None,
         amqp_url: None,
+        departments: Default::default(),
     };
     stores.day(6, 2);
     stores.ok(&["checkin", "E000002", "--at", "2026-11-02T08:50:00+01:00"]);
