@@ -6,10 +6,8 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use amiquip::{AmqpProperties, Connection, Publish};
 use attendance::{Event, Signer};
-use chrono::Utc;
-use common::{new_secret, TestEnv, AMQP_URL, KEY_ID};
+use common::{new_secret, publish_to_queue, TestEnv, KEY_ID};
 use mysql::prelude::Queryable;
 use serde_json::Value;
 
@@ -21,19 +19,6 @@ fn first_of(env: &TestEnv, dept: &str) -> String {
         .query_first(format!("SELECT MIN(id) FROM employees WHERE department_id = '{dept}'"))
         .unwrap()
         .unwrap()
-}
-
-fn publish(routing_key: &str, body: &str, message_id: &str) {
-    let mut conn = Connection::insecure_open(AMQP_URL).unwrap();
-    let props = AmqpProperties::default()
-        .with_message_id(message_id.into())
-        .with_delivery_mode(2)
-        .with_timestamp(Utc::now().timestamp() as u64);
-    conn.open_channel(None)
-        .unwrap()
-        .basic_publish("", Publish::with_properties(body.as_bytes(), routing_key, props))
-        .unwrap();
-    conn.close().unwrap();
 }
 
 /// An event as a forger writes it (unsigned unless `sign` is given).
@@ -124,7 +109,7 @@ fn a_forged_journal_batch_is_refused_by_recover_and_parked_and_never_settled() {
             Some(&valid_other_key),
         ),
     ];
-    publish(
+    publish_to_queue(
         &format!("{}.journal", env.ns),
         &serde_json::to_string(&batch).unwrap(),
         "batch-1",
@@ -170,7 +155,7 @@ fn watch_dept_shows_signed_events_only_and_parks_forgeries_with_their_reason() {
         forged("f-moved", &e2, "D001", &at, 0, Some(&valid)),
         forged("f-date", &e1, "D001", "2026-11-03T08:30:00Z", 0, Some(&valid)),
     ] {
-        publish(&queue, &serde_json::to_string(&ev).unwrap(), &ev.event_id);
+        publish_to_queue(&queue, &serde_json::to_string(&ev).unwrap(), &ev.event_id);
     }
     let shown = watch(&env, &ring, "D001");
     let ids: Vec<&str> = shown.iter().map(|e| e["event_id"].as_str().unwrap()).collect();
@@ -237,7 +222,7 @@ fn a_moved_employees_earlier_check_in_is_shown_to_the_old_department() {
     // Signed with the valid key, for a department its employee was never in.
     let valid = Signer::new(KEY_ID, &env.key_secret).unwrap();
     let ev = forged("f-never", &never, "D001", &format!("{DAY}T08:30:00Z"), 0, Some(&valid));
-    publish(
+    publish_to_queue(
         &format!("{}.dept.D001", env.ns),
         &serde_json::to_string(&ev).unwrap(),
         "f-never",

@@ -109,8 +109,10 @@ impl Session {
     fn open(cfg: &Config, names: &Names, dept: &str) -> Result<Session> {
         let (link, (ch, parker)) = topology::connect(cfg, |conn| {
             let ch = topology::open_channel(conn)?;
-            topology::declare_common(&ch, Wait::Answer, names, cfg)?;
-            topology::declare_department(&ch, Wait::Answer, names, &cfg.amqp, dept)?;
+            if cfg.amqp.declare {
+                topology::declare_common(&ch, Wait::Answer, names, cfg)?;
+                topology::declare_department(&ch, Wait::Answer, names, &cfg.amqp, dept)?;
+            }
             Ok((ch, Confirming::open(conn)?))
         })?;
         Ok(Session { ch, parker, link })
