@@ -7,6 +7,7 @@
 mod common;
 
 use chrono::{Duration, Utc};
+use common::relay::{wait_for, Relay};
 use common::roles::{Grants, Role};
 use common::{TestEnv, KEY_ID};
 use mysql::prelude::Queryable;
@@ -18,8 +19,8 @@ use serde_json::Value;
 fn kiosk() -> Grants<'static> {
     Grants {
         redis: Some(
-            "%R~{ns}:roster:* ~{ns}:board:* ~{ns}:days:* ~{ns}:outbox:* ~{ns}:punchlog:* %R~{ns}:settle:* %R~{ns}:relay:* \
-             ~{ns}:relay:{relay}:wake -@all +evalsha +eval +script|load +hmget +hget +hset +hdel +hscan +hlen \
+            "%R~{ns}:roster:* ~{ns}:board:* ~{ns}:days:* ~{ns}:outbox:* ~{ns}:punchlog:* %R~{ns}:settle:* ~{ns}:relay:* \
+             -@all +evalsha +eval +script|load +hmget +hget +hset +hdel +hscan +hlen \
              +exists +time +sadd +rpush +ltrim +object|encoding +ping +hello +auth +client|setname +select",
         ),
         rabbit: Some(["", "^amq\\.default$", ""]),
@@ -195,6 +196,19 @@ fn a_day_run_by_each_role_with_its_own_accounts() {
     relay.fails(&env, &["checkin", e1, "-q"], 3);
     relay.fails(&env, &["leave", "add", e1, &day, &day], 3);
     assert_eq!(stores(&env), before);
+    // Following, it takes the kiosk's hand-offs (the kiosk wakes it through Redis).
+    let following = Relay::spawn(&env, relay.cmd(&env));
+    let d002 = env.members("D002");
+    let c: Value =
+        serde_json::from_str(&kiosk.ok(&env, &["checkin", &d002[1], "--at", &at("08:20"), "--json"])).unwrap();
+    assert_eq!(c["notification"], "handed_off", "{c}");
+    let queue = format!("{}.dept.D002", env.ns);
+    wait_for("the handed-off event in D002's queue", || {
+        common::queue_depth(&queue) == 1
+    });
+    following.signal(libc::SIGTERM);
+    let mut following = following;
+    assert!(following.0.wait().unwrap().success());
 
     // The supervisor watches D001 (signed events checked against the roster: a message someone
     // with broker credentials published is parked), not D002, and may not import a roster.
@@ -239,7 +253,7 @@ fn a_day_run_by_each_role_with_its_own_accounts() {
     // a member's day, HR a supervisor's.
     let r: Value =
         serde_json::from_str(&owner.ok(&env, &["recover", "--date", &day, "--idle-ms", "500", "--json"])).unwrap();
-    assert_eq!(r["already_present"], 3, "{r}");
+    assert_eq!(r["already_present"], 4, "every punch of the day: {r}");
     owner.ok(&env, &["settle", "--date", &day, "-q"]);
     assert_eq!(env.count("attendance"), 6);
     env.act_as(boss);

@@ -6,6 +6,7 @@ pub mod cluster;
 pub mod day;
 pub mod private_redis;
 pub mod rabbit;
+pub mod relay;
 pub mod roles;
 pub mod stall;
 pub mod tls;
