@@ -5,6 +5,7 @@ mod common;
 
 use std::process::Output;
 
+use common::roles::{Grants, Role};
 use common::TestEnv;
 use mysql::prelude::Queryable;
 
@@ -12,49 +13,18 @@ const TZ: &str = "Europe/Paris";
 const DAY: &str = "2026-11-20";
 const NEXT: &str = "2026-11-23";
 
-/// A MySQL account of the test's own, dropped at the end (also when the test fails).
-struct Account {
-    name: String,
-    password: String,
-}
-
-impl Account {
-    /// Create `name` for both ways in (TCP from 127.0.0.1 and the local socket, which the
-    /// client prefers when it can) with `privileges` on the test's database only.
-    fn create(env: &TestEnv, role: &str, privileges: &str) -> Account {
-        let a = Account {
-            name: format!("{role}_{}", env.ns),
-            password: format!("pw-{}", uuid::Uuid::new_v4().simple()),
-        };
-        let mut root = root();
-        for host in ["localhost", "%"] {
-            root.query_drop(format!(
-                "CREATE USER '{}'@'{host}' IDENTIFIED BY '{}'",
-                a.name, a.password
-            ))
-            .unwrap();
-            root.query_drop(format!("GRANT {privileges} ON `{}`.* TO '{}'@'{host}'", env.db, a.name))
-                .unwrap();
-        }
-        a
-    }
-
-    fn url(&self, env: &TestEnv) -> String {
-        format!("mysql://{}:{}@127.0.0.1:3306/{}", self.name, self.password, env.db)
-    }
-}
-
-impl Drop for Account {
-    fn drop(&mut self) {
-        let mut root = root();
-        for host in ["localhost", "%"] {
-            let _ = root.query_drop(format!("DROP USER IF EXISTS '{}'@'{host}'", self.name));
-        }
-    }
-}
-
-fn root() -> mysql::PooledConn {
-    mysql::Pool::new(common::MYSQL_SERVER).unwrap().get_conn().unwrap()
+/// A MySQL account of the test's own with `privileges` on its database only, dropped at the
+/// end (also when the test fails).
+fn account(env: &TestEnv, role: &str, privileges: &str) -> Role {
+    let grant = format!("{privileges} ON {{db}}.*");
+    Role::create(
+        env,
+        role,
+        &Grants {
+            mysql: &[&grant],
+            ..Default::default()
+        },
+    )
 }
 
 fn run_as(env: &TestEnv, url: &str, args: &[&str]) -> Output {
@@ -132,8 +102,8 @@ fn stores(env: &TestEnv) -> (Vec<String>, u64, u64, Vec<(String, String)>) {
 #[test]
 fn a_read_only_account_runs_every_report_and_is_refused_by_settle_and_correct() {
     let (env, sup, member) = company();
-    let ro = Account::create(&env, "ro", "SELECT");
-    let url = ro.url(&env);
+    let ro = account(&env, "ro", "SELECT");
+    let url = ro.mysql_url(&env);
     let range = ["--from", DAY, "--to", DAY];
     let reports: Vec<Vec<&str>> = vec![
         vec!["report", "day", "--date", DAY],
@@ -163,11 +133,11 @@ fn a_read_only_account_runs_every_report_and_is_refused_by_settle_and_correct() 
         assert!(
             err.starts_with("error: MySQL refused: ")
                 && err.contains("command denied")
-                && err.contains(&ro.name)
+                && err.contains(&ro.user)
                 && err.contains("docs/security.md"),
             "{err}"
         );
-        assert!(!err.contains(&ro.password), "{err}");
+        assert!(!err.contains(ro.password()), "{err}");
         assert_eq!(stores(&env), before, "{args:?} changed nothing");
     }
 }
@@ -175,8 +145,8 @@ fn a_read_only_account_runs_every_report_and_is_refused_by_settle_and_correct() 
 #[test]
 fn the_jobs_account_settles_and_corrects_and_the_audit_names_the_os_and_mysql_accounts() {
     let (env, sup, member) = company();
-    let jobs = Account::create(&env, "jobs", "SELECT, INSERT, UPDATE, DELETE");
-    let url = jobs.url(&env);
+    let jobs = account(&env, "jobs", "SELECT, INSERT, UPDATE, DELETE");
+    let url = jobs.mysql_url(&env);
     let o = run_as(&env, &url, &["settle", "--date", NEXT, "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = run_as(&env, &url, &correct_args(&member, &sup, "18:30"));
@@ -185,7 +155,7 @@ fn the_jobs_account_settles_and_corrects_and_the_audit_names_the_os_and_mysql_ac
     let me = String::from_utf8(std::process::Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
     assert_eq!(c["os_user"], me.trim());
     assert!(
-        c["db_user"].as_str().unwrap().starts_with(&format!("{}@", jobs.name)),
+        c["db_user"].as_str().unwrap().starts_with(&format!("{}@", jobs.user)),
         "{c}"
     );
     assert_eq!(c["after"]["last_out"], "2026-11-20T17:30:00");
@@ -253,8 +223,8 @@ fn chmod(path: &std::path::Path, mode: u32) {
 #[test]
 fn a_config_file_others_can_rewrite_or_read_with_a_password_in_it_is_refused() {
     let env = TestEnv::with_roster(TZ, 5, 1);
-    let account = Account::create(&env, "reader", "SELECT");
-    let cfg = env.file("att.toml", &format!("mysql_url = \"{}\"\n", account.url(&env)));
+    let account = account(&env, "reader", "SELECT");
+    let cfg = env.file("att.toml", &format!("mysql_url = \"{}\"\n", account.mysql_url(&env)));
     let with = |cfg: &std::path::Path, args: &[&str]| {
         env.cmd()
             .env_remove("ATTENDANCE_MYSQL_URL")
@@ -280,7 +250,7 @@ fn a_config_file_others_can_rewrite_or_read_with_a_password_in_it_is_refused() {
             "{err}"
         );
         assert!(
-            err.contains("chmod go-rwx") && !err.contains(&account.password),
+            err.contains("chmod go-rwx") && !err.contains(account.password()),
             "{err}"
         );
     }
@@ -301,9 +271,9 @@ fn a_config_file_others_can_rewrite_or_read_with_a_password_in_it_is_refused() {
 #[test]
 fn passwords_come_from_private_files_named_in_the_config() {
     let env = TestEnv::with_roster(TZ, 5, 1);
-    let account = Account::create(&env, "jobs", "SELECT");
-    let pw = env.file("mysql.pw", &format!("{}\n", account.password));
-    let no_pw_url = format!("mysql://{}@127.0.0.1:3306/{}", account.name, env.db);
+    let account = account(&env, "jobs", "SELECT");
+    let pw = env.file("mysql.pw", &format!("{}\n", account.password()));
+    let no_pw_url = format!("mysql://{}@127.0.0.1:3306/{}", account.user, env.db);
     let cfg = env.file(
         "att.toml",
         &format!(
@@ -349,11 +319,14 @@ fn passwords_come_from_private_files_named_in_the_config() {
         "{err}"
     );
     chmod(&pw, 0o600);
-    let o = run(&[("ATTENDANCE_MYSQL_URL", &account.url(&env))], &["report", "day"]);
+    let o = run(
+        &[("ATTENDANCE_MYSQL_URL", &account.mysql_url(&env))],
+        &["report", "day"],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("give it once") && !err.contains(&account.password),
+        err.contains("give it once") && !err.contains(account.password()),
         "{err}"
     );
 

@@ -3,62 +3,13 @@
 //! no broker connection; the relay publishes; a relay that dies after the wake-up loses nothing.
 
 mod common;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::relay::{heartbeat, wait_for, Relay};
 use common::{queue_depth, TestEnv};
 use redis::Commands;
 use serde_json::Value;
-
-/// A `relay --follow` child, killed when the test ends, also on a panic.
-struct Relay(Child);
-
-impl Relay {
-    /// Start a relay whose full rounds are a minute apart, so that what it publishes in between
-    /// comes through the wake-ups; returns once its heartbeat is in Redis.
-    fn start(env: &TestEnv) -> Relay {
-        Relay::start_with(env, &[])
-    }
-
-    fn start_with(env: &TestEnv, extra_env: &[(&str, &str)]) -> Relay {
-        let child = env
-            .std_cmd()
-            .args(["relay", "--follow", "--interval-ms", "60000", "--json"])
-            .envs(extra_env.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let relay = Relay(child);
-        wait_for("the relay's heartbeat", || heartbeat(env));
-        relay
-    }
-
-    fn signal(&self, sig: libc::c_int) {
-        // SAFETY: sending a signal to our own child process.
-        assert_eq!(unsafe { libc::kill(self.0.id() as libc::pid_t, sig) }, 0);
-    }
-}
-
-impl Drop for Relay {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn heartbeat(env: &TestEnv) -> bool {
-    env.redis().exists(env.keys().relay_heartbeat()).unwrap()
-}
-
-/// Poll until `ok` holds; a bound for "does not hang", not a speed check.
-fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !ok() {
-        assert!(Instant::now() < deadline, "{what}: not within 10 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 fn checkin(env: &TestEnv, emp: &str, at: &str, extra_env: &[(&str, &str)]) -> Value {
     let o = env

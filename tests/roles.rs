@@ -1,88 +1,320 @@
-//! The kiosk's Redis account (docs/security.md, "A kiosk's Redis account"): a Redis ACL user
-//! confined to the namespace's keys and the commands of `KIOSK_COMMANDS` runs `checkin` and
-//! `status`; a command outside its role (settle) and another namespace's keys are refused.
+//! The trust model, role by role (docs/security.md, "The trust model, role by role"): each
+//! role's accounts are made on the shared Redis, RabbitMQ and MySQL with the grants the page
+//! gives, and a day is run by the roles, each with its own config file (URLs naming its users,
+//! passwords in files). Each role's commands work; a command outside the role is refused and
+//! changes nothing.
 
 mod common;
 
-use common::{TestEnv, REDIS_URL};
+use chrono::{Duration, Utc};
+use common::relay::{wait_for, Relay};
+use common::roles::{Grants, Role};
+use common::{TestEnv, KEY_ID};
+use mysql::prelude::Queryable;
+use serde_json::Value;
 
-/// The ACL rules of a kiosk, as docs/security.md gives them (keys and channels apart).
-const KIOSK_COMMANDS: &str = "-@all +evalsha +eval +script|load +hmget +hget +hset +hdel +hscan +exists +time +sadd \
-     +object|encoding +ping +client|setname +select +hello +auth";
-
-/// A Redis ACL user of the test's own, deleted at the end (also when the test fails).
-struct AclUser {
-    name: String,
-    password: String,
-}
-
-impl AclUser {
-    fn create(env: &TestEnv) -> AclUser {
-        let u = AclUser {
-            name: format!("kiosk-{}", env.ns),
-            password: format!("pw{}", uuid::Uuid::new_v4().simple()),
-        };
-        let mut cmd = redis::cmd("ACL");
-        cmd.arg("SETUSER")
-            .arg(&u.name)
-            .arg("on")
-            .arg(format!(">{}", u.password))
-            .arg(format!("~{}:*", env.ns))
-            .arg("resetchannels");
-        for rule in KIOSK_COMMANDS.split_whitespace() {
-            cmd.arg(rule);
-        }
-        let _: () = cmd.query(&mut env.redis()).unwrap();
-        u
-    }
-
-    fn url(&self) -> String {
-        REDIS_URL.replace("redis://", &format!("redis://{}:{}@", self.name, self.password))
+/// A kiosk: `checkin` (one punch or a file) and `status`. It reads the roster cache but may not
+/// write it; its RabbitMQ account may publish through the default exchange only, and declares
+/// nothing (`amqp.declare = false`); MySQL: looking up employees the cache lacks, and settled days.
+fn kiosk() -> Grants<'static> {
+    Grants {
+        redis: Some(
+            "%R~{ns}:roster:* ~{ns}:board:* ~{ns}:days:* ~{ns}:outbox:* ~{ns}:punchlog:* %R~{ns}:settle:* ~{ns}:relay:* \
+             -@all +evalsha +eval +script|load +hmget +hget +hset +hdel +hscan +hlen \
+             +exists +time +sadd +rpush +ltrim +object|encoding +ping +hello +auth +client|setname +select",
+        ),
+        rabbit: Some(["", "^amq\\.default$", ""]),
+        mysql: &["SELECT ON {db}.employees", "SELECT ON {db}.attendance"],
+        config: "[amqp]\ndeclare = false",
     }
 }
 
-impl Drop for AclUser {
-    fn drop(&mut self) {
-        if let Ok(mut con) = redis::Client::open(REDIS_URL).and_then(|c| c.get_connection()) {
-            let _: redis::RedisResult<()> = redis::cmd("ACL").arg("DELUSER").arg(&self.name).query(&mut con);
-        }
+/// The relay: the outboxes and its own hand-off keys; publishes only; no MySQL at all.
+fn relay() -> Grants<'static> {
+    Grants {
+        redis: Some(
+            "~{ns}:outbox:* ~{ns}:relay:* -@all +scan +hscan +hdel +hlen +del +lpop +blpop +set +get +evalsha \
+             +eval +script|load +ping +hello +auth +client|setname +select",
+        ),
+        rabbit: Some(["", "^amq\\.default$", ""]),
+        mysql: &[],
+        config: "[amqp]\ndeclare = false",
     }
+}
+
+/// D001's supervisor: `watch-dept D001` (its queue only, parking what it refuses) and `correct`.
+fn supervisor() -> Grants<'static> {
+    Grants {
+        redis: Some(
+            "%R~{ns}:roster:* %R~{ns}:departures:* %R~{ns}:board:{D001}:* ~{ns}:shown:{D001} \
+             ~{ns}:refused:{signing} -@all +hmget +hgetall +sismember +sadd +expire +hincrby \
+             +ping +hello +auth +client|setname +select",
+        ),
+        rabbit: Some(["", "^amq\\.default$", "^{ns}\\.dept\\.D001$"]),
+        mysql: &[
+            "SELECT ON {db}.employees",
+            "SELECT ON {db}.supervisors",
+            "SELECT ON {db}.attendance",
+            "SELECT ON {db}.calendar_days",
+            "SELECT ON {db}.leaves",
+            "SELECT, INSERT ON {db}.corrections",
+            "UPDATE ON {db}.attendance",
+            "INSERT ON {db}.punch_log",
+        ],
+        config: "[amqp]\ndeclare = false",
+    }
+}
+
+/// HR: reports, leave, the calendar and corrections, in MySQL only.
+fn hr() -> Grants<'static> {
+    Grants {
+        redis: None,
+        rabbit: None,
+        mysql: &[
+            "SELECT ON {db}.*",
+            "INSERT, DELETE ON {db}.leaves",
+            "INSERT, UPDATE, DELETE ON {db}.calendar_days",
+            "UPDATE ON {db}.attendance",
+            "INSERT ON {db}.corrections",
+            "INSERT ON {db}.punch_log",
+        ],
+        config: "",
+    }
+}
+
+/// The owner: migrations, the roster, the topology, init-day, settle, recover, the parking queue.
+fn owner() -> Grants<'static> {
+    Grants {
+        redis: Some("~{ns}:* +@all -@dangerous +config|get +info"),
+        rabbit: Some(["^{ns}\\.", "^(amq\\.default|{ns}\\..*)$", "^{ns}\\."]),
+        mysql: &["ALL ON {db}.*"],
+        config: "",
+    }
+}
+
+/// What the refused commands must leave as it was: every key of the namespace and every row.
+fn stores(env: &TestEnv) -> (Vec<(String, String)>, Vec<String>, u64, u64) {
+    (
+        env.redis_snapshot(),
+        env.attendance_rows(),
+        env.count("corrections"),
+        env.count("leaves"),
+    )
 }
 
 #[test]
-fn a_kiosk_account_checks_in_and_reads_status_and_nothing_more() {
-    let env = TestEnv::with_roster("UTC", 6, 1);
-    // The employees are looked up once as the owner (the cache filled), as `org import` does.
-    env.ok(&["status", "E000002"]);
-    let kiosk = AclUser::create(&env);
-    let as_kiosk = |args: &[&str], vars: &[(&str, &str)]| {
-        let mut c = env.cmd();
-        c.env("ATTENDANCE_REDIS_URL", kiosk.url()).args(args);
-        for (k, v) in vars {
-            c.env(k, v);
-        }
-        c.output().unwrap()
-    };
-    let o = as_kiosk(&["checkin", "E000002", "--json"], &[]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let board = env.board("D001", c["work_date"].as_str().unwrap());
-    assert!(board.contains_key("E000002"), "the punch is on the board: {board:?}");
-    let o = as_kiosk(&["status", "E000002", "--json"], &[]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(s["first_in"].is_string(), "{s}");
+fn a_day_run_by_each_role_with_its_own_accounts() {
+    let env = TestEnv::new("UTC");
+    let owner = Role::create(&env, "owner", &owner());
+    let day = (Utc::now() - Duration::days(1)).date_naive().to_string();
+    let at = |hhmm: &str| format!("{day}T{hhmm}:00Z");
 
-    // Outside the role: settle reads and deletes boards, which a kiosk may not.
-    let before = env.redis_snapshot();
-    let o = as_kiosk(&["settle", "-q"], &[]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    assert!(err.contains("no permissions"), "{err}");
-    // Another namespace's keys are out of its reach too.
-    let o = as_kiosk(&["checkin", "E000003"], &[("ATTENDANCE_NAMESPACE", "elsewhere")]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    assert!(err.contains("no permissions"), "{err}");
-    assert_eq!(env.redis_snapshot(), before, "the refused commands changed nothing");
+    // The owner sets everything up, from an empty database; the other roles' grants name its
+    // tables.
+    owner.ok(&env, &["migrate", "-q"]);
+    let (kiosk, relay, sup, hr) = (
+        Role::create(&env, "kiosk", &kiosk()),
+        Role::create(&env, "relay", &relay()),
+        Role::create(&env, "sup", &supervisor()),
+        Role::create(&env, "hr", &hr()),
+    );
+    let roster = env.dir.join("roster.csv");
+    let roster = roster.to_str().unwrap();
+    owner.ok(
+        &env,
+        &[
+            "org",
+            "generate",
+            "--employees",
+            "6",
+            "--departments",
+            "2",
+            "-o",
+            roster,
+            "-q",
+        ],
+    );
+    owner.ok(&env, &["org", "import", roster, "-q"]);
+    owner.ok(&env, &["queues", "declare", "-q"]);
+    owner.ok(&env, &["init-day", "--date", &day, "-q"]);
+    let d001 = env.members("D001");
+    let (boss, e1, e2) = (&d001[0], &d001[1], &d001[2]);
+
+    // The kiosk records punches (one from a file, the last while the broker is down) and reads a
+    // day.
+    let c: Value = serde_json::from_str(&kiosk.ok(&env, &["checkin", e1, "--at", &at("08:00"), "--json"])).unwrap();
+    assert_eq!(c["notification"], "sent", "{c}");
+    let file = env.file(
+        "punches.csv",
+        &format!("employee_id,kind,at\n{boss},in,{}\n", at("07:55")),
+    );
+    kiosk.ok(&env, &["checkin", "--file", file.to_str().unwrap(), "-q"]);
+    let down = format!("amqp://{}@127.0.0.1:1/%2f", kiosk.user);
+    let c: Value = serde_json::from_str(&kiosk.ok(
+        &env,
+        &["checkin", e2, "--at", &at("08:10"), "--json", "--amqp-url", &down],
+    ))
+    .unwrap();
+    assert_eq!(c["notification"], "pending", "{c}");
+    let s: Value = serde_json::from_str(&kiosk.ok(&env, &["status", e1, "--date", &day, "--json"])).unwrap();
+    assert!(s["first_in"].is_string(), "{s}");
+    assert_eq!(env.board("D001", &day).len(), 3, "the punches are on the board");
+    // ... and nothing else: no settle, no report, no other namespace, no roster cache write.
+    let before = stores(&env);
+    let err = kiosk.fails(&env, &["settle", "--date", &day, "-q"], 1);
+    assert!(err.contains("denied"), "{err}");
+    let err = kiosk.fails(&env, &["report", "day", "--date", &day], 1);
+    assert!(err.contains("denied"), "{err}");
+    let o = kiosk
+        .cmd(&env)
+        .args(["checkin", e1])
+        .env("ATTENDANCE_NAMESPACE", "elsewhere")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    let part = env.keys().roster_part(0);
+    let mut kiosk_redis = redis::Client::open(format!("redis://{}:{}@127.0.0.1:6379/", kiosk.user, kiosk.password()))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let moved: redis::RedisResult<()> = redis::cmd("HSET")
+        .arg(&part)
+        .arg(e1)
+        .arg("D002\tX")
+        .query(&mut kiosk_redis);
+    assert!(
+        moved.unwrap_err().to_string().contains("no permissions"),
+        "a kiosk cannot move anyone"
+    );
+    assert_eq!(stores(&env), before, "the refused commands changed nothing");
+
+    // The relay sends what waits; it records nothing and has no MySQL account.
+    let r: Value = serde_json::from_str(&relay.ok(&env, &["relay", "--json"])).unwrap();
+    assert_eq!(r["sent"], 1, "{r}");
+    assert_eq!(env.outbox_events(), 0);
+    let before = stores(&env);
+    relay.fails(&env, &["checkin", e1, "-q"], 3);
+    relay.fails(&env, &["leave", "add", e1, &day, &day], 3);
+    assert_eq!(stores(&env), before);
+    // Following, it takes the kiosk's hand-offs (the kiosk wakes it through Redis).
+    let following = Relay::spawn(&env, relay.cmd(&env));
+    let d002 = env.members("D002");
+    let c: Value =
+        serde_json::from_str(&kiosk.ok(&env, &["checkin", &d002[1], "--at", &at("08:20"), "--json"])).unwrap();
+    assert_eq!(c["notification"], "handed_off", "{c}");
+    let queue = format!("{}.dept.D002", env.ns);
+    wait_for("the handed-off event in D002's queue", || {
+        common::queue_depth(&queue) == 1
+    });
+    following.signal(libc::SIGTERM);
+    let mut following = following;
+    assert!(following.0.wait().unwrap().success());
+
+    // The supervisor watches D001 (signed events checked against the roster: a message someone
+    // with broker credentials published is parked), not D002, and may not import a roster.
+    let ring = env.keyring(&[(KEY_ID, &env.key_secret, false)], &[]);
+    let forged = serde_json::json!({
+        "event_id": "forged-1", "employee_id": e1, "employee_name": "X", "department_id": "D001",
+        "kind": "in", "at": at("07:00"), "work_date": day, "late": false, "early": false,
+        "late_minutes": 0, "early_minutes": 0, "changed": true, "source": "kiosk-1", "recorded_at": at("07:00"),
+    });
+    common::publish_to_queue(&format!("{}.dept.D001", env.ns), &forged.to_string(), "forged-1");
+    let watch = sup
+        .cmd(&env)
+        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
+        .args(["watch-dept", "D001", "--once", "--json"])
+        .output()
+        .unwrap();
+    let shown = common::expect_ok(&["watch-dept"], watch);
+    let mut who: Vec<String> = shown
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["employee_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    who.sort();
+    assert_eq!(who, d001, "every punch of D001, once");
+    let parked = owner.ok(&env, &["dlq", "list", "--json"]);
+    assert!(
+        parked.contains("forged-1") && parked.contains("unsigned event"),
+        "{parked}"
+    );
+    let before = stores(&env);
+    let err = sup.fails(&env, &["watch-dept", "D002", "--once"], 3);
+    assert!(err.contains("ACCESS_REFUSED"), "{err}");
+    let err = sup.fails(&env, &["org", "import", roster, "-q"], 1);
+    assert!(err.contains("denied"), "{err}");
+    assert_eq!(stores(&env), before);
+
+    // The owner can rebuild the day from the journal, and settles it; the supervisor corrects
+    // a member's day, HR a supervisor's.
+    let r: Value =
+        serde_json::from_str(&owner.ok(&env, &["recover", "--date", &day, "--idle-ms", "500", "--json"])).unwrap();
+    assert_eq!(r["already_present"], 4, "every punch of the day: {r}");
+    owner.ok(&env, &["settle", "--date", &day, "-q"]);
+    assert_eq!(env.count("attendance"), 6);
+    env.act_as(boss);
+    sup.ok(
+        &env,
+        &[
+            "correct",
+            e2,
+            "--date",
+            &day,
+            "--out",
+            "18:15",
+            "--reason",
+            "kiosk down",
+            "-q",
+        ],
+    );
+    let hr_employee: String = env
+        .mysql()
+        .query_first("SELECT id FROM employees WHERE department_id = 'D002' ORDER BY id DESC LIMIT 1")
+        .unwrap()
+        .unwrap();
+    env.mysql()
+        .exec_drop(
+            "UPDATE employees SET role = 'hr', updated_at = updated_at WHERE id = ?",
+            (&hr_employee,),
+        )
+        .unwrap();
+    env.act_as(&hr_employee);
+    hr.ok(
+        &env,
+        &[
+            "correct", boss, "--date", &day, "--out", "18:30", "--reason", "forgot", "-q",
+        ],
+    );
+    assert_eq!(env.count("corrections"), 2);
+    let report = hr.ok(&env, &["report", "day", "--date", &day, "--format", "csv"]);
+    assert!(report.contains("D001"), "{report}");
+    let punches = hr.ok(
+        &env,
+        &[
+            "report",
+            "punches",
+            "--employee",
+            e1,
+            "--from",
+            &day,
+            "--to",
+            &day,
+            "--format",
+            "csv",
+        ],
+    );
+    assert!(punches.contains(KEY_ID), "{punches}");
+    hr.ok(&env, &["leave", "add", e1, &day, &day, "-q"]);
+    hr.ok(&env, &["calendar", "set", &day, "holiday", "-q"]);
+    // HR has no account on Redis or RabbitMQ: it records no punch and settles nothing.
+    let before = stores(&env);
+    for args in [&["checkin", e1.as_str(), "-q"][..], &["settle", "--date", &day, "-q"]] {
+        let err = hr.fails(&env, args, 3);
+        assert!(err.contains("authentication failed"), "{err}");
+    }
+    assert_eq!(stores(&env), before);
 }

@@ -6,10 +6,8 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use amiquip::{AmqpProperties, Connection, Publish};
 use attendance::{Event, Signer};
-use chrono::Utc;
-use common::{new_secret, TestEnv, AMQP_URL, KEY_ID};
+use common::{new_secret, publish_to_queue, TestEnv, KEY_ID};
 use mysql::prelude::Queryable;
 use serde_json::Value;
 
@@ -21,19 +19,6 @@ fn first_of(env: &TestEnv, dept: &str) -> String {
         .query_first(format!("SELECT MIN(id) FROM employees WHERE department_id = '{dept}'"))
         .unwrap()
         .unwrap()
-}
-
-fn publish(routing_key: &str, body: &str, message_id: &str) {
-    let mut conn = Connection::insecure_open(AMQP_URL).unwrap();
-    let props = AmqpProperties::default()
-        .with_message_id(message_id.into())
-        .with_delivery_mode(2)
-        .with_timestamp(Utc::now().timestamp() as u64);
-    conn.open_channel(None)
-        .unwrap()
-        .basic_publish("", Publish::with_properties(body.as_bytes(), routing_key, props))
-        .unwrap();
-    conn.close().unwrap();
 }
 
 /// An event as a forger writes it (unsigned unless `sign` is given).
@@ -51,20 +36,29 @@ fn forged(id: &str, emp: &str, dept: &str, at: &str, late: u32, sign: Option<&Si
     ev
 }
 
-/// `watch-dept DEPT --once --json` with the keyring: the events shown, one JSON each.
-fn watch(env: &TestEnv, keyring: &Path, dept: &str) -> Vec<Value> {
+/// Run with the keyring (`signing.keyring_file`) and require exit 0; returns stdout.
+fn ok_with_ring(env: &TestEnv, keyring: &Path, args: &[&str]) -> String {
     let o = env
         .cmd()
         .env("ATTENDANCE_SIGNING_KEYRING_FILE", keyring)
-        .args(["watch-dept", dept, "--once", "--json"])
+        .args(args)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout)
-        .unwrap()
+    common::expect_ok(args, o)
+}
+
+/// `watch-dept DEPT --once --json` with the keyring: the events shown, one JSON each.
+fn watch(env: &TestEnv, keyring: &Path, dept: &str) -> Vec<Value> {
+    ok_with_ring(env, keyring, &["watch-dept", dept, "--once", "--json"])
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// `recover --date DAY --json` with the keyring: its report.
+fn recover(env: &TestEnv, keyring: &Path) -> Value {
+    let out = ok_with_ring(env, keyring, &["recover", "--date", DAY, "--json", "--idle-ms", "500"]);
+    serde_json::from_str(&out).unwrap()
 }
 
 /// The parked messages: (message id, reason).
@@ -115,20 +109,13 @@ fn a_forged_journal_batch_is_refused_by_recover_and_parked_and_never_settled() {
             Some(&valid_other_key),
         ),
     ];
-    publish(
+    publish_to_queue(
         &format!("{}.journal", env.ns),
         &serde_json::to_string(&batch).unwrap(),
         "batch-1",
     );
     std::thread::sleep(Duration::from_millis(1100));
-    let out = env
-        .cmd()
-        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
-        .args(["recover", "--date", DAY, "--json", "--idle-ms", "500"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = recover(&env, &ring);
     assert_eq!(r["refused"], 4, "{r}");
     assert_eq!(r["already_present"], 1, "the real punch: {r}");
     let board = env.board("D001", DAY);
@@ -168,7 +155,7 @@ fn watch_dept_shows_signed_events_only_and_parks_forgeries_with_their_reason() {
         forged("f-moved", &e2, "D001", &at, 0, Some(&valid)),
         forged("f-date", &e1, "D001", "2026-11-03T08:30:00Z", 0, Some(&valid)),
     ] {
-        publish(&queue, &serde_json::to_string(&ev).unwrap(), &ev.event_id);
+        publish_to_queue(&queue, &serde_json::to_string(&ev).unwrap(), &ev.event_id);
     }
     let shown = watch(&env, &ring, "D001");
     let ids: Vec<&str> = shown.iter().map(|e| e["event_id"].as_str().unwrap()).collect();
@@ -216,6 +203,57 @@ fn watch_dept_shows_signed_events_only_and_parks_forgeries_with_their_reason() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("not replayed: f-unsigned (unsigned event)"), "{err}");
     assert_eq!(self::parked(&env).len(), 5, "still parked");
+}
+
+#[test]
+fn a_moved_employees_earlier_check_in_is_shown_to_the_old_department() {
+    // Regression (issue 21): the roster check took the department of now, so a check-in made
+    // in D001 before `org import` moved the employee to D002 was parked as a forgery.
+    let env = TestEnv::with_roster("UTC", 6, 3);
+    let ring = env.keyring(&[(KEY_ID, &env.key_secret, false)], &[]);
+    let (moved, never) = (first_of(&env, "D001"), first_of(&env, "D003"));
+    let real = env.json(&["checkin", &moved, "--at", &format!("{DAY}T08:00:00Z"), "--json"]);
+    let row = format!(
+        "{}{moved},Moved Person,D002,Support 1,employee\n",
+        "employee_id,name,department_id,department_name,role\n"
+    );
+    env.ok(&["org", "import", env.file("moved.csv", &row).to_str().unwrap(), "-q"]);
+    assert_eq!(first_of(&env, "D002"), moved, "the roster says D002 now");
+    // Signed with the valid key, for a department its employee was never in.
+    let valid = Signer::new(KEY_ID, &env.key_secret).unwrap();
+    let ev = forged("f-never", &never, "D001", &format!("{DAY}T08:30:00Z"), 0, Some(&valid));
+    publish_to_queue(
+        &format!("{}.dept.D001", env.ns),
+        &serde_json::to_string(&ev).unwrap(),
+        "f-never",
+    );
+    let shown: Vec<Value> = watch(&env, &ring, "D001");
+    let ids: Vec<&str> = shown.iter().map(|e| e["event_id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [real["event_id"].as_str().unwrap()],
+        "the check-in made in D001 is shown"
+    );
+    let parked = parked(&env);
+    assert_eq!(parked.len(), 1, "{parked:?}");
+    assert!(
+        reason_of(&parked, "f-never").contains(&format!("is in D003, and was not in \"D001\" on {DAY}")),
+        "{parked:?}"
+    );
+    // recover replays it too (the journal holds it), and the day settles as one row, under D002.
+    let r = recover(&env, &ring);
+    assert_eq!((r["refused"].as_u64(), r["read"].as_u64()), (Some(0), Some(1)), "{r}");
+    env.ok(&["settle", "--date", DAY, "-q"]);
+    let rows: Vec<String> = env
+        .attendance_rows()
+        .into_iter()
+        .filter(|r| r.contains(&moved))
+        .collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(
+        rows[0].contains("|D002|") && rows[0].contains(&format!("|{DAY} 08:00:00|")),
+        "{rows:?}"
+    );
 }
 
 #[test]

@@ -16,6 +16,7 @@ use super::reconnect::broker_gone;
 use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config};
 use crate::domain::event::Event;
+use crate::domain::membership::Membership;
 use crate::domain::signing::{self, Keyring};
 use crate::error::{Error, Service};
 use crate::interrupt::unless_stopped;
@@ -75,8 +76,9 @@ pub(crate) trait ShownEvents {
     fn shown_before(&mut self, dept: &str, event_id: &str) -> Result<bool>;
     /// Remember that it was shown.
     fn mark_shown(&mut self, dept: &str, event_id: &str) -> Result<()>;
-    /// The employee's department in the roster (`None`: not in the roster).
-    fn department_of(&mut self, employee_id: &str) -> Result<Option<String>>;
+    /// The employee's department in the roster, with the departments they left when it is
+    /// not `dept` (`None`: not in the roster).
+    fn membership(&mut self, employee_id: &str, dept: &str) -> Result<Option<Membership>>;
     /// Count an event refused for `class` (`doctor` reports the counts).
     fn refused(&mut self, class: &str) -> Result<()>;
 }
@@ -107,8 +109,10 @@ impl Session {
     fn open(cfg: &Config, names: &Names, dept: &str) -> Result<Session> {
         let (link, (ch, parker)) = topology::connect(cfg, |conn| {
             let ch = topology::open_channel(conn)?;
-            topology::declare_common(&ch, Wait::Answer, names, cfg)?;
-            topology::declare_department(&ch, Wait::Answer, names, &cfg.amqp, dept)?;
+            if cfg.amqp.declare {
+                topology::declare_common(&ch, Wait::Answer, names, cfg)?;
+                topology::declare_department(&ch, Wait::Answer, names, &cfg.amqp, dept)?;
+            }
             Ok((ch, Confirming::open(conn)?))
         })?;
         Ok(Session { ch, parker, link })
@@ -283,8 +287,8 @@ impl Watcher<'_> {
         let svc = |e| Error::service(Service::Rabbitmq, e);
         let parsed = parse_event(&d.body);
         if let (Ok(event), Some(ring)) = (&parsed, &self.ring) {
-            let roster = self.shown.department_of(&event.employee_id)?;
-            if let Err(refusal) = signing::check(ring, event, self.tz, roster.as_deref(), Some(&self.dept)) {
+            let roster = self.shown.membership(&event.employee_id, &event.department_id)?;
+            if let Err(refusal) = signing::check(ring, event, self.tz, roster.as_ref(), Some(&self.dept)) {
                 // Never shown, and never retried: a forgery does not get better with time.
                 let reason = format!("refused: {refusal}");
                 let timeout = Duration::from_millis(u64::from(self.settings.confirm_timeout_ms));

@@ -53,9 +53,13 @@ impl Publisher {
             // declared otherwise) closes the channel at some later call: here or at the first
             // publish. Either way it is the channel that is broken, not the connection: the
             // events stay pending.
-            let broken = topology::declare_common(&out.channel, Wait::NoWait, &names, cfg)
-                .err()
-                .map(|e| format!("{e:#}"));
+            let broken = if cfg.amqp.declare {
+                topology::declare_common(&out.channel, Wait::NoWait, &names, cfg)
+                    .err()
+                    .map(|e| format!("{e:#}"))
+            } else {
+                None
+            };
             Ok((out, broken))
         })?;
         Ok(Publisher {
@@ -159,7 +163,7 @@ impl Publisher {
     /// The event to its department's queue, straight through the default exchange (no
     /// exchange routing on the broker), and to the events exchange when that feed is on.
     fn publish_one<T>(&mut self, flow: &mut Flow<T>, seq: u64, id: &str, ev: &Outgoing) -> Result<()> {
-        if !self.declared.contains(&ev.department_id) {
+        if self.settings.declare && !self.declared.contains(&ev.department_id) {
             topology::declare_department(
                 &self.out.channel,
                 Wait::NoWait,
@@ -262,7 +266,8 @@ impl Publisher {
     /// connection is gone too, `why` stands. Only on that failure: nothing is added to a publish.
     fn why_closed(&mut self, why: String) -> String {
         // Whether it came bare (a confirm's wait) or wrapped (a publish's error, with context).
-        if !why.contains(&amiquip::Error::EventLoopDropped.to_string()) {
+        // Without declaring (`amqp.declare` off), the account may not: its refusal would be no answer.
+        if !self.settings.declare || !why.contains(&amiquip::Error::EventLoopDropped.to_string()) {
             return why;
         }
         let answer = Duration::from_millis(u64::from(REDECLARE_MS));

@@ -93,6 +93,11 @@ pub struct AmqpSettings {
     /// event, so it is off unless someone binds there. Department queues and the journal never
     /// depend on it.
     pub events_exchange: bool,
+    /// The notifying commands (`checkin`, `relay`, `watch-dept`) declare the queues and
+    /// exchanges they use before using them; off: they use what is there, so that their
+    /// account needs no configure permission (the owner declares, with `queues declare` and
+    /// `init-day`; docs/security.md).
+    pub declare: bool,
 }
 
 impl Default for AmqpSettings {
@@ -111,6 +116,7 @@ impl Default for AmqpSettings {
             management_url: None,
             handoff: true,
             events_exchange: false,
+            declare: true,
         }
     }
 }

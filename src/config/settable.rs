@@ -219,6 +219,7 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "amqp.checkin_confirm_ms", set: |c, v| put(&mut c.amqp.checkin_confirm_ms, v.int(BROKER_MS)) },
     Key { name: "amqp.handoff", set: |c, v| put(&mut c.amqp.handoff, v.boolean()) },
     Key { name: "amqp.events_exchange", set: |c, v| put(&mut c.amqp.events_exchange, v.boolean()) },
+    Key { name: "amqp.declare", set: |c, v| put(&mut c.amqp.declare, v.boolean()) },
     Key { name: "amqp.close_timeout_ms", set: |c, v| put(&mut c.amqp.close_timeout_ms, v.int(BROKER_MS)) },
     // 0 would turn heartbeats off: a silent broker could then hold a live watcher forever.
     Key { name: "amqp.heartbeat_secs", set: |c, v| put(&mut c.amqp.heartbeat_secs, v.int(1..=3_600u16)) },

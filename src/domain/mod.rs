@@ -13,6 +13,7 @@ pub(crate) mod csv_input;
 pub(crate) mod dates;
 pub(crate) mod day_record;
 pub(crate) mod event;
+pub(crate) mod membership;
 pub(crate) mod policy;
 pub(crate) mod punch_file;
 pub(crate) mod punch_log;

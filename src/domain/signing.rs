@@ -13,6 +13,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use super::event::{Event, Kind};
+use super::membership::Membership;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -245,25 +246,28 @@ impl Keyring {
 }
 
 /// Everything a consumer checks of an event: its signature (through `ring`), then the roster:
-/// `roster_department` is the employee's department in the roster (`None`: unknown), and
-/// `expected_department` the department whose queue or board the event is for, if any.
+/// `roster` is the employee's department in the roster and the ones they left (`None`:
+/// unknown), and `expected_department` the department whose queue or board the event is for,
+/// if any. The event's department must be one the employee was in on its work date.
 pub(crate) fn check(
     ring: &Keyring,
     ev: &Event,
     tz: chrono_tz::Tz,
-    roster_department: Option<&str>,
+    roster: Option<&Membership>,
     expected_department: Option<&str>,
 ) -> Result<(), Refusal> {
     ring.verify(ev)?;
     let clip = super::text::clip;
-    let Some(dept) = roster_department else {
+    let Some(member) = roster else {
         return Err(Refusal::Roster(format!("unknown employee {:?}", clip(&ev.employee_id))));
     };
-    if dept != ev.department_id {
+    if !member.was_in(&ev.department_id, tz, ev.work_date) {
         return Err(Refusal::Roster(format!(
-            "employee {} is in {dept}, not {:?}",
+            "employee {} is in {}, and was not in {:?} on {}",
             clip(&ev.employee_id),
-            clip(&ev.department_id)
+            member.current,
+            clip(&ev.department_id),
+            ev.work_date
         )));
     }
     if let Some(want) = expected_department.filter(|w| *w != ev.department_id) {

@@ -31,10 +31,9 @@ pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
             Ok(ev) => ev,
             Err(e) => return Ok(Some(format!("not replayed: not an event ({e})"))),
         };
-        let roster = board.lookup_many(&[&ev.employee_id])?.into_iter().flatten().next();
-        let dept = roster.map(|e| e.department_id);
+        let roster = board.membership(&ev.employee_id, &ev.department_id)?;
         Ok(
-            signing::check(&ring, &ev, cfg.timezone, dept.as_deref(), p.department.as_deref())
+            signing::check(&ring, &ev, cfg.timezone, roster.as_ref(), p.department.as_deref())
                 .err()
                 .map(|r| format!("not replayed: {r}")),
         )

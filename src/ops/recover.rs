@@ -182,22 +182,28 @@ struct Verify {
 }
 
 impl Verify {
-    /// Whether the event may be replayed; if not, it is kept for parking with its reason.
-    fn passes(&mut self, ev: &Event) -> bool {
-        let roster = self.roster.get(&ev.employee_id).map(String::as_str);
-        match crate::domain::signing::check(&self.ring, ev, self.tz, roster, None) {
-            Ok(()) => true,
-            Err(refusal) => {
-                self.refused.push(crate::amqp::parking::Refused {
-                    department: ev.department_id.clone(),
-                    event_id: ev.event_id.clone(),
-                    body: ev.to_wire_json(),
-                    class: refusal.class(),
-                    reason: format!("refused by recover: {refusal}"),
-                });
-                false
-            }
-        }
+    /// Whether the event may be replayed; if not, it is kept for parking with its reason. An
+    /// employee whose roster department is not the event's has their departures read too.
+    fn passes(&mut self, ev: &Event, board: &mut Board) -> Result<bool> {
+        let roster = match self.roster.get(&ev.employee_id) {
+            Some(current) => Some(board.with_departures(&ev.employee_id, current, &ev.department_id)?),
+            None => None,
+        };
+        Ok(
+            match crate::domain::signing::check(&self.ring, ev, self.tz, roster.as_ref(), None) {
+                Ok(()) => true,
+                Err(refusal) => {
+                    self.refused.push(crate::amqp::parking::Refused {
+                        department: ev.department_id.clone(),
+                        event_id: ev.event_id.clone(),
+                        body: ev.to_wire_json(),
+                        class: refusal.class(),
+                        reason: format!("refused by recover: {refusal}"),
+                    });
+                    false
+                }
+            },
+        )
     }
 }
 
@@ -208,7 +214,7 @@ impl Replayer<'_> {
             return Ok(());
         }
         if let Some(v) = &mut self.verify {
-            if !v.passes(&ev) {
+            if !v.passes(&ev, self.board)? {
                 return Ok(());
             }
         }

@@ -11,6 +11,7 @@ use chrono::NaiveDate;
 use crate::amqp::ShownEvents;
 pub(crate) use crate::amqp::{WatchItem, WatchOptions, WatchReport};
 use crate::config::Config;
+use crate::domain::membership::Membership;
 use crate::domain::summary::{self, Summary};
 use crate::ops::reopen::{board_again, redis_gone};
 use crate::redis::board::Board;
@@ -77,9 +78,8 @@ impl<S: FnMut(String)> ShownEvents for Shown<'_, S> {
         self.again(|b| b.count_refused(class, 1))
     }
 
-    fn department_of(&mut self, employee_id: &str) -> Result<Option<String>> {
-        let found = self.again(|b| b.lookup_many(&[employee_id]))?;
-        Ok(found.into_iter().flatten().next().map(|e| e.department_id))
+    fn membership(&mut self, employee_id: &str, dept: &str) -> Result<Option<Membership>> {
+        self.again(|b| b.membership(employee_id, dept))
     }
 }
 

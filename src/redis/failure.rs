@@ -35,6 +35,14 @@ pub(crate) fn gone(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Whether Redis refused a command or key for want of a permission of the account's ACL
+/// (`NOPERM`).
+pub(crate) fn no_permission(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<redis::RedisError>())
+        .any(|r| r.code() == Some("NOPERM"))
+}
+
 /// What Redis answered, when the error is its reply (OOM, READONLY, MISCONF: a store refusing,
 /// not a store gone), in its own words.
 pub(crate) fn answered(e: &anyhow::Error) -> Option<String> {

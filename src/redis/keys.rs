@@ -106,6 +106,14 @@ impl Keys {
         format!("{}:moves:{{moves}}", self.ns)
     }
 
+    /// Hash of the departments each employee left and when (`D1@<unix secs>,...`, see
+    /// `domain::membership`): written by `org import` with its moves and kept, so that a
+    /// consumer accepts a moved employee's earlier events of their old department. Same
+    /// hash tag as [`Keys::moves`]: both are written in one pipeline.
+    pub fn departures(&self) -> String {
+        format!("{}:departures:{{moves}}", self.ns)
+    }
+
     /// Hash of a department's events not yet confirmed by the broker: event id -> the event's
     /// compact record (see `event::render`).
     pub fn outbox(&self, dept: &str) -> String {

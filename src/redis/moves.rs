@@ -8,6 +8,8 @@
 //! (`move_out.lua`; changed: merge again). A journal of moves still to finish (`Keys::moves`)
 //! is written before the roster changes and emptied after, so a rerun of `org import`
 //! finishes a move a crash cut short. In between, settle reads both boards and merges them.
+//! The departures stay (`Keys::departures`): consumers check a moved employee's earlier events
+//! against them (`domain::membership`).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::LazyLock;
@@ -17,6 +19,7 @@ use chrono::NaiveDate;
 use redis::Commands;
 
 use super::Board;
+use crate::domain::membership::{add_departure, parse_departures, Departure, Membership};
 
 static MOVE_IN: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(concat!(
@@ -39,15 +42,37 @@ pub struct Moved {
 impl Board {
     /// Journal moves before the roster changes: employee id -> the department they leave.
     /// An employee already in the journal keeps its departments too (a move not finished).
+    ///
+    /// Each employee's departure from the department they leave is recorded too, at the
+    /// server's time (`Keys::departures`), and kept: before the roster changes, so that no
+    /// consumer ever sees the new department without it. An import that fails after this
+    /// leaves a departure from the department the employee is still in, which grants nothing
+    /// (their roster department passes anyway), and its rerun moves that departure's time.
     pub fn note_moves(&mut self, moves: &[(&str, &str)]) -> Result<()> {
+        if moves.is_empty() {
+            return Ok(());
+        }
+        let now = self.read_clock()?.server;
         let (con, keys) = (&mut self.con, &self.keys);
         for chunk in moves.chunks(1_000) {
             let ids: Vec<&str> = chunk.iter().map(|(e, _)| *e).collect();
-            let held: Vec<Option<String>> = redis::cmd("HMGET")
+            let (held, left): (Vec<Option<String>>, Vec<Option<String>>) = redis::pipe()
+                .cmd("HMGET")
                 .arg(keys.moves())
+                .arg(&ids)
+                .cmd("HMGET")
+                .arg(keys.departures())
                 .arg(&ids)
                 .query(con)
                 .context("reading the moves journal in Redis")?;
+            let departures: Vec<(&str, String)> = chunk
+                .iter()
+                .zip(left)
+                .map(|((emp, from), left)| (*emp, add_departure(left.as_deref(), from, now)))
+                .collect();
+            let () = con
+                .hset_multiple(keys.departures(), &departures)
+                .context("recording departures in Redis")?;
             let fields: Vec<(&str, String)> = chunk
                 .iter()
                 .zip(held)
@@ -80,6 +105,43 @@ impl Board {
                 )
             })
             .collect())
+    }
+
+    /// The departments `ids` left and when, each in the order given (empty: none recorded).
+    pub(crate) fn departures_of<S: AsRef<str>>(&mut self, ids: &[S]) -> Result<Vec<Vec<Departure>>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (con, keys) = (&mut self.con, &self.keys);
+        let held: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(keys.departures())
+            .arg(ids.iter().map(AsRef::as_ref).collect::<Vec<&str>>())
+            .query(con)
+            .context("reading the departures in Redis")?;
+        Ok(held
+            .iter()
+            .map(|v| v.as_deref().map(parse_departures).unwrap_or_default())
+            .collect())
+    }
+
+    /// What a consumer checks an event of `emp` for `dept` against: the roster cache's
+    /// department, and, only when that is another, the departments `emp` left (`None`: not in
+    /// the roster).
+    pub(crate) fn membership(&mut self, emp: &str, dept: &str) -> Result<Option<Membership>> {
+        let Some(e) = self.lookup_many(&[emp])?.into_iter().flatten().next() else {
+            return Ok(None);
+        };
+        Ok(Some(self.with_departures(emp, &e.department_id, dept)?))
+    }
+
+    /// `emp`'s membership given their roster department `current`: the departures are read
+    /// only when `current` is not `dept`, the department an event says.
+    pub(crate) fn with_departures(&mut self, emp: &str, current: &str, dept: &str) -> Result<Membership> {
+        let mut m = Membership::now(current);
+        if current != dept {
+            m.left = self.departures_of(&[emp])?.pop().unwrap_or_default();
+        }
+        Ok(m)
     }
 
     /// A move is finished (or has nothing left to do): out of the journal.

@@ -6,6 +6,8 @@ pub mod cluster;
 pub mod day;
 pub mod private_redis;
 pub mod rabbit;
+pub mod relay;
+pub mod roles;
 pub mod stall;
 pub mod tls;
 // The set-up steps' argument lists, shared with the benchmarks.
@@ -415,6 +417,21 @@ pub fn queue_depth(queue: &str) -> u32 {
         .unwrap();
     conn.close().ok();
     n
+}
+
+/// Publish a raw message straight to a queue of the real broker (through the default
+/// exchange, as the guest account), the way a forger with broker credentials would.
+pub fn publish_to_queue(queue: &str, body: &str, message_id: &str) {
+    let mut conn = amiquip::Connection::insecure_open(AMQP_URL).unwrap();
+    let props = amiquip::AmqpProperties::default()
+        .with_message_id(message_id.into())
+        .with_delivery_mode(2)
+        .with_timestamp(chrono::Utc::now().timestamp() as u64);
+    conn.open_channel(None)
+        .unwrap()
+        .basic_publish("", amiquip::Publish::with_properties(body.as_bytes(), queue, props))
+        .unwrap();
+    conn.close().unwrap();
 }
 
 /// Delete every exchange and queue of the namespace (AMQP names start with `<ns>.`): the
