@@ -538,8 +538,10 @@ pub struct SimulateArgs {
 #[derive(Debug, Subcommand)]
 pub enum OrgCommand {
     /// Upsert employees and departments from a CSV file
-    /// (header: employee_id,name,department_id,department_name,role). A file with any bad row
-    /// is rejected whole, every bad line listed, and nothing is written.
+    /// (header: employee_id,name,department_id,department_name,role, then any of
+    /// login,start_date,end_date). A file with any bad row is rejected whole, every bad line
+    /// listed, and nothing is written. Says what it did: new, changed (which fields), moved,
+    /// reactivated, deactivated, unchanged.
     Import {
         /// The CSV file ('-' for stdin)
         file: PathBuf,
@@ -547,6 +549,16 @@ pub enum OrgCommand {
         /// at all; the error line names the first ones
         #[arg(long, value_name = "FILE")]
         errors: Option<PathBuf>,
+        /// The file is the whole roster: everyone still employed that it leaves out leaves,
+        /// with an end date (today, or --end-date)
+        #[arg(long)]
+        full: bool,
+        /// With --full: the last day of those the file leaves out, YYYY-MM-DD [default: today]
+        #[arg(long, value_parser = parse_day, requires = "full")]
+        end_date: Option<NaiveDate>,
+        /// Show what the import would do, and change nothing in any store
+        #[arg(long)]
+        dry_run: bool,
         #[command(flatten)]
         output: Output,
     },

@@ -61,15 +61,13 @@ fn complete(
     }
     if !missing.is_empty() {
         let from_db = crate::mysql::roster_rows::active_by_ids(&crate::mysql::Db::open(cfg)?, &missing)?;
-        let cached = from_db
-            .iter()
-            .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
-        board.cache_roster(cached)?;
+        board.cache_roster(&from_db)?;
         for m in from_db {
             let e = Employee {
                 id: m.employee_id,
                 department_id: m.department_id,
                 name: m.name,
+                employment: m.employment,
             };
             found.insert(e.id.clone(), e);
         }
@@ -95,6 +93,15 @@ pub(crate) fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) 
     crate::domain::policy::PunchWindow::new(&cfg.policy, cfg.timezone, now)
         .check(at)
         .map_err(Error::refused)
+}
+
+/// Refuse a punch on a day outside the employee's employment dates (a leaver after their last
+/// day, a joiner before their first): nobody is expected then, so nothing may be recorded.
+pub(crate) fn check_employed(employee: &Employee, day: NaiveDate) -> Result<(), Error> {
+    match employee.employment.refusal(&employee.id, day) {
+        Some(why) => Err(Error::refused(why)),
+        None => Ok(()),
+    }
 }
 
 /// One punch as asked for.
@@ -155,6 +162,7 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     let now = clock.server;
     let at = req.at.unwrap_or(now);
     check_window(cfg, at, now)?;
+    check_employed(&employee, policy::work_date(cfg.timezone, at))?;
     let tz = cfg.timezone;
     let mut p = Punch::new(employee, req.kind, at, req.source, &cfg.policy, tz);
     p.recorded_at = now;
