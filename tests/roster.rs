@@ -336,3 +336,58 @@ fn a_dry_run_says_what_the_import_would_do_and_changes_no_store() {
     assert_eq!(env.count("employees"), 4);
     common::cleanup_amqp(&env.ns, &["D9".to_string()]);
 }
+
+#[test]
+fn org_list_shows_current_or_departed_employees_and_export_reads_back_unchanged() {
+    let env = TestEnv::migrated("UTC");
+    let (past, ahead) = (today() - Duration::days(3), today() + Duration::days(7));
+    let f = env.file(
+        "roster.csv",
+        &format!(
+            "{HEADER},login,start_date,end_date\nE1,\"Lee, Ann\",D1,Sales,supervisor,ann,2020-01-06,\n\
+             E2,Bob,D1,Sales,employee,,,{past}\nE3,Cy,D2,Legal,supervisor,,{ahead},\nE4,Di,D2,Legal,hr,di.x,,{ahead}\n"
+        ),
+    );
+    env.ok(&["org", "import", f.to_str().unwrap(), "-q"]);
+    let listed = |args: &[&str]| -> Vec<String> {
+        let j = env.json(&[&["org", "list", "--json"], args].concat());
+        j.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["employee_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(listed(&[]), ["E1", "E3", "E4"]);
+    assert_eq!(listed(&["--inactive"]), ["E2"]);
+    assert_eq!(listed(&["--dept", "D2"]), ["E3", "E4"]);
+    let j = env.json(&["org", "list", "--json", "--dept", "D1"]);
+    assert_eq!(j[0]["department_name"], "Sales");
+    assert_eq!(
+        (j[0]["login"].as_str(), j[0]["start_date"].as_str()),
+        (Some("ann"), Some("2020-01-06"))
+    );
+    let table = env.ok(&["org", "list", "--inactive"]);
+    assert!(
+        table.contains("E2") && table.contains(&day(past)) && !table.contains("E1"),
+        "{table}"
+    );
+    env.fails(&["org", "list", "--dept", "D 1"], 2);
+    // The export holds everyone on the roster, leavers included, and reads back unchanged,
+    // also as the whole roster.
+    let out = env.dir.join("export.csv");
+    env.ok(&["org", "export", "-o", out.to_str().unwrap(), "-q"]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text, env.ok(&["org", "export"]), "-o and stdout write the same");
+    assert_eq!(text.lines().count(), 5, "{text}");
+    assert!(
+        text.starts_with(&format!("{HEADER},login,start_date,end_date\n")),
+        "{text}"
+    );
+    let before = mysql_snapshot(&env);
+    let j = env.json(&["org", "import", out.to_str().unwrap(), "--full", "--json", "-q"]);
+    assert_eq!(j["unchanged"], 4, "{j}");
+    for k in ["new", "changed", "moved", "reactivated", "deactivated"] {
+        assert_eq!(j[k]["count"], 0, "{k}: {j}");
+    }
+    assert_eq!(mysql_snapshot(&env), before, "nothing rewritten");
+}

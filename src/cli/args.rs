@@ -562,6 +562,25 @@ pub enum OrgCommand {
         #[command(flatten)]
         output: Output,
     },
+    /// List the employees: by default those employed today or not yet started; with
+    /// --inactive those who left (past their end date, or taken off the roster)
+    List {
+        /// Only this department's
+        #[arg(long, value_name = "D")]
+        dept: Option<String>,
+        /// Those who left instead
+        #[arg(long)]
+        inactive: bool,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Write the roster as a CSV that `org import` reads back unchanged: every employee on it,
+    /// leavers with their end date, every column (login, start_date, end_date)
+    Export {
+        /// Output file, written whole or not at all [default: stdout]
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
     /// Write a realistic roster CSV: departments of uneven sizes, one supervisor each
     Generate {
         /// Number of employees (1 to 10,000,000: a roster is held in memory while it is drawn)

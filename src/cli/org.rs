@@ -4,11 +4,11 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::OrgCommand;
-use crate::domain::roster;
 use crate::domain::roster_plan::{Listed, LISTED_IDS};
+use crate::domain::{roster, roster_list};
 use crate::error::Error;
 use crate::ops;
-use crate::ops::org::{ImportOptions, Imported};
+use crate::ops::org::{ImportOptions, Imported, Who};
 
 pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
     match cmd {
@@ -39,6 +39,64 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             }
             if output.json {
                 crate::output::json(&imported)?;
+            }
+            Ok(())
+        }
+        OrgCommand::List { dept, inactive, output } => {
+            if let Some(d) = &dept {
+                roster::check_id("department id", d)?;
+            }
+            let who = if inactive { Who::Left } else { Who::Current };
+            let (today, entries) = ops::org::list(&ctx.cfg, dept.as_deref(), who)?;
+            if output.json {
+                return crate::output::json(&entries);
+            }
+            let day = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string()).unwrap_or_default();
+            let rows = entries
+                .iter()
+                .map(|e| {
+                    vec![
+                        e.employee_id.clone(),
+                        e.name.clone(),
+                        e.department_id.clone(),
+                        e.department_name.clone(),
+                        e.role.to_string(),
+                        e.login.clone().unwrap_or_default(),
+                        day(e.start_date),
+                        if e.removed {
+                            "off the roster".into()
+                        } else {
+                            day(e.end_date)
+                        },
+                    ]
+                })
+                .collect();
+            super::table(
+                &[
+                    "employee",
+                    "name",
+                    "department",
+                    "department name",
+                    "role",
+                    "login",
+                    "start",
+                    "end",
+                ],
+                rows,
+            )?;
+            let what = if inactive { "who left" } else { "employed or starting" };
+            ctx.say(format!("{} employee(s) {what} as of {today}", entries.len()));
+            Ok(())
+        }
+        OrgCommand::Export { output } => {
+            let entries = ops::org::export(&ctx.cfg)?;
+            let written = entries.iter().filter(|e| !e.removed).count();
+            match output {
+                Some(path) => {
+                    crate::files::write_with(&path, |w| roster_list::write_csv(w, &entries))?;
+                    ctx.say(format!("wrote {written} employees to {}", path.display()));
+                }
+                None => roster_list::write_csv(std::io::stdout().lock(), &entries)?,
             }
             Ok(())
         }

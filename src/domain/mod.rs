@@ -18,6 +18,7 @@ pub(crate) mod policy;
 pub(crate) mod punch_file;
 pub(crate) mod punch_log;
 pub(crate) mod roster;
+pub(crate) mod roster_list;
 pub(crate) mod roster_plan;
 pub(crate) mod sample_day;
 pub(crate) mod signing;

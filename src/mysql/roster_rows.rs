@@ -10,6 +10,7 @@ use super::Db;
 use crate::domain::authority::Actor;
 use crate::domain::employment::Employment;
 use crate::domain::roster::Role;
+use crate::domain::roster_list::Entry;
 
 /// The active employee the roster maps to an operating-system account, if any.
 pub(crate) fn actor_of_login(conn: &mut impl Queryable, login: &str) -> Result<Option<Actor>> {
@@ -139,4 +140,26 @@ pub(crate) fn department_ids_on(conn: &mut impl Queryable, date: chrono::NaiveDa
          FROM departments d ORDER BY d.id",
         (date, date),
     )?)
+}
+
+/// Every employee of the record (of one department with `dept`), with their department's name,
+/// in id order: what `org list` and `org export` show.
+pub(crate) fn entries(conn: &mut impl Queryable, dept: Option<&str>) -> Result<Vec<Entry>> {
+    let sql = format!(
+        "SELECT e.id, e.name, e.department_id, CAST(e.role AS CHAR), e.login, e.start_date, e.end_date, e.active, \
+         d.name FROM employees e JOIN departments d ON d.id = e.department_id {} ORDER BY e.id",
+        if dept.is_some() {
+            "WHERE e.department_id = ?"
+        } else {
+            ""
+        }
+    );
+    let rows: Vec<mysql::Row> = conn.exec(sql, dept.into_iter().collect::<Vec<_>>())?;
+    rows.into_iter()
+        .map(|r| {
+            let mut c = Cols::new(r, "employees row");
+            let held = super::roster_import::held_from(&mut c)?;
+            Ok(Entry::new(held, c.get(8)?))
+        })
+        .collect()
 }

@@ -8,6 +8,7 @@ use chrono::NaiveDate;
 
 use crate::config::Config;
 use crate::domain::roster::{Member, RosterRow};
+use crate::domain::roster_list::Entry;
 use crate::domain::roster_plan::{self, Full, Held, Summary};
 use crate::error::Error;
 use crate::mysql::roster_import::{Finish, ImportReport};
@@ -17,6 +18,29 @@ use crate::redis::board::Board;
 pub(crate) fn active_ids(cfg: &Config) -> Result<Vec<String>> {
     let members = crate::mysql::roster_rows::active_members(&crate::mysql::Db::open(cfg)?)?;
     Ok(members.into_iter().map(|m| m.employee_id).collect())
+}
+
+/// Which employees `org list` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Who {
+    /// Employed today, or not yet started.
+    Current,
+    /// Past their end date, or off the roster.
+    Left,
+}
+
+/// `org list`: the employees of the record (of one department), current or gone, judged by
+/// today in the company's zone by the Redis server's clock; also returns that today.
+pub(crate) fn list(cfg: &Config, dept: Option<&str>, who: Who) -> Result<(NaiveDate, Vec<Entry>)> {
+    let today = crate::domain::policy::work_date(cfg.timezone, Board::open(cfg)?.read_clock()?.server);
+    let mut entries = crate::mysql::roster_rows::entries(&mut crate::mysql::Db::open(cfg)?.conn()?, dept)?;
+    entries.retain(|e| e.left(today) == (who == Who::Left));
+    Ok((today, entries))
+}
+
+/// `org export`: every employee on the roster, leavers included, as `org import` reads them.
+pub(crate) fn export(cfg: &Config) -> Result<Vec<Entry>> {
+    crate::mysql::roster_rows::entries(&mut crate::mysql::Db::open(cfg)?.conn()?, None)
 }
 
 /// How `org import` runs.
