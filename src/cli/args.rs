@@ -390,6 +390,9 @@ pub struct ReportFormat {
     /// The same as --format json
     #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// The same as --format csv
+    #[arg(long, conflicts_with_all = ["format", "json"])]
+    csv: bool,
     /// Write the report to this file instead of stdout
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -404,6 +407,8 @@ impl ReportFormat {
     pub fn get(&self) -> Format {
         if self.json {
             Format::Json
+        } else if self.csv {
+            Format::Csv
         } else {
             self.format
         }
@@ -491,6 +496,18 @@ pub enum ReportCommand {
         dept: Option<String>,
         #[command(flatten)]
         range: DateRange,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// Roll call: who is in right now (their latest punch today is a check-in), per
+    /// department, from the day's boards in Redis; with --counts each department's numbers
+    Now {
+        /// Only this department
+        #[arg(long, value_name = "D")]
+        dept: Option<String>,
+        /// One row per department instead: in, out, not yet in, on the board
+        #[arg(long)]
+        counts: bool,
         #[command(flatten)]
         format: ReportFormat,
     },

@@ -17,6 +17,7 @@ pub(crate) mod event;
 pub(crate) mod policy;
 pub(crate) mod punch_file;
 pub(crate) mod punch_log;
+pub(crate) mod roll_call;
 pub(crate) mod roster;
 pub(crate) mod roster_list;
 pub(crate) mod roster_plan;

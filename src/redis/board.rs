@@ -517,6 +517,22 @@ impl Board {
         Ok(m.into_iter().map(|(k, v)| (k, DayRecord::parse(&v))).collect())
     }
 
+    /// The live boards of `date` of these departments, in their order (an empty map for a
+    /// department with no board), a pipeline of HGETALLs at a time.
+    pub fn department_boards(&mut self, date: NaiveDate, depts: &[String]) -> Result<Vec<HashMap<String, DayRecord>>> {
+        let keys = &self.keys;
+        let boards: Vec<HashMap<String, String>> = super::cutover::hgetall_each(
+            &mut self.con,
+            depts,
+            |d| keys.board(d, date),
+            "reading the day's boards from Redis",
+        )?;
+        Ok(boards
+            .into_iter()
+            .map(|b| b.into_iter().map(|(k, v)| (k, DayRecord::parse(&v))).collect())
+            .collect())
+    }
+
     /// Names of the given employees from the roster cache (id -> name); unknown ids are left out.
     pub fn names(&mut self, ids: &[String]) -> Result<HashMap<String, String>> {
         Ok(self
