@@ -235,6 +235,44 @@ fn an_import_says_who_is_new_changed_which_fields_moved_and_unchanged() {
         "{said}"
     );
     assert!(said.contains("renamed departments: D2"), "{said}");
+    // Bad dates refuse the whole file (exit 2), in one line, nothing changed anywhere.
+    let (db, redis) = (mysql_snapshot(&env), env.redis_snapshot());
+    let bad = env.file(
+        "bad.csv",
+        &format!("{HEADER},start_date\nE1,Ann,D1,Sales,supervisor,2026-13-01\n"),
+    );
+    let err = env.fails(&["org", "import", bad.to_str().unwrap()], 2);
+    assert!(
+        err.contains("line 2: start_date '2026-13-01': expected YYYY-MM-DD"),
+        "{err}"
+    );
+    assert_eq!(
+        (mysql_snapshot(&env), env.redis_snapshot()),
+        (db, redis),
+        "nothing changed"
+    );
+    let later = day(today() + Duration::days(30));
+    let starts = env.file(
+        "starts.csv",
+        &format!("{HEADER},start_date\nE2,Bob Ray,D1,Sales,employee,{later}\n"),
+    );
+    env.ok(&["org", "import", starts.to_str().unwrap(), "-q"]);
+    let (db, redis) = (mysql_snapshot(&env), env.redis_snapshot());
+    // An end date before the start date the record holds: refused once applied to the record.
+    let ends = env.file(
+        "ends.csv",
+        &format!("{HEADER},end_date\nE2,Bob Ray,D1,Sales,employee,{}\n", day(today())),
+    );
+    let err = env.fails(&["org", "import", ends.to_str().unwrap()], 2);
+    assert!(
+        err.contains("would end before they start") && err.contains("E2 ("),
+        "{err}"
+    );
+    assert_eq!(
+        (mysql_snapshot(&env), env.redis_snapshot()),
+        (db, redis),
+        "nothing changed"
+    );
     // The same file again: nothing to do, and it says so.
     let again = env.json(&["org", "import", next.to_str().unwrap(), "--json", "-q"]);
     assert_eq!(
@@ -372,6 +410,8 @@ fn org_list_shows_current_or_departed_employees_and_export_reads_back_unchanged(
         "{table}"
     );
     env.fails(&["org", "list", "--dept", "D 1"], 2);
+    let err = env.fails(&["org", "list", "--dept", "D9"], 1);
+    assert!(err.contains("unknown department 'D9'"), "{err}");
     // The export holds everyone on the roster, leavers included, and reads back unchanged,
     // also as the whole roster.
     let out = env.dir.join("export.csv");

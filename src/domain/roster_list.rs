@@ -22,7 +22,7 @@ pub(crate) struct Entry {
     pub start_date: Option<NaiveDate>,
     pub end_date: Option<NaiveDate>,
     /// Off the roster altogether (`active` cleared: by hand, or a joiner `--full` dropped).
-    #[serde(skip)]
+    #[serde(rename = "off_roster")]
     pub removed: bool,
 }
 

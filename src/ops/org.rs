@@ -30,10 +30,17 @@ pub(crate) enum Who {
 }
 
 /// `org list`: the employees of the record (of one department), current or gone, judged by
-/// today in the company's zone by the Redis server's clock; also returns that today.
+/// today in the company's zone by the Redis server's clock; also returns that today. A
+/// department the roster does not know is refused (exit 1), as by every report.
 pub(crate) fn list(cfg: &Config, dept: Option<&str>, who: Who) -> Result<(NaiveDate, Vec<Entry>)> {
+    let db = crate::mysql::Db::open(cfg)?;
+    if let Some(d) = dept {
+        if !crate::mysql::report_queries::known(&db, crate::mysql::report_queries::Known::Department, d)? {
+            return Err(Error::refused(format!("unknown department '{d}'")).into());
+        }
+    }
     let today = crate::domain::policy::work_date(cfg.timezone, Board::open(cfg)?.read_clock()?.server);
-    let mut entries = crate::mysql::roster_rows::entries(&mut crate::mysql::Db::open(cfg)?.conn()?, dept)?;
+    let mut entries = crate::mysql::roster_rows::entries(&mut db.conn()?, dept)?;
     entries.retain(|e| e.left(today) == (who == Who::Left));
     Ok((today, entries))
 }
