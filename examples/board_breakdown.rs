@@ -152,6 +152,7 @@ fn morning(cfg: &Config, employees: u32, departments: u32) -> Vec<Punch> {
                 id: format!("E{i:06}"),
                 department_id: format!("D{:03}", i % departments + 1),
                 name: format!("Employee Number {i}"),
+                employment: Default::default(),
             };
             let at = start + chrono::Duration::seconds(rng.gen_range(0..4_200));
             Punch::new(e, None, at, &format!("kiosk-{}", i % 40), &cfg.policy, tz)

@@ -33,6 +33,7 @@ pub use crate::config::{check_environment, Config, Overrides, Policy};
 
 // The pure rules and formats that tests check directly and benchmarks feed.
 pub use crate::domain::day_record::DayRecord;
+pub use crate::domain::employment::{Employment, Given};
 pub use crate::domain::event::{record_of, render, Event, Kind};
 pub use crate::domain::policy::{day_start, is_policy_workday, local_offset_secs, DayOutcome, DayStatus, PunchWindow};
 pub use crate::domain::punch_file::{parse as parse_punch_file, Row as PunchRow};
@@ -51,7 +52,8 @@ pub use crate::redis::{Board, Keyspace, Redis};
 // settle writes (the benchmarks' LOAD DATA reference writes the same).
 pub use crate::mysql::attendance::{load_fresh, stored_from_row, unknown_employees, DayRow, Stored, SELECT_STORED};
 pub use crate::mysql::conn::mysql_server;
-pub use crate::mysql::roster_rows::{active_members, upsert as upsert_roster, Member};
+pub use crate::mysql::roster_import::upsert as upsert_roster;
+pub use crate::mysql::roster_rows::{active_members, Member};
 pub use crate::mysql::{placeholders, Db};
 
 // RabbitMQ: the names, a publisher, the broker's state and the namespace's teardown.

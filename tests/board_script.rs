@@ -22,7 +22,7 @@ proptest! {
         let rules = PunchRules::new(&policy, chrono_tz::UTC);
         let day = NaiveDate::from_ymd_opt(2026, 11, 2).unwrap();
         let start: DateTime<Utc> = day.and_hms_opt(0, 0, 0).unwrap().and_utc();
-        let emp = Employee { id: "E1".into(), department_id: "D1".into(), name: "Ann".into() };
+        let emp = Employee { id: "E1".into(), department_id: "D1".into(), name: "Ann".into(), employment: Default::default() };
         let mut model = DayRecord::default();
         for (secs, kind) in punches {
             let kind = kind.map(|b| if b { Kind::In } else { Kind::Out });
@@ -83,7 +83,7 @@ proptest! {
         let paris = ParisDay::new();
         let (rules, day) = (paris.rules, paris.day);
         let make = |&(e, secs, kind): &(usize, i64, Option<bool>)| {
-            let emp = Employee { id: format!("E{e}"), department_id: format!("D{}", e % 3), name: format!("N{e}") };
+            let emp = Employee { id: format!("E{e}"), department_id: format!("D{}", e % 3), name: format!("N{e}"), employment: Default::default() };
             paris.punch(emp, kind, secs, "test")
         };
         let list: Vec<Punch> = punches.iter().map(make).collect();
@@ -128,7 +128,7 @@ proptest! {
         let list: Vec<Punch> = punches
             .iter()
             .map(|&(e, secs, kind)| {
-                let emp = Employee { id: format!("E{e}"), department_id: "D1".into(), name: format!("N\"{e}\"\t") };
+                let emp = Employee { id: format!("E{e}"), department_id: "D1".into(), name: format!("N\"{e}\"\t"), employment: Default::default() };
                 let kind = kind.map(|b| if b { Kind::In } else { Kind::Out });
                 Punch::new(emp, kind, start + chrono::Duration::seconds(secs), "kiosk\t\"1\"", &policy, tz)
             })
@@ -183,6 +183,7 @@ fn morning(depts: usize, per_dept: usize) -> (PunchRules, NaiveDate, Vec<Punch>)
                 id: format!("E{i}"),
                 department_id: format!("D{}", i % depts),
                 name: format!("N{i}"),
+                employment: Default::default(),
             };
             Punch::new(
                 emp,
@@ -278,7 +279,7 @@ proptest! {
         let env = common::TestEnv::new("Europe/Paris");
         let paris = ParisDay::new();
         let (rules, day) = (paris.rules, paris.day);
-        let emp = Employee { id: "E1".into(), department_id: "D1".into(), name: "Ann".into() };
+        let emp = Employee { id: "E1".into(), department_id: "D1".into(), name: "Ann".into(), employment: Default::default() };
         let make = |v: &[(i64, Option<bool>)]| -> Vec<Punch> {
             v.iter().map(|&(secs, kind)| paris.punch(emp.clone(), kind, secs, "test")).collect()
         };

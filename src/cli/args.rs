@@ -390,6 +390,9 @@ pub struct ReportFormat {
     /// The same as --format json
     #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// The same as --format csv
+    #[arg(long, conflicts_with_all = ["format", "json"])]
+    csv: bool,
     /// Write the report to this file instead of stdout
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -404,6 +407,8 @@ impl ReportFormat {
     pub fn get(&self) -> Format {
         if self.json {
             Format::Json
+        } else if self.csv {
+            Format::Csv
         } else {
             self.format
         }
@@ -494,6 +499,18 @@ pub enum ReportCommand {
         #[command(flatten)]
         format: ReportFormat,
     },
+    /// Roll call: who is in right now (their latest punch today is a check-in), per
+    /// department, from the day's boards in Redis; with --counts each department's numbers
+    Now {
+        /// Only this department
+        #[arg(long, value_name = "D")]
+        dept: Option<String>,
+        /// One row per department instead: in, out, not yet in, on the board
+        #[arg(long)]
+        counts: bool,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
     /// Settle runs, newest first, or with --failures the rows they could not write
     Runs {
         /// Only runs of this day
@@ -538,8 +555,10 @@ pub struct SimulateArgs {
 #[derive(Debug, Subcommand)]
 pub enum OrgCommand {
     /// Upsert employees and departments from a CSV file
-    /// (header: employee_id,name,department_id,department_name,role). A file with any bad row
-    /// is rejected whole, every bad line listed, and nothing is written.
+    /// (header: employee_id,name,department_id,department_name,role, then any of
+    /// login,start_date,end_date). A file with any bad row is rejected whole, every bad line
+    /// listed, and nothing is written. Says what it did: new, changed (which fields), moved,
+    /// reactivated, deactivated, unchanged.
     Import {
         /// The CSV file ('-' for stdin)
         file: PathBuf,
@@ -547,8 +566,37 @@ pub enum OrgCommand {
         /// at all; the error line names the first ones
         #[arg(long, value_name = "FILE")]
         errors: Option<PathBuf>,
+        /// The file is the whole roster: everyone still employed that it leaves out leaves,
+        /// with an end date (today, or --end-date)
+        #[arg(long)]
+        full: bool,
+        /// With --full: the last day of those the file leaves out, YYYY-MM-DD [default: today]
+        #[arg(long, value_parser = parse_day, requires = "full")]
+        end_date: Option<NaiveDate>,
+        /// Show what the import would do, and change nothing in any store
+        #[arg(long)]
+        dry_run: bool,
         #[command(flatten)]
         output: Output,
+    },
+    /// List the employees: by default those employed today or not yet started; with
+    /// --inactive those who left (past their end date, or taken off the roster)
+    List {
+        /// Only this department's
+        #[arg(long, value_name = "D")]
+        dept: Option<String>,
+        /// Those who left instead
+        #[arg(long)]
+        inactive: bool,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Write the roster as a CSV that `org import` reads back unchanged: every employee on it,
+    /// leavers with their end date, every column (login, start_date, end_date)
+    Export {
+        /// Output file, written whole or not at all [default: stdout]
+        #[arg(long, short)]
+        output: Option<PathBuf>,
     },
     /// Write a realistic roster CSV: departments of uneven sizes, one supervisor each
     Generate {

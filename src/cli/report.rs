@@ -1,4 +1,5 @@
-//! `attendance report day|absent|employee|dept|corrections|punches|runs`: HR's answers from MySQL.
+//! `attendance report day|absent|employee|dept|corrections|punches|runs`: HR's answers from MySQL;
+//! `report now`: the roll call, from Redis.
 
 use std::io::IsTerminal;
 
@@ -7,9 +8,10 @@ use chrono::{Datelike, Duration, NaiveDate};
 
 use super::Ctx;
 use crate::cli::{DateRange, ReportCommand, ReportFormat};
-use crate::domain::table::Format;
+use crate::domain::table::{Format, Table};
 use crate::error::Error;
 use crate::ops::report::{self, Query};
+use crate::ops::roll_call;
 
 /// `--date`, or yesterday (the last day settle may have written).
 fn day_or_yesterday(ctx: &Ctx, date: Option<NaiveDate>) -> NaiveDate {
@@ -25,9 +27,10 @@ fn range(ctx: &Ctx, r: &DateRange) -> (NaiveDate, NaiveDate) {
     )
 }
 
-/// The question and how to print its answer.
-fn query(ctx: &Ctx, cmd: ReportCommand) -> (Query, ReportFormat) {
-    match cmd {
+/// The question and how to print its answer (`report now` is not a question to MySQL).
+fn query(ctx: &Ctx, cmd: ReportCommand) -> Option<(Query, ReportFormat)> {
+    Some(match cmd {
+        ReportCommand::Now { .. } => return None,
         ReportCommand::Day { date, dept, format } => {
             let date = day_or_yesterday(ctx, date);
             (Query::Day { date, dept }, format)
@@ -97,19 +100,55 @@ fn query(ctx: &Ctx, cmd: ReportCommand) -> (Query, ReportFormat) {
             failures,
             format,
         } => (Query::Runs { date, limit, failures }, format),
-    }
+    })
 }
 
 pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
-    let (q, format) = query(ctx, cmd);
-    let kind = format.get();
-    // A workbook is binary: on a terminal it would only garble the screen.
-    if kind == Format::Xlsx && format.output.is_none() && std::io::stdout().is_terminal() {
+    if let ReportCommand::Now { dept, counts, format } = cmd {
+        return now(ctx, dept.as_deref(), counts, &format);
+    }
+    let (q, format) = query(ctx, cmd).expect("a report from MySQL");
+    refuse_binary_on_terminal(&format)?;
+    let table = report::run(&ctx.cfg, &q)?;
+    print(&table, &title(&q), &format)?;
+    if table.rows.is_empty() && format.get() == Format::Table {
+        ctx.say("no rows (has the day been settled?)");
+    }
+    Ok(())
+}
+
+/// `report now`: the roll call, and on stderr how many are in, where, as of when.
+fn now(ctx: &Ctx, dept: Option<&str>, counts: bool, format: &ReportFormat) -> Result<()> {
+    refuse_binary_on_terminal(format)?;
+    let n = roll_call::now(&ctx.cfg, dept)?;
+    let (table, what) = if counts {
+        (n.roll.counts(), "roll call counts")
+    } else {
+        (n.roll.people(&n.names, ctx.cfg.timezone, n.date), "roll call")
+    };
+    print(&table, &format!("{what} {}", n.date), format)?;
+    let with = n.roll.departments.iter().filter(|d| d.in_now > 0).count();
+    ctx.say(format!(
+        "{} in right now, in {with} of {} department(s), as of {}",
+        n.roll.in_now(),
+        n.roll.departments.len(),
+        crate::domain::dates::wall_clock(n.at, "%Y-%m-%d %H:%M:%S")
+    ));
+    Ok(())
+}
+
+/// A workbook is binary: on a terminal it would only garble the screen.
+fn refuse_binary_on_terminal(format: &ReportFormat) -> Result<()> {
+    if format.get() == Format::Xlsx && format.output.is_none() && std::io::stdout().is_terminal() {
         return Err(Error::input("--format xlsx writes a binary workbook: give -o FILE (or redirect stdout)").into());
     }
-    let table = report::run(&ctx.cfg, &q)?;
-    let bytes = match kind {
-        Format::Xlsx => crate::domain::xlsx::workbook(&[(&title(&q), &table)])?,
+    Ok(())
+}
+
+/// Render a report as asked, to stdout or its file.
+fn print(table: &Table, title: &str, format: &ReportFormat) -> Result<()> {
+    let bytes = match format.get() {
+        Format::Xlsx => crate::domain::xlsx::workbook(&[(title, table)])?,
         text => {
             let mut text = table.render(text, format.csv_raw)?;
             // CSV ends its last record with a newline already.
@@ -123,9 +162,6 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
         // Whole or not at all: a full disk leaves the previous report as it was.
         Some(path) => crate::files::write(path, &bytes)?,
         None => crate::output::bytes(&bytes)?,
-    }
-    if table.rows.is_empty() && kind == Format::Table {
-        ctx.say("no rows (has the day been settled?)");
     }
     Ok(())
 }

@@ -78,6 +78,9 @@ pub(crate) fn records<'r, R: Read>(
     })
 }
 
+/// A CSV reader over a bounded file.
+pub(crate) type Reader<R> = csv::Reader<LineBound<R>>;
+
 /// Open a CSV reader: a header line, fields trimmed, rows of varying length reported per row.
 /// The header must be `required`, optionally followed by the first columns of `optional`.
 pub(crate) fn open<R: Read>(
@@ -86,22 +89,7 @@ pub(crate) fn open<R: Read>(
     required: &[&str],
     optional: &[&str],
 ) -> Result<csv::Reader<LineBound<R>>, Error> {
-    let bounded = LineBound {
-        inner: reader,
-        line: 1,
-        since_newline: 0,
-    };
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(true)
-        .trim(csv::Trim::All)
-        .from_reader(bounded);
-    let header: Vec<String> = rdr
-        .headers()
-        .map_err(|e| Error::input(format!("{what}: cannot read the header: {e}")))?
-        .iter()
-        .map(str::to_string)
-        .collect();
+    let (rdr, header) = reader_of(reader, what)?;
     let ok = header.len() >= required.len()
         && header.len() <= required.len() + optional.len()
         && header.iter().zip(required.iter().chain(optional)).all(|(h, e)| h == e);
@@ -119,6 +107,55 @@ pub(crate) fn open<R: Read>(
     Ok(rdr)
 }
 
+/// [`open`] for a file whose optional columns may come in any order, each at most once, after
+/// the required ones: also returns the position of each of `optional` (`None`: not in the file).
+pub(crate) fn open_named<R: Read>(
+    reader: R,
+    what: &str,
+    required: &[&str],
+    optional: &[&str],
+) -> Result<(Reader<R>, Vec<Option<usize>>), Error> {
+    let (rdr, header) = reader_of(reader, what)?;
+    let extra = header.get(required.len()..).unwrap_or_default();
+    let mut seen = std::collections::HashSet::new();
+    let ok = header.len() >= required.len()
+        && header.iter().zip(required).all(|(h, e)| h == e)
+        && extra
+            .iter()
+            .all(|h| optional.contains(&h.as_str()) && seen.insert(h.as_str()));
+    if !ok {
+        return Err(Error::input(format!(
+            "{what}: line 1: header must be '{}' then any of '{}' (each at most once), found '{}'",
+            required.join(","),
+            optional.join(","),
+            header.join(",")
+        )));
+    }
+    let at = optional.iter().map(|o| header.iter().position(|h| h == o)).collect();
+    Ok((rdr, at))
+}
+
+/// The reader (a header line, fields trimmed, rows of varying length) and the header's fields.
+fn reader_of<R: Read>(reader: R, what: &str) -> Result<(Reader<R>, Vec<String>), Error> {
+    let bounded = LineBound {
+        inner: reader,
+        line: 1,
+        since_newline: 0,
+    };
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(bounded);
+    let header: Vec<String> = rdr
+        .headers()
+        .map_err(|e| Error::input(format!("{what}: cannot read the header: {e}")))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    Ok((rdr, header))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +170,16 @@ mod tests {
         assert_eq!(e, "x: line 1: header must be 'a,b[,c]', found 'a,c'");
         assert!(open("a\n".as_bytes(), "x", &["a", "b"], &[]).is_err());
         assert!(open("a,b,c\n".as_bytes(), "x", &["a", "b"], &[]).is_err());
+    }
+
+    #[test]
+    fn named_optional_columns_come_in_any_order_each_once() {
+        let at = |h: &str| open_named(h.as_bytes(), "x", &["a"], &["b", "c"]).map(|(_, at)| at);
+        assert_eq!(at("a\n").unwrap(), vec![None, None]);
+        assert_eq!(at("a,c\n").unwrap(), vec![None, Some(1)]);
+        assert_eq!(at("a,c,b\n").unwrap(), vec![Some(2), Some(1)]);
+        for bad in ["a,c,c\n", "a,d\n", "b,a\n", "\n"] {
+            assert!(at(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -68,6 +68,14 @@ impl DayRecord {
             .max()
     }
 
+    /// When the employee came in, seconds into the day, if they are in now: their latest punch
+    /// is a check-in (a check-out at the same second counts as after it). `None`: not yet in,
+    /// or out.
+    pub fn in_since(&self) -> Option<i64> {
+        let (kind, secs) = self.punches.iter().max_by_key(|(k, s)| (*s, *k == Kind::Out))?;
+        (*kind == Kind::In).then_some(*secs)
+    }
+
     /// The kind of a punch: its label, or without one, from its time alone: before the day's
     /// split (`Policy::auto_kind_split`, `split_secs` into the day) a check-in, at or after it
     /// a check-out. Never from what is already on the board, so that every arrival order of a

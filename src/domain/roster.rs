@@ -8,13 +8,18 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
+use chrono::NaiveDate;
+
 use crate::domain::csv_input::Refusal;
+use crate::domain::employment::{Employment, Given};
 use crate::error::Error;
 
 pub(crate) const HEADER: [&str; 5] = ["employee_id", "name", "department_id", "department_name", "role"];
 
-/// The optional last column: the employee's operating-system account (see `domain::authority`).
-pub(crate) const OPTIONAL: [&str; 1] = ["login"];
+/// The optional columns, in any order after the others: the employee's operating-system account
+/// (see `domain::authority`) and their employment dates (see `domain::employment`). A column
+/// left out keeps what the record holds; a blank cell clears it.
+pub(crate) const OPTIONAL: [&str; 3] = ["login", "start_date", "end_date"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -60,6 +65,7 @@ pub struct Member {
     pub employee_id: String,
     pub department_id: String,
     pub name: String,
+    pub employment: Employment,
 }
 
 /// What the Redis roster cache was rebuilt from, in a few bytes: how many active employees were
@@ -98,6 +104,8 @@ pub struct RosterRow {
     pub department_name: String,
     pub role: Role,
     pub login: Login,
+    pub start_date: Given<NaiveDate>,
+    pub end_date: Given<NaiveDate>,
 }
 
 /// An id of letters, digits, '-' and '_', 1 to 32 characters (employees and departments).
@@ -133,9 +141,9 @@ pub(crate) fn rejection(bad: &[Refusal]) -> Error {
 /// [`parse`], with every bad row given back (for `--errors FILE`) rather than folded into one
 /// error line; a file that cannot be read at all is still the error.
 pub(crate) fn read(reader: impl Read) -> Result<Result<Vec<RosterRow>, Vec<Refusal>>, Error> {
-    let mut rdr = crate::domain::csv_input::open(reader, "roster", &HEADER, &OPTIONAL)?;
-    let with_login = rdr.headers().is_ok_and(|h| h.len() > HEADER.len());
-    let width = HEADER.len() + usize::from(with_login);
+    let (mut rdr, at) = crate::domain::csv_input::open_named(reader, "roster", &HEADER, &OPTIONAL)?;
+    let (login_at, start_at, end_at) = (at[0], at[1], at[2]);
+    let width = HEADER.len() + at.iter().flatten().count();
     let mut rows = Vec::new();
     let mut bad: Vec<Refusal> = Vec::new();
     let mut across = AcrossRows::default();
@@ -163,7 +171,7 @@ pub(crate) fn read(reader: impl Read) -> Result<Result<Vec<RosterRow>, Vec<Refus
         let (employee_id, name, department_id, department_name) = (f(0), f(1), f(2), f(3));
         let mut problems = Vec::new();
         let role = one_row(&rec, &mut problems);
-        let login = match rec.get(5) {
+        let login = match login_at.map(|i| &rec[i]) {
             None => Login::Keep,
             Some("") => Login::Clear,
             Some(l) => {
@@ -178,7 +186,14 @@ pub(crate) fn read(reader: impl Read) -> Result<Result<Vec<RosterRow>, Vec<Refus
                 Login::Set(l.to_string())
             }
         };
-        across.check(line, &rec, role, &mut problems);
+        let start_date = date_field(&rec, start_at, "start_date", &mut problems);
+        let end_date = date_field(&rec, end_at, "end_date", &mut problems);
+        if let (Given::Set(s), Given::Set(e)) = (&start_date, &end_date) {
+            if e < s {
+                problems.push(format!("end_date {e} is before start_date {s}"));
+            }
+        }
+        across.check(line, &rec, login_at, role, &mut problems);
         match (problems.is_empty(), role) {
             (true, Some(role)) => rows.push(RosterRow {
                 employee_id,
@@ -187,6 +202,8 @@ pub(crate) fn read(reader: impl Read) -> Result<Result<Vec<RosterRow>, Vec<Refus
                 department_name,
                 role,
                 login,
+                start_date,
+                end_date,
             }),
             _ => bad.push(Refusal {
                 line,
@@ -201,6 +218,21 @@ pub(crate) fn read(reader: impl Read) -> Result<Result<Vec<RosterRow>, Vec<Refus
         return Err(Error::input("roster rejected: the file has no employee rows"));
     }
     Ok(Ok(rows))
+}
+
+/// An optional date column's cell: left out, blank (cleared) or a `YYYY-MM-DD` day.
+fn date_field(rec: &csv::StringRecord, at: Option<usize>, what: &str, problems: &mut Vec<String>) -> Given<NaiveDate> {
+    match at.map(|i| &rec[i]) {
+        None => Given::Keep,
+        Some("") => Given::Clear,
+        Some(v) => match crate::domain::dates::parse_day(v) {
+            Ok(d) => Given::Set(d),
+            Err(why) => {
+                problems.push(format!("{what} '{}': {why}", crate::domain::text::clip(v)));
+                Given::Keep
+            }
+        },
+    }
 }
 
 /// The rejection in one error line (at most 300 characters, `error: ` included): the first bad
@@ -294,14 +326,21 @@ struct AcrossRows {
 }
 
 impl AcrossRows {
-    fn check(&mut self, line: u64, rec: &csv::StringRecord, role: Option<Role>, problems: &mut Vec<String>) {
+    fn check(
+        &mut self,
+        line: u64,
+        rec: &csv::StringRecord,
+        login_at: Option<usize>,
+        role: Option<Role>,
+        problems: &mut Vec<String>,
+    ) {
         let (id, dept, dept_name) = (&rec[0], &rec[2], &rec[3]);
         if !id.is_empty() {
             if let Some(first) = self.seen.insert(id.to_string(), line) {
                 problems.push(format!("duplicate employee_id '{id}' (first on line {first})"));
             }
         }
-        if let Some(login) = rec.get(5).filter(|l| !l.is_empty()) {
+        if let Some(login) = login_at.and_then(|i| rec.get(i)).filter(|l| !l.is_empty()) {
             if let Some(first) = self.logins.insert(login.to_string(), line) {
                 problems.push(format!(
                     "login '{}' is already given on line {first}: one employee per account",

@@ -2,9 +2,11 @@
 //! CSV and JSON (an array of objects, one per row, keyed by column) for programs. The three
 //! hold the very same cells, so a script and a person always read the same numbers.
 
-use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+use chrono_tz::Tz;
 use serde_json::{Map, Value};
 
+use crate::domain::dates::{is_ambiguous, wall_clock};
 use crate::domain::text::{inert, spreadsheet_text};
 
 /// How a report is rendered.
@@ -153,6 +155,32 @@ impl Table {
             Format::Xlsx => anyhow::bail!("a workbook is not text: crate::domain::xlsx::workbook writes it"),
         }
     }
+}
+
+/// A UTC instant as a local date and time in the company's zone, to the second; in the hour
+/// the clocks go back, text with its offset (a spreadsheet's date-time has no offset to show).
+pub(crate) fn local(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
+    t.map_or(Cell::Null, |t| {
+        let zoned = t.and_utc().with_timezone(&tz);
+        if is_ambiguous(zoned) {
+            return Cell::Text(wall_clock(zoned, "%Y-%m-%d %H:%M:%S"));
+        }
+        let local = zoned.naive_local();
+        Cell::DateTime(local.with_nanosecond(0).unwrap_or(local))
+    })
+}
+
+/// A UTC instant's time of day in the company's zone (to the minute, as the reports show it);
+/// with its offset in the hour the clocks go back, as [`local`].
+pub(crate) fn local_time(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
+    t.map_or(Cell::Null, |t| {
+        let zoned = t.and_utc().with_timezone(&tz);
+        if is_ambiguous(zoned) {
+            return Cell::Text(wall_clock(zoned, "%H:%M"));
+        }
+        let local = zoned.time();
+        Cell::Time(local.with_second(0).and_then(|l| l.with_nanosecond(0)).unwrap_or(local))
+    })
 }
 
 #[cfg(test)]

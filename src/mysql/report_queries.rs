@@ -2,7 +2,7 @@
 //! shown in the company's zone.
 
 use anyhow::Result;
-use chrono::{NaiveDate, NaiveDateTime, Timelike};
+use chrono::{NaiveDate, NaiveDateTime};
 use chrono_tz::Tz;
 use mysql::prelude::Queryable;
 use mysql::Row;
@@ -10,9 +10,9 @@ use mysql::Row;
 use super::runs;
 use super::typed::Cols;
 use super::Db;
-use crate::domain::dates::{is_ambiguous, wall_clock, wall_clock_utc};
+use crate::domain::dates::wall_clock_utc;
 use crate::domain::policy::DayStatus;
-use crate::domain::table::{Cell, Table};
+use crate::domain::table::{local, local_time, Cell, Table};
 
 /// `COUNT(IF(status = 'present', 1, NULL)), ...` in `DayStatus::ALL` order.
 fn status_counts_sql() -> String {
@@ -89,32 +89,6 @@ pub(crate) fn absent(pool: &Db, date: NaiveDate, dept: Option<&str>) -> Result<T
         t.push(vec![Cell::Text(id), Cell::Text(name), Cell::Text(d)]);
     }
     Ok(t)
-}
-
-/// A UTC instant as a local date and time in the company's zone, to the second; in the hour
-/// the clocks go back, text with its offset (a spreadsheet's date-time has no offset to show).
-fn local(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
-    t.map_or(Cell::Null, |t| {
-        let zoned = t.and_utc().with_timezone(&tz);
-        if is_ambiguous(zoned) {
-            return Cell::Text(wall_clock(zoned, "%Y-%m-%d %H:%M:%S"));
-        }
-        let local = zoned.naive_local();
-        Cell::DateTime(local.with_nanosecond(0).unwrap_or(local))
-    })
-}
-
-/// A UTC instant's time of day in the company's zone (to the minute, as the reports show it);
-/// with its offset in the hour the clocks go back, as [`local`].
-fn local_time(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
-    t.map_or(Cell::Null, |t| {
-        let zoned = t.and_utc().with_timezone(&tz);
-        if is_ambiguous(zoned) {
-            return Cell::Text(wall_clock(zoned, "%H:%M"));
-        }
-        let local = zoned.time();
-        Cell::Time(local.with_second(0).and_then(|l| l.with_nanosecond(0)).unwrap_or(local))
-    })
 }
 
 /// One employee's days over a range, and a totals row (days, minutes, corrections, and the

@@ -1,137 +1,16 @@
-//! Roster queries: upserting an imported roster, reading it for the day's boards, and the
-//! employee an OS account acts as.
-
-use std::collections::BTreeMap;
+//! Roster queries: reading it for the day's boards, and the employee an OS account acts as
+//! (an import's writes are in `roster_import`).
 
 use anyhow::Result;
 use mysql::prelude::Queryable;
-use mysql::{TxOpts, Value};
+use mysql::Value;
 
-use super::placeholders;
 use super::typed::Cols;
 use super::Db;
 use crate::domain::authority::Actor;
-use crate::domain::roster::{Login, Role, RosterRow};
-
-/// Rows per multi-row INSERT: well under 65,535 placeholders and max_allowed_packet.
-const CHUNK: usize = 2_000;
-
-/// What an import did.
-#[derive(Debug, Default, serde::Serialize)]
-pub struct ImportReport {
-    pub employees: usize,
-    pub departments: usize,
-    pub supervisors: usize,
-    /// Departments that still have no supervisor after the import.
-    pub departments_without_supervisor: Vec<String>,
-}
-
-/// Upsert the whole roster in one transaction: all of it lands, or none of it.
-pub fn upsert(pool: &Db, rows: &[RosterRow]) -> Result<ImportReport> {
-    let mut depts: BTreeMap<&str, &str> = BTreeMap::new();
-    for r in rows {
-        depts.entry(&r.department_id).or_insert(&r.department_name);
-    }
-    let mut conn = pool.get_conn()?;
-    let mut tx = conn.start_transaction(TxOpts::default())?;
-    let depts: Vec<(&str, &str)> = depts.into_iter().collect();
-    for chunk in depts.chunks(CHUNK) {
-        let sql = format!(
-            "INSERT INTO departments (id, name) VALUES {} ON DUPLICATE KEY UPDATE name = VALUES(name)",
-            placeholders(chunk.len(), 2)
-        );
-        let params: Vec<Value> = chunk
-            .iter()
-            .flat_map(|(id, n)| [Value::from(*id), Value::from(*n)])
-            .collect();
-        tx.exec_drop(sql, params)?;
-    }
-    // A login the file gives is taken from whoever held it (two employees may swap theirs):
-    // freed first, as the unique key is checked row by row.
-    let given: Vec<Value> = rows
-        .iter()
-        .filter_map(|r| match &r.login {
-            Login::Set(l) => Some(Value::from(l)),
-            _ => None,
-        })
-        .collect();
-    for chunk in given.chunks(CHUNK) {
-        let sql = format!(
-            "UPDATE employees SET login = NULL WHERE login IN ({})",
-            vec!["?"; chunk.len()].join(",")
-        );
-        tx.exec_drop(sql, chunk.to_vec())?;
-    }
-    let (kept, listed): (Vec<&RosterRow>, Vec<&RosterRow>) = rows.iter().partition(|r| r.login == Login::Keep);
-    upsert_employees(&mut tx, &kept, false)?;
-    upsert_employees(&mut tx, &listed, true)?;
-    // Whom an imported employee supervises is whatever the file says: clear them all, then
-    // insert the file's supervisors (a new supervisor replaces the department's old one).
-    for chunk in rows.chunks(CHUNK) {
-        let ids: Vec<Value> = chunk.iter().map(|r| Value::from(&r.employee_id)).collect();
-        let sql = format!(
-            "DELETE FROM supervisors WHERE employee_id IN ({})",
-            vec!["?"; ids.len()].join(",")
-        );
-        tx.exec_drop(sql, ids)?;
-    }
-    let sups: Vec<&RosterRow> = rows.iter().filter(|r| r.role == Role::Supervisor).collect();
-    for chunk in sups.chunks(CHUNK) {
-        let sql = format!(
-            "INSERT INTO supervisors (department_id, employee_id) VALUES {} \
-             ON DUPLICATE KEY UPDATE employee_id = VALUES(employee_id)",
-            placeholders(chunk.len(), 2)
-        );
-        let params: Vec<Value> = chunk
-            .iter()
-            .flat_map(|r| [Value::from(&r.department_id), Value::from(&r.employee_id)])
-            .collect();
-        tx.exec_drop(sql, params)?;
-    }
-    let without: Vec<String> = tx.query(
-        "SELECT d.id FROM departments d LEFT JOIN supervisors s ON s.department_id = d.id \
-         WHERE s.employee_id IS NULL ORDER BY d.id",
-    )?;
-    tx.commit()?;
-    Ok(ImportReport {
-        employees: rows.len(),
-        departments: depts.len(),
-        supervisors: sups.len(),
-        departments_without_supervisor: without,
-    })
-}
-
-/// Insert or update employees; `login`: the file has the column, so the record takes it
-/// (without it, a new employee has no login and an existing one keeps theirs).
-fn upsert_employees(tx: &mut mysql::Transaction, rows: &[&RosterRow], login: bool) -> Result<()> {
-    for chunk in rows.chunks(CHUNK) {
-        let sql = format!(
-            "INSERT INTO employees (id, name, department_id, role, active, login) VALUES {} \
-             ON DUPLICATE KEY UPDATE name = VALUES(name), department_id = VALUES(department_id), \
-             role = VALUES(role), active = TRUE{}",
-            placeholders(chunk.len(), 6),
-            if login { ", login = VALUES(login)" } else { "" }
-        );
-        let params: Vec<Value> = chunk
-            .iter()
-            .flat_map(|r| {
-                [
-                    Value::from(&r.employee_id),
-                    Value::from(&r.name),
-                    Value::from(&r.department_id),
-                    Value::from(r.role.as_str()),
-                    Value::from(true),
-                    match &r.login {
-                        Login::Set(l) => Value::from(l),
-                        Login::Keep | Login::Clear => Value::NULL,
-                    },
-                ]
-            })
-            .collect();
-        tx.exec_drop(sql, params)?;
-    }
-    Ok(())
-}
+use crate::domain::employment::Employment;
+use crate::domain::roster::Role;
+use crate::domain::roster_list::Entry;
 
 /// The active employee the roster maps to an operating-system account, if any.
 pub(crate) fn actor_of_login(conn: &mut impl Queryable, login: &str) -> Result<Option<Actor>> {
@@ -155,7 +34,7 @@ pub(crate) fn active_by_ids(pool: &Db, ids: &[&str]) -> Result<Vec<Member>> {
     let mut found = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(1_000) {
         let sql = format!(
-            "SELECT id, department_id, name FROM employees WHERE active AND id IN ({})",
+            "SELECT id, department_id, name, start_date, end_date FROM employees WHERE active AND id IN ({})",
             vec!["?"; chunk.len()].join(",")
         );
         let rows: Vec<mysql::Row> = conn.exec(sql, chunk.to_vec())?;
@@ -165,6 +44,7 @@ pub(crate) fn active_by_ids(pool: &Db, ids: &[&str]) -> Result<Vec<Member>> {
                 employee_id: c.get(0)?,
                 department_id: c.get(1)?,
                 name: c.get(2)?,
+                employment: Employment::new(c.get(3)?, c.get(4)?),
             });
         }
     }
@@ -174,14 +54,11 @@ pub(crate) fn active_by_ids(pool: &Db, ids: &[&str]) -> Result<Vec<Member>> {
 /// Every active employee, ordered by department then id.
 pub fn active_members(pool: &Db) -> Result<Vec<Member>> {
     let mut conn = pool.get_conn()?;
-    Ok(conn.query_map(
-        "SELECT id, department_id, name FROM employees WHERE active ORDER BY department_id, id",
-        |(employee_id, department_id, name)| Member {
-            employee_id,
-            department_id,
-            name,
-        },
-    )?)
+    members(
+        &mut conn,
+        "SELECT id, department_id, name, start_date, end_date FROM employees WHERE active ORDER BY department_id, id",
+        &[] as &[&str],
+    )
 }
 
 /// The active members of some departments, ordered by department then id: settle and the
@@ -194,8 +71,9 @@ pub(crate) fn active_members_of(conn: &mut impl Queryable, depts: &[String], nam
     let sql = format!(
         // `active` between the two keeps the index's own order (department_id, active, id), so
         // MySQL reads each slice in order instead of sorting it (a filesort of every slice
-        // otherwise); for active employees that is the order by department, then id.
-        "SELECT id, department_id, {} FROM employees WHERE active AND department_id IN ({}) \
+        // otherwise); for active employees that is the order by department, then id. The dates
+        // are in that index too (V12), so the index alone still answers.
+        "SELECT id, department_id, {}, start_date, end_date FROM employees WHERE active AND department_id IN ({}) \
          ORDER BY department_id, active, id",
         if names { "name" } else { "''" },
         vec!["?"; depts.len()].join(",")
@@ -208,17 +86,20 @@ pub(crate) fn active_members_of(conn: &mut impl Queryable, depts: &[String], nam
 /// index to the row for each name, which reading by department costs).
 pub(crate) fn active_members_after(conn: &mut impl Queryable, after: &str, limit: usize) -> Result<Vec<Member>> {
     let sql =
-        format!("SELECT id, department_id, name FROM employees WHERE active AND id > ? ORDER BY id LIMIT {limit}");
+        format!("SELECT id, department_id, name, start_date, end_date FROM employees WHERE active AND id > ? ORDER BY id LIMIT {limit}");
     members(conn, &sql, &[after])
 }
 
 fn members<P: AsRef<str>>(conn: &mut impl Queryable, sql: &str, params: &[P]) -> Result<Vec<Member>> {
     let params: Vec<Value> = params.iter().map(|p| Value::from(p.as_ref())).collect();
-    Ok(conn.exec_map(sql, params, |(employee_id, department_id, name)| Member {
-        employee_id,
-        department_id,
-        name,
-    })?)
+    Ok(
+        conn.exec_map(sql, params, |(employee_id, department_id, name, start, end)| Member {
+            employee_id,
+            department_id,
+            name,
+            employment: Employment::new(start, end),
+        })?,
+    )
 }
 
 /// Every department id with its number of active employees, in the order of its first active
@@ -248,4 +129,37 @@ pub(crate) fn department_ids(conn: &mut impl Queryable) -> Result<Vec<(String, b
         "SELECT d.id, EXISTS(SELECT 1 FROM employees e WHERE e.department_id = d.id AND e.active) \
          FROM departments d ORDER BY d.id",
     )?)
+}
+
+/// Every department id, and whether it has active members employed on `date` (only those get
+/// a board of that day laid out). The department index answers (V12 put the dates in it).
+pub(crate) fn department_ids_on(conn: &mut impl Queryable, date: chrono::NaiveDate) -> Result<Vec<(String, bool)>> {
+    Ok(conn.exec(
+        "SELECT d.id, EXISTS(SELECT 1 FROM employees e WHERE e.department_id = d.id AND e.active \
+         AND (e.start_date IS NULL OR e.start_date <= ?) AND (e.end_date IS NULL OR e.end_date >= ?)) \
+         FROM departments d ORDER BY d.id",
+        (date, date),
+    )?)
+}
+
+/// Every employee of the record (of one department with `dept`), with their department's name,
+/// in id order: what `org list` and `org export` show.
+pub(crate) fn entries(conn: &mut impl Queryable, dept: Option<&str>) -> Result<Vec<Entry>> {
+    let sql = format!(
+        "SELECT e.id, e.name, e.department_id, CAST(e.role AS CHAR), e.login, e.start_date, e.end_date, e.active, \
+         d.name FROM employees e JOIN departments d ON d.id = e.department_id {} ORDER BY e.id",
+        if dept.is_some() {
+            "WHERE e.department_id = ?"
+        } else {
+            ""
+        }
+    );
+    let rows: Vec<mysql::Row> = conn.exec(sql, dept.into_iter().collect::<Vec<_>>())?;
+    rows.into_iter()
+        .map(|r| {
+            let mut c = Cols::new(r, "employees row");
+            let held = super::roster_import::held_from(&mut c)?;
+            Ok(Entry::new(held, c.get(8)?))
+        })
+        .collect()
 }

@@ -109,6 +109,11 @@ fn prepare(
         match known.get(&r.employee_id) {
             Some(e) => {
                 let date = policy::work_date(tz, r.at);
+                // Outside the employee's employment dates: refused like an unknown employee.
+                if let Some(reason) = e.employment.refusal(&e.id, date) {
+                    refused.push(Refusal { line: r.line, reason });
+                    continue;
+                }
                 let day = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
                 let mut p = Punch::with_facts(e.clone(), r.kind, r.at, &r.source, day.facts(r.at));
                 // When it was recorded, by the server's clock: this host's, put right.

@@ -61,10 +61,7 @@ fn complete(
     }
     if !missing.is_empty() {
         let from_db = crate::mysql::roster_rows::active_by_ids(&crate::mysql::Db::open(cfg)?, &missing)?;
-        let cached = from_db
-            .iter()
-            .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
-        match board.cache_roster(cached) {
+        match board.cache_roster(&from_db) {
             // An account that may only read the roster cache (a kiosk's: it must not be able to
             // move anyone, docs/security.md): the next check-in reads MySQL again.
             Err(e) if crate::redis::failure::no_permission(&e) => {}
@@ -75,6 +72,7 @@ fn complete(
                 id: m.employee_id,
                 department_id: m.department_id,
                 name: m.name,
+                employment: m.employment,
             };
             found.insert(e.id.clone(), e);
         }
@@ -100,6 +98,15 @@ pub(crate) fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) 
     crate::domain::policy::PunchWindow::new(&cfg.policy, cfg.timezone, now)
         .check(at)
         .map_err(Error::refused)
+}
+
+/// Refuse a punch on a day outside the employee's employment dates (a leaver after their last
+/// day, a joiner before their first): nobody is expected then, so nothing may be recorded.
+pub(crate) fn check_employed(employee: &Employee, day: NaiveDate) -> Result<(), Error> {
+    match employee.employment.refusal(&employee.id, day) {
+        Some(why) => Err(Error::refused(why)),
+        None => Ok(()),
+    }
 }
 
 /// One punch as asked for.
@@ -160,6 +167,7 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     let now = clock.server;
     let at = req.at.unwrap_or(now);
     check_window(cfg, at, now)?;
+    check_employed(&employee, policy::work_date(cfg.timezone, at))?;
     let tz = cfg.timezone;
     let mut p = Punch::new(employee, req.kind, at, req.source, &cfg.policy, tz);
     p.recorded_at = now;

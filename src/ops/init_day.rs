@@ -83,8 +83,8 @@ pub(crate) const DEPTS_PER_SLICE: usize = 50;
 /// Employees per chunk of the roster read for the cache.
 const ROSTER_CHUNK: usize = 10_000;
 
-/// Lay out `date` for the active members of `depts`, which must be every department that has
-/// some, and report the totals. `progress` gets each slice's number of employees.
+/// Lay out `date` for the active members of `depts` employed that day (see `Employment`),
+/// `depts` being every department that has active members, and report the totals. `progress` gets each slice's number of employees.
 pub(crate) fn lay_out(
     db: &Db,
     board: &mut Board,
@@ -105,9 +105,13 @@ pub(crate) fn lay_out(
         ..LayoutReport::default()
     };
     let mut cached = 0u64;
+    // Every active member read, employed that day or not: what the roster cache holds.
+    let mut active = 0u64;
     for_each_read(db, depts, rebuild.is_some(), |read| {
         match read {
-            Read::Slice(members) => {
+            Read::Slice(mut members) => {
+                active += members.len() as u64;
+                members.retain(|m| m.employment.covers(date));
                 let part = board.layout_day(date, &members, |_| {})?;
                 report.departments += part.departments;
                 report.employees += part.employees;
@@ -130,7 +134,7 @@ pub(crate) fn lay_out(
             },
         )?,
         // Nothing changed but the count: an employee row deleted. Rare; a pass of its own.
-        None if cache.held != report.employees as u64 => rebuild_cache(db, board, changed)?,
+        None if cache.held != active => rebuild_cache(db, board, changed)?,
         None => {}
     }
     Ok(report)

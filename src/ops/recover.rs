@@ -109,11 +109,14 @@ pub(crate) fn replay(
     // No journal, nothing to replay: refuse before laying anything out.
     crate::amqp::require_journal(cfg)?;
     // Redis lost the day, likely the roster cache with it: written again, as check-ins need it.
-    let cached = members
+    board.cache_roster(members)?;
+    // The day's boards hold those employed that day (see `init_day::lay_out`).
+    let employed: Vec<_> = members
         .iter()
-        .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
-    board.cache_roster(cached)?;
-    let laid_out = board.layout_day(opts.date, members, |_| {})?.laid_out;
+        .filter(|m| m.employment.covers(opts.date))
+        .cloned()
+        .collect();
+    let laid_out = board.layout_day(opts.date, &employed, |_| {})?.laid_out;
     let mut r = Replayer {
         board,
         rules: PunchRules::new(&cfg.policy, cfg.timezone),
@@ -247,6 +250,7 @@ impl Replayer<'_> {
                 id: ev.employee_id,
                 department_id: ev.department_id,
                 name: ev.employee_name,
+                ..Employee::default()
             },
             kind: Some(ev.kind),
             at,

@@ -17,6 +17,7 @@ use redis::Commands;
 use crate::config::Policy;
 use crate::domain::clock::Reading;
 use crate::domain::day_record::{DayRecord, MAX_TOKENS};
+use crate::domain::employment::Employment;
 use crate::domain::event::Kind;
 use crate::domain::policy::PunchFacts;
 use crate::domain::punch_log::How;
@@ -26,11 +27,13 @@ use crate::redis::keys::{roster_part_of, Keys};
 static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(PUNCH_SCRIPT));
 
 /// An employee as the roster cache knows them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Employee {
     pub id: String,
     pub department_id: String,
     pub name: String,
+    /// The days they may punch on (open on both sides unless the roster gives dates).
+    pub employment: Employment,
 }
 
 impl Board {
@@ -90,11 +93,12 @@ impl Board {
 }
 
 fn decode_roster(id: &str, v: &str) -> Option<Employee> {
-    let (dept, name) = v.split_once('\t')?;
+    let (dept, name, employment) = super::roster_cache::parse_cache_value(v)?;
     Some(Employee {
         id: id.to_string(),
         department_id: dept.to_string(),
         name: name.to_string(),
+        employment,
     })
 }
 
@@ -513,6 +517,22 @@ impl Board {
         Ok(m.into_iter().map(|(k, v)| (k, DayRecord::parse(&v))).collect())
     }
 
+    /// The live boards of `date` of these departments, in their order (an empty map for a
+    /// department with no board), a pipeline of HGETALLs at a time.
+    pub fn department_boards(&mut self, date: NaiveDate, depts: &[String]) -> Result<Vec<HashMap<String, DayRecord>>> {
+        let keys = &self.keys;
+        let boards: Vec<HashMap<String, String>> = super::cutover::hgetall_each(
+            &mut self.con,
+            depts,
+            |d| keys.board(d, date),
+            "reading the day's boards from Redis",
+        )?;
+        Ok(boards
+            .into_iter()
+            .map(|b| b.into_iter().map(|(k, v)| (k, DayRecord::parse(&v))).collect())
+            .collect())
+    }
+
     /// Names of the given employees from the roster cache (id -> name); unknown ids are left out.
     pub fn names(&mut self, ids: &[String]) -> Result<HashMap<String, String>> {
         Ok(self
@@ -534,6 +554,7 @@ mod tests {
             id: "E1".into(),
             department_id: "D1".into(),
             name: "Ann \"Q\" O'Neil \\ é\tx".into(),
+            ..Employee::default()
         };
         let at = DateTime::parse_from_rfc3339("2026-11-02T08:00:00Z")
             .unwrap()

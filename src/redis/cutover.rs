@@ -201,7 +201,7 @@ impl Board {
 
 /// HGETALL of one key per department, [`PER_PIPELINE`] departments per round trip: each
 /// department's hash, in the order of `depts`.
-fn hgetall_each<T: redis::FromRedisValue>(
+pub(super) fn hgetall_each<T: redis::FromRedisValue>(
     con: &mut impl ConnectionLike,
     depts: &[String],
     key: impl Fn(&str) -> String,

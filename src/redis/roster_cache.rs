@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use redis::ConnectionLike;
 
 use super::Board;
+use crate::domain::employment::Employment;
 use crate::domain::roster::{Member, Stamp};
 use crate::redis::keys::{roster_part_of, ROSTER_PARTS};
 
@@ -18,10 +19,7 @@ const FIELDS_PER_PIPELINE: usize = 20_000;
 impl Board {
     /// Write employees into the Redis roster cache, grouped by roster part, up to 1,000 fields per
     /// HSET. The single hash of earlier versions goes.
-    pub fn cache_roster<'a>(
-        &mut self,
-        members: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
-    ) -> Result<usize> {
+    pub fn cache_roster<'a>(&mut self, members: impl IntoIterator<Item = &'a Member>) -> Result<usize> {
         let (con, keys) = (&mut self.con, &self.keys);
         let mut pipe = redis::pipe();
         pipe.del(keys.legacy_roster()).ignore();
@@ -48,6 +46,34 @@ impl Board {
             held,
         })
     }
+
+    /// Take employees out of the Redis roster cache (those taken off the roster altogether).
+    pub fn uncache_roster(&mut self, ids: &[&str]) -> Result<()> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        let mut pipe = redis::pipe();
+        for id in ids {
+            pipe.hdel(keys.roster(id), id).ignore();
+        }
+        pipe.query::<()>(con).context("writing the roster to Redis")
+    }
+}
+
+/// An employee as the cache keeps them: `department\tname`, then `\tstart\tend` when they have
+/// employment dates (see [`Employment::cache_suffix`]).
+pub(crate) fn cache_value(m: &Member) -> String {
+    format!("{}\t{}{}", m.department_id, m.name, m.employment.cache_suffix())
+}
+
+/// Back from [`cache_value`]: (department, name, employment); `None` when it does not parse.
+pub(crate) fn parse_cache_value(v: &str) -> Option<(&str, &str, Employment)> {
+    let (dept, rest) = v.split_once('\t')?;
+    // A name holds no tab (refused at the door): two more fields are the dates.
+    let mut back = rest.rsplitn(3, '\t');
+    let (end, start, name) = (back.next()?, back.next(), back.next());
+    match (start, name) {
+        (Some(start), Some(name)) => Some((dept, name, Employment::from_cache(&format!("{start}\t{end}"))?)),
+        _ => Some((dept, rest, Employment::default())),
+    }
 }
 
 /// HSET the members into the hash `key(part)` of each one's part; returns how many went into
@@ -55,15 +81,15 @@ impl Board {
 fn write_parts<'a>(
     con: &mut impl ConnectionLike,
     mut pipe: redis::Pipeline,
-    members: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+    members: impl IntoIterator<Item = &'a Member>,
     key: impl Fn(u32) -> String,
 ) -> Result<BTreeMap<u32, usize>> {
     let mut parts: BTreeMap<u32, Vec<(&str, String)>> = BTreeMap::new();
-    for (id, dept, name) in members {
+    for m in members {
         parts
-            .entry(roster_part_of(id))
+            .entry(roster_part_of(&m.employee_id))
             .or_default()
-            .push((id, format!("{dept}\t{name}")));
+            .push((&m.employee_id, cache_value(m)));
     }
     let mut queued = 0;
     for (&part, items) in &parts {
@@ -128,9 +154,6 @@ impl RosterRebuild {
     /// Write some of the roster into the fresh parts.
     pub(crate) fn add(&mut self, board: &mut Board, members: &[Member]) -> Result<()> {
         let (con, keys) = (&mut board.con, &board.keys);
-        let members = members
-            .iter()
-            .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
         for (part, n) in write_parts(con, redis::pipe(), members, |p| keys.roster_part_next(p))? {
             *self.written.entry(part).or_default() += n;
         }

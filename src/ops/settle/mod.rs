@@ -160,7 +160,7 @@ struct Run<'a> {
     /// laid out.
     today: NaiveDate,
     /// Every department (boards are looked for in each), and whether it has active members
-    /// (only those had a board laid out).
+    /// (a layout reads those; it gives a board to the ones with members employed that day).
     departments: Vec<(String, bool)>,
 }
 
@@ -224,13 +224,22 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// The departments with active members: those a layout gives a board.
+    /// The departments with active members: those a layout reads.
     fn active_departments(&self) -> Vec<String> {
         self.departments
             .iter()
             .filter(|(_, active)| *active)
             .map(|(d, _)| d.clone())
             .collect()
+    }
+
+    /// The departments with active members employed on `date`: those a layout of that day gave
+    /// a board (a department whose people have all left, or not yet started, has none).
+    fn laid_out_departments(&mut self, date: NaiveDate) -> Result<Vec<String>> {
+        Ok(crate::mysql::roster_rows::department_ids_on(self.lock.conn(), date)?
+            .into_iter()
+            .filter_map(|(d, employed)| employed.then_some(d))
+            .collect())
     }
 
     fn all_departments(&self) -> Vec<String> {
@@ -257,11 +266,11 @@ impl<'a> Run<'a> {
     /// board at all and no row in MySQL: their punches are not anywhere settle can see, so
     /// settling would write them absent. `recover` rebuilds the boards from the journal.
     fn refuse_lost_days(&mut self, days: &[NaiveDate]) -> Result<()> {
-        let laid_out = self.active_departments();
         for &date in days {
             if !runs::laid_out(self.lock.conn(), date)? {
                 continue;
             }
+            let laid_out = self.laid_out_departments(date)?;
             let missing = self.board.without_board(date, &laid_out)?;
             if missing.is_empty() {
                 continue;

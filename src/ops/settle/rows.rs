@@ -133,6 +133,7 @@ pub(crate) fn day_rows(
             employee_id: id.clone(),
             department_id: b.department_id.clone(),
             name: String::new(),
+            employment: Default::default(),
         };
         if let Some(p) = gather(&m, &mut failures) {
             rows.push(row(day, &m, p, on_leave.contains(id)));
@@ -152,6 +153,7 @@ mod tests {
             employee_id: id.into(),
             department_id: "D1".into(),
             name: id.into(),
+            employment: Default::default(),
         }
     }
 

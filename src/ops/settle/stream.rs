@@ -62,9 +62,12 @@ impl SliceReader<'_> {
     /// strays, failures and counts added to `out`.
     fn slice(&self, conn: &mut Conn, board: &mut Board, slice: &[String], out: &mut Slices) -> Result<Vec<DayRow>> {
         let (date, spent) = (self.day.date, self.spent);
-        let members = spent.time("reading the roster", || {
+        let mut members = spent.time("reading the roster", || {
             crate::mysql::roster_rows::active_members_of(conn, slice, false)
         })?;
+        // Nobody is expected outside their employment: a leaver after their last day, a joiner
+        // before their first, has no row (one who punched anyway is a stray: their punches stay).
+        members.retain(|m| m.employment.covers(date));
         let boards = spent.time("reading the boards", || board.settle_boards(date, slice))?;
         out.with_boards.extend(boards.departments);
         let ids: HashSet<&str> = members.iter().map(|m| m.employee_id.as_str()).collect();
@@ -177,7 +180,8 @@ impl Run<'_> {
     ) -> Result<()> {
         let date = day.date;
         let ids: Vec<&str> = strays.keys().map(String::as_str).collect();
-        let members = crate::mysql::roster_rows::active_by_ids(&self.db, &ids)?;
+        let mut members = crate::mysql::roster_rows::active_by_ids(&self.db, &ids)?;
+        members.retain(|m| m.employment.covers(date));
         let stored = attendance::stored_punches_of(self.lock.conn(), date, &ids)?;
         let pairs: Vec<(&str, &str)> = members
             .iter()
