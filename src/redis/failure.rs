@@ -1,13 +1,23 @@
-//! What a Redis client error means to the program: Redis failing (exit 3), and which of its
-//! errors are Redis gone (worth reconnecting for).
+//! What a Redis client error means to the program: an ACL refusal (exit 1), Redis failing
+//! (exit 3), and which of its errors are Redis gone (worth reconnecting for).
 
 use crate::error::{Error, Service, StoreSays};
 
 /// What the `redis` client's error `cause` says, if it is one (see [`crate::error::StoreCheck`]).
+/// A refusal by the account's ACL (`NOPERM`) is a privilege refused (exit 1), as MySQL's are.
 pub(crate) fn says(cause: &(dyn std::error::Error + 'static)) -> Option<StoreSays> {
-    cause.downcast_ref::<redis::RedisError>().map(|e| StoreSays::Failed {
-        service: Service::Redis,
-        words: e.to_string(),
+    let e = cause.downcast_ref::<redis::RedisError>()?;
+    Some(if e.code() == Some("NOPERM") {
+        StoreSays::Denied {
+            message: format!(
+                "Redis refused: {e} (this Redis account's ACL denies it: see docs/security.md for the ACL each role needs)"
+            ),
+        }
+    } else {
+        StoreSays::Failed {
+            service: Service::Redis,
+            words: e.to_string(),
+        }
     })
 }
 
