@@ -16,6 +16,7 @@ pub(crate) mod event;
 pub(crate) mod policy;
 pub(crate) mod punch_file;
 pub(crate) mod punch_log;
+pub(crate) mod review;
 pub(crate) mod roster;
 pub(crate) mod sample_day;
 pub(crate) mod signing;

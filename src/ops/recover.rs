@@ -247,6 +247,7 @@ impl Replayer<'_> {
             source: ev.source,
             event_id: ev.event_id,
             recorded_at,
+            record: None,
         })
     }
 
