@@ -145,7 +145,8 @@ pub(crate) fn decide(cfg: &Config, req: &Request) -> Result<Decided> {
             held.id,
             held.status.as_str(),
             held.decided_by.as_deref().unwrap_or("?"),
-            held.decided_at.map_or_else(|| "?".to_string(), |t| t.to_string())
+            held.decided_at
+                .map_or_else(|| "?".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
         ))
         .into());
     }
