@@ -479,3 +479,29 @@ fn a_punch_file_and_a_punch_stream_hold_their_backdated_rows_and_apply_the_rest(
     assert!(env.board("D2", &day.to_string()).get("B1").is_none_or(|v| v.is_empty()));
     assert_eq!(env.count("held_punches"), 2);
 }
+
+#[test]
+fn archive_takes_the_held_punches_of_its_days_with_their_decisions() {
+    let env = company();
+    let day = today(&env) - Duration::days(1);
+    let id = held(&env, "A1", &local(&env, day, 7, 55));
+    env.act_as("S1");
+    env.ok(&["review", "reject", &id.to_string(), "--reason", "not on site", "-q"]);
+    let out = env.dir.join("archive");
+    std::fs::create_dir(&out).unwrap();
+    let before = today(&env).to_string();
+    env.ok(&[
+        "archive",
+        "--before",
+        &before,
+        "--out",
+        out.to_str().unwrap(),
+        "--drop",
+        "-q",
+    ]);
+    let text = std::fs::read_to_string(out.join(format!("held_punches-before-{before}.csv"))).unwrap();
+    let rows = common::csv_cells(&text);
+    assert_eq!(rows.len(), 2, "a header and the held punch: {text}");
+    assert!(rows[1].iter().any(|c| c == "rejected") && rows[1].iter().any(|c| c == "not on site"));
+    assert_eq!(env.count("held_punches"), 0);
+}
