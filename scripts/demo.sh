@@ -54,6 +54,9 @@ fi
 export ATTENDANCE_NAMESPACE=${DEMO_NAMESPACE:-demo}
 export ATTENDANCE_MYSQL_URL=${DEMO_MYSQL_URL:-mysql://root@127.0.0.1:3306/attendance_demo}
 export ATTENDANCE_TIMEZONE=${ATTENDANCE_TIMEZONE:-Europe/Paris}
+# The demo plays yesterday's whole day now, as a kiosk allowed to replay offline punches would:
+# none of its punches is held for review (docs/security.md, back-dating needs authority).
+export ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES=5270400
 work=$(mktemp -d)
 roster_loaded=
 cleanup() {

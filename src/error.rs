@@ -25,6 +25,8 @@ pub mod exit {
     pub const INTERNAL: i32 = 5;
     /// The day looks lost in Redis (laid out, but departments have no board): recover first.
     pub const LOST: i32 = 6;
+    /// A back-dated punch was held for a supervisor's review: stored, not applied (`review`).
+    pub const HELD: i32 = 7;
 }
 
 /// One of the three stores.
@@ -68,6 +70,10 @@ pub enum Error {
     /// A laid-out day has departments with no board in Redis: `recover` first (exit 6).
     #[error("{0}")]
     Lost(String),
+    /// Punches were held for review, stored but not applied; the command already showed them
+    /// (exit 7).
+    #[error("{0}")]
+    Held(String),
 }
 
 impl Error {
@@ -96,6 +102,7 @@ impl Error {
             Error::Unhealthy(_) => exit::SERVICE,
             Error::Internal(_) => exit::INTERNAL,
             Error::Lost(_) => exit::LOST,
+            Error::Held(_) => exit::HELD,
         }
     }
 }

@@ -137,6 +137,10 @@ pub enum Command {
     Leave(LeaveCommand),
     /// A supervisor fixes a settled day of one of their people (audited; kept by later settles)
     Correct(CorrectArgs),
+    /// Punches held for review (back-dated past policy.replay_window_minutes by a key that may
+    /// not replay offline punches): list them, approve or reject them (audited)
+    #[command(subcommand)]
+    Review(ReviewCommand),
     /// HR's reports, from MySQL
     #[command(subcommand)]
     Report(ReportCommand),
@@ -699,6 +703,41 @@ pub struct WatchDeptArgs {
     /// Take the events waiting in the queue, print them and exit
     #[arg(long)]
     pub once: bool,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReviewCommand {
+    /// The punches held for review, oldest first (pending ones unless --all)
+    List {
+        /// Only punches of this work day, YYYY-MM-DD
+        #[arg(long, value_parser = parse_day)]
+        date: Option<NaiveDate>,
+        /// Only punches of this department
+        #[arg(long, value_name = "DEPT_ID")]
+        dept: Option<String>,
+        /// Decided ones too, with who decided, when and why
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Apply a held punch exactly as a replaying kiosk's check-in (board, signed event, punch
+    /// log as approved); by the employee's supervisor or HR, never the employee
+    Approve(ReviewDecision),
+    /// Refuse a held punch for good: nothing changes but its audit
+    Reject(ReviewDecision),
+}
+
+/// A decision on one held punch.
+#[derive(Debug, Args)]
+pub struct ReviewDecision {
+    /// The review id (`review list`, or what `checkin` printed)
+    pub id: u64,
+    /// Why (kept in the audit; required to reject)
+    #[arg(long)]
+    pub reason: Option<String>,
     #[command(flatten)]
     pub output: Output,
 }

@@ -7,7 +7,8 @@ use super::Ctx;
 use crate::cli::CheckinArgs;
 use crate::domain::event::Kind;
 use crate::error::Error;
-use crate::ops::checkin::{self, Checkin, Request};
+use crate::ops::checkin::{self, Checkin, Punched, Request};
+use crate::ops::review::HeldPunch;
 
 pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
     if let Some(file) = args.file.as_deref() {
@@ -17,7 +18,7 @@ pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
         .employee_id
         .as_deref()
         .ok_or_else(|| Error::input("an employee id or --file is needed"))?;
-    let c = checkin::punch(
+    let punched = checkin::punch(
         &ctx.cfg,
         &Request {
             employee_id,
@@ -26,6 +27,10 @@ pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
             source: &args.source,
         },
     )?;
+    let c = match punched {
+        Punched::Applied(c) => c,
+        Punched::Held(h) => return held(args.output.json, &h),
+    };
     if let Some(why) = &c.pending_because {
         ctx.say(format!("notification pending ({why}); `attendance relay` will send it"));
     }
@@ -34,6 +39,32 @@ pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
     }
     textln!("{}", line(&c))?;
     Ok(())
+}
+
+/// A punch held for review: said on stdout (or `--json`), then exit 7 with one line.
+fn held(json: bool, h: &HeldPunch) -> Result<()> {
+    if json {
+        crate::output::json(h)?;
+    } else {
+        textln!(
+            "{} {} {} at {} on {}: held for review (review {}): back-dated past policy.replay_window_minutes",
+            h.employee_id,
+            h.employee_name,
+            match h.kind {
+                Kind::In => "check-in",
+                Kind::Out => "check-out",
+            },
+            crate::domain::dates::wall_clock(h.local_at, "%H:%M:%S"),
+            h.work_date,
+            h.review_id
+        )?;
+    }
+    Err(Error::Held(format!(
+        "punch held for review (review {}): the day is unchanged until a supervisor approves it \
+         (`attendance review approve {}`)",
+        h.review_id, h.review_id
+    ))
+    .into())
 }
 
 /// `E000123 Priya Tanaka checked in at 08:55:02 on 2026-11-30 (late by 5 min)`.

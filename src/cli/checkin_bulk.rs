@@ -35,12 +35,14 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
         crate::output::json(&b)?;
     } else {
         say_refused(ctx, &report.refused, errors);
+        say_held(ctx, &b);
         textln!(
-            "{} rows: {} recorded, {} unchanged, {} refused ({:.2}s)",
+            "{} rows: {} recorded, {} unchanged, {} refused, {} held for review ({:.2}s)",
             report.rows,
             report.recorded,
             report.unchanged,
             report.refused.len(),
+            report.held,
             started.elapsed().as_secs_f64()
         )?;
         textln!("notifications: {} sent, {} pending", sent.sent, sent.pending)?;
@@ -61,7 +63,30 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
     if !report.refused.is_empty() {
         return Err(Error::Partial(format!("{} of {} rows refused", report.refused.len(), report.rows)).into());
     }
+    if report.held > 0 {
+        return Err(Error::Held(format!(
+            "{} of {} rows held for review: back-dated past policy.replay_window_minutes (`attendance review list`)",
+            report.held, report.rows
+        ))
+        .into());
+    }
     Ok(())
+}
+
+/// The first punches held for review on stderr, and how many more there are.
+fn say_held(ctx: &Ctx, b: &ops::bulk::Bulk) {
+    for h in &b.held_for_review {
+        ctx.say(format!(
+            "held for review (review {}): {} {} at {} on {}",
+            h.review_id, h.employee_id, h.kind, h.at, h.work_date
+        ));
+    }
+    let more = b.report.held.saturating_sub(b.held_for_review.len());
+    if more > 0 {
+        ctx.say(format!(
+            "... and {more} more held for review (`attendance review list`)"
+        ));
+    }
 }
 
 /// A pipe, a FIFO, a terminal or any other input that is not a regular file: its punches are

@@ -41,6 +41,7 @@ mod queues;
 mod recover;
 mod relay;
 mod report;
+mod review;
 mod settle;
 mod simulate;
 mod status;
@@ -151,6 +152,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
         Command::Calendar(c) => calendar::run(ctx, c),
         Command::Leave(c) => leave::run(ctx, c),
         Command::Correct(a) => correct::run(ctx, a),
+        Command::Review(c) => review::run(ctx, c),
         Command::Report(c) => report::run(ctx, c),
         Command::Simulate(a) => simulate::run(ctx, a),
         Command::Archive(a) => archive::run(ctx, a),

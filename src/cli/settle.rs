@@ -42,6 +42,13 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     }
     for report in summary.days() {
         show_failures(ctx, report);
+        if report.held_for_review > 0 {
+            ctx.say(format!(
+                "warning: {}: {} punch(es) held for review still pending, not in the day's rows until approved \
+                 (`attendance review list --date {}`)",
+                report.date, report.held_for_review, report.date
+            ));
+        }
     }
     if args.output.json {
         crate::outln!("{}", serde_json::to_string(&summary)?)?;
@@ -115,8 +122,12 @@ fn line(report: &Report) -> String {
         0 => String::new(),
         n => format!(" ({n} unreadable, left out)"),
     };
+    let held = match report.held_for_review {
+        0 => String::new(),
+        n => format!("; {n} held for review"),
+    };
     format!(
-        "settled {} ({}) run {}: {} rows written, {} failed [{}]; {} punches logged{unreadable}; {} boards deleted, {} kept{next}{pending} ({:.2}s)",
+        "settled {} ({}) run {}: {} rows written, {} failed [{}]; {} punches logged{unreadable}; {} boards deleted, {} kept{held}{next}{pending} ({:.2}s)",
         report.date,
         if report.workday { "work day" } else { "rest day" },
         report.run_id,

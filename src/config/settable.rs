@@ -207,6 +207,8 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "policy.max_clock_skew_secs", set: |c, v| put(&mut c.policy.max_clock_skew_secs, v.int(1..=3_600)) },
     // A week covers a kiosk offline over a long weekend; a year at most, a day must become final.
     Key { name: "policy.max_backdate_days", set: |c, v| put(&mut c.policy.max_backdate_days, v.int(0..=3660)) },
+    // Minutes, up to max_backdate_days' own bound (3660 days): past it no punch is accepted anyway.
+    Key { name: "policy.replay_window_minutes", set: |c, v| put(&mut c.policy.replay_window_minutes, v.int(0..=5_270_400)) },
     Key { name: "amqp.queue_type", set: |c, v| put(&mut c.amqp.queue_type, queue_type(v)) },
     Key { name: "amqp.max_retries", set: |c, v| put(&mut c.amqp.max_retries, v.int(1..=1_000)) },
     Key { name: "amqp.retry_delay_ms", set: |c, v| put(&mut c.amqp.retry_delay_ms, v.int(BROKER_MS)) },

@@ -25,16 +25,31 @@ pub(crate) struct Actor {
 /// corrects their own day; the department's supervisor corrects its members; HR corrects
 /// anyone else's day, a supervisor's included. The refusal says why, in one line.
 pub(crate) fn may_correct(actor: &Actor, target: &str, supervisor: Option<&str>) -> Result<(), String> {
+    may_act(actor, target, supervisor, ("correct their own day", "correct this day"))
+}
+
+/// May `actor` approve or reject `target`'s punch held for review? The same rule as
+/// [`may_correct`]: nobody decides on their own punch.
+pub(crate) fn may_review(actor: &Actor, target: &str, supervisor: Option<&str>) -> Result<(), String> {
+    may_act(
+        actor,
+        target,
+        supervisor,
+        ("review their own punch", "review this punch"),
+    )
+}
+
+fn may_act(actor: &Actor, target: &str, supervisor: Option<&str>, (own, this): (&str, &str)) -> Result<(), String> {
     if actor.employee_id == target {
         return Err(format!(
-            "{target} may not correct their own day: their department's supervisor or HR does"
+            "{target} may not {own}: their department's supervisor or HR does"
         ));
     }
     if actor.role == Role::Hr || supervisor == Some(actor.employee_id.as_str()) {
         return Ok(());
     }
     Err(format!(
-        "{} is neither the supervisor of {target}'s department nor HR: only they may correct this day",
+        "{} is neither the supervisor of {target}'s department nor HR: only they may {this}",
         actor.employee_id
     ))
 }

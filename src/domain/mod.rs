@@ -18,6 +18,7 @@ pub(crate) mod membership;
 pub(crate) mod policy;
 pub(crate) mod punch_file;
 pub(crate) mod punch_log;
+pub(crate) mod review;
 pub(crate) mod roll_call;
 pub(crate) mod roster;
 pub(crate) mod roster_list;

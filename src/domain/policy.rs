@@ -32,6 +32,10 @@ pub struct Policy {
     /// How many days before today a punch's work date may be: an older punch is refused, so a
     /// day stops changing a week after it (docs/durability.md).
     pub max_backdate_days: u32,
+    /// How far before the server time at which it is recorded a punch may be and still apply
+    /// at once: an older one needs a key that may replay offline punches, or it is held for
+    /// review (`domain::review`).
+    pub replay_window_minutes: u32,
 }
 
 impl Default for Policy {
@@ -46,6 +50,7 @@ impl Default for Policy {
             max_future_skew_secs: 120,
             max_clock_skew_secs: 30,
             max_backdate_days: 7,
+            replay_window_minutes: 15,
         }
     }
 }

@@ -133,6 +133,9 @@ pub(crate) struct BulkReport {
     #[serde(serialize_with = "first_refusals")]
     pub refused: Vec<Refusal>,
     pub refused_count: usize,
+    /// Punches held for review (back-dated past `policy.replay_window_minutes` by a key that
+    /// may not replay offline punches): stored, not applied.
+    pub held: usize,
     /// Punches sent to Redis whose reply never came because Redis failed: each may or may not
     /// have landed. Running the same file again settles them (a punch already there is a repeat).
     pub unconfirmed: usize,

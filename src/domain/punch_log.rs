@@ -17,11 +17,13 @@ pub(crate) enum How {
     Recovered,
     /// A supervisor's correction (`correct`).
     Corrected,
+    /// A back-dated punch held for review, then approved (`review approve`).
+    Approved,
 }
 
 impl How {
     /// The ways a punch reaches the board (a correction is MySQL's alone).
-    pub(crate) const ON_BOARD: [How; 3] = [How::Live, How::Bulk, How::Recovered];
+    pub(crate) const ON_BOARD: [How; 4] = [How::Live, How::Bulk, How::Recovered, How::Approved];
 
     pub(crate) fn as_str(self) -> &'static str {
         match self {
@@ -29,6 +31,7 @@ impl How {
             How::Bulk => "bulk",
             How::Recovered => "recovered",
             How::Corrected => "corrected",
+            How::Approved => "approved",
         }
     }
 }

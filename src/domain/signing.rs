@@ -218,6 +218,26 @@ impl Keyring {
         !self.revoked.contains(key_id) && self.keys.get(key_id).is_some_and(|e| e.replay)
     }
 
+    /// Whether `signer` is a key of this ring that may replay offline punches: its id is
+    /// granted `replay` and not revoked, and its secret is the ring's for that id (a key file
+    /// that only claims a replaying kiosk's id is not one).
+    pub fn authorises_replay(&self, signer: &Signer) -> bool {
+        const PROBE: &str = "attendance-replay-probe-v1";
+        let Some(entry) = self
+            .keys
+            .get(signer.key_id())
+            .filter(|_| self.may_replay(signer.key_id()))
+        else {
+            return false;
+        };
+        let Ok(raw) = base64::engine::general_purpose::STANDARD_NO_PAD.decode(signer.sign(PROBE)) else {
+            return false;
+        };
+        let mut mac = entry.keyed.clone();
+        mac.update(PROBE.as_bytes());
+        mac.verify_slice(&raw).is_ok()
+    }
+
     /// Check an event's signature (the roster is the caller's to check).
     pub fn verify(&self, ev: &Event) -> Result<(), Refusal> {
         let (Some(key_id), Some(sig)) = (ev.key_id.as_deref(), ev.sig.as_deref()) else {
@@ -368,6 +388,24 @@ mod tests {
         r.revoke("k1");
         assert!(matches!(r.verify(&ev), Err(Refusal::Revoked(_))));
         assert!(!r.may_replay("k1") && r.may_replay("k2"));
+    }
+
+    #[test]
+    fn only_the_replaying_key_itself_authorises_replay() {
+        let r = ring();
+        assert!(r.authorises_replay(&Signer::new("k2", S2).unwrap()));
+        assert!(
+            !r.authorises_replay(&Signer::new("k1", S1).unwrap()),
+            "k1 may not replay"
+        );
+        assert!(
+            !r.authorises_replay(&Signer::new("k2", S1).unwrap()),
+            "k2's id, another secret"
+        );
+        assert!(!r.authorises_replay(&Signer::new("k9", S2).unwrap()), "unknown id");
+        let mut revoked = ring();
+        revoked.revoke("k2");
+        assert!(!revoked.authorises_replay(&Signer::new("k2", S2).unwrap()));
     }
 
     #[test]

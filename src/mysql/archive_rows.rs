@@ -1,7 +1,7 @@
 //! The MySQL side of `archive`: the tables of the days before a date, streamed row by row in
 //! one transaction (locked when they are to be deleted), and their deletion in that same
 //! transaction, so that a row never outlives its corrections nor a correction its row (nor
-//! the punch log its day's rows).
+//! the punch log its day's rows, nor a held punch and its review its day).
 
 use anyhow::Result;
 use chrono::NaiveDate;
@@ -10,7 +10,7 @@ use mysql::{Transaction, TxOpts, Value};
 
 /// What one archive holds, in the order it is read and written. Each entry: the file stem
 /// and the query of the days before the date (`{before}` is replaced by the quoted date).
-pub(crate) const TABLES: [(&str, &str); 5] = [
+pub(crate) const TABLES: [(&str, &str); 6] = [
     (
         "attendance",
         "SELECT * FROM attendance WHERE work_date < {before} ORDER BY work_date, employee_id",
@@ -24,6 +24,10 @@ pub(crate) const TABLES: [(&str, &str); 5] = [
         "SELECT * FROM punch_log WHERE work_date < {before} ORDER BY work_date, punched_at, event_id",
     ),
     (
+        "held_punches",
+        "SELECT * FROM held_punches WHERE work_date < {before} ORDER BY id",
+    ),
+    (
         "settle_runs",
         "SELECT * FROM settle_runs WHERE work_date < {before} ORDER BY id",
     ),
@@ -35,9 +39,10 @@ pub(crate) const TABLES: [(&str, &str); 5] = [
 ];
 
 /// Deletes in an order no remaining foreign key objects to: failures before their runs.
-const DELETES: [(&str, &str); 5] = [
+const DELETES: [(&str, &str); 6] = [
     ("corrections", "DELETE FROM corrections WHERE work_date < {before}"),
     ("punch_log", "DELETE FROM punch_log WHERE work_date < {before}"),
+    ("held_punches", "DELETE FROM held_punches WHERE work_date < {before}"),
     ("attendance", "DELETE FROM attendance WHERE work_date < {before}"),
     (
         "settle_failures",

@@ -9,6 +9,7 @@ pub(crate) mod conn;
 pub(crate) mod corrections;
 pub(crate) mod failure;
 mod handle;
+pub(crate) mod held_punches;
 pub(crate) mod leave_rows;
 pub(crate) mod partitions;
 pub(crate) mod punch_log;

@@ -1,4 +1,4 @@
-//! Archiving old days: the attendance rows, their corrections, the punch log and the settle
+//! Archiving old days: the attendance rows, their corrections, the punch log, the held punches and the settle
 //! runs of the days before a date go to CSV files (one per table), and with `drop` leave MySQL in the same
 //! transaction that read them. Files first, synced and renamed into place before the commit
 //! (`crate::files`, each under `<file>.partial` until then): a crash at any point leaves

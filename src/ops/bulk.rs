@@ -5,15 +5,16 @@
 use std::collections::HashMap;
 
 use anyhow::Result;
-use chrono::NaiveDate;
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
 use super::checkin::resolve_timed;
 use crate::config::Config;
 use crate::domain::policy::{self, DayClock, PunchWindow};
-use crate::domain::punch_file::{self, BulkReport, Refusal, Row};
+use crate::domain::punch_file::{self, BulkReport, Refusal, Row, SHOWN_REFUSALS};
 use crate::error::{Error, Service};
 use crate::ops::relay::{DrainReport, Feed};
+use crate::ops::review::HeldPunch;
 use crate::redis::board::{Board, Punch, PunchOutcome, PunchRules};
 
 /// What a bulk check-in did: the board's side and the broker's.
@@ -29,6 +30,8 @@ pub(crate) struct Bulk {
     /// The departments whose punches were recorded (a punch stream counts their outboxes).
     #[serde(skip)]
     pub departments: Vec<String>,
+    /// The first [`SHOWN_REFUSALS`] punches held for review (`report.held` counts them all).
+    pub held_for_review: Vec<HeldPunch>,
 }
 
 /// Record every good row and publish its event with a window of confirms, on
@@ -38,7 +41,9 @@ pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress
     let mut board = Board::open(cfg)?;
     let board = &mut board;
     let total = rows.len() + refused.len();
-    let (punches, refused) = prepare(cfg, board, rows, refused)?;
+    let (punches, refused, clock) = prepare(cfg, board, rows, refused)?;
+    // Held punches are stored before anything is recorded: MySQL failing then changes nothing.
+    let (punches, held) = hold_backdated(cfg, board, punches, clock)?;
     let mut depts: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
     depts.sort_unstable();
     depts.dedup();
@@ -47,6 +52,7 @@ pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress
     report.rows = total;
     report.refused_count = refused.len();
     report.refused = refused;
+    report.held = held.len();
     let notifications = match notifications {
         Ok(n) => n,
         // The publishers' Redis connections could not be opened: nothing was published, every
@@ -75,7 +81,33 @@ pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress
         notifications,
         redis_answered,
         departments: depts,
+        held_for_review: held.into_iter().take(SHOWN_REFUSALS).collect(),
     })
+}
+
+/// Hold for review the punches back-dated past the replay window, unless this process's key
+/// may replay offline punches (the keyring is read only when some punch is that old). Returns
+/// the punches to record and the ones held.
+fn hold_backdated(
+    cfg: &Config,
+    board: &Board,
+    punches: Vec<Punch>,
+    now: DateTime<Utc>,
+) -> Result<(Vec<Punch>, Vec<HeldPunch>)> {
+    let window = cfg.policy.replay_window_minutes;
+    let past = |p: &Punch| crate::domain::review::past_window(p.at, now, window);
+    if !punches.iter().any(past) || board.may_replay(cfg.signing.keyring()?.as_ref()) {
+        return Ok((punches, Vec::new()));
+    }
+    let (old, keep): (Vec<Punch>, Vec<Punch>) = punches.into_iter().partition(past);
+    let rules = PunchRules::new(&cfg.policy, cfg.timezone);
+    let ids = crate::ops::review::hold(cfg, board, rules, &old)?;
+    let held = old
+        .iter()
+        .zip(ids)
+        .map(|(p, id)| HeldPunch::new(p, board.held_record(rules, p).0, id, cfg.timezone))
+        .collect();
+    Ok((keep, held))
 }
 
 /// The report's failure, unless recording failed first (that one stands).
@@ -95,7 +127,7 @@ fn prepare(
     board: &mut Board,
     rows: Vec<Row>,
     refused: Vec<Refusal>,
-) -> Result<(Vec<Punch>, Vec<Refusal>)> {
+) -> Result<(Vec<Punch>, Vec<Refusal>, DateTime<Utc>)> {
     let mut ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -127,7 +159,7 @@ fn prepare(
         }
     }
     refused.sort_by_key(|r| r.line);
-    Ok((punches, refused))
+    Ok((punches, refused, clock.server))
 }
 
 /// Record the punches on the boards, handing each script call's events over as Redis answers

@@ -12,7 +12,7 @@ use anyhow::Result;
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError};
 
 use crate::config::Config;
-use crate::domain::punch_file::{self, Refusal, Row};
+use crate::domain::punch_file::{self, Refusal, Row, SHOWN_REFUSALS};
 use crate::error::Error;
 use crate::ops::bulk::Bulk;
 
@@ -164,6 +164,7 @@ fn empty() -> Bulk {
         notifications: Default::default(),
         redis_answered: None,
         departments: Vec::new(),
+        held_for_review: Vec::new(),
     }
 }
 
@@ -176,6 +177,9 @@ fn add(mut t: Bulk, b: Bulk) -> Bulk {
     r.unconfirmed += b.report.unconfirmed;
     r.refused_count += b.report.refused_count;
     r.refused.extend(b.report.refused);
+    r.held += b.report.held;
+    let room = SHOWN_REFUSALS.saturating_sub(t.held_for_review.len());
+    t.held_for_review.extend(b.held_for_review.into_iter().take(room));
     if b.report.failure.is_some() {
         r.error = b.report.error;
         r.failure = b.report.failure;

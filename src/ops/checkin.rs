@@ -120,9 +120,19 @@ pub(crate) struct Request<'a> {
     pub source: &'a str,
 }
 
+/// A punch applied to the board, or held for a supervisor's review (back-dated past
+/// `policy.replay_window_minutes` without replay authority: `domain::review`).
+#[derive(Debug, Clone)]
+pub(crate) enum Punched {
+    Applied(Checkin),
+    Held(crate::ops::review::HeldPunch),
+}
+
 /// What a check-in did: the `checkin --json` object.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Checkin {
+    /// `applied` (a held punch is another object, `held_for_review`).
+    pub status: &'static str,
     pub employee_id: String,
     pub employee_name: String,
     pub department_id: String,
@@ -150,15 +160,13 @@ pub(crate) struct Checkin {
     pub local_at: DateTime<Tz>,
 }
 
-/// Record one punch and notify its supervisor.
-pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
+/// Record one punch and notify its supervisor; or hold it for review when it is back-dated
+/// past the replay window and this process's key may not replay offline punches.
+pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
     crate::domain::roster::check_id("employee id", req.employee_id)?;
     crate::domain::text::check("--source", req.source).map_err(Error::input)?;
     let mut board = Board::open(cfg)?;
-    // A live relay takes the event over: no broker connection at all. Otherwise the broker
-    // handshake runs while Redis records the punch: it is most of the publish's cost.
-    let handoff = cfg.amqp.handoff && board.relay_alive()?;
-    let connecting = (!handoff).then(|| Publisher::connect_in_background(cfg));
+    let connecting = notifier(cfg, &mut board)?;
     // The server's clock comes with the roster lookup: the time of a punch without --at, and
     // the "now" of the window; a punch with --at needs a host whose clock agrees with it.
     let max_skew = req.at.is_some().then_some(cfg.policy.max_clock_skew_secs);
@@ -171,7 +179,41 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     let tz = cfg.timezone;
     let mut p = Punch::new(employee, req.kind, at, req.source, &cfg.policy, tz);
     p.recorded_at = now;
-    let o = board.punch(PunchRules::new(&cfg.policy, tz), &p)?;
+    let rules = PunchRules::new(&cfg.policy, tz);
+    // The keyring is read only for a back-dated punch: a live one never needs it.
+    if crate::domain::review::past_window(at, now, cfg.policy.replay_window_minutes)
+        && !board.may_replay(cfg.signing.keyring()?.as_ref())
+    {
+        let id = crate::ops::review::hold(cfg, &board, rules, std::slice::from_ref(&p))?;
+        let kind = board.held_record(rules, &p).0;
+        return Ok(Punched::Held(crate::ops::review::HeldPunch::new(&p, kind, id[0], tz)));
+    }
+    Ok(Punched::Applied(apply(
+        cfg, &mut board, rules, &p, connecting, now, false,
+    )?))
+}
+
+/// How this check-in's event will reach the broker: `None`, a live relay takes it over (no
+/// broker connection at all); otherwise the broker handshake, started now so that it runs while
+/// Redis records the punch: it is most of the publish's cost.
+pub(crate) fn notifier(cfg: &Config, board: &mut Board) -> Result<Option<crate::amqp::Connecting>> {
+    let handoff = cfg.amqp.handoff && board.relay_alive()?;
+    Ok((!handoff).then(|| Publisher::connect_in_background(cfg)))
+}
+
+/// Put a punch on its board and notify its supervisor: a check-in, or a held punch approved
+/// (`approved`: logged as such). `connecting`: see [`notifier`]; `now`: the server's clock.
+pub(crate) fn apply(
+    cfg: &Config,
+    board: &mut Board,
+    rules: PunchRules,
+    p: &Punch,
+    connecting: Option<crate::amqp::Connecting>,
+    now: DateTime<Utc>,
+    approved: bool,
+) -> Result<Checkin> {
+    let (tz, at) = (cfg.timezone, p.at);
+    let o = board.punch_as(rules, p, approved)?;
     let late = if o.kind == Kind::In {
         p.facts.late_minutes_if_in
     } else {
@@ -186,13 +228,13 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     let (notification, pending_because) = match (o.event_json.is_some(), connecting) {
         (false, _) => ("none", None),
         // The punch is recorded: nothing here fails the check-in.
-        (true, Some(connecting)) => notify_now(cfg, connecting, &mut board, dept, &p.event_id, now),
+        (true, Some(connecting)) => notify_now(cfg, connecting, board, dept, &p.event_id, now),
         (true, None) => match board.wake_relay(dept) {
             Ok(true) => ("handed_off", None),
             // The relay's heartbeat expired since: publish as if there had been none.
             Ok(false) => {
                 let connecting = Publisher::connect_in_background(cfg);
-                notify_now(cfg, connecting, &mut board, dept, &p.event_id, now)
+                notify_now(cfg, connecting, board, dept, &p.event_id, now)
             }
             Err(e) => ("pending", Some(crate::ops::exit::one_line(&e))),
         },
@@ -201,6 +243,7 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     let instant = |s: i64| policy::instant(tz, date, s).to_rfc3339();
     let local_at = at.with_timezone(&tz);
     Ok(Checkin {
+        status: "applied",
         employee_id: p.employee.id.clone(),
         employee_name: p.employee.name.clone(),
         department_id: p.employee.department_id.clone(),

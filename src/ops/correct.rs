@@ -97,25 +97,37 @@ fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
 /// Who acts: the employee the roster maps to the account running the command; `--by`, if
 /// given, must name them. Then whether they may correct this day (`domain::authority`).
 fn check_authority(conn: &mut Conn, req: &Request) -> Result<Actor> {
-    let Some(actor) = crate::mysql::roster_rows::actor_of_login(conn, req.os_user)? else {
+    acting(conn, req.os_user, req.by, req.employee_id, authority::may_correct)
+}
+
+/// The employee the roster maps to `os_user` (who acts: `by`, if given, must name them), if
+/// `rule` lets them act on `employee`'s day (`correct`, `review`); refused (exit 1) otherwise.
+pub(crate) fn acting(
+    conn: &mut Conn,
+    os_user: &str,
+    by: Option<&str>,
+    employee: &str,
+    rule: fn(&Actor, &str, Option<&str>) -> Result<(), String>,
+) -> Result<Actor> {
+    let Some(actor) = crate::mysql::roster_rows::actor_of_login(conn, os_user)? else {
         return Err(Error::refused(format!(
             "the account '{}' running this is not mapped to an active employee: give its employee that \
              login in the roster's login column (org import)",
-            crate::domain::text::clip(req.os_user)
+            crate::domain::text::clip(os_user)
         ))
         .into());
     };
-    if let Some(by) = req.by.filter(|by| *by != actor.employee_id) {
+    if let Some(by) = by.filter(|by| *by != actor.employee_id) {
         return Err(Error::refused(format!(
-            "--by {by} disagrees with the account running this: '{}' is {}'s",
-            req.os_user, actor.employee_id
+            "--by {by} disagrees with the account running this: '{os_user}' is {}'s",
+            actor.employee_id
         ))
         .into());
     }
-    let Some(supervisor) = corrections::supervisor_of(conn, req.employee_id)? else {
-        return Err(Error::refused(format!("unknown employee '{}'", req.employee_id)).into());
+    let Some(supervisor) = corrections::supervisor_of(conn, employee)? else {
+        return Err(Error::refused(format!("unknown employee '{employee}'")).into());
     };
-    authority::may_correct(&actor, req.employee_id, supervisor.as_deref()).map_err(Error::refused)?;
+    rule(&actor, employee, supervisor.as_deref()).map_err(Error::refused)?;
     Ok(actor)
 }
 

@@ -97,6 +97,7 @@ pub(crate) fn run(cfg: &Config, now: DateTime<Utc>) -> Report {
         None => {
             checks.push(check("settle", Level::Skip, "not checked: MySQL is not usable"));
             checks.push(check("unsettled days", Level::Skip, "not checked: MySQL is not usable"));
+            checks.push(check("reviews", Level::Skip, "not checked: MySQL is not usable"));
         }
     }
     let mut report = Report {
@@ -457,6 +458,7 @@ fn settle_checks(cfg: &Config, conn: &mut Conn, redis: Option<&mut Board>, today
             return vec![
                 check("settle", Level::Fail, why),
                 check("unsettled days", Level::Skip, "not checked"),
+                reviews(conn),
             ];
         }
     };
@@ -468,7 +470,25 @@ fn settle_checks(cfg: &Config, conn: &mut Conn, redis: Option<&mut Board>, today
         ),
         Some(r) => run_verdict(cfg, r),
     };
-    vec![last_verdict, unsettled(cfg, conn, redis, today)]
+    vec![last_verdict, unsettled(cfg, conn, redis, today), reviews(conn)]
+}
+
+/// Punches held for review and still pending (back-dated past the replay window): a warning,
+/// since each leaves its day short until a supervisor decides.
+fn reviews(conn: &mut Conn) -> Check {
+    match crate::mysql::held_punches::pending(conn, None) {
+        Ok(0) => check("reviews", Level::Ok, "no punch held for review"),
+        Ok(n) => check(
+            "reviews",
+            Level::Warn,
+            format!("{n} punch(es) held for review, pending (`attendance review list`, then approve or reject)"),
+        ),
+        Err(e) => check(
+            "reviews",
+            Level::Warn,
+            format!("cannot count held punches: {}", one_line(&e)),
+        ),
+    }
 }
 
 fn run_verdict(cfg: &Config, r: &runs::Run) -> Check {

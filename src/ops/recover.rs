@@ -257,6 +257,7 @@ impl Replayer<'_> {
             source: ev.source,
             event_id: ev.event_id,
             recorded_at,
+            record: None,
         })
     }
 

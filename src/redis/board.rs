@@ -114,6 +114,10 @@ pub struct Punch {
     pub event_id: String,
     /// When this process recorded the punch (`at` may be earlier: a kiosk replaying offline punches).
     pub recorded_at: DateTime<Utc>,
+    /// The event's outbox record up to its last field, made when the punch was first recorded
+    /// (a punch held for review, approved later): used as is, so the signature of the process
+    /// that recorded it stands. `None`: made now, signed with this process's key.
+    pub record: Option<String>,
 }
 
 impl Punch {
@@ -151,6 +155,7 @@ impl Punch {
             source: source.to_string(),
             event_id: uuid::Uuid::new_v4().to_string(),
             recorded_at: Utc::now(),
+            record: None,
         }
     }
 }
@@ -225,6 +230,8 @@ enum Events {
     Outbox,
     /// Nowhere but the punch log: a replay of journaled events, published once already.
     Drop,
+    /// Into the outbox and back, as one check-in, for a held punch approved (logged as approved).
+    Approved,
 }
 
 impl Events {
@@ -234,6 +241,7 @@ impl Events {
             Events::OutboxAndReply => How::Live,
             Events::BulkOutboxAndReply | Events::Outbox => How::Bulk,
             Events::Drop => How::Recovered,
+            Events::Approved => How::Approved,
         }
     }
 }
@@ -258,37 +266,41 @@ fn invocation<'p, 's>(
         .arg(split)
         .arg(MAX_TOKENS)
         .arg(match events {
-            Events::OutboxAndReply | Events::BulkOutboxAndReply => "1",
+            Events::OutboxAndReply | Events::BulkOutboxAndReply | Events::Approved => "1",
             Events::Outbox => "0",
             Events::Drop => "r",
         })
         .arg(date.format("%Y-%m-%d").to_string());
     for p in punches {
-        // The script's own rule for an unlabelled punch (its time against the split), so the
-        // signature covers the kind the script settles on.
-        let kind = p
-            .kind
-            .unwrap_or(if p.facts.secs < split { Kind::In } else { Kind::Out });
+        let kind = kind_of(p, split);
         inv.arg(&p.employee.id)
             .arg(p.facts.secs)
             .arg(kind.as_str())
             .arg(&p.event_id)
             // A replay writes no event, only its punch log entry: unsigned, since this process
             // did not record the punch (recover checked the journal's signature, with a keyring).
-            .arg(record_prefix(
-                p,
-                kind,
-                rules.tz,
-                signer.filter(|_| events != Events::Drop),
-            ));
+            .arg(match &p.record {
+                Some(made) => made.clone(),
+                None => record_prefix(p, kind, rules.tz, signer.filter(|_| events != Events::Drop)),
+            });
     }
     inv
+}
+
+/// The script's own rule for an unlabelled punch (its time against the split), so the
+/// signature covers the kind the script settles on.
+fn kind_of(p: &Punch, split: i64) -> Kind {
+    p.kind
+        .unwrap_or(if p.facts.secs < split { Kind::In } else { Kind::Out })
 }
 
 /// One script call's reply: per punch, flags (1 out, 2 changed, 4 duplicate), first_in and
 /// last_out (-1: none), and the record when `events` asks the script for it (see `punch.lua`).
 fn outcomes(reply: redis::Value, events: Events, punches: usize) -> Result<Vec<PunchOutcome>> {
-    let per = if matches!(events, Events::OutboxAndReply | Events::BulkOutboxAndReply) {
+    let per = if matches!(
+        events,
+        Events::OutboxAndReply | Events::BulkOutboxAndReply | Events::Approved
+    ) {
         4
     } else {
         3
@@ -328,21 +340,42 @@ impl Board {
     /// Record one punch: one EVALSHA (the script is loaded on first use). The outcome carries the
     /// event's wire JSON, rendered from the record the script wrote.
     pub fn punch(&mut self, rules: PunchRules, p: &Punch) -> Result<PunchOutcome> {
-        let reply: redis::Value = invocation(
-            &PUNCH,
-            &self.keys,
-            rules,
-            self.signer.as_deref(),
-            [p],
-            Events::OutboxAndReply,
-        )
-        .invoke(&mut self.con)
-        .context("recording the punch in Redis")?;
-        let mut o = outcomes(reply, Events::OutboxAndReply, 1)?.remove(0);
+        self.punch_as(rules, p, false)
+    }
+
+    /// [`Board::punch`]; `approved`: a held punch approved (`review approve`), logged as such.
+    pub(crate) fn punch_as(&mut self, rules: PunchRules, p: &Punch, approved: bool) -> Result<PunchOutcome> {
+        let events = if approved {
+            Events::Approved
+        } else {
+            Events::OutboxAndReply
+        };
+        let reply: redis::Value = invocation(&PUNCH, &self.keys, rules, self.signer.as_deref(), [p], events)
+            .invoke(&mut self.con)
+            .context("recording the punch in Redis")?;
+        let mut o = outcomes(reply, events, 1)?.remove(0);
         if let Some(record) = o.event_json.take() {
             o.event_json = Some(crate::domain::event::render(&p.event_id, &record)?.json);
         }
         Ok(o)
+    }
+
+    /// What a punch held for review keeps, so that approving it later records exactly this
+    /// punch: the kind the board would give it, and its event's record up to the last field,
+    /// signed now with this process's key.
+    pub(crate) fn held_record(&self, rules: PunchRules, p: &Punch) -> (Kind, String) {
+        let kind = kind_of(p, rules.split_secs(p.facts.work_date));
+        (kind, record_prefix(p, kind, rules.tz, self.signer.as_deref()))
+    }
+
+    /// The id of the key this process signs with, if any.
+    pub(crate) fn key_id(&self) -> Option<&str> {
+        self.signer.as_deref().map(Signer::key_id)
+    }
+
+    /// Whether this process signs with a key that `ring` lets replay offline punches.
+    pub(crate) fn may_replay(&self, ring: Option<&crate::domain::signing::Keyring>) -> bool {
+        matches!((ring, self.signer.as_deref()), (Some(r), Some(s)) if r.authorises_replay(s))
     }
 
     /// Record many punches: grouped by department and day (order kept within each group: the

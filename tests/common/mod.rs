@@ -119,6 +119,10 @@ impl TestEnv {
             // would refuse them as the calendar moves on; the bound (ten years) keeps the suite's
             // 2026 dates accepted until 2036 (tests/durability.rs tests the limit).
             .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "3660")
+            // Likewise the suite's punches on those days are not held for review: the widest
+            // replay window (3660 days) applies them as they come. tests/review.rs sets the
+            // default 15 minutes back to test the rule.
+            .env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "5270400")
             .env("ATTENDANCE_SIGNING_KEY_FILE", self.dir.join("signing.key"));
         c
     }

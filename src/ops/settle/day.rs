@@ -234,6 +234,13 @@ impl Run<'_> {
                 Err(e) => return Err(Box::new((e, After::Finish, written))),
             },
         };
+        let held_for_review = match crate::mysql::held_punches::pending(self.lock.conn(), Some(date)) {
+            Ok(n) => n,
+            Err(e) => {
+                written.counts = Some(counts);
+                return Err(Box::new((e, After::Finish, written)));
+            }
+        };
         let fin = runs::Finish {
             outcome: if written.failures.is_empty() { "ok" } else { "partial" },
             employees: written.employees,
@@ -261,6 +268,7 @@ impl Run<'_> {
             punches_logged: logged.written,
             punch_log_unreadable: logged.unreadable,
             boards_kept,
+            held_for_review,
             outbox,
             next_workday,
             next_day,

@@ -114,6 +114,9 @@ pub struct Report {
     pub punch_log_unreadable: u64,
     /// Boards kept because a row of their department failed (a rerun needs their punches).
     pub boards_kept: u64,
+    /// Punches of the day held for review and still pending: not in its rows until approved
+    /// (then the next settle writes the day again).
+    pub held_for_review: u64,
     /// What became of the outboxes' events (drained once per run, with its last day).
     pub outbox: DrainReport,
     pub next_workday: Option<NaiveDate>,
