@@ -221,6 +221,12 @@ pub(crate) fn redact(s: &str) -> String {
     out
 }
 
+/// One URL as a whole value (a config key's): its password hidden even where it holds a
+/// space or a quote, which [`redact`] takes for the end of a word in free text.
+pub(crate) fn redact_url(url: &str) -> String {
+    redact_token(url)
+}
+
 /// One word: `[scheme://]user:password@rest` loses its password, and so does a query
 /// parameter that carries one (`?password=...`, `&pass=...`: the MySQL URL takes them).
 fn redact_token(t: &str) -> String {

@@ -1,9 +1,8 @@
 //! The `attendance` binary: parse, run, and turn any error into one line and an exit code.
 
 use clap::error::ErrorKind;
-use clap::Parser;
 
-use attendance::{check_environment, Cli};
+use attendance::{check_environment, parse_cli};
 use attendance::{clip, exit_code_of, inert, one_line, stderr_line};
 use attendance::{error_line, exit, is_broken_pipe};
 
@@ -13,7 +12,7 @@ fn main() {
         stderr_line(error_line(&inert(&e.to_string())));
         std::process::exit(exit::USAGE);
     }
-    let cli = match Cli::try_parse() {
+    let cli = match parse_cli() {
         Ok(cli) => cli,
         // Help and version go to stdout as clap writes them (exit 0).
         Err(e) if !e.use_stderr() => {

@@ -87,6 +87,34 @@ pub struct GlobalOpts {
     /// Say more on stderr: the effective configuration (passwords hidden) and the time taken
     #[arg(short, long, global = true)]
     pub verbose: bool,
+    /// Which of the options above were given as flags rather than through their variables
+    /// (`config show` names the flag as a value's origin); filled by [`parse`].
+    #[arg(skip)]
+    pub on_command_line: Vec<&'static str>,
+}
+
+/// The options of [`GlobalOpts`] that are also config keys (or the config file), by clap id.
+const GLOBAL_KEYS: [&str; 7] = [
+    "config",
+    "redis_url",
+    "mysql_url",
+    "report_mysql_url",
+    "amqp_url",
+    "namespace",
+    "timezone",
+];
+
+/// The command line, with which connection options came as flags and which from the environment.
+pub fn parse() -> Result<Cli, clap::Error> {
+    use clap::{parser::ValueSource, CommandFactory, FromArgMatches};
+    let mut matches = Cli::command().try_get_matches()?;
+    let given: Vec<&'static str> = GLOBAL_KEYS
+        .into_iter()
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .collect();
+    let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
+    cli.global.on_command_line = given;
+    Ok(cli)
 }
 
 impl GlobalOpts {
@@ -99,6 +127,7 @@ impl GlobalOpts {
             amqp_url: self.amqp_url.clone(),
             namespace: self.namespace.clone(),
             timezone: self.timezone.clone(),
+            on_command_line: self.on_command_line.clone(),
         }
     }
 }
@@ -162,6 +191,20 @@ pub enum Command {
     /// Database upkeep for years of rows: partitioning by month
     #[command(subcommand)]
     Db(DbCommand),
+    /// The configuration in force: every key's value and where it came from
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the effective configuration as TOML, each value followed by where it came from
+    /// (default, file PATH, environment VAR, flag --NAME); passwords hidden, password and key
+    /// files named but never read into the output
+    Show {
+        #[command(flatten)]
+        output: Output,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -29,6 +29,7 @@ mod calendar;
 mod checkin;
 mod checkin_bulk;
 mod completions;
+mod config;
 mod correct;
 mod db;
 mod dlq;
@@ -116,7 +117,8 @@ pub fn run(cli: Cli) -> Result<()> {
         _ => {}
     }
     let started = std::time::Instant::now();
-    let cfg = Config::load(&cli.global.overrides())?;
+    let overrides = cli.global.overrides();
+    let cfg = Config::load(&overrides)?;
     let ctx = Ctx {
         cfg,
         out: Out {
@@ -129,7 +131,10 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     // `-v` means the same on every command: what it runs against, and how long it took.
     ctx.out.verbose(format!("config: {:?}", ctx.cfg));
-    let result = dispatch(&ctx, cli.command);
+    let result = match cli.command {
+        Command::Config(c) => config::run(&ctx, c, &overrides),
+        command => dispatch(&ctx, command),
+    };
     let outcome = if result.is_ok() { "done" } else { "failed" };
     ctx.out
         .verbose(format!("{outcome} in {:.3}s", started.elapsed().as_secs_f64()));
@@ -157,6 +162,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
         Command::Db(c) => db::run(ctx, c),
         Command::Doctor(a) => doctor::run(ctx, a),
         Command::Queues(c) => queues::run(ctx, c),
-        Command::Completions(_) | Command::Man(_) => unreachable!("handled before the config is read"),
+        Command::Completions(_) | Command::Man(_) | Command::Config(_) => {
+            unreachable!("handled before the dispatch")
+        }
     }
 }

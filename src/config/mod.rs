@@ -12,6 +12,7 @@ mod environment;
 mod file;
 mod secrets;
 mod settable;
+mod show;
 mod signing;
 mod tls;
 mod urls;
@@ -24,6 +25,7 @@ pub use environment::check as check_environment;
 pub(crate) use environment::unknown as unknown_variables;
 pub(crate) use secrets::PasswordFiles;
 pub(crate) use settable::MAX_BATCH_ROWS;
+pub(crate) use show::{file_origin, settings, to_toml};
 pub(crate) use signing::SigningSettings;
 pub(crate) use tls::{ca_file, refused_certificate};
 pub use urls::redis_cluster_seeds;
@@ -44,6 +46,8 @@ pub struct Overrides {
     pub amqp_url: Option<String>,
     pub namespace: Option<String>,
     pub timezone: Option<String>,
+    /// The keys above given as flags (the rest came from clap's environment variables).
+    pub on_command_line: Vec<&'static str>,
 }
 
 /// Kind of RabbitMQ queue for the department queues.
