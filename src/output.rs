@@ -49,6 +49,17 @@ impl Out {
     }
 }
 
+/// A count and its noun, singular for one: `1 employee`, `2 employees`, `0 employees`.
+pub(crate) fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else if let Some(stem) = noun.strip_suffix('y').filter(|s| !s.ends_with(['a', 'e', 'o', 'u'])) {
+        format!("{n} {stem}ies")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// One line on stderr. A closed stderr (`attendance ... 2>&1 | head -c 100`) is ignored rather
 /// than a panic (what `eprintln!` does): the exit code still says how the command ended.
 pub fn stderr_line(msg: impl Display) {

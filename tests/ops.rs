@@ -348,7 +348,11 @@ fn queues_purge_empties_every_department_queue_of_the_namespace() {
     }
     let before = broker_state(&env);
     assert_eq!((before.declared, before.messages), (3, 4));
-    let out = env.json(&["queues", "purge", "--json"]);
+    // Without --yes: one line, exit 2, every message still there.
+    let err = env.fails(&["queues", "purge"], 2);
+    assert!(err.contains("add --yes") && err.trim().lines().count() == 1, "{err}");
+    assert_eq!(broker_state(&env).messages, 4);
+    let out = env.json(&["queues", "purge", "--yes", "--json"]);
     assert_eq!(out["messages"], 4);
     assert_eq!(out["queues"], 5, "three departments, retry and parking");
     let after = broker_state(&env);

@@ -224,6 +224,10 @@ pub struct ArchiveArgs {
     /// Delete the archived days from MySQL once the files are written and synced
     #[arg(long)]
     pub drop: bool,
+    /// Say which files would be written with how many rows, and what --drop would delete;
+    /// write, delete and lock nothing
+    #[arg(long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub output: Output,
 }
@@ -239,6 +243,9 @@ pub enum QueuesCommand {
     /// Empty every department queue, the retry queue and the parking queue of the namespace
     /// (the notifications waiting there are lost; the queues stay)
     Purge {
+        /// Yes, throw the waiting notifications away (without it nothing is purged)
+        #[arg(long)]
+        yes: bool,
         #[command(flatten)]
         output: Output,
     },
@@ -331,6 +338,11 @@ pub enum CalendarCommand {
         /// all; the error line names the first ones
         #[arg(long, value_name = "FILE")]
         errors: Option<PathBuf>,
+        /// Check the file and say which days it would add or change; write nothing
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        output: Output,
     },
     /// Show each day of a range as it counts: calendar entry, else the policy's week
     List {
@@ -711,7 +723,13 @@ pub enum DlqCommand {
     /// Put parked messages back on their department's queue, with a fresh failure count
     Replay(DlqSelect),
     /// Delete parked messages for good
-    Purge(DlqSelect),
+    Purge {
+        #[command(flatten)]
+        select: DlqSelect,
+        /// Yes, delete them for good (without it nothing is purged)
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 /// Which parked messages: some event ids, or --all.

@@ -99,6 +99,15 @@ pub(crate) fn refused_file(
     }
 }
 
+/// A destructive command goes on only with `--yes`; without it, one line saying what it would
+/// destroy (exit 2), before any store is touched.
+pub(crate) fn confirmed(yes: bool, what: impl FnOnce() -> String) -> Result<(), crate::error::Error> {
+    match yes {
+        true => Ok(()),
+        false => Err(crate::error::Error::input(format!("{}: add --yes", what()))),
+    }
+}
+
 /// A table for people: every cell made inert, then `output::print_table`.
 pub(crate) fn table(header: &[&str], rows: Vec<Vec<String>>) -> std::io::Result<()> {
     let rows = rows

@@ -17,6 +17,51 @@ pub(crate) fn set(cfg: &Config, entries: &[Entry]) -> Result<()> {
     crate::mysql::calendar_rows::upsert(&db, entries)
 }
 
+/// What importing one entry would do to the calendar.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Planned {
+    pub date: NaiveDate,
+    /// `workday` or `holiday`.
+    pub kind: &'static str,
+    pub note: String,
+    /// `new` (no entry for that day yet), `changed` (its kind or note differs) or `unchanged`.
+    pub change: &'static str,
+    /// The entry's kind now, if it has one.
+    pub was: Option<&'static str>,
+}
+
+/// What [`set`] would do with these entries, read in one query; nothing is written.
+pub(crate) fn plan(cfg: &Config, entries: &[Entry]) -> Result<Vec<Planned>> {
+    for e in entries {
+        workdays::check_note(&e.note).map_err(Error::input)?;
+    }
+    let (Some(from), Some(to)) = (
+        entries.iter().map(|e| e.date).min(),
+        entries.iter().map(|e| e.date).max(),
+    ) else {
+        return Ok(Vec::new());
+    };
+    let db = crate::mysql::Db::open(cfg)?;
+    let now = crate::mysql::calendar_rows::overrides(&mut db.conn()?, from, to)?;
+    Ok(entries
+        .iter()
+        .map(|e| {
+            let old = now.get(&e.date);
+            Planned {
+                date: e.date,
+                kind: e.kind.as_str(),
+                note: e.note.clone(),
+                change: match old {
+                    None => "new",
+                    Some(o) if o.kind == e.kind && o.note == e.note => "unchanged",
+                    Some(_) => "changed",
+                },
+                was: old.map(|o| o.kind.as_str()),
+            }
+        })
+        .collect())
+}
+
 /// One day of a range, as it counts.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Day {
