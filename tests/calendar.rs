@@ -76,6 +76,17 @@ fn calendar_import_reads_standard_input_for_a_dash() {
     let o = with_stdin(&env, &["calendar", "import", "-"], FILE);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("imported 3 calendar days"));
+    // A Sunday is a rest day, the word settle writes for it; a calendar entry a holiday.
+    let list = env.ok(&["calendar", "list", "--from", "2026-12-26", "--to", "2026-12-27"]);
+    let row = |d: &str| list.lines().find(|l| l.contains(d)).unwrap().to_string();
+    assert!(
+        row("2026-12-27").contains("rest_day") && row("2026-12-27").contains("policy"),
+        "{list}"
+    );
+    assert!(
+        row("2026-12-26").contains("holiday") && row("2026-12-26").contains("calendar"),
+        "{list}"
+    );
     assert_eq!(
         entries(&env),
         [

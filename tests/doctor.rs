@@ -238,12 +238,17 @@ fn on_private_redis(redis_args: &[&str]) -> (TestEnv, PrivateRedis, i32, Checks)
 
 #[test]
 fn a_redis_without_persistence_is_a_warning_exit_4() {
-    let (_env, _redis, code, checks) = on_private_redis(&["--appendonly", "no", "--save", ""]);
+    let (env, redis, code, checks) = on_private_redis(&["--appendonly", "no", "--save", ""]);
     let (st, detail) = status(&checks, "redis persistence");
     assert_eq!(st, "warn");
     assert!(detail.contains("restart"), "{detail}");
     assert_eq!(status(&checks, "redis eviction").0, "ok");
     assert_eq!(code, 4, "{checks:?}");
+    // Regression: only warnings ended in "error: doctor: 1 warning(s)".
+    let o = doctor_text(&env, &redis);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(err.trim(), "doctor: 1 warning, nothing failed");
 }
 
 #[test]
@@ -256,7 +261,7 @@ fn an_evicting_redis_is_a_failure_exit_3() {
     let o = doctor_text(&env, &redis);
     assert_eq!(o.status.code(), Some(3));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.starts_with("error: doctor: 1 check(s) failed"), "{err}");
+    assert!(err.starts_with("error: doctor: 1 check failed"), "{err}");
 }
 
 #[test]

@@ -15,10 +15,14 @@ use crate::domain::workdays::DayKind;
 /// The help heading of the options that say where the stores are, apart from each command's own.
 const CONNECTION: &str = "Connection";
 
+/// `--version`: the release and the git commit it was built from (build.rs; "unknown" when
+/// built outside a git checkout).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("BUILD_GIT_COMMIT"), ")");
+
 #[derive(Debug, Parser)]
 #[command(
     name = "attendance",
-    version,
+    version = VERSION,
     about = "Daily attendance on Redis, RabbitMQ and MySQL: check-ins, supervisors' notifications, nightly settle, reports",
     after_help = "Exit codes: 0 done, 1 refused by a rule, 2 bad usage or input, 3 a service unreachable, 4 done but some items refused or failed, 5 an internal or I/O failure, 6 the day looks lost in Redis (recover first)."
 )]
@@ -176,7 +180,8 @@ pub enum Command {
     /// One line per check: ok, skip (not checked, and why), warn or fail.
     /// Exit 0 all ok, 4 some warning, 3 some failure.
     Doctor(DoctorArgs),
-    /// The namespace's department queues: declare them all, or empty them all
+    /// The namespace's department queues: declare them all, empty them (purge --yes), or delete
+    /// them with the exchanges and the journal (delete --yes)
     #[command(subcommand)]
     Queues(QueuesCommand),
     /// Print a shell completion script for bash, zsh, fish, elvish or powershell

@@ -7,6 +7,7 @@ use crate::cli::OrgCommand;
 use crate::domain::roster;
 use crate::error::Error;
 use crate::ops;
+use crate::output::plural;
 
 pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
     match cmd {
@@ -17,8 +18,10 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             let imported = ops::org::import(&ctx.cfg, &rows)?;
             let report = &imported.report;
             ctx.say(format!(
-                "imported {} employees in {} departments ({} supervisors)",
-                report.employees, report.departments, report.supervisors
+                "imported {} in {} ({})",
+                plural(report.employees, "employee"),
+                plural(report.departments, "department"),
+                plural(report.supervisors, "supervisor")
             ));
             if !report.departments_without_supervisor.is_empty() {
                 ctx.say(format!(

@@ -38,7 +38,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
             if output.json {
                 crate::output::json(&serde_json::json!({ "declared": n }))?;
             } else {
-                textln!("{n} department queues declared")?;
+                textln!("{} declared", crate::output::plural(n, "department queue"))?;
             }
         }
         QueuesCommand::Purge { yes, output } => {
@@ -52,7 +52,11 @@ pub(crate) fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
             if output.json {
                 crate::output::json(&r)?;
             } else {
-                textln!("{} messages purged from {} queues", r.messages, r.queues)?;
+                textln!(
+                    "{} purged from {}",
+                    crate::output::plural(r.messages as usize, "message"),
+                    crate::output::plural(r.queues, "queue")
+                )?;
             }
         }
         QueuesCommand::Delete { yes, output } => {

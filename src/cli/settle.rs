@@ -9,6 +9,7 @@ use crate::cli::SettleArgs;
 use crate::error::Error;
 use crate::ops::metrics;
 use crate::ops::settle::{self, Hooks, Options, Progress, Report, Summary};
+use crate::output::plural;
 
 pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     if let Some(w) = crate::ops::settle_warning(&ctx.cfg) {
@@ -51,7 +52,7 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
         }
         if summary.settled_days.len() > 1 {
             let days: Vec<String> = summary.settled_days.iter().map(ToString::to_string).collect();
-            ctx.say(format!("caught up {} days: {}", days.len(), days.join(", ")));
+            ctx.say(format!("caught up {}: {}", plural(days.len(), "day"), days.join(", ")));
         }
     }
     if summary.failed() > 0 {
@@ -102,12 +103,16 @@ fn show_failures(ctx: &Ctx, report: &Report) {
 fn line(report: &Report) -> String {
     let counts: Vec<String> = report.counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
     let next = match (&report.next_day, report.next_workday) {
-        (Some(l), _) => format!("; next work day {} laid out ({} employees)", l.date, l.employees),
+        (Some(l), _) => format!(
+            "; next work day {} laid out ({})",
+            l.date,
+            plural(l.employees, "employee")
+        ),
         (None, Some(d)) => format!("; next work day {d} not laid out"),
         (None, None) => String::new(),
     };
     let pending = match (&report.outbox.problem, report.outbox.pending) {
-        (Some(p), n) => format!("; {n} notification(s) pending in outboxes ({p})"),
+        (Some(p), n) => format!("; {} pending in outboxes ({p})", plural(n, "notification")),
         (None, 0) => String::new(),
         (None, n) => format!("; {n} notification(s) still pending in outboxes"),
     };

@@ -6,6 +6,7 @@ use super::Ctx;
 use crate::cli::SimulateArgs;
 use crate::domain::sample_day::{write_punches, Mix};
 use crate::error::Error;
+use crate::output::plural;
 
 pub(crate) fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
     for (name, v) in [
@@ -38,6 +39,10 @@ pub(crate) fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
             a.seed,
         )?,
     };
-    ctx.say(format!("{n} punches for {} employees on {date}", ids.len()));
+    ctx.say(format!(
+        "{} for {} on {date}",
+        plural(n, "punch"),
+        plural(ids.len(), "employee")
+    ));
     Ok(())
 }

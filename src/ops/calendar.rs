@@ -5,6 +5,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::domain::policy::DayStatus;
 use crate::domain::workdays::{self, Entry};
 use crate::error::Error;
 
@@ -68,7 +69,8 @@ pub(crate) struct Day {
     pub date: NaiveDate,
     /// `Mon` to `Sun`.
     pub weekday: String,
-    /// `workday` or `holiday`.
+    /// `workday`, `holiday` (a calendar entry) or `rest_day` (off in the policy's week: the
+    /// word settle writes for such a day).
     pub kind: &'static str,
     /// `calendar` (an entry) or `policy` (the policy's week).
     pub source: &'static str,
@@ -90,10 +92,10 @@ pub(crate) fn list(cfg: &Config, from: NaiveDate, to: NaiveDate) -> Result<Vec<D
             Day {
                 date: d,
                 weekday: d.format("%a").to_string(),
-                kind: if workdays::is_workday(&cfg.policy, &overrides, d) {
-                    "workday"
-                } else {
-                    "holiday"
+                kind: match (workdays::is_workday(&cfg.policy, &overrides, d), entry) {
+                    (true, _) => "workday",
+                    (false, Some(_)) => "holiday",
+                    (false, None) => DayStatus::RestDay.as_str(),
                 },
                 source: if entry.is_some() { "calendar" } else { "policy" },
                 note: entry.map_or_else(String::new, |e| e.note.clone()),
