@@ -49,19 +49,6 @@ impl Out {
     }
 }
 
-/// A count and its noun, singular for one: `1 employee`, `2 employees`, `0 employees`.
-pub(crate) fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else if let Some(stem) = noun.strip_suffix('y').filter(|s| !s.ends_with(['a', 'e', 'o', 'u'])) {
-        format!("{n} {stem}ies")
-    } else if ["s", "x", "ch", "sh"].iter().any(|end| noun.ends_with(end)) {
-        format!("{n} {noun}es")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
 /// One line on stderr. A closed stderr (`attendance ... 2>&1 | head -c 100`) is ignored rather
 /// than a panic (what `eprintln!` does): the exit code still says how the command ended.
 pub fn stderr_line(msg: impl Display) {
@@ -112,20 +99,4 @@ macro_rules! outln {
     ($($arg:tt)*) => {
         $crate::output::line(format_args!($($arg)*))
     };
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::output::plural;
-
-    #[test]
-    fn one_is_singular_and_every_other_count_plural() {
-        assert_eq!(plural(1, "employee"), "1 employee");
-        assert_eq!(plural(0, "employee"), "0 employees");
-        assert_eq!(plural(2, "calendar day"), "2 calendar days");
-        assert_eq!(plural(3, "department queue"), "3 department queues");
-        assert_eq!(plural(5, "punch"), "5 punches");
-        assert_eq!(plural(4, "entry"), "4 entries");
-        assert_eq!(plural(1, "entry"), "1 entry");
-    }
 }

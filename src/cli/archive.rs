@@ -5,8 +5,8 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::ArchiveArgs;
+use crate::domain::text::plural;
 use crate::ops::archive::{self, Options};
-use crate::output::plural;
 
 pub(crate) fn run(ctx: &Ctx, args: ArchiveArgs) -> Result<()> {
     let opts = Options {

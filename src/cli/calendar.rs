@@ -5,9 +5,9 @@ use chrono::Duration;
 
 use super::Ctx;
 use crate::cli::CalendarCommand;
+use crate::domain::text::plural;
 use crate::domain::workdays::{self, Entry};
 use crate::ops;
-use crate::output::plural;
 
 pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
     match cmd {

@@ -48,7 +48,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
                 true => "dlq purge deletes every parked message for good".to_string(),
                 false => format!(
                     "dlq purge deletes {} for good",
-                    crate::output::plural(sel.event_ids.len(), "parked message")
+                    crate::domain::text::plural(sel.event_ids.len(), "parked message")
                 ),
             })?;
             let r = dlq::purge(&ctx.cfg, &select(&sel))?;

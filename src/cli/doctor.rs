@@ -4,9 +4,9 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::DoctorArgs;
+use crate::domain::text::plural;
 use crate::error::Error;
 use crate::ops::doctor::{self, Level};
-use crate::output::plural;
 
 pub(crate) fn run(ctx: &Ctx, args: DoctorArgs) -> Result<()> {
     let report = doctor::run(&ctx.cfg, chrono::Utc::now());

@@ -6,8 +6,8 @@ use std::cell::OnceCell;
 
 use super::Ctx;
 use crate::cli::InitDayArgs;
+use crate::domain::text::plural;
 use crate::ops::init_day;
-use crate::output::plural;
 
 pub(crate) fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
     let date = ctx.date_or_today(args.date);

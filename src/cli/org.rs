@@ -5,9 +5,9 @@ use anyhow::Result;
 use super::Ctx;
 use crate::cli::OrgCommand;
 use crate::domain::roster;
+use crate::domain::text::plural;
 use crate::error::Error;
 use crate::ops;
-use crate::output::plural;
 
 pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
     match cmd {

@@ -38,7 +38,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
             if output.json {
                 crate::output::json(&serde_json::json!({ "declared": n }))?;
             } else {
-                textln!("{} declared", crate::output::plural(n, "department queue"))?;
+                textln!("{} declared", crate::domain::text::plural(n, "department queue"))?;
             }
         }
         QueuesCommand::Purge { yes, output } => {
@@ -54,8 +54,8 @@ pub(crate) fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
             } else {
                 textln!(
                     "{} purged from {}",
-                    crate::output::plural(r.messages as usize, "message"),
-                    crate::output::plural(r.queues, "queue")
+                    crate::domain::text::plural(r.messages as usize, "message"),
+                    crate::domain::text::plural(r.queues, "queue")
                 )?;
             }
         }

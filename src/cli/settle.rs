@@ -6,10 +6,10 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::SettleArgs;
+use crate::domain::text::plural;
 use crate::error::Error;
 use crate::ops::metrics;
 use crate::ops::settle::{self, Hooks, Options, Progress, Report, Summary};
-use crate::output::plural;
 
 pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     if let Some(w) = crate::ops::settle_warning(&ctx.cfg) {
@@ -155,7 +155,12 @@ fn with_metrics(
         Ok(s) => (Some(&s.last), "ok"),
         Err(_) => (None, "error"),
     };
-    let written = metrics::settle(report, outcome, started, clock.elapsed().as_secs_f64()).write(path);
+    // A run that stopped early: the outboxes as Redis has them, if it can be read.
+    let pending = match &result {
+        Err(_) => crate::ops::relay::backlog(&ctx.cfg, "settle stopped").map(|b| b.pending),
+        Ok(_) => None,
+    };
+    let written = metrics::settle(report, pending, outcome, started, clock.elapsed().as_secs_f64()).write(path);
     let problem = written.err().map(|e| metrics::not_written(path, &e));
     if let (Err(_), Some(p)) = (&result, &problem) {
         ctx.say(format!("warning: {p}"));

@@ -5,8 +5,8 @@ use anyhow::Result;
 use super::Ctx;
 use crate::cli::SimulateArgs;
 use crate::domain::sample_day::{write_punches, Mix};
+use crate::domain::text::plural;
 use crate::error::Error;
-use crate::output::plural;
 
 pub(crate) fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
     for (name, v) in [
