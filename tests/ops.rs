@@ -304,6 +304,78 @@ fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// The `name(1)` pages a roff page refers to, its font escapes taken out.
+fn page_references(roff: &str) -> Vec<String> {
+    let plain = roff
+        .replace("\\fB", "")
+        .replace("\\fR", "")
+        .replace("\\fI", "")
+        .replace("\\-", "-");
+    plain
+        .match_indices("(1)")
+        .map(|(at, _)| {
+            let head = &plain[..at];
+            let start = head
+                .rfind(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+                .map_or(0, |i| i + 1);
+            head[start..].to_string()
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+#[test]
+fn man_pages_say_environment_files_and_exit_status_and_name_only_pages_that_exist() {
+    // Regression: no ENVIRONMENT, FILES or EXIT STATUS; the main page named attendance-help(1),
+    // which does not exist, and the pages pointed to docs/configuration.md, which is not installed.
+    let env = TestEnv::new("UTC");
+    let dir = env.dir.join("man1");
+    env.ok(&["man", "--dir", dir.to_str().unwrap()]);
+    let mut pages: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    pages.sort();
+    assert!(pages.len() > 40, "{pages:?}");
+    let main = std::fs::read_to_string(dir.join("attendance.1")).unwrap();
+    assert_eq!(main, env.ok(&["man"]), "the page on stdout is the one written");
+    for section in [
+        ".SH ENVIRONMENT",
+        ".SH FILES",
+        ".SH \"EXIT STATUS\"",
+        ".SH \"SEE ALSO\"",
+    ] {
+        assert!(main.contains(section), "{section} in {main}");
+    }
+    // Every setting's variable, from the key table.
+    for var in [
+        "ATTENDANCE_CONFIG",
+        "ATTENDANCE_SETTLE_BATCH_SIZE",
+        "ATTENDANCE_SIGNING_KEYRING_FILE",
+    ] {
+        assert!(main.contains(var), "{var}");
+    }
+    assert!(main.contains("/etc/attendance/config.toml"), "FILES");
+    for page in &pages {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        assert!(
+            text.contains(".SH \"EXIT STATUS\"") && text.contains(".SH ENVIRONMENT"),
+            "{page}"
+        );
+        assert!(!text.contains("docs/"), "{page} points at a file that is not installed");
+        for name in page_references(&text) {
+            assert!(
+                pages.contains(&format!("{name}.1")),
+                "{page} names {name}(1), which is not there"
+            );
+        }
+    }
+    assert!(
+        page_references(&std::fs::read_to_string(dir.join("attendance-report-day.1")).unwrap())
+            .contains(&"attendance-report".to_string())
+    );
+}
+
 #[test]
 fn completions_and_man_pages_come_from_the_clap_definitions() {
     let env = TestEnv::new("UTC");

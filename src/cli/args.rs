@@ -36,7 +36,8 @@ pub struct Cli {
 /// Connection and output flags shared by every command (connection ones under their own heading).
 #[derive(Debug, Args, Clone)]
 pub struct GlobalOpts {
-    /// TOML config file (see docs/configuration.md)
+    /// TOML config file [default: $XDG_CONFIG_HOME/attendance/config.toml, else
+    /// /etc/attendance/config.toml, the first that exists]
     #[arg(long, global = true, env = "ATTENDANCE_CONFIG", value_name = "FILE", help_heading = CONNECTION)]
     pub config: Option<PathBuf>,
     /// Redis URL [default: redis://127.0.0.1:6379/]

@@ -36,6 +36,7 @@ mod dlq;
 mod doctor;
 mod init_day;
 mod leave;
+mod man;
 mod migrate;
 mod org;
 mod queues;
@@ -122,7 +123,7 @@ pub fn run(cli: Cli) -> Result<()> {
     // broken config file cannot stop an install script.
     match &cli.command {
         Command::Completions(a) => return completions::completions(a),
-        Command::Man(a) => return completions::man(a),
+        Command::Man(a) => return man::man(a),
         _ => {}
     }
     let started = std::time::Instant::now();

@@ -26,6 +26,11 @@ pub(crate) use environment::unknown as unknown_variables;
 pub(crate) use secrets::PasswordFiles;
 pub(crate) use settable::MAX_BATCH_ROWS;
 pub(crate) use show::{file_origin, settings, to_toml};
+
+/// Every setting's environment variable and the key it sets, in the table's order.
+pub(crate) fn variables() -> Vec<(String, &'static str)> {
+    settable::KEYS.iter().map(|k| (k.env_var(), k.name)).collect()
+}
 pub(crate) use signing::SigningSettings;
 pub(crate) use tls::{ca_file, refused_certificate};
 pub use urls::redis_cluster_seeds;
