@@ -187,7 +187,7 @@ fn settle_and_relay_leave_their_figures_in_a_metrics_file() {
     assert_eq!(m["attendance_settle_outcome{outcome=\"error\"}"], 1.0);
     assert!(m["attendance_settle_rows_written"].is_nan(), "{m:?}");
     assert!(m["attendance_settle_rows{status=\"absent\"}"].is_nan(), "{m:?}");
-    assert_eq!(m["attendance_settle_events_pending"], 1.0);
+    assert_eq!(m["attendance_settle_events_pending"], 1.0, "{m:?}");
 
     // Regression: with the broker unreachable, relay wrote no events_pending, so the documented
     // alert (pending > 0 and success == 0) could not fire in exactly that case.
