@@ -15,7 +15,7 @@
 # them refuses there (with amqp.management_url set), exit 3, before any is created. It cleans up
 # after itself: the demo's notification queues are emptied at the end (also when a step fails or
 # it is interrupted), so no backlog of ~200,000 messages outlives it and slows the next run. To
-# remove the demo entirely: `ATTENDANCE_NAMESPACE=demo attendance queues purge`, then drop the
+# remove the demo entirely: `ATTENDANCE_NAMESPACE=demo attendance queues purge --yes`, then drop the
 # database attendance_demo and delete the Redis keys demo:*.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,7 +64,7 @@ cleanup() {
   if [ -n "$roster_loaded" ]; then
     echo >&2
     echo "== cleanup: emptying the demo's notification queues" >&2
-    $att queues purge || echo "demo: could not purge the demo queues (see above)" >&2
+    $att queues purge --yes || echo "demo: could not purge the demo queues (see above)" >&2
   fi
   rm -rf "$work"
 }
@@ -88,7 +88,7 @@ roster_loaded=1
 # file handles would jam it for all its users (docs/operations.md: RabbitMQ's file handles).
 $att queues declare
 # A run killed before its cleanup left its queues full: start from empty ones.
-$att queues purge
+$att queues purge --yes
 
 step "the day: $day (company zone $ATTENDANCE_TIMEZONE)"
 $att init-day --date "$day"

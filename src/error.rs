@@ -61,6 +61,10 @@ pub enum Error {
     /// Some items were refused or failed; the command already reported them (exit 4).
     #[error("{0}")]
     Partial(String),
+    /// Done, with warnings the command already showed (`doctor`): said plainly as it is, not as
+    /// an error (exit 4).
+    #[error("{0}")]
+    Warned(String),
     /// A health check failed (`doctor`); the command already said which (exit 3).
     #[error("{0}")]
     Unhealthy(String),
@@ -98,7 +102,7 @@ impl Error {
             Error::Refused(_) => exit::REFUSED,
             Error::Input(_) => exit::USAGE,
             Error::Service { .. } => exit::SERVICE,
-            Error::Partial(_) => exit::PARTIAL,
+            Error::Partial(_) | Error::Warned(_) => exit::PARTIAL,
             Error::Unhealthy(_) => exit::SERVICE,
             Error::Internal(_) => exit::INTERNAL,
             Error::Lost(_) => exit::LOST,
@@ -159,6 +163,12 @@ pub(crate) const MAX_LINE: usize = 300;
 
 /// What `main` prints for an error: `error: ` and the message, on one line of at most
 /// [`MAX_LINE`] characters (the message is redacted before it gets here).
+/// Whether `err` is only warnings already shown ([`Error::Warned`]): its line is then printed as
+/// it is, without `error: `.
+pub fn only_warned(err: &anyhow::Error) -> bool {
+    matches!(err.downcast_ref::<Error>(), Some(Error::Warned(_)))
+}
+
 pub fn error_line(message: &str) -> String {
     cut(&format!("error: {}", message.replace(['\n', '\r'], " ")), MAX_LINE)
 }
@@ -226,6 +236,12 @@ pub(crate) fn redact(s: &str) -> String {
     }
     out.push_str(&redact_token(&token));
     out
+}
+
+/// One URL as a whole value (a config key's): its password hidden even where it holds a
+/// space or a quote, which [`redact`] takes for the end of a word in free text.
+pub(crate) fn redact_url(url: &str) -> String {
+    redact_token(url)
 }
 
 /// One word: `[scheme://]user:password@rest` loses its password, and so does a query

@@ -22,9 +22,9 @@ mod output;
 mod redis;
 
 // The binary: parse, run, and turn any error into one line and its exit code.
-pub use crate::cli::{run, Cli};
+pub use crate::cli::{parse as parse_cli, run, Cli};
 pub use crate::domain::text::{clip, inert};
-pub use crate::error::{error_line, exit, is_broken_pipe};
+pub use crate::error::{error_line, exit, is_broken_pipe, only_warned};
 pub use crate::ops::exit::{exit_code_of, one_line};
 pub use crate::output::stderr_line;
 

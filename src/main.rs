@@ -1,11 +1,10 @@
 //! The `attendance` binary: parse, run, and turn any error into one line and an exit code.
 
 use clap::error::ErrorKind;
-use clap::Parser;
 
-use attendance::{check_environment, Cli};
+use attendance::{check_environment, parse_cli};
 use attendance::{clip, exit_code_of, inert, one_line, stderr_line};
-use attendance::{error_line, exit, is_broken_pipe};
+use attendance::{error_line, exit, is_broken_pipe, only_warned};
 
 fn main() {
     // Before clap reads its own variables: a value that is not text or is empty is named.
@@ -13,7 +12,7 @@ fn main() {
         stderr_line(error_line(&inert(&e.to_string())));
         std::process::exit(exit::USAGE);
     }
-    let cli = match Cli::try_parse() {
+    let cli = match parse_cli() {
         Ok(cli) => cli,
         // Help and version go to stdout as clap writes them (exit 0).
         Err(e) if !e.use_stderr() => {
@@ -37,6 +36,11 @@ fn main() {
         Ok(()) => {}
         // The reader of stdout went away: what it wanted it has; no error, as with `cat | head`.
         Err(err) if is_broken_pipe(&err) => std::process::exit(exit::OK),
+        // Warnings already shown (doctor's): said plainly, exit 4, not as an error.
+        Err(err) if only_warned(&err) => {
+            stderr_line(one_line(&err));
+            std::process::exit(exit_code_of(&err));
+        }
         Err(err) => {
             stderr_line(error_line(&one_line(&err)));
             std::process::exit(exit_code_of(&err));

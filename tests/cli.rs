@@ -388,3 +388,51 @@ fn a_config_file_is_found_where_admins_look_and_v_shows_it_without_its_passwords
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("hunter2") && err.contains("password=***"), "{err}");
 }
+
+#[test]
+fn version_names_the_release_and_the_git_commit() {
+    // Regression: `--version` said only 0.1.0.
+    let env = TestEnv::new("UTC");
+    let v = env.ok(&["--version"]);
+    let commit = v
+        .trim()
+        .strip_prefix(concat!("attendance ", env!("CARGO_PKG_VERSION"), " (commit "))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{v}"));
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match head {
+        // Built in this checkout: the commit it was built from (build.rs reruns when HEAD moves).
+        Some(head) => assert_eq!(commit, head),
+        None => assert_eq!(commit, "unknown"),
+    }
+}
+
+#[test]
+fn queues_help_names_every_subcommand_and_counts_of_one_are_singular() {
+    let env = TestEnv::migrated("UTC");
+    // Regression: the summary of `queues` named declare and purge, not delete.
+    let help = env.ok(&["queues", "--help"]);
+    let about = help.lines().next().unwrap();
+    assert!(
+        ["declare", "purge", "delete"].iter().all(|c| about.contains(c)),
+        "{help}"
+    );
+    // Regression: "imported 1 employees in 1 departments".
+    let roster = env.file(
+        "one.csv",
+        "employee_id,name,department_id,department_name,role\nE1,Ann,D1,Sales,supervisor\n",
+    );
+    let o = env.run(&["org", "import", roster.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("imported 1 employee in 1 department (1 supervisor)"),
+        "{err}"
+    );
+}

@@ -238,12 +238,17 @@ fn on_private_redis(redis_args: &[&str]) -> (TestEnv, PrivateRedis, i32, Checks)
 
 #[test]
 fn a_redis_without_persistence_is_a_warning_exit_4() {
-    let (_env, _redis, code, checks) = on_private_redis(&["--appendonly", "no", "--save", ""]);
+    let (env, redis, code, checks) = on_private_redis(&["--appendonly", "no", "--save", ""]);
     let (st, detail) = status(&checks, "redis persistence");
     assert_eq!(st, "warn");
     assert!(detail.contains("restart"), "{detail}");
     assert_eq!(status(&checks, "redis eviction").0, "ok");
     assert_eq!(code, 4, "{checks:?}");
+    // Regression: only warnings ended in "error: doctor: 1 warning(s)".
+    let o = doctor_text(&env, &redis);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(err.trim(), "doctor: 1 warning, nothing failed");
 }
 
 #[test]
@@ -256,7 +261,7 @@ fn an_evicting_redis_is_a_failure_exit_3() {
     let o = doctor_text(&env, &redis);
     assert_eq!(o.status.code(), Some(3));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.starts_with("error: doctor: 1 check(s) failed"), "{err}");
+    assert!(err.starts_with("error: doctor: 1 check failed"), "{err}");
 }
 
 #[test]
@@ -387,4 +392,53 @@ fn a_management_api_that_does_not_answer_is_a_warning_that_hides_its_password() 
     let bad = env.file("bad.toml", "[amqp]\nmanagement_url = \"ftp://x\"\n");
     let err = env.fails(&["doctor", "--config", bad.to_str().unwrap()], 2);
     assert!(err.contains("amqp.management_url"), "{err}");
+}
+
+#[test]
+fn events_waiting_with_no_relay_alive_are_a_warning_and_a_live_relay_is_named() {
+    let env = TestEnv::with_roster("UTC", 10, 2);
+    let (_, checks) = doctor(&env, &[]);
+    assert_eq!(status(&checks, "relay").0, "ok");
+    assert!(
+        status(&checks, "relay").1.starts_with("no relay --follow alive"),
+        "{checks:?}"
+    );
+    assert_eq!(status(&checks, "outbox"), ("ok", "no event waiting in the outboxes"));
+    // A check-in while the broker is away, with no relay to hand it to: it waits in its outbox.
+    let stranded = env
+        .cmd()
+        .args(["checkin", "E000002", "--kind", "in"])
+        .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+        .output()
+        .unwrap();
+    assert!(stranded.status.success());
+    let (code, checks) = doctor(&env, &[]);
+    let (st, detail) = status(&checks, "outbox");
+    assert_eq!(st, "warn", "{checks:?}");
+    assert!(
+        detail.starts_with("1 event waiting in the outboxes of 1 department and no relay alive"),
+        "{detail}"
+    );
+    assert!(code >= 4, "{checks:?}");
+    // A relay --follow sends it and beats its heartbeat: doctor names it alive, nothing waits.
+    let mut relay = env
+        .std_cmd()
+        .args(["relay", "--follow", "--interval-ms", "100"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let checks = loop {
+        let (_, checks) = doctor(&env, &[]);
+        if status(&checks, "outbox").0 == "ok" && status(&checks, "relay").1.contains("is alive") {
+            break checks;
+        }
+        assert!(Instant::now() < deadline, "{checks:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(status(&checks, "outbox").1, "no event waiting in the outboxes");
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(relay.id() as i32, libc::SIGTERM) };
+    assert!(relay.wait().unwrap().success());
 }

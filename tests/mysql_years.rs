@@ -349,6 +349,18 @@ fn archive_files(dir: &Path, before: &str) -> Vec<Vec<Vec<String>>> {
     .collect()
 }
 
+/// `archive --drop` of the days before November into `dir`.
+fn archive_drop(dir: &Path) -> Vec<&str> {
+    vec![
+        "archive",
+        "--before",
+        "2026-11-01",
+        "--out",
+        dir.to_str().unwrap(),
+        "--drop",
+    ]
+}
+
 /// `LOAD DATA LOCAL INFILE` of an archive file into its table, as docs/mysql.md shows it.
 fn load_back(env: &TestEnv, file: &Path, table: &str) {
     let mut conn = env.mysql();
@@ -415,14 +427,7 @@ fn archive_writes_the_old_days_and_drop_deletes_them_with_their_corrections() {
     // With --drop: the same files, and October gone from every table, November whole.
     let gone = env.dir.join("gone");
     std::fs::create_dir(&gone).unwrap();
-    env.ok(&[
-        "archive",
-        "--before",
-        "2026-11-01",
-        "--out",
-        gone.to_str().unwrap(),
-        "--drop",
-    ]);
+    env.ok(&archive_drop(&gone));
     assert_eq!(archive_files(&gone, "2026-11-01"), files);
     let mode = std::os::unix::fs::PermissionsExt::mode(
         &std::fs::metadata(gone.join("attendance-before-2026-11-01.csv"))
@@ -453,6 +458,49 @@ fn archive_writes_the_old_days_and_drop_deletes_them_with_their_corrections() {
         .filter(|n| !n.ends_with(".csv"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn archive_drop_dry_run_counts_what_it_would_write_and_delete_and_changes_nothing() {
+    let env = TestEnv::with_roster(TZ, 20, 2);
+    settle_and_correct(&env, OCT);
+    settle_and_correct(&env, NOV);
+    let before = census(&env);
+    let dir = env.dir.join("dry");
+    std::fs::create_dir(&dir).unwrap();
+    let args = [&archive_drop(&dir)[..], &["--dry-run"]].concat();
+    let o = env.cmd().args(&args).output().unwrap();
+    let (out, err) = (common::expect_ok(&args, o.clone()), String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("attendance-before-2026-11-01.csv: 20 rows"), "{out}");
+    assert!(out.contains("corrections-before-2026-11-01.csv: 1 row\n"), "{out}");
+    assert!(
+        err.contains("dry run: would archive") && err.contains("delete them from MySQL"),
+        "{err}"
+    );
+    let j = env.json(&[&args[..], &["--json"]].concat());
+    assert_eq!(
+        (&j["dry_run"], &j["would_drop"], &j["dropped"]),
+        (&true.into(), &true.into(), &false.into())
+    );
+    let rows: Vec<(String, u64)> = j["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["table"].as_str().unwrap().to_string(), f["rows"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("attendance".to_string(), 20),
+            ("corrections".into(), 1),
+            ("punch_log".into(), 2),
+            ("settle_runs".into(), 1),
+            ("settle_failures".into(), 0)
+        ]
+    );
+    // Nothing deleted, no file written.
+    assert_eq!(census(&env), before);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
 }
 
 #[test]
@@ -543,17 +591,7 @@ fn an_archive_that_fails_half_way_deletes_nothing_and_leaves_no_file() {
     // three are written by then.
     let dir = env.dir.join("out");
     std::fs::create_dir_all(dir.join("settle_failures-before-2026-11-01.csv.partial")).unwrap();
-    let err = env.fails(
-        &[
-            "archive",
-            "--before",
-            "2026-11-01",
-            "--out",
-            dir.to_str().unwrap(),
-            "--drop",
-        ],
-        2,
-    );
+    let err = env.fails(&archive_drop(&dir), 2);
     assert!(
         err.contains("settle_failures") && err.trim().lines().count() == 1,
         "{err}"
@@ -624,15 +662,8 @@ fn archive_by_an_account_that_may_not_delete_leaves_rows_and_no_file() {
     let archive = |acct: &Account| {
         env.cmd()
             .env("ATTENDANCE_MYSQL_URL", &acct.url)
-            .args([
-                "archive",
-                "--before",
-                "2026-11-01",
-                "--out",
-                dir.to_str().unwrap(),
-                "--drop",
-                "--json",
-            ])
+            .args(archive_drop(&dir))
+            .arg("--json")
             .output()
             .unwrap()
     };

@@ -314,8 +314,12 @@ fn a_malformed_message_goes_through_retry_to_parking_and_replay_brings_it_back()
         }
         std::thread::sleep(Duration::from_millis(150));
     }
+    // Without --yes: one line, exit 2, the message still parked.
+    let err = env.fails(&["dlq", "purge", "--all", "--config", cfg], 2);
+    assert!(err.contains("add --yes") && err.trim().lines().count() == 1, "{err}");
+    assert_eq!(depth(&parking), 1);
     assert_eq!(
-        env.ok(&["dlq", "purge", "--all", "--config", cfg]).trim(),
+        env.ok(&["dlq", "purge", "--all", "--yes", "--config", cfg]).trim(),
         "1 purged, 0 left in the parking queue"
     );
     assert_eq!(depth(&parking), 0);

@@ -173,19 +173,24 @@ fn settle_and_relay_leave_their_figures_in_a_metrics_file() {
     assert_eq!(m["attendance_settle_failed_rows"], 0.0);
     assert!(m["attendance_settle_duration_seconds"] > 0.0);
 
-    // A run that stops early still says so: outcome error, and the old figures are gone.
-    env.fails(&["settle", "--date", "2099-01-01", "--metrics-file", p], 1);
-    let m = samples(&prom);
-    assert_eq!(m["attendance_settle_outcome{outcome=\"error\"}"], 1.0);
-    assert!(!m.contains_key("attendance_settle_rows_written"));
-
-    // Settle drained the outbox on the real broker; a new stranded event goes out with relay.
+    // Settle drained the outbox on the real broker; a new event is stranded.
     env.cmd()
         .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
         .args(["checkin", "E000003", "--kind", "in"])
         .assert()
         .success();
     assert_eq!(waiting(), 1);
+    // A run that stops early still writes every series: outcome error, the counts unknown
+    // (NaN: an old night's figures never look current), the pending events read from Redis.
+    env.fails(&["settle", "--date", "2099-01-01", "--metrics-file", p], 1);
+    let m = samples(&prom);
+    assert_eq!(m["attendance_settle_outcome{outcome=\"error\"}"], 1.0);
+    assert!(m["attendance_settle_rows_written"].is_nan(), "{m:?}");
+    assert!(m["attendance_settle_rows{status=\"absent\"}"].is_nan(), "{m:?}");
+    assert_eq!(m["attendance_settle_events_pending"], 1.0, "{m:?}");
+
+    // Regression: with the broker unreachable, relay wrote no events_pending, so the documented
+    // alert (pending > 0 and success == 0) could not fire in exactly that case.
     let relay_prom = env.dir.join("relay.prom");
     let r = relay_prom.to_str().unwrap();
     env.cmd()
@@ -193,12 +198,22 @@ fn settle_and_relay_leave_their_figures_in_a_metrics_file() {
         .args(["relay", "--metrics-file", r])
         .assert()
         .code(3);
-    assert_eq!(samples(&relay_prom)["attendance_relay_success"], 0.0);
+    let m = samples(&relay_prom);
+    assert_eq!(
+        (m["attendance_relay_success"], m["attendance_relay_events_pending"]),
+        (0.0, 1.0)
+    );
+    assert_eq!(m["attendance_relay_departments"], 1.0);
+    let text = std::fs::read_to_string(&relay_prom).unwrap();
+    assert!(
+        text.contains("# TYPE attendance_relay_events_sent_total counter\n"),
+        "a count that only grows is a counter: {text}"
+    );
     env.ok(&["relay", "--metrics-file", r]);
     let m = samples(&relay_prom);
     fresh(&m, "attendance_relay_last_run_timestamp_seconds");
     assert_eq!(m["attendance_relay_success"], 1.0);
-    assert_eq!(m["attendance_relay_events_sent"], 1.0);
+    assert_eq!(m["attendance_relay_events_sent_total"], 1.0);
     assert_eq!(m["attendance_relay_events_pending"], 0.0);
     assert_eq!(waiting(), 0, "the outbox is empty in Redis");
     let leftovers: Vec<_> = std::fs::read_dir(&env.dir)
@@ -229,7 +244,7 @@ fn relay_follow_rewrites_its_metrics_every_round_until_sigterm() {
         .unwrap();
     let first = wait_for(|| prom.exists().then(|| samples(&prom)));
     assert_eq!(first["attendance_relay_success"], 1.0);
-    assert_eq!(first["attendance_relay_events_sent"], 0.0);
+    assert_eq!(first["attendance_relay_events_sent_total"], 0.0);
     // A stranded event is sent by the running relay, and the file says so.
     env.cmd()
         .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
@@ -238,7 +253,7 @@ fn relay_follow_rewrites_its_metrics_every_round_until_sigterm() {
         .args(["checkin", "E000002", "--kind", "in"])
         .assert()
         .success();
-    let later = wait_for(|| Some(samples(&prom)).filter(|m| m["attendance_relay_events_sent"] == 1.0));
+    let later = wait_for(|| Some(samples(&prom)).filter(|m| m["attendance_relay_events_sent_total"] == 1.0));
     assert_eq!(later["attendance_relay_events_pending"], 0.0);
     assert!(
         later["attendance_relay_last_run_timestamp_seconds"] >= first["attendance_relay_last_run_timestamp_seconds"]
@@ -246,6 +261,35 @@ fn relay_follow_rewrites_its_metrics_every_round_until_sigterm() {
     // SAFETY: a plain kill(2) of our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert!(child.wait().unwrap().success(), "SIGTERM ends the relay cleanly");
+}
+
+#[test]
+fn relay_follow_without_a_broker_writes_the_events_pending_read_from_redis() {
+    let env = TestEnv::with_roster(TZ, 6, 1);
+    let closed = "amqp://guest:guest@127.0.0.1:1/%2f";
+    env.cmd()
+        .env("ATTENDANCE_AMQP_URL", closed)
+        .args(["checkin", "E000002", "--kind", "in"])
+        .assert()
+        .success();
+    let prom = env.dir.join("relay.prom");
+    let mut child = env
+        .std_cmd()
+        .env("ATTENDANCE_AMQP_URL", closed)
+        .args(["relay", "--follow", "--metrics-file", prom.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let m = wait_for(|| prom.exists().then(|| samples(&prom)));
+    assert_eq!(
+        (m["attendance_relay_success"], m["attendance_relay_events_pending"]),
+        (0.0, 1.0),
+        "{m:?}"
+    );
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    child.wait().unwrap();
 }
 
 /// Poll until `f` gives a value, for at most 15 s.
@@ -258,6 +302,78 @@ fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> T {
         assert!(std::time::Instant::now() < deadline, "timed out");
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+}
+
+/// The `name(1)` pages a roff page refers to, its font escapes taken out.
+fn page_references(roff: &str) -> Vec<String> {
+    let plain = roff
+        .replace("\\fB", "")
+        .replace("\\fR", "")
+        .replace("\\fI", "")
+        .replace("\\-", "-");
+    plain
+        .match_indices("(1)")
+        .map(|(at, _)| {
+            let head = &plain[..at];
+            let start = head
+                .rfind(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+                .map_or(0, |i| i + 1);
+            head[start..].to_string()
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+#[test]
+fn man_pages_say_environment_files_and_exit_status_and_name_only_pages_that_exist() {
+    // Regression: no ENVIRONMENT, FILES or EXIT STATUS; the main page named attendance-help(1),
+    // which does not exist, and the pages pointed to docs/configuration.md, which is not installed.
+    let env = TestEnv::new("UTC");
+    let dir = env.dir.join("man1");
+    env.ok(&["man", "--dir", dir.to_str().unwrap()]);
+    let mut pages: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    pages.sort();
+    assert!(pages.len() > 40, "{pages:?}");
+    let main = std::fs::read_to_string(dir.join("attendance.1")).unwrap();
+    assert_eq!(main, env.ok(&["man"]), "the page on stdout is the one written");
+    for section in [
+        ".SH ENVIRONMENT",
+        ".SH FILES",
+        ".SH \"EXIT STATUS\"",
+        ".SH \"SEE ALSO\"",
+    ] {
+        assert!(main.contains(section), "{section} in {main}");
+    }
+    // Every setting's variable, from the key table.
+    for var in [
+        "ATTENDANCE_CONFIG",
+        "ATTENDANCE_SETTLE_BATCH_SIZE",
+        "ATTENDANCE_SIGNING_KEYRING_FILE",
+    ] {
+        assert!(main.contains(var), "{var}");
+    }
+    assert!(main.contains("/etc/attendance/config.toml"), "FILES");
+    for page in &pages {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        assert!(
+            text.contains(".SH \"EXIT STATUS\"") && text.contains(".SH ENVIRONMENT"),
+            "{page}"
+        );
+        assert!(!text.contains("docs/"), "{page} points at a file that is not installed");
+        for name in page_references(&text) {
+            assert!(
+                pages.contains(&format!("{name}.1")),
+                "{page} names {name}(1), which is not there"
+            );
+        }
+    }
+    assert!(
+        page_references(&std::fs::read_to_string(dir.join("attendance-report-day.1")).unwrap())
+            .contains(&"attendance-report".to_string())
+    );
 }
 
 #[test]
@@ -348,7 +464,11 @@ fn queues_purge_empties_every_department_queue_of_the_namespace() {
     }
     let before = broker_state(&env);
     assert_eq!((before.declared, before.messages), (3, 4));
-    let out = env.json(&["queues", "purge", "--json"]);
+    // Without --yes: one line, exit 2, every message still there.
+    let err = env.fails(&["queues", "purge"], 2);
+    assert!(err.contains("add --yes") && err.trim().lines().count() == 1, "{err}");
+    assert_eq!(broker_state(&env).messages, 4);
+    let out = env.json(&["queues", "purge", "--yes", "--json"]);
     assert_eq!(out["messages"], 4);
     assert_eq!(out["queues"], 5, "three departments, retry and parking");
     let after = broker_state(&env);

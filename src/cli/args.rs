@@ -15,10 +15,14 @@ use crate::domain::workdays::DayKind;
 /// The help heading of the options that say where the stores are, apart from each command's own.
 const CONNECTION: &str = "Connection";
 
+/// `--version`: the release and the git commit it was built from (build.rs; "unknown" when
+/// built outside a git checkout).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("BUILD_GIT_COMMIT"), ")");
+
 #[derive(Debug, Parser)]
 #[command(
     name = "attendance",
-    version,
+    version = VERSION,
     about = "Daily attendance on Redis, RabbitMQ and MySQL: check-ins, supervisors' notifications, nightly settle, reports",
     after_help = "Exit codes: 0 done, 1 refused by a rule, 2 bad usage or input, 3 a service unreachable, 4 done but some items refused or failed, 5 an internal or I/O failure, 6 the day looks lost in Redis (recover first)."
 )]
@@ -32,7 +36,8 @@ pub struct Cli {
 /// Connection and output flags shared by every command (connection ones under their own heading).
 #[derive(Debug, Args, Clone)]
 pub struct GlobalOpts {
-    /// TOML config file (see docs/configuration.md)
+    /// TOML config file [default: $XDG_CONFIG_HOME/attendance/config.toml, else
+    /// /etc/attendance/config.toml, the first that exists]
     #[arg(long, global = true, env = "ATTENDANCE_CONFIG", value_name = "FILE", help_heading = CONNECTION)]
     pub config: Option<PathBuf>,
     /// Redis URL [default: redis://127.0.0.1:6379/]
@@ -87,6 +92,34 @@ pub struct GlobalOpts {
     /// Say more on stderr: the effective configuration (passwords hidden) and the time taken
     #[arg(short, long, global = true)]
     pub verbose: bool,
+    /// Which of the options above were given as flags rather than through their variables
+    /// (`config show` names the flag as a value's origin); filled by [`parse`].
+    #[arg(skip)]
+    pub on_command_line: Vec<&'static str>,
+}
+
+/// The options of [`GlobalOpts`] that are also config keys (or the config file), by clap id.
+const GLOBAL_KEYS: [&str; 7] = [
+    "config",
+    "redis_url",
+    "mysql_url",
+    "report_mysql_url",
+    "amqp_url",
+    "namespace",
+    "timezone",
+];
+
+/// The command line, with which connection options came as flags and which from the environment.
+pub fn parse() -> Result<Cli, clap::Error> {
+    use clap::{parser::ValueSource, CommandFactory, FromArgMatches};
+    let mut matches = Cli::command().try_get_matches()?;
+    let given: Vec<&'static str> = GLOBAL_KEYS
+        .into_iter()
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .collect();
+    let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
+    cli.global.on_command_line = given;
+    Ok(cli)
 }
 
 impl GlobalOpts {
@@ -99,6 +132,7 @@ impl GlobalOpts {
             amqp_url: self.amqp_url.clone(),
             namespace: self.namespace.clone(),
             timezone: self.timezone.clone(),
+            on_command_line: self.on_command_line.clone(),
         }
     }
 }
@@ -151,7 +185,8 @@ pub enum Command {
     /// One line per check: ok, skip (not checked, and why), warn or fail.
     /// Exit 0 all ok, 4 some warning, 3 some failure.
     Doctor(DoctorArgs),
-    /// The namespace's department queues: declare them all, or empty them all
+    /// The namespace's department queues: declare them all, empty them (purge --yes), or delete
+    /// them with the exchanges and the journal (delete --yes)
     #[command(subcommand)]
     Queues(QueuesCommand),
     /// Print a shell completion script for bash, zsh, fish, elvish or powershell
@@ -166,6 +201,20 @@ pub enum Command {
     /// Database upkeep for years of rows: partitioning by month
     #[command(subcommand)]
     Db(DbCommand),
+    /// The configuration in force: every key's value and where it came from
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the effective configuration as TOML, each value followed by where it came from
+    /// (default, file PATH, environment VAR, flag --NAME); passwords hidden, password and key
+    /// files named but never read into the output
+    Show {
+        #[command(flatten)]
+        output: Output,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -185,6 +234,10 @@ pub struct ArchiveArgs {
     /// Delete the archived days from MySQL once the files are written and synced
     #[arg(long)]
     pub drop: bool,
+    /// Say which files would be written with how many rows, and what --drop would delete;
+    /// write, delete and lock nothing
+    #[arg(long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub output: Output,
 }
@@ -200,6 +253,9 @@ pub enum QueuesCommand {
     /// Empty every department queue, the retry queue and the parking queue of the namespace
     /// (the notifications waiting there are lost; the queues stay)
     Purge {
+        /// Yes, throw the waiting notifications away (without it nothing is purged)
+        #[arg(long)]
+        yes: bool,
         #[command(flatten)]
         output: Output,
     },
@@ -292,6 +348,11 @@ pub enum CalendarCommand {
         /// all; the error line names the first ones
         #[arg(long, value_name = "FILE")]
         errors: Option<PathBuf>,
+        /// Check the file and say which days it would add or change; write nothing
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        output: Output,
     },
     /// Show each day of a range as it counts: calendar entry, else the policy's week
     List {
@@ -755,7 +816,13 @@ pub enum DlqCommand {
     /// Put parked messages back on their department's queue, with a fresh failure count
     Replay(DlqSelect),
     /// Delete parked messages for good
-    Purge(DlqSelect),
+    Purge {
+        #[command(flatten)]
+        select: DlqSelect,
+        /// Yes, delete them for good (without it nothing is purged)
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 /// Which parked messages: some event ids, or --all.

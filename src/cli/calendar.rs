@@ -5,6 +5,7 @@ use chrono::Duration;
 
 use super::Ctx;
 use crate::cli::CalendarCommand;
+use crate::domain::text::plural;
 use crate::domain::workdays::{self, Entry};
 use crate::ops;
 
@@ -14,12 +15,23 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
             ops::calendar::set(&ctx.cfg, &[Entry { date, kind, note }])?;
             ctx.say(format!("{date} is now a {}", kind.as_str()));
         }
-        CalendarCommand::Import { file, errors } => {
+        CalendarCommand::Import {
+            file,
+            errors,
+            dry_run,
+            output,
+        } => {
             // Validate the whole file before touching MySQL.
             let entries = workdays::read_csv(super::input(&file)?)?
                 .map_err(|bad| super::refused_file(errors.as_deref(), &bad, workdays::rejection(&bad)))?;
+            if dry_run {
+                return dry_run_import(ctx, &entries, output.json);
+            }
             ops::calendar::set(&ctx.cfg, &entries)?;
-            ctx.say(format!("imported {} calendar day(s)", entries.len()));
+            if output.json {
+                crate::output::json(&serde_json::json!({ "imported": entries.len() }))?;
+            }
+            ctx.say(format!("imported {}", plural(entries.len(), "calendar day")));
         }
         CalendarCommand::List { from, to, output } => {
             let from = ctx.date_or_today(from);
@@ -35,5 +47,28 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
             super::table(&["date", "weekday", "kind", "source", "note"], rows)?;
         }
     }
+    Ok(())
+}
+
+/// `calendar import --dry-run`: each day the file would add or change, then the counts.
+fn dry_run_import(ctx: &Ctx, entries: &[Entry], json: bool) -> Result<()> {
+    let planned = ops::calendar::plan(&ctx.cfg, entries)?;
+    let count = |c: &str| planned.iter().filter(|p| p.change == c).count();
+    let (new, changed, unchanged) = (count("new"), count("changed"), count("unchanged"));
+    if json {
+        return crate::output::json(&serde_json::json!({
+            "dry_run": true, "new": new, "changed": changed, "unchanged": unchanged, "days": planned,
+        }));
+    }
+    for p in planned.iter().filter(|p| p.change != "unchanged") {
+        match p.was {
+            Some(was) => textln!("{}  {was} -> {}  {}", p.date, p.kind, p.note)?,
+            None => textln!("{}  {} (new)  {}", p.date, p.kind, p.note)?,
+        }
+    }
+    ctx.say(format!(
+        "dry run: would import {} ({new} new, {changed} changed, {unchanged} unchanged); nothing written",
+        plural(entries.len(), "calendar day")
+    ));
     Ok(())
 }

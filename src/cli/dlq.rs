@@ -43,7 +43,14 @@ pub(crate) fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
             let r = dlq::replay(&ctx.cfg, &select(&sel))?;
             report(ctx, &sel, "replayed", &r)
         }
-        DlqCommand::Purge(sel) => {
+        DlqCommand::Purge { select: sel, yes } => {
+            super::confirmed(yes, || match sel.all {
+                true => "dlq purge deletes every parked message for good".to_string(),
+                false => format!(
+                    "dlq purge deletes {} for good",
+                    crate::domain::text::plural(sel.event_ids.len(), "parked message")
+                ),
+            })?;
             let r = dlq::purge(&ctx.cfg, &select(&sel))?;
             report(ctx, &sel, "purged", &r)
         }

@@ -4,6 +4,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::DoctorArgs;
+use crate::domain::text::plural;
 use crate::error::Error;
 use crate::ops::doctor::{self, Level};
 
@@ -18,9 +19,10 @@ pub(crate) fn run(ctx: &Ctx, args: DoctorArgs) -> Result<()> {
         }
     }
     let (warn, fail) = (report.count(Level::Warn), report.count(Level::Fail));
+    let (warn, fail) = (plural(warn, "warning"), plural(fail, "check"));
     match report.worst() {
-        Level::Fail => Err(Error::Unhealthy(format!("doctor: {fail} check(s) failed, {warn} warning(s)")).into()),
-        Level::Warn => Err(Error::Partial(format!("doctor: {warn} warning(s)")).into()),
+        Level::Fail => Err(Error::Unhealthy(format!("doctor: {fail} failed, {warn}")).into()),
+        Level::Warn => Err(Error::Warned(format!("doctor: {warn}, nothing failed")).into()),
         Level::Ok | Level::Skip => Ok(()),
     }
 }

@@ -6,6 +6,7 @@ use std::cell::OnceCell;
 
 use super::Ctx;
 use crate::cli::InitDayArgs;
+use crate::domain::text::plural;
 use crate::ops::init_day;
 
 pub(crate) fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
@@ -35,9 +36,9 @@ pub(crate) fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
         crate::outln!("{}", serde_json::to_string(r)?)?;
     } else {
         ctx.say(format!(
-            "{date}: {} boards, {} employees, {} newly laid out, {} kept ({:.2}s)",
-            r.departments,
-            r.employees,
+            "{date}: {}, {}, {} newly laid out, {} kept ({:.2}s)",
+            plural(r.departments as usize, "board"),
+            plural(r.employees as usize, "employee"),
             r.laid_out,
             r.employees as u64 - r.laid_out,
             o.seconds

@@ -29,12 +29,14 @@ mod calendar;
 mod checkin;
 mod checkin_bulk;
 mod completions;
+mod config;
 mod correct;
 mod db;
 mod dlq;
 mod doctor;
 mod init_day;
 mod leave;
+mod man;
 mod migrate;
 mod org;
 mod queues;
@@ -99,6 +101,15 @@ pub(crate) fn refused_file(
     }
 }
 
+/// A destructive command goes on only with `--yes`; without it, one line saying what it would
+/// destroy (exit 2), before any store is touched.
+pub(crate) fn confirmed(yes: bool, what: impl FnOnce() -> String) -> Result<(), crate::error::Error> {
+    match yes {
+        true => Ok(()),
+        false => Err(crate::error::Error::input(format!("{}: add --yes", what()))),
+    }
+}
+
 /// A table for people: every cell made inert, then `output::print_table`.
 pub(crate) fn table(header: &[&str], rows: Vec<Vec<String>>) -> std::io::Result<()> {
     let rows = rows
@@ -113,11 +124,12 @@ pub fn run(cli: Cli) -> Result<()> {
     // broken config file cannot stop an install script.
     match &cli.command {
         Command::Completions(a) => return completions::completions(a),
-        Command::Man(a) => return completions::man(a),
+        Command::Man(a) => return man::man(a),
         _ => {}
     }
     let started = std::time::Instant::now();
-    let cfg = Config::load(&cli.global.overrides())?;
+    let overrides = cli.global.overrides();
+    let cfg = Config::load(&overrides)?;
     let ctx = Ctx {
         cfg,
         out: Out {
@@ -130,7 +142,10 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     // `-v` means the same on every command: what it runs against, and how long it took.
     ctx.out.verbose(format!("config: {:?}", ctx.cfg));
-    let result = dispatch(&ctx, cli.command);
+    let result = match cli.command {
+        Command::Config(c) => config::run(&ctx, c, &overrides),
+        command => dispatch(&ctx, command),
+    };
     let outcome = if result.is_ok() { "done" } else { "failed" };
     ctx.out
         .verbose(format!("{outcome} in {:.3}s", started.elapsed().as_secs_f64()));
@@ -159,6 +174,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
         Command::Db(c) => db::run(ctx, c),
         Command::Doctor(a) => doctor::run(ctx, a),
         Command::Queues(c) => queues::run(ctx, c),
-        Command::Completions(_) | Command::Man(_) => unreachable!("handled before the config is read"),
+        Command::Completions(_) | Command::Man(_) | Command::Config(_) => {
+            unreachable!("handled before the dispatch")
+        }
     }
 }

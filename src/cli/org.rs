@@ -5,6 +5,7 @@ use anyhow::Result;
 use super::Ctx;
 use crate::cli::OrgCommand;
 use crate::domain::roster_plan::{Listed, LISTED_IDS};
+use crate::domain::text::plural;
 use crate::domain::{roster, roster_list};
 use crate::error::Error;
 use crate::ops;
@@ -136,11 +137,10 @@ fn said(i: &Imported) -> Vec<String> {
         "imported"
     };
     let mut lines = vec![format!(
-        "{verb} {} employees in {} departments ({} supervisors): {} new, {} changed, {} moved, {} reactivated, \
-         {} deactivated, {} unchanged",
-        r.employees,
-        r.departments,
-        r.supervisors,
+        "{verb} {} in {} ({}): {} new, {} changed, {} moved, {} reactivated, {} deactivated, {} unchanged",
+        plural(r.employees, "employee"),
+        plural(r.departments, "department"),
+        plural(r.supervisors, "supervisor"),
         s.new.count,
         s.changed.count,
         s.moved.count,

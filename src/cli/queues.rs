@@ -1,10 +1,10 @@
-//! `attendance queues declare|purge`: the namespace's department queues, all at once.
+//! `attendance queues declare|purge|delete`: the namespace's department queues, all at once
+//! (purge and delete only with `--yes`).
 
 use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::QueuesCommand;
-use crate::error::Error;
 use crate::ops::queues::{self, Declared};
 
 /// Tell the operator how declaring the queues ahead went: the count with `-v`, a one-line
@@ -38,25 +38,34 @@ pub(crate) fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
             if output.json {
                 crate::output::json(&serde_json::json!({ "declared": n }))?;
             } else {
-                textln!("{n} department queues declared")?;
+                textln!("{} declared", crate::domain::text::plural(n, "department queue"))?;
             }
         }
-        QueuesCommand::Purge { output } => {
+        QueuesCommand::Purge { yes, output } => {
+            super::confirmed(yes, || {
+                format!(
+                    "queues purge throws away every notification waiting in namespace '{}' (department, retry and parking queues)",
+                    ctx.cfg.namespace
+                )
+            })?;
             let r = queues::purge(&ctx.cfg)?;
             if output.json {
                 crate::output::json(&r)?;
             } else {
-                textln!("{} messages purged from {} queues", r.messages, r.queues)?;
+                textln!(
+                    "{} purged from {}",
+                    crate::domain::text::plural(r.messages as usize, "message"),
+                    crate::domain::text::plural(r.queues, "queue")
+                )?;
             }
         }
         QueuesCommand::Delete { yes, output } => {
-            if !yes {
-                return Err(Error::input(format!(
-                    "queues delete removes every queue and exchange of namespace '{}', the journal included: add --yes",
+            super::confirmed(yes, || {
+                format!(
+                    "queues delete removes every queue and exchange of namespace '{}', the journal included",
                     ctx.cfg.namespace
-                ))
-                .into());
-            }
+                )
+            })?;
             let n = queues::delete(&ctx.cfg)?;
             if output.json {
                 crate::output::json(&serde_json::json!({ "deleted": n }))?;

@@ -14,7 +14,12 @@ pub(crate) fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
     if !args.follow {
         let (started, clock) = (SystemTime::now(), Instant::now());
         let result = crate::ops::relay::drain_once(&ctx.cfg);
-        let last = result.as_ref().ok();
+        // No drain (the broker unreachable): the outboxes as Redis has them, for the metrics.
+        let backlog = match (&result, &args.metrics.metrics_file) {
+            (Err(e), Some(_)) => crate::ops::relay::backlog(&ctx.cfg, &crate::ops::exit::one_line(e)),
+            _ => None,
+        };
+        let last = result.as_ref().ok().or(backlog.as_ref());
         let sent = last.map_or(0, |r| r.sent);
         // A metrics file that cannot be written is said after the drain's own word.
         let problem = write_metrics(&args, last, sent, (started, clock));
@@ -102,8 +107,9 @@ impl FollowSink for Lines<'_> {
     }
 }
 
-/// The drain's figures for node_exporter, when `--metrics-file` asks for them. No report:
-/// the broker could not be reached. Returns the line to say when the file could not be written.
+/// The drain's figures for node_exporter, when `--metrics-file` asks for them. With no broker
+/// `last` is the backlog read from Redis (its `problem` set: success 0); none at all when Redis
+/// could not be read either. Returns the line to say when the file could not be written.
 fn write_metrics(
     args: &RelayArgs,
     last: Option<&DrainReport>,

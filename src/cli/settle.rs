@@ -6,6 +6,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::SettleArgs;
+use crate::domain::text::plural;
 use crate::error::Error;
 use crate::ops::metrics;
 use crate::ops::settle::{self, Hooks, Options, Progress, Report, Summary};
@@ -58,7 +59,7 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
         }
         if summary.settled_days.len() > 1 {
             let days: Vec<String> = summary.settled_days.iter().map(ToString::to_string).collect();
-            ctx.say(format!("caught up {} days: {}", days.len(), days.join(", ")));
+            ctx.say(format!("caught up {}: {}", plural(days.len(), "day"), days.join(", ")));
         }
     }
     if summary.failed() > 0 {
@@ -109,12 +110,16 @@ fn show_failures(ctx: &Ctx, report: &Report) {
 fn line(report: &Report) -> String {
     let counts: Vec<String> = report.counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
     let next = match (&report.next_day, report.next_workday) {
-        (Some(l), _) => format!("; next work day {} laid out ({} employees)", l.date, l.employees),
+        (Some(l), _) => format!(
+            "; next work day {} laid out ({})",
+            l.date,
+            plural(l.employees, "employee")
+        ),
         (None, Some(d)) => format!("; next work day {d} not laid out"),
         (None, None) => String::new(),
     };
     let pending = match (&report.outbox.problem, report.outbox.pending) {
-        (Some(p), n) => format!("; {n} notification(s) pending in outboxes ({p})"),
+        (Some(p), n) => format!("; {} pending in outboxes ({p})", plural(n, "notification")),
         (None, 0) => String::new(),
         (None, n) => format!("; {n} notification(s) still pending in outboxes"),
     };
@@ -161,7 +166,12 @@ fn with_metrics(
         Ok(s) => (Some(&s.last), "ok"),
         Err(_) => (None, "error"),
     };
-    let written = metrics::settle(report, outcome, started, clock.elapsed().as_secs_f64()).write(path);
+    // A run that stopped early: the outboxes as Redis has them, if it can be read.
+    let pending = match &result {
+        Err(_) => crate::ops::relay::backlog(&ctx.cfg, "settle stopped").map(|b| b.pending),
+        Ok(_) => None,
+    };
+    let written = metrics::settle(report, pending, outcome, started, clock.elapsed().as_secs_f64()).write(path);
     let problem = written.err().map(|e| metrics::not_written(path, &e));
     if let (Err(_), Some(p)) = (&result, &problem) {
         ctx.say(format!("warning: {p}"));

@@ -5,6 +5,7 @@ use anyhow::Result;
 use super::Ctx;
 use crate::cli::SimulateArgs;
 use crate::domain::sample_day::{write_punches, Mix};
+use crate::domain::text::plural;
 use crate::error::Error;
 
 pub(crate) fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
@@ -38,6 +39,10 @@ pub(crate) fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
             a.seed,
         )?,
     };
-    ctx.say(format!("{n} punches for {} employees on {date}", ids.len()));
+    ctx.say(format!(
+        "{} for {} on {date}",
+        plural(n, "punch"),
+        plural(ids.len(), "employee")
+    ));
     Ok(())
 }

@@ -43,7 +43,7 @@ impl Config {
 }
 
 /// A config file's keys as `section.key` and their values; `origin` names the file in errors.
-fn entries(text: &str, origin: &str) -> Result<Vec<(String, toml::Value)>, Error> {
+pub(super) fn entries(text: &str, origin: &str) -> Result<Vec<(String, toml::Value)>, Error> {
     let table: toml::Table = toml::from_str(text)
         .map_err(|e| Error::input(format!("config: {origin}: {}", e.message().replace('\n', " "))))?;
     let mut entries = Vec::new();
@@ -77,7 +77,7 @@ pub(super) fn default_file(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> 
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// The config file's text, refused past [`MAX_CONFIG_BYTES`] without reading further.
-fn read_bounded(path: &Path) -> Result<String, Error> {
+pub(super) fn read_bounded(path: &Path) -> Result<String, Error> {
     use std::io::Read;
     let cannot = |e: std::io::Error| Error::input(format!("config: cannot read {}: {e}", path.display()));
     let mut text = String::new();

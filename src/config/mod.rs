@@ -12,6 +12,7 @@ mod environment;
 mod file;
 mod secrets;
 mod settable;
+mod show;
 mod signing;
 mod tls;
 mod urls;
@@ -24,6 +25,12 @@ pub use environment::check as check_environment;
 pub(crate) use environment::unknown as unknown_variables;
 pub(crate) use secrets::PasswordFiles;
 pub(crate) use settable::MAX_BATCH_ROWS;
+pub(crate) use show::{file_origin, settings, to_toml};
+
+/// Every setting's environment variable and the key it sets, in the table's order.
+pub(crate) fn variables() -> Vec<(String, &'static str)> {
+    settable::KEYS.iter().map(|k| (k.env_var(), k.name)).collect()
+}
 pub(crate) use signing::SigningSettings;
 pub(crate) use tls::{ca_file, is_refused_certificate, refused_certificate};
 pub use urls::redis_cluster_seeds;
@@ -44,6 +51,8 @@ pub struct Overrides {
     pub amqp_url: Option<String>,
     pub namespace: Option<String>,
     pub timezone: Option<String>,
+    /// The keys above given as flags (the rest came from clap's environment variables).
+    pub on_command_line: Vec<&'static str>,
 }
 
 /// Kind of RabbitMQ queue for the department queues.

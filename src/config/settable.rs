@@ -5,6 +5,7 @@
 //! not the other.
 
 use chrono::{NaiveTime, Weekday};
+use toml::Value;
 
 use super::{parse_tz, Config, QueueType};
 use crate::error::{redact, Error};
@@ -88,12 +89,20 @@ pub(crate) struct Key {
     /// `section.key` as in the file; a top-level key has no section.
     pub name: &'static str,
     set: fn(&mut Config, &Raw) -> Result<(), String>,
+    /// The value in force, as the file would give it; `None`: not set (an optional key).
+    /// `config show` prints it, and a file of those values gives the same configuration back.
+    get: fn(&Config) -> Option<Value>,
 }
 
 impl Key {
     /// The environment variable: `ATTENDANCE_` and the name, dots as underscores, upper case.
     pub(crate) fn env_var(&self) -> String {
         format!("ATTENDANCE_{}", self.name.replace('.', "_").to_uppercase())
+    }
+
+    /// The value in force, as TOML (unredacted: `config show` hides the secrets).
+    pub(crate) fn value(&self, cfg: &Config) -> Option<Value> {
+        (self.get)(cfg)
     }
 
     /// Set the key from `raw`; `origin` names where the value came from in the error.
@@ -105,6 +114,38 @@ impl Key {
                 redact(&raw.shown())
             ))
         })
+    }
+}
+
+fn text(s: &str) -> Option<Value> {
+    Some(Value::String(s.to_string()))
+}
+
+fn int<T: TryInto<i64>>(n: T) -> Option<Value> {
+    n.try_into().ok().map(Value::Integer)
+}
+
+fn clock(t: NaiveTime) -> Option<Value> {
+    text(&t.format("%H:%M").to_string())
+}
+
+fn days(d: &[Weekday]) -> Option<Value> {
+    Some(Value::Array(
+        d.iter().map(|d| Value::String(d.to_string().to_lowercase())).collect(),
+    ))
+}
+
+fn path(p: &Option<std::path::PathBuf>) -> Option<Value> {
+    p.as_ref().and_then(|p| text(&p.display().to_string()))
+}
+
+/// One broker as a string, a cluster's list as an array.
+fn urls(u: &[&str]) -> Option<Value> {
+    match u {
+        [one] => text(one),
+        many => Some(Value::Array(
+            many.iter().map(|u| Value::String(u.to_string())).collect(),
+        )),
     }
 }
 
@@ -181,71 +222,71 @@ fn size(v: &Raw, ok: std::ops::RangeInclusive<u32>) -> Result<usize, String> {
 /// checked; list it in docs/configuration.md too.
 #[rustfmt::skip]
 pub(crate) const KEYS: &[Key] = &[
-    Key { name: "redis_url", set: |c, v| put(&mut c.redis_url, v.text()) },
-    Key { name: "mysql_url", set: |c, v| put(&mut c.mysql_url, v.text()) },
-    Key { name: "report_mysql_url", set: |c, v| put(&mut c.report_mysql_url, v.text().map(Some)) },
+    Key { name: "redis_url", set: |c, v| put(&mut c.redis_url, v.text()), get: |c| text(&c.redis_url) },
+    Key { name: "mysql_url", set: |c, v| put(&mut c.mysql_url, v.text()), get: |c| text(&c.mysql_url) },
+    Key { name: "report_mysql_url", set: |c, v| put(&mut c.report_mysql_url, v.text().map(Some)), get: |c| c.report_mysql_url.as_deref().and_then(text) },
     // One broker, or a cluster's nodes tried in order (a list, or comma-separated text).
-    Key { name: "amqp_url", set: |c, v| put(&mut c.amqp_url, url_list(v)) },
+    Key { name: "amqp_url", set: |c, v| put(&mut c.amqp_url, url_list(v)), get: |c| urls(&c.amqp_urls()) },
     // Passwords kept out of the URLs (config/secrets.rs): each file private to its reader.
-    Key { name: "redis_password_file", set: |c, v| put(&mut c.password_files.redis, v.text().map(|p| Some(p.into()))) },
-    Key { name: "mysql_password_file", set: |c, v| put(&mut c.password_files.mysql, v.text().map(|p| Some(p.into()))) },
-    Key { name: "report_mysql_password_file", set: |c, v| put(&mut c.password_files.report_mysql, v.text().map(|p| Some(p.into()))) },
-    Key { name: "amqp_password_file", set: |c, v| put(&mut c.password_files.amqp, v.text().map(|p| Some(p.into()))) },
-    Key { name: "namespace", set: |c, v| put(&mut c.namespace, v.text()) },
-    Key { name: "timezone", set: |c, v| put(&mut c.timezone, v.text().and_then(|t| parse_tz(&t))) },
-    Key { name: "policy.checkin_deadline", set: |c, v| put(&mut c.policy.checkin_deadline, hhmm(v)) },
-    Key { name: "policy.checkout_from", set: |c, v| put(&mut c.policy.checkout_from, hhmm(v)) },
-    Key { name: "policy.grace_minutes", set: |c, v| put(&mut c.policy.grace_minutes, v.int(0..=240)) },
-    Key { name: "policy.work_days", set: |c, v| put(&mut c.policy.work_days, weekdays(v)) },
+    Key { name: "redis_password_file", set: |c, v| put(&mut c.password_files.redis, v.text().map(|p| Some(p.into()))), get: |c| path(&c.password_files.redis) },
+    Key { name: "mysql_password_file", set: |c, v| put(&mut c.password_files.mysql, v.text().map(|p| Some(p.into()))), get: |c| path(&c.password_files.mysql) },
+    Key { name: "report_mysql_password_file", set: |c, v| put(&mut c.password_files.report_mysql, v.text().map(|p| Some(p.into()))), get: |c| path(&c.password_files.report_mysql) },
+    Key { name: "amqp_password_file", set: |c, v| put(&mut c.password_files.amqp, v.text().map(|p| Some(p.into()))), get: |c| path(&c.password_files.amqp) },
+    Key { name: "namespace", set: |c, v| put(&mut c.namespace, v.text()), get: |c| text(&c.namespace) },
+    Key { name: "timezone", set: |c, v| put(&mut c.timezone, v.text().and_then(|t| parse_tz(&t))), get: |c| text(c.timezone.name()) },
+    Key { name: "policy.checkin_deadline", set: |c, v| put(&mut c.policy.checkin_deadline, hhmm(v)), get: |c| clock(c.policy.checkin_deadline) },
+    Key { name: "policy.checkout_from", set: |c, v| put(&mut c.policy.checkout_from, hhmm(v)), get: |c| clock(c.policy.checkout_from) },
+    Key { name: "policy.grace_minutes", set: |c, v| put(&mut c.policy.grace_minutes, v.int(0..=240)), get: |c| int(c.policy.grace_minutes) },
+    Key { name: "policy.work_days", set: |c, v| put(&mut c.policy.work_days, weekdays(v)), get: |c| days(&c.policy.work_days) },
     // Unused since a punch's kind no longer depends on arrival order; kept so that old files load.
-    Key { name: "policy.repeat_window_minutes", set: |c, v| put(&mut c.policy.repeat_window_minutes, v.int(0..=240)) },
+    Key { name: "policy.repeat_window_minutes", set: |c, v| put(&mut c.policy.repeat_window_minutes, v.int(0..=240)), get: |c| int(c.policy.repeat_window_minutes) },
     // Between checkin_deadline and checkout_from (checked with them, in Config::check).
-    Key { name: "policy.auto_kind_split", set: |c, v| put(&mut c.policy.auto_kind_split, hhmm(v).map(Some)) },
+    Key { name: "policy.auto_kind_split", set: |c, v| put(&mut c.policy.auto_kind_split, hhmm(v).map(Some)), get: |c| clock(c.policy.auto_kind_split()) },
     // An hour of kiosk clock skew is already a broken kiosk.
-    Key { name: "policy.max_future_skew_secs", set: |c, v| put(&mut c.policy.max_future_skew_secs, v.int(0..=3_600)) },
+    Key { name: "policy.max_future_skew_secs", set: |c, v| put(&mut c.policy.max_future_skew_secs, v.int(0..=3_600)), get: |c| int(c.policy.max_future_skew_secs) },
     // Past a second, a host's clock is off; an hour off is a broken host, not a skew to allow.
-    Key { name: "policy.max_clock_skew_secs", set: |c, v| put(&mut c.policy.max_clock_skew_secs, v.int(1..=3_600)) },
+    Key { name: "policy.max_clock_skew_secs", set: |c, v| put(&mut c.policy.max_clock_skew_secs, v.int(1..=3_600)), get: |c| int(c.policy.max_clock_skew_secs) },
     // A week covers a kiosk offline over a long weekend; a year at most, a day must become final.
-    Key { name: "policy.max_backdate_days", set: |c, v| put(&mut c.policy.max_backdate_days, v.int(0..=3660)) },
+    Key { name: "policy.max_backdate_days", set: |c, v| put(&mut c.policy.max_backdate_days, v.int(0..=3660)), get: |c| int(c.policy.max_backdate_days) },
     // Minutes, up to max_backdate_days' own bound (3660 days): past it no punch is accepted anyway.
-    Key { name: "policy.replay_window_minutes", set: |c, v| put(&mut c.policy.replay_window_minutes, v.int(0..=5_270_400)) },
-    Key { name: "amqp.queue_type", set: |c, v| put(&mut c.amqp.queue_type, queue_type(v)) },
-    Key { name: "amqp.max_retries", set: |c, v| put(&mut c.amqp.max_retries, v.int(1..=1_000)) },
-    Key { name: "amqp.retry_delay_ms", set: |c, v| put(&mut c.amqp.retry_delay_ms, v.int(BROKER_MS)) },
+    Key { name: "policy.replay_window_minutes", set: |c, v| put(&mut c.policy.replay_window_minutes, v.int(0..=5_270_400)), get: |c| int(c.policy.replay_window_minutes) },
+    Key { name: "amqp.queue_type", set: |c, v| put(&mut c.amqp.queue_type, queue_type(v)), get: |c| text(match c.amqp.queue_type { QueueType::Quorum => "quorum", QueueType::Classic => "classic" }) },
+    Key { name: "amqp.max_retries", set: |c, v| put(&mut c.amqp.max_retries, v.int(1..=1_000)), get: |c| int(c.amqp.max_retries) },
+    Key { name: "amqp.retry_delay_ms", set: |c, v| put(&mut c.amqp.retry_delay_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.retry_delay_ms) },
     // Unconfirmed events wait in amiquip's write buffer, whose 16 MiB high-water mark would
     // block a publish with no timeout: 10,000 events of ~500 bytes stay far below it.
-    Key { name: "amqp.confirm_window", set: |c, v| put(&mut c.amqp.confirm_window, size(v, 1..=10_000)) },
-    Key { name: "amqp.publishers", set: |c, v| put(&mut c.amqp.publishers, size(v, 1..=16)) },
-    Key { name: "amqp.connect_timeout_ms", set: |c, v| put(&mut c.amqp.connect_timeout_ms, v.int(BROKER_MS)) },
-    Key { name: "amqp.confirm_timeout_ms", set: |c, v| put(&mut c.amqp.confirm_timeout_ms, v.int(BROKER_MS)) },
-    Key { name: "amqp.checkin_confirm_ms", set: |c, v| put(&mut c.amqp.checkin_confirm_ms, v.int(BROKER_MS)) },
-    Key { name: "amqp.handoff", set: |c, v| put(&mut c.amqp.handoff, v.boolean()) },
-    Key { name: "amqp.events_exchange", set: |c, v| put(&mut c.amqp.events_exchange, v.boolean()) },
-    Key { name: "amqp.declare", set: |c, v| put(&mut c.amqp.declare, v.boolean()) },
-    Key { name: "amqp.close_timeout_ms", set: |c, v| put(&mut c.amqp.close_timeout_ms, v.int(BROKER_MS)) },
+    Key { name: "amqp.confirm_window", set: |c, v| put(&mut c.amqp.confirm_window, size(v, 1..=10_000)), get: |c| int(c.amqp.confirm_window) },
+    Key { name: "amqp.publishers", set: |c, v| put(&mut c.amqp.publishers, size(v, 1..=16)), get: |c| int(c.amqp.publishers) },
+    Key { name: "amqp.connect_timeout_ms", set: |c, v| put(&mut c.amqp.connect_timeout_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.connect_timeout_ms) },
+    Key { name: "amqp.confirm_timeout_ms", set: |c, v| put(&mut c.amqp.confirm_timeout_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.confirm_timeout_ms) },
+    Key { name: "amqp.checkin_confirm_ms", set: |c, v| put(&mut c.amqp.checkin_confirm_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.checkin_confirm_ms) },
+    Key { name: "amqp.handoff", set: |c, v| put(&mut c.amqp.handoff, v.boolean()), get: |c| Some(Value::Boolean(c.amqp.handoff)) },
+    Key { name: "amqp.events_exchange", set: |c, v| put(&mut c.amqp.events_exchange, v.boolean()), get: |c| Some(Value::Boolean(c.amqp.events_exchange)) },
+    Key { name: "amqp.declare", set: |c, v| put(&mut c.amqp.declare, v.boolean()), get: |c| Some(Value::Boolean(c.amqp.declare)) },
+    Key { name: "amqp.close_timeout_ms", set: |c, v| put(&mut c.amqp.close_timeout_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.close_timeout_ms) },
     // 0 would turn heartbeats off: a silent broker could then hold a live watcher forever.
-    Key { name: "amqp.heartbeat_secs", set: |c, v| put(&mut c.amqp.heartbeat_secs, v.int(1..=3_600u16)) },
+    Key { name: "amqp.heartbeat_secs", set: |c, v| put(&mut c.amqp.heartbeat_secs, v.int(1..=3_600u16)), get: |c| int(c.amqp.heartbeat_secs) },
     // 0 would mean "wait forever" to a socket: exactly what the timeouts forbid.
-    Key { name: "redis.connect_timeout_ms", set: |c, v| put(&mut c.redis.connect_timeout_ms, v.int(IO_MS)) },
-    Key { name: "redis.read_timeout_ms", set: |c, v| put(&mut c.redis.read_timeout_ms, v.int(IO_MS)) },
-    Key { name: "redis.write_timeout_ms", set: |c, v| put(&mut c.redis.write_timeout_ms, v.int(IO_MS)) },
-    Key { name: "mysql.connect_timeout_ms", set: |c, v| put(&mut c.mysql.connect_timeout_ms, v.int(IO_MS)) },
-    Key { name: "mysql.read_timeout_ms", set: |c, v| put(&mut c.mysql.read_timeout_ms, v.int(IO_MS)) },
-    Key { name: "mysql.write_timeout_ms", set: |c, v| put(&mut c.mysql.write_timeout_ms, v.int(IO_MS)) },
+    Key { name: "redis.connect_timeout_ms", set: |c, v| put(&mut c.redis.connect_timeout_ms, v.int(IO_MS)), get: |c| int(c.redis.connect_timeout_ms) },
+    Key { name: "redis.read_timeout_ms", set: |c, v| put(&mut c.redis.read_timeout_ms, v.int(IO_MS)), get: |c| int(c.redis.read_timeout_ms) },
+    Key { name: "redis.write_timeout_ms", set: |c, v| put(&mut c.redis.write_timeout_ms, v.int(IO_MS)), get: |c| int(c.redis.write_timeout_ms) },
+    Key { name: "mysql.connect_timeout_ms", set: |c, v| put(&mut c.mysql.connect_timeout_ms, v.int(IO_MS)), get: |c| int(c.mysql.connect_timeout_ms) },
+    Key { name: "mysql.read_timeout_ms", set: |c, v| put(&mut c.mysql.read_timeout_ms, v.int(IO_MS)), get: |c| int(c.mysql.read_timeout_ms) },
+    Key { name: "mysql.write_timeout_ms", set: |c, v| put(&mut c.mysql.write_timeout_ms, v.int(IO_MS)), get: |c| int(c.mysql.write_timeout_ms) },
     // Read by `doctor` only; plain HTTP, as the AMQP side has no TLS in this build either.
-    Key { name: "amqp.management_url", set: |c, v| put(&mut c.amqp.management_url, http_url(v).map(Some)) },
-    Key { name: "settle.batch_size", set: |c, v| put(&mut c.settle.batch_size, size(v, 1..=MAX_BATCH)) },
-    Key { name: "settle.mysql_retries", set: |c, v| put(&mut c.settle.mysql_retries, v.int(1..=20)) },
-    Key { name: "settle.retry_backoff_ms", set: |c, v| put(&mut c.settle.retry_backoff_ms, v.int(0..=60_000u32).map(u64::from)) },
+    Key { name: "amqp.management_url", set: |c, v| put(&mut c.amqp.management_url, http_url(v).map(Some)), get: |c| c.amqp.management_url.as_deref().and_then(text) },
+    Key { name: "settle.batch_size", set: |c, v| put(&mut c.settle.batch_size, size(v, 1..=MAX_BATCH)), get: |c| int(c.settle.batch_size) },
+    Key { name: "settle.mysql_retries", set: |c, v| put(&mut c.settle.mysql_retries, v.int(1..=20)), get: |c| int(c.settle.mysql_retries) },
+    Key { name: "settle.retry_backoff_ms", set: |c, v| put(&mut c.settle.retry_backoff_ms, v.int(0..=60_000u32).map(u64::from)), get: |c| int(c.settle.retry_backoff_ms) },
     // The MySQL pool holds 8 connections: the run's own, and the writers'.
-    Key { name: "settle.writers", set: |c, v| put(&mut c.settle.writers, size(v, 1..=6)) },
-    Key { name: "journal.enabled", set: |c, v| put(&mut c.journal.enabled, v.boolean()) },
+    Key { name: "settle.writers", set: |c, v| put(&mut c.settle.writers, size(v, 1..=6)), get: |c| int(c.settle.writers) },
+    Key { name: "journal.enabled", set: |c, v| put(&mut c.journal.enabled, v.boolean()), get: |c| Some(Value::Boolean(c.journal.enabled)) },
     // At least the day being recovered; at most a year of stream on the broker's disk.
-    Key { name: "journal.max_age_days", set: |c, v| put(&mut c.journal.max_age_days, v.int(1..=366)) },
+    Key { name: "journal.max_age_days", set: |c, v| put(&mut c.journal.max_age_days, v.int(1..=366)), get: |c| int(c.journal.max_age_days) },
     // Private files (group and others: no access), read once at start; never a secret inline.
-    Key { name: "signing.key_file", set: |c, v| put(&mut c.signing.key_file, v.text().map(|p| Some(p.into()))) },
-    Key { name: "signing.keyring_file", set: |c, v| put(&mut c.signing.keyring_file, v.text().map(|p| Some(p.into()))) },
-    Key { name: "signing.accept_unsigned_until", set: |c, v| put(&mut c.signing.accept_unsigned_until, v.text().and_then(|d| chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").map(Some).map_err(|_| "a date YYYY-MM-DD".to_string()))) },
+    Key { name: "signing.key_file", set: |c, v| put(&mut c.signing.key_file, v.text().map(|p| Some(p.into()))), get: |c| path(&c.signing.key_file) },
+    Key { name: "signing.keyring_file", set: |c, v| put(&mut c.signing.keyring_file, v.text().map(|p| Some(p.into()))), get: |c| path(&c.signing.keyring_file) },
+    Key { name: "signing.accept_unsigned_until", set: |c, v| put(&mut c.signing.accept_unsigned_until, v.text().and_then(|d| chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").map(Some).map_err(|_| "a date YYYY-MM-DD".to_string()))), get: |c| c.signing.accept_unsigned_until.and_then(|d| text(&d.to_string())) },
 ];
 
 /// The key of this name.

@@ -85,6 +85,19 @@ pub(crate) fn spreadsheet_text(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// A count and its noun, singular for one: `1 employee`, `2 employees`, `0 employees`.
+pub(crate) fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else if let Some(stem) = noun.strip_suffix('y').filter(|s| !s.ends_with(['a', 'e', 'o', 'u'])) {
+        format!("{n} {stem}ies")
+    } else if ["s", "x", "ch", "sh"].iter().any(|end| noun.ends_with(end)) {
+        format!("{n} {noun}es")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,5 +178,16 @@ mod tests {
         fn printable_text_passes_unchanged(s in "[^\\p{Cc}\\u{61c}\\u{200e}\\u{200f}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}]*") {
             prop_assert_eq!(inert(&s), s.as_str());
         }
+    }
+
+    #[test]
+    fn one_is_singular_and_every_other_count_plural() {
+        assert_eq!(plural(1, "employee"), "1 employee");
+        assert_eq!(plural(0, "employee"), "0 employees");
+        assert_eq!(plural(2, "calendar day"), "2 calendar days");
+        assert_eq!(plural(3, "department queue"), "3 department queues");
+        assert_eq!(plural(5, "punch"), "5 punches");
+        assert_eq!(plural(4, "entry"), "4 entries");
+        assert_eq!(plural(1, "entry"), "1 entry");
     }
 }

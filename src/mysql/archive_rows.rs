@@ -111,6 +111,15 @@ pub(crate) fn export(
     Ok(n)
 }
 
+/// The rows one of [`TABLES`]' queries would export (`archive --dry-run`), read without a lock.
+pub(crate) fn count(tx: &mut Transaction<'_>, query: &str, before: NaiveDate) -> Result<u64> {
+    let n: Option<u64> = tx.query_first(format!(
+        "SELECT COUNT(*) FROM ({}) AS rows_before",
+        with_date(query, before)
+    ))?;
+    Ok(n.unwrap_or(0))
+}
+
 /// Delete the archived days; returns the rows deleted per table, in [`TABLES`]' names.
 pub(crate) fn delete(tx: &mut Transaction<'_>, before: NaiveDate) -> Result<Vec<(&'static str, u64)>> {
     let mut deleted = Vec::new();

@@ -25,6 +25,8 @@ pub(crate) struct Options {
     pub today: NaiveDate,
     pub dir: PathBuf,
     pub drop: bool,
+    /// Count what would be written and deleted; write, delete and lock nothing.
+    pub dry_run: bool,
 }
 
 /// One file written.
@@ -41,6 +43,9 @@ pub(crate) struct Report {
     pub before: NaiveDate,
     pub files: Vec<FileReport>,
     pub dropped: bool,
+    /// Nothing was done: `files` are what a run would write, `would_drop` whether it would delete.
+    pub dry_run: bool,
+    pub would_drop: bool,
     /// Partitions of `attendance` dropped once empty (a partitioned table only).
     pub partitions_dropped: Vec<String>,
     /// Why emptied partitions were kept, when dropping them failed (the archive stands).
@@ -66,10 +71,13 @@ fn check(opts: &Options) -> Result<Vec<PathBuf>> {
     if !dir.is_dir() {
         return Err(Error::input(format!("--out {}: no such directory", dir.display())).into());
     }
-    let probe = dir.join(format!(".attendance-archive-probe-{}", std::process::id()));
-    File::create(&probe)
-        .and_then(|_| fs::remove_file(&probe))
-        .map_err(|e| Error::input(format!("--out {}: cannot write there: {e}", dir.display())))?;
+    // A dry run writes nothing, not even a probe: a real run finds out then.
+    if !opts.dry_run {
+        let probe = dir.join(format!(".attendance-archive-probe-{}", std::process::id()));
+        File::create(&probe)
+            .and_then(|_| fs::remove_file(&probe))
+            .map_err(|e| Error::input(format!("--out {}: cannot write there: {e}", dir.display())))?;
+    }
     let paths: Vec<PathBuf> = TABLES
         .iter()
         .map(|(t, _)| dir.join(file_name(t, opts.before)))
@@ -102,6 +110,9 @@ pub(crate) fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
     let paths = check(opts)?;
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
+    if opts.dry_run {
+        return dry_run(&mut conn, opts, paths);
+    }
     let mut tx = crate::mysql::archive_rows::begin(&mut conn, opts.drop)?;
     let files = match files_then_delete(&mut tx, opts, &paths) {
         Ok(files) => files,
@@ -126,8 +137,30 @@ pub(crate) fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
         before: opts.before,
         files,
         dropped: opts.drop,
+        dry_run: false,
+        would_drop: opts.drop,
         partitions_dropped,
         partitions_problem,
+    })
+}
+
+/// The rows each file would hold, counted in a read-only snapshot (what `--drop` would delete).
+fn dry_run(conn: &mut crate::mysql::Conn, opts: &Options, paths: Vec<PathBuf>) -> Result<Report> {
+    let mut tx = crate::mysql::archive_rows::begin(conn, false)?;
+    let mut files = Vec::new();
+    for ((table, query), path) in TABLES.iter().zip(paths) {
+        let rows = crate::mysql::archive_rows::count(&mut tx, query, opts.before)?;
+        files.push(FileReport { table, path, rows });
+    }
+    tx.rollback()?;
+    Ok(Report {
+        before: opts.before,
+        files,
+        dropped: false,
+        dry_run: true,
+        would_drop: opts.drop,
+        partitions_dropped: Vec::new(),
+        partitions_problem: None,
     })
 }
 

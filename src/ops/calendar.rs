@@ -5,6 +5,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::domain::policy::DayStatus;
 use crate::domain::workdays::{self, Entry};
 use crate::error::Error;
 
@@ -17,13 +18,59 @@ pub(crate) fn set(cfg: &Config, entries: &[Entry]) -> Result<()> {
     crate::mysql::calendar_rows::upsert(&db, entries)
 }
 
+/// What importing one entry would do to the calendar.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Planned {
+    pub date: NaiveDate,
+    /// `workday` or `holiday`.
+    pub kind: &'static str,
+    pub note: String,
+    /// `new` (no entry for that day yet), `changed` (its kind or note differs) or `unchanged`.
+    pub change: &'static str,
+    /// The entry's kind now, if it has one.
+    pub was: Option<&'static str>,
+}
+
+/// What [`set`] would do with these entries, read in one query; nothing is written.
+pub(crate) fn plan(cfg: &Config, entries: &[Entry]) -> Result<Vec<Planned>> {
+    for e in entries {
+        workdays::check_note(&e.note).map_err(Error::input)?;
+    }
+    let (Some(from), Some(to)) = (
+        entries.iter().map(|e| e.date).min(),
+        entries.iter().map(|e| e.date).max(),
+    ) else {
+        return Ok(Vec::new());
+    };
+    let db = crate::mysql::Db::open(cfg)?;
+    let now = crate::mysql::calendar_rows::overrides(&mut db.conn()?, from, to)?;
+    Ok(entries
+        .iter()
+        .map(|e| {
+            let old = now.get(&e.date);
+            Planned {
+                date: e.date,
+                kind: e.kind.as_str(),
+                note: e.note.clone(),
+                change: match old {
+                    None => "new",
+                    Some(o) if o.kind == e.kind && o.note == e.note => "unchanged",
+                    Some(_) => "changed",
+                },
+                was: old.map(|o| o.kind.as_str()),
+            }
+        })
+        .collect())
+}
+
 /// One day of a range, as it counts.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Day {
     pub date: NaiveDate,
     /// `Mon` to `Sun`.
     pub weekday: String,
-    /// `workday` or `holiday`.
+    /// `workday`, `holiday` (a calendar entry) or `rest_day` (off in the policy's week: the
+    /// word settle writes for such a day).
     pub kind: &'static str,
     /// `calendar` (an entry) or `policy` (the policy's week).
     pub source: &'static str,
@@ -45,10 +92,10 @@ pub(crate) fn list(cfg: &Config, from: NaiveDate, to: NaiveDate) -> Result<Vec<D
             Day {
                 date: d,
                 weekday: d.format("%a").to_string(),
-                kind: if workdays::is_workday(&cfg.policy, &overrides, d) {
-                    "workday"
-                } else {
-                    "holiday"
+                kind: match (workdays::is_workday(&cfg.policy, &overrides, d), entry) {
+                    (true, _) => "workday",
+                    (false, Some(_)) => "holiday",
+                    (false, None) => DayStatus::RestDay.as_str(),
                 },
                 source: if entry.is_some() { "calendar" } else { "policy" },
                 note: entry.map_or_else(String::new, |e| e.note.clone()),

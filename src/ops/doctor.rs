@@ -13,6 +13,7 @@ use crate::amqp::inventory as queues;
 use crate::amqp::management::{self, HANDLES_PER_QUEUE, SPARE_HANDLES};
 use crate::config::Config;
 use crate::domain::clock::{self, Reading};
+use crate::domain::text::plural;
 use crate::error::redact;
 use crate::mysql::{runs, Conn};
 use crate::ops::exit::one_line;
@@ -90,6 +91,7 @@ pub(crate) fn run(cfg: &Config, now: DateTime<Utc>) -> Report {
     let mut mysql = mysql_checks(cfg, &mut checks);
     checks.push(clock(cfg, redis.as_mut(), mysql.as_mut()));
     checks.push(signing(cfg, redis.as_mut()));
+    checks.extend(relay(redis.as_mut()));
     let departments = mysql.as_mut().map(crate::mysql::server::departments);
     checks.extend(broker_checks(cfg, departments));
     match mysql.as_mut() {
@@ -144,6 +146,54 @@ fn signing(cfg: &Config, redis: Option<&mut Board>) -> Check {
             by.join(", ")
         ),
     )
+}
+
+/// Whether a `relay --follow` is alive (its heartbeat in Redis), and what waits in the outboxes:
+/// events waiting with no relay alive is the warning (nothing sends them until one runs);
+/// without a relay, check-ins publish their own events, so its absence alone is no fault.
+fn relay(redis: Option<&mut Board>) -> [Check; 2] {
+    let skip = |why: String| {
+        [
+            check("relay", Level::Skip, why.clone()),
+            check("outbox", Level::Skip, why),
+        ]
+    };
+    let Some(board) = redis else {
+        return skip("not checked: Redis is unreachable".into());
+    };
+    let (alive, (departments, events)) = match board.relay_alive().and_then(|a| Ok((a, board.outbox_backlog()?))) {
+        Ok(read) => read,
+        Err(e) => return skip(format!("not checked: {}", one_line(&e))),
+    };
+    let relay = match alive {
+        true => check(
+            "relay",
+            Level::Ok,
+            "a relay --follow is alive (its heartbeat is in Redis)",
+        ),
+        false => check(
+            "relay",
+            Level::Ok,
+            "no relay --follow alive: check-ins publish their own events, and what they leave pending waits for one",
+        ),
+    };
+    let waiting = format!(
+        "{} waiting in the outboxes of {}",
+        plural(events, "event"),
+        plural(departments, "department")
+    );
+    let outbox = match (events, alive) {
+        (0, _) => check("outbox", Level::Ok, "no event waiting in the outboxes"),
+        (_, true) => check("outbox", Level::Ok, format!("{waiting}; the relay is sending them")),
+        (_, false) => check(
+            "outbox",
+            Level::Warn,
+            format!(
+                "{waiting} and no relay alive to send them: run `attendance relay` (or start attendance-relay.service)"
+            ),
+        ),
+    };
+    [relay, outbox]
 }
 
 /// This host's zone as cron and systemd timers read it: `TZ`, else `/etc/localtime`'s target.

@@ -20,11 +20,26 @@ pub(crate) struct Textfile {
     text: String,
 }
 
+/// A value not known this run (the run stopped before it could count it): written as `NaN`,
+/// so that every series is in every file and none is left looking current from an older run.
+pub(crate) const UNKNOWN: f64 = f64::NAN;
+
 impl Textfile {
     /// One gauge sample; `help` is written with the first sample of that name only.
     pub(crate) fn gauge(&mut self, name: &str, help: &str, labels: &[(&str, &str)], value: f64) {
-        if !self.text.contains(&format!("# TYPE {name} gauge\n")) {
-            let _ = writeln!(self.text, "# HELP {name} {help}\n# TYPE {name} gauge");
+        self.sample("gauge", name, help, labels, value);
+    }
+
+    /// One counter sample: a count that only grows while its process lives (`rate()` and
+    /// `increase()` take a restart's reset in their stride). Its name ends in `_total`.
+    pub(crate) fn counter(&mut self, name: &str, help: &str, labels: &[(&str, &str)], value: f64) {
+        debug_assert!(name.ends_with("_total"), "a counter's name ends in _total: {name}");
+        self.sample("counter", name, help, labels, value);
+    }
+
+    fn sample(&mut self, kind: &str, name: &str, help: &str, labels: &[(&str, &str)], value: f64) {
+        if !self.text.contains(&format!("# TYPE {name} {kind}\n")) {
+            let _ = writeln!(self.text, "# HELP {name} {help}\n# TYPE {name} {kind}");
         }
         let labels: Vec<String> = labels
             .iter()
@@ -63,8 +78,16 @@ fn unix(t: SystemTime) -> f64 {
 }
 
 /// A settle run: its outcome (`ok`, `partial`, or `error` when it stopped early), and the
-/// report when it ran to the end.
-pub(crate) fn settle(report: Option<&Report>, outcome: &str, started: SystemTime, seconds: f64) -> Textfile {
+/// report when it ran to the end. A run that stopped early writes every series all the same:
+/// its counts as [`UNKNOWN`], and the events pending in the outboxes as read from Redis
+/// (`pending`; unknown when Redis could not be read either).
+pub(crate) fn settle(
+    report: Option<&Report>,
+    pending: Option<usize>,
+    outcome: &str,
+    started: SystemTime,
+    seconds: f64,
+) -> Textfile {
     let mut t = Textfile::default();
     t.gauge(
         "attendance_settle_last_run_timestamp_seconds",
@@ -86,27 +109,24 @@ pub(crate) fn settle(report: Option<&Report>, outcome: &str, started: SystemTime
             f64::from(u8::from(o == outcome)),
         );
     }
-    let Some(r) = report else {
-        return t;
-    };
-    let day = r.date.and_hms_opt(0, 0, 0).map_or(0, |d| d.and_utc().timestamp());
+    let known = |f: fn(&Report) -> f64| report.map_or(UNKNOWN, f);
     t.gauge(
         "attendance_settle_day_timestamp_seconds",
         "The day the last run settled (its midnight, UTC).",
         &[],
-        day as f64,
+        known(|r| r.date.and_hms_opt(0, 0, 0).map_or(0, |d| d.and_utc().timestamp()) as f64),
     );
     t.gauge(
         "attendance_settle_employees",
         "Active employees of the settled day.",
         &[],
-        r.employees as f64,
+        known(|r| r.employees as f64),
     );
     t.gauge(
         "attendance_settle_rows_written",
         "Attendance rows the last run wrote.",
         &[],
-        r.rows_written as f64,
+        known(|r| r.rows_written as f64),
     );
     // Every status, zeros included, so that a series never vanishes from one night to the next.
     for status in DayStatus::ALL.iter().map(|s| s.as_str()) {
@@ -114,25 +134,30 @@ pub(crate) fn settle(report: Option<&Report>, outcome: &str, started: SystemTime
             "attendance_settle_rows",
             "The settled day's attendance rows by status.",
             &[("status", status)],
-            r.counts.get(status).copied().unwrap_or(0) as f64,
+            report.map_or(UNKNOWN, |r| r.counts.get(status).copied().unwrap_or(0) as f64),
         );
     }
     t.gauge(
         "attendance_settle_failed_rows",
         "Rows the last run could not write.",
         &[],
-        r.failed as f64,
+        known(|r| r.failed as f64),
     );
     t.gauge(
         "attendance_settle_events_pending",
         "Notifications still in the Redis outboxes after the run.",
         &[],
-        r.outbox.pending as f64,
+        report
+            .map(|r| r.outbox.pending)
+            .or(pending)
+            .map_or(UNKNOWN, |n| n as f64),
     );
     t
 }
 
-/// A relay drain (or, with `--follow`, the latest round and the totals since start).
+/// A relay drain (or, with `--follow`, the latest round and the totals since start). `last`:
+/// the drain, or with no broker the outboxes as read from Redis ([`crate::ops::relay::backlog`]);
+/// `None` only when Redis could not be read either (the counts are then [`UNKNOWN`]).
 pub(crate) fn relay(
     last: Option<&DrainReport>,
     sent_total: usize,
@@ -159,26 +184,24 @@ pub(crate) fn relay(
         &[],
         f64::from(u8::from(ok)),
     );
-    t.gauge(
-        "attendance_relay_events_sent",
+    t.counter(
+        "attendance_relay_events_sent_total",
         "Events the broker confirmed since this relay started.",
         &[],
         sent_total as f64,
     );
-    if let Some(r) = last {
-        t.gauge(
-            "attendance_relay_events_pending",
-            "Events still waiting in the Redis outboxes after the last drain.",
-            &[],
-            r.pending as f64,
-        );
-        t.gauge(
-            "attendance_relay_departments",
-            "Departments whose outbox held events at the last drain.",
-            &[],
-            r.departments as f64,
-        );
-    }
+    t.gauge(
+        "attendance_relay_events_pending",
+        "Events still waiting in the Redis outboxes after the last drain (read from Redis when the broker could not be reached).",
+        &[],
+        last.map_or(UNKNOWN, |r| r.pending as f64),
+    );
+    t.gauge(
+        "attendance_relay_departments",
+        "Departments whose outbox held events at the last drain.",
+        &[],
+        last.map_or(UNKNOWN, |r| r.departments as f64),
+    );
     t
 }
 
@@ -195,6 +218,26 @@ mod tests {
             t.as_str(),
             "# HELP m help\n# TYPE m gauge\nm{s=\"a\\\"b\"} 1\nm{s=\"c\"} 2.5\n"
         );
+    }
+
+    #[test]
+    fn counters_are_typed_as_counters_and_every_series_is_written_without_a_drain() {
+        let t = relay(None, 7, false, SystemTime::UNIX_EPOCH, 0.5);
+        let text = t.as_str();
+        assert!(
+            text.contains("# TYPE attendance_relay_events_sent_total counter\nattendance_relay_events_sent_total 7\n"),
+            "{text}"
+        );
+        assert!(text.contains("attendance_relay_events_pending NaN\n"), "{text}");
+        assert!(text.contains("attendance_relay_departments NaN\n"), "{text}");
+        let t = settle(None, Some(3), "error", SystemTime::UNIX_EPOCH, 1.0);
+        let text = t.as_str();
+        assert!(text.contains("attendance_settle_events_pending 3\n"), "{text}");
+        assert!(
+            text.contains("attendance_settle_rows{status=\"absent\"} NaN\n"),
+            "{text}"
+        );
+        assert!(text.contains("attendance_settle_rows_written NaN\n"), "{text}");
     }
 
     #[test]

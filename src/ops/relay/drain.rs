@@ -55,6 +55,23 @@ fn is_zero(n: &usize) -> bool {
 /// Malformed outbox entries a drain names; it counts them all in `pending`.
 pub(crate) const MALFORMED_SHOWN: usize = 20;
 
+/// What the outboxes hold when no drain could run (the broker unreachable), read from Redis
+/// alone, with why: what the metrics and an alert on pending events need most then.
+pub(crate) fn backlog_of(board: &mut Board, why: &str) -> Result<DrainReport> {
+    let (departments, pending) = board.outbox_backlog()?;
+    Ok(DrainReport {
+        departments,
+        pending,
+        problem: Some(why.to_string()),
+        ..DrainReport::default()
+    })
+}
+
+/// [`backlog_of`] on a Redis connection of its own; `None` when Redis cannot be read either.
+pub(crate) fn backlog(cfg: &Config, why: &str) -> Option<DrainReport> {
+    backlog_of(&mut Board::open(cfg).ok()?, why).ok()
+}
+
 /// `relay` without `--follow`: every outbox of the namespace drained once (see
 /// [`drain_outboxes`]), on a Redis connection of its own.
 pub(crate) fn drain_once(cfg: &Config) -> Result<DrainReport> {

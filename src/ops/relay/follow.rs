@@ -22,8 +22,9 @@ pub(crate) trait FollowSink {
     fn status(&mut self, line: String);
     /// What the hand-offs or a full round sent.
     fn report(&mut self, r: &DrainReport) -> Result<()>;
-    /// A full round is over (`last`), or no broker could be reached (`None`): its figures,
-    /// with the events sent since the start and when the round began.
+    /// A full round is over (`last`), or no broker could be reached (`last` is then the backlog
+    /// read from Redis, with its `problem`; `None` if Redis could not be read): its figures, with
+    /// the events sent since the start and when the round began.
     fn round(&mut self, last: Option<&DrainReport>, sent_total: usize, started: (SystemTime, Instant)) -> Result<()>;
 }
 
@@ -136,7 +137,9 @@ impl<'c> Follow<'c> {
         let stop = interrupt::stop_flag();
         let started = (SystemTime::now(), Instant::now());
         if !self.connected(sink) {
-            sink.round(None, self.total.sent, started)?;
+            // The backlog still counts for the metrics (an alert on events stuck with no broker).
+            let backlog = super::backlog_of(board, "the broker could not be reached").ok();
+            sink.round(backlog.as_ref(), self.total.sent, started)?;
             // No broker: check-ins publish (or keep pending) themselves meanwhile.
             board.forget(&self.me)?;
             self.beaten = None;

@@ -6,7 +6,7 @@ mod feed;
 mod follow;
 mod handoffs;
 
-pub(crate) use drain::{drain_once, drain_outboxes_of, send_punch, DrainReport};
+pub(crate) use drain::{backlog, backlog_of, drain_once, drain_outboxes_of, send_punch, DrainReport};
 pub(crate) use feed::{publish_while, Feed};
 pub(crate) use follow::{follow, FollowSink};
 pub use handoffs::Handoffs;
