@@ -235,3 +235,53 @@ fn a_following_relay_on_a_cluster_finds_the_outboxes_of_every_master_in_its_roun
         r#"{"departments":0,"sent":0,"pending":0}"#
     );
 }
+
+/// Regression (issue 23, point 1): a master lost mid-day took every check-in down with it,
+/// because each read the relay's heartbeat, on that one master, and treated a failed read as
+/// fatal; the roster lookup failed too for an employee whose part of the cache was there.
+#[test]
+fn check_ins_of_departments_on_healthy_masters_ride_out_a_lost_master() {
+    let mut cluster = Cluster::start_replicated();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.day(Day::new(240, 12).import_flags(&["-q"]).init_day(DAY, &["-q"]));
+    let keys = env.keys();
+    let date = common::date(DAY);
+    let lost = cluster.master_of(&keys.relay_heartbeat());
+    // The fail-over is held back while the check-ins run: the window stays open for as long as
+    // the test needs it, whatever the machine's speed.
+    let replica = cluster.replica_of(lost);
+    cluster.config_set(replica, "cluster-replica-no-failover", "yes");
+    cluster.kill_master(lost);
+
+    let (mut healthy, mut roster_lost, mut stranded) = (0, 0, Vec::new());
+    for d in 1..=12 {
+        let dept = format!("D{d:03}");
+        let board = keys.board(&dept, date);
+        if cluster.master_of(&board) == lost {
+            stranded.push(dept);
+            continue;
+        }
+        for emp in env.members(&dept).iter().take(4) {
+            let at = format!("{DAY}T08:0{d}:00Z", d = healthy % 10);
+            let out = env.ok(&["checkin", emp, "--at", &at, "--json"]);
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["notification"], "sent", "{out}");
+            assert!(cluster.hget(&board, emp).is_some(), "{emp} on its board");
+            healthy += 1;
+            roster_lost += usize::from(cluster.master_of(&keys.roster(emp)) == lost);
+        }
+    }
+    assert!(healthy >= 16 && roster_lost > 0, "{healthy} {roster_lost}");
+    assert!(!stranded.is_empty(), "some department's board is on the lost master");
+
+    // A department whose board is on the lost master waits for the fail-over: exit 3, one line.
+    let emp = env.members(&stranded[0])[0].clone();
+    let e = env.fails(&["checkin", &emp, "--at", &format!("{DAY}T08:30:00Z")], 3);
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+
+    // Once the replica has taken over, it checks in again.
+    cluster.config_set(replica, "cluster-replica-no-failover", "no");
+    cluster.wait_promoted(replica);
+    env.ok(&["checkin", &emp, "--at", &format!("{DAY}T08:31:00Z"), "-q"]);
+    assert!(cluster.hget(&keys.board(&stranded[0], date), &emp).is_some());
+}

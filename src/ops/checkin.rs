@@ -42,7 +42,9 @@ pub(crate) fn resolve_timed(
     Ok((complete(cfg, board, ids, found)?, clock))
 }
 
-/// The roster cache's answers, with its misses looked up in MySQL and cached back.
+/// The roster cache's answers, with its misses looked up in MySQL and cached back. Caching
+/// back is a courtesy: a part of the cache that cannot be written (its master lost on a
+/// cluster) costs the next check-in a MySQL lookup again, never this one its punch.
 fn complete(
     cfg: &Config,
     board: &mut Board,
@@ -64,7 +66,7 @@ fn complete(
         let cached = from_db
             .iter()
             .map(|m| (m.employee_id.as_str(), m.department_id.as_str(), m.name.as_str()));
-        board.cache_roster(cached)?;
+        let _ = board.cache_roster(cached);
         for m in from_db {
             let e = Employee {
                 id: m.employee_id,
@@ -144,8 +146,10 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
     crate::domain::text::check("--source", req.source).map_err(Error::input)?;
     let mut board = Board::open(cfg)?;
     // A live relay takes the event over: no broker connection at all. Otherwise the broker
-    // handshake runs while Redis records the punch: it is most of the publish's cost.
-    let handoff = cfg.amqp.handoff && board.relay_alive()?;
+    // handshake runs while Redis records the punch: it is most of the publish's cost. The
+    // heartbeat lives on one master of a cluster: unreadable, it means "no relay" (this
+    // check-in publishes itself), never a failed punch of a department on a healthy master.
+    let handoff = cfg.amqp.handoff && board.relay_alive().unwrap_or(false);
     let connecting = (!handoff).then(|| Publisher::connect_in_background(cfg));
     // The server's clock comes with the roster lookup: the time of a punch without --at, and
     // the "now" of the window; a punch with --at needs a host whose clock agrees with it.

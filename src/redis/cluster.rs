@@ -7,12 +7,12 @@
 //! batch per node, never MULTI), so nothing ever asks one node for a slot it does not own.
 
 use anyhow::Result;
-use redis::cluster::{ClusterClientBuilder, ClusterConnection};
+use redis::cluster::{ClusterClient, ClusterClientBuilder, ClusterConnection};
 use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
 use redis::{Cmd, ConnectionLike, ErrorKind, RedisError, RedisResult, Value};
 
 use crate::config::Config;
-use crate::error::{redact, Error, Service};
+use crate::error::{redact, Error};
 
 // The URL's grammar belongs to the configuration, which validates `redis_url` without
 // reaching into a store; the connection code keeps its short names for it.
@@ -30,6 +30,8 @@ pub(crate) fn is_cluster_url(url: &str) -> bool {
 /// A connection to a Redis Cluster: commands go to the master of their key's slot.
 pub struct ClusterConn {
     con: ClusterConnection,
+    client: ClusterClient,
+    timeouts: crate::config::IoTimeouts,
     read_timeout_ms: u32,
 }
 
@@ -57,17 +59,36 @@ impl ClusterConn {
             .max_retry_wait(200)
             .build()
             .map_err(|e| Error::input(format!("config: redis_url: {}", redact(&e.to_string()))))?;
-        let con = client
-            .get_connection()
-            .map_err(|e| super::conn::connect_error(e, tls))?;
-        con.set_read_timeout(Some(t.read()))
-            .map_err(|e| Error::service(Service::Redis, e))?;
-        con.set_write_timeout(Some(t.write()))
-            .map_err(|e| Error::service(Service::Redis, e))?;
+        let con = connect(&client, t).map_err(|e| super::conn::connect_error(e, tls))?;
         Ok(ClusterConn {
             con,
+            client,
+            timeouts: t,
             read_timeout_ms: t.read_timeout_ms,
         })
+    }
+
+    /// A fresh connection in place of this one, with a fresh slot map: after a pipeline failed
+    /// part-way (redis-rs then leaves the replies of the nodes it had written to unread, and the
+    /// next command would read one of them), or a node refused the connection (a map that
+    /// still names a master lost before its replica took over). If the cluster cannot be
+    /// reached now, the old connection stays and the caller's error stands.
+    fn reopen(&mut self) {
+        if let Ok(con) = connect(&self.client, self.timeouts) {
+            self.con = con;
+        }
+    }
+
+    /// A command; if a node refused the connection (nothing was sent to it), once more on a
+    /// fresh slot map.
+    fn again_if_refused(&mut self, send: impl Fn(&mut ClusterConnection) -> RedisResult<Value>) -> RedisResult<Value> {
+        match send(&mut self.con) {
+            Err(e) if e.is_connection_refusal() => {
+                self.reopen();
+                send(&mut self.con).map_err(|e| self.explain(e))
+            }
+            r => r.map_err(|e| self.explain(e)),
+        }
     }
 
     fn explain(&self, e: RedisError) -> RedisError {
@@ -76,22 +97,51 @@ impl ClusterConn {
 
     /// The address of every master, from `CLUSTER SLOTS`.
     pub fn masters(&mut self) -> RedisResult<Vec<(String, u16)>> {
+        self.slot_nodes(false)
+    }
+
+    /// The address of every node that serves slots (with `replicas`, their replicas too), from
+    /// `CLUSTER SLOTS` (during a fail-over, a lost master is still listed).
+    fn slot_nodes(&mut self, replicas: bool) -> RedisResult<Vec<(String, u16)>> {
         let slots: Vec<Value> = redis::cmd("CLUSTER").arg("SLOTS").query(&mut self.con)?;
-        let mut masters = Vec::new();
+        let mut nodes = Vec::new();
         for range in slots {
             let Value::Array(parts) = range else { continue };
-            let Some(Value::Array(master)) = parts.get(2) else {
-                continue;
-            };
-            if let (Some(host), Some(Value::Int(port))) = (master.first(), master.get(1)) {
-                let host: String = redis::from_redis_value_ref(host)?;
-                let addr = (host, u16::try_from(*port).unwrap_or(0));
-                if !masters.contains(&addr) {
-                    masters.push(addr);
+            let served_by = parts.iter().skip(2).take(if replicas { usize::MAX } else { 1 });
+            for node in served_by {
+                let Value::Array(node) = node else { continue };
+                if let (Some(host), Some(Value::Int(port))) = (node.first(), node.get(1)) {
+                    let host: String = redis::from_redis_value_ref(host)?;
+                    let addr = (host, u16::try_from(*port).unwrap_or(0));
+                    if !nodes.contains(&addr) {
+                        nodes.push(addr);
+                    }
                 }
             }
         }
-        Ok(masters)
+        Ok(nodes)
+    }
+
+    /// `SCRIPT LOAD` on every node that answers, masters and replicas (a replica promoted later
+    /// then has the script already). redis-rs sends it to every node and fails if one fails: a
+    /// master lost (until its replica takes over) would fail every script of every department,
+    /// healthy masters included. The script's hash, if any node loaded it; a node that missed
+    /// it answers NOSCRIPT later, and the script is loaded again then.
+    fn load_script(&mut self, load: &Cmd) -> RedisResult<Value> {
+        let mut loaded = None;
+        let mut failed = None;
+        for (host, port) in self.slot_nodes(true)? {
+            let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port });
+            match self.con.route_command(load, route).and_then(Value::extract_error) {
+                Ok(sha) => loaded = Some(sha),
+                Err(e) => failed = Some(e),
+            }
+        }
+        match (loaded, failed) {
+            (Some(sha), _) => Ok(sha),
+            (None, Some(e)) => Err(self.explain(e)),
+            (None, None) => Err(RedisError::from((ErrorKind::Client, "no node serves slots"))),
+        }
     }
 
     /// Every key matching `pattern`, SCANned on each master in turn (redis-rs leaves SCAN
@@ -153,13 +203,39 @@ fn unpack(packed: &[u8], n: usize) -> RedisResult<Vec<Cmd>> {
     Ok(cmds)
 }
 
+/// A cluster connection with the configured timeouts on every node's socket.
+fn connect(client: &ClusterClient, t: crate::config::IoTimeouts) -> RedisResult<ClusterConnection> {
+    let con = client.get_connection()?;
+    con.set_read_timeout(Some(t.read()))?;
+    con.set_write_timeout(Some(t.write()))?;
+    Ok(con)
+}
+
+/// Whether a command is `SCRIPT LOAD` (what redis-rs's `Script` sends on NOSCRIPT).
+fn is_script_load(cmd: &Cmd) -> bool {
+    let mut args = cmd.args_iter().map(|a| match a {
+        redis::Arg::Simple(b) => b,
+        _ => b"",
+    });
+    args.next().is_some_and(|a| a.eq_ignore_ascii_case(b"SCRIPT"))
+        && args.next().is_some_and(|a| a.eq_ignore_ascii_case(b"LOAD"))
+}
+
 impl ConnectionLike for ClusterConn {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
-        self.con.req_packed_command(cmd).map_err(|e| self.explain(e))
+        const LOAD: &[u8] = b"*3\r\n$6\r\nSCRIPT\r\n$4\r\nLOAD\r\n";
+        if cmd.get(..LOAD.len()).is_some_and(|p| p.eq_ignore_ascii_case(LOAD)) {
+            let load = unpack(cmd, 1)?.remove(0);
+            return self.load_script(&load);
+        }
+        self.again_if_refused(|con| con.req_packed_command(cmd))
     }
 
     fn req_command(&mut self, cmd: &Cmd) -> RedisResult<Value> {
-        self.con.req_command(cmd).map_err(|e| self.explain(e))
+        if is_script_load(cmd) {
+            return self.load_script(cmd);
+        }
+        self.again_if_refused(|con| con.req_command(cmd))
     }
 
     /// A pipeline, split per master by redis-rs (its own `ConnectionLike` would send the whole
@@ -176,7 +252,11 @@ impl ConnectionLike for ClusterConn {
         for c in unpack(cmd, count)? {
             pipe.add_command(c);
         }
-        pipe.query::<Vec<Value>>(&mut self.con).map_err(|e| self.explain(e))
+        // Not sent again: part of it may have run.
+        pipe.query::<Vec<Value>>(&mut self.con).map_err(|e| {
+            self.reopen();
+            self.explain(e)
+        })
     }
 
     fn get_db(&self) -> i64 {
