@@ -136,6 +136,16 @@ pub(crate) struct Checkin {
     /// Why a notification is pending, for stderr.
     #[serde(skip)]
     pub pending_because: Option<String>,
+    /// `replicated` (at least `redis.min_replicas_acked` replicas hold the board's write),
+    /// `pending` (fewer did within `redis.wait_timeout_ms`: recorded, but the loss of its
+    /// master could still take it back; punch again, a repeat changes nothing) or `off`
+    /// (`redis.min_replicas_acked` is 0).
+    pub replication: &'static str,
+    /// How many replicas `WAIT` counted (`None` when not asked, or when WAIT failed).
+    pub replicas_acked: Option<u32>,
+    /// Why the replication is pending, for stderr.
+    #[serde(skip)]
+    pub unreplicated_because: Option<String>,
     #[serde(skip)]
     pub local_at: DateTime<Tz>,
 }
@@ -174,6 +184,8 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
         0
     };
     let dept = &p.employee.department_id;
+    let (replication, replicas_acked, unreplicated_because) =
+        replicated(cfg, &mut board, dept, o.changed || o.event_json.is_some());
     let (notification, pending_because) = match (o.event_json.is_some(), connecting) {
         (false, _) => ("none", None),
         // The punch is recorded: nothing here fails the check-in.
@@ -209,8 +221,32 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Checkin> {
         event_id: o.event_json.is_some().then(|| p.event_id.clone()),
         notification,
         pending_because,
+        replication,
+        replicas_acked,
+        unreplicated_because,
         local_at,
     })
+}
+
+/// Wait for the punch to reach `redis.min_replicas_acked` replicas: (`replication`, replicas
+/// counted, why pending). The punch is recorded whatever this says: nothing here fails it.
+fn replicated(cfg: &Config, board: &mut Board, dept: &str, wrote: bool) -> (&'static str, Option<u32>, Option<String>) {
+    let r = cfg.replication;
+    if r.min_replicas_acked == 0 {
+        return ("off", None, None);
+    }
+    match board.wait_replicated(dept, wrote, r.min_replicas_acked, r.wait_timeout_ms) {
+        Ok(n) if n >= r.min_replicas_acked => ("replicated", Some(n), None),
+        Ok(n) => (
+            "pending",
+            Some(n),
+            Some(format!(
+                "{n} of {} replica(s) acknowledged within {} ms",
+                r.min_replicas_acked, r.wait_timeout_ms
+            )),
+        ),
+        Err(e) => ("pending", None, Some(crate::ops::exit::one_line(&e))),
+    }
 }
 
 /// Publish a check-in's event on the check-in's own connection: (`notification`, why pending).

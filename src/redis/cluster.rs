@@ -203,6 +203,49 @@ fn unpack(packed: &[u8], n: usize) -> RedisResult<Vec<Cmd>> {
     Ok(cmds)
 }
 
+/// The slot of a key, as Redis Cluster computes it: CRC16 (XMODEM) of its hash tag (the text
+/// between the first `{` and the next `}`, if not empty) or of the whole key, mod 16384.
+pub(crate) fn slot_of(key: &str) -> u16 {
+    let k = key.as_bytes();
+    let tagged = k.iter().position(|&b| b == b'{').and_then(|open| {
+        let rest = &k[open + 1..];
+        rest.iter()
+            .position(|&b| b == b'}')
+            .filter(|&n| n > 0)
+            .map(|n| &rest[..n])
+    });
+    let mut crc: u16 = 0;
+    for &b in tagged.unwrap_or(k) {
+        crc ^= u16::from(b) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc % 16_384
+}
+
+impl ClusterConn {
+    /// `WAIT n timeout_ms` on the master of `key`'s slot, on the connection that wrote there
+    /// (redis-rs would send WAIT to every master and answer the least count).
+    pub(crate) fn wait_replicas(&mut self, key: &str, n: u32, timeout_ms: u32) -> RedisResult<u32> {
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(n).arg(timeout_ms);
+        let route = redis::cluster_routing::Route::new(slot_of(key), redis::cluster_routing::SlotAddr::Master);
+        let reply = self
+            .con
+            .route_command(
+                &wait,
+                RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route)),
+            )
+            .map_err(|e| self.explain(e))?;
+        Ok(redis::from_redis_value(reply)?)
+    }
+}
+
 /// A cluster connection with the configured timeouts on every node's socket.
 fn connect(client: &ClusterClient, t: crate::config::IoTimeouts) -> RedisResult<ClusterConnection> {
     let con = client.get_connection()?;
@@ -275,6 +318,17 @@ impl ConnectionLike for ClusterConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_slot_is_the_one_redis_cluster_computes() {
+        // Values from Redis's CLUSTER KEYSLOT.
+        assert_eq!(slot_of("foo"), 12182);
+        assert_eq!(slot_of("123456789"), 12739);
+        assert_eq!(slot_of("att:board:{D001}:2026-11-02"), slot_of("D001"));
+        // An empty tag hashes the whole key; the tag ends at the first `}` after the `{`.
+        assert_eq!(slot_of("foo{}{bar}"), 8363);
+        assert_eq!(slot_of("foo{{bar}}zap"), slot_of("{bar"));
+    }
 
     #[test]
     fn a_packed_pipeline_unpacks_into_its_commands() {

@@ -19,6 +19,7 @@ pub(crate) mod moves;
 mod outbox;
 mod overlap;
 pub(crate) mod persistence;
+mod replication;
 mod roster_cache;
 mod server;
 

@@ -277,6 +277,21 @@ impl Cluster {
             .unwrap()
     }
 
+    /// A field of a hash as node `i` holds it (a replica answers after READONLY).
+    pub fn hget_on(&self, i: usize, key: &str, field: &str) -> Option<String> {
+        let mut c = node(self.ports[i]).unwrap();
+        let _: () = redis::cmd("READONLY").query(&mut c).unwrap();
+        redis::cmd("HGET").arg(key).arg(field).query(&mut c).unwrap()
+    }
+
+    /// A key's time to live in ms (`PTTL`: -2 missing, -1 none), on its slot's master.
+    pub fn pttl(&self, key: &str) -> i64 {
+        redis::cmd("PTTL")
+            .arg(key)
+            .query(&mut node(self.ports[self.master_of(key)]).unwrap())
+            .unwrap()
+    }
+
     /// `CONFIG SET` on one node.
     pub fn config_set(&self, i: usize, key: &str, value: &str) {
         let _: () = redis::cmd("CONFIG")
@@ -331,6 +346,22 @@ impl Cluster {
         for p in self.masters().into_iter().map(|i| self.ports[i]) {
             let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut node(p).unwrap()).unwrap();
         }
+    }
+
+    /// Freeze a node (SIGSTOP): a replica that stops reading its master's stream, as a slow or
+    /// partitioned one would. [`Cluster::resume`] thaws it.
+    pub fn pause(&self, i: usize) {
+        self.signal(i, libc::SIGSTOP);
+    }
+
+    pub fn resume(&self, i: usize) {
+        self.signal(i, libc::SIGCONT);
+    }
+
+    fn signal(&self, i: usize, sig: libc::c_int) {
+        let pid = self.children[i].as_ref().expect("a running node").id();
+        // SAFETY: a signal to a child process this test started.
+        assert_eq!(unsafe { libc::kill(pid as libc::pid_t, sig) }, 0);
     }
 
     /// Stop one node at once (SIGKILL), as a crash would.

@@ -1,0 +1,128 @@
+//! A Redis Cluster with replicas (three masters, three replicas, started by each test) that
+//! loses a master or lags: check-ins of the departments on healthy masters go on, and a
+//! check-in is acknowledged as replicated only when a replica holds it (issue 23).
+
+mod common;
+use common::cluster::Cluster;
+use common::day::Day;
+use common::TestEnv;
+
+const DAY: &str = "2026-11-02";
+
+/// Regression (issue 23, point 1): a master lost mid-day took every check-in down with it,
+/// because each read the relay's heartbeat, on that one master, and treated a failed read as
+/// fatal; the roster lookup failed too for an employee whose part of the cache was there.
+#[test]
+fn check_ins_of_departments_on_healthy_masters_ride_out_a_lost_master() {
+    let mut cluster = Cluster::start_replicated();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.day(Day::new(240, 12).import_flags(&["-q"]).init_day(DAY, &["-q"]));
+    let keys = env.keys();
+    let date = common::date(DAY);
+    let lost = cluster.master_of(&keys.relay_heartbeat());
+    // The fail-over is held back while the check-ins run: the window stays open for as long as
+    // the test needs it, whatever the machine's speed.
+    let replica = cluster.replica_of(lost);
+    cluster.config_set(replica, "cluster-replica-no-failover", "yes");
+    cluster.kill_master(lost);
+
+    let (mut healthy, mut roster_lost, mut stranded) = (0, 0, Vec::new());
+    for d in 1..=12 {
+        let dept = format!("D{d:03}");
+        let board = keys.board(&dept, date);
+        if cluster.master_of(&board) == lost {
+            stranded.push(dept);
+            continue;
+        }
+        for emp in env.members(&dept).iter().take(4) {
+            let at = format!("{DAY}T08:0{d}:00Z", d = healthy % 10);
+            let out = env.ok(&["checkin", emp, "--at", &at, "--json"]);
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["notification"], "sent", "{out}");
+            assert!(cluster.hget(&board, emp).is_some(), "{emp} on its board");
+            healthy += 1;
+            roster_lost += usize::from(cluster.master_of(&keys.roster(emp)) == lost);
+        }
+    }
+    assert!(healthy >= 16 && roster_lost > 0, "{healthy} {roster_lost}");
+    assert!(!stranded.is_empty(), "some department's board is on the lost master");
+
+    // A department whose board is on the lost master waits for the fail-over: exit 3, one line.
+    let emp = env.members(&stranded[0])[0].clone();
+    let e = env.fails(&["checkin", &emp, "--at", &format!("{DAY}T08:30:00Z")], 3);
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+
+    // Once the replica has taken over, it checks in again.
+    cluster.config_set(replica, "cluster-replica-no-failover", "no");
+    cluster.wait_promoted(replica);
+    env.ok(&["checkin", &emp, "--at", &format!("{DAY}T08:31:00Z"), "-q"]);
+    assert!(cluster.hget(&keys.board(&stranded[0], date), &emp).is_some());
+}
+
+/// Regression (issue 23, point 2): a check-in said "sent" while its board write was still only
+/// on the master; killing that master lost it. Now it waits for `redis.min_replicas_acked`.
+#[test]
+fn a_check_in_is_acknowledged_as_replicated_only_once_a_replica_holds_it() {
+    let cluster = Cluster::start_replicated();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.day(Day::new(40, 4).import_flags(&["-q"]).init_day(DAY, &["-q"]));
+    let keys = env.keys();
+    let date = common::date(DAY);
+    let checkin = |emp: &str, at: &str| {
+        let o = env
+            .cmd()
+            .args(["checkin", emp, "--at", &format!("{DAY}T{at}Z"), "--json"])
+            .env("ATTENDANCE_REDIS_MIN_REPLICAS_ACKED", "1")
+            .env("ATTENDANCE_REDIS_WAIT_TIMEOUT_MS", "300")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v, String::from_utf8_lossy(&o.stderr).to_string())
+    };
+
+    let emp = env.members("D001")[0].clone();
+    let (v, _) = checkin(&emp, "08:00:00");
+    assert_eq!(
+        (&v["replication"], &v["replicas_acked"]),
+        (&"replicated".into(), &1.into()),
+        "{v}"
+    );
+
+    // The department's replica stops reading its master: recorded, but not yet replicated.
+    let master = cluster.master_of(&keys.board("D001", date));
+    let replica = cluster.replica_of(master);
+    cluster.pause(replica);
+    let late = env.members("D001")[1].clone();
+    let (v, err) = checkin(&late, "08:10:00");
+    cluster.resume(replica);
+    assert_eq!(
+        (&v["replication"], &v["replicas_acked"]),
+        (&"pending".into(), &0.into()),
+        "{v}"
+    );
+    assert_eq!(v["changed"], true, "{v}");
+    assert!(
+        err.contains("not yet replicated") && err.contains("punch again"),
+        "{err}"
+    );
+    assert!(
+        cluster.hget(&keys.board("D001", date), &late).is_some(),
+        "recorded on the master"
+    );
+
+    // The kiosk punches again: a repeat changes nothing and is acknowledged once replicated.
+    let (again, _) = checkin(&late, "08:10:00");
+    assert_eq!(
+        (&again["replication"], &again["duplicate"], &again["notification"]),
+        (&"replicated".into(), &true.into(), &"none".into()),
+        "{again}"
+    );
+    let first_in = v["first_in"].clone();
+    assert_eq!(again["first_in"], first_in);
+    // The replica holds it now, and the mark the repeat wrote expires by itself.
+    let board = keys.board("D001", date);
+    assert_eq!(cluster.hget_on(replica, &board, &late), cluster.hget(&board, &late));
+    let mark = keys.replication_mark("D001");
+    assert!(cluster.pttl(&mark) > 0, "{mark}");
+}
