@@ -126,3 +126,82 @@ fn a_check_in_is_acknowledged_as_replicated_only_once_a_replica_holds_it() {
     let mark = keys.replication_mark("D001");
     assert!(cluster.pttl(&mark) > 0, "{mark}");
 }
+
+/// `doctor`'s verdict on one of the Redis checks: (status, detail).
+fn redis_check(env: &TestEnv, name: &str) -> (String, String) {
+    let o = env.run(&["doctor", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name}: {v}"));
+    (
+        c["status"].as_str().unwrap().into(),
+        c["detail"].as_str().unwrap().into(),
+    )
+}
+
+/// Regression (issue 23, point 6): doctor asked one random node of a cluster, so a master
+/// with `appendonly no` or an evicting policy passed most runs.
+#[test]
+fn doctor_checks_every_master_of_a_cluster_and_names_the_one_at_fault() {
+    let cluster = Cluster::start_replicated();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.day(Day::new(20, 2).import_flags(&["-q"]));
+    let masters = cluster.masters();
+    assert_eq!(masters.len(), 3);
+    let port = |i: usize| format!("127.0.0.1:{}", cluster.ports[i]);
+    for &m in &masters {
+        cluster.config_set(m, "appendonly", "yes");
+    }
+    // The cluster as started: no min-replicas-to-write.
+    let (st, detail) = redis_check(&env, "redis replication");
+    assert_eq!(st, "warn", "{detail}");
+    assert!(detail.contains("min-replicas-to-write 0"), "{detail}");
+    for &m in &masters {
+        assert!(detail.contains(&port(m)), "every master named: {detail}");
+        cluster.config_set(m, "min-replicas-to-write", "1");
+    }
+    assert_eq!(redis_check(&env, "redis replication").0, "ok");
+    assert_eq!(redis_check(&env, "redis persistence").0, "ok");
+
+    // One master without its AOF, another evicting: the checks say so whichever node answers.
+    let (quiet, evicting) = (masters[1], masters[2]);
+    cluster.config_set(quiet, "appendonly", "no");
+    cluster.config_set(evicting, "maxmemory-policy", "allkeys-lru");
+    for _ in 0..3 {
+        let (st, detail) = redis_check(&env, "redis persistence");
+        assert_eq!(st, "warn", "{detail}");
+        assert!(
+            detail.starts_with(&format!("master {}: appendonly no", port(quiet))),
+            "{detail}"
+        );
+        let (st, detail) = redis_check(&env, "redis eviction");
+        assert_eq!(st, "fail", "{detail}");
+        assert!(
+            detail.starts_with(&format!("master {}: maxmemory-policy allkeys-lru", port(evicting))),
+            "{detail}"
+        );
+    }
+
+    // A replica that stops acknowledging is named with its lag.
+    let replica = cluster.replica_of(masters[0]);
+    cluster.pause(replica);
+    env.ok(&["checkin", "E000001", "-q"]);
+    let mut lag = String::new();
+    for _ in 0..50 {
+        let (st, detail) = redis_check(&env, "redis replication");
+        if st == "warn" && detail.contains("lags") {
+            lag = detail;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    cluster.resume(replica);
+    assert!(
+        lag.contains(&format!("replica 127.0.0.1:{} lags", cluster.ports[replica])),
+        "{lag}"
+    );
+}

@@ -122,6 +122,11 @@ impl ClusterConn {
         Ok(nodes)
     }
 
+    /// One command to the node `route` names.
+    pub(super) fn route(&mut self, cmd: &Cmd, route: RoutingInfo) -> RedisResult<Value> {
+        self.con.route_command(cmd, route).map_err(|e| self.explain(e))
+    }
+
     /// `SCRIPT LOAD` on every node that answers, masters and replicas (a replica promoted later
     /// then has the script already). redis-rs sends it to every node and fails if one fails: a
     /// master lost (until its replica takes over) would fail every script of every department,
@@ -175,7 +180,7 @@ impl ClusterConn {
 }
 
 /// The commands of a packed pipeline, back as commands (the cluster routes each one).
-fn unpack(packed: &[u8], n: usize) -> RedisResult<Vec<Cmd>> {
+pub(super) fn unpack(packed: &[u8], n: usize) -> RedisResult<Vec<Cmd>> {
     let mut parser = redis::Parser::new();
     let mut reader = packed;
     let mut cmds = Vec::with_capacity(n);

@@ -16,6 +16,7 @@ pub(crate) mod handoff;
 pub(crate) mod keys;
 mod layout;
 pub(crate) mod moves;
+pub(crate) mod nodes;
 mod outbox;
 mod overlap;
 pub(crate) mod persistence;
