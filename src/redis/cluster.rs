@@ -6,6 +6,8 @@
 //! departments: redis-rs's cluster pipeline sends each command to the master of its slot (one
 //! batch per node, never MULTI), so nothing ever asks one node for a slot it does not own.
 
+use std::time::{Duration, Instant};
+
 use anyhow::Result;
 use redis::cluster::{ClusterClient, ClusterClientBuilder, ClusterConnection};
 use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
@@ -26,6 +28,10 @@ pub(crate) fn is_cluster_url(url: &str) -> bool {
         .iter()
         .any(|s| url.strip_prefix(s).is_some_and(|rest| rest.starts_with("://")))
 }
+
+/// How long a command waits, at most, for a slot that is moving between masters (a
+/// `redis-cli --cluster reshard`, one slot at a time) before its error stands (exit 3).
+pub(crate) const SLOT_MOVE_WAIT: Duration = Duration::from_secs(3);
 
 /// A connection to a Redis Cluster: commands go to the master of their key's slot.
 pub struct ClusterConn {
@@ -56,6 +62,8 @@ impl ClusterConn {
             // A master that went away is an error within a few round trips, not after the
             // client's default 16 retries with back-off.
             .retries(2)
+            // Its default least wait, 1,280 ms, is above this most: every retry waited 1.28 s.
+            .min_retry_wait(10)
             .max_retry_wait(200)
             .build()
             .map_err(|e| Error::input(format!("config: redis_url: {}", redact(&e.to_string()))))?;
@@ -79,15 +87,29 @@ impl ClusterConn {
         }
     }
 
-    /// A command; if a node refused the connection (nothing was sent to it), once more on a
-    /// fresh slot map.
-    fn again_if_refused(&mut self, send: impl Fn(&mut ClusterConnection) -> RedisResult<Value>) -> RedisResult<Value> {
-        match send(&mut self.con) {
-            Err(e) if e.is_connection_refusal() => {
-                self.reopen();
-                send(&mut self.con).map_err(|e| self.explain(e))
+    /// A command, sent again while its slot moves: a node that refused the connection (nothing
+    /// was sent to it) once, on a fresh slot map; `TRYAGAIN`, `ASK`, `MOVED` or `CLUSTERDOWN`
+    /// left after redis-rs's own redirections for up to [`SLOT_MOVE_WAIT`], with a growing
+    /// pause. Each of those says the command did not run, so sending it again is safe for any
+    /// command, the punch script included. A script's keys that are split between the two
+    /// nodes of a slot being migrated (a board moved, its outbox not yet, or not existing at
+    /// all) answer TRYAGAIN until the migration of the slot ends.
+    fn sent(&mut self, send: impl Fn(&mut ClusterConnection) -> RedisResult<Value>) -> RedisResult<Value> {
+        let until = Instant::now() + SLOT_MOVE_WAIT;
+        let mut pause = Duration::from_millis(10);
+        let mut reopened = false;
+        loop {
+            match send(&mut self.con) {
+                Err(e) if e.is_connection_refusal() && !reopened => {
+                    self.reopen();
+                    reopened = true;
+                }
+                Err(e) if e.is_cluster_error() && Instant::now() + pause < until => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(200));
+                }
+                r => return r.map_err(|e| self.explain(e)),
             }
-            r => r.map_err(|e| self.explain(e)),
         }
     }
 
@@ -276,14 +298,14 @@ impl ConnectionLike for ClusterConn {
             let load = unpack(cmd, 1)?.remove(0);
             return self.load_script(&load);
         }
-        self.again_if_refused(|con| con.req_packed_command(cmd))
+        self.sent(|con| con.req_packed_command(cmd))
     }
 
     fn req_command(&mut self, cmd: &Cmd) -> RedisResult<Value> {
         if is_script_load(cmd) {
             return self.load_script(cmd);
         }
-        self.again_if_refused(|con| con.req_command(cmd))
+        self.sent(|con| con.req_command(cmd))
     }
 
     /// A pipeline, split per master by redis-rs (its own `ConnectionLike` would send the whole
