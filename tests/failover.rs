@@ -204,3 +204,62 @@ fn doctor_checks_every_master_of_a_cluster_and_names_the_one_at_fault() {
         "{lag}"
     );
 }
+
+/// Issue 23, point 8: `relay --follow` exited 3 when its Redis master died, and its heartbeat,
+/// replicated to the promoted master, drew hand-offs to a relay that was gone. Here it rides
+/// the fail-over out (this case passed on the earlier code too: the exit was not reproduced,
+/// see docs/durability.md), sends a hand-off after it, and takes its heartbeat when stopped.
+/// The cluster runs with Redis's default full coverage: CLUSTERDOWN from every node meanwhile.
+#[test]
+fn a_following_relay_rides_out_the_loss_of_its_redis_master() {
+    use std::time::{Duration, Instant};
+    let mut cluster = Cluster::start_replicated_strict();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.day(Day::new(60, 6).import_flags(&["-q"]).init_day(DAY, &["-q"]));
+    let keys = env.keys();
+    let beat = keys.relay_heartbeat();
+    let log = env.file("relay.err", "");
+    let mut relay = env
+        .std_cmd()
+        .args(["relay", "--follow", "--interval-ms", "60000"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let stderr = || std::fs::read_to_string(&log).unwrap();
+    let wait = |what: &str, relay: &mut std::process::Child, ok: &dyn Fn() -> bool| {
+        let until = Instant::now() + Duration::from_secs(60);
+        while !ok() {
+            assert!(relay.try_wait().unwrap().is_none(), "relay exited: {}", stderr());
+            assert!(Instant::now() < until, "{what}: {}", stderr());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait("the relay's heartbeat", &mut relay, &|| cluster.exists(&beat));
+
+    let lost = cluster.master_of(&beat);
+    let replica = cluster.replica_of(lost);
+    cluster.kill_master(lost);
+    cluster.wait_promoted(replica);
+    wait("the relay back on the promoted master", &mut relay, &|| {
+        stderr().contains("Redis back")
+    });
+    wait("its heartbeat again", &mut relay, &|| cluster.exists(&beat));
+
+    // A check-in now hands its event to the relay, which sends it.
+    let emp = env.members("D002")[0].clone();
+    let out = env.ok(&["checkin", &emp, "--at", &format!("{DAY}T08:00:00Z"), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["notification"], "handed_off", "{v}");
+    let outbox = keys.outbox("D002");
+    wait("the handed-off event sent", &mut relay, &|| !cluster.exists(&outbox));
+
+    // Stopped, it takes its heartbeat with it: check-ins publish themselves at once.
+    // SAFETY: a signal to our own child process.
+    unsafe { libc::kill(relay.id() as libc::pid_t, libc::SIGTERM) };
+    assert!(relay.wait().unwrap().success(), "{}", stderr());
+    assert!(!cluster.exists(&beat));
+    let out = env.ok(&["checkin", &emp, "--at", &format!("{DAY}T18:30:00Z"), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["notification"], "sent", "{v}");
+}

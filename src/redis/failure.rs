@@ -12,7 +12,8 @@ pub(crate) fn says(cause: &(dyn std::error::Error + 'static)) -> Option<StoreSay
 }
 
 /// Whether the error is Redis gone (unreachable, the connection dropped or cut, a silent
-/// server, a restarted one still loading its data), as opposed to Redis refusing a command
+/// server, a restarted one still loading its data, a cluster failing over or moving a slot:
+/// CLUSTERDOWN, TRYAGAIN, MOVED or ASK left after the connection's own retries), as opposed to Redis refusing a command
 /// (OOM, READONLY, a script's error) or any other failure: only a lost Redis is worth
 /// reconnecting for.
 pub(crate) fn gone(e: &anyhow::Error) -> bool {
@@ -22,6 +23,7 @@ pub(crate) fn gone(e: &anyhow::Error) -> bool {
                 || r.is_connection_dropped()
                 || r.is_connection_refusal()
                 || r.is_timeout()
+                || r.is_cluster_error()
                 || r.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::BusyLoading);
         }
         // Opening a connection failed (see `conn::single_redis`).
@@ -66,5 +68,11 @@ mod tests {
         assert_eq!(answered(&eof), None);
         assert!(!gone(&Error::service(Service::Rabbitmq, "gone").into()));
         assert!(!gone(&anyhow::anyhow!("broken pipe")));
+        let failing_over: anyhow::Error = redis::RedisError::from((
+            redis::ErrorKind::Server(redis::ServerErrorKind::ClusterDown),
+            "CLUSTERDOWN",
+        ))
+        .into();
+        assert!(gone(&failing_over));
     }
 }

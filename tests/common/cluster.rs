@@ -88,6 +88,12 @@ impl Cluster {
         Cluster::start_with(1, &["--cluster-require-full-coverage", "no"])
     }
 
+    /// Three masters with a replica each, and Redis's default `cluster-require-full-coverage
+    /// yes`: while a master is down, every node answers CLUSTERDOWN.
+    pub fn start_replicated_strict() -> Cluster {
+        Cluster::start_with(1, &[])
+    }
+
     fn start_with(replicas: usize, extra: &[&str]) -> Cluster {
         let dir = std::env::temp_dir().join(format!("att-cluster-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -342,6 +348,15 @@ impl Cluster {
         info.lines()
             .find_map(|l| l.strip_prefix(&format!("errorstat_{code}:count=")))
             .map_or(0, |n| n.trim().parse().unwrap())
+    }
+
+    /// Whether a key exists, asked of its slot's master directly.
+    pub fn exists(&self, key: &str) -> bool {
+        redis::cmd("EXISTS")
+            .arg(key)
+            .query::<u32>(&mut node(self.ports[self.master_of(key)]).unwrap())
+            .unwrap()
+            == 1
     }
 
     /// A key's time to live in ms (`PTTL`: -2 missing, -1 none), on its slot's master.
