@@ -299,3 +299,4 @@ fn a_check_in_waits_for_its_departments_slot_to_finish_moving() {
         "the earlier punch moved with it"
     );
 }
+
