@@ -299,4 +299,3 @@ fn a_check_in_waits_for_its_departments_slot_to_finish_moving() {
         "the earlier punch moved with it"
     );
 }
-
