@@ -6,6 +6,7 @@ pub mod cluster;
 pub mod day;
 pub mod private_redis;
 pub mod rabbit;
+pub mod slot_move;
 pub mod stall;
 pub mod tls;
 // The set-up steps' argument lists, shared with the benchmarks.
