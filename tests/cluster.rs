@@ -235,3 +235,67 @@ fn a_following_relay_on_a_cluster_finds_the_outboxes_of_every_master_in_its_roun
         r#"{"departments":0,"sent":0,"pending":0}"#
     );
 }
+
+/// Regression (issue 23, point 5): while a department's slot was being migrated, every
+/// check-in of that department failed with exit 3 (TRYAGAIN while its keys were split between
+/// the two nodes, ASK, MOVED) until the migration ended.
+#[test]
+fn a_check_in_waits_for_its_departments_slot_to_finish_moving() {
+    let cluster = Cluster::start();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.day(Day::new(30, 3).import_flags(&["-q"]).init_day(DAY, &["-q"]));
+    let keys = env.keys();
+    let date = common::date(DAY);
+    let board = keys.board("D001", date);
+    env.ok(&[
+        "checkin",
+        &env.members("D001")[0],
+        "--at",
+        &format!("{DAY}T07:50:00Z"),
+        "-q",
+    ]);
+    let to = (cluster.master_of(&board) + 1) % 3;
+    let (slot, from) = cluster.start_slot_move(&board, to);
+    // The board goes first; the outbox (empty: no key) and the punch log stay behind.
+    cluster.migrate(from, to, &[board.clone(), keys.board_days("D001")]);
+
+    let tryagain = || cluster.errors_answered(to, "TRYAGAIN") + cluster.errors_answered(from, "TRYAGAIN");
+    let split_before = tryagain();
+
+    let emp = env.members("D001")[1].clone();
+    let mut checkin = env
+        .std_cmd()
+        .args(["checkin", &emp, "--at", &format!("{DAY}T08:00:00Z"), "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The migration ends once the check-in has met the split slot more often than redis-rs's
+    // own retries would (3 tries, then exit 3), or the check-in has given up.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while tryagain() < split_before + 5 && checkin.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the check-in never met the moving slot"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    cluster.finish_slot_move(slot, from, to);
+    let o = checkin.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (&v["changed"], &v["notification"]),
+        (&true.into(), &"sent".into()),
+        "{v}"
+    );
+    assert_eq!(cluster.master_of(&board), to);
+    assert!(
+        cluster.hget(&board, &emp).is_some(),
+        "recorded on the board, on its new master"
+    );
+    assert!(
+        cluster.hget(&board, &env.members("D001")[0]).is_some(),
+        "the earlier punch moved with it"
+    );
+}

@@ -31,6 +31,11 @@ pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
         Punched::Applied(c) => c,
         Punched::Held(h) => return held(args.output.json, &h),
     };
+    if let Some(why) = &c.unreplicated_because {
+        ctx.say(format!(
+            "punch recorded but not yet replicated ({why}); punch again to be sure (a repeat changes nothing)"
+        ));
+    }
     if let Some(why) = &c.pending_because {
         ctx.say(format!("notification pending ({why}); `attendance relay` will send it"));
     }
@@ -84,8 +89,13 @@ fn line(c: &Checkin) -> String {
     } else {
         ""
     };
+    let unreplicated = if c.replication == "pending" {
+        "; not yet replicated: punch again"
+    } else {
+        ""
+    };
     format!(
-        "{} {} {what} at {} on {}{note}{pending}",
+        "{} {} {what} at {} on {}{note}{pending}{unreplicated}",
         c.employee_id,
         c.employee_name,
         crate::domain::dates::wall_clock(c.local_at, "%H:%M:%S"),

@@ -148,6 +148,26 @@ impl Default for JournalSettings {
     }
 }
 
+/// How far a check-in's board write must have travelled before the check-in is acknowledged:
+/// to `min_replicas_acked` Redis replicas, waited for at most `wait_timeout_ms` (Redis `WAIT`
+/// on the board's node). A master that dies before its replica has a write loses it when the
+/// replica is promoted; a punch not known to be replicated says so, and the kiosk punches again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replication {
+    /// 0: acknowledged once the master has it (a single Redis with no replica).
+    pub min_replicas_acked: u32,
+    pub wait_timeout_ms: u32,
+}
+
+impl Default for Replication {
+    fn default() -> Self {
+        Replication {
+            min_replicas_acked: 0,
+            wait_timeout_ms: 500,
+        }
+    }
+}
+
 /// Settle settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SettleSettings {
@@ -224,6 +244,8 @@ pub struct Config {
     pub settle: SettleSettings,
     pub journal: JournalSettings,
     pub redis: IoTimeouts,
+    /// `redis.min_replicas_acked` and `redis.wait_timeout_ms`.
+    pub replication: Replication,
     pub mysql: IoTimeouts,
     /// Files the URLs' passwords are read from (config/secrets.rs), already applied.
     pub password_files: PasswordFiles,
@@ -257,6 +279,7 @@ impl fmt::Debug for Config {
             .field("settle", &self.settle)
             .field("journal", &self.journal)
             .field("redis", &self.redis)
+            .field("replication", &self.replication)
             .field("mysql", &self.mysql)
             .field("password_files", &self.password_files)
             .field("signing", &self.signing)
@@ -278,6 +301,7 @@ impl Default for Config {
             settle: SettleSettings::default(),
             journal: JournalSettings::default(),
             redis: IoTimeouts::REDIS,
+            replication: Replication::default(),
             mysql: IoTimeouts::MYSQL,
             password_files: PasswordFiles::default(),
             file: None,
@@ -420,6 +444,12 @@ impl Config {
         }
         if self.policy.work_days.is_empty() {
             return Err(Error::input("config: policy.work_days: at least one day is needed"));
+        }
+        let r = self.replication;
+        if r.min_replicas_acked > 0 && r.wait_timeout_ms >= self.redis.read_timeout_ms {
+            return Err(Error::input(
+                "config: redis.wait_timeout_ms must be shorter than redis.read_timeout_ms (WAIT holds its reply that long)",
+            ));
         }
         Ok(())
     }
@@ -726,6 +756,14 @@ mod tests {
         assert_eq!(c.redis.connect_timeout_ms, IoTimeouts::REDIS.connect_timeout_ms);
         assert_eq!(c.mysql.connect_timeout_ms, 500);
         assert_eq!(c.mysql.read_timeout_ms, IoTimeouts::MYSQL.read_timeout_ms);
+        let c = with_file("[redis]\nmin_replicas_acked = 1\nwait_timeout_ms = 200\n").unwrap();
+        assert_eq!(
+            c.replication,
+            Replication {
+                min_replicas_acked: 1,
+                wait_timeout_ms: 200
+            }
+        );
         for (text, key) in [
             ("[redis]\nread_timeout_ms = 0\n", "redis.read_timeout_ms"),
             ("[mysql]\nwrite_timeout_ms = 600001\n", "mysql.write_timeout_ms"),
@@ -733,6 +771,13 @@ mod tests {
             ("[amqp]\nheartbeat_secs = 0\n", "amqp.heartbeat_secs"),
             ("[amqp]\nconfirm_window = 10001\n", "amqp.confirm_window"),
             ("[redis]\nidle_ms = 5\n", "idle_ms"),
+            ("[redis]\nmin_replicas_acked = 17\n", "redis.min_replicas_acked"),
+            ("[redis]\nwait_timeout_ms = 0\n", "redis.wait_timeout_ms"),
+            // WAIT holds its reply: past the read timeout, the wait would read as a dead Redis.
+            (
+                "[redis]\nmin_replicas_acked = 1\nwait_timeout_ms = 250\nread_timeout_ms = 250\n",
+                "redis.wait_timeout_ms",
+            ),
         ] {
             let e = with_file(text).unwrap_err().to_string();
             assert!(e.contains(key), "{e}");

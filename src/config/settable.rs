@@ -270,6 +270,10 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "redis.connect_timeout_ms", set: |c, v| put(&mut c.redis.connect_timeout_ms, v.int(IO_MS)), get: |c| int(c.redis.connect_timeout_ms) },
     Key { name: "redis.read_timeout_ms", set: |c, v| put(&mut c.redis.read_timeout_ms, v.int(IO_MS)), get: |c| int(c.redis.read_timeout_ms) },
     Key { name: "redis.write_timeout_ms", set: |c, v| put(&mut c.redis.write_timeout_ms, v.int(IO_MS)), get: |c| int(c.redis.write_timeout_ms) },
+    // A replica per master is the usual cluster; more than 16 acknowledging is no deployment.
+    Key { name: "redis.min_replicas_acked", set: |c, v| put(&mut c.replication.min_replicas_acked, v.int(0..=16)), get: |c| int(c.replication.min_replicas_acked) },
+    // Below redis.read_timeout_ms (checked with it, in Config::check): WAIT blocks the reply.
+    Key { name: "redis.wait_timeout_ms", set: |c, v| put(&mut c.replication.wait_timeout_ms, v.int(1..=60_000)), get: |c| int(c.replication.wait_timeout_ms) },
     Key { name: "mysql.connect_timeout_ms", set: |c, v| put(&mut c.mysql.connect_timeout_ms, v.int(IO_MS)), get: |c| int(c.mysql.connect_timeout_ms) },
     Key { name: "mysql.read_timeout_ms", set: |c, v| put(&mut c.mysql.read_timeout_ms, v.int(IO_MS)), get: |c| int(c.mysql.read_timeout_ms) },
     Key { name: "mysql.write_timeout_ms", set: |c, v| put(&mut c.mysql.write_timeout_ms, v.int(IO_MS)), get: |c| int(c.mysql.write_timeout_ms) },

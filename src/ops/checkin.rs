@@ -42,7 +42,9 @@ pub(crate) fn resolve_timed(
     Ok((complete(cfg, board, ids, found)?, clock))
 }
 
-/// The roster cache's answers, with its misses looked up in MySQL and cached back.
+/// The roster cache's answers, with its misses looked up in MySQL and cached back. Caching
+/// back is a courtesy: a part of the cache that cannot be written (its master lost on a
+/// cluster) costs the next check-in a MySQL lookup again, never this one its punch.
 fn complete(
     cfg: &Config,
     board: &mut Board,
@@ -61,12 +63,10 @@ fn complete(
     }
     if !missing.is_empty() {
         let from_db = crate::mysql::roster_rows::active_by_ids(&crate::mysql::Db::open(cfg)?, &missing)?;
-        match board.cache_roster(&from_db) {
-            // An account that may only read the roster cache (a kiosk's: it must not be able to
-            // move anyone, docs/security.md): the next check-in reads MySQL again.
-            Err(e) if crate::redis::failure::no_permission(&e) => {}
-            r => drop(r?),
-        }
+        // Best effort: an account that may only read the roster cache (a kiosk's: it must not
+        // be able to move anyone, docs/security.md), or a cluster whose part's master is lost,
+        // costs the next check-in a MySQL lookup again, never this one.
+        let _ = board.cache_roster(&from_db);
         for m in from_db {
             let e = Employee {
                 id: m.employee_id,
@@ -156,6 +156,16 @@ pub(crate) struct Checkin {
     /// Why a notification is pending, for stderr.
     #[serde(skip)]
     pub pending_because: Option<String>,
+    /// `replicated` (at least `redis.min_replicas_acked` replicas hold the board's write),
+    /// `pending` (fewer did within `redis.wait_timeout_ms`: recorded, but the loss of its
+    /// master could still take it back; punch again, a repeat changes nothing) or `off`
+    /// (`redis.min_replicas_acked` is 0).
+    pub replication: &'static str,
+    /// How many replicas `WAIT` counted (`None` when not asked, or when WAIT failed).
+    pub replicas_acked: Option<u32>,
+    /// Why the replication is pending, for stderr.
+    #[serde(skip)]
+    pub unreplicated_because: Option<String>,
     #[serde(skip)]
     pub local_at: DateTime<Tz>,
 }
@@ -195,9 +205,11 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
 
 /// How this check-in's event will reach the broker: `None`, a live relay takes it over (no
 /// broker connection at all); otherwise the broker handshake, started now so that it runs while
-/// Redis records the punch: it is most of the publish's cost.
+/// Redis records the punch: it is most of the publish's cost. The heartbeat lives on one master
+/// of a cluster: unreadable, it means "no relay" (this check-in publishes itself), never a
+/// failed punch of a department on a healthy master.
 pub(crate) fn notifier(cfg: &Config, board: &mut Board) -> Result<Option<crate::amqp::Connecting>> {
-    let handoff = cfg.amqp.handoff && board.relay_alive()?;
+    let handoff = cfg.amqp.handoff && board.relay_alive().unwrap_or(false);
     Ok((!handoff).then(|| Publisher::connect_in_background(cfg)))
 }
 
@@ -225,6 +237,8 @@ pub(crate) fn apply(
         0
     };
     let dept = &p.employee.department_id;
+    let (replication, replicas_acked, unreplicated_because) =
+        replicated(cfg, board, dept, o.changed || o.event_json.is_some());
     let (notification, pending_because) = match (o.event_json.is_some(), connecting) {
         (false, _) => ("none", None),
         // The punch is recorded: nothing here fails the check-in.
@@ -261,8 +275,32 @@ pub(crate) fn apply(
         event_id: o.event_json.is_some().then(|| p.event_id.clone()),
         notification,
         pending_because,
+        replication,
+        replicas_acked,
+        unreplicated_because,
         local_at,
     })
+}
+
+/// Wait for the punch to reach `redis.min_replicas_acked` replicas: (`replication`, replicas
+/// counted, why pending). The punch is recorded whatever this says: nothing here fails it.
+fn replicated(cfg: &Config, board: &mut Board, dept: &str, wrote: bool) -> (&'static str, Option<u32>, Option<String>) {
+    let r = cfg.replication;
+    if r.min_replicas_acked == 0 {
+        return ("off", None, None);
+    }
+    match board.wait_replicated(dept, wrote, r.min_replicas_acked, r.wait_timeout_ms) {
+        Ok(n) if n >= r.min_replicas_acked => ("replicated", Some(n), None),
+        Ok(n) => (
+            "pending",
+            Some(n),
+            Some(format!(
+                "{n} of {} replica(s) acknowledged within {} ms",
+                r.min_replicas_acked, r.wait_timeout_ms
+            )),
+        ),
+        Err(e) => ("pending", None, Some(crate::ops::exit::one_line(&e))),
+    }
 }
 
 /// Publish a check-in's event on the check-in's own connection: (`notification`, why pending).

@@ -56,7 +56,7 @@ pub(crate) struct Check {
     pub detail: String,
 }
 
-fn check(name: &'static str, status: Level, detail: impl Into<String>) -> Check {
+pub(super) fn check(name: &'static str, status: Level, detail: impl Into<String>) -> Check {
     Check {
         name,
         status,
@@ -238,21 +238,19 @@ fn redis_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<Board> {
         Err(e) => {
             let at = redact(&cfg.redis_url);
             checks.push(check("redis", Level::Fail, format!("{} ({at})", one_line(&e))));
-            for name in ["redis persistence", "redis eviction"] {
+            for name in ["redis persistence", "redis eviction", "redis replication"] {
                 checks.push(check(name, Level::Skip, "not checked: Redis is unreachable"));
             }
             return None;
         }
     };
-    match con.persistence() {
-        Ok(p) => checks.extend(persistence_verdicts(&p)),
+    match con.nodes_health() {
+        Ok(nodes) => checks.extend(super::doctor_redis::node_verdicts(cfg, &nodes)),
         Err(e) => {
-            let why = format!(
-                "cannot read CONFIG ({}): make sure of appendonly yes and noeviction",
-                one_line(&e)
-            );
-            checks.push(check("redis persistence", Level::Warn, why.clone()));
-            checks.push(check("redis eviction", Level::Warn, why));
+            let why = format!("cannot read the nodes ({})", one_line(&e));
+            for name in ["redis persistence", "redis eviction", "redis replication"] {
+                checks.push(check(name, Level::Warn, why.clone()));
+            }
         }
     }
     Some(con)

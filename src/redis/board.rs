@@ -6,7 +6,7 @@ pub(crate) use super::handle::Board;
 pub(crate) use super::layout::LayoutReport;
 pub(crate) use super::roster_cache::RosterRebuild;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use anyhow::{Context, Result};
@@ -15,14 +15,13 @@ use chrono_tz::Tz;
 use redis::Commands;
 
 use crate::config::Policy;
-use crate::domain::clock::Reading;
 use crate::domain::day_record::{DayRecord, MAX_TOKENS};
 use crate::domain::employment::Employment;
 use crate::domain::event::Kind;
 use crate::domain::policy::PunchFacts;
 use crate::domain::punch_log::How;
 use crate::domain::signing::Signer;
-use crate::redis::keys::{roster_part_of, Keys};
+use crate::redis::keys::Keys;
 
 static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(PUNCH_SCRIPT));
 
@@ -34,72 +33,6 @@ pub struct Employee {
     pub name: String,
     /// The days they may punch on (open on both sides unless the roster gives dates).
     pub employment: Employment,
-}
-
-impl Board {
-    /// Look employees up in the Redis roster cache: one HMGET per roster part, pipelined, 5,000
-    /// ids at a time; `None` for a miss.
-    pub fn lookup_many<S: AsRef<str>>(&mut self, ids: &[S]) -> Result<Vec<Option<Employee>>> {
-        Ok(self.lookup(ids, false)?.0)
-    }
-
-    /// [`Board::lookup_many`]; with `timed`, the first pipeline also asks for the server's
-    /// `TIME` (no round trip of its own), read with this host's clock around it.
-    pub(super) fn lookup<S: AsRef<str>>(
-        &mut self,
-        ids: &[S],
-        timed: bool,
-    ) -> Result<(Vec<Option<Employee>>, Option<Reading>)> {
-        let (con, keys) = (&mut self.con, &self.keys);
-        let mut out = Vec::with_capacity(ids.len());
-        let mut reading = None;
-        for chunk in ids.chunks(5_000) {
-            let mut parts: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-            for (i, id) in chunk.iter().enumerate() {
-                parts.entry(roster_part_of(id.as_ref())).or_default().push(i);
-            }
-            let mut pipe = redis::pipe();
-            let time = timed && reading.is_none();
-            if time {
-                pipe.cmd("TIME");
-            }
-            for (&part, at) in &parts {
-                pipe.cmd("HMGET")
-                    .arg(keys.roster_part(part))
-                    .arg(at.iter().map(|&i| chunk[i].as_ref()).collect::<Vec<_>>());
-            }
-            let before = Utc::now();
-            let mut replies: Vec<redis::Value> = pipe.query(con).context("reading the roster from Redis")?;
-            if time {
-                let server = super::clock::server_time(replies.remove(0))?;
-                reading = Some(Reading {
-                    before,
-                    server,
-                    after: Utc::now(),
-                });
-            }
-            let mut found: Vec<Option<Employee>> = vec![None; chunk.len()];
-            for (at, vals) in parts.values().zip(replies) {
-                let vals: Vec<Option<String>> =
-                    redis::from_redis_value(vals).context("reading the roster from Redis")?;
-                for (&i, v) in at.iter().zip(vals) {
-                    found[i] = v.and_then(|v| decode_roster(chunk[i].as_ref(), &v));
-                }
-            }
-            out.extend(found);
-        }
-        Ok((out, reading))
-    }
-}
-
-fn decode_roster(id: &str, v: &str) -> Option<Employee> {
-    let (dept, name, employment) = super::roster_cache::parse_cache_value(v)?;
-    Some(Employee {
-        id: id.to_string(),
-        department_id: dept.to_string(),
-        name: name.to_string(),
-        employment,
-    })
 }
 
 /// One punch to record.

@@ -22,7 +22,8 @@ pub(crate) fn says(cause: &(dyn std::error::Error + 'static)) -> Option<StoreSay
 }
 
 /// Whether the error is Redis gone (unreachable, the connection dropped or cut, a silent
-/// server, a restarted one still loading its data), as opposed to Redis refusing a command
+/// server, a restarted one still loading its data, a cluster failing over or moving a slot:
+/// CLUSTERDOWN, TRYAGAIN, MOVED or ASK left after the connection's own retries), as opposed to Redis refusing a command
 /// (OOM, READONLY, a script's error) or any other failure: only a lost Redis is worth
 /// reconnecting for.
 pub(crate) fn gone(e: &anyhow::Error) -> bool {
@@ -32,6 +33,7 @@ pub(crate) fn gone(e: &anyhow::Error) -> bool {
                 || r.is_connection_dropped()
                 || r.is_connection_refusal()
                 || r.is_timeout()
+                || r.is_cluster_error()
                 || r.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::BusyLoading);
         }
         // Opening a connection failed (see `conn::single_redis`).
@@ -43,14 +45,6 @@ pub(crate) fn gone(e: &anyhow::Error) -> bool {
             })
         )
     })
-}
-
-/// Whether Redis refused a command or key for want of a permission of the account's ACL
-/// (`NOPERM`).
-pub(crate) fn no_permission(e: &anyhow::Error) -> bool {
-    e.chain()
-        .filter_map(|c| c.downcast_ref::<redis::RedisError>())
-        .any(|r| r.code() == Some("NOPERM"))
 }
 
 /// What Redis answered, when the error is its reply (OOM, READONLY, MISCONF: a store refusing,
@@ -84,5 +78,11 @@ mod tests {
         assert_eq!(answered(&eof), None);
         assert!(!gone(&Error::service(Service::Rabbitmq, "gone").into()));
         assert!(!gone(&anyhow::anyhow!("broken pipe")));
+        let failing_over: anyhow::Error = redis::RedisError::from((
+            redis::ErrorKind::Server(redis::ServerErrorKind::ClusterDown),
+            "CLUSTERDOWN",
+        ))
+        .into();
+        assert!(gone(&failing_over));
     }
 }

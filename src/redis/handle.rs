@@ -77,6 +77,15 @@ impl Redis {
         matches!(self, Redis::Cluster(_))
     }
 
+    /// `WAIT n timeout_ms` on the node that holds `key` (on a cluster, its slot's master), on
+    /// the connection that wrote there: how many replicas have every write it made.
+    pub(crate) fn wait_replicas(&mut self, key: &str, n: u32, timeout_ms: u32) -> RedisResult<u32> {
+        match self {
+            Redis::Single(c) => redis::cmd("WAIT").arg(n).arg(timeout_ms).query(c),
+            Redis::Cluster(c) => c.wait_replicas(key, n, timeout_ms),
+        }
+    }
+
     fn con(&mut self) -> &mut dyn ConnectionLike {
         match self {
             Redis::Single(c) => c,

@@ -145,6 +145,14 @@ impl Keys {
         format!("{}:relay:{{relay}}:wake", self.ns)
     }
 
+    /// A short-lived mark a repeated punch writes on its department's node before `WAIT`, so
+    /// that the wait covers every write the node holds (the first punch's included): a
+    /// connection that wrote nothing would see every replica count at once. Same hash tag as
+    /// the board; it expires by itself.
+    pub fn replication_mark(&self, dept: &str) -> String {
+        format!("{}:replicated:{{{dept}}}", self.ns)
+    }
+
     /// Pattern that matches every outbox of the namespace (for `relay` and `settle`).
     pub fn outbox_pattern(&self) -> String {
         format!("{}:outbox:*", self.ns)

@@ -16,9 +16,11 @@ pub(crate) mod handoff;
 pub(crate) mod keys;
 mod layout;
 pub(crate) mod moves;
+pub(crate) mod nodes;
 mod outbox;
 mod overlap;
 pub(crate) mod persistence;
+mod replication;
 mod roster_cache;
 mod server;
 

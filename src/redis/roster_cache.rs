@@ -1,17 +1,113 @@
 //! The Redis roster cache (employee id -> department and name, in [`ROSTER_PARTS`] hashes):
-//! written for a few employees at a time (`org import`, a check-in that found someone in MySQL
-//! only), and rebuilt whole by a layout only when the MySQL roster changed, so that a day's
-//! layout does not rewrite a million fields that are already there.
+//! looked up by every check-in, written for a few employees at a time (`org import`, a check-in
+//! that found someone in MySQL only), and rebuilt whole by a layout only when the MySQL roster
+//! changed, so that a day's layout does not rewrite a million fields that are already there.
 
 use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
+use chrono::Utc;
 use redis::ConnectionLike;
 
 use super::Board;
+use crate::domain::clock::Reading;
 use crate::domain::employment::Employment;
 use crate::domain::roster::{Member, Stamp};
+use crate::redis::board::Employee;
 use crate::redis::keys::{roster_part_of, ROSTER_PARTS};
+
+impl Board {
+    /// Look employees up in the Redis roster cache: one HMGET per roster part, pipelined, 5,000
+    /// ids at a time; `None` for a miss. On a Redis Cluster, a part that cannot be read (its
+    /// master lost, before its replica takes over) answers misses too, so that the caller asks
+    /// MySQL for those employees only: no check-in fails for a cache.
+    pub fn lookup_many<S: AsRef<str>>(&mut self, ids: &[S]) -> Result<Vec<Option<Employee>>> {
+        Ok(self.lookup(ids, false)?.0)
+    }
+
+    /// [`Board::lookup_many`]; with `timed`, the first pipeline also asks for the server's
+    /// `TIME` (no round trip of its own), read with this host's clock around it (one node
+    /// only: a cluster's pipeline routes by key).
+    pub(super) fn lookup<S: AsRef<str>>(
+        &mut self,
+        ids: &[S],
+        timed: bool,
+    ) -> Result<(Vec<Option<Employee>>, Option<Reading>)> {
+        let cluster = self.is_cluster();
+        let (con, keys) = (&mut self.con, &self.keys);
+        let mut out = Vec::with_capacity(ids.len());
+        let mut reading = None;
+        for chunk in ids.chunks(5_000) {
+            let mut parts: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
+            let mut order = Vec::with_capacity(chunk.len());
+            for id in chunk {
+                let part = roster_part_of(id.as_ref());
+                let at = parts.entry(part).or_default();
+                order.push((part, at.len()));
+                at.push(id.as_ref());
+            }
+            let mut pipe = redis::pipe();
+            let time = timed && reading.is_none();
+            if time {
+                pipe.cmd("TIME");
+            }
+            for (&part, ids) in &parts {
+                pipe.cmd("HMGET").arg(keys.roster_part(part)).arg(ids);
+            }
+            let before = Utc::now();
+            let replies: Vec<Option<redis::Value>> = match pipe.query::<Vec<redis::Value>>(con) {
+                Ok(mut replies) => {
+                    if time {
+                        let server = super::clock::server_time(replies.remove(0))?;
+                        reading = Some(Reading {
+                            before,
+                            server,
+                            after: Utc::now(),
+                        });
+                    }
+                    replies.into_iter().map(Some).collect()
+                }
+                Err(_) if cluster => parts
+                    .iter()
+                    .map(|(&part, ids)| {
+                        let mut hmget = redis::cmd("HMGET");
+                        hmget.arg(keys.roster_part(part)).arg(ids);
+                        hmget.query(con).ok()
+                    })
+                    .collect(),
+                Err(e) => return Err(e).context("reading the roster from Redis"),
+            };
+            let mut found: BTreeMap<u32, Vec<Option<Employee>>> = BTreeMap::new();
+            for ((&part, ids), reply) in parts.iter().zip(replies) {
+                let vals: Vec<Option<String>> = match reply {
+                    Some(v) => redis::from_redis_value(v).context("reading the roster from Redis")?,
+                    None => vec![None; ids.len()],
+                };
+                let decoded = ids
+                    .iter()
+                    .zip(vals)
+                    .map(|(id, v)| v.and_then(|v| decode_roster(id, &v)));
+                found.insert(part, decoded.collect());
+            }
+            out.extend(
+                order
+                    .into_iter()
+                    .map(|(part, i)| found.get_mut(&part).and_then(|v| v[i].take())),
+            );
+        }
+        Ok((out, reading))
+    }
+}
+
+fn decode_roster(id: &str, v: &str) -> Option<Employee> {
+    let (dept, name, employment) = parse_cache_value(v)?;
+    Some(Employee {
+        id: id.to_string(),
+        department_id: dept.to_string(),
+        name: name.to_string(),
+        employment,
+    })
+}
 
 /// Fields queued per pipeline when writing the cache.
 const FIELDS_PER_PIPELINE: usize = 20_000;

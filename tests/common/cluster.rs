@@ -56,7 +56,7 @@ fn wait_for(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
     }
 }
 
-fn node(port: u16) -> redis::RedisResult<redis::Connection> {
+pub(super) fn node(port: u16) -> redis::RedisResult<redis::Connection> {
     redis::Client::open(format!("redis://127.0.0.1:{port}/"))?.get_connection_with_timeout(Duration::from_secs(2))
 }
 
@@ -77,10 +77,28 @@ impl Cluster {
     /// Three masters on free ports, no replicas, nothing kept on disk but the temporary
     /// folder's node files (removed at the end).
     pub fn start() -> Cluster {
+        Cluster::start_with(0, &[])
+    }
+
+    /// Three masters with a replica each (six nodes: the masters are `nodes[0..3]`, as
+    /// `redis-cli --cluster create` assigns them), serving the slots they still hold while a
+    /// master is down (`cluster-require-full-coverage no`), as a production cluster that
+    /// must ride out a fail-over runs.
+    pub fn start_replicated() -> Cluster {
+        Cluster::start_with(1, &["--cluster-require-full-coverage", "no"])
+    }
+
+    /// Three masters with a replica each, and Redis's default `cluster-require-full-coverage
+    /// yes`: while a master is down, every node answers CLUSTERDOWN.
+    pub fn start_replicated_strict() -> Cluster {
+        Cluster::start_with(1, &[])
+    }
+
+    fn start_with(replicas: usize, extra: &[&str]) -> Cluster {
         let dir = std::env::temp_dir().join(format!("att-cluster-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut ports = Vec::new();
-        for _ in 0..3 {
+        for _ in 0..3 * (1 + replicas) {
             ports.push(free_port(&ports));
         }
         let mut children = Vec::new();
@@ -96,6 +114,7 @@ impl Cluster {
             ])
             .args(["--cluster-config-file", &format!("nodes-{p}.conf")])
             .args(["--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no"])
+            .args(extra)
             .arg("--dir")
             .arg(&dir)
             .stdout(Stdio::null())
@@ -113,6 +132,7 @@ impl Cluster {
                     .expect("redis-server on PATH (the cluster tests start their own)"),
             ));
         }
+        // From here on, a failed step stops the nodes and removes the folder (Drop).
         let mut cluster = Cluster {
             url: format!(
                 "redis+cluster://{}",
@@ -134,7 +154,7 @@ impl Cluster {
         let created = Command::new("redis-cli")
             .args(["--cluster", "create"])
             .args(cluster.ports.iter().map(|p| format!("127.0.0.1:{p}")))
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             .output()
             .expect("redis-cli on PATH");
         assert!(
@@ -148,6 +168,15 @@ impl Cluster {
                     .and_then(|mut c| redis::cmd("CLUSTER").arg("INFO").query::<String>(&mut c))
                     .is_ok_and(|i| i.contains("cluster_state:ok"))
             });
+        }
+        if replicas > 0 {
+            for &p in &cluster.ports[3..] {
+                wait_for("every replica in sync", 30, || {
+                    node(p)
+                        .and_then(|mut c| redis::cmd("INFO").arg("replication").query::<String>(&mut c))
+                        .is_ok_and(|i| i.contains("master_link_status:up"))
+                });
+            }
         }
         // Every node must know every other's slots before a client asks for the map.
         std::thread::sleep(Duration::from_millis(300));
@@ -174,17 +203,140 @@ impl Cluster {
         ClusterConn::open(&cfg).unwrap()
     }
 
-    /// The keys of the pattern on each master (by port), asked of each node directly.
+    /// The keys of the pattern on each node that is a live master now (in port order), asked of
+    /// each node directly (a replica holds copies, a killed node nothing).
     fn keys_by_node(&self, pattern: &str) -> Vec<Vec<String>> {
-        self.ports
-            .iter()
-            .map(|&p| {
+        self.masters()
+            .into_iter()
+            .map(|i| {
                 redis::cmd("KEYS")
                     .arg(pattern)
-                    .query::<Vec<String>>(&mut node(p).unwrap())
+                    .query::<Vec<String>>(&mut node(self.ports[i]).unwrap())
                     .unwrap()
             })
             .collect()
+    }
+
+    /// The nodes (indices into `ports`) that are running and masters now.
+    pub fn masters(&self) -> Vec<usize> {
+        (0..self.ports.len())
+            .filter(|&i| self.children.get(i).is_none_or(Option::is_some))
+            .filter(|&i| self.role(i).0 == "master")
+            .collect()
+    }
+
+    /// A node's `ROLE`: its role and, for a replica, its master's port.
+    fn role(&self, i: usize) -> (String, u16) {
+        let v: Vec<redis::Value> = redis::cmd("ROLE").query(&mut node(self.ports[i]).unwrap()).unwrap();
+        let role: String = redis::from_redis_value_ref(&v[0]).unwrap();
+        let port = match role.as_str() {
+            "slave" => redis::from_redis_value_ref(&v[2]).unwrap(),
+            _ => 0,
+        };
+        (role, port)
+    }
+
+    /// The node (index) that masters `key`'s slot by the cluster's map, asked of a live master
+    /// (during a fail-over, still the dead one).
+    pub fn master_of(&self, key: &str) -> usize {
+        let mut c = node(self.ports[self.masters()[0]]).unwrap();
+        let slot: u16 = redis::cmd("CLUSTER").arg("KEYSLOT").arg(key).query(&mut c).unwrap();
+        let ranges: Vec<(u16, u16, (String, u16))> = redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query::<Vec<redis::Value>>(&mut c)
+            .unwrap()
+            .into_iter()
+            .map(|r| {
+                let r: Vec<redis::Value> = redis::from_redis_value(r).unwrap();
+                let m: Vec<redis::Value> = redis::from_redis_value_ref(&r[2]).unwrap();
+                (
+                    redis::from_redis_value_ref(&r[0]).unwrap(),
+                    redis::from_redis_value_ref(&r[1]).unwrap(),
+                    (
+                        redis::from_redis_value_ref(&m[0]).unwrap(),
+                        redis::from_redis_value_ref(&m[1]).unwrap(),
+                    ),
+                )
+            })
+            .collect();
+        let (_, _, (_, port)) = ranges
+            .into_iter()
+            .find(|(lo, hi, _)| (*lo..=*hi).contains(&slot))
+            .unwrap_or_else(|| panic!("slot {slot} of {key} served by no master"));
+        self.ports.iter().position(|&p| p == port).unwrap()
+    }
+
+    /// The live replica of the master `i`.
+    pub fn replica_of(&self, i: usize) -> usize {
+        (0..self.ports.len())
+            .filter(|&r| r != i && self.children[r].is_some())
+            .find(|&r| self.role(r) == ("slave".to_string(), self.ports[i]))
+            .unwrap_or_else(|| panic!("no replica of node {i}"))
+    }
+
+    /// A field of a hash, asked of the master of its slot directly.
+    pub fn hget(&self, key: &str, field: &str) -> Option<String> {
+        redis::cmd("HGET")
+            .arg(key)
+            .arg(field)
+            .query(&mut node(self.ports[self.master_of(key)]).unwrap())
+            .unwrap()
+    }
+
+    /// A field of a hash as node `i` holds it (a replica answers after READONLY).
+    pub fn hget_on(&self, i: usize, key: &str, field: &str) -> Option<String> {
+        let mut c = node(self.ports[i]).unwrap();
+        let _: () = redis::cmd("READONLY").query(&mut c).unwrap();
+        redis::cmd("HGET").arg(key).arg(field).query(&mut c).unwrap()
+    }
+
+    /// Whether a key exists, asked of its slot's master directly.
+    pub fn exists(&self, key: &str) -> bool {
+        redis::cmd("EXISTS")
+            .arg(key)
+            .query::<u32>(&mut node(self.ports[self.master_of(key)]).unwrap())
+            .unwrap()
+            == 1
+    }
+
+    /// A key's time to live in ms (`PTTL`: -2 missing, -1 none), on its slot's master.
+    pub fn pttl(&self, key: &str) -> i64 {
+        redis::cmd("PTTL")
+            .arg(key)
+            .query(&mut node(self.ports[self.master_of(key)]).unwrap())
+            .unwrap()
+    }
+
+    /// `CONFIG SET` on one node.
+    pub fn config_set(&self, i: usize, key: &str, value: &str) {
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(key)
+            .arg(value)
+            .query(&mut node(self.ports[i]).unwrap())
+            .unwrap();
+    }
+
+    /// Wait until the replica `i` has taken its master's place and every live node's slot map
+    /// says so (no killed node serves a slot any more).
+    pub fn wait_promoted(&self, i: usize) {
+        wait_for("the replica promoted", 60, || self.role(i).0 == "master");
+        let dead: Vec<String> = (0..self.ports.len())
+            .filter(|&n| self.children[n].is_none())
+            .map(|n| format!("{}", self.ports[n]))
+            .collect();
+        for n in (0..self.ports.len()).filter(|&n| self.children[n].is_some()) {
+            wait_for("every node's slot map after the fail-over", 30, || {
+                node(self.ports[n])
+                    .and_then(|mut c| redis::cmd("CLUSTER").arg("NODES").query::<String>(&mut c))
+                    .is_ok_and(|nodes| {
+                        // A line's slots follow its first eight fields.
+                        nodes
+                            .lines()
+                            .all(|l| !dead.iter().any(|d| l.contains(&format!(":{d}@"))) || l.split(' ').count() <= 8)
+                    })
+            });
+        }
     }
 
     /// Every key matching the pattern, on every master: asked of each node directly when the
@@ -199,19 +351,35 @@ impl Cluster {
         keys
     }
 
-    /// How many keys of the pattern each master holds (by port).
+    /// How many keys of the pattern each live master holds (by port).
     pub fn keys_per_master(&self, pattern: &str) -> Vec<usize> {
         self.keys_by_node(pattern).iter().map(Vec::len).collect()
     }
 
     /// Empty every node's script cache, as a restart or a fail-over to a fresh replica would.
     pub fn flush_scripts(&self) {
-        for &p in &self.ports {
+        for p in self.masters().into_iter().map(|i| self.ports[i]) {
             let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut node(p).unwrap()).unwrap();
         }
     }
 
-    /// Stop one master at once (SIGKILL), as a crash would.
+    /// Freeze a node (SIGSTOP): a replica that stops reading its master's stream, as a slow or
+    /// partitioned one would. [`Cluster::resume`] thaws it.
+    pub fn pause(&self, i: usize) {
+        self.signal(i, libc::SIGSTOP);
+    }
+
+    pub fn resume(&self, i: usize) {
+        self.signal(i, libc::SIGCONT);
+    }
+
+    fn signal(&self, i: usize, sig: libc::c_int) {
+        let pid = self.children[i].as_ref().expect("a running node").id();
+        // SAFETY: a signal to a child process this test started.
+        assert_eq!(unsafe { libc::kill(pid as libc::pid_t, sig) }, 0);
+    }
+
+    /// Stop one node at once (SIGKILL), as a crash would.
     pub fn kill_master(&mut self, i: usize) {
         if let Some(mut c) = self.children[i].take() {
             let _ = c.kill();

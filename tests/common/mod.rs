@@ -8,6 +8,7 @@ pub mod private_redis;
 pub mod rabbit;
 pub mod relay;
 pub mod roles;
+pub mod slot_move;
 pub mod stall;
 pub mod tls;
 // The set-up steps' argument lists, shared with the benchmarks.

@@ -1,0 +1,130 @@
+//! `doctor`'s Redis node checks: persistence, eviction and replication of every master of a
+//! cluster (each named in its line), or of the single node.
+
+use super::doctor::{check, persistence_verdicts, Check, Level};
+use crate::config::Config;
+use crate::redis::nodes::{NodeHealth, Replication};
+
+/// A replica this many seconds without acknowledging its master is lagging: a fail-over now
+/// would lose what it has not acknowledged.
+const LAG_WARN_SECS: u64 = 2;
+
+/// The three checks (`redis persistence`, `redis eviction`, `redis replication`) over the
+/// nodes.
+pub(super) fn node_verdicts(cfg: &Config, nodes: &[NodeHealth]) -> Vec<Check> {
+    let mut durability = Vec::new();
+    let mut eviction = Vec::new();
+    let mut replication = Vec::new();
+    for n in nodes {
+        let [d, e] = match &n.persistence {
+            Ok(p) => persistence_verdicts(p),
+            Err(why) => {
+                let why = format!("cannot read CONFIG ({why}): make sure of appendonly yes and noeviction");
+                [
+                    check("redis persistence", Level::Warn, why.clone()),
+                    check("redis eviction", Level::Warn, why),
+                ]
+            }
+        };
+        durability.push((n.node.as_deref(), d));
+        eviction.push((n.node.as_deref(), e));
+        let r = match &n.replication {
+            Ok(r) => replication_verdict(cfg, r, n.node.is_none()),
+            Err(why) => check("redis replication", Level::Warn, format!("cannot read it ({why})")),
+        };
+        replication.push((n.node.as_deref(), r));
+    }
+    [durability, eviction, replication]
+        .into_iter()
+        .filter_map(combined)
+        .collect()
+}
+
+/// One node's check as it is; several nodes' as one check, at the worst of them, that names
+/// the nodes short of ok first, with their reasons, then the nodes that are ok.
+fn combined(per_node: Vec<(Option<&str>, Check)>) -> Option<Check> {
+    let first = per_node.first()?.1.clone();
+    if per_node.len() == 1 && per_node[0].0.is_none() {
+        return Some(first);
+    }
+    let worst = per_node.iter().map(|(_, c)| c.status).max().unwrap_or(Level::Ok);
+    let node = |n: Option<&str>| n.unwrap_or("redis").to_string();
+    let mut parts: Vec<String> = per_node
+        .iter()
+        .filter(|(_, c)| c.status != Level::Ok)
+        .map(|(n, c)| format!("master {}: {}", node(*n), c.detail))
+        .collect();
+    let ok: Vec<&(Option<&str>, Check)> = per_node.iter().filter(|(_, c)| c.status == Level::Ok).collect();
+    if !ok.is_empty() {
+        let names: Vec<String> = ok.iter().map(|(n, _)| node(*n)).collect();
+        let what = if parts.is_empty() {
+            ok[0].1.detail.as_str()
+        } else {
+            "ok"
+        };
+        parts.push(format!("{what} on master {}", names.join(", ")));
+    }
+    Some(check(first.name, worst, parts.join("; ")))
+}
+
+/// A master's replicas against `redis.min_replicas_acked`, and its `min-replicas-to-write`.
+fn replication_verdict(cfg: &Config, r: &Replication, single: bool) -> Check {
+    let name = "redis replication";
+    let want = cfg.replication.min_replicas_acked;
+    let online = r.replicas.iter().filter(|x| x.state == "online").count() as u32;
+    if online < want {
+        return check(
+            name,
+            Level::Fail,
+            format!(
+                "{online} replica(s) online, redis.min_replicas_acked is {want}: every check-in says not yet replicated"
+            ),
+        );
+    }
+    if r.replicas.is_empty() {
+        return if single {
+            check(
+                name,
+                Level::Ok,
+                "no replicas (one node: its append-only file keeps the day across a restart)",
+            )
+        } else {
+            check(
+                name,
+                Level::Warn,
+                "no replica: its departments stop until it is back, and a lost disk loses their day",
+            )
+        };
+    }
+    let mut issues = Vec::new();
+    for x in &r.replicas {
+        if x.state != "online" {
+            issues.push(format!("replica {} is {}", x.addr, x.state));
+        } else if x.lag_secs >= LAG_WARN_SECS {
+            issues.push(format!(
+                "replica {} lags: {} s since its last acknowledgement, {} bytes behind",
+                x.addr, x.lag_secs, x.behind_bytes
+            ));
+        }
+    }
+    if r.min_replicas_to_write == Some(0) {
+        issues.push(
+            "min-replicas-to-write 0: cut off from its replicas it goes on acknowledging punches that a fail-over then loses; set min-replicas-to-write 1"
+                .to_string(),
+        );
+    }
+    if issues.is_empty() {
+        let lag = r.replicas.iter().map(|x| x.lag_secs).max().unwrap_or(0);
+        check(
+            name,
+            Level::Ok,
+            format!(
+                "{} replica(s) online (lag {lag} s), min-replicas-to-write {}",
+                r.replicas.len(),
+                r.min_replicas_to_write.map_or("unknown".into(), |n| n.to_string())
+            ),
+        )
+    } else {
+        check(name, Level::Warn, issues.join("; "))
+    }
+}
