@@ -37,12 +37,30 @@ fn server_command() -> Command {
     }
 }
 
-/// A port free on 127.0.0.1 whose cluster bus port (port + 10000) is free too.
-fn free_port(taken: &[u16]) -> u16 {
+/// Ports this test process has handed out: a port is free only until its node binds it, and
+/// the tests of one binary start their clusters in parallel threads.
+static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+
+/// A port free on 127.0.0.1 whose cluster bus port (port + 10000) is free too, and not handed
+/// out to another cluster of this process.
+fn free_port() -> u16 {
+    let mut handed = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
     loop {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let p = l.local_addr().unwrap().port();
-        if p < 50_000 && !taken.contains(&p) && TcpListener::bind(("127.0.0.1", p + 10_000)).is_ok() {
+        // A node's port or its bus port (port + 10000) against every port handed out and its bus.
+        let clash = |q: u32| {
+            handed
+                .iter()
+                .map(|&h| u32::from(h))
+                .any(|h| h == q || h + 10_000 == q || q + 10_000 == h)
+        };
+        if p < 50_000
+            && !clash(u32::from(p))
+            && !clash(u32::from(p) + 10_000)
+            && TcpListener::bind(("127.0.0.1", p + 10_000)).is_ok()
+        {
+            handed.push(p);
             return p;
         }
     }
@@ -97,12 +115,9 @@ impl Cluster {
     fn start_with(replicas: usize, extra: &[&str]) -> Cluster {
         let dir = std::env::temp_dir().join(format!("att-cluster-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut ports = Vec::new();
-        for _ in 0..3 * (1 + replicas) {
-            ports.push(free_port(&ports));
-        }
-        let mut children = Vec::new();
-        for &p in &ports {
+        let ports: Vec<u16> = (0..3 * (1 + replicas)).map(|_| free_port()).collect();
+        let node_dir = dir.clone();
+        let spawn = move |p: u16| {
             let mut c = server_command();
             c.args([
                 "--port",
@@ -116,7 +131,7 @@ impl Cluster {
             .args(["--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no"])
             .args(extra)
             .arg("--dir")
-            .arg(&dir)
+            .arg(&node_dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null());
             // SAFETY: prctl only sets this child's own parent-death signal: a test process
@@ -127,11 +142,10 @@ impl Cluster {
                     Ok(())
                 });
             }
-            children.push(Some(
-                c.spawn()
-                    .expect("redis-server on PATH (the cluster tests start their own)"),
-            ));
-        }
+            c.spawn()
+                .expect("redis-server on PATH (the cluster tests start their own)")
+        };
+        let children = ports.iter().map(|&p| Some(spawn(p))).collect();
         // From here on, a failed step stops the nodes and removes the folder (Drop).
         let mut cluster = Cluster {
             url: format!(
@@ -146,11 +160,33 @@ impl Cluster {
             children,
             dir: Some(dir),
         };
-        for &p in &cluster.ports.clone() {
-            wait_for("a node answering", 20, || {
-                node(p).is_ok_and(|mut c| c.check_connection())
-            });
+        // A node that exited (its port taken meanwhile by another process) starts again on
+        // another port: nothing is created before every node answers.
+        for i in 0..cluster.ports.len() {
+            let mut restarts = 0;
+            let until = Instant::now() + Duration::from_secs(20);
+            while !node(cluster.ports[i]).is_ok_and(|mut c| c.check_connection()) {
+                let exited = cluster.children[i]
+                    .as_mut()
+                    .is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))));
+                if exited && restarts < 3 {
+                    restarts += 1;
+                    cluster.ports[i] = free_port();
+                    cluster.children[i] = Some(spawn(cluster.ports[i]));
+                }
+                assert!(Instant::now() < until, "test cluster: node {i} answering within 20 s");
+                std::thread::sleep(Duration::from_millis(100));
+            }
         }
+        cluster.url = format!(
+            "redis+cluster://{}",
+            cluster
+                .ports
+                .iter()
+                .map(|p| format!("127.0.0.1:{p}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
         let created = Command::new("redis-cli")
             .args(["--cluster", "create"])
             .args(cluster.ports.iter().map(|p| format!("127.0.0.1:{p}")))
