@@ -80,6 +80,34 @@ fn ok(env: &TestEnv, b: &Broker, max_length: u32, args: &[&str]) -> String {
     common::expect_ok(args, run(env, b, max_length, args))
 }
 
+/// Wait until the department queue runs under a policy whose `max-length` is `max_length`
+/// (None: no length limit): the broker applies a policy to a quorum queue moments after it
+/// accepts it.
+fn applied(b: &Broker, ns: &str, max_length: Option<u64>) {
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let q = b.api(&format!("queues/%2F/{ns}.dept.D001")).unwrap_or_default();
+        let effective = &q["effective_policy_definition"];
+        if effective.is_object() && effective.get("max-length").and_then(Value::as_u64) == max_length {
+            return;
+        }
+        assert!(Instant::now() < until, "the policy was not applied: {q}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// doctor's `queue backlog` check, from its --json.
+fn backlog_check(stdout: &[u8]) -> Value {
+    let report: Value = serde_json::from_slice(stdout).unwrap();
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "queue backlog")
+        .unwrap_or_else(|| panic!("no backlog check: {report}"))
+        .clone()
+}
+
 /// Wait until the department queue holds `n` and the retry queue none (dropped events pass
 /// through the retry queue once).
 fn settles_at(b: &Broker, ns: &str, n: u32) {
@@ -128,6 +156,18 @@ fn a_full_department_queue_drops_its_oldest_events_and_doctor_warns_of_a_backlog
     assert_eq!(policy["definition"]["max-length"], 1);
     assert_eq!(policy["definition"]["overflow"], "drop-head");
     assert_eq!(policy["definition"]["message-ttl"], 48 * 3_600_000u64);
+    applied(&b, &env.ns, Some(1));
+
+    // doctor compares the broker's policy with the configuration: a changed limit not yet
+    // declared is a warning.
+    let o = run(&env, &b, 2, &["doctor", "--json"]);
+    let backlog = backlog_check(&o.stdout);
+    assert_eq!(backlog["status"], "warn", "{backlog}");
+    let detail = backlog["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("is not the configuration's") && detail.contains("\"max-length\":2"),
+        "{detail}"
+    );
 
     // Two events into a queue of one: the check-in is dropped, the check-out stays, and the
     // dropped one does not come back after its pass through the retry queue.
@@ -143,6 +183,7 @@ fn a_full_department_queue_drops_its_oldest_events_and_doctor_warns_of_a_backlog
     ok(&env, &b, 0, &["queues", "declare"]);
     let policy = b.api(&format!("policies/%2F/{}.dept-limits", env.ns)).unwrap();
     assert_eq!(policy["definition"].get("max-length"), None, "{policy}");
+    applied(&b, &env.ns, None);
     let yesterday = (Utc::now() - Days::days(1)).to_rfc3339();
     let today = Utc::now().to_rfc3339();
     ok(
@@ -167,16 +208,14 @@ fn a_full_department_queue_drops_its_oldest_events_and_doctor_warns_of_a_backlog
 
     // Three events of a department of one: more than a day (2), unread.
     let o = run(&env, &b, 0, &["doctor", "--json"]);
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let backlog = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "queue backlog")
-        .unwrap_or_else(|| panic!("no backlog check: {report}"));
+    let backlog = backlog_check(&o.stdout);
     assert_eq!(backlog["status"], "warn", "{backlog}");
     let detail = backlog["detail"].as_str().unwrap();
     assert!(detail.contains("D001 3 (a day: 2)"), "{detail}");
+    assert!(
+        !detail.contains("policy"),
+        "the policy is the configuration's: {detail}"
+    );
 
     // queues delete removes the policy with the queues.
     ok(&env, &b, 0, &["queues", "delete", "--yes"]);

@@ -115,6 +115,37 @@ pub(crate) fn apply(cfg: &Config) -> Result<Applied> {
     Ok(Applied::Managed)
 }
 
+/// Whether the broker's policy is the configuration's, as `doctor` sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum InForce {
+    /// The policy on the broker is the configuration's (or neither has one).
+    Same,
+    /// It differs, or is missing: `queues declare` has not run since the limits changed.
+    Differs {
+        on_broker: Option<Value>,
+        configured: Option<Value>,
+    },
+    /// No management API to ask (or it did not answer: the reason).
+    Unknown(Option<String>),
+}
+
+/// Read the policy through the management API and compare it with the configuration.
+pub(crate) fn in_force(cfg: &Config) -> InForce {
+    let limits = Limits::of(cfg);
+    let Some(url) = &cfg.amqp.management_url else {
+        return InForce::Unknown(None);
+    };
+    let timeout = Duration::from_millis(u64::from(cfg.amqp.connect_timeout_ms));
+    match management::policy_definition(url, &limits.vhost, &limits.name, timeout) {
+        Ok(on_broker) if on_broker == limits.definition => InForce::Same,
+        Ok(on_broker) => InForce::Differs {
+            on_broker,
+            configured: limits.definition,
+        },
+        Err(e) => InForce::Unknown(Some(crate::ops::exit::one_line(&e))),
+    }
+}
+
 /// Remove the policy through the management API (`queues delete`); without one, the command
 /// that does.
 pub(crate) fn remove(cfg: &Config) -> Result<Applied> {

@@ -88,6 +88,19 @@ pub(crate) fn put_policy(
         .with_context(|| format!("setting policy {name} through {}", redact(url)))
 }
 
+/// The definition of policy `name` of `vhost`, or None when there is no such policy.
+pub(crate) fn policy_definition(
+    url: &str,
+    vhost: &str,
+    name: &str,
+    timeout: Duration,
+) -> Result<Option<serde_json::Value>> {
+    let body = request(url, "GET", &policy_path(vhost, name), None, timeout, &["200", "404"])
+        .with_context(|| format!("reading policy {name} through {}", redact(url)))?;
+    let policy: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    Ok(policy.get("definition").cloned())
+}
+
 /// `DELETE <url>/api/policies/<vhost>/<name>`; a policy that is not there is no error.
 pub(crate) fn delete_policy(url: &str, vhost: &str, name: &str, timeout: Duration) -> Result<()> {
     request(url, "DELETE", &policy_path(vhost, name), None, timeout, &["204", "404"])

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use super::doctor::{check, Check, Level};
+use crate::amqp::limits::{self, InForce};
 use crate::config::Config;
 
 /// Events a department makes in a day: a check-in and a check-out per employee.
@@ -24,8 +25,29 @@ pub(crate) fn behind(depths: &[(String, u64)], headcounts: &HashMap<String, u64>
 }
 
 /// The verdict: a warning naming the departments behind (the first five), with the bound in
-/// force and what to do.
+/// force and what to do; a warning too when the broker's policy is not the configuration's.
 pub(crate) fn verdict(cfg: &Config, depths: &[(String, u64)], headcounts: &HashMap<String, u64>) -> Check {
+    let mut c = backlog(cfg, depths, headcounts);
+    match limits::in_force(cfg) {
+        InForce::Same => {}
+        InForce::Differs { on_broker, configured } => {
+            c.status = Level::Warn;
+            let shown = |v: &Option<serde_json::Value>| v.as_ref().map_or("none".to_string(), ToString::to_string);
+            c.detail += &format!(
+                "; the queues' policy on the broker ({}) is not the configuration's ({}): run `attendance queues declare`",
+                shown(&on_broker),
+                shown(&configured)
+            );
+        }
+        InForce::Unknown(None) => {
+            c.detail += " (if the policy was set: without amqp.management_url it is not read)";
+        }
+        InForce::Unknown(Some(why)) => c.detail += &format!(" (the policy was not read: {why})"),
+    }
+    c
+}
+
+fn backlog(cfg: &Config, depths: &[(String, u64)], headcounts: &HashMap<String, u64>) -> Check {
     let over = behind(depths, headcounts);
     let bound = match (cfg.amqp.queue_max_length, cfg.amqp.queue_max_age_hours) {
         (0, 0) => "no bound: they grow until read (set amqp.queue_max_length or amqp.queue_max_age_hours)".to_string(),
