@@ -5,6 +5,7 @@
 # evening's check-outs, the nightly settle and the day's report.
 #
 #   scripts/demo.sh [--employees N] [--departments N] [--no-services]
+#   scripts/demo.sh --cleanup     # remove everything a demo made
 #
 # --employees N alone scales the departments with it: 200 employees a department, at least 1,
 # at most 500. --no-services skips scripts/services.sh (the services are yours, named by the
@@ -14,21 +15,23 @@
 # same rows. The queues are declared right after the roster: a broker short of file handles for
 # them refuses there (with amqp.management_url set), exit 3, before any is created. It cleans up
 # after itself: the demo's notification queues are emptied at the end (also when a step fails or
-# it is interrupted), so no backlog of ~200,000 messages outlives it and slows the next run. To
-# remove the demo entirely: `ATTENDANCE_NAMESPACE=demo attendance queues purge --yes`, then drop the
-# database attendance_demo and delete the Redis keys demo:*.
+# it is interrupted), so no backlog of ~200,000 messages outlives it and slows the next run.
+# `--cleanup` removes the demo entirely: its queues, exchanges and queue policy, its Redis keys
+# (<namespace>:*) and its database; the demo's last line says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 employees=100000
 departments=
 services=1
+remove=
 while [ $# -gt 0 ]; do
   case $1 in
     --employees) employees=$2; shift 2 ;;
     --departments) departments=$2; shift 2 ;;
     --no-services) services=; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --cleanup) remove=1; services=; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "demo: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -41,6 +44,8 @@ fi
 
 [ -n "$services" ] && bash scripts/services.sh
 if [ -n "${ATTENDANCE_BIN:-}" ]; then
+  att=$ATTENDANCE_BIN
+elif [ -n "$remove" ] && [ -x target/release/attendance ]; then
   att=$ATTENDANCE_BIN
 else
   echo "== building the release binary" >&2
@@ -57,8 +62,29 @@ export ATTENDANCE_TIMEZONE=${ATTENDANCE_TIMEZONE:-Europe/Paris}
 # The demo plays yesterday's whole day now, as a kiosk allowed to replay offline punches would:
 # none of its punches is held for review (docs/security.md, back-dating needs authority).
 export ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES=5270400
+
+# --cleanup: everything the demo made, in the order that still finds it (the queues are known
+# from the roster, so they go before the database).
+if [ -n "$remove" ]; then
+  ns=$ATTENDANCE_NAMESPACE
+  echo "== removing the demo (namespace $ns, database ${ATTENDANCE_MYSQL_URL##*/})" >&2
+  $att queues delete --yes || echo "demo: the queues were not deleted (see above)" >&2
+  redis_url=${ATTENDANCE_REDIS_URL:-redis://127.0.0.1:6379/}
+  redis-cli -u "$redis_url" --scan --pattern "$ns:*" | xargs -r -n 500 redis-cli -u "$redis_url" unlink >/dev/null
+  # The database, named by the URL mysql://USER[:PASSWORD]@HOST[:PORT]/DB[?...].
+  url=${ATTENDANCE_MYSQL_URL#mysql://}; url=${url%%\?*}
+  db=${url##*/}; server=${url%/*}; cred=; [ "$server" != "${server#*@}" ] && cred=${server%@*}
+  hostport=${server##*@}; host=${hostport%:*}; port=3306; [ "$hostport" != "$host" ] && port=${hostport##*:}
+  user=${cred%%:*}; pass=; [ "$cred" != "$user" ] && pass=${cred#*:}
+  client=$(command -v mariadb || command -v mysql)
+  MYSQL_PWD=$pass "$client" -h "$host" -P "$port" -u "${user:-root}" -e "DROP DATABASE IF EXISTS \`$db\`"
+  echo "demo removed: queues, Redis keys $ns:*, database $db" >&2
+  exit 0
+fi
+
 work=$(mktemp -d)
 roster_loaded=
+done=
 cleanup() {
   # The queues are known from the roster: only once it is imported can they be purged.
   if [ -n "$roster_loaded" ]; then
@@ -67,6 +93,9 @@ cleanup() {
     $att queues purge --yes || echo "demo: could not purge the demo queues (see above)" >&2
   fi
   rm -rf "$work"
+  # The last line, after the cleanup's: how to remove what the demo made.
+  [ -n "$done" ] && echo "to remove what the demo made (queues, Redis keys, database): scripts/demo.sh --cleanup (with the same DEMO_* variables)" >&2
+  return 0
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -115,3 +144,4 @@ $att report absent --date "$day" --dept D001
 
 echo >&2
 echo "demo done in $(( $(date +%s) - started ))s" >&2
+done=1

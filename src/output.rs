@@ -51,8 +51,48 @@ impl Out {
 
 /// One line on stderr. A closed stderr (`attendance ... 2>&1 | head -c 100`) is ignored rather
 /// than a panic (what `eprintln!` does): the exit code still says how the command ended.
+/// When stderr is the journal, an error line gets the priority prefix `<3>` and a warning
+/// `<4>` (sd-daemon(3)), so that `journalctl -p err` / `-p warning` show them.
 pub fn stderr_line(msg: impl Display) {
-    let _ = writeln!(std::io::stderr().lock(), "{msg}");
+    let msg = msg.to_string();
+    let prefix = if to_journal() { priority(&msg) } else { "" };
+    let _ = writeln!(std::io::stderr().lock(), "{prefix}{msg}");
+}
+
+/// The sd-daemon priority prefix of a line: `<3>` for an error (`error: ...`), `<4>` for a
+/// warning (`warning: ...`, or `command: warning: ...`), none for the rest (the unit's level).
+fn priority(line: &str) -> &'static str {
+    let after_command = line.split_once(": ").map_or("", |(_, rest)| rest);
+    if line.starts_with("error:") {
+        "<3>"
+    } else if line.starts_with("warning:") || after_command.starts_with("warning:") {
+        "<4>"
+    } else {
+        ""
+    }
+}
+
+/// Whether stderr is the journal's stream: systemd sets `JOURNAL_STREAM=DEV:INODE` to the
+/// stream it connects, and a child whose stderr was redirected elsewhere inherits the variable,
+/// so the device and inode of stderr itself must match (systemd.exec(5)).
+fn to_journal() -> bool {
+    static JOURNAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *JOURNAL.get_or_init(|| {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        let Some(stream) = std::env::var_os("JOURNAL_STREAM") else {
+            return false;
+        };
+        let Some(meta) = std::io::stderr()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .and_then(|fd| std::fs::File::from(fd).metadata().ok())
+        else {
+            return false;
+        };
+        stream.to_str() == Some(format!("{}:{}", meta.dev(), meta.ino()).as_str())
+    })
 }
 
 /// Write data to stdout as it is (no newline added) and flush, so that a line is out before
@@ -99,4 +139,21 @@ macro_rules! outln {
     ($($arg:tt)*) => {
         $crate::output::line(format_args!($($arg)*))
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::priority;
+
+    #[test]
+    fn errors_and_warnings_get_their_journal_priority() {
+        assert_eq!(priority("error: unknown employee E9"), "<3>");
+        assert_eq!(priority("warning: 2 rows refused"), "<4>");
+        assert_eq!(
+            priority("init-day: warning: the department queues were not declared"),
+            "<4>"
+        );
+        assert_eq!(priority("settle: 120 rows written"), "");
+        assert_eq!(priority("a note: error: not at the start"), "");
+    }
 }

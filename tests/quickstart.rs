@@ -164,6 +164,34 @@ fn the_demo_on_a_broker_limited_to_1024_files_refuses_clearly_or_succeeds_and_le
     // Its own broker, not the shared one, got the queues.
     let keys = env.redis_keys();
     assert!(keys.iter().all(|k| k.starts_with(&format!("{}:", env.ns))), "{keys:?}");
+
+    // A coherent story (issue 25): E000010's sick day keeps them from checking in, the day
+    // settles them as on leave, and the demo ends saying how to remove what it made.
+    assert_eq!(
+        count(
+            &env,
+            "SELECT COUNT(*) FROM attendance WHERE employee_id = 'E000010' AND status = 'on_leave'"
+        ),
+        1
+    );
+    assert_eq!(
+        count(&env, "SELECT COUNT(*) FROM punch_log WHERE employee_id = 'E000010'"),
+        0
+    );
+    assert!(
+        err.trim_end()
+            .ends_with("scripts/demo.sh --cleanup (with the same DEMO_* variables)"),
+        "{err}"
+    );
+
+    // --cleanup removes it all: queues, Redis keys, database.
+    let o = demo(&env, &broker, &["--cleanup"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(broker.queues_of(&env.ns), 0);
+    assert_eq!(env.redis_keys(), Vec::<String>::new());
+    let mut server = mysql::Pool::new(common::MYSQL_SERVER).unwrap().get_conn().unwrap();
+    let dbs: Vec<String> = server.query(format!("SHOW DATABASES LIKE '{}'", env.db)).unwrap();
+    assert!(dbs.is_empty(), "{dbs:?}");
 }
 
 #[test]

@@ -31,6 +31,9 @@ pub struct BrokerState {
     pub missing: Vec<String>,
     /// Messages waiting in the department queues that exist.
     pub messages: u64,
+    /// Messages waiting in each department queue that exists.
+    #[serde(skip)]
+    pub depths: Vec<(String, u64)>,
     /// Messages in the parking queue (None: no parking queue yet).
     pub parked: Option<u64>,
 }
@@ -79,6 +82,7 @@ pub fn broker_state(cfg: &Config, departments: &[String]) -> Result<BrokerState>
             Some(n) => {
                 state.declared += 1;
                 state.messages += n;
+                state.depths.push((dept.clone(), n));
             }
             None => state.missing.push(dept.clone()),
         }

@@ -1,7 +1,8 @@
-//! The broker's management API, read for the one thing AMQP cannot tell: how many file
-//! handles each node has and how many it uses (every quorum queue holds some, and a node out
-//! of handles crashes queues instead of refusing them). A plain HTTP/1.0 GET, so that no HTTP
-//! client with a TLS stack of its own comes into the build; `http://` only.
+//! The broker's management API, for what AMQP cannot do: read how many file handles each node
+//! has and uses (every quorum queue holds some, and a node out of handles crashes queues
+//! instead of refusing them), and set the policy that bounds the department queues. Plain
+//! HTTP/1.0, so that no HTTP client with a TLS stack of its own comes into the build;
+//! `http://` only.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -72,7 +73,59 @@ pub(crate) fn shortfall(nodes: &[NodeFiles], new_queues: u64) -> Option<String> 
     })
 }
 
+/// `PUT <url>/api/policies/<vhost>/<name>` with `body` (a policy as the API takes it).
+pub(crate) fn put_policy(
+    url: &str,
+    vhost: &str,
+    name: &str,
+    body: &serde_json::Value,
+    timeout: Duration,
+) -> Result<()> {
+    let path = policy_path(vhost, name);
+    let body = body.to_string();
+    request(url, "PUT", &path, Some(&body), timeout, &["201", "204"])
+        .map(drop)
+        .with_context(|| format!("setting policy {name} through {}", redact(url)))
+}
+
+/// The definition of policy `name` of `vhost`, or None when there is no such policy.
+pub(crate) fn policy_definition(
+    url: &str,
+    vhost: &str,
+    name: &str,
+    timeout: Duration,
+) -> Result<Option<serde_json::Value>> {
+    let body = request(url, "GET", &policy_path(vhost, name), None, timeout, &["200", "404"])
+        .with_context(|| format!("reading policy {name} through {}", redact(url)))?;
+    let policy: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    Ok(policy.get("definition").cloned())
+}
+
+/// `DELETE <url>/api/policies/<vhost>/<name>`; a policy that is not there is no error.
+pub(crate) fn delete_policy(url: &str, vhost: &str, name: &str, timeout: Duration) -> Result<()> {
+    request(url, "DELETE", &policy_path(vhost, name), None, timeout, &["204", "404"])
+        .map(drop)
+        .with_context(|| format!("removing policy {name} through {}", redact(url)))
+}
+
+fn policy_path(vhost: &str, name: &str) -> String {
+    let enc = |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
+    format!("api/policies/{}/{}", enc(vhost), enc(name))
+}
+
 fn get(base: &str, path: &str, timeout: Duration) -> Result<Vec<u8>> {
+    request(base, "GET", path, None, timeout, &["200"])
+}
+
+/// One request; an answer whose status is not in `ok` is an error naming it.
+fn request(
+    base: &str,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    timeout: Duration,
+    ok: &[&str],
+) -> Result<Vec<u8>> {
     let url = url::Url::parse(base).context("amqp.management_url is not a URL")?;
     if url.scheme() != "http" {
         bail!("amqp.management_url: only http:// is supported");
@@ -95,9 +148,15 @@ fn get(base: &str, path: &str, timeout: Duration) -> Result<Vec<u8>> {
     };
     let password = url.password().map_or_else(|| "guest".to_string(), decode);
     let auth = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    let body = body.unwrap_or_default();
+    let typed = if body.is_empty() {
+        String::new()
+    } else {
+        format!("Content-Type: application/json\r\nContent-Length: {}\r\n", body.len())
+    };
     write!(
         stream,
-        "GET {target} HTTP/1.0\r\nHost: {host}:{port}\r\nAuthorization: Basic {auth}\r\nAccept: application/json\r\n\r\n"
+        "{method} {target} HTTP/1.0\r\nHost: {host}:{port}\r\nAuthorization: Basic {auth}\r\nAccept: application/json\r\n{typed}\r\n{body}"
     )?;
     // HTTP/1.0: the server closes the connection after the body, with no chunked encoding.
     let mut response = Vec::new();
@@ -108,7 +167,7 @@ fn get(base: &str, path: &str, timeout: Duration) -> Result<Vec<u8>> {
         .context("the answer is not HTTP")?;
     let head = String::from_utf8_lossy(&response[..split]);
     let status = head.lines().next().unwrap_or_default();
-    if status.split_whitespace().nth(1) != Some("200") {
+    if !status.split_whitespace().nth(1).is_some_and(|code| ok.contains(&code)) {
         bail!("the management API answered '{status}'");
     }
     Ok(response[split + 4..].to_vec())

@@ -8,6 +8,7 @@ mod consume;
 pub(crate) mod failure;
 pub(crate) mod inventory;
 mod journal;
+pub(crate) mod limits;
 pub(crate) mod management;
 pub(crate) mod parking;
 mod publish;

@@ -36,3 +36,20 @@ pub(crate) fn run(ctx: &Ctx, cmd: ConfigCommand, o: &Overrides) -> Result<()> {
     }
     Ok(())
 }
+
+/// `-v`: the configuration in force on stderr, as `config show` prints it (secrets hidden,
+/// each value with where it came from), every line made inert.
+pub(crate) fn verbose(ctx: &Ctx, o: &Overrides) {
+    if !ctx.out.verbose || ctx.out.quiet {
+        return;
+    }
+    let env = |name: &str| std::env::var(name).ok();
+    match settings(&ctx.cfg, o, env) {
+        Ok(shown) => {
+            for line in to_toml(file_origin(&ctx.cfg, o, env).as_deref(), &shown).lines() {
+                ctx.out.verbose(crate::domain::text::inert(line));
+            }
+        }
+        Err(e) => ctx.out.verbose(format!("config: not shown: {e}")),
+    }
+}

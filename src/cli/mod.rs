@@ -140,8 +140,9 @@ pub fn run(cli: Cli) -> Result<()> {
     for w in crate::config::unknown_variables(std::env::vars_os().map(|(k, _)| k)) {
         ctx.say(w);
     }
-    // `-v` means the same on every command: what it runs against, and how long it took.
-    ctx.out.verbose(format!("config: {:?}", ctx.cfg));
+    // `-v` means the same on every command: what it runs against (as `config show` prints
+    // it, secrets hidden), and how long it took.
+    config::verbose(&ctx, &overrides);
     let result = match cli.command {
         Command::Config(c) => config::run(&ctx, c, &overrides),
         command => dispatch(&ctx, command),

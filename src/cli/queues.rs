@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::QueuesCommand;
-use crate::ops::queues::{self, Declared};
+use crate::ops::queues::{self, Applied, Declared};
 
 /// Tell the operator how declaring the queues ahead went: the count with `-v`, a one-line
 /// warning when the broker was away (check-ins then declare their queue as they come).
@@ -31,14 +31,28 @@ pub(crate) fn report_declared(ctx: &Ctx, command: &str, declared: &Result<Declar
     }
 }
 
+/// How the limits went, in `--json`: set by the program, or the command to run.
+fn limits_json(applied: &Applied) -> serde_json::Value {
+    match applied {
+        Applied::Managed => serde_json::json!({ "applied": true }),
+        Applied::ByHand(line) => serde_json::json!({ "applied": false, "command": line }),
+        Applied::Unbounded => serde_json::json!({ "applied": false }),
+    }
+}
+
 pub(crate) fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
     match cmd {
         QueuesCommand::Declare { output } => {
-            let n = queues::declare(&ctx.cfg)?;
+            let (n, applied) = queues::declare(&ctx.cfg)?;
             if output.json {
-                crate::output::json(&serde_json::json!({ "declared": n }))?;
+                crate::output::json(&serde_json::json!({ "declared": n, "limits": limits_json(&applied) }))?;
             } else {
                 textln!("{} declared", crate::domain::text::plural(n, "department queue"))?;
+            }
+            if let Applied::ByHand(line) = applied {
+                ctx.say(format!(
+                    "queues declare: no amqp.management_url to set the queues' limits with; run: {line}"
+                ));
             }
         }
         QueuesCommand::Purge { yes, output } => {
@@ -66,11 +80,14 @@ pub(crate) fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
                     ctx.cfg.namespace
                 )
             })?;
-            let n = queues::delete(&ctx.cfg)?;
+            let (n, applied) = queues::delete(&ctx.cfg)?;
             if output.json {
                 crate::output::json(&serde_json::json!({ "deleted": n }))?;
             } else {
                 textln!("{n} queues and the namespace's exchanges deleted")?;
+            }
+            if let Applied::ByHand(line) = applied {
+                ctx.say(format!("queues delete: to remove the queues' limits too, run: {line}"));
             }
         }
     }

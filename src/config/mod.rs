@@ -107,6 +107,11 @@ pub struct AmqpSettings {
     /// account needs no configure permission (the owner declares, with `queues declare` and
     /// `init-day`; docs/security.md).
     pub declare: bool,
+    /// Most events a department queue keeps (0: no length limit); past it the oldest go.
+    /// Applied as a broker policy, not a queue argument (docs/notifications.md#bounded-queues).
+    pub queue_max_length: u32,
+    /// Hours an event may wait in a department queue (0: no age limit); older ones go.
+    pub queue_max_age_hours: u32,
 }
 
 impl Default for AmqpSettings {
@@ -126,6 +131,8 @@ impl Default for AmqpSettings {
             handoff: true,
             events_exchange: false,
             declare: true,
+            queue_max_length: 0,
+            queue_max_age_hours: 48,
         }
     }
 }

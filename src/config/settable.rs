@@ -266,6 +266,9 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "amqp.close_timeout_ms", set: |c, v| put(&mut c.amqp.close_timeout_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.close_timeout_ms) },
     // 0 would turn heartbeats off: a silent broker could then hold a live watcher forever.
     Key { name: "amqp.heartbeat_secs", set: |c, v| put(&mut c.amqp.heartbeat_secs, v.int(1..=3_600u16)), get: |c| int(c.amqp.heartbeat_secs) },
+    // A broker policy on the department queues (0: no limit); a year at most, a sane TTL.
+    Key { name: "amqp.queue_max_length", set: |c, v| put(&mut c.amqp.queue_max_length, v.int(0..=100_000_000)), get: |c| int(c.amqp.queue_max_length) },
+    Key { name: "amqp.queue_max_age_hours", set: |c, v| put(&mut c.amqp.queue_max_age_hours, v.int(0..=8_784)), get: |c| int(c.amqp.queue_max_age_hours) },
     // 0 would mean "wait forever" to a socket: exactly what the timeouts forbid.
     Key { name: "redis.connect_timeout_ms", set: |c, v| put(&mut c.redis.connect_timeout_ms, v.int(IO_MS)), get: |c| int(c.redis.connect_timeout_ms) },
     Key { name: "redis.read_timeout_ms", set: |c, v| put(&mut c.redis.read_timeout_ms, v.int(IO_MS)), get: |c| int(c.redis.read_timeout_ms) },

@@ -49,8 +49,8 @@ pub(crate) fn write_punches(
     let at = |h: u32, m: u32| local_offset_secs(tz, date, NaiveTime::from_hms_opt(h, m, 0).expect("valid"));
     let (eight, nine, ten_thirty) = (at(8, 0), at(9, 0), at(10, 30));
     let (sixteen, eighteen, twenty) = (at(16, 0), at(18, 0), at(20, 0));
-    writeln!(w, "employee_id,kind,at,source")?;
-    let mut n = 0;
+    // In time order, as kiosks would send them: a supervisor's queue then reads as the day went.
+    let mut rows: Vec<(i64, String)> = Vec::with_capacity(ids.len());
     for (i, id) in ids.iter().enumerate() {
         // One generator per person, so the evening knows who was absent in the morning.
         let mut rng = StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -67,15 +67,21 @@ pub(crate) fn write_punches(
             Phase::Evening => ("out", rng.gen_range(eighteen..twenty)),
         };
         let t = (start + Duration::seconds(secs)).with_timezone(&tz);
-        writeln!(
-            w,
-            "{id},{kind},{},kiosk-{kiosk}",
-            t.to_rfc3339_opts(chrono::SecondsFormat::Secs, false)
-        )?;
-        n += 1;
+        rows.push((
+            secs,
+            format!(
+                "{id},{kind},{},kiosk-{kiosk}",
+                t.to_rfc3339_opts(chrono::SecondsFormat::Secs, false)
+            ),
+        ));
+    }
+    rows.sort();
+    writeln!(w, "employee_id,kind,at,source")?;
+    for (_, row) in &rows {
+        writeln!(w, "{row}")?;
     }
     w.flush()?;
-    Ok(n)
+    Ok(rows.len())
 }
 
 #[cfg(test)]
@@ -116,6 +122,21 @@ mod tests {
                 .map(|l| l.split(',').next().unwrap().to_string())
                 .collect::<Vec<_>>()
         };
-        assert_eq!(who(&m), who(&e));
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        assert_eq!(sorted(who(&m)), sorted(who(&e)));
+        // Each phase in time order.
+        let times = |b: &[u8]| {
+            String::from_utf8_lossy(b)
+                .lines()
+                .skip(1)
+                .map(|l| chrono::DateTime::parse_from_rfc3339(l.split(',').nth(2).unwrap()).unwrap())
+                .collect::<Vec<_>>()
+        };
+        for t in [times(&m), times(&e)] {
+            assert!(t.windows(2).all(|p| p[0] <= p[1]));
+        }
     }
 }

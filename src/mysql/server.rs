@@ -57,6 +57,13 @@ pub(crate) fn departments(conn: &mut impl Queryable) -> Result<Vec<String>> {
     Ok(conn.query("SELECT id FROM departments ORDER BY id")?)
 }
 
+/// Active employees per department (departments without any are absent).
+pub(crate) fn headcounts(conn: &mut impl Queryable) -> Result<std::collections::HashMap<String, u64>> {
+    let rows: Vec<(String, u64)> =
+        conn.query("SELECT department_id, COUNT(*) FROM employees WHERE active GROUP BY department_id")?;
+    Ok(rows.into_iter().collect())
+}
+
 /// The days between `from` and `to` (both included) that a settle run finished cleanly.
 pub(crate) fn settled_days(conn: &mut impl Queryable, from: NaiveDate, to: NaiveDate) -> Result<BTreeSet<NaiveDate>> {
     let days: Vec<NaiveDate> = conn.exec(

@@ -93,7 +93,8 @@ pub(crate) fn run(cfg: &Config, now: DateTime<Utc>) -> Report {
     checks.push(signing(cfg, redis.as_mut()));
     checks.extend(relay(redis.as_mut()));
     let departments = mysql.as_mut().map(crate::mysql::server::departments);
-    checks.extend(broker_checks(cfg, departments));
+    let headcounts = mysql.as_mut().and_then(|c| crate::mysql::server::headcounts(c).ok());
+    checks.extend(broker_checks(cfg, departments, headcounts));
     match mysql.as_mut() {
         Some(conn) => checks.extend(settle_checks(cfg, conn, redis.as_mut(), today)),
         None => {
@@ -396,7 +397,11 @@ fn clock(cfg: &Config, redis: Option<&mut Board>, mysql: Option<&mut Conn>) -> C
 }
 
 /// The broker, the queues of every department of the roster and the nodes' file handles.
-fn broker_checks(cfg: &Config, departments: Option<anyhow::Result<Vec<String>>>) -> Vec<Check> {
+fn broker_checks(
+    cfg: &Config,
+    departments: Option<anyhow::Result<Vec<String>>>,
+    headcounts: Option<std::collections::HashMap<String, u64>>,
+) -> Vec<Check> {
     let departments = match departments {
         Some(Ok(d)) => Some(d),
         Some(Err(_)) | None => None,
@@ -407,6 +412,7 @@ fn broker_checks(cfg: &Config, departments: Option<anyhow::Result<Vec<String>>>)
             return vec![
                 check("rabbitmq", Level::Fail, one_line(&e)),
                 check("queues", Level::Skip, "not checked: RabbitMQ is unreachable"),
+                check("queue backlog", Level::Skip, "not checked: RabbitMQ is unreachable"),
                 check("broker files", Level::Skip, "not checked: RabbitMQ is unreachable"),
             ]
         }
@@ -416,8 +422,16 @@ fn broker_checks(cfg: &Config, departments: Option<anyhow::Result<Vec<String>>>)
         Some(d) => queue_verdict(d.len(), &state),
         None => check("queues", Level::Skip, "not checked: the roster (MySQL) is not readable"),
     };
+    let backlog = match &headcounts {
+        Some(h) if departments.is_some() => super::doctor_backlog::verdict(cfg, &state.depths, h),
+        _ => check(
+            "queue backlog",
+            Level::Skip,
+            "not checked: the roster (MySQL) is not readable",
+        ),
+    };
     let count = departments.as_ref().map_or(0, Vec::len) as u64;
-    vec![broker, queues, files_verdict(cfg, count)]
+    vec![broker, queues, backlog, files_verdict(cfg, count)]
 }
 
 /// Every department's queue declared, and nothing parked.

@@ -14,10 +14,17 @@ use crate::error::Error;
 use crate::mysql::roster_import::{Finish, ImportReport};
 use crate::redis::board::Board;
 
-/// The ids of the active roster, by department then id (what `simulate` punches for).
-pub(crate) fn active_ids(cfg: &Config) -> Result<Vec<String>> {
-    let members = crate::mysql::roster_rows::active_members(&crate::mysql::Db::open(cfg)?)?;
-    Ok(members.into_iter().map(|m| m.employee_id).collect())
+/// The ids of the active roster, by department then id, without those on approved leave on
+/// `date` (who `simulate` punches for: someone on leave does not come in).
+pub(crate) fn expected_ids(cfg: &Config, date: chrono::NaiveDate) -> Result<Vec<String>> {
+    let db = crate::mysql::Db::open(cfg)?;
+    let away = crate::mysql::leave_rows::on_leave(&mut db.conn()?, date)?;
+    let members = crate::mysql::roster_rows::active_members(&db)?;
+    Ok(members
+        .into_iter()
+        .map(|m| m.employee_id)
+        .filter(|id| !away.contains(id))
+        .collect())
 }
 
 /// Which employees `org list` shows.

@@ -4,6 +4,7 @@
 use anyhow::Result;
 
 use crate::amqp::inventory::{self as queues, PurgeReport};
+pub(crate) use crate::amqp::limits::{self, Applied};
 use crate::config::Config;
 
 /// The departments of the roster, by id.
@@ -13,9 +14,12 @@ fn departments(cfg: &Config) -> Result<Vec<String>> {
     crate::mysql::server::departments(&mut conn)
 }
 
-/// Declare the topology and every department's queue; returns how many department queues.
-pub(crate) fn declare(cfg: &Config) -> Result<usize> {
-    queues::declare(cfg, &departments(cfg)?)
+/// Declare the topology and every department's queue, and bound them (the policy of
+/// `amqp.queue_max_length` / `amqp.queue_max_age_hours`); returns how many department queues
+/// and how the bound reached the broker.
+pub(crate) fn declare(cfg: &Config) -> Result<(usize, Applied)> {
+    let n = queues::declare(cfg, &departments(cfg)?)?;
+    Ok((n, limits::apply(cfg)?))
 }
 
 /// Queues declared ahead: how many were looked up on the broker first (0: declared without
@@ -64,10 +68,11 @@ pub(crate) fn purge(cfg: &Config) -> Result<PurgeReport> {
     queues::purge(cfg, &departments(cfg)?)
 }
 
-/// Delete every queue and exchange of the namespace; returns how many queues (the roster's
-/// departments' and the three common ones: retry, parking, journal).
-pub(crate) fn delete(cfg: &Config) -> Result<usize> {
+/// Delete every queue and exchange of the namespace and the queues' policy; returns how many
+/// queues (the roster's departments' and the three common ones: retry, parking, journal) and
+/// how the policy went.
+pub(crate) fn delete(cfg: &Config) -> Result<(usize, Applied)> {
     let depts = departments(cfg)?;
     crate::amqp::teardown(cfg, &depts)?;
-    Ok(depts.len() + 3)
+    Ok((depts.len() + 3, limits::remove(cfg)?))
 }

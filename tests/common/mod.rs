@@ -413,7 +413,12 @@ pub fn csv_cells(text: &str) -> Vec<Vec<String>> {
 
 /// Messages ready in a queue of the real broker.
 pub fn queue_depth(queue: &str) -> u32 {
-    let mut conn = amiquip::Connection::insecure_open(AMQP_URL).unwrap();
+    queue_depth_at(AMQP_URL, queue)
+}
+
+/// Messages ready in a queue of the broker at `url` (a test's own).
+pub fn queue_depth_at(url: &str, queue: &str) -> u32 {
+    let mut conn = amiquip::Connection::insecure_open(url).unwrap();
     let ch = conn.open_channel(None).unwrap();
     let n = ch
         .queue_declare_passive(queue)
