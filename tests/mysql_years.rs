@@ -494,6 +494,7 @@ fn archive_drop_dry_run_counts_what_it_would_write_and_delete_and_changes_nothin
             ("attendance".to_string(), 20),
             ("corrections".into(), 1),
             ("punch_log".into(), 2),
+            ("held_punches".into(), 0),
             ("settle_runs".into(), 1),
             ("settle_failures".into(), 0)
         ]
