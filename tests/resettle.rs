@@ -207,6 +207,11 @@ fn bad_input_is_one_line_and_changes_nothing() {
         .unwrap()
         .unwrap();
     assert_eq!(who, (None, TestEnv::os_login()));
+    let listed = env.json(&["report", "corrections", "--from", DAY, "--to", DAY, "--json"]);
+    assert!(
+        listed.to_string().contains(&format!("leave {id} added (annual)")),
+        "report corrections lists the re-settle: {listed}"
+    );
     let state = |env: &TestEnv| {
         (
             env.attendance_rows(),
@@ -240,5 +245,4 @@ fn bad_input_is_one_line_and_changes_nothing() {
     assert_eq!(state(&env), before);
     // The leave's row stays as re-settled.
     assert_eq!(row(&env, "E000003"), ("on_leave".into(), false));
-    let _ = id;
 }
