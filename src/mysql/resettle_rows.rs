@@ -1,5 +1,5 @@
 //! Re-settling settled rows after a leave or calendar change: the rows of a scope, locked;
-//! the new values written through settle's own upsert; one audit row per changed row.
+//! the new values written; one audit row per changed row.
 
 use anyhow::Result;
 use chrono::NaiveDate;
@@ -33,11 +33,25 @@ pub(crate) fn lock_rows(
 /// Rows per statement (well under MySQL's placeholder limit for both tables).
 const CHUNK: usize = 2_000;
 
-/// Write the re-settled rows of one day with settle's upsert (which keeps a corrected row).
+/// Write the re-settled rows of one day: an UPDATE of each (they exist and are locked; MariaDB
+/// runs the batch in bulk), never of a corrected row. An UPDATE, not settle's upsert, so that
+/// HR's account needs no INSERT on `attendance` (docs/security.md): it cannot add a day.
 pub(crate) fn write(tx: &mut impl Queryable, date: NaiveDate, rows: &[DayRow]) -> Result<()> {
-    for chunk in rows.chunks(CHUNK) {
-        attendance::upsert(tx, date, chunk)?;
-    }
+    tx.exec_batch(
+        "UPDATE attendance SET status = ?, first_in = ?, last_out = ?, late_minutes = ?, early_minutes = ? \
+         WHERE work_date = ? AND employee_id = ? AND NOT corrected",
+        rows.iter().map(|r| {
+            (
+                r.outcome.status.as_str(),
+                r.first_in,
+                r.last_out,
+                r.outcome.late_minutes,
+                r.outcome.early_minutes,
+                date,
+                &r.employee_id,
+            )
+        }),
+    )?;
     Ok(())
 }
 

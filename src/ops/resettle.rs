@@ -1,7 +1,7 @@
 //! Re-settling after the fact: a leave added or cancelled, or a calendar day set or unset, for
 //! days already settled. The rows of the scope are computed again from their stored punch
-//! history by settle's own rule (`settle::rows::row`); the rows that change are written through
-//! settle's upsert and each is audited in `corrections` (marked `resettled`) in the same
+//! history by settle's own rule (`settle::rows::row`); the rows that change are updated (never
+//! a corrected one) and each is audited in `corrections` (marked `resettled`) in the same
 //! transaction. A corrected row keeps its correction: a correction wins, as it does at settle.
 //! A day not settled yet is left alone: its settle reads the leave and the calendar then.
 
