@@ -239,6 +239,24 @@ fn bad_input_is_one_line_and_changes_nothing() {
         assert!(err.starts_with("error: "), "{args:?}: {err}");
         assert_eq!(state(&env), before, "{args:?} changed a store");
     }
+    // While a settle holds its lock, a change that may re-settle is refused and writes nothing.
+    let mut settling = env.mysql();
+    let got: Option<i64> = settling
+        .query_first("SELECT GET_LOCK(CONCAT('attendance-settle-', MD5(DATABASE())), 0)")
+        .unwrap();
+    assert_eq!(got, Some(1));
+    for args in [
+        &["leave", "add", "E000004", DAY, DAY][..],
+        &["leave", "cancel", &id],
+        &["calendar", "set", DAY, "holiday"],
+    ] {
+        let err = env.fails(args, 1);
+        assert!(err.contains("a settle is running"), "{args:?}: {err}");
+        assert_eq!(state(&env), before, "{args:?} changed a store");
+    }
+    settling
+        .query_drop("SELECT RELEASE_LOCK(CONCAT('attendance-settle-', MD5(DATABASE())))")
+        .unwrap();
     // A day with no entry: nothing to unset, nothing changed.
     let o = env.json(&["calendar", "unset", DAY, "--json"]);
     assert_eq!(o["was"], serde_json::Value::Null);
