@@ -5,7 +5,7 @@
 //! transaction. A corrected row keeps its correction: a correction wins, as it does at settle.
 //! A day not settled yet is left alone: its settle reads the leave and the calendar then.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use anyhow::{Context, Result};
 use chrono::NaiveDate;
@@ -116,14 +116,15 @@ fn run(cfg: &Config, db: &Db, scope: Scope, reason: &str) -> Result<Resettled> {
     let mut tx = crate::mysql::begin(&mut conn)?;
     let stored = resettle_rows::lock_rows(&mut tx, scope.from, scope.to, scope.employee)?;
     let overrides = calendar_rows::overrides(&mut tx, scope.from, scope.to)?;
-    let days: BTreeSet<NaiveDate> = stored.iter().map(|r| r.work_date).collect();
     let mut changes = Vec::new();
-    for date in days {
+    // The rows come by day: one run of them per settled day.
+    for of_day in stored.chunk_by(|a, b| a.work_date == b.work_date) {
+        let date = of_day[0].work_date;
         let workday = workdays::is_workday(&cfg.policy, &overrides, date);
         let day = Day::new(date, cfg.timezone, &cfg.policy, workday);
         let on_leave = leave_rows::on_leave(&mut tx, date)?;
         let mut write = Vec::new();
-        for before in stored.iter().filter(|r| r.work_date == date) {
+        for before in of_day {
             out.settled_rows += 1;
             let Some(row) = again(&day, before, &on_leave) else {
                 out.unreadable += 1;
