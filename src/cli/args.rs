@@ -327,7 +327,7 @@ pub struct MetricsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum CalendarCommand {
-    /// Make a day a work day or a holiday, whatever its weekday
+    /// Make a day a work day or a holiday, whatever its weekday (a settled day is re-settled)
     Set {
         /// The day, YYYY-MM-DD
         #[arg(value_parser = parse_day)]
@@ -338,6 +338,16 @@ pub enum CalendarCommand {
         /// Why (shown by `calendar list`)
         #[arg(long, default_value = "")]
         note: String,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Remove a day's entry: it counts by the policy's week again (a settled day is re-settled)
+    Unset {
+        /// The day, YYYY-MM-DD
+        #[arg(value_parser = parse_day)]
+        date: NaiveDate,
+        #[command(flatten)]
+        output: Output,
     },
     /// Set many days from a CSV file (header: date,kind,note). A file with any bad line is
     /// rejected whole, every bad line listed, and nothing is written.
@@ -369,7 +379,7 @@ pub enum CalendarCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum LeaveCommand {
-    /// Record an approved leave, FROM and TO included
+    /// Record an approved leave, FROM and TO included; its settled days are re-settled
     Add {
         /// The employee's id
         employee_id: String,
@@ -402,10 +412,12 @@ pub enum LeaveCommand {
         #[command(flatten)]
         output: Output,
     },
-    /// Cancel a leave (kept in the history as cancelled)
+    /// Cancel a leave (kept in the history as cancelled); its settled days are re-settled
     Cancel {
         /// The leave's id, as `leave add` and `leave list` show it
         id: u64,
+        #[command(flatten)]
+        output: Output,
     },
 }
 

@@ -11,9 +11,37 @@ use crate::ops;
 
 pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
     match cmd {
-        CalendarCommand::Set { date, kind, note } => {
-            ops::calendar::set(&ctx.cfg, &[Entry { date, kind, note }])?;
+        CalendarCommand::Set {
+            date,
+            kind,
+            note,
+            output,
+        } => {
+            let resettled = ops::calendar::set(&ctx.cfg, &[Entry { date, kind, note }])?;
+            if output.json {
+                let v = serde_json::json!({ "date": date, "kind": kind.as_str(), "resettled": resettled });
+                return crate::output::json(&v);
+            }
             ctx.say(format!("{date} is now a {}", kind.as_str()));
+            super::resettled::say(ctx, &resettled, None);
+        }
+        CalendarCommand::Unset { date, output } => {
+            let done = ops::calendar::unset(&ctx.cfg, date)?;
+            if output.json {
+                let (was, resettled) = done.map_or((None, None), |(k, r)| (Some(k.as_str()), Some(r)));
+                let v = serde_json::json!({ "date": date, "was": was, "resettled": resettled });
+                return crate::output::json(&v);
+            }
+            match done {
+                Some((was, resettled)) => {
+                    ctx.say(format!(
+                        "{date} is no longer a {}: the policy's week decides it",
+                        was.as_str()
+                    ));
+                    super::resettled::say(ctx, &resettled, None);
+                }
+                None => ctx.say(format!("{date} had no calendar entry: nothing changed")),
+            }
         }
         CalendarCommand::Import {
             file,
@@ -27,11 +55,12 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
             if dry_run {
                 return dry_run_import(ctx, &entries, output.json);
             }
-            ops::calendar::set(&ctx.cfg, &entries)?;
+            let resettled = ops::calendar::set(&ctx.cfg, &entries)?;
             if output.json {
-                crate::output::json(&serde_json::json!({ "imported": entries.len() }))?;
+                crate::output::json(&serde_json::json!({ "imported": entries.len(), "resettled": resettled }))?;
             }
             ctx.say(format!("imported {}", plural(entries.len(), "calendar day")));
+            super::resettled::say(ctx, &resettled, None);
         }
         CalendarCommand::List { from, to, output } => {
             let from = ctx.date_or_today(from);

@@ -27,11 +27,12 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             let added = ops::leave::add(&ctx.cfg, &l)?;
             let (id, repeat) = (added.id, added.repeat);
             if output.json {
-                let v = serde_json::json!({ "id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "repeat": repeat });
+                let v = serde_json::json!({ "id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "repeat": repeat, "resettled": added.resettled });
                 return crate::output::json(&v);
             }
             let again = if repeat { " (already recorded)" } else { "" };
             textln!("leave {id}: {employee_id} {kind} from {from} to {to}{again}")?;
+            super::resettled::say(ctx, &added.resettled, Some(&employee_id));
         }
         LeaveCommand::List {
             employee,
@@ -48,12 +49,18 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
                 leaves.iter().map(|l| row(ctx, l)).collect(),
             )?;
         }
-        LeaveCommand::Cancel { id } => {
-            if ops::leave::cancel(&ctx.cfg, id)? {
+        LeaveCommand::Cancel { id, output } => {
+            let (cancelled, employee_id, resettled) = ops::leave::cancel(&ctx.cfg, id)?;
+            if output.json {
+                let v = serde_json::json!({ "id": id, "employee_id": employee_id, "cancelled": cancelled, "resettled": resettled });
+                return crate::output::json(&v);
+            }
+            if cancelled {
                 ctx.say(format!("leave {id} cancelled"));
             } else {
                 ctx.say(format!("leave {id} was already cancelled"));
             }
+            super::resettled::say(ctx, &resettled, Some(&employee_id));
         }
     }
     Ok(())

@@ -43,6 +43,7 @@ mod queues;
 mod recover;
 mod relay;
 mod report;
+mod resettled;
 mod review;
 mod settle;
 mod simulate;

@@ -30,6 +30,18 @@ pub(crate) fn upsert(pool: &Db, entries: &[Entry]) -> Result<()> {
     Ok(())
 }
 
+/// Remove a day's entry, in one transaction: the kind it had, `None` if it had none.
+pub(crate) fn remove(pool: &Db, date: NaiveDate) -> Result<Option<DayKind>> {
+    let mut conn = pool.get_conn()?;
+    let mut tx = conn.start_transaction(TxOpts::default())?;
+    let kind = overrides(&mut tx, date, date)?.remove(&date).map(|e| e.kind);
+    if kind.is_some() {
+        tx.exec_drop("DELETE FROM calendar_days WHERE day = ?", (date,))?;
+    }
+    tx.commit()?;
+    Ok(kind)
+}
+
 /// The entries between two dates, both included.
 pub(crate) fn overrides(conn: &mut impl Queryable, from: NaiveDate, to: NaiveDate) -> Result<Overrides> {
     let rows: Vec<(NaiveDate, String, String)> = conn.exec(

@@ -113,7 +113,7 @@ pub(crate) fn list(
     employee: Option<&str>,
 ) -> Result<Vec<Correction>> {
     let rows: Vec<mysql::Row> = conn.exec(
-        "SELECT id, work_date, employee_id, corrected_by, os_user, db_user, corrected_at, reason, \
+        "SELECT id, work_date, employee_id, IFNULL(corrected_by, ''), os_user, db_user, corrected_at, reason, \
          old_status, new_status, old_first_in, new_first_in, old_last_out, new_last_out FROM corrections \
          WHERE work_date BETWEEN ? AND ? AND (? IS NULL OR employee_id = ?) ORDER BY id",
         (from, to, employee, employee),

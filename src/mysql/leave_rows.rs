@@ -119,6 +119,13 @@ pub(crate) fn list(
     rows.into_iter().map(leave_from_row).collect()
 }
 
+/// One leave by id.
+pub(crate) fn get(pool: &Db, id: u64) -> Result<Option<Leave>> {
+    let mut conn = pool.get_conn()?;
+    let row: Option<mysql::Row> = conn.exec_first(format!("{SELECT_LEAVE} WHERE id = ?"), (id,))?;
+    row.map(leave_from_row).transpose()
+}
+
 /// Cancel a leave. `None`: no such leave; `Some(false)`: it was already cancelled.
 pub(crate) fn cancel(pool: &Db, id: u64) -> Result<Option<bool>> {
     let mut conn = pool.get_conn()?;

@@ -14,6 +14,7 @@ pub(crate) mod leave_rows;
 pub(crate) mod partitions;
 pub(crate) mod punch_log;
 pub(crate) mod report_queries;
+pub(crate) mod resettle_rows;
 pub(crate) mod roster_import;
 pub(crate) mod roster_rows;
 pub(crate) mod runs;

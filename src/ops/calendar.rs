@@ -1,4 +1,6 @@
-//! The work calendar: set days, import a file of them, and list a range as it counts.
+//! The work calendar: set or unset days, import a file of them, and list a range as it counts.
+//! A day set or unset that is already settled is re-settled (`ops::resettle`): everyone's row
+//! of it, computed again by settle's rule.
 
 use anyhow::Result;
 use chrono::NaiveDate;
@@ -6,16 +8,49 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::domain::policy::DayStatus;
-use crate::domain::workdays::{self, Entry};
+use crate::domain::workdays::{self, DayKind, Entry};
 use crate::error::Error;
+use crate::ops::resettle::{self, Resettled, Scope};
 
-/// Set days, all in one transaction. The entries are already valid (parsed and checked).
-pub(crate) fn set(cfg: &Config, entries: &[Entry]) -> Result<()> {
+/// Set days, all in one transaction, then re-settle those already settled. The entries are
+/// already valid (parsed and checked).
+pub(crate) fn set(cfg: &Config, entries: &[Entry]) -> Result<Resettled> {
     for e in entries {
         workdays::check_note(&e.note).map_err(Error::input)?;
     }
     let db = crate::mysql::Db::open(cfg)?;
-    crate::mysql::calendar_rows::upsert(&db, entries)
+    let lock = resettle::lock(&db)?;
+    crate::mysql::calendar_rows::upsert(&db, entries)?;
+    let mut total = Resettled {
+        reason: format!("calendar: {} set", entries.len()),
+        ..Resettled::default()
+    };
+    for e in entries {
+        let reason = format!("calendar {} set to {}", e.date, e.kind.as_str());
+        total.add(resettle::resettle(cfg, &db, &lock, day(e.date), &reason)?);
+    }
+    Ok(total)
+}
+
+/// Remove a day's entry (it counts by the policy's week again), then re-settle it if it is
+/// settled. `None`: the day had no entry (nothing written).
+pub(crate) fn unset(cfg: &Config, date: NaiveDate) -> Result<Option<(DayKind, Resettled)>> {
+    let db = crate::mysql::Db::open(cfg)?;
+    let lock = resettle::lock(&db)?;
+    let Some(was) = crate::mysql::calendar_rows::remove(&db, date)? else {
+        return Ok(None);
+    };
+    let reason = format!("calendar {date} unset (was {})", was.as_str());
+    Ok(Some((was, resettle::resettle(cfg, &db, &lock, day(date), &reason)?)))
+}
+
+/// Everyone's rows of one day.
+fn day(date: NaiveDate) -> Scope<'static> {
+    Scope {
+        from: date,
+        to: date,
+        employee: None,
+    }
 }
 
 /// What importing one entry would do to the calendar.

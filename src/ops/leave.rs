@@ -1,5 +1,7 @@
 //! Approved leave: add (refused when it overlaps another approved leave, a no-op when it
-//! repeats one), list and cancel.
+//! repeats one), list and cancel. Adding or cancelling re-settles the days of it already
+//! settled (`ops::resettle`); a repeat re-settles too, so running it again repairs a re-settle
+//! that failed.
 
 use anyhow::Result;
 use chrono::NaiveDate;
@@ -9,12 +11,15 @@ use crate::domain::{roster, workdays};
 use crate::error::Error;
 use crate::mysql::leave_rows::{self as leave, Added};
 pub(crate) use crate::mysql::leave_rows::{Leave, NewLeave};
+use crate::ops::resettle::{self, Resettled, Scope};
 
-/// The outcome of [`add`]: the leave's id, and whether it was already recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The outcome of [`add`]: the leave's id, whether it was already recorded, and what its
+/// settled days became.
+#[derive(Debug, Clone)]
 pub(crate) struct AddOutcome {
     pub id: u64,
     pub repeat: bool,
+    pub resettled: Resettled,
 }
 
 /// Record an approved leave. An unknown employee or an overlap with another approved leave is
@@ -26,16 +31,27 @@ pub(crate) fn add(cfg: &Config, l: &NewLeave) -> Result<AddOutcome> {
     }
     workdays::check_note(l.note).map_err(Error::input)?;
     let db = crate::mysql::Db::open(cfg)?;
-    match leave::add(&db, l)? {
-        Added::New(id) => Ok(AddOutcome { id, repeat: false }),
-        Added::Repeat(id) => Ok(AddOutcome { id, repeat: true }),
-        Added::UnknownEmployee => Err(Error::refused(format!("unknown employee '{}'", l.employee_id)).into()),
-        Added::Overlaps(o) => Err(Error::refused(format!(
-            "{} already has leave {} from {} to {} ({}): cancel it first",
-            l.employee_id, o.id, o.from, o.to, o.kind
-        ))
-        .into()),
-    }
+    let lock = resettle::lock(&db)?;
+    let (id, repeat) = match leave::add(&db, l)? {
+        Added::New(id) => (id, false),
+        Added::Repeat(id) => (id, true),
+        Added::UnknownEmployee => return Err(Error::refused(format!("unknown employee '{}'", l.employee_id)).into()),
+        Added::Overlaps(o) => {
+            return Err(Error::refused(format!(
+                "{} already has leave {} from {} to {} ({}): cancel it first",
+                l.employee_id, o.id, o.from, o.to, o.kind
+            ))
+            .into())
+        }
+    };
+    let scope = Scope {
+        from: l.from,
+        to: l.to,
+        employee: Some(l.employee_id),
+    };
+    let reason = format!("leave {id} added ({})", l.kind);
+    let resettled = resettle::resettle(cfg, &db, &lock, scope, &reason)?;
+    Ok(AddOutcome { id, repeat, resettled })
 }
 
 /// Leave, newest first: of one employee, and overlapping a range, when given.
@@ -50,8 +66,20 @@ pub(crate) fn list(
 }
 
 /// Cancel a leave (kept as `cancelled`): `true` if it was approved, `false` if it was already
-/// cancelled; no such leave is refused.
-pub(crate) fn cancel(cfg: &Config, id: u64) -> Result<bool> {
+/// cancelled; no such leave is refused. Its settled days are re-settled either way. Returns
+/// that, the leave's employee and the re-settle.
+pub(crate) fn cancel(cfg: &Config, id: u64) -> Result<(bool, String, Resettled)> {
     let db = crate::mysql::Db::open(cfg)?;
-    leave::cancel(&db, id)?.ok_or_else(|| Error::refused(format!("no leave with id {id}")).into())
+    let lock = resettle::lock(&db)?;
+    let gone = || Error::refused(format!("no leave with id {id}"));
+    let l = leave::get(&db, id)?.ok_or_else(gone)?;
+    let cancelled = leave::cancel(&db, id)?.ok_or_else(gone)?;
+    let scope = Scope {
+        from: l.from,
+        to: l.to,
+        employee: Some(&l.employee_id),
+    };
+    let reason = format!("leave {id} cancelled ({})", l.kind);
+    let resettled = resettle::resettle(cfg, &db, &lock, scope, &reason)?;
+    Ok((cancelled, l.employee_id, resettled))
 }

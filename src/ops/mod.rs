@@ -28,6 +28,7 @@ pub(crate) mod recover;
 pub(crate) mod relay;
 pub(crate) mod reopen;
 pub(crate) mod report;
+pub(crate) mod resettle;
 pub(crate) mod review;
 pub(crate) mod roll_call;
 pub(crate) mod settle;
