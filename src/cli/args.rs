@@ -538,6 +538,18 @@ pub enum ReportCommand {
         #[command(flatten)]
         format: ReportFormat,
     },
+    /// The month sheet: one row per employee, a status code per day (legend below the table),
+    /// totals per row (days present, late, absent, on leave, hours worked, overtime) and per day
+    Month {
+        /// The month, YYYY-MM
+        #[arg(long, value_name = "YYYY-MM", value_parser = parse_month)]
+        month: NaiveDate,
+        /// Only this department
+        #[arg(long)]
+        dept: Option<String>,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
     /// Corrections of settled days, oldest first: who made each (as --by claimed, the
     /// operating-system account, the MySQL account), when, why, and what changed
     Corrections {
