@@ -189,6 +189,14 @@ impl MonthSheet {
         d
     }
 
+    /// The employees on the sheet, each once.
+    pub(crate) fn employees(&self) -> Vec<String> {
+        let mut e: Vec<String> = self.lines.keys().map(|(_, e)| e.clone()).collect();
+        e.sort_unstable();
+        e.dedup();
+        e
+    }
+
     /// The sheet as a table (only `dept`'s lines, if given): department, employee, name, a
     /// column per day, the totals; and a last row `total` counting, per day, who came, and
     /// summing the totals.

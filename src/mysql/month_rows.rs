@@ -24,6 +24,9 @@ pub(crate) struct Month {
     pub departments: HashMap<String, String>,
 }
 
+const COLUMNS: &str =
+    "SELECT department_id, employee_id, work_date, CAST(status AS CHAR), first_in, last_out FROM attendance";
+
 pub(crate) fn month(pool: &Db, policy: &Policy, tz: Tz, first: NaiveDate, dept: Option<&str>) -> Result<Month> {
     let last = last_day(first);
     let mut conn = pool.get_conn()?;
@@ -36,11 +39,25 @@ pub(crate) fn month(pool: &Db, policy: &Policy, tz: Tz, first: NaiveDate, dept: 
         .collect();
     let mut rules: HashMap<NaiveDate, HoursRule> = HashMap::new();
     let mut sheet = MonthSheet::new(first);
-    let rows = conn.exec_iter(
-        "SELECT department_id, employee_id, work_date, CAST(status AS CHAR), first_in, last_out \
-         FROM attendance WHERE work_date BETWEEN ? AND ? AND (? IS NULL OR department_id = ?)",
-        (first, last, dept, dept),
-    )?;
+    // With a department, one equality per day, so that MySQL reads the (day, department)
+    // index rather than every row of the month.
+    let (sql, params): (String, Vec<mysql::Value>) = match dept {
+        Some(d) => {
+            let days: Vec<NaiveDate> = first.iter_days().take_while(|x| *x <= last).collect();
+            let mut params: Vec<mysql::Value> = days.iter().map(|x| (*x).into()).collect();
+            params.push(d.into());
+            let marks = vec!["?"; days.len()].join(",");
+            (
+                format!("{COLUMNS} WHERE work_date IN ({marks}) AND department_id = ?"),
+                params,
+            )
+        }
+        None => (
+            format!("{COLUMNS} WHERE work_date BETWEEN ? AND ?"),
+            vec![first.into(), last.into()],
+        ),
+    };
+    let rows = conn.exec_iter(sql, params)?;
     for row in rows {
         let mut c = Cols::new(row?, "attendance row");
         let (d, e, date, status): (String, String, NaiveDate, String) = (c.get(0)?, c.get(1)?, c.get(2)?, c.get(3)?);
@@ -58,15 +75,21 @@ pub(crate) fn month(pool: &Db, policy: &Policy, tz: Tz, first: NaiveDate, dept: 
         )?
         .into_iter()
         .collect();
-    // Everyone who was ever in the department: someone moved away keeps their earlier days.
-    let names: HashMap<String, String> = conn
-        .exec::<(String, String), _, _>(
-            "SELECT e.id, e.name FROM employees e WHERE ? IS NULL OR e.id IN \
-             (SELECT DISTINCT employee_id FROM attendance WHERE work_date BETWEEN ? AND ? AND department_id = ?)",
-            (dept, first, last, dept),
-        )?
-        .into_iter()
-        .collect();
+    // The names of everyone on the sheet: someone moved away keeps their earlier days.
+    let names: HashMap<String, String> = match dept {
+        None => conn.query::<(String, String), _>("SELECT id, name FROM employees")?,
+        Some(_) => {
+            let ids = sheet.employees();
+            if ids.is_empty() {
+                Vec::new()
+            } else {
+                let marks = vec!["?"; ids.len()].join(",");
+                conn.exec(format!("SELECT id, name FROM employees WHERE id IN ({marks})"), ids)?
+            }
+        }
+    }
+    .into_iter()
+    .collect();
     Ok(Month {
         sheet,
         names,
