@@ -68,6 +68,26 @@ fn expected_hours(date: NaiveDate, fi: NaiveDateTime, lo: NaiveDateTime, workday
 /// An attendance row: employee, day, status, first in, last out.
 type Settled = (String, NaiveDate, String, Option<NaiveDateTime>, Option<NaiveDateTime>);
 
+fn settled(env: &TestEnv) -> Vec<Settled> {
+    env.mysql()
+        .query("SELECT employee_id, work_date, CAST(status AS CHAR), first_in, last_out FROM attendance")
+        .unwrap()
+}
+
+/// Each employee's (worked, overtime) minutes, recomputed from the rows.
+fn hours_of(rows: &[Settled]) -> HashMap<String, (i64, i64)> {
+    let mut hours: HashMap<String, (i64, i64)> = HashMap::new();
+    for (e, date, status, fi, lo) in rows {
+        if let (Some(fi), Some(lo)) = (fi, lo) {
+            let (w, o) = expected_hours(*date, *fi, *lo, status != "rest_day");
+            let h = hours.entry(e.clone()).or_default();
+            h.0 += w;
+            h.1 += o;
+        }
+    }
+    hours
+}
+
 fn num(v: &serde_json::Value) -> i64 {
     v.as_i64().unwrap_or_else(|| panic!("a number: {v}"))
 }
@@ -82,13 +102,10 @@ fn the_month_sheet_holds_the_settled_rows_and_its_totals_are_the_day_reports_sum
     assert_eq!(total["department"], "total");
 
     // Every code is the settled row's status; a day with no row is blank.
-    let settled: Vec<Settled> = env
-        .mysql()
-        .query("SELECT employee_id, work_date, CAST(status AS CHAR), first_in, last_out FROM attendance")
-        .unwrap();
+    let settled = settled(&env);
     assert_eq!(settled.len(), 30 * DAYS.len());
-    let mut hours: HashMap<String, (i64, i64)> = HashMap::new();
-    for (e, date, status, fi, lo) in &settled {
+    let hours = hours_of(&settled);
+    for (e, date, status, _, _) in &settled {
         let line = rows.iter().find(|r| r["employee"] == e.as_str()).unwrap();
         let code = match status.as_str() {
             "present" => "P",
@@ -104,12 +121,6 @@ fn the_month_sheet_holds_the_settled_rows_and_its_totals_are_the_day_reports_sum
             other => panic!("status {other}"),
         };
         assert_eq!(line[date.format("%d").to_string()], code, "{e} {date}");
-        if let (Some(fi), Some(lo)) = (fi, lo) {
-            let (w, o) = expected_hours(*date, *fi, *lo, status != "rest_day");
-            let h = hours.entry(e.clone()).or_default();
-            h.0 += w;
-            h.1 += o;
-        }
     }
     for r in &rows[..30] {
         assert_eq!(r["05"], serde_json::Value::Null, "the 5th was never settled: blank");
@@ -212,6 +223,69 @@ fn employee_and_dept_reports_show_hours_and_overtime() {
     assert_eq!(num(&t["worked_minutes"]), 615 + 465 + 240);
     let text = env.ok(&[&["report", "employee", &d1[0]][..], &NOVEMBER].concat());
     assert!(text.contains("8 h 15 min") && text.contains("10 h 15 min"), "{text}");
+}
+
+#[test]
+fn payroll_has_a_line_per_employee_with_leave_by_kind_and_the_rows_hours() {
+    let (env, d1, _) = november();
+    let lines = env.json(&[&["report", "payroll"][..], &NOVEMBER, &["--json"]].concat());
+    let lines = lines.as_array().unwrap();
+    assert_eq!(
+        lines.len(),
+        30,
+        "one line per employee, no totals for an import to trip on"
+    );
+    let rows = settled(&env);
+    let hours = hours_of(&rows);
+    for l in lines {
+        let e = l["employee"].as_str().unwrap();
+        let (w, o) = hours.get(e).copied().unwrap_or_default();
+        assert_eq!((num(&l["worked_minutes"]), num(&l["overtime_minutes"])), (w, o), "{e}");
+        let absent = rows.iter().filter(|r| r.0 == e && r.2 == "absent").count() as i64;
+        assert_eq!(num(&l["absent_days"]), absent, "{e}");
+    }
+    let line = |e: &str| lines.iter().find(|l| l["employee"] == e).unwrap();
+    assert_eq!(
+        num(&line(&d1[0])["days_worked"]),
+        2,
+        "the 2nd and the 3rd; Saturday is overtime"
+    );
+    assert_eq!(
+        (
+            num(&line(&d1[0])["worked_minutes"]),
+            num(&line(&d1[0])["overtime_minutes"])
+        ),
+        (615, 135)
+    );
+    assert_eq!(
+        (num(&line(&d1[1])["late_count"]), num(&line(&d1[1])["late_minutes"])),
+        (1, 15)
+    );
+    assert_eq!(
+        (num(&line(&d1[2])["leave_sick"]), num(&line(&d1[2])["leave_annual"])),
+        (2, 0)
+    );
+    let csv = csv_cells(&env.ok(&[&["report", "payroll"][..], &NOVEMBER, &["--csv"]].concat()));
+    assert_eq!(
+        csv[0][..5],
+        ["employee", "name", "department", "days_worked", "absent_days"]
+    );
+    let e0 = csv.iter().find(|r| r[0] == d1[0]).unwrap();
+    assert_eq!(e0[e0.len() - 2..], ["615", "135"], "minutes as numbers");
+    let path = env.dir.join("payroll.xlsx");
+    let args = [
+        &["report", "payroll"][..],
+        &NOVEMBER,
+        &["--format", "xlsx", "-o", path.to_str().unwrap()],
+    ]
+    .concat();
+    env.ok(&args);
+    let mut wb: Xlsx<_> = open_workbook(&path).unwrap();
+    let r = wb.worksheet_range("payroll 2026-11-01 2026-11-30").unwrap();
+    let row = (1..=30)
+        .find(|&i| r.get_value((i, 0)) == Some(&Data::String(d1[0].clone())))
+        .unwrap();
+    assert_eq!(r.get_value((row, 13)), Some(&Data::Float(615.0)), "worked minutes, a number");
 }
 
 #[test]

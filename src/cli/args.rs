@@ -410,7 +410,7 @@ pub enum LeaveCommand {
 }
 
 /// The kinds of leave HR records.
-pub(crate) const LEAVE_KINDS: [&str; 6] = ["annual", "sick", "parental", "unpaid", "training", "other"];
+pub(crate) use crate::domain::payroll::LEAVE_KINDS;
 
 #[derive(Debug, Args)]
 pub struct CorrectArgs {
@@ -547,6 +547,14 @@ pub enum ReportCommand {
         /// Only this department
         #[arg(long)]
         dept: Option<String>,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// Payroll's period: one line per employee (days worked, absent, on leave by kind, late
+    /// count and minutes, minutes worked and overtime), for a payroll import (csv or xlsx)
+    Payroll {
+        #[command(flatten)]
+        range: DateRange,
         #[command(flatten)]
         format: ReportFormat,
     },

@@ -1,4 +1,4 @@
-//! `attendance report day|absent|employee|dept|month|corrections|punches|runs`: HR's answers from MySQL;
+//! `attendance report day|absent|employee|dept|month|payroll|corrections|punches|runs`: HR's answers from MySQL;
 //! `report now`: the roll call, from Redis.
 
 use std::io::IsTerminal;
@@ -70,6 +70,10 @@ fn query(ctx: &Ctx, cmd: ReportCommand) -> Option<(Query, ReportFormat)> {
                 },
                 format,
             )
+        }
+        ReportCommand::Payroll { range: r, format } => {
+            let (from, to) = range(ctx, &r);
+            (Query::Payroll { from, to }, format)
         }
         ReportCommand::Corrections {
             employee,
@@ -235,6 +239,7 @@ fn title(q: &Query) -> String {
         Query::Dept { id, .. } => format!("dept {id}"),
         Query::Runs { failures: true, .. } => "settle failures".into(),
         Query::Runs { .. } => "settle runs".into(),
+        Query::Payroll { from, to } => format!("payroll {from} {to}"),
         Query::Corrections { .. } => "corrections".into(),
         Query::Punches { .. } => "punches".into(),
     }

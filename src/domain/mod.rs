@@ -17,6 +17,7 @@ pub(crate) mod event;
 pub(crate) mod hours;
 pub(crate) mod membership;
 pub(crate) mod month;
+pub(crate) mod payroll;
 pub(crate) mod policy;
 pub(crate) mod punch_file;
 pub(crate) mod punch_log;

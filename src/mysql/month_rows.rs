@@ -1,4 +1,4 @@
-//! The month sheet's reads: every settled row of a month (of one department) in one streamed
+//! The month sheet's and payroll's reads: every settled row of a month (of one department) in one streamed
 //! query, the month's holidays, and the names of the people and departments on it. Rows come in
 //! the table's own order and the sheet sorts its lines, so MySQL never sorts 3 million rows.
 
@@ -13,6 +13,7 @@ use super::typed::Cols;
 use super::Db;
 use crate::domain::hours::{self, HoursRule};
 use crate::domain::month::{last_day, Code, MonthSheet};
+use crate::domain::payroll::Payroll;
 use crate::domain::policy::{DayStatus, Policy};
 use crate::error::Error;
 
@@ -95,4 +96,42 @@ pub(crate) fn month(pool: &Db, policy: &Policy, tz: Tz, first: NaiveDate, dept: 
         names,
         departments,
     })
+}
+
+/// Payroll's lines for a period, and the names on them: every settled row of the period in one
+/// streamed query, with the kind of the approved leave of each day on leave (approved leave
+/// never overlaps, so a day matches one leave at most).
+pub(crate) fn payroll(
+    pool: &Db,
+    policy: &Policy,
+    tz: Tz,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<(Payroll, HashMap<String, String>)> {
+    let mut conn = pool.get_conn()?;
+    let mut rules: HashMap<NaiveDate, HoursRule> = HashMap::new();
+    let mut payroll = Payroll::default();
+    let rows = conn.exec_iter(
+        "SELECT a.employee_id, a.department_id, a.work_date, CAST(a.status AS CHAR), a.first_in, a.last_out, \
+         a.late_minutes, l.kind FROM attendance a LEFT JOIN leaves l ON a.status = 'on_leave' \
+         AND l.employee_id = a.employee_id AND l.status = 'approved' AND a.work_date BETWEEN l.from_date AND l.to_date \
+         WHERE a.work_date BETWEEN ? AND ?",
+        (from, to),
+    )?;
+    for row in rows {
+        let mut c = Cols::new(row?, "attendance row");
+        let (e, d, date, status): (String, String, NaiveDate, String) = (c.get(0)?, c.get(1)?, c.get(2)?, c.get(3)?);
+        let (fi, lo): (Option<NaiveDateTime>, Option<NaiveDateTime>) = (c.get(4)?, c.get(5)?);
+        let (late, kind): (u32, Option<String>) = (c.get(6)?, c.get(7)?);
+        let status = DayStatus::parse(&status)
+            .ok_or_else(|| Error::internal(format!("attendance row {date} {e}: unknown status '{status}'")))?;
+        let rule = rules.entry(date).or_insert_with(|| HoursRule::new(policy, tz, date));
+        let h = hours::of_row(rule, status != DayStatus::RestDay, fi, lo);
+        payroll.add(e, d, date, status, late, kind.as_deref(), h);
+    }
+    let names = conn
+        .query::<(String, String), _>("SELECT id, name FROM employees")?
+        .into_iter()
+        .collect();
+    Ok((payroll, names))
 }

@@ -23,6 +23,8 @@ pub(crate) enum Query {
     Employee { id: String, from: NaiveDate, to: NaiveDate },
     /// Each employee of a department over a range, with totals.
     Dept { id: String, from: NaiveDate, to: NaiveDate },
+    /// Each employee's period, for payroll.
+    Payroll { from: NaiveDate, to: NaiveDate },
     /// Corrections of days in a range (of one employee): who, as the systems saw it, and why.
     Corrections {
         employee: Option<String>,
@@ -48,6 +50,7 @@ pub(crate) enum Query {
 pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
     if let Query::Employee { from, to, .. }
     | Query::Dept { from, to, .. }
+    | Query::Payroll { from, to }
     | Query::Corrections { from, to, .. }
     | Query::Punches { from, to, .. } = q
     {
@@ -74,6 +77,10 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
         Query::Dept { id, from, to } => {
             must_know(&db, Known::Department, id)?;
             report::dept(&db, &cfg.policy, tz, id, *from, *to)
+        }
+        Query::Payroll { from, to } => {
+            let (p, names) = month_rows::payroll(&db, &cfg.policy, tz, *from, *to)?;
+            Ok(p.table(&names))
         }
         Query::Corrections { employee, from, to } => {
             if let Some(e) = employee {
