@@ -9,12 +9,32 @@ use mysql::prelude::Queryable;
 const TZ: &str = "Europe/Paris";
 const DAY: &str = "2026-11-20";
 
-/// The cells of a comfy-table: header first, then each row.
+/// The cells of a comfy-table: header first, then each row; a duration (`7 h 45 min`) as the
+/// minutes CSV and JSON hold.
 fn table_cells(text: &str) -> Vec<Vec<String>> {
     text.lines()
         .filter(|l| l.starts_with('│'))
-        .map(|l| l.trim_matches('│').split('┆').map(|c| c.trim().to_string()).collect())
+        .map(|l| {
+            l.trim_matches('│')
+                .split('┆')
+                .map(|c| minutes_of(c.trim()).map_or_else(|| c.trim().to_string(), |m| m.to_string()))
+                .collect()
+        })
         .collect()
+}
+
+/// `7 h 45 min`, `8 h`, `45 min` as minutes; anything else is not a duration.
+fn minutes_of(s: &str) -> Option<u64> {
+    let (h, m) = match s.split_once(" h") {
+        Some((h, rest)) => (h.parse::<u64>().ok()?, rest.trim()),
+        None => (0, s),
+    };
+    let m = match m.strip_suffix(" min") {
+        Some(m) => m.parse::<u64>().ok()?,
+        None if m.is_empty() && s.contains(" h") => 0,
+        None => return None,
+    };
+    Some(h * 60 + m)
 }
 
 /// JSON rows laid out in the header's column order.

@@ -422,7 +422,7 @@ pub enum LeaveCommand {
 }
 
 /// The kinds of leave HR records.
-pub(crate) const LEAVE_KINDS: [&str; 6] = ["annual", "sick", "parental", "unpaid", "training", "other"];
+pub(crate) use crate::domain::payroll::LEAVE_KINDS;
 
 #[derive(Debug, Args)]
 pub struct CorrectArgs {
@@ -545,6 +545,26 @@ pub enum ReportCommand {
     Dept {
         /// The department's id
         department_id: String,
+        #[command(flatten)]
+        range: DateRange,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// The month sheet: one row per employee, a status code per day (legend below the table),
+    /// totals per row (days present, late, absent, on leave, hours worked, overtime) and per day
+    Month {
+        /// The month, YYYY-MM
+        #[arg(long, value_name = "YYYY-MM", value_parser = parse_month)]
+        month: NaiveDate,
+        /// Only this department
+        #[arg(long)]
+        dept: Option<String>,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// Payroll's period: one line per employee (days worked, absent, on leave by kind, late
+    /// count and minutes, minutes worked and overtime), for a payroll import (csv or xlsx)
+    Payroll {
         #[command(flatten)]
         range: DateRange,
         #[command(flatten)]

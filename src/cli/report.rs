@@ -1,4 +1,4 @@
-//! `attendance report day|absent|employee|dept|corrections|punches|runs`: HR's answers from MySQL;
+//! `attendance report day|absent|employee|dept|month|payroll|corrections|punches|runs`: HR's answers from MySQL;
 //! `report now`: the roll call, from Redis.
 
 use std::io::IsTerminal;
@@ -8,7 +8,9 @@ use chrono::{Datelike, Duration, NaiveDate};
 
 use super::Ctx;
 use crate::cli::{DateRange, ReportCommand, ReportFormat};
+use crate::domain::month;
 use crate::domain::table::{Format, Table};
+use crate::domain::xlsx::MonthSheet;
 use crate::error::Error;
 use crate::ops::report::{self, Query};
 use crate::ops::roll_call;
@@ -30,7 +32,7 @@ fn range(ctx: &Ctx, r: &DateRange) -> (NaiveDate, NaiveDate) {
 /// The question and how to print its answer (`report now` is not a question to MySQL).
 fn query(ctx: &Ctx, cmd: ReportCommand) -> Option<(Query, ReportFormat)> {
     Some(match cmd {
-        ReportCommand::Now { .. } => return None,
+        ReportCommand::Now { .. } | ReportCommand::Month { .. } => return None,
         ReportCommand::Day { date, dept, format } => {
             let date = day_or_yesterday(ctx, date);
             (Query::Day { date, dept }, format)
@@ -68,6 +70,10 @@ fn query(ctx: &Ctx, cmd: ReportCommand) -> Option<(Query, ReportFormat)> {
                 },
                 format,
             )
+        }
+        ReportCommand::Payroll { range: r, format } => {
+            let (from, to) = range(ctx, &r);
+            (Query::Payroll { from, to }, format)
         }
         ReportCommand::Corrections {
             employee,
@@ -107,6 +113,9 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
     if let ReportCommand::Now { dept, counts, format } = cmd {
         return now(ctx, dept.as_deref(), counts, &format);
     }
+    if let ReportCommand::Month { month, dept, format } = cmd {
+        return month_sheet(ctx, month, dept.as_deref(), &format);
+    }
     let (q, format) = query(ctx, cmd).expect("a report from MySQL");
     refuse_binary_on_terminal(&format)?;
     let table = report::run(&ctx.cfg, &q)?;
@@ -137,6 +146,53 @@ fn now(ctx: &Ctx, dept: Option<&str>, counts: bool, format: &ReportFormat) -> Re
     Ok(())
 }
 
+/// `report month`: the sheet as a table (a title above, the legend below), CSV, JSON, or a
+/// workbook with a sheet per department.
+fn month_sheet(ctx: &Ctx, first: NaiveDate, dept: Option<&str>, format: &ReportFormat) -> Result<()> {
+    refuse_binary_on_terminal(format)?;
+    let m = report::month(&ctx.cfg, first, dept)?;
+    let month = first.format("%B %Y").to_string();
+    let bytes = match format.get() {
+        Format::Xlsx => {
+            let sheets: Vec<MonthSheet> = m
+                .sheet
+                .departments()
+                .into_iter()
+                .map(|d| {
+                    let name = m.departments.get(&d).map_or("", |n| n.as_str());
+                    let head = format!("{d} {name}");
+                    let title = [ctx.cfg.company.as_str(), head.trim_end(), &month]
+                        .into_iter()
+                        .filter(|p| !p.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(" \u{2014} ");
+                    let table = m.sheet.table(&m.names, Some(&d));
+                    MonthSheet { name: d, title, table }
+                })
+                .collect();
+            crate::domain::xlsx::month_workbook(&sheets, &month::legend())?
+        }
+        Format::Table => {
+            let table = m.sheet.table(&m.names, None);
+            let mut text = format!("month sheet, {month}, {}\n", dept.unwrap_or("all departments"));
+            text.push_str(&table.render(Format::Table, format.csv_raw)?);
+            let legend: Vec<String> = month::legend()
+                .rows
+                .iter()
+                .map(|r| format!("{} {}", r[0].plain(), r[1].plain()))
+                .collect();
+            text.push_str(&format!("\nlegend: {}\n", legend.join(" \u{b7} ")));
+            text.into_bytes()
+        }
+        text => render(&m.sheet.table(&m.names, None), text, format.csv_raw)?,
+    };
+    emit(&bytes, format)?;
+    if m.sheet.departments().is_empty() && format.get() == Format::Table {
+        ctx.say("no rows (has the month been settled?)");
+    }
+    Ok(())
+}
+
 /// A workbook is binary: on a terminal it would only garble the screen.
 fn refuse_binary_on_terminal(format: &ReportFormat) -> Result<()> {
     if format.get() == Format::Xlsx && format.output.is_none() && std::io::stdout().is_terminal() {
@@ -149,19 +205,27 @@ fn refuse_binary_on_terminal(format: &ReportFormat) -> Result<()> {
 fn print(table: &Table, title: &str, format: &ReportFormat) -> Result<()> {
     let bytes = match format.get() {
         Format::Xlsx => crate::domain::xlsx::workbook(&[(title, table)])?,
-        text => {
-            let mut text = table.render(text, format.csv_raw)?;
-            // CSV ends its last record with a newline already.
-            if !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.into_bytes()
-        }
+        text => render(table, text, format.csv_raw)?,
     };
+    emit(&bytes, format)
+}
+
+/// A table as text (a table, CSV or JSON), ending with a newline.
+fn render(table: &Table, format: Format, csv_raw: bool) -> Result<Vec<u8>> {
+    let mut text = table.render(format, csv_raw)?;
+    // CSV ends its last record with a newline already.
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text.into_bytes())
+}
+
+/// The bytes of a report, to stdout or its file.
+fn emit(bytes: &[u8], format: &ReportFormat) -> Result<()> {
     match &format.output {
         // Whole or not at all: a full disk leaves the previous report as it was.
-        Some(path) => crate::files::write(path, &bytes)?,
-        None => crate::output::bytes(&bytes)?,
+        Some(path) => crate::files::write(path, bytes)?,
+        None => crate::output::bytes(bytes)?,
     }
     Ok(())
 }
@@ -175,6 +239,7 @@ fn title(q: &Query) -> String {
         Query::Dept { id, .. } => format!("dept {id}"),
         Query::Runs { failures: true, .. } => "settle failures".into(),
         Query::Runs { .. } => "settle runs".into(),
+        Query::Payroll { from, to } => format!("payroll {from} {to}"),
         Query::Corrections { .. } => "corrections".into(),
         Query::Punches { .. } => "punches".into(),
     }

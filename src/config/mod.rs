@@ -245,6 +245,8 @@ pub struct Config {
     pub report_mysql_url: Option<String>,
     pub amqp_url: String,
     pub namespace: String,
+    /// The company's name, for report titles ("" for none).
+    pub company: String,
     pub timezone: Tz,
     pub policy: Policy,
     pub amqp: AmqpSettings,
@@ -274,6 +276,7 @@ impl fmt::Debug for Config {
                 &self.amqp_urls().into_iter().map(redact).collect::<Vec<_>>(),
             )
             .field("namespace", &self.namespace)
+            .field("company", &self.company)
             .field("timezone", &self.timezone)
             .field("policy", &self.policy)
             .field(
@@ -302,6 +305,7 @@ impl Default for Config {
             report_mysql_url: None,
             amqp_url: DEFAULT_AMQP_URL.into(),
             namespace: DEFAULT_NAMESPACE.into(),
+            company: String::new(),
             timezone: Tz::UTC,
             policy: Policy::default(),
             amqp: AmqpSettings::default(),

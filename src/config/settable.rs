@@ -232,6 +232,8 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "mysql_password_file", set: |c, v| put(&mut c.password_files.mysql, v.text().map(|p| Some(p.into()))), get: |c| path(&c.password_files.mysql) },
     Key { name: "report_mysql_password_file", set: |c, v| put(&mut c.password_files.report_mysql, v.text().map(|p| Some(p.into()))), get: |c| path(&c.password_files.report_mysql) },
     Key { name: "amqp_password_file", set: |c, v| put(&mut c.password_files.amqp, v.text().map(|p| Some(p.into()))), get: |c| path(&c.password_files.amqp) },
+    // The company's name, for the title of a workbook's month sheet.
+    Key { name: "company", set: |c, v| put(&mut c.company, v.text()), get: |c| text(&c.company) },
     Key { name: "namespace", set: |c, v| put(&mut c.namespace, v.text()), get: |c| text(&c.namespace) },
     Key { name: "timezone", set: |c, v| put(&mut c.timezone, v.text().and_then(|t| parse_tz(&t))), get: |c| text(c.timezone.name()) },
     Key { name: "policy.checkin_deadline", set: |c, v| put(&mut c.policy.checkin_deadline, hhmm(v)), get: |c| clock(c.policy.checkin_deadline) },
@@ -250,6 +252,8 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "policy.max_backdate_days", set: |c, v| put(&mut c.policy.max_backdate_days, v.int(0..=3660)), get: |c| int(c.policy.max_backdate_days) },
     // Minutes, up to max_backdate_days' own bound (3660 days): past it no punch is accepted anyway.
     Key { name: "policy.replay_window_minutes", set: |c, v| put(&mut c.policy.replay_window_minutes, v.int(0..=5_270_400)), get: |c| int(c.policy.replay_window_minutes) },
+    // Four hours is already two shifts' worth; the hours rule keeps it inside the shift (domain::hours).
+    Key { name: "policy.break_minutes", set: |c, v| put(&mut c.policy.break_minutes, v.int(0..=240)), get: |c| int(c.policy.break_minutes) },
     Key { name: "amqp.queue_type", set: |c, v| put(&mut c.amqp.queue_type, queue_type(v)), get: |c| text(match c.amqp.queue_type { QueueType::Quorum => "quorum", QueueType::Classic => "classic" }) },
     Key { name: "amqp.max_retries", set: |c, v| put(&mut c.amqp.max_retries, v.int(1..=1_000)), get: |c| int(c.amqp.max_retries) },
     Key { name: "amqp.retry_delay_ms", set: |c, v| put(&mut c.amqp.retry_delay_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.retry_delay_ms) },

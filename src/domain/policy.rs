@@ -36,6 +36,9 @@ pub struct Policy {
     /// at once: an older one needs a key that may replay offline punches, or it is held for
     /// review (`domain::review`).
     pub replay_window_minutes: u32,
+    /// The unpaid break, in minutes, taken out of a day's hours where the day covers it
+    /// (`domain::hours`).
+    pub break_minutes: u32,
 }
 
 impl Default for Policy {
@@ -51,6 +54,7 @@ impl Default for Policy {
             max_clock_skew_secs: 30,
             max_backdate_days: 7,
             replay_window_minutes: 15,
+            break_minutes: 60,
         }
     }
 }

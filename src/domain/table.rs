@@ -46,6 +46,8 @@ pub(crate) enum Cell {
     Date(NaiveDate),
     Time(NaiveTime),
     DateTime(NaiveDateTime),
+    /// A duration in minutes: `7 h 45 min` for people, the number in CSV, JSON and a workbook.
+    Minutes(i64),
     Null,
 }
 
@@ -61,6 +63,7 @@ impl Cell {
             Cell::Date(d) => d.format("%Y-%m-%d").to_string(),
             Cell::Time(t) => t.format("%H:%M").to_string(),
             Cell::DateTime(t) => t.format("%Y-%m-%d %H:%M:%S").to_string(),
+            Cell::Minutes(m) => crate::domain::hours::human(*m),
             Cell::Null => String::new(),
         }
     }
@@ -70,6 +73,7 @@ impl Cell {
         match self {
             Cell::Text(s) if raw => inert(s).into_owned(),
             Cell::Text(s) => spreadsheet_text(&inert(s)).into_owned(),
+            Cell::Minutes(m) => m.to_string(),
             other => other.plain(),
         }
     }
@@ -77,7 +81,7 @@ impl Cell {
     fn json(&self) -> Value {
         match self {
             Cell::Text(s) => Value::from(s.as_str()),
-            Cell::Int(n) => Value::from(*n),
+            Cell::Int(n) | Cell::Minutes(n) => Value::from(*n),
             Cell::Date(_) | Cell::Time(_) | Cell::DateTime(_) => Value::from(self.plain()),
             Cell::Null => Value::Null,
         }

@@ -4,8 +4,9 @@
 //! cells of the CSV and JSON renderings ([`Table`]), only typed.
 
 use anyhow::{Context, Result};
-use rust_xlsxwriter::{Format, Workbook, Worksheet};
+use rust_xlsxwriter::{Format, FormatAlign, Workbook, Worksheet};
 
+use crate::domain::month::Code;
 use crate::domain::table::{Cell, Table};
 
 /// Excel's limits on a sheet name: 31 characters, none of `[]:*?/\`.
@@ -49,7 +50,7 @@ fn write_cell(ws: &mut Worksheet, row: u32, col: u16, cell: &Cell, f: &Formats, 
     let text = if total { &f.bold } else { &Format::new() };
     match cell {
         Cell::Text(s) => ws.write_string_with_format(row, col, s, text)?,
-        Cell::Int(n) => ws.write_number_with_format(row, col, *n as f64, text)?,
+        Cell::Int(n) | Cell::Minutes(n) => ws.write_number_with_format(row, col, *n as f64, text)?,
         Cell::Date(d) => ws.write_datetime_with_format(row, col, d, if total { &f.bold_date } else { &f.date })?,
         Cell::Time(t) => ws.write_datetime_with_format(row, col, t, &f.time)?,
         Cell::DateTime(t) => ws.write_datetime_with_format(row, col, t, &f.datetime)?,
@@ -88,6 +89,75 @@ pub(crate) fn workbook(sheets: &[(&str, &Table)]) -> Result<Vec<u8>> {
         add_sheet(&mut wb, title, table, &f).with_context(|| format!("writing sheet '{title}'"))?;
     }
     wb.save_to_buffer().context("building the workbook")
+}
+
+/// One department's month sheet: its title above the header.
+pub(crate) struct MonthSheet {
+    /// The sheet's name (the department's id).
+    pub name: String,
+    /// The title row: company, department, month.
+    pub title: String,
+    pub table: Table,
+}
+
+/// The month sheet as a workbook: a sheet per department, each with its title in row 1 and the
+/// header in row 2 (readable words), frozen with the id and name columns; each day's code on
+/// its colour; counts and minutes as numbers; the filter over the employees' lines only, the
+/// totals row below it in bold. A last sheet holds the legend.
+pub(crate) fn month_workbook(sheets: &[MonthSheet], legend: &Table) -> Result<Vec<u8>> {
+    let mut wb = Workbook::new();
+    let f = Formats::new();
+    let fills: Vec<(Code, Format)> = Code::ALL
+        .iter()
+        .map(|c| {
+            (
+                *c,
+                Format::new()
+                    .set_background_color(c.colour())
+                    .set_align(FormatAlign::Center),
+            )
+        })
+        .collect();
+    for s in sheets {
+        add_month_sheet(&mut wb, s, &f, &fills).with_context(|| format!("writing sheet '{}'", s.name))?;
+    }
+    add_sheet(&mut wb, "legend", legend, &f)?;
+    wb.save_to_buffer().context("building the workbook")
+}
+
+fn add_month_sheet(wb: &mut Workbook, s: &MonthSheet, f: &Formats, fills: &[(Code, Format)]) -> Result<()> {
+    let ws = wb.add_worksheet();
+    ws.set_name(sheet_name(&s.name))?;
+    ws.write_string_with_format(0, 0, &s.title, &Format::new().set_bold().set_font_size(14))?;
+    for (col, name) in s.table.columns.iter().enumerate() {
+        ws.write_string_with_format(1, col as u16, name.replace('_', " "), &f.header)?;
+    }
+    let n = s.table.rows.len();
+    for (i, row) in s.table.rows.iter().enumerate() {
+        let total = i + 1 == n && row.first() == Some(&Cell::text("total"));
+        let r = i as u32 + 2;
+        for (col, cell) in row.iter().enumerate() {
+            let fill = match cell {
+                Cell::Text(t) if !total && col >= 3 => Code::parse(t).and_then(|c| fills.iter().find(|(k, _)| *k == c)),
+                _ => None,
+            };
+            match fill {
+                Some((_, fmt)) => {
+                    ws.write_string_with_format(r, col as u16, cell.plain(), fmt)?;
+                }
+                None => write_cell(ws, r, col as u16, cell, f, total)?,
+            }
+        }
+    }
+    ws.set_freeze_panes(2, 3)?;
+    let lines = n.saturating_sub(usize::from(
+        n > 0 && s.table.rows[n - 1].first() == Some(&Cell::text("total")),
+    ));
+    if !s.table.columns.is_empty() {
+        ws.autofilter(1, 0, 1 + lines as u32, s.table.columns.len() as u16 - 1)?;
+    }
+    ws.autofit();
+    Ok(())
 }
 
 #[cfg(test)]

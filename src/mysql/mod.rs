@@ -11,6 +11,7 @@ pub(crate) mod failure;
 mod handle;
 pub(crate) mod held_punches;
 pub(crate) mod leave_rows;
+pub(crate) mod month_rows;
 pub(crate) mod partitions;
 pub(crate) mod punch_log;
 pub(crate) mod report_queries;

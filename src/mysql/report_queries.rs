@@ -1,6 +1,8 @@
 //! HR's reports, straight from the attendance rows: each query returns a [`Table`] with times
 //! shown in the company's zone.
 
+use std::collections::HashMap;
+
 use anyhow::Result;
 use chrono::{NaiveDate, NaiveDateTime};
 use chrono_tz::Tz;
@@ -11,7 +13,8 @@ use super::runs;
 use super::typed::Cols;
 use super::Db;
 use crate::domain::dates::wall_clock_utc;
-use crate::domain::policy::DayStatus;
+use crate::domain::hours::{self, Hours, HoursRule};
+use crate::domain::policy::{DayStatus, Policy};
 use crate::domain::table::{local, local_time, Cell, Table};
 
 /// `COUNT(IF(status = 'present', 1, NULL)), ...` in `DayStatus::ALL` order.
@@ -93,7 +96,7 @@ pub(crate) fn absent(pool: &Db, date: NaiveDate, dept: Option<&str>) -> Result<T
 
 /// One employee's days over a range, and a totals row (days, minutes, corrections, and the
 /// days by status in the status column).
-pub(crate) fn employee(pool: &Db, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
+pub(crate) fn employee(pool: &Db, policy: &Policy, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
     let mut t = Table::new(&[
         "date",
         "weekday",
@@ -102,6 +105,8 @@ pub(crate) fn employee(pool: &Db, tz: Tz, id: &str, from: NaiveDate, to: NaiveDa
         "last_out",
         "late_minutes",
         "early_minutes",
+        "worked_minutes",
+        "overtime_minutes",
         "corrected",
     ]);
     let rows: Vec<Row> = pool.get_conn()?.exec(
@@ -110,6 +115,7 @@ pub(crate) fn employee(pool: &Db, tz: Tz, id: &str, from: NaiveDate, to: NaiveDa
         (id, from, to),
     )?;
     let (mut late, mut early, mut corrected) = (0u64, 0u64, 0u64);
+    let mut hours = Hours::default();
     let mut by_status = std::collections::BTreeMap::<String, u64>::new();
     let days = rows.len();
     for r in rows {
@@ -120,6 +126,8 @@ pub(crate) fn employee(pool: &Db, tz: Tz, id: &str, from: NaiveDate, to: NaiveDa
         late += l;
         early += e;
         corrected += u64::from(c);
+        let h = hours::of_row(&HoursRule::new(policy, tz, date), status != "rest_day", fi, lo);
+        hours += h;
         *by_status.entry(status.clone()).or_default() += 1;
         t.push(vec![
             Cell::Date(date),
@@ -129,6 +137,8 @@ pub(crate) fn employee(pool: &Db, tz: Tz, id: &str, from: NaiveDate, to: NaiveDa
             local_time(tz, lo),
             Cell::from(l),
             Cell::from(e),
+            Cell::Minutes(h.worked.into()),
+            Cell::Minutes(h.overtime.into()),
             Cell::text(if c { "yes" } else { "" }),
         ]);
     }
@@ -142,14 +152,17 @@ pub(crate) fn employee(pool: &Db, tz: Tz, id: &str, from: NaiveDate, to: NaiveDa
             Cell::Null,
             Cell::from(late),
             Cell::from(early),
+            Cell::Minutes(hours.worked.into()),
+            Cell::Minutes(hours.overtime.into()),
             Cell::text(corrected.to_string()),
         ]);
     }
     Ok(t)
 }
 
-/// A department over a range: each employee's days by status and minutes, and totals.
-pub(crate) fn dept(pool: &Db, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
+/// A department over a range: each employee's days by status, minutes late and early, hours
+/// worked and overtime, and totals.
+pub(crate) fn dept(pool: &Db, policy: &Policy, tz: Tz, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
     let mut cols = vec!["employee", "name", "days"];
     cols.extend(status_columns());
     cols.extend(["late_minutes", "early_minutes"]);
@@ -165,7 +178,44 @@ pub(crate) fn dept(pool: &Db, dept: &str, from: NaiveDate, to: NaiveDate) -> Res
         ),
         (dept, from, to),
     )?;
-    with_totals(t, rows)
+    let mut t = with_totals(t, rows)?;
+    let by_employee = dept_hours(pool, policy, tz, dept, from, to)?;
+    let mut sum = Hours::default();
+    t.columns
+        .extend(["worked_minutes".to_string(), "overtime_minutes".to_string()]);
+    for row in &mut t.rows {
+        let h = match &row[0] {
+            Cell::Text(id) if id == "total" && row[1] == Cell::Null => sum,
+            Cell::Text(id) => by_employee.get(id).copied().unwrap_or_default(),
+            _ => Hours::default(),
+        };
+        sum += h;
+        row.extend([Cell::Minutes(h.worked.into()), Cell::Minutes(h.overtime.into())]);
+    }
+    Ok(t)
+}
+
+/// Each employee's hours in a department over a range, from the rows with both punches.
+fn dept_hours(
+    pool: &Db,
+    policy: &Policy,
+    tz: Tz,
+    dept: &str,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<HashMap<String, Hours>> {
+    let mut rules: HashMap<NaiveDate, HoursRule> = HashMap::new();
+    let mut out: HashMap<String, Hours> = HashMap::new();
+    let rows: Vec<(String, NaiveDate, String, NaiveDateTime, NaiveDateTime)> = pool.get_conn()?.exec(
+        "SELECT employee_id, work_date, CAST(status AS CHAR), first_in, last_out FROM attendance \
+         WHERE department_id = ? AND work_date BETWEEN ? AND ? AND first_in IS NOT NULL AND last_out IS NOT NULL",
+        (dept, from, to),
+    )?;
+    for (e, date, status, fi, lo) in rows {
+        let rule = rules.entry(date).or_insert_with(|| HoursRule::new(policy, tz, date));
+        *out.entry(e).or_default() += hours::of_row(rule, status != "rest_day", Some(fi), Some(lo));
+    }
+    Ok(out)
 }
 
 /// Corrections of days in a range, oldest first, with old -> new values in the company's zone.

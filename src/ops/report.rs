@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::domain::roster;
 use crate::domain::table::Table;
 use crate::error::Error;
+use crate::mysql::month_rows::{self, Month};
 use crate::mysql::report_queries::{self as report, Known};
 use crate::mysql::Db;
 
@@ -22,6 +23,8 @@ pub(crate) enum Query {
     Employee { id: String, from: NaiveDate, to: NaiveDate },
     /// Each employee of a department over a range, with totals.
     Dept { id: String, from: NaiveDate, to: NaiveDate },
+    /// Each employee's period, for payroll.
+    Payroll { from: NaiveDate, to: NaiveDate },
     /// Corrections of days in a range (of one employee): who, as the systems saw it, and why.
     Corrections {
         employee: Option<String>,
@@ -47,6 +50,7 @@ pub(crate) enum Query {
 pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
     if let Query::Employee { from, to, .. }
     | Query::Dept { from, to, .. }
+    | Query::Payroll { from, to }
     | Query::Corrections { from, to, .. }
     | Query::Punches { from, to, .. } = q
     {
@@ -68,11 +72,15 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
         }
         Query::Employee { id, from, to } => {
             must_know(&db, Known::Employee, id)?;
-            report::employee(&db, tz, id, *from, *to)
+            report::employee(&db, &cfg.policy, tz, id, *from, *to)
         }
         Query::Dept { id, from, to } => {
             must_know(&db, Known::Department, id)?;
-            report::dept(&db, id, *from, *to)
+            report::dept(&db, &cfg.policy, tz, id, *from, *to)
+        }
+        Query::Payroll { from, to } => {
+            let (p, names) = month_rows::payroll(&db, &cfg.policy, tz, *from, *to)?;
+            Ok(p.table(&names))
         }
         Query::Corrections { employee, from, to } => {
             if let Some(e) = employee {
@@ -99,6 +107,13 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
         } => report::failures(&db, *date, *limit),
         Query::Runs { date, limit, .. } => report::runs(&db, tz, *date, *limit),
     }
+}
+
+/// The month sheet of the month that starts on `first` (of `dept`): one query for its rows.
+pub(crate) fn month(cfg: &Config, first: NaiveDate, dept: Option<&str>) -> Result<Month> {
+    let db = crate::mysql::Db::open_reports(cfg)?;
+    known_dept(&db, dept)?;
+    month_rows::month(&db, &cfg.policy, cfg.timezone, first, dept)
 }
 
 fn known_dept(db: &Db, dept: Option<&str>) -> Result<()> {
