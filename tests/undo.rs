@@ -131,3 +131,111 @@ fn a_bad_clear_or_status_is_a_usage_error_and_changes_nothing() {
     assert_eq!(row(&env, &emp), before);
     assert_eq!(env.count("corrections"), 0);
 }
+
+/// The day's value of `emp` on D001's live board.
+fn board_value(env: &TestEnv, emp: &str) -> Option<String> {
+    env.board("D001", DAY).get(emp).cloned()
+}
+
+#[test]
+fn a_voided_punch_never_reaches_the_settled_row() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let (emp, sup) = env.member_and_supervisor();
+    // A colleague's badge at 07:05 made the day start early: the earliest check-in wins.
+    env.punch(&emp, "in", &format!("{DAY}T07:05:00"), true);
+    env.punch(&emp, "in", &format!("{DAY}T09:20:00"), true);
+    env.punch(&emp, "out", &format!("{DAY}T18:10:00"), true);
+    let s = env.json(&["status", &emp, "--date", DAY, "--json"]);
+    assert_eq!(s["first_in"], "2026-11-20T07:05:00+01:00", "{s}");
+    env.act_as(&sup);
+
+    let v = env.json(&[
+        "punch",
+        "void",
+        &emp,
+        "--at",
+        &format!("{DAY}T07:05"),
+        "--reason",
+        "a colleague's badge",
+        "--json",
+    ]);
+    assert_eq!(v["kind"], "in", "{v}");
+    assert_eq!(v["by"], sup.as_str(), "{v}");
+    assert_eq!(v["first_in"], "2026-11-20T09:20:00+01:00", "{v}");
+    let value = board_value(&env, &emp).unwrap();
+    assert!(!value.contains("i25500") && value.contains("i33600"), "{value}");
+    let s = env.json(&["status", &emp, "--date", DAY, "--json"]);
+    assert_eq!(s["first_in"], "2026-11-20T09:20:00+01:00", "{s}");
+    assert_eq!(s["late_minutes"], 20, "{s}");
+
+    // Audited: who, the OS account, the punch, the reason.
+    let audit: Vec<String> = env
+        .mysql()
+        .query(
+            "SELECT CONCAT_WS('|', work_date, employee_id, department_id, punched_at, kind, voided_by, os_user, reason) \
+             FROM punch_voids",
+        )
+        .unwrap();
+    assert_eq!(
+        audit,
+        vec![format!(
+            "2026-11-20|{emp}|D001|2026-11-20 06:05:00|in|{sup}|{}|a colleague's badge",
+            TestEnv::os_login()
+        )]
+    );
+
+    env.ok(&["settle", "--date", DAY]);
+    assert_eq!(row(&env, &emp), "late|2026-11-20 08:20:00|2026-11-20 17:10:00|20|0");
+    let first: Option<String> = env
+        .mysql()
+        .exec_first(
+            "SELECT CAST(first_in AS CHAR) FROM attendance WHERE work_date = ? AND employee_id = ?",
+            (DAY, &emp),
+        )
+        .unwrap();
+    assert_ne!(
+        first.as_deref(),
+        Some("2026-11-20 06:05:00"),
+        "the voided punch never reaches MySQL"
+    );
+    // The punch log keeps the punch and marks it voided.
+    let log: Vec<String> = env
+        .mysql()
+        .exec(
+            "SELECT CONCAT_WS('|', punched_at, kind, how) FROM punch_log WHERE employee_id = ? ORDER BY punched_at, how",
+            (&emp,),
+        )
+        .unwrap();
+    assert_eq!(
+        log,
+        vec![
+            "2026-11-20 06:05:00|in|live",
+            "2026-11-20 06:05:00|in|voided",
+            "2026-11-20 08:20:00|in|live",
+            "2026-11-20 17:10:00|out|live",
+        ]
+    );
+}
+
+#[test]
+fn a_void_of_ones_own_punch_or_of_no_punch_is_refused_and_changes_nothing() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let (emp, sup) = env.member_and_supervisor();
+    env.punch(&emp, "in", &format!("{DAY}T08:40:00"), true);
+    let before = board_value(&env, &emp);
+    env.act_as(&emp);
+    let err = env.fails(&["punch", "void", &emp, "--at", &format!("{DAY}T08:40")], 1);
+    assert!(err.contains("may not void their own punch"), "{err}");
+    env.act_as(&sup);
+    let err = env.fails(&["punch", "void", &emp, "--at", &format!("{DAY}T08:41")], 1);
+    assert!(err.contains("no punch at 08:41:00 on 2026-11-20"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    env.fails(
+        &["punch", "void", &emp, "--at", &format!("{DAY}T08:40"), "--kind", "out"],
+        1,
+    );
+    env.fails(&["punch", "void", &emp, "--at", "8.40"], 2);
+    env.fails(&["punch", "void", &emp, "--at", "2026-03-29T02:30"], 2);
+    assert_eq!(board_value(&env, &emp), before);
+    assert_eq!(env.count("punch_voids"), 0);
+}

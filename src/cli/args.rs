@@ -172,6 +172,9 @@ pub enum Command {
     Leave(LeaveCommand),
     /// A supervisor fixes a settled day of one of their people (audited; kept by later settles)
     Correct(CorrectArgs),
+    /// A punch on today's board (before settle): void a wrong one (audited, the supervisor told)
+    #[command(subcommand)]
+    Punch(PunchCommand),
     /// Punches held for review (back-dated past policy.replay_window_minutes by a key that may
     /// not replay offline punches): list them, approve or reject them (audited)
     #[command(subcommand)]
@@ -412,6 +415,35 @@ pub enum LeaveCommand {
 
 /// The kinds of leave HR records.
 pub(crate) const LEAVE_KINDS: [&str; 6] = ["annual", "sick", "parental", "unpaid", "training", "other"];
+
+#[derive(Debug, Subcommand)]
+pub enum PunchCommand {
+    /// Take a wrong punch off its day before settle, so that status, the roll call and settle
+    /// see the day without it; run by the supervisor of the employee's department or HR (never
+    /// on one's own punch), audited in MySQL and marked voided in the punch log
+    Void(VoidArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VoidArgs {
+    /// The employee whose punch is voided
+    pub employee_id: String,
+    /// The punch's time, to the second as recorded: HH:MM[:SS] (today in the company's zone),
+    /// YYYY-MM-DDTHH:MM[:SS] (the company's zone) or RFC 3339
+    #[arg(long, value_name = "TIME", value_parser = parse_typed_time)]
+    pub at: TypedTime,
+    /// in or out: needed only when the day has both at that time
+    #[arg(long, value_parser = PossibleValuesParser::new(["in", "out"]).map(|s| s.parse::<Kind>().expect("listed")))]
+    pub kind: Option<Kind>,
+    /// Why (kept in the audit)
+    #[arg(long, default_value = "")]
+    pub reason: String,
+    /// Optional check: the employee id you act as (as for `correct`)
+    #[arg(long, value_name = "EMPLOYEE_ID")]
+    pub by: Option<String>,
+    #[command(flatten)]
+    pub output: Output,
+}
 
 #[derive(Debug, Args)]
 pub struct CorrectArgs {
