@@ -14,17 +14,6 @@ const FALL_BACK: &str = "2026-10-25";
 /// 02:00 CET becomes 03:00 CEST: 02:30 never happens.
 const SPRING_FORWARD: &str = "2026-03-29";
 
-/// An employee of D001 who is not its supervisor, and the supervisor.
-fn people(env: &TestEnv) -> (String, String) {
-    let sup: String = env
-        .mysql()
-        .exec_first("SELECT employee_id FROM supervisors WHERE department_id = 'D001'", ())
-        .unwrap()
-        .unwrap();
-    let emp = env.members("D001").into_iter().find(|e| *e != sup).unwrap();
-    (emp, sup)
-}
-
 /// A punch at an exact instant, its notification left pending (no broker needed here).
 fn punch_at(env: &TestEnv, emp: &str, kind: &str, at: &str) {
     let o = env
@@ -51,7 +40,7 @@ fn row(env: &TestEnv, day: &str, emp: &str) -> String {
 #[test]
 fn the_hour_the_clocks_go_back_shows_its_offsets_in_status_and_reports() {
     let env = TestEnv::with_roster(TZ, 4, 1);
-    let (emp, _) = people(&env);
+    let (emp, _) = env.member_and_supervisor();
     // A night worker in at the first 02:30, out at the second: an hour, not zero minutes.
     punch_at(&env, &emp, "in", &format!("{FALL_BACK}T02:30:00+02:00"));
     punch_at(&env, &emp, "out", &format!("{FALL_BACK}T02:30:00+01:00"));
@@ -79,7 +68,7 @@ fn the_hour_the_clocks_go_back_shows_its_offsets_in_status_and_reports() {
 #[test]
 fn a_correction_to_a_time_the_clocks_skip_or_repeat_is_refused_and_changes_nothing() {
     let env = TestEnv::with_roster(TZ, 4, 1);
-    let (emp, sup) = people(&env);
+    let (emp, sup) = env.member_and_supervisor();
     for day in [SPRING_FORWARD, FALL_BACK] {
         punch_at(&env, &emp, "in", &format!("{day}T00:10:00Z"));
         env.ok(&["settle", "--date", day]);

@@ -2,13 +2,14 @@
 
 use std::path::PathBuf;
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::NaiveDate;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::Overrides;
-use crate::domain::dates::{parse_day, parse_instant, parse_month};
+use crate::domain::dates::{parse_day, parse_month, parse_typed_time, TypedTime};
 use crate::domain::event::Kind;
+use crate::domain::policy::DayStatus;
 use crate::domain::table::Format;
 use crate::domain::workdays::DayKind;
 
@@ -171,6 +172,9 @@ pub enum Command {
     Leave(LeaveCommand),
     /// A supervisor fixes a settled day of one of their people (audited; kept by later settles)
     Correct(CorrectArgs),
+    /// A punch on today's board (before settle): void a wrong one (audited, the supervisor told)
+    #[command(subcommand)]
+    Punch(PunchCommand),
     /// Punches held for review (back-dated past policy.replay_window_minutes by a key that may
     /// not replay offline punches): list them, approve or reject them (audited)
     #[command(subcommand)]
@@ -424,6 +428,35 @@ pub enum LeaveCommand {
 /// The kinds of leave HR records.
 pub(crate) use crate::domain::payroll::LEAVE_KINDS;
 
+#[derive(Debug, Subcommand)]
+pub enum PunchCommand {
+    /// Take a wrong punch off its day before settle, so that status, the roll call and settle
+    /// see the day without it; run by the supervisor of the employee's department or HR (never
+    /// on one's own punch), audited in MySQL and marked voided in the punch log
+    Void(VoidArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VoidArgs {
+    /// The employee whose punch is voided
+    pub employee_id: String,
+    /// The punch's time, to the second as recorded: HH:MM[:SS] (today in the company's zone),
+    /// YYYY-MM-DDTHH:MM[:SS] (the company's zone) or RFC 3339
+    #[arg(long, value_name = "TIME", value_parser = parse_typed_time)]
+    pub at: TypedTime,
+    /// in or out: needed only when the day has both at that time
+    #[arg(long, value_parser = PossibleValuesParser::new(["in", "out"]).map(|s| s.parse::<Kind>().expect("listed")))]
+    pub kind: Option<Kind>,
+    /// Why (kept in the audit)
+    #[arg(long, default_value = "")]
+    pub reason: String,
+    /// Optional check: the employee id you act as (as for `correct`)
+    #[arg(long, value_name = "EMPLOYEE_ID")]
+    pub by: Option<String>,
+    #[command(flatten)]
+    pub output: Output,
+}
+
 #[derive(Debug, Args)]
 pub struct CorrectArgs {
     /// The employee whose day is fixed
@@ -431,13 +464,24 @@ pub struct CorrectArgs {
     /// The settled day, YYYY-MM-DD
     #[arg(long, value_parser = parse_day)]
     pub date: NaiveDate,
-    /// The check-in: HH:MM (local time on --date) or RFC 3339 (needed for a time the clocks
-    /// pass twice that night; a time they skip is refused)
-    #[arg(long = "in", value_name = "TIME")]
-    pub check_in: Option<String>,
-    /// The check-out: HH:MM (local time on --date) or RFC 3339 (as --in)
-    #[arg(long = "out", value_name = "TIME")]
-    pub check_out: Option<String>,
+    /// The check-in: HH:MM (local time on --date), YYYY-MM-DDTHH:MM[:SS] (local) or RFC 3339
+    /// (needed for a time the clocks pass twice that night; a time they skip is refused)
+    #[arg(long = "in", value_name = "TIME", value_parser = parse_typed_time)]
+    pub check_in: Option<TypedTime>,
+    /// The check-out: as --in
+    #[arg(long = "out", value_name = "TIME", value_parser = parse_typed_time)]
+    pub check_out: Option<TypedTime>,
+    /// Clear the check-in (a punch that was not the employee's); the audit keeps the old time
+    #[arg(long, conflicts_with = "check_in")]
+    pub clear_in: bool,
+    /// Clear the check-out; the audit keeps the old time
+    #[arg(long, conflicts_with = "check_out")]
+    pub clear_out: bool,
+    /// Set the day's status: absent or leave (on leave). The day's times are cleared (the audit
+    /// keeps them), and a later settle keeps the status
+    #[arg(long, value_name = "STATUS", conflicts_with_all = ["check_in", "check_out", "clear_in", "clear_out"],
+          value_parser = PossibleValuesParser::new(["absent", "leave"]).map(|s| if s == "absent" { DayStatus::Absent } else { DayStatus::OnLeave }))]
+    pub status: Option<DayStatus>,
     /// Why (kept in the audit)
     #[arg(long)]
     pub reason: String,
@@ -754,9 +798,11 @@ pub struct CheckinArgs {
     /// after it a check-out, whatever order the day's punches arrive in.
     #[arg(long, value_parser = PossibleValuesParser::new(["in", "out"]).map(|s| s.parse::<Kind>().expect("listed")))]
     pub kind: Option<Kind>,
-    /// When the punch happened, RFC 3339 (for kiosks replaying offline punches) [default: now]
-    #[arg(long, value_name = "RFC3339", value_parser = parse_instant)]
-    pub at: Option<DateTime<Utc>>,
+    /// When the punch happened: HH:MM (today in the company's zone, by the Redis server's
+    /// clock), YYYY-MM-DDTHH:MM[:SS] (the company's zone) or RFC 3339 with an offset (needed for
+    /// a time the clocks pass twice that night; a time they skip is refused) [default: now]
+    #[arg(long, value_name = "TIME", value_parser = parse_typed_time)]
+    pub at: Option<TypedTime>,
     /// Where the punch comes from (kiosk name)
     #[arg(long, default_value = "cli")]
     pub source: String,

@@ -5,6 +5,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::CheckinArgs;
+use crate::domain::dates::minutes_text;
 use crate::domain::event::Kind;
 use crate::error::Error;
 use crate::ops::checkin::{self, Checkin, Punched, Request};
@@ -80,8 +81,8 @@ fn line(c: &Checkin) -> String {
     };
     let note = match (c.late_minutes, c.early_minutes, c.changed) {
         (_, _, false) => " (repeat: record unchanged)".to_string(),
-        (l, _, true) if l > 0 => format!(" (late by {l} min)"),
-        (_, e, true) if e > 0 => format!(" (early by {e} min)"),
+        (l, _, true) if l > 0 => format!(" (late by {})", minutes_text(l)),
+        (_, e, true) if e > 0 => format!(" (early by {})", minutes_text(e)),
         _ => String::new(),
     };
     let pending = if c.notification == "pending" {

@@ -15,8 +15,8 @@ pub(crate) fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
     }
     let date = a.date;
     let tz = ctx.cfg.timezone;
-    let first_in = a.check_in.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
-    let last_out = a.check_out.as_deref().map(|s| parse_time(tz, date, s)).transpose()?;
+    let first_in = a.check_in.map(|t| parse_time(tz, date, t)).transpose()?;
+    let last_out = a.check_out.map(|t| parse_time(tz, date, t)).transpose()?;
     let os_user = correct::os_user();
     let o = correct::correct(
         &ctx.cfg,
@@ -25,6 +25,9 @@ pub(crate) fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
             date,
             first_in,
             last_out,
+            clear_in: a.clear_in,
+            clear_out: a.clear_out,
+            status: a.status,
             reason: &a.reason,
             by: a.by.as_deref(),
             os_user: &os_user,

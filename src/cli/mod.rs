@@ -39,6 +39,7 @@ mod leave;
 mod man;
 mod migrate;
 mod org;
+mod punch;
 mod queues;
 mod recover;
 mod relay;
@@ -169,6 +170,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
         Command::Calendar(c) => calendar::run(ctx, c),
         Command::Leave(c) => leave::run(ctx, c),
         Command::Correct(a) => correct::run(ctx, a),
+        Command::Punch(c) => punch::run(ctx, c),
         Command::Review(c) => review::run(ctx, c),
         Command::Report(c) => report::run(ctx, c),
         Command::Simulate(a) => simulate::run(ctx, a),

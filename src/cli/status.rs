@@ -7,6 +7,7 @@ use chrono_tz::Tz;
 
 use super::Ctx;
 use crate::cli::StatusArgs;
+use crate::domain::dates::minutes_text;
 use crate::ops::status::{self, Answer, Live, Settled};
 
 pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
@@ -30,7 +31,7 @@ pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
 fn live_line(tz: Tz, s: &Live) -> String {
     let inn = s.first_in.as_deref().map(|t| {
         let how = if s.late {
-            format!("late by {} min", s.late_minutes)
+            format!("late by {}", minutes_text(s.late_minutes))
         } else {
             "on time".into()
         };
@@ -38,7 +39,7 @@ fn live_line(tz: Tz, s: &Live) -> String {
     });
     let out = s.last_out.as_deref().map(|t| {
         let how = if s.early {
-            format!("early by {} min", s.early_minutes)
+            format!("early by {}", minutes_text(s.early_minutes))
         } else {
             "not early".into()
         };
@@ -70,15 +71,15 @@ fn settled_line(tz: Tz, s: &Settled) -> String {
         format!("; not yet settled: {} (the next settle adds them)", waiting.join(", "))
     };
     format!(
-        "{} ({}) on {}: {} (in {}, out {}, late {} min, early {} min){}{waiting}",
+        "{} ({}) on {}: {} (in {}, out {}, late {}, early {}){}{waiting}",
         s.employee_id,
         s.department_id,
         s.date,
         s.status,
         or_dash(&s.first_in),
         or_dash(&s.last_out),
-        s.late_minutes,
-        s.early_minutes,
+        minutes_text(s.late_minutes),
+        minutes_text(s.early_minutes),
         if s.corrected { ", corrected" } else { "" }
     )
 }

@@ -8,6 +8,7 @@ use anyhow::Result;
 use super::watch_screen::{Screen, REDRAW};
 use super::Ctx;
 use crate::cli::WatchDeptArgs;
+use crate::domain::dates::minutes_text;
 use crate::domain::event::{Event, Kind};
 use crate::interrupt;
 use crate::ops::watch::Viewer;
@@ -91,8 +92,8 @@ fn line(ctx: &Ctx, e: &Event) -> String {
     };
     let note = match (e.changed, e.late, e.early) {
         (false, _, _) => " (repeat)".to_string(),
-        (_, true, _) => format!(" (late by {} min)", e.late_minutes),
-        (_, _, true) => format!(" (early by {} min)", e.early_minutes),
+        (_, true, _) => format!(" (late by {})", minutes_text(e.late_minutes)),
+        (_, _, true) => format!(" (early by {})", minutes_text(e.early_minutes)),
         _ => String::new(),
     };
     let line = format!(

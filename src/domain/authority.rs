@@ -28,6 +28,11 @@ pub(crate) fn may_correct(actor: &Actor, target: &str, supervisor: Option<&str>)
     may_act(actor, target, supervisor, ("correct their own day", "correct this day"))
 }
 
+/// May `actor` void `target`'s punch before settle? The same rule as [`may_correct`].
+pub(crate) fn may_void(actor: &Actor, target: &str, supervisor: Option<&str>) -> Result<(), String> {
+    may_act(actor, target, supervisor, ("void their own punch", "void this punch"))
+}
+
 /// May `actor` approve or reject `target`'s punch held for review? The same rule as
 /// [`may_correct`]: nobody decides on their own punch.
 pub(crate) fn may_review(actor: &Actor, target: &str, supervisor: Option<&str>) -> Result<(), String> {

@@ -66,6 +66,87 @@ pub(crate) fn parse_instant(s: &str) -> Result<DateTime<Utc>, String> {
     Ok(t)
 }
 
+/// A time as people type it (`checkin --at`, `correct --in`, `punch void --at`): `HH:MM[:SS]`
+/// on a day the command knows (today, or `--date`), `YYYY-MM-DDTHH:MM[:SS]` without an offset,
+/// both in the company's zone, or RFC 3339 with its offset. Parsed first, placed later
+/// ([`TypedTime::instant`]): "today" is the Redis server's, read with the command's first call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypedTime {
+    /// RFC 3339: an instant already.
+    Instant(DateTime<Utc>),
+    /// A date and a wall-clock time in the company's zone.
+    Local(NaiveDateTime),
+    /// A wall-clock time on the day the command says.
+    Clock(chrono::NaiveTime),
+}
+
+/// The forms [`parse_typed_time`] takes, for its error and the help texts.
+pub(crate) const TYPED_TIME_FORMS: &str =
+    "HH:MM, YYYY-MM-DDTHH:MM[:SS] (both in the company's zone) or RFC 3339 with an offset";
+
+/// A [`TypedTime`] (a clap value parser: the error says what was expected).
+pub(crate) fn parse_typed_time(s: &str) -> Result<TypedTime, String> {
+    let expected = || format!("expected {TYPED_TIME_FORMS}");
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit() || b == b':');
+    if s.len() <= 8 && digits(s) {
+        // `%H:%M` or `%H:%M:%S`, exactly two digits each (chrono alone takes `8:5`).
+        let exact = (s.len() == 5 || s.len() == 8) && s.bytes().enumerate().all(|(i, b)| (i % 3 == 2) == (b == b':'));
+        let fmt = if s.len() == 5 { "%H:%M" } else { "%H:%M:%S" };
+        return match exact.then(|| chrono::NaiveTime::parse_from_str(s, fmt).ok()).flatten() {
+            Some(t) => Ok(TypedTime::Clock(t)),
+            None => Err(expected()),
+        };
+    }
+    if let Some((day, time)) = s.split_once('T') {
+        let offset = time.ends_with(['Z', 'z']) || time.contains(['+', '-']);
+        if !offset {
+            let day = parse_day(day).map_err(|_| expected())?;
+            let TypedTime::Clock(t) = parse_typed_time(time)? else {
+                return Err(expected());
+            };
+            // The work day may fall a day either side in UTC: keep both inside the years too.
+            let inside = |d: Option<NaiveDate>| d.is_some_and(|d| YEARS.contains(&d.year()));
+            if !inside(day.pred_opt()) || !inside(day.succ_opt()) {
+                return Err("out of range: a day at least a day inside the years 1000 to 9999".into());
+            }
+            return Ok(TypedTime::Local(day.and_time(t)));
+        }
+    }
+    parse_instant(s)
+        .map(TypedTime::Instant)
+        .map_err(|e| if e.starts_with("expected") { expected() } else { e })
+}
+
+impl TypedTime {
+    /// The instant, for a time that names its own day; `None` for `HH:MM`, which waits for the
+    /// day the command takes (so that a bad local time is refused before any store is read).
+    pub(crate) fn dated(self, tz: Tz) -> Option<Result<DateTime<Utc>, String>> {
+        match self {
+            TypedTime::Clock(_) => None,
+            t => Some(t.instant(tz, NaiveDate::MIN)),
+        }
+    }
+
+    /// The instant this names in `tz`, a wall-clock time taken on `day`; a local time the clocks
+    /// skip or pass twice names none ([`local_instant`]).
+    pub(crate) fn instant(self, tz: Tz, day: NaiveDate) -> Result<DateTime<Utc>, String> {
+        match self {
+            TypedTime::Instant(t) => Ok(t),
+            TypedTime::Local(l) => local_instant(tz, l),
+            TypedTime::Clock(t) => local_instant(tz, day.and_time(t)),
+        }
+    }
+}
+
+/// A number of minutes as people read it: `5 min`, `2 h`, `13 h 42 min`.
+pub(crate) fn minutes_text(minutes: u32) -> String {
+    match (minutes / 60, minutes % 60) {
+        (0, m) => format!("{m} min"),
+        (h, 0) => format!("{h} h"),
+        (h, m) => format!("{h} h {m} min"),
+    }
+}
+
 /// A wall-clock time as text (`fmt` such as `%H:%M`), with its UTC offset appended where the
 /// wall clock alone is ambiguous: on the night the clocks go back, 02:30 happens twice, and
 /// "in 02:30, out 02:30" would hide an hour. Then it reads `02:30+02:00` and `02:30+01:00`.
@@ -165,5 +246,51 @@ mod tests {
             local_instant(tz, local("2027-03-28 03:30")).unwrap(),
             parse_instant("2027-03-28T01:30:00Z").unwrap()
         );
+    }
+
+    #[test]
+    fn times_are_typed_as_clock_local_or_rfc3339() {
+        let tz: Tz = "Europe/Paris".parse().unwrap();
+        let day = NaiveDate::from_ymd_opt(2026, 12, 1).unwrap();
+        let at = |s: &str| parse_typed_time(s).unwrap().instant(tz, day).unwrap().to_rfc3339();
+        assert_eq!(at("08:30"), "2026-12-01T07:30:00+00:00");
+        assert_eq!(at("08:30:15"), "2026-12-01T07:30:15+00:00");
+        assert_eq!(at("2026-11-30T08:30"), "2026-11-30T07:30:00+00:00");
+        assert_eq!(at("2026-11-30T08:30:00"), "2026-11-30T07:30:00+00:00");
+        assert_eq!(at("2026-11-30T08:30:00+01:00"), "2026-11-30T07:30:00+00:00");
+        assert_eq!(at("2026-11-30T07:30:00Z"), "2026-11-30T07:30:00+00:00");
+        for bad in [
+            "8:30",
+            "24:00",
+            "08:61",
+            "0830",
+            "6pm",
+            "2026-11-30 08:30",
+            "2026-11-30T8:30",
+            "2026-13-01T08:30",
+            "",
+        ] {
+            let e = parse_typed_time(bad).unwrap_err();
+            assert!(e.contains("HH:MM"), "{bad}: {e}");
+        }
+        let e = parse_typed_time("2027-03-28T02:30")
+            .unwrap()
+            .instant(tz, day)
+            .unwrap_err();
+        assert!(e.contains("does not exist"), "{e}");
+        let e = parse_typed_time("2026-10-25T02:30")
+            .unwrap()
+            .instant(tz, day)
+            .unwrap_err();
+        assert!(e.contains("happens twice"), "{e}");
+    }
+
+    #[test]
+    fn minutes_read_as_hours_and_minutes() {
+        assert_eq!(minutes_text(0), "0 min");
+        assert_eq!(minutes_text(5), "5 min");
+        assert_eq!(minutes_text(60), "1 h");
+        assert_eq!(minutes_text(135), "2 h 15 min");
+        assert_eq!(minutes_text(822), "13 h 42 min");
     }
 }

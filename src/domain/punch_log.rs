@@ -19,6 +19,9 @@ pub(crate) enum How {
     Corrected,
     /// A back-dated punch held for review, then approved (`review approve`).
     Approved,
+    /// A punch voided before settle (`punch void`): a row at the voided punch's time, so that
+    /// the log shows it was there and went.
+    Voided,
 }
 
 impl How {
@@ -32,6 +35,7 @@ impl How {
             How::Recovered => "recovered",
             How::Corrected => "corrected",
             How::Approved => "approved",
+            How::Voided => "voided",
         }
     }
 }

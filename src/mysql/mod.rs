@@ -22,6 +22,7 @@ pub(crate) mod runs;
 pub(crate) mod server;
 pub(crate) mod typed;
 pub(crate) mod upserts;
+pub(crate) mod voids;
 
 pub use handle::Db;
 pub(crate) use handle::{begin, Conn, Retry, Tx};

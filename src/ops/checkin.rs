@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::amqp::Publisher;
 use crate::config::Config;
 use crate::domain::clock::Reading;
+use crate::domain::dates::TypedTime;
 use crate::domain::event::Kind;
 use crate::domain::policy;
 use crate::error::Error;
@@ -115,8 +116,8 @@ pub(crate) struct Request<'a> {
     pub employee_id: &'a str,
     /// `None`: its time decides (`policy.auto_kind_split`, see `redis/punch.lua`).
     pub kind: Option<Kind>,
-    /// `None`: now, by the Redis server's clock.
-    pub at: Option<DateTime<Utc>>,
+    /// `None`: now, by the Redis server's clock; `HH:MM` is on today by that clock.
+    pub at: Option<TypedTime>,
     pub source: &'a str,
 }
 
@@ -175,6 +176,11 @@ pub(crate) struct Checkin {
 pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
     crate::domain::roster::check_id("employee id", req.employee_id)?;
     crate::domain::text::check("--source", req.source).map_err(Error::input)?;
+    let dated = req
+        .at
+        .and_then(|t| t.dated(cfg.timezone))
+        .transpose()
+        .map_err(Error::input)?;
     let mut board = Board::open(cfg)?;
     let connecting = notifier(cfg, &mut board)?;
     // The server's clock comes with the roster lookup: the time of a punch without --at, and
@@ -183,7 +189,14 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
     let (found, clock) = resolve_timed(cfg, &mut board, &[req.employee_id], max_skew)?;
     let employee = known(found, req.employee_id)?;
     let now = clock.server;
-    let at = req.at.unwrap_or(now);
+    let at = match (dated, req.at) {
+        (Some(at), _) => at,
+        // HH:MM: today in the company's zone, by the server's clock.
+        (None, Some(t)) => t
+            .instant(cfg.timezone, now.with_timezone(&cfg.timezone).date_naive())
+            .map_err(Error::input)?,
+        (None, None) => now,
+    };
     check_window(cfg, at, now)?;
     check_employed(&employee, policy::work_date(cfg.timezone, at))?;
     let tz = cfg.timezone;

@@ -3,13 +3,15 @@
 //! row keeps who, when, the old and new values and the reason, in the same transaction.
 
 use anyhow::Result;
-use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
 use crate::config::Config;
 use crate::domain::authority::{self, Actor};
+use crate::domain::dates::TypedTime;
 use crate::domain::event::Kind;
+use crate::domain::policy::DayStatus;
 use crate::domain::{policy, punch_log, workdays};
 use crate::error::Error;
 use crate::mysql::attendance::{self, Stored};
@@ -22,6 +24,11 @@ pub(crate) struct Request<'a> {
     pub date: NaiveDate,
     pub first_in: Option<DateTime<Utc>>,
     pub last_out: Option<DateTime<Utc>>,
+    /// Clear the check-in (`--clear-in`) or the check-out (`--clear-out`).
+    pub clear_in: bool,
+    pub clear_out: bool,
+    /// Set the day's status (absent or on leave), its times cleared.
+    pub status: Option<DayStatus>,
     pub reason: &'a str,
     /// The employee the caller says they are: if given, it must be the one the roster maps
     /// to `os_user`.
@@ -43,14 +50,10 @@ pub(crate) struct Outcome {
     pub after: attendance::Stored,
 }
 
-/// A time given as HH:MM (local, on `date`) or RFC 3339.
-pub(crate) fn parse_time(tz: Tz, date: NaiveDate, s: &str) -> Result<DateTime<Utc>, Error> {
-    if let Ok(t) = NaiveTime::parse_from_str(s, "%H:%M") {
-        return crate::domain::dates::local_instant(tz, date.and_time(t)).map_err(Error::input);
-    }
-    DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|_| Error::input(format!("invalid time '{s}': expected HH:MM or RFC 3339")))
+/// A typed time placed on the corrected day (`HH:MM` means that day's), refused (exit 2) where
+/// the clocks skip it or pass it twice.
+pub(crate) fn parse_time(tz: Tz, date: NaiveDate, t: TypedTime) -> Result<DateTime<Utc>, Error> {
+    t.instant(tz, date).map_err(Error::input)
 }
 
 /// The operating-system account of this process, from its real uid (not `$USER`, which anyone
@@ -72,8 +75,15 @@ pub(crate) fn os_user() -> String {
 
 /// The checks that need no database: something to change, a reason, times on the day.
 fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
-    if req.first_in.is_none() && req.last_out.is_none() {
-        return Err(Error::input("give --in, --out or both"));
+    let nothing = req.first_in.is_none() && req.last_out.is_none() && !req.clear_in && !req.clear_out;
+    if nothing && req.status.is_none() {
+        return Err(Error::input("give --in, --out, --clear-in, --clear-out or --status"));
+    }
+    if req
+        .status
+        .is_some_and(|s| !matches!(s, DayStatus::Absent | DayStatus::OnLeave))
+    {
+        return Err(Error::input("--status sets absent or leave only"));
     }
     crate::domain::text::check("--reason", req.reason).map_err(Error::input)?;
     if req.reason.trim().is_empty() || req.reason.chars().count() > 500 {
@@ -133,8 +143,27 @@ pub(crate) fn acting(
 
 /// The row with the corrected times, recomputed under the same rules as settle.
 fn recompute(cfg: &Config, tx: &mut Tx, req: &Request, before: &Stored) -> Result<Stored> {
-    let first_in = req.first_in.map(|t| t.naive_utc()).or(before.first_in);
-    let last_out = req.last_out.map(|t| t.naive_utc()).or(before.last_out);
+    if let Some(status) = req.status {
+        // A status set by hand is the day's: no time, no lateness, kept by later settles.
+        return Ok(Stored {
+            status,
+            first_in: None,
+            last_out: None,
+            late_minutes: 0,
+            early_minutes: 0,
+            corrected: true,
+            ..before.clone()
+        });
+    }
+    let kept = |clear: bool, t: Option<NaiveDateTime>| if clear { None } else { t };
+    let first_in = req
+        .first_in
+        .map(|t| t.naive_utc())
+        .or(kept(req.clear_in, before.first_in));
+    let last_out = req
+        .last_out
+        .map(|t| t.naive_utc())
+        .or(kept(req.clear_out, before.last_out));
     if let (Some(i), Some(o)) = (first_in, last_out) {
         if o < i {
             return Err(Error::input(format!(
@@ -245,10 +274,13 @@ mod tests {
     fn times_are_local_hh_mm_or_rfc3339() {
         let tz = chrono_tz::Europe::Paris;
         let d = NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
-        let t = parse_time(tz, d, "18:15").unwrap();
+        let parse = crate::domain::dates::parse_typed_time;
+        let at = |s: &str| parse_time(tz, d, parse(s).unwrap());
+        let t = at("18:15").unwrap();
         assert_eq!(t.to_rfc3339(), "2026-11-20T17:15:00+00:00");
-        assert_eq!(parse_time(tz, d, "2026-11-20T18:15:00+01:00").unwrap(), t);
-        assert!(parse_time(tz, d, "6pm").is_err());
+        assert_eq!(at("2026-11-20T18:15:00+01:00").unwrap(), t);
+        assert_eq!(at("2026-11-20T18:15").unwrap(), t);
+        assert!(parse("6pm").is_err());
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub(crate) mod review;
 pub(crate) mod roll_call;
 pub(crate) mod settle;
 pub(crate) mod status;
+pub(crate) mod void;
 pub(crate) mod watch;
 
 /// Settle's one-line warning when its Redis keeps nothing on disk or may evict keys; nothing

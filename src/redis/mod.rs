@@ -23,5 +23,6 @@ pub(crate) mod persistence;
 mod replication;
 mod roster_cache;
 mod server;
+mod void;
 
 pub use handle::{Board, Keyspace, Redis};

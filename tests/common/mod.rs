@@ -219,6 +219,17 @@ impl TestEnv {
             .unwrap()
     }
 
+    /// An employee of D001 who is not its supervisor, and the supervisor.
+    pub fn member_and_supervisor(&self) -> (String, String) {
+        let sup: String = self
+            .mysql()
+            .exec_first("SELECT employee_id FROM supervisors WHERE department_id = 'D001'", ())
+            .unwrap()
+            .unwrap();
+        let emp = self.members("D001").into_iter().find(|e| *e != sup).unwrap();
+        (emp, sup)
+    }
+
     /// The library's own key builder for this namespace: tests never spell a key format.
     pub fn keys(&self) -> Keys {
         Keys::new(&self.ns)

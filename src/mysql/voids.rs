@@ -1,0 +1,42 @@
+//! Punches voided before settle: the audit row (`punch_voids`) and the punch log's row with
+//! how = voided, written in the caller's transaction.
+
+use anyhow::Result;
+use chrono::{NaiveDate, NaiveDateTime};
+use mysql::prelude::Queryable;
+
+use crate::domain::event::Kind;
+
+/// One voided punch to record. Times are UTC.
+pub(crate) struct Void<'a> {
+    pub work_date: NaiveDate,
+    pub employee_id: &'a str,
+    pub department_id: &'a str,
+    pub punched_at: NaiveDateTime,
+    pub kind: Kind,
+    pub by: &'a str,
+    pub os_user: &'a str,
+    pub reason: &'a str,
+}
+
+/// Record the audit row (the MySQL account is the server's `CURRENT_USER()`); returns its id
+/// and that account.
+pub(crate) fn record(tx: &mut mysql::Transaction, v: &Void) -> Result<(u64, String)> {
+    tx.exec_drop(
+        "INSERT INTO punch_voids (work_date, employee_id, department_id, punched_at, kind, voided_by, \
+         os_user, db_user, voided_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, CURRENT_USER(), UTC_TIMESTAMP(), ?)",
+        (
+            v.work_date,
+            v.employee_id,
+            v.department_id,
+            v.punched_at,
+            v.kind.as_str(),
+            v.by,
+            v.os_user,
+            v.reason,
+        ),
+    )?;
+    let id = tx.last_insert_id().unwrap_or_default();
+    let db_user: Option<String> = tx.exec_first("SELECT db_user FROM punch_voids WHERE id = ?", (id,))?;
+    Ok((id, db_user.unwrap_or_default()))
+}

@@ -1,0 +1,193 @@
+//! Voiding a punch before settle (`punch void`): a supervisor of the employee's department (or
+//! HR, never one's own) takes a wrong punch off the live board, so that status, the roll call
+//! and settle see the day without it; the audit row and the punch log's `voided` row are
+//! committed only once the board no longer holds it.
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::domain::authority;
+use crate::domain::dates::TypedTime;
+use crate::domain::day_record::DayRecord;
+use crate::domain::event::Kind;
+use crate::domain::{policy, punch_log};
+use crate::error::Error;
+use crate::mysql::voids;
+use crate::redis::board::Board;
+
+/// A void as asked.
+#[derive(Debug, Clone)]
+pub(crate) struct Request<'a> {
+    pub employee_id: &'a str,
+    /// The punch's time (`HH:MM`: today by the Redis server's clock).
+    pub at: TypedTime,
+    /// Needed only when the day has both a check-in and a check-out at that second.
+    pub kind: Option<Kind>,
+    pub reason: &'a str,
+    pub by: Option<&'a str>,
+    pub os_user: &'a str,
+}
+
+/// What was voided, and the day as the board now has it: the `punch void --json` object.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Voided {
+    pub void_id: u64,
+    pub employee_id: String,
+    pub department_id: String,
+    pub work_date: chrono::NaiveDate,
+    pub kind: Kind,
+    /// RFC 3339 in the company's offset.
+    pub at: String,
+    pub by: String,
+    pub os_user: String,
+    pub db_user: String,
+    /// The day's first check-in and last check-out without the voided punch.
+    pub first_in: Option<String>,
+    pub last_out: Option<String>,
+}
+
+/// Void one punch on its employee's live board, audited.
+pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
+    crate::domain::roster::check_id("employee id", req.employee_id)?;
+    crate::domain::text::check("--reason", req.reason).map_err(Error::input)?;
+    if req.reason.chars().count() > 500 {
+        return Err(Error::input("--reason must be at most 500 characters").into());
+    }
+    let tz = cfg.timezone;
+    let dated = req.at.dated(tz).transpose().map_err(Error::input)?;
+    let mut board = Board::open(cfg)?;
+    let (mut found, clock) = crate::ops::checkin::resolve_timed(cfg, &mut board, &[req.employee_id], None)?;
+    let employee = found
+        .remove(req.employee_id)
+        .ok_or_else(|| Error::refused(format!("unknown employee '{}'", req.employee_id)))?;
+    let at: DateTime<Utc> = match dated {
+        Some(at) => at,
+        None => req
+            .at
+            .instant(tz, clock.server.with_timezone(&tz).date_naive())
+            .map_err(Error::input)?,
+    };
+    let date = policy::work_date(tz, at);
+    let secs = (at - policy::day_start(tz, date)).num_seconds();
+    let dept = employee.department_id.clone();
+    let local = at.with_timezone(&tz);
+    let when = crate::domain::dates::wall_clock(local, "%H:%M:%S");
+    let record = board.day_record(&dept, date, req.employee_id)?.unwrap_or_default();
+    let kind = kind_at(&record, secs, req.kind).map_err(|why| {
+        let e = format!("{} has {why} at {when} on {date} on the board", req.employee_id);
+        match why {
+            Why::Both => Error::input(format!("{e}: give --kind in or --kind out")),
+            Why::None => Error::refused(format!(
+                "{e} (a settled day is fixed with `correct --clear-in/--clear-out`)"
+            )),
+        }
+    })?;
+
+    let db = crate::mysql::Db::open(cfg)?;
+    let mut conn = db.conn()?;
+    let actor = crate::ops::correct::acting(&mut conn, req.os_user, req.by, req.employee_id, authority::may_void)?;
+    let mut tx = crate::mysql::begin(&mut conn)?;
+    let v = voids::Void {
+        work_date: date,
+        employee_id: req.employee_id,
+        department_id: &dept,
+        punched_at: at.naive_utc(),
+        kind,
+        by: &actor.employee_id,
+        os_user: req.os_user,
+        reason: req.reason,
+    };
+    let (void_id, db_user) = voids::record(&mut tx, &v)?;
+    crate::mysql::punch_log::insert(&mut tx, &[log_entry(&v, void_id)])?;
+    // The board first, the audit's commit after: a void that could not be audited would be a
+    // change nobody answers for; one audited but not done is rolled back here.
+    if !board.void_punch(&dept, date, req.employee_id, kind, secs)? {
+        tx.rollback()?;
+        return Err(Error::refused(format!(
+            "{} has no such punch at {when} on {date} on the board any more (voided, or its day settled meanwhile)",
+            req.employee_id
+        ))
+        .into());
+    }
+    tx.commit()?;
+    let after = board.day_record(&dept, date, req.employee_id)?.unwrap_or_default();
+    let instant = |s: i64| policy::instant(tz, date, s).to_rfc3339();
+    Ok(Voided {
+        void_id,
+        employee_id: req.employee_id.to_string(),
+        department_id: dept,
+        work_date: date,
+        kind,
+        at: local.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        by: actor.employee_id,
+        os_user: req.os_user.to_string(),
+        db_user,
+        first_in: after.first_in().map(instant),
+        last_out: after.last_out().map(instant),
+    })
+}
+
+/// Why no single punch is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why {
+    None,
+    Both,
+}
+
+impl std::fmt::Display for Why {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Why::None => "no punch",
+            Why::Both => "a check-in and a check-out",
+        })
+    }
+}
+
+/// The kind of the day's one punch at `secs` (of kind `kind`, if given).
+fn kind_at(record: &DayRecord, secs: i64, kind: Option<Kind>) -> Result<Kind, Why> {
+    let mut kinds = record
+        .punches
+        .iter()
+        .filter(|(k, s)| *s == secs && kind.is_none_or(|want| want == *k))
+        .map(|(k, _)| *k);
+    match (kinds.next(), kinds.next()) {
+        (None, _) => Err(Why::None),
+        (Some(k), None) => Ok(k),
+        (Some(a), Some(b)) if a == b => Ok(a),
+        _ => Err(Why::Both),
+    }
+}
+
+/// The punch log's row of a void: at the voided punch's time, event id `void-<id>`, source
+/// `void by <employee>`, how = voided.
+fn log_entry(v: &voids::Void, id: u64) -> punch_log::Entry {
+    punch_log::Entry {
+        event_id: format!("void-{id}"),
+        work_date: v.work_date,
+        employee_id: v.employee_id.to_string(),
+        department_id: v.department_id.to_string(),
+        at: v.punched_at,
+        kind: v.kind,
+        source: format!("void by {}", v.by),
+        key_id: None,
+        recorded_at: Utc::now().naive_utc(),
+        how: punch_log::How::Voided,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_void_names_one_punch_or_says_why_not() {
+        let r = DayRecord::parse("i100,o100,i200");
+        assert_eq!(kind_at(&r, 200, None), Ok(Kind::In));
+        assert_eq!(kind_at(&r, 100, None), Err(Why::Both));
+        assert_eq!(kind_at(&r, 100, Some(Kind::Out)), Ok(Kind::Out));
+        assert_eq!(kind_at(&r, 300, None), Err(Why::None));
+        assert_eq!(kind_at(&r, 200, Some(Kind::Out)), Err(Why::None));
+    }
+}

@@ -1,0 +1,241 @@
+//! Undo, audited (issue 25, point 3): `correct` clears a check-in or a check-out and sets a day's
+//! status (absent, on leave) by hand; each is a row of the corrections audit with the old and
+//! new values, and a bad request changes nothing. Fixed past dates: tests/common raises the
+//! back-dating bound for them.
+
+mod common;
+
+use common::TestEnv;
+use mysql::prelude::Queryable;
+
+const TZ: &str = "Europe/Paris";
+/// A Friday.
+const DAY: &str = "2026-11-20";
+
+/// The stored row: status, first in and last out (UTC), late minutes, corrected.
+fn row(env: &TestEnv, emp: &str) -> String {
+    env.mysql()
+        .exec_first(
+            "SELECT CONCAT_WS('|', status, IFNULL(first_in, '-'), IFNULL(last_out, '-'), late_minutes, corrected) \
+             FROM attendance WHERE work_date = ? AND employee_id = ?",
+            (DAY, emp),
+        )
+        .unwrap()
+        .unwrap()
+}
+
+/// The audit rows: old and new status and times, and who, oldest first.
+fn audit(env: &TestEnv) -> Vec<String> {
+    env.mysql()
+        .query(
+            "SELECT CONCAT_WS('|', old_status, new_status, IFNULL(old_first_in, '-'), IFNULL(new_first_in, '-'), \
+             IFNULL(old_last_out, '-'), IFNULL(new_last_out, '-'), corrected_by, reason) FROM corrections ORDER BY id",
+        )
+        .unwrap()
+}
+
+fn correct(emp: &str, what: &[&str], reason: &str) -> Vec<String> {
+    let mut args = vec!["correct", emp, "--date", DAY];
+    args.extend_from_slice(what);
+    args.extend_from_slice(&["--reason", reason]);
+    args.into_iter().map(String::from).collect()
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn correct_clears_a_time_and_sets_a_status_each_audited() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let (emp, sup) = env.member_and_supervisor();
+    env.punch(&emp, "in", &format!("{DAY}T09:20:00"), true);
+    env.punch(&emp, "out", &format!("{DAY}T18:10:00"), true);
+    env.ok(&["settle", "--date", DAY]);
+    assert_eq!(row(&env, &emp), "late|2026-11-20 08:20:00|2026-11-20 17:10:00|20|0");
+    env.act_as(&sup);
+
+    env.ok(&strs(&correct(&emp, &["--clear-in"], "badge used by someone else")));
+    assert_eq!(row(&env, &emp), "missing_checkin|-|2026-11-20 17:10:00|0|1");
+
+    env.ok(&strs(&correct(&emp, &["--clear-out"], "same badge")));
+    assert_eq!(row(&env, &emp), "absent|-|-|0|1", "no time left: absent");
+
+    let o = env.json(&strs(&{
+        let mut a = correct(&emp, &["--status", "leave"], "sick, note came late");
+        a.push("--json".into());
+        a
+    }));
+    assert_eq!(o["after"]["status"], "on_leave", "{o}");
+    assert_eq!(row(&env, &emp), "on_leave|-|-|0|1");
+
+    assert_eq!(
+        audit(&env),
+        vec![
+            format!("late|missing_checkin|2026-11-20 08:20:00|-|2026-11-20 17:10:00|2026-11-20 17:10:00|{sup}|badge used by someone else"),
+            format!("missing_checkin|absent|-|-|2026-11-20 17:10:00|-|{sup}|same badge"),
+            format!("absent|on_leave|-|-|-|-|{sup}|sick, note came late"),
+        ]
+    );
+
+    // A later settle of the day keeps the status set by hand.
+    env.ok(&["settle", "--date", DAY]);
+    assert_eq!(row(&env, &emp), "on_leave|-|-|0|1");
+}
+
+#[test]
+fn a_status_set_by_hand_clears_the_times_and_the_audit_keeps_them() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let (emp, sup) = env.member_and_supervisor();
+    env.punch(&emp, "in", &format!("{DAY}T08:40:00"), true);
+    env.ok(&["settle", "--date", DAY]);
+    env.act_as(&sup);
+    let line = env.ok(&strs(&correct(&emp, &["--status", "absent"], "punched in, never came")));
+    assert!(
+        line.contains("missing_checkout (in 08:40, out -) -> absent (in -, out -)"),
+        "{line}"
+    );
+    assert_eq!(row(&env, &emp), "absent|-|-|0|1");
+    assert_eq!(
+        audit(&env),
+        vec![format!(
+            "missing_checkout|absent|2026-11-20 07:40:00|-|-|-|{sup}|punched in, never came"
+        )]
+    );
+}
+
+#[test]
+fn a_bad_clear_or_status_is_a_usage_error_and_changes_nothing() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let (emp, sup) = env.member_and_supervisor();
+    env.punch(&emp, "in", &format!("{DAY}T08:40:00"), true);
+    env.ok(&["settle", "--date", DAY]);
+    env.act_as(&sup);
+    let before = row(&env, &emp);
+    for what in [
+        vec!["--clear-in", "--in", "08:00"],
+        vec!["--clear-out", "--out", "18:00"],
+        vec!["--status", "present"],
+        vec!["--status", "absent", "--in", "08:00"],
+        vec!["--status", "leave", "--clear-out"],
+        vec![],
+    ] {
+        let err = env.fails(&strs(&correct(&emp, &what, "why")), 2);
+        assert!(!err.trim().is_empty(), "{what:?}");
+    }
+    assert_eq!(row(&env, &emp), before);
+    assert_eq!(env.count("corrections"), 0);
+    // Nobody clears their own day.
+    env.act_as(&emp);
+    env.fails(&strs(&correct(&emp, &["--clear-in"], "mine")), 1);
+    assert_eq!(row(&env, &emp), before);
+    assert_eq!(env.count("corrections"), 0);
+}
+
+/// The day's value of `emp` on D001's live board.
+fn board_value(env: &TestEnv, emp: &str) -> Option<String> {
+    env.board("D001", DAY).get(emp).cloned()
+}
+
+#[test]
+fn a_voided_punch_never_reaches_the_settled_row() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let (emp, sup) = env.member_and_supervisor();
+    // A colleague's badge at 07:05 made the day start early: the earliest check-in wins.
+    env.punch(&emp, "in", &format!("{DAY}T07:05:00"), true);
+    env.punch(&emp, "in", &format!("{DAY}T09:20:00"), true);
+    env.punch(&emp, "out", &format!("{DAY}T18:10:00"), true);
+    let s = env.json(&["status", &emp, "--date", DAY, "--json"]);
+    assert_eq!(s["first_in"], "2026-11-20T07:05:00+01:00", "{s}");
+    env.act_as(&sup);
+
+    let v = env.json(&[
+        "punch",
+        "void",
+        &emp,
+        "--at",
+        &format!("{DAY}T07:05"),
+        "--reason",
+        "a colleague's badge",
+        "--json",
+    ]);
+    assert_eq!(v["kind"], "in", "{v}");
+    assert_eq!(v["by"], sup.as_str(), "{v}");
+    assert_eq!(v["first_in"], "2026-11-20T09:20:00+01:00", "{v}");
+    let value = board_value(&env, &emp).unwrap();
+    assert!(!value.contains("i25500") && value.contains("i33600"), "{value}");
+    let s = env.json(&["status", &emp, "--date", DAY, "--json"]);
+    assert_eq!(s["first_in"], "2026-11-20T09:20:00+01:00", "{s}");
+    assert_eq!(s["late_minutes"], 20, "{s}");
+
+    // Audited: who, the OS account, the punch, the reason.
+    let audit: Vec<String> = env
+        .mysql()
+        .query(
+            "SELECT CONCAT_WS('|', work_date, employee_id, department_id, punched_at, kind, voided_by, os_user, reason) \
+             FROM punch_voids",
+        )
+        .unwrap();
+    assert_eq!(
+        audit,
+        vec![format!(
+            "2026-11-20|{emp}|D001|2026-11-20 06:05:00|in|{sup}|{}|a colleague's badge",
+            TestEnv::os_login()
+        )]
+    );
+
+    env.ok(&["settle", "--date", DAY]);
+    assert_eq!(row(&env, &emp), "late|2026-11-20 08:20:00|2026-11-20 17:10:00|20|0");
+    let first: Option<String> = env
+        .mysql()
+        .exec_first(
+            "SELECT CAST(first_in AS CHAR) FROM attendance WHERE work_date = ? AND employee_id = ?",
+            (DAY, &emp),
+        )
+        .unwrap();
+    assert_ne!(
+        first.as_deref(),
+        Some("2026-11-20 06:05:00"),
+        "the voided punch never reaches MySQL"
+    );
+    // The punch log keeps the punch and marks it voided.
+    let log: Vec<String> = env
+        .mysql()
+        .exec(
+            "SELECT CONCAT_WS('|', punched_at, kind, how) FROM punch_log WHERE employee_id = ? ORDER BY punched_at, how",
+            (&emp,),
+        )
+        .unwrap();
+    assert_eq!(
+        log,
+        vec![
+            "2026-11-20 06:05:00|in|live",
+            "2026-11-20 06:05:00|in|voided",
+            "2026-11-20 08:20:00|in|live",
+            "2026-11-20 17:10:00|out|live",
+        ]
+    );
+}
+
+#[test]
+fn a_void_of_ones_own_punch_or_of_no_punch_is_refused_and_changes_nothing() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let (emp, sup) = env.member_and_supervisor();
+    env.punch(&emp, "in", &format!("{DAY}T08:40:00"), true);
+    let before = board_value(&env, &emp);
+    env.act_as(&emp);
+    let err = env.fails(&["punch", "void", &emp, "--at", &format!("{DAY}T08:40")], 1);
+    assert!(err.contains("may not void their own punch"), "{err}");
+    env.act_as(&sup);
+    let err = env.fails(&["punch", "void", &emp, "--at", &format!("{DAY}T08:41")], 1);
+    assert!(err.contains("no punch at 08:41:00 on 2026-11-20"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    env.fails(
+        &["punch", "void", &emp, "--at", &format!("{DAY}T08:40"), "--kind", "out"],
+        1,
+    );
+    env.fails(&["punch", "void", &emp, "--at", "8.40"], 2);
+    env.fails(&["punch", "void", &emp, "--at", "2026-03-29T02:30"], 2);
+    assert_eq!(board_value(&env, &emp), before);
+    assert_eq!(env.count("punch_voids"), 0);
+}
