@@ -143,7 +143,7 @@ macro_rules! outln {
 
 #[cfg(test)]
 mod tests {
-    use super::priority;
+    use super::*;
 
     #[test]
     fn errors_and_warnings_get_their_journal_priority() {

@@ -285,7 +285,11 @@ fn payroll_has_a_line_per_employee_with_leave_by_kind_and_the_rows_hours() {
     let row = (1..=30)
         .find(|&i| r.get_value((i, 0)) == Some(&Data::String(d1[0].clone())))
         .unwrap();
-    assert_eq!(r.get_value((row, 13)), Some(&Data::Float(615.0)), "worked minutes, a number");
+    assert_eq!(
+        r.get_value((row, 13)),
+        Some(&Data::Float(615.0)),
+        "worked minutes, a number"
+    );
 }
 
 #[test]

@@ -116,7 +116,7 @@ pub(crate) fn apply(cfg: &Config) -> Result<Applied> {
 }
 
 /// Whether the broker's policy is the configuration's, as `doctor` sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum InForce {
     /// The policy on the broker is the configuration's (or neither has one).
     Same,
@@ -125,8 +125,8 @@ pub(crate) enum InForce {
         on_broker: Option<Value>,
         configured: Option<Value>,
     },
-    /// No management API to ask (or it did not answer: the reason).
-    Unknown(Option<String>),
+    /// No management API to ask (or it did not answer: why, for the caller to word).
+    Unknown(Option<anyhow::Error>),
 }
 
 /// Read the policy through the management API and compare it with the configuration.
@@ -142,7 +142,7 @@ pub(crate) fn in_force(cfg: &Config) -> InForce {
             on_broker,
             configured: limits.definition,
         },
-        Err(e) => InForce::Unknown(Some(crate::ops::exit::one_line(&e))),
+        Err(e) => InForce::Unknown(Some(e)),
     }
 }
 

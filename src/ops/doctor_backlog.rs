@@ -42,7 +42,7 @@ pub(crate) fn verdict(cfg: &Config, depths: &[(String, u64)], headcounts: &HashM
         InForce::Unknown(None) => {
             c.detail += " (if the policy was set: without amqp.management_url it is not read)";
         }
-        InForce::Unknown(Some(why)) => c.detail += &format!(" (the policy was not read: {why})"),
+        InForce::Unknown(Some(e)) => c.detail += &format!(" (the policy was not read: {})", super::exit::one_line(&e)),
     }
     c
 }
