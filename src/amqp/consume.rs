@@ -15,6 +15,7 @@ use super::parking as dlq;
 use super::reconnect::broker_gone;
 use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config};
+use crate::domain::alert::{AbsenceAlert, ABSENCE_ALERT};
 use crate::domain::event::Event;
 use crate::domain::membership::Membership;
 use crate::domain::signing::{self, Keyring};
@@ -39,6 +40,8 @@ pub(crate) struct WatchOptions {
 pub(crate) enum WatchItem<'a> {
     /// A new event (never one already shown by a watcher of this department).
     Event { event: &'a Event },
+    /// A new absence alert (likewise shown once).
+    Alert { alert: &'a AbsenceAlert },
     /// A malformed message, sent to retry, or parked when it failed too often.
     Rejected {
         reason: &'a str,
@@ -285,10 +288,16 @@ impl Watcher<'_> {
         show: &mut impl FnMut(WatchItem<'_>) -> Result<()>,
     ) -> Result<()> {
         let svc = |e| Error::service(Service::Rabbitmq, e);
-        let parsed = parse_event(&d.body);
-        if let (Ok(event), Some(ring)) = (&parsed, &self.ring) {
-            let roster = self.shown.membership(&event.employee_id, &event.department_id)?;
-            if let Err(refusal) = signing::check(ring, event, self.tz, roster.as_ref(), Some(&self.dept)) {
+        let parsed = parse_message(&d.body);
+        if let (Ok(message), Some(ring)) = (&parsed, &self.ring) {
+            let checked = match message {
+                Message::Event(event) => {
+                    let roster = self.shown.membership(&event.employee_id, &event.department_id)?;
+                    signing::check(ring, event, self.tz, roster.as_ref(), Some(&self.dept))
+                }
+                Message::Alert(alert) => alert.check(ring, &self.dept),
+            };
+            if let Err(refusal) = checked {
                 // Never shown, and never retried: a forgery does not get better with time.
                 let reason = format!("refused: {refusal}");
                 let timeout = Duration::from_millis(u64::from(self.settings.confirm_timeout_ms));
@@ -306,16 +315,20 @@ impl Watcher<'_> {
             }
         }
         match parsed {
-            Ok(event) => {
-                if self.shown.shown_before(&self.dept, &event.event_id)? {
+            Ok(message) => {
+                let id = message.id();
+                if self.shown.shown_before(&self.dept, id)? {
                     self.report.duplicates += 1;
                 } else {
                     // Shown, then remembered, then acked: a crash in between shows it again
                     // rather than never. A Ctrl-C in between waits for the three (it would
                     // otherwise fail the Redis read: an event shown, yet not remembered).
                     crate::interrupt::deferred(|| -> Result<()> {
-                        show(WatchItem::Event { event: &event })?;
-                        self.shown.mark_shown(&self.dept, &event.event_id)?;
+                        show(match &message {
+                            Message::Event(event) => WatchItem::Event { event },
+                            Message::Alert(alert) => WatchItem::Alert { alert },
+                        })?;
+                        self.shown.mark_shown(&self.dept, id)?;
                         self.report.shown += 1;
                         Ok(())
                     })?;
@@ -346,6 +359,44 @@ impl Watcher<'_> {
     }
 }
 
+/// What a department queue carries.
+enum Message {
+    Event(Event),
+    Alert(AbsenceAlert),
+}
+
+impl Message {
+    fn id(&self) -> &str {
+        match self {
+            Message::Event(e) => &e.event_id,
+            Message::Alert(a) => &a.event_id,
+        }
+    }
+}
+
+/// The message's `type` (a check-in's event has none).
+#[derive(serde::Deserialize)]
+struct Typed {
+    #[serde(rename = "type")]
+    message_type: Option<String>,
+}
+
+/// An event or an alert, or why the body is neither.
+fn parse_message(body: &[u8]) -> Result<Message, String> {
+    let typed: Typed = serde_json::from_slice(body).map_err(|e| format!("not an event: {e}"))?;
+    match typed.message_type.as_deref() {
+        None => parse_event(body).map(Message::Event),
+        Some(ABSENCE_ALERT) => {
+            let a: AbsenceAlert = serde_json::from_slice(body).map_err(|e| format!("not an absence alert: {e}"))?;
+            Ok(Message::Alert(a))
+        }
+        Some(other) => Err(format!(
+            "not an event: unknown type {:?}",
+            crate::domain::text::clip(other)
+        )),
+    }
+}
+
 /// An event, or why the body is not one.
 fn parse_event(body: &[u8]) -> Result<Event, String> {
     let ev: Event = serde_json::from_slice(body).map_err(|e| format!("not an event: {e}"))?;
@@ -365,5 +416,13 @@ mod tests {
         assert!(parse_event(br#"{"event_id":"x"}"#)
             .unwrap_err()
             .contains("missing field"));
+        assert!(parse_message(br#"{"type":"absence_alert","event_id":"x"}"#)
+            .err()
+            .unwrap()
+            .starts_with("not an absence alert"));
+        assert!(parse_message(br#"{"type":"shrug"}"#)
+            .err()
+            .unwrap()
+            .contains("unknown type"));
     }
 }

@@ -2,6 +2,7 @@
 //! supervisor's consumer and the parking queue. All amiquip code lives under this module;
 //! the rest of the crate sees plain values and `anyhow` errors.
 
+mod alerts;
 mod confirm;
 mod connect;
 mod consume;
@@ -16,6 +17,7 @@ mod reconnect;
 mod topology;
 mod watchdog;
 
+pub(crate) use alerts::AlertPublisher;
 pub(crate) use consume::{watch_department, ShownEvents, WatchItem, WatchOptions, WatchReport};
 pub(crate) use journal::{read_journal, require_journal, EndedBy};
 pub use publish::Publisher;

@@ -49,6 +49,7 @@ mod review;
 mod settle;
 mod simulate;
 mod status;
+mod watch_alert;
 mod watch_dept;
 mod watch_screen;
 

@@ -5,7 +5,8 @@ use std::io::IsTerminal;
 
 use anyhow::Result;
 
-use super::watch_screen::{Screen, REDRAW};
+use super::watch_alert::{alert_line, Alerted};
+use super::watch_screen::{Screen, NAMES, REDRAW};
 use super::Ctx;
 use crate::cli::WatchDeptArgs;
 use crate::domain::dates::minutes_text;
@@ -28,19 +29,34 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     };
     let dept = &args.department_id;
     let say = |line: String| ctx.say(format!("watch-dept: {line}"));
+    let mut alerted = Alerted::default();
     let watched = crate::ops::watch::department(&ctx.cfg, dept, opts, interrupt::stop_flag(), say, |item| {
         match item {
             WatchItem::Event { event } => match screen.as_mut() {
                 Some(s) => {
-                    s.push(line(ctx, event));
+                    let late = alerted.arrived(event);
+                    s.push(line(ctx, event) + late.as_deref().unwrap_or(""));
+                    s.alert = alerted.panel(NAMES);
                     // A backlog arrives in a burst: redraw a few times a second, not per event.
                     if s.drawn.elapsed() >= REDRAW {
                         s.draw(ctx, dept)?;
                     }
                 }
                 None if args.output.json => crate::output::json(event)?,
-                None => textln!("{}", line(ctx, event))?,
+                None => textln!("{}{}", line(ctx, event), alerted.arrived(event).unwrap_or_default())?,
             },
+            WatchItem::Alert { alert } => {
+                alerted.note(ctx, alert);
+                match screen.as_mut() {
+                    Some(s) => {
+                        s.push(alert_line(ctx, alert));
+                        s.alert = alerted.panel(NAMES);
+                        s.draw(ctx, dept)?;
+                    }
+                    None if args.output.json => crate::output::json(alert)?,
+                    None => textln!("{}", alert_line(ctx, alert))?,
+                }
+            }
             WatchItem::Rejected {
                 reason,
                 failures,

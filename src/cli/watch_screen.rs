@@ -13,7 +13,7 @@ use crate::ops::watch::Viewer;
 /// Event lines kept under the board on the live screen.
 const RECENT: usize = 15;
 /// Names listed per state on the live screen before "and N more".
-const NAMES: usize = 12;
+pub(crate) const NAMES: usize = 12;
 /// The live screen's refresh: at most this often on events, and this often when idle.
 pub(crate) const REDRAW: Duration = Duration::from_millis(500);
 
@@ -21,6 +21,8 @@ pub(crate) struct Screen {
     viewer: Viewer,
     recent: VecDeque<String>,
     pub drawn: Instant,
+    /// The absence alert's panel (who is still missing, who arrived late), once one came.
+    pub alert: Option<String>,
 }
 
 impl Screen {
@@ -29,6 +31,7 @@ impl Screen {
             viewer,
             recent: VecDeque::new(),
             drawn: Instant::now() - REDRAW,
+            alert: None,
         }
     }
 
@@ -80,6 +83,9 @@ impl Screen {
             s.out.len(),
             s.early.len()
         );
+        if let Some(panel) = &self.alert {
+            out += panel;
+        }
         out += &format!(
             "Late:       {}\nNot yet in: {}\nEarly out:  {}\n\nLatest events:\n",
             list(&s.late),

@@ -254,6 +254,10 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "policy.replay_window_minutes", set: |c, v| put(&mut c.policy.replay_window_minutes, v.int(0..=5_270_400)), get: |c| int(c.policy.replay_window_minutes) },
     // Four hours is already two shifts' worth; the hours rule keeps it inside the shift (domain::hours).
     Key { name: "policy.break_minutes", set: |c, v| put(&mut c.policy.break_minutes, v.int(0..=240)), get: |c| int(c.policy.break_minutes) },
+    // The running relay tells each department who has not arrived (docs/notifications.md#absence-alerts).
+    Key { name: "policy.absence_alerts", set: |c, v| put(&mut c.policy.absence_alerts, v.boolean()), get: |c| Some(Value::Boolean(c.policy.absence_alerts)) },
+    // Minutes after the check-in deadline; unset: the grace. Twelve hours is past any morning.
+    Key { name: "policy.absence_alert_minutes", set: |c, v| put(&mut c.policy.absence_alert_minutes, v.int(0..=720).map(Some)), get: |c| int(c.policy.absence_alert_minutes.unwrap_or(c.policy.grace_minutes)) },
     Key { name: "amqp.queue_type", set: |c, v| put(&mut c.amqp.queue_type, queue_type(v)), get: |c| text(match c.amqp.queue_type { QueueType::Quorum => "quorum", QueueType::Classic => "classic" }) },
     Key { name: "amqp.max_retries", set: |c, v| put(&mut c.amqp.max_retries, v.int(1..=1_000)), get: |c| int(c.amqp.max_retries) },
     Key { name: "amqp.retry_delay_ms", set: |c, v| put(&mut c.amqp.retry_delay_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.retry_delay_ms) },

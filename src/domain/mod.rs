@@ -7,11 +7,13 @@
 //! May import: `domain` and `error` (for its error type) only: no store, no `config`, no
 //! operation. Everything above reads it. `tests/architecture.rs` checks this.
 
+pub(crate) mod alert;
 pub(crate) mod authority;
 pub(crate) mod clock;
 pub(crate) mod csv_input;
 pub(crate) mod dates;
 pub(crate) mod day_record;
+pub(crate) mod due;
 pub(crate) mod employment;
 pub(crate) mod event;
 pub(crate) mod hours;

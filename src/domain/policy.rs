@@ -39,6 +39,12 @@ pub struct Policy {
     /// The unpaid break, in minutes, taken out of a day's hours where the day covers it
     /// (`domain::hours`).
     pub break_minutes: u32,
+    /// Whether the running relay tells each department's supervisor who has not arrived
+    /// (`domain::due`, docs/notifications.md#absence-alerts).
+    pub absence_alerts: bool,
+    /// Minutes after the check-in deadline at which the absence alert goes out; `None`: the
+    /// grace (the moment a check-in becomes late).
+    pub absence_alert_minutes: Option<u32>,
 }
 
 impl Default for Policy {
@@ -55,6 +61,8 @@ impl Default for Policy {
             max_backdate_days: 7,
             replay_window_minutes: 15,
             break_minutes: 60,
+            absence_alerts: true,
+            absence_alert_minutes: None,
         }
     }
 }

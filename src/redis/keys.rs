@@ -126,6 +126,13 @@ impl Keys {
         format!("{}:refused:{{signing}}", self.ns)
     }
 
+    /// A department's absence alert of a date and shift (`ops/relay/alerts.rs`): a relay's
+    /// claim (`claim:<relay>`, expiring) while it sends it, then `sent` (or `nobody` when all
+    /// had arrived) for a week. Same hash tag as the board: one SET NX decides which relay sends.
+    pub fn absence_alert(&self, dept: &str, date: NaiveDate, shift: &str) -> String {
+        format!("{}:alert:{{{dept}}}:{}:{shift}", self.ns, date.format("%Y-%m-%d"))
+    }
+
     /// Set of the event ids a department's watchers have shown (dedup across restarts).
     pub fn shown(&self, dept: &str) -> String {
         format!("{}:shown:{{{dept}}}", self.ns)

@@ -4,6 +4,7 @@
 //! connection and its namespace's key names) and calls its methods. Nothing here imports
 //! from `ops`, `cli` or `amqp`.
 
+mod alerts;
 pub(crate) mod board;
 mod clock;
 pub(crate) mod cluster;

@@ -124,6 +124,9 @@ impl TestEnv {
             // replay window (3660 days) applies them as they come. tests/review.rs sets the
             // default 15 minutes back to test the rule.
             .env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "5270400")
+            // A following relay would send the day's absence alerts into the department queues
+            // whose messages the tests count; tests/alerts.rs turns them on for its relays.
+            .env("ATTENDANCE_POLICY_ABSENCE_ALERTS", "false")
             .env("ATTENDANCE_SIGNING_KEY_FILE", self.dir.join("signing.key"));
         c
     }

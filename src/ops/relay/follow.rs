@@ -114,15 +114,19 @@ struct Follow<'c> {
     /// Between failed connection attempts the wait grows (to a few seconds), so a dead
     /// cluster is not hammered.
     backoff: Backoff,
+    /// The absence alerts it sends when they are due.
+    alerts: super::alerts::Alerts,
 }
 
 impl<'c> Follow<'c> {
     fn new(cfg: &'c Config, interval: Duration) -> Self {
+        let me = uuid::Uuid::new_v4().to_string();
         Follow {
+            alerts: super::alerts::Alerts::new(&me),
             cfg,
             interval,
             total: DrainReport::default(),
-            me: uuid::Uuid::new_v4().to_string(),
+            me,
             beaten: None,
             publisher: None,
             handoffs: Handoffs::default(),
@@ -207,6 +211,7 @@ impl<'c> Follow<'c> {
                 board.beat(&self.me)?;
                 self.beaten = Some(Instant::now());
             }
+            self.alerts.tick(self.cfg, board, &mut |line| sink.status(line))?;
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;

@@ -1,6 +1,7 @@
 //! Relaying the Redis outboxes into the broker: after a check-in, by `relay` (once, or
 //! following the check-ins' hand-offs until stopped), and by `settle`.
 
+mod alerts;
 mod drain;
 mod feed;
 mod follow;
