@@ -18,6 +18,7 @@ use crate::config::{AmqpSettings, Config};
 use crate::domain::event::Event;
 use crate::domain::membership::Membership;
 use crate::domain::signing::{self, Keyring};
+use crate::domain::void_notice::VoidNotice;
 use crate::error::{Error, Service};
 use crate::interrupt::unless_stopped;
 use crate::interrupt::Backoff;
@@ -39,6 +40,8 @@ pub(crate) struct WatchOptions {
 pub(crate) enum WatchItem<'a> {
     /// A new event (never one already shown by a watcher of this department).
     Event { event: &'a Event },
+    /// A punch of the department voided (`punch void`), shown once as events are.
+    Void { notice: &'a VoidNotice },
     /// A malformed message, sent to retry, or parked when it failed too often.
     Rejected {
         reason: &'a str,
@@ -285,10 +288,14 @@ impl Watcher<'_> {
         show: &mut impl FnMut(WatchItem<'_>) -> Result<()>,
     ) -> Result<()> {
         let svc = |e| Error::service(Service::Rabbitmq, e);
-        let parsed = parse_event(&d.body);
-        if let (Ok(event), Some(ring)) = (&parsed, &self.ring) {
-            let roster = self.shown.membership(&event.employee_id, &event.department_id)?;
-            if let Err(refusal) = signing::check(ring, event, self.tz, roster.as_ref(), Some(&self.dept)) {
+        let parsed = parse_notice(&d.body);
+        if let (Ok(notice), Some(ring)) = (&parsed, &self.ring) {
+            let roster = self.shown.membership(notice.employee_id(), notice.department_id())?;
+            let checked = match notice {
+                Notice::Punch(event) => signing::check(ring, event, self.tz, roster.as_ref(), Some(&self.dept)),
+                Notice::Void(n) => n.check(ring, self.tz, roster.as_ref(), &self.dept),
+            };
+            if let Err(refusal) = checked {
                 // Never shown, and never retried: a forgery does not get better with time.
                 let reason = format!("refused: {refusal}");
                 let timeout = Duration::from_millis(u64::from(self.settings.confirm_timeout_ms));
@@ -306,16 +313,19 @@ impl Watcher<'_> {
             }
         }
         match parsed {
-            Ok(event) => {
-                if self.shown.shown_before(&self.dept, &event.event_id)? {
+            Ok(notice) => {
+                if self.shown.shown_before(&self.dept, notice.event_id())? {
                     self.report.duplicates += 1;
                 } else {
                     // Shown, then remembered, then acked: a crash in between shows it again
                     // rather than never. A Ctrl-C in between waits for the three (it would
                     // otherwise fail the Redis read: an event shown, yet not remembered).
                     crate::interrupt::deferred(|| -> Result<()> {
-                        show(WatchItem::Event { event: &event })?;
-                        self.shown.mark_shown(&self.dept, &event.event_id)?;
+                        show(match &notice {
+                            Notice::Punch(event) => WatchItem::Event { event },
+                            Notice::Void(notice) => WatchItem::Void { notice },
+                        })?;
+                        self.shown.mark_shown(&self.dept, notice.event_id())?;
                         self.report.shown += 1;
                         Ok(())
                     })?;
@@ -344,6 +354,45 @@ impl Watcher<'_> {
         }
         Ok(())
     }
+}
+
+/// What a department queue carries: a punch's event or a void's notice.
+enum Notice {
+    Punch(Event),
+    Void(VoidNotice),
+}
+
+impl Notice {
+    fn event_id(&self) -> &str {
+        match self {
+            Notice::Punch(e) => &e.event_id,
+            Notice::Void(n) => &n.event_id,
+        }
+    }
+    fn employee_id(&self) -> &str {
+        match self {
+            Notice::Punch(e) => &e.employee_id,
+            Notice::Void(n) => &n.employee_id,
+        }
+    }
+    fn department_id(&self) -> &str {
+        match self {
+            Notice::Punch(e) => &e.department_id,
+            Notice::Void(n) => &n.department_id,
+        }
+    }
+}
+
+/// A void notice (by its `type`) or a punch's event, or why the body is neither.
+fn parse_notice(body: &[u8]) -> Result<Notice, String> {
+    if !VoidNotice::is_void(body) {
+        return parse_event(body).map(Notice::Punch);
+    }
+    let n: VoidNotice = serde_json::from_slice(body).map_err(|e| format!("not a void notice: {e}"))?;
+    if n.event_id.is_empty() {
+        return Err("not a void notice: empty event_id".into());
+    }
+    Ok(Notice::Void(n))
 }
 
 /// An event, or why the body is not one.

@@ -442,8 +442,11 @@ pub struct VoidArgs {
     pub employee_id: String,
     /// The punch's time, to the second as recorded: HH:MM[:SS] (today in the company's zone),
     /// YYYY-MM-DDTHH:MM[:SS] (the company's zone) or RFC 3339
-    #[arg(long, value_name = "TIME", value_parser = parse_typed_time)]
-    pub at: TypedTime,
+    #[arg(long, value_name = "TIME", value_parser = parse_typed_time, required_unless_present = "event", conflicts_with = "event")]
+    pub at: Option<TypedTime>,
+    /// The punch's event id instead of its time (as `checkin --json` printed it)
+    #[arg(long, value_name = "EVENT_ID")]
+    pub event: Option<String>,
     /// in or out: needed only when the day has both at that time
     #[arg(long, value_parser = PossibleValuesParser::new(["in", "out"]).map(|s| s.parse::<Kind>().expect("listed")))]
     pub kind: Option<Kind>,

@@ -240,9 +240,23 @@ impl Keyring {
 
     /// Check an event's signature (the roster is the caller's to check).
     pub fn verify(&self, ev: &Event) -> Result<(), Refusal> {
-        let (Some(key_id), Some(sig)) = (ev.key_id.as_deref(), ev.sig.as_deref()) else {
+        self.verify_signed(ev.key_id.as_deref(), ev.sig.as_deref(), ev.work_date, |key_id| {
+            Ok(canonical(&signed_of(ev, key_id)?))
+        })
+    }
+
+    /// Check a signature (`key_id`, `sig`) over the canonical text `text` builds for that key
+    /// id: whatever is signed (a punch's event, a void's notice), one way to accept or refuse.
+    pub(crate) fn verify_signed(
+        &self,
+        key_id: Option<&str>,
+        sig: Option<&str>,
+        work_date: NaiveDate,
+        text: impl FnOnce(&str) -> Result<String, Refusal>,
+    ) -> Result<(), Refusal> {
+        let (Some(key_id), Some(sig)) = (key_id, sig) else {
             return match self.accept_unsigned_until {
-                Some(until) if ev.work_date <= until && ev.key_id.is_none() && ev.sig.is_none() => Ok(()),
+                Some(until) if work_date <= until && key_id.is_none() && sig.is_none() => Ok(()),
                 _ => Err(Refusal::Unsigned),
             };
         };
@@ -253,7 +267,7 @@ impl Keyring {
             .keys
             .get(key_id)
             .ok_or_else(|| Refusal::UnknownKey(super::text::clip(key_id).to_string()))?;
-        let text = canonical(&signed_of(ev, key_id)?);
+        let text = text(key_id)?;
         let raw = base64::engine::general_purpose::STANDARD_NO_PAD
             .decode(sig)
             .map_err(|_| Refusal::BadSignature(key_id.to_string()))?;

@@ -1,6 +1,8 @@
 //! Punches voided before settle: the audit row (`punch_voids`) and the punch log's row with
 //! how = voided, written in the caller's transaction.
 
+use std::collections::HashSet;
+
 use anyhow::Result;
 use chrono::{NaiveDate, NaiveDateTime};
 use mysql::prelude::Queryable;
@@ -39,4 +41,18 @@ pub(crate) fn record(tx: &mut mysql::Transaction, v: &Void) -> Result<(u64, Stri
     let id = tx.last_insert_id().unwrap_or_default();
     let db_user: Option<String> = tx.exec_first("SELECT db_user FROM punch_voids WHERE id = ?", (id,))?;
     Ok((id, db_user.unwrap_or_default()))
+}
+
+/// The punches of `date` voided before settle: (employee, instant in unix seconds, kind), what
+/// a replay of the journal must not put back.
+pub(crate) fn voided_on(db: &crate::mysql::Db, date: NaiveDate) -> Result<HashSet<(String, i64, Kind)>> {
+    let mut conn = db.conn()?;
+    let rows: Vec<(String, NaiveDateTime, String)> = conn.exec(
+        "SELECT employee_id, punched_at, kind FROM punch_voids WHERE work_date = ?",
+        (date,),
+    )?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(emp, at, kind)| Some((emp, at.and_utc().timestamp(), kind.parse().ok()?)))
+        .collect())
 }
