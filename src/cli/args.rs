@@ -525,6 +525,9 @@ pub struct ReportFormat {
     /// a name such as =HYPERLINK(..) or =cmd|..!A0 (OWASP CSV injection). Only for a program that reads the CSV.
     #[arg(long)]
     pub csv_raw: bool,
+    /// The table with every column (by default a table keeps to 80 columns: the essential ones)
+    #[arg(long)]
+    pub wide: bool,
 }
 
 impl ReportFormat {
