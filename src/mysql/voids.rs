@@ -24,7 +24,9 @@ pub(crate) struct Void<'a> {
 /// Record the audit row (the MySQL account is the server's `CURRENT_USER()`); returns its id
 /// and that account.
 pub(crate) fn record(tx: &mut mysql::Transaction, v: &Void) -> Result<(u64, String)> {
-    tx.exec_drop(
+    super::audit::insert(
+        tx,
+        "punch_voids",
         "INSERT INTO punch_voids (work_date, employee_id, department_id, punched_at, kind, voided_by, \
          os_user, db_user, voided_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, CURRENT_USER(), UTC_TIMESTAMP(), ?)",
         (
@@ -37,10 +39,7 @@ pub(crate) fn record(tx: &mut mysql::Transaction, v: &Void) -> Result<(u64, Stri
             v.os_user,
             v.reason,
         ),
-    )?;
-    let id = tx.last_insert_id().unwrap_or_default();
-    let db_user: Option<String> = tx.exec_first("SELECT db_user FROM punch_voids WHERE id = ?", (id,))?;
-    Ok((id, db_user.unwrap_or_default()))
+    )
 }
 
 /// The punches of `date` voided before settle: (employee, instant in unix seconds, kind), what
