@@ -79,8 +79,14 @@ fn a_hostile_name_already_stored_is_shown_escaped_everywhere() {
 
     shown(&env, &["settle", "--date", DAY, "-q"]);
     let range = ["--from", DAY, "--to", DAY];
-    let table = shown(&env, &[&["report", "dept", "D001"][..], &range].concat());
+    let table = shown(&env, &[&["report", "dept", "D001", "--wide"][..], &range].concat());
     assert!(table.contains(SHOWN), "report dept: {table}");
+    // In 80 columns the name wraps inside its column, still inert.
+    let narrow = shown(&env, &[&["report", "dept", "D001"][..], &range].concat());
+    assert!(
+        !narrow.contains('\u{1b}') && narrow.contains("Eve\\u{1b}[2J"),
+        "{narrow}"
+    );
     let csv = shown(
         &env,
         &[&["report", "dept", "D001", "--format", "csv"][..], &range].concat(),

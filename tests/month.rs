@@ -193,7 +193,7 @@ fn the_month_sheet_holds_the_settled_rows_and_its_totals_are_the_day_reports_sum
         (e0[col("02")].as_str(), e0[col("worked_minutes")].as_str()),
         ("P", "615")
     );
-    let text = env.ok(&["report", "month", "--month", "2026-11", "--dept", "D001"]);
+    let text = env.ok(&["report", "month", "--month", "2026-11", "--dept", "D001", "--wide"]);
     assert!(text.starts_with("month sheet, November 2026, D001\n"), "{text}");
     assert!(text.contains("10 h 15 min") && text.contains("2 h 15 min"), "{text}");
     assert!(text.contains("legend: P present, on time"), "{text}");

@@ -60,6 +60,10 @@ fn agree(env: &TestEnv, args: &[&str]) -> Vec<Vec<String>> {
     let with = |f: &str| {
         let mut a = args.to_vec();
         a.extend(["--format", f]);
+        // Every column: the default table keeps to 80 columns (see `fits_80_columns_...`).
+        if f == "table" {
+            a.push("--wide");
+        }
         env.ok(&a)
     };
     let table = table_cells(&with("table"));
@@ -229,4 +233,92 @@ fn leave_is_checked_listed_and_cancelled() {
     assert_eq!(status, "cancelled");
     // Cancelled leave no longer blocks a new one.
     env.ok(&["leave", "add", "E000002", "2026-12-03", "2026-12-05"]);
+}
+
+/// The text tables of a terminal (issue 25, point 6): by default every line of each report's
+/// table fits 80 columns, under a title naming the report, its dates and its department;
+/// `--wide` shows every column the CSV has.
+#[test]
+fn every_reports_default_table_fits_80_columns_and_wide_shows_all_columns() {
+    let env = TestEnv::with_roster(TZ, 30, 2);
+    let d1 = env.members("D001");
+    // A long name: it wraps inside its column, never past the edge.
+    env.mysql()
+        .exec_drop(
+            "UPDATE employees SET name = ? WHERE id = ?",
+            ("Maximiliana Theodora Wolkenstein-Rodenegg von Hohenberg", &d1[2]),
+        )
+        .unwrap();
+    punch(&env, &d1[0], "in", "2026-11-20T08:50:00");
+    punch(&env, &d1[0], "out", "2026-11-20T18:05:00");
+    punch(&env, &d1[1], "in", "2026-11-20T09:15:00");
+    punch(&env, &d1[2], "in", "2026-11-20T09:25:00");
+    punch(&env, &d1[2], "out", "2026-11-20T17:00:00");
+    env.ok(&["settle", "--date", DAY]);
+    let range = ["--from", "2026-11-01", "--to", "2026-11-30"];
+    let reports: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["report", "day", "--date", DAY],
+            "day report, 2026-11-20, all departments",
+        ),
+        (
+            vec!["report", "absent", "--date", DAY, "--dept", "D001"],
+            "absent, 2026-11-20, D001",
+        ),
+        (
+            [&["report", "employee", d1[2].as_str()][..], &range].concat(),
+            "2026-11-01 to 2026-11-30",
+        ),
+        (
+            [&["report", "dept", "D001"][..], &range].concat(),
+            "department D001, 2026-11-01 to 2026-11-30",
+        ),
+        (
+            vec!["report", "month", "--month", "2026-11"],
+            "month sheet, November 2026, all departments",
+        ),
+        (
+            [&["report", "payroll"][..], &range].concat(),
+            "payroll, 2026-11-01 to 2026-11-30",
+        ),
+        (
+            [&["report", "punches", "--dept", "D001"][..], &range].concat(),
+            "punches, 2026-11-01 to 2026-11-30, D001",
+        ),
+    ];
+    for (args, title) in &reports {
+        let text = env.ok(args);
+        let first = text.lines().next().unwrap_or_default();
+        assert!(first.contains(title), "{args:?}: title {first:?}");
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= 80,
+                "{args:?}: {} characters:\n{text}",
+                line.chars().count()
+            );
+        }
+        assert!(text.lines().count() > 3, "{args:?}: a table\n{text}");
+        // --wide: every column of the CSV in the header.
+        let wide = env.ok(&[&args[..], &["--wide"]].concat());
+        let header = &csv_cells(&env.ok(&[&args[..], &["--csv"]].concat()))[0];
+        let shown = &table_cells(&wide)[0];
+        assert_eq!(shown, header, "{args:?}: --wide shows every column");
+        assert!(wide.lines().next().unwrap_or_default().contains(title), "{args:?}");
+    }
+    // The day report keeps the counts that matter, with short headers.
+    let day = table_cells(&env.ok(&["report", "day", "--date", DAY]));
+    assert_eq!(
+        day[0],
+        [
+            "department",
+            "headcount",
+            "present",
+            "late",
+            "early",
+            "no out",
+            "absent",
+            "leave"
+        ]
+    );
+    assert_eq!(day.last().unwrap()[..4], ["total", "30", "1", "0"]);
 }

@@ -239,3 +239,127 @@ fn a_void_of_ones_own_punch_or_of_no_punch_is_refused_and_changes_nothing() {
     assert_eq!(board_value(&env, &emp), before);
     assert_eq!(env.count("punch_voids"), 0);
 }
+
+/// The void notice `id` waiting in D001's outbox, as JSON.
+fn void_notice(env: &TestEnv, id: &str) -> serde_json::Value {
+    let stored = env
+        .outbox("D001")
+        .get(id)
+        .cloned()
+        .expect("the void notice waits in the outbox");
+    serde_json::from_str(&stored).unwrap()
+}
+
+/// A day with a colleague's badge at 07:05 before the employee's own 09:20, both published
+/// (so in the journal), and the supervisor at the keyboard: (env, employee, supervisor).
+fn lent_badge_day() -> (TestEnv, String, String) {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let (emp, sup) = env.member_and_supervisor();
+    env.punch(&emp, "in", &format!("{DAY}T07:05:00"), false);
+    env.punch(&emp, "in", &format!("{DAY}T09:20:00"), false);
+    env.act_as(&sup);
+    (env, emp, sup)
+}
+
+/// `punch void` of the lent badge's 07:05 check-in.
+fn void_0705(emp: &str) -> Vec<String> {
+    let at = format!("{DAY}T07:05");
+    ["punch", "void", emp, "--at", &at, "--reason", "lent badge"]
+        .map(String::from)
+        .to_vec()
+}
+
+#[test]
+fn the_supervisor_is_told_of_a_void_even_when_the_broker_is_down() {
+    let (env, emp, sup) = lent_badge_day();
+    // The broker down: the void is done, its notice waits in the outbox.
+    let out = env
+        .cmd()
+        .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+        .args(void_0705(&emp))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["notification"], "pending", "{v}");
+    let id = v["event_id"].as_str().unwrap().to_string();
+    assert_eq!(id, format!("void-{}", v["void_id"]));
+    let n = void_notice(&env, &id);
+    assert_eq!(n["type"], "void", "{n}");
+    assert_eq!(
+        (n["employee_id"].as_str(), n["kind"].as_str()),
+        (Some(emp.as_str()), Some("in"))
+    );
+    assert_eq!(n["voided_by"], sup.as_str(), "{n}");
+    assert!(n["key_id"].is_string() && n["sig"].is_string(), "signed: {n}");
+
+    // The relay sends it; the supervisor's screen shows it after the two check-ins.
+    env.ok(&["relay"]);
+    assert!(env.outbox("D001").is_empty());
+    let shown = env.ok(&["watch-dept", "D001", "--once"]);
+    let last = shown.lines().last().unwrap_or_default().to_string();
+    let name: String = env
+        .mysql()
+        .exec_first("SELECT name FROM employees WHERE id = ?", (&emp,))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        last,
+        format!("void: {emp} {name} 2026-11-20 07:05 check-in voided by {sup} (lent badge)"),
+        "{shown}"
+    );
+    assert_eq!(shown.lines().count(), 3, "{shown}");
+    // Shown once: a watcher does not show it again.
+    assert_eq!(env.ok(&["watch-dept", "D001", "--once"]), "");
+}
+
+#[test]
+fn a_punch_is_voided_by_its_event_id() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let (emp, sup) = env.member_and_supervisor();
+    env.punch(&emp, "in", &format!("{DAY}T09:20:00"), true);
+    let c = env.json(&[
+        "checkin",
+        &emp,
+        "--kind",
+        "in",
+        "--at",
+        &format!("{DAY}T07:05"),
+        "--json",
+    ]);
+    let event = c["event_id"].as_str().unwrap().to_string();
+    env.act_as(&sup);
+    let err = env.fails(&["punch", "void", &emp, "--event", "no-such-event"], 1);
+    assert!(err.contains("no punch of"), "{err}");
+    env.fails(&["punch", "void", &emp, "--event", &event, "--at", "07:05"], 2);
+    env.fails(&["punch", "void", &emp], 2);
+    assert_eq!(env.count("punch_voids"), 0);
+    let v = env.json(&[
+        "punch", "void", &emp, "--event", &event, "--reason", "not hers", "--json",
+    ]);
+    assert_eq!(
+        (v["kind"].as_str(), v["at"].as_str()),
+        (Some("in"), Some("2026-11-20T07:05:00+01:00")),
+        "{v}"
+    );
+    let value = board_value(&env, &emp).unwrap();
+    assert!(!value.contains("i25500") && value.contains("i33600"), "{value}");
+}
+
+#[test]
+fn recover_does_not_bring_a_voided_punch_back() {
+    let (env, emp, _) = lent_badge_day();
+    env.ok(&strs(&void_0705(&emp)));
+    let rec = env.json(&["recover", "--date", DAY, "--idle-ms", "1000", "--json"]);
+    assert_eq!(rec["voided"], 1, "{rec}");
+    assert_eq!(rec["already_present"], 1, "{rec}");
+    assert_eq!(rec["read"], 2, "{rec}");
+    let value = board_value(&env, &emp).unwrap();
+    assert!(
+        !value.contains("i25500"),
+        "the voided punch stays off the board: {value}"
+    );
+    env.ok(&["settle", "--date", DAY]);
+    assert_eq!(row(&env, &emp), "missing_checkout|2026-11-20 08:20:00|-|20|0");
+}

@@ -19,6 +19,7 @@ use crate::domain::alert::{AbsenceAlert, ABSENCE_ALERT};
 use crate::domain::event::Event;
 use crate::domain::membership::Membership;
 use crate::domain::signing::{self, Keyring};
+use crate::domain::void_notice::{VoidNotice, TYPE as VOID};
 use crate::error::{Error, Service};
 use crate::interrupt::unless_stopped;
 use crate::interrupt::Backoff;
@@ -42,6 +43,8 @@ pub(crate) enum WatchItem<'a> {
     Event { event: &'a Event },
     /// A new absence alert (likewise shown once).
     Alert { alert: &'a AbsenceAlert },
+    /// A punch of the department voided (`punch void`), shown once as events are.
+    Void { notice: &'a VoidNotice },
     /// A malformed message, sent to retry, or parked when it failed too often.
     Rejected {
         reason: &'a str,
@@ -295,6 +298,10 @@ impl Watcher<'_> {
                     let roster = self.shown.membership(&event.employee_id, &event.department_id)?;
                     signing::check(ring, event, self.tz, roster.as_ref(), Some(&self.dept))
                 }
+                Message::Void(n) => {
+                    let roster = self.shown.membership(&n.employee_id, &n.department_id)?;
+                    n.check(ring, self.tz, roster.as_ref(), &self.dept)
+                }
                 Message::Alert(alert) => alert.check(ring, &self.dept),
             };
             if let Err(refusal) = checked {
@@ -327,6 +334,7 @@ impl Watcher<'_> {
                         show(match &message {
                             Message::Event(event) => WatchItem::Event { event },
                             Message::Alert(alert) => WatchItem::Alert { alert },
+                            Message::Void(notice) => WatchItem::Void { notice },
                         })?;
                         self.shown.mark_shown(&self.dept, id)?;
                         self.report.shown += 1;
@@ -359,10 +367,11 @@ impl Watcher<'_> {
     }
 }
 
-/// What a department queue carries.
+/// What a department queue carries: a punch's event, an absence alert or a void's notice.
 enum Message {
     Event(Event),
     Alert(AbsenceAlert),
+    Void(VoidNotice),
 }
 
 impl Message {
@@ -370,6 +379,7 @@ impl Message {
         match self {
             Message::Event(e) => &e.event_id,
             Message::Alert(a) => &a.event_id,
+            Message::Void(n) => &n.event_id,
         }
     }
 }
@@ -381,7 +391,7 @@ struct Typed {
     message_type: Option<String>,
 }
 
-/// An event or an alert, or why the body is neither.
+/// An event, an alert or a void notice, or why the body is none of them.
 fn parse_message(body: &[u8]) -> Result<Message, String> {
     let typed: Typed = serde_json::from_slice(body).map_err(|e| format!("not an event: {e}"))?;
     match typed.message_type.as_deref() {
@@ -389,6 +399,13 @@ fn parse_message(body: &[u8]) -> Result<Message, String> {
         Some(ABSENCE_ALERT) => {
             let a: AbsenceAlert = serde_json::from_slice(body).map_err(|e| format!("not an absence alert: {e}"))?;
             Ok(Message::Alert(a))
+        }
+        Some(VOID) => {
+            let n: VoidNotice = serde_json::from_slice(body).map_err(|e| format!("not a void notice: {e}"))?;
+            if n.event_id.is_empty() {
+                return Err("not a void notice: empty event_id".into());
+            }
+            Ok(Message::Void(n))
         }
         Some(other) => Err(format!(
             "not an event: unknown type {:?}",

@@ -133,10 +133,11 @@ impl Publisher {
         }
         let seq = flow.track(
             tag,
-            1 + usize::from(self.journal) + usize::from(self.settings.events_exchange),
+            1 + usize::from(self.journal && !ev.void) + usize::from(self.settings.events_exchange),
         );
         let sent = self.publish_one(flow, seq, id, &ev).and_then(|()| {
-            if self.journal {
+            // A void notice is not journaled: recover replays punches, and takes voids from MySQL.
+            if self.journal && !ev.void {
                 flow.journal.push((seq, ev.json));
                 if flow.journal.len() >= JOURNAL_BATCH {
                     self.publish_journal(flow)?;

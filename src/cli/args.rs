@@ -442,8 +442,11 @@ pub struct VoidArgs {
     pub employee_id: String,
     /// The punch's time, to the second as recorded: HH:MM[:SS] (today in the company's zone),
     /// YYYY-MM-DDTHH:MM[:SS] (the company's zone) or RFC 3339
-    #[arg(long, value_name = "TIME", value_parser = parse_typed_time)]
-    pub at: TypedTime,
+    #[arg(long, value_name = "TIME", value_parser = parse_typed_time, required_unless_present = "event", conflicts_with = "event")]
+    pub at: Option<TypedTime>,
+    /// The punch's event id instead of its time (as `checkin --json` printed it)
+    #[arg(long, value_name = "EVENT_ID")]
+    pub event: Option<String>,
     /// in or out: needed only when the day has both at that time
     #[arg(long, value_parser = PossibleValuesParser::new(["in", "out"]).map(|s| s.parse::<Kind>().expect("listed")))]
     pub kind: Option<Kind>,
@@ -522,6 +525,9 @@ pub struct ReportFormat {
     /// a name such as =HYPERLINK(..) or =cmd|..!A0 (OWASP CSV injection). Only for a program that reads the CSV.
     #[arg(long)]
     pub csv_raw: bool,
+    /// The table with every column (by default a table keeps to 80 columns: the essential ones)
+    #[arg(long)]
+    pub wide: bool,
 }
 
 impl ReportFormat {

@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::{PunchCommand, VoidArgs};
-use crate::ops::void::{self, Request};
+use crate::ops::void::{self, Request, Which};
 
 pub(crate) fn run(ctx: &Ctx, c: PunchCommand) -> Result<()> {
     match c {
@@ -22,13 +22,23 @@ fn run_void(ctx: &Ctx, a: VoidArgs) -> Result<()> {
         &ctx.cfg,
         &Request {
             employee_id: &a.employee_id,
-            at: a.at,
+            punch: match (&a.event, a.at) {
+                (Some(id), _) => Which::Event(id),
+                (None, Some(t)) => Which::At(t),
+                (None, None) => unreachable!("clap requires --at or --event"),
+            },
             kind: a.kind,
             reason: &a.reason,
             by: a.by.as_deref(),
             os_user: &os_user,
         },
     )?;
+    if let Some(why) = &v.pending_because {
+        ctx.say(format!(
+            "punch void: the supervisor's notice {} is pending ({why}): `attendance relay` sends it",
+            v.event_id
+        ));
+    }
     if a.output.json {
         return crate::output::json(&v);
     }

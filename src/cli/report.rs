@@ -119,7 +119,19 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
     let (q, format) = query(ctx, cmd).expect("a report from MySQL");
     refuse_binary_on_terminal(&format)?;
     let table = report::run(&ctx.cfg, &q)?;
-    print(&table, &title(&q), &format)?;
+    match essential(&q) {
+        Some(keep) if format.get() == Format::Table => {
+            let mut text = format!("{}\n", heading(&q));
+            text += &if format.wide {
+                table.to_table()
+            } else {
+                table.narrow(keep).to_table_within(TERMINAL)
+            };
+            text.push('\n');
+            emit(text.as_bytes(), &format)?;
+        }
+        _ => print(&table, &title(&q), &format)?,
+    }
     if table.rows.is_empty() && format.get() == Format::Table {
         ctx.say("no rows (has the day been settled?)");
     }
@@ -171,6 +183,13 @@ fn month_sheet(ctx: &Ctx, first: NaiveDate, dept: Option<&str>, format: &ReportF
                 })
                 .collect();
             crate::domain::xlsx::month_workbook(&sheets, &month::legend())?
+        }
+        Format::Table if !format.wide => {
+            let table = m.sheet.table(&m.names, None);
+            let mut text = format!("month sheet, {month}, {}\n", dept.unwrap_or("all departments"));
+            text.push_str(&table.narrow(MONTH).to_table_within(TERMINAL));
+            text.push_str("\n(--wide: a column per day, with its code)\n");
+            text.into_bytes()
         }
         Format::Table => {
             let table = m.sheet.table(&m.names, None);
@@ -242,5 +261,95 @@ fn title(q: &Query) -> String {
         Query::Payroll { from, to } => format!("payroll {from} {to}"),
         Query::Corrections { .. } => "corrections".into(),
         Query::Punches { .. } => "punches".into(),
+    }
+}
+
+/// The width a report's table keeps to by default: a terminal's classic 80 columns.
+const TERMINAL: u16 = 80;
+
+/// The month sheet's totals, without the day columns (`--wide` has them).
+const MONTH: &[(&str, &str)] = &[
+    ("department", "dept"),
+    ("employee", "employee"),
+    ("name", "name"),
+    ("present_days", "present"),
+    ("late_days", "late"),
+    ("absent_days", "absent"),
+    ("leave_days", "leave"),
+    ("worked_minutes", "worked"),
+];
+
+/// The columns of a report's table in 80 columns, with their headers there (`--wide`: every
+/// column as CSV has it); `None`: the report's table is shown whole.
+fn essential(q: &Query) -> Option<&'static [(&'static str, &'static str)]> {
+    Some(match q {
+        Query::Day { .. } => &[
+            ("department", "department"),
+            ("headcount", "headcount"),
+            ("present", "present"),
+            ("late", "late"),
+            ("early_leave", "early"),
+            ("missing_checkout", "no out"),
+            ("absent", "absent"),
+            ("on_leave", "leave"),
+        ],
+        Query::Absent { .. } => &[("employee", "employee"), ("name", "name"), ("department", "department")],
+        Query::Employee { .. } => &[
+            ("date", "date"),
+            ("status", "status"),
+            ("first_in", "in"),
+            ("last_out", "out"),
+            ("worked_minutes", "worked"),
+        ],
+        Query::Dept { .. } => &[
+            ("employee", "employee"),
+            ("name", "name"),
+            ("days", "days"),
+            ("present", "present"),
+            ("late", "late"),
+            ("absent", "absent"),
+            ("on_leave", "leave"),
+        ],
+        Query::Payroll { .. } => &[
+            ("employee", "employee"),
+            ("name", "name"),
+            ("days_worked", "days"),
+            ("absent_days", "absent"),
+            ("late_count", "late"),
+            ("worked_minutes", "worked"),
+            ("overtime_minutes", "overtime"),
+        ],
+        Query::Punches { .. } => &[
+            ("employee", "employee"),
+            ("department", "dept"),
+            ("at", "at"),
+            ("kind", "kind"),
+            ("source", "source"),
+            ("how", "how"),
+        ],
+        Query::Corrections { .. } | Query::Runs { .. } => return None,
+    })
+}
+
+/// The title line above a report's table: the report, its dates, its department.
+fn heading(q: &Query) -> String {
+    let dept = |d: &Option<String>| d.clone().unwrap_or_else(|| "all departments".into());
+    let span = |from: &NaiveDate, to: &NaiveDate| format!("{from} to {to}");
+    match q {
+        Query::Day { date, dept: d } => format!("day report, {date}, {}", dept(d)),
+        Query::Absent { date, dept: d } => format!("absent, {date}, {}", dept(d)),
+        Query::Employee { id, from, to } => format!("employee {id}, {}", span(from, to)),
+        Query::Dept { id, from, to } => format!("department {id}, {}", span(from, to)),
+        Query::Payroll { from, to } => format!("payroll, {}, all departments", span(from, to)),
+        Query::Punches {
+            employee,
+            dept: d,
+            from,
+            to,
+        } => {
+            let who = employee.as_ref().map_or(String::new(), |e| format!(", employee {e}"));
+            format!("punches, {}, {}{who}", span(from, to), dept(d))
+        }
+        Query::Corrections { .. } | Query::Runs { .. } => title(q),
     }
 }

@@ -11,6 +11,7 @@ use super::Ctx;
 use crate::cli::WatchDeptArgs;
 use crate::domain::dates::minutes_text;
 use crate::domain::event::{Event, Kind};
+use crate::domain::void_notice::VoidNotice;
 use crate::interrupt;
 use crate::ops::watch::Viewer;
 use crate::ops::watch::{WatchItem, WatchOptions};
@@ -32,19 +33,29 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     let mut alerted = Alerted::default();
     let watched = crate::ops::watch::department(&ctx.cfg, dept, opts, interrupt::stop_flag(), say, |item| {
         match item {
-            WatchItem::Event { event } => match screen.as_mut() {
-                Some(s) => {
-                    let late = alerted.arrived(event);
-                    s.push(line(ctx, event) + late.as_deref().unwrap_or(""));
-                    s.alert = alerted.panel(NAMES);
-                    // A backlog arrives in a burst: redraw a few times a second, not per event.
-                    if s.drawn.elapsed() >= REDRAW {
-                        s.draw(ctx, dept)?;
+            WatchItem::Event { .. } | WatchItem::Void { .. } => {
+                let text = match &item {
+                    WatchItem::Void { notice } => void_line(ctx, notice),
+                    WatchItem::Event { event } => line(ctx, event) + alerted.arrived(event).as_deref().unwrap_or(""),
+                    _ => String::new(),
+                };
+                match screen.as_mut() {
+                    Some(s) => {
+                        s.push(text);
+                        s.alert = alerted.panel(NAMES);
+                        // A backlog arrives in a burst: redraw a few times a second, not per event.
+                        if s.drawn.elapsed() >= REDRAW {
+                            s.draw(ctx, dept)?;
+                        }
                     }
+                    None if args.output.json => match item {
+                        WatchItem::Void { notice } => crate::output::json(notice)?,
+                        WatchItem::Event { event } => crate::output::json(event)?,
+                        _ => {}
+                    },
+                    None => textln!("{text}")?,
                 }
-                None if args.output.json => crate::output::json(event)?,
-                None => textln!("{}{}", line(ctx, event), alerted.arrived(event).unwrap_or_default())?,
-            },
+            }
             WatchItem::Alert { alert } => {
                 alerted.note(ctx, alert);
                 match screen.as_mut() {
@@ -115,6 +126,32 @@ fn line(ctx: &Ctx, e: &Event) -> String {
     let line = format!(
         "{at} {} {} {} {what}{note}",
         e.department_id, e.employee_id, e.employee_name
+    );
+    crate::domain::text::inert(&line).into_owned()
+}
+
+/// One plain line per void notice: `void: E000002 Priya Tanaka 08:04 check-in voided by
+/// E000001 (reason)`, the punch's date added when it is not today's; inert, as `line`.
+fn void_line(ctx: &Ctx, n: &VoidNotice) -> String {
+    let tz = ctx.cfg.timezone;
+    let at = chrono::DateTime::parse_from_rfc3339(&n.at).map(|t| t.with_timezone(&tz));
+    let when = match at {
+        Ok(t) if n.work_date == ctx.today() => crate::domain::dates::wall_clock(t, "%H:%M"),
+        Ok(t) => format!("{} {}", n.work_date, crate::domain::dates::wall_clock(t, "%H:%M")),
+        Err(_) => n.at.clone(),
+    };
+    let what = match n.kind {
+        Kind::In => "check-in",
+        Kind::Out => "check-out",
+    };
+    let why = if n.reason.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", n.reason)
+    };
+    let line = format!(
+        "void: {} {} {when} {what} voided by {}{why}",
+        n.employee_id, n.employee_name, n.voided_by
     );
     crate::domain::text::inert(&line).into_owned()
 }

@@ -10,6 +10,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::signing::{self, Keyring, Signer};
+use super::void_notice::VoidNotice;
 
 /// Punch kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
@@ -246,11 +247,16 @@ pub struct Outgoing {
     pub json: String,
     /// When the punch was recorded (`at` for old entries without `recorded_at`), if readable.
     pub recorded_at: Option<DateTime<Utc>>,
+    /// A void notice (`domain::void_notice`), not a punch: never journaled, as nothing replays it.
+    pub void: bool,
 }
 
 impl Outgoing {
-    /// `<department id>.<kind>`.
+    /// `<department id>.<kind>`, or `<department id>.void` for a void notice.
     pub fn routing_key(&self) -> String {
+        if self.void {
+            return format!("{}.{}", self.department_id, super::void_notice::TYPE);
+        }
         routing_key(&self.department_id, self.kind)
     }
 }
@@ -271,6 +277,19 @@ pub fn render(id: &str, stored: &str) -> Result<Outgoing, Malformed> {
 /// `Malformed` ("refused: ..."), so a publisher never sends what it cannot verify.
 pub(crate) fn render_verified(id: &str, stored: &str, ring: Option<&Keyring>) -> Result<Outgoing, Malformed> {
     let refused = |r: signing::Refusal| Malformed(format!("refused: {r}"));
+    if VoidNotice::is_void(stored.as_bytes()) {
+        let n: VoidNotice = serde_json::from_str(stored).map_err(|e| Malformed(format!("bad void notice: {e}")))?;
+        if let Some(ring) = ring {
+            n.verify(ring).map_err(refused)?;
+        }
+        return Ok(Outgoing {
+            recorded_at: n.voided_at(),
+            department_id: n.department_id,
+            kind: n.kind,
+            json: stored.to_string(),
+            void: true,
+        });
+    }
     if stored.starts_with('{') {
         let ev: Event = serde_json::from_str(stored).map_err(|e| Malformed(format!("bad event JSON: {e}")))?;
         if let Some(ring) = ring {
@@ -284,6 +303,7 @@ pub(crate) fn render_verified(id: &str, stored: &str, ring: Option<&Keyring>) ->
             department_id: ev.department_id,
             kind: ev.kind,
             json: stored.to_string(),
+            void: false,
         });
     }
     let ev = decode(id, stored)?;
@@ -299,6 +319,7 @@ pub(crate) fn render_verified(id: &str, stored: &str, ring: Option<&Keyring>) ->
         recorded_at: recorded_at.map(|t| t.with_timezone(&Utc)),
         department_id: ev.department_id,
         kind: ev.kind,
+        void: false,
     })
 }
 

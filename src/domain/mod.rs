@@ -33,5 +33,6 @@ pub(crate) mod signing;
 pub(crate) mod summary;
 pub(crate) mod table;
 pub(crate) mod text;
+pub(crate) mod void_notice;
 pub(crate) mod workdays;
 pub(crate) mod xlsx;

@@ -116,13 +116,44 @@ impl Table {
 
     /// A person's view.
     pub(crate) fn to_table(&self) -> String {
+        self.comfy().to_string()
+    }
+
+    /// The columns a terminal shows by default (`--wide` shows all): `keep` names each kept
+    /// column and the header it gets there, in the table's order; a name the table lacks is
+    /// left out.
+    pub(crate) fn narrow(&self, keep: &[(&str, &str)]) -> Table {
+        let picked: Vec<(usize, &str)> = keep
+            .iter()
+            .filter_map(|(name, label)| self.columns.iter().position(|c| c == name).map(|i| (i, *label)))
+            .collect();
+        Table {
+            columns: picked.iter().map(|(_, l)| l.to_string()).collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| picked.iter().map(|(i, _)| r[*i].clone()).collect())
+                .collect(),
+        }
+    }
+
+    /// A person's view within `width` characters a line: a cell too long for its share of the
+    /// width wraps inside its column, never past the edge.
+    pub(crate) fn to_table_within(&self, width: u16) -> String {
+        let mut t = self.comfy();
+        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+        t.set_width(width);
+        t.to_string()
+    }
+
+    fn comfy(&self) -> comfy_table::Table {
         let mut t = comfy_table::Table::new();
         t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
         t.set_header(self.columns.clone());
         for r in &self.rows {
             t.add_row(r.iter().map(|c| inert(&c.plain()).into_owned()).collect::<Vec<_>>());
         }
-        t.to_string()
+        t
     }
 
     /// CSV with a header line; empty cells for nothing. Control characters are made visible
@@ -202,6 +233,18 @@ mod tests {
             r#"[{"absent":3,"dept":"D1","note":null},{"absent":0,"dept":"D,2","note":"x"}]"#
         );
         assert!(t.to_table().contains("D,2"));
+    }
+
+    #[test]
+    fn a_narrow_table_keeps_the_named_columns_and_fits_its_width() {
+        let mut t = Table::new(&["dept", "absent", "note"]);
+        t.push(vec![Cell::text("D1"), Cell::from(3u64), Cell::text("x".repeat(200))]);
+        let n = t.narrow(&[("dept", "department"), ("note", "note"), ("gone", "gone")]);
+        assert_eq!(n.columns, ["department", "note"]);
+        assert_eq!(n.rows[0][0], Cell::text("D1"));
+        let text = n.to_table_within(80);
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        assert!(text.contains("department"));
     }
 
     #[test]

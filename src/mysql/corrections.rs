@@ -63,7 +63,9 @@ pub(crate) struct Audit<'a> {
 /// Record the audit row (the MySQL account is the server's own `CURRENT_USER()`); returns its
 /// id and that account.
 pub(crate) fn record(tx: &mut mysql::Transaction, a: &Audit) -> Result<(u64, String)> {
-    tx.exec_drop(
+    super::audit::insert(
+        tx,
+        "corrections",
         "INSERT INTO corrections (work_date, employee_id, corrected_by, os_user, db_user, corrected_at, \
          reason, old_status, new_status, old_first_in, new_first_in, old_last_out, new_last_out) \
          VALUES (?, ?, ?, ?, CURRENT_USER(), UTC_TIMESTAMP(), ?, ?, ?, ?, ?, ?, ?)",
@@ -80,10 +82,7 @@ pub(crate) fn record(tx: &mut mysql::Transaction, a: &Audit) -> Result<(u64, Str
             a.before.last_out,
             a.after.last_out,
         ),
-    )?;
-    let id = tx.last_insert_id().unwrap_or_default();
-    let db_user: Option<String> = tx.exec_first("SELECT db_user FROM corrections WHERE id = ?", (id,))?;
-    Ok((id, db_user.unwrap_or_default()))
+    )
 }
 
 /// One correction as stored. Times are UTC.

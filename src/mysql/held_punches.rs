@@ -183,8 +183,7 @@ pub(crate) fn decide(
          decided_at = UTC_TIMESTAMP(3), reason = ? WHERE id = ? AND status = 'pending'",
         (status.as_str(), by, os_user, reason, id),
     )?;
-    let db_user: Option<Option<String>> = tx.exec_first("SELECT db_user FROM held_punches WHERE id = ?", (id,))?;
-    Ok(db_user.flatten().unwrap_or_default())
+    super::audit::db_user(tx, "held_punches", id)
 }
 
 /// Pending held punches: of one work date, or of every date.

@@ -3,6 +3,7 @@
 
 pub(crate) mod archive_rows;
 pub(crate) mod attendance;
+pub(crate) mod audit;
 pub(crate) mod calendar_rows;
 pub(crate) mod codes;
 pub(crate) mod conn;

@@ -1,6 +1,8 @@
 //! Punches voided before settle: the audit row (`punch_voids`) and the punch log's row with
 //! how = voided, written in the caller's transaction.
 
+use std::collections::HashSet;
+
 use anyhow::Result;
 use chrono::{NaiveDate, NaiveDateTime};
 use mysql::prelude::Queryable;
@@ -22,7 +24,9 @@ pub(crate) struct Void<'a> {
 /// Record the audit row (the MySQL account is the server's `CURRENT_USER()`); returns its id
 /// and that account.
 pub(crate) fn record(tx: &mut mysql::Transaction, v: &Void) -> Result<(u64, String)> {
-    tx.exec_drop(
+    super::audit::insert(
+        tx,
+        "punch_voids",
         "INSERT INTO punch_voids (work_date, employee_id, department_id, punched_at, kind, voided_by, \
          os_user, db_user, voided_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, CURRENT_USER(), UTC_TIMESTAMP(), ?)",
         (
@@ -35,8 +39,19 @@ pub(crate) fn record(tx: &mut mysql::Transaction, v: &Void) -> Result<(u64, Stri
             v.os_user,
             v.reason,
         ),
+    )
+}
+
+/// The punches of `date` voided before settle: (employee, instant in unix seconds, kind), what
+/// a replay of the journal must not put back.
+pub(crate) fn voided_on(db: &crate::mysql::Db, date: NaiveDate) -> Result<HashSet<(String, i64, Kind)>> {
+    let mut conn = db.conn()?;
+    let rows: Vec<(String, NaiveDateTime, String)> = conn.exec(
+        "SELECT employee_id, punched_at, kind FROM punch_voids WHERE work_date = ?",
+        (date,),
     )?;
-    let id = tx.last_insert_id().unwrap_or_default();
-    let db_user: Option<String> = tx.exec_first("SELECT db_user FROM punch_voids WHERE id = ?", (id,))?;
-    Ok((id, db_user.unwrap_or_default()))
+    Ok(rows
+        .into_iter()
+        .filter_map(|(emp, at, kind)| Some((emp, at.and_utc().timestamp(), kind.parse().ok()?)))
+        .collect())
 }

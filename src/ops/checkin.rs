@@ -252,19 +252,9 @@ pub(crate) fn apply(
     let dept = &p.employee.department_id;
     let (replication, replicas_acked, unreplicated_because) =
         replicated(cfg, board, dept, o.changed || o.event_json.is_some());
-    let (notification, pending_because) = match (o.event_json.is_some(), connecting) {
-        (false, _) => ("none", None),
-        // The punch is recorded: nothing here fails the check-in.
-        (true, Some(connecting)) => notify_now(cfg, connecting, board, dept, &p.event_id, now),
-        (true, None) => match board.wake_relay(dept) {
-            Ok(true) => ("handed_off", None),
-            // The relay's heartbeat expired since: publish as if there had been none.
-            Ok(false) => {
-                let connecting = Publisher::connect_in_background(cfg);
-                notify_now(cfg, connecting, board, dept, &p.event_id, now)
-            }
-            Err(e) => ("pending", Some(crate::ops::exit::one_line(&e))),
-        },
+    let (notification, pending_because) = match o.event_json.is_some() {
+        false => ("none", None),
+        true => notify(cfg, board, dept, &p.event_id, connecting, now),
     };
     let date = p.facts.work_date;
     let instant = |s: i64| policy::instant(tz, date, s).to_rfc3339();
@@ -313,6 +303,31 @@ fn replicated(cfg: &Config, board: &mut Board, dept: &str, wrote: bool) -> (&'st
             )),
         ),
         Err(e) => ("pending", None, Some(crate::ops::exit::one_line(&e))),
+    }
+}
+
+/// Send the event `event_id` waiting in `dept`'s outbox: on `connecting` (see [`notifier`]), or
+/// handed to a live relay: (`notification`, why pending). What was recorded stays recorded:
+/// nothing here fails the command.
+pub(crate) fn notify(
+    cfg: &Config,
+    board: &mut Board,
+    dept: &str,
+    event_id: &str,
+    connecting: Option<crate::amqp::Connecting>,
+    now: DateTime<Utc>,
+) -> (&'static str, Option<String>) {
+    match connecting {
+        Some(connecting) => notify_now(cfg, connecting, board, dept, event_id, now),
+        None => match board.wake_relay(dept) {
+            Ok(true) => ("handed_off", None),
+            // The relay's heartbeat expired since: publish as if there had been none.
+            Ok(false) => {
+                let connecting = Publisher::connect_in_background(cfg);
+                notify_now(cfg, connecting, board, dept, event_id, now)
+            }
+            Err(e) => ("pending", Some(crate::ops::exit::one_line(&e))),
+        },
     }
 }
 

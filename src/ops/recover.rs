@@ -78,6 +78,9 @@ pub(crate) struct RecoverReport {
     pub restored: u64,
     /// Punches found on their board already.
     pub already_present: u64,
+    /// Punches read that were voided before settle (`punch void`, MySQL's punch_voids): not
+    /// put back.
+    pub voided: u64,
     /// Journal messages of other days, or not events at all, skipped.
     pub skipped: u64,
     /// Events of the day the keyring or the roster refused (docs/security.md): parked with
@@ -126,6 +129,10 @@ pub(crate) fn replay(
         restored: 0,
         already_present: 0,
         skipped: 0,
+        // Read before the journal: a punch voided from here on is off its board already, or
+        // the void finds it there and takes it off again.
+        voids: crate::mysql::voids::voided_on(&crate::mysql::Db::open(cfg)?, opts.date)?,
+        voided: 0,
         verify: cfg.signing.keyring()?.map(|ring| Verify {
             ring,
             roster: members
@@ -154,6 +161,7 @@ pub(crate) fn replay(
         read: r.read,
         restored: r.restored,
         already_present: r.already_present,
+        voided: r.voided,
         skipped: r.skipped + journal.not_events,
         messages: journal.messages,
         first_offset: journal.first_offset,
@@ -172,6 +180,9 @@ struct Replayer<'c> {
     restored: u64,
     already_present: u64,
     skipped: u64,
+    /// The day's voided punches (employee, unix seconds, kind), and how many were met.
+    voids: std::collections::HashSet<(String, i64, crate::domain::event::Kind)>,
+    voided: u64,
     /// Checks on every event of the day, when a keyring is configured.
     verify: Option<Verify>,
 }
@@ -222,6 +233,10 @@ impl Replayer<'_> {
             }
         }
         match self.punch(ev) {
+            Some(p) if self.is_voided(&p) => {
+                self.read += 1;
+                self.voided += 1;
+            }
             Some(p) => {
                 self.read += 1;
                 self.batch.push(p);
@@ -233,6 +248,13 @@ impl Replayer<'_> {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// Whether `punch void` took this punch off its day: it stays off.
+    fn is_voided(&self, p: &Punch) -> bool {
+        !self.voids.is_empty()
+            && p.kind
+                .is_some_and(|k| self.voids.contains(&(p.employee.id.clone(), p.at.timestamp(), k)))
     }
 
     /// The journaled punch as the board script takes it: its own event id, its final kind (the

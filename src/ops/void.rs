@@ -12,6 +12,7 @@ use crate::domain::authority;
 use crate::domain::dates::TypedTime;
 use crate::domain::day_record::DayRecord;
 use crate::domain::event::Kind;
+use crate::domain::void_notice::VoidNotice;
 use crate::domain::{policy, punch_log};
 use crate::error::Error;
 use crate::mysql::voids;
@@ -21,13 +22,23 @@ use crate::redis::board::Board;
 #[derive(Debug, Clone)]
 pub(crate) struct Request<'a> {
     pub employee_id: &'a str,
-    /// The punch's time (`HH:MM`: today by the Redis server's clock).
-    pub at: TypedTime,
+    /// Which punch: its time or its event id.
+    pub punch: Which<'a>,
     /// Needed only when the day has both a check-in and a check-out at that second.
     pub kind: Option<Kind>,
     pub reason: &'a str,
     pub by: Option<&'a str>,
     pub os_user: &'a str,
+}
+
+/// How a void names its punch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Which<'a> {
+    /// The punch's time (`HH:MM`: today by the Redis server's clock).
+    At(TypedTime),
+    /// The punch's event id (as `checkin --json` printed it), looked up in the punch logs of
+    /// the department's live boards.
+    Event(&'a str),
 }
 
 /// What was voided, and the day as the board now has it: the `punch void --json` object.
@@ -46,6 +57,13 @@ pub(crate) struct Voided {
     /// The day's first check-in and last check-out without the voided punch.
     pub first_in: Option<String>,
     pub last_out: Option<String>,
+    /// The void notice's event id (`void-<id>`).
+    pub event_id: String,
+    /// The supervisor's notice: `sent`, `handed_off` or `pending` (as `checkin`'s).
+    pub notification: &'static str,
+    /// Why the notice is pending, for stderr.
+    #[serde(skip)]
+    pub pending_because: Option<String>,
 }
 
 /// Void one punch on its employee's live board, audited.
@@ -56,18 +74,37 @@ pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
         return Err(Error::input("--reason must be at most 500 characters").into());
     }
     let tz = cfg.timezone;
-    let dated = req.at.dated(tz).transpose().map_err(Error::input)?;
+    let dated = match req.punch {
+        Which::At(t) => t.dated(tz).transpose().map_err(Error::input)?,
+        Which::Event(_) => None,
+    };
     let mut board = Board::open(cfg)?;
+    let connecting = crate::ops::checkin::notifier(cfg, &mut board)?;
     let (mut found, clock) = crate::ops::checkin::resolve_timed(cfg, &mut board, &[req.employee_id], None)?;
     let employee = found
         .remove(req.employee_id)
         .ok_or_else(|| Error::refused(format!("unknown employee '{}'", req.employee_id)))?;
-    let at: DateTime<Utc> = match dated {
-        Some(at) => at,
-        None => req
-            .at
-            .instant(tz, clock.server.with_timezone(&tz).date_naive())
-            .map_err(Error::input)?,
+    let (at, want_kind): (DateTime<Utc>, Option<Kind>) = match (req.punch, dated) {
+        (_, Some(at)) => (at, req.kind),
+        (Which::At(t), None) => (
+            t.instant(tz, clock.server.with_timezone(&tz).date_naive())
+                .map_err(Error::input)?,
+            req.kind,
+        ),
+        (Which::Event(id), _) => {
+            let e = board
+                .punch_of_event(&employee.department_id, id)?
+                .filter(|e| e.employee_id == req.employee_id)
+                .ok_or_else(|| {
+                    Error::refused(format!(
+                        "no punch of {} with event id '{}' on a live board of {}",
+                        req.employee_id,
+                        crate::domain::text::clip(id),
+                        employee.department_id
+                    ))
+                })?;
+            (e.at.and_utc(), Some(e.kind))
+        }
     };
     let date = policy::work_date(tz, at);
     let secs = (at - policy::day_start(tz, date)).num_seconds();
@@ -75,7 +112,7 @@ pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
     let local = at.with_timezone(&tz);
     let when = crate::domain::dates::wall_clock(local, "%H:%M:%S");
     let record = board.day_record(&dept, date, req.employee_id)?.unwrap_or_default();
-    let kind = kind_at(&record, secs, req.kind).map_err(|why| {
+    let kind = kind_at(&record, secs, want_kind).map_err(|why| {
         let e = format!("{} has {why} at {when} on {date} on the board", req.employee_id);
         match why {
             Why::Both => Error::input(format!("{e}: give --kind in or --kind out")),
@@ -103,7 +140,22 @@ pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
     crate::mysql::punch_log::insert(&mut tx, &[log_entry(&v, void_id)])?;
     // The board first, the audit's commit after: a void that could not be audited would be a
     // change nobody answers for; one audited but not done is rolled back here.
-    if !board.void_punch(&dept, date, req.employee_id, kind, secs)? {
+    let mut notice = VoidNotice {
+        notice_type: crate::domain::void_notice::TYPE.to_string(),
+        event_id: format!("void-{void_id}"),
+        employee_id: req.employee_id.to_string(),
+        employee_name: employee.name.clone(),
+        department_id: dept.clone(),
+        kind,
+        at: local.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        work_date: date,
+        voided_by: actor.employee_id.clone(),
+        reason: req.reason.to_string(),
+        voided_at: clock.server.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        key_id: None,
+        sig: None,
+    };
+    if !board.void_punch(&dept, date, req.employee_id, kind, secs, &mut notice)? {
         tx.rollback()?;
         return Err(Error::refused(format!(
             "{} has no such punch at {when} on {date} on the board any more (voided, or its day settled meanwhile)",
@@ -112,6 +164,8 @@ pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
         .into());
     }
     tx.commit()?;
+    let (notification, pending_because) =
+        crate::ops::checkin::notify(cfg, &mut board, &dept, &notice.event_id, connecting, clock.server);
     let after = board.day_record(&dept, date, req.employee_id)?.unwrap_or_default();
     let instant = |s: i64| policy::instant(tz, date, s).to_rfc3339();
     Ok(Voided {
@@ -126,6 +180,9 @@ pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
         db_user,
         first_in: after.first_in().map(instant),
         last_out: after.last_out().map(instant),
+        event_id: notice.event_id,
+        notification,
+        pending_because,
     })
 }
 
