@@ -126,7 +126,7 @@ pub(crate) fn replay(
         restored: 0,
         already_present: 0,
         skipped: 0,
-        verify: Verify::new(cfg, members)?,
+        verify: cfg.signing.keyring()?.map(|ring| Verify::new(cfg, ring, members)),
     };
     let journal = crate::amqp::read_journal(cfg, read_from(cfg, opts.date), opts.idle, |ev| r.take(ev))?;
     r.flush()?;
@@ -184,9 +184,13 @@ pub(crate) struct Verify {
 }
 
 impl Verify {
-    /// The checks, when a keyring is configured (`members`: the active roster).
-    pub(crate) fn new(cfg: &Config, members: &[crate::mysql::roster_rows::Member]) -> Result<Option<Verify>> {
-        Ok(cfg.signing.keyring()?.map(|ring| Verify {
+    /// The checks against `ring` (`members`: the active roster).
+    pub(crate) fn new(
+        cfg: &Config,
+        ring: crate::domain::signing::Keyring,
+        members: &[crate::mysql::roster_rows::Member],
+    ) -> Verify {
+        Verify {
             ring,
             roster: members
                 .iter()
@@ -194,7 +198,7 @@ impl Verify {
                 .collect(),
             tz: cfg.timezone,
             refused: Vec::new(),
-        }))
+        }
     }
 
     /// Whether the event may be replayed; if not, it is kept for parking with its reason. An
