@@ -218,3 +218,18 @@ fn init_day_and_settle_warn_of_the_one_master_without_an_append_only_file() {
         "{err}"
     );
 }
+
+/// A broker with no journal for the namespace (nothing was ever journaled, or it was deleted):
+/// nothing to restore from, so settle writes the boards as they are, and says so.
+#[test]
+fn with_no_journal_on_the_broker_settle_says_it_could_not_check() {
+    let env = TestEnv::with_day(TZ, Day::new(6, 1).import_flags(&["-q"]).init_day(DAY, &["-q"]));
+    env.bare_broker();
+    let o = env.run(&["settle", "--date", DAY, "--json"]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{err}");
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["reconcile"]["status"], "no_journal", "{s}");
+    assert!(err.contains("has no journal for this namespace"), "{err}");
+    assert_eq!(env.count("attendance"), 6);
+}
