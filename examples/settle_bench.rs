@@ -153,6 +153,7 @@ fn main() -> Result<()> {
     let opts = Options {
         date: Some(date),
         accept_missing_boards: false,
+        no_reconcile: false,
         hooks: Hooks::default(),
     };
     let mut runs = Vec::new();

@@ -513,12 +513,13 @@ fn a_queue_declared_otherwise_leaves_events_pending_and_says_why() {
 
 #[test]
 fn settle_with_every_outbox_empty_needs_no_broker() {
-    // The usual night: nothing pending, so settle does not connect to RabbitMQ (it did, and
-    // declared the topology, for nothing), and a broker away is no problem worth reporting.
+    // The usual night: nothing pending, so settle's drain does not connect to RabbitMQ (it did,
+    // and declared the topology, for nothing), and a broker away is no problem worth reporting.
+    // (Without --no-reconcile settle reads the journal first and refuses: tests/reconcile.rs.)
     let env = TestEnv::with_roster("UTC", 5, 1);
     let o = env
         .cmd()
-        .args(["settle", "--date", "2026-11-19", "--json"])
+        .args(["settle", "--date", "2026-11-19", "--json", "--no-reconcile"])
         .env("ATTENDANCE_AMQP_URL", closed_port_url())
         .output()
         .unwrap();
@@ -547,9 +548,10 @@ fn settle_drains_the_outboxes_and_a_broker_outage_does_not_fail_it() {
         assert!(o.status.success());
     }
     assert_eq!(env.outbox("D001").len(), 2);
+    // --no-reconcile: without it settle refuses a broker it cannot read the journal from.
     let o = env
         .cmd()
-        .args(["settle", "--date", "2026-11-19", "--json"])
+        .args(["settle", "--date", "2026-11-19", "--json", "--no-reconcile"])
         .env("ATTENDANCE_AMQP_URL", &down)
         .output()
         .unwrap();

@@ -12,7 +12,9 @@
 
 use std::time::Duration;
 
-use amiquip::{AmqpValue, Channel, Consumer, ConsumerMessage, ConsumerOptions, Delivery, FieldTable};
+use amiquip::{
+    AmqpProperties, AmqpValue, Channel, Consumer, ConsumerMessage, ConsumerOptions, Delivery, FieldTable, Publish,
+};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use crossbeam_channel::RecvTimeoutError;
@@ -56,21 +58,73 @@ pub(crate) fn read_journal(
     cfg: &Config,
     from: DateTime<Utc>,
     idle: Duration,
-    mut each: impl FnMut(Event) -> Result<()>,
+    each: impl FnMut(Event) -> Result<()>,
 ) -> Result<ReadReport> {
+    read(cfg, from, idle, false, each)?.ok_or_else(|| missing_journal(&Names::new(&cfg.namespace), "not found"))
+}
+
+/// [`read_journal`], ended by a fence: once its consumer has started, the reader appends a
+/// message of its own to the stream (not an event: every reader skips it) and stops when that
+/// comes back. The stream is in append order, so every event a publisher saw confirmed before
+/// then has been read, and the read ends at once instead of after an idle pause (settle reads
+/// the journal every night; the idle pause stays as the bound should the fence be lost).
+/// `None`: the namespace has no journal at all (nothing was ever journaled, or it was deleted).
+pub(crate) fn read_journal_to_fence(
+    cfg: &Config,
+    from: DateTime<Utc>,
+    idle: Duration,
+    each: impl FnMut(Event) -> Result<()>,
+) -> Result<Option<ReadReport>> {
+    read(cfg, from, idle, true, each)
+}
+
+/// Fence messages' ids begin so; a reader skips every fence, its own ends the read.
+const FENCE: &str = "attendance-fence-";
+
+fn read(
+    cfg: &Config,
+    from: DateTime<Utc>,
+    idle: Duration,
+    fence: bool,
+    mut each: impl FnMut(Event) -> Result<()>,
+) -> Result<Option<ReadReport>> {
     let svc = |e| Error::service(Service::Rabbitmq, e);
     let names = Names::new(&cfg.namespace);
     let started = Utc::now().timestamp();
     let (link, ch) = topology::connect(cfg, |conn| {
         let ch = topology::open_channel(conn)?;
-        check_journal(&ch, &names)?;
-        Ok(ch)
+        let found = ch.queue_declare_passive(names.journal()).map(drop);
+        Ok(found.map(|()| ch))
     })?;
+    let ch = match ch {
+        Ok(ch) => ch,
+        // The broker closed the channel: the connection goes too, within its bound.
+        Err(e) if fence => {
+            drop(e);
+            link.close();
+            return Ok(None);
+        }
+        Err(e) => {
+            link.close();
+            return Err(missing_journal(&names, &e.to_string()));
+        }
+    };
     let answer = Duration::from_millis(u64::from(cfg.amqp.confirm_timeout_ms));
     let bound = link.closing_bound();
     let consumer = link.guard().within(answer, "starting the journal consumer", || {
         consume_from(&ch, &names, from)
     })?;
+    let fence_id = fence.then(|| format!("{FENCE}{}", uuid::Uuid::new_v4()));
+    if let Some(id) = &fence_id {
+        let props = AmqpProperties::default()
+            .with_message_id(id.clone())
+            .with_app_id("attendance".into())
+            .with_timestamp(Utc::now().timestamp() as u64);
+        let publish = Publish::with_properties(b"{}", names.journal(), props);
+        link.guard().within(answer, "appending the journal's fence", || {
+            ch.basic_publish("", publish).map_err(|e| svc(e).into())
+        })?;
+    }
     let mut report = ReadReport {
         messages: 0,
         not_events: 0,
@@ -94,6 +148,14 @@ pub(crate) fn read_journal(
             }
         };
         wait = idle;
+        if let Some(id) = d.properties.message_id().as_deref().filter(|id| id.starts_with(FENCE)) {
+            if fence_id.as_deref() == Some(id) {
+                report.ended_by = EndedBy::NewerMessage;
+                break;
+            }
+            // Another reader's fence: no event, nothing to count.
+            continue;
+        }
         if d.properties.timestamp().is_some_and(|ts| ts as i64 > started) {
             report.ended_by = EndedBy::NewerMessage;
             break;
@@ -123,7 +185,7 @@ pub(crate) fn read_journal(
     drop(consumer);
     ch.close().ok();
     link.close();
-    Ok(report)
+    Ok(Some(report))
 }
 
 /// The events of one journal message: a batch (a JSON array, what publishers write) or a single
@@ -152,13 +214,17 @@ pub(crate) fn require_journal(cfg: &Config) -> Result<()> {
 /// The journal must exist: a passive declare, so that a namespace with the journal turned off
 /// (or a typo'd namespace) is a clear error instead of an empty read, and nothing is created.
 fn check_journal(ch: &Channel, names: &Names) -> Result<()> {
-    ch.queue_declare_passive(names.journal()).map(drop).map_err(|e| {
-        Error::refused(format!(
-            "no journal {} on the broker ({e}): it is declared by the first publish with journal.enabled = true",
-            names.journal()
-        ))
-        .into()
-    })
+    ch.queue_declare_passive(names.journal())
+        .map(drop)
+        .map_err(|e| missing_journal(names, &e.to_string()))
+}
+
+fn missing_journal(names: &Names, why: &str) -> anyhow::Error {
+    Error::refused(format!(
+        "no journal {} on the broker ({why}): it is declared by the first publish with journal.enabled = true",
+        names.journal()
+    ))
+    .into()
 }
 
 /// A stream consumer starting at `from`: a prefetch and manual acks, as streams require.

@@ -314,6 +314,11 @@ pub struct SettleArgs {
     /// written from MySQL's rows, or absent); without it such a day is refused with exit 6
     #[arg(long)]
     pub accept_missing_boards: bool,
+    /// Settle the boards as Redis has them, without first restoring from the journal the
+    /// punches they lost (by default settle checks every day against the journal, and refuses
+    /// with exit 3 when it cannot be read)
+    #[arg(long)]
+    pub no_reconcile: bool,
     #[command(flatten)]
     pub output: Output,
     #[command(flatten)]

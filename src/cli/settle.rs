@@ -18,6 +18,7 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     let opts = Options {
         date: args.date,
         accept_missing_boards: args.accept_missing_boards,
+        no_reconcile: args.no_reconcile,
         hooks: Hooks::from_env()?,
     };
     let mut pb: Option<indicatif::ProgressBar> = None;
@@ -43,6 +44,27 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
     }
     for report in summary.days() {
         show_failures(ctx, report);
+        let r = &report.reconcile;
+        if r.restored > 0 {
+            ctx.say(format!(
+                "warning: {}: {} acknowledged punch(es) were missing from Redis (a fail-over to a lagging replica?) \
+                 and were restored from the journal before the day was written",
+                report.date, r.restored
+            ));
+        }
+        if r.refused > 0 {
+            ctx.say(format!(
+                "warning: {}: {} journaled punch(es) missing from Redis were refused by the keyring or the roster \
+                 and parked, not restored (`attendance dlq list`)",
+                report.date, r.refused
+            ));
+        }
+        if r.status == "no_journal" {
+            ctx.say(format!(
+                "warning: {}: the broker has no journal for this namespace: the boards were settled as Redis has them",
+                report.date
+            ));
+        }
         if report.held_for_review > 0 {
             ctx.say(format!(
                 "warning: {}: {} punch(es) held for review still pending, not in the day's rows until approved \
@@ -127,12 +149,19 @@ fn line(report: &Report) -> String {
         0 => String::new(),
         n => format!(" ({n} unreadable, left out)"),
     };
+    let reconciled = match (report.reconcile.status, report.reconcile.restored) {
+        ("done", 0) => String::new(),
+        ("done", n) => format!("; {} restored from the journal", plural(n as usize, "punch")),
+        ("skipped", _) => "; not checked against the journal (--no-reconcile)".into(),
+        ("journal_off", _) => "; not checked against the journal (journal.enabled = false)".into(),
+        (_, _) => "; not checked against the journal (none on the broker)".into(),
+    };
     let held = match report.held_for_review {
         0 => String::new(),
         n => format!("; {n} held for review"),
     };
     format!(
-        "settled {} ({}) run {}: {} rows written, {} failed [{}]; {} punches logged{unreadable}; {} boards deleted, {} kept{held}{next}{pending} ({:.2}s)",
+        "settled {} ({}) run {}: {} rows written, {} failed [{}]; {} punches logged{unreadable}; {} boards deleted, {} kept{reconciled}{held}{next}{pending} ({:.2}s)",
         report.date,
         if report.workday { "work day" } else { "rest day" },
         report.run_id,

@@ -74,6 +74,18 @@ impl SigningSettings {
             .map_err(|e| Error::input(format!("config: signing.key_file: {}: {e}", path.display())))
     }
 
+    /// A keyring of this host's own signing key alone, when it has one: what settle checks the
+    /// journaled events it restores against when no keyring is configured (so that an unsigned
+    /// or foreign message in the journal never becomes a row unattended).
+    pub fn own_keyring(&self) -> Result<Option<Keyring>, Error> {
+        let Some(path) = &self.key_file else { return Ok(None) };
+        let f: KeyFile = read_toml(path, "signing.key_file")?;
+        let mut ring = Keyring::default();
+        ring.add(&f.key_id, &f.secret, false)
+            .map_err(|e| Error::input(format!("config: signing.key_file: {}: {e}", path.display())))?;
+        Ok(Some(ring))
+    }
+
     /// The verifiers' keyring, if one is configured: events are checked only then.
     pub fn keyring(&self) -> Result<Option<Keyring>, Error> {
         let Some(path) = &self.keyring_file else {

@@ -96,3 +96,24 @@ pub(crate) fn list(
         })
         .collect()
 }
+
+/// Which of `ids` MySQL's punch log holds for `date` (a day settled before): settle's
+/// reconciliation with the journal restores none of those.
+pub(crate) fn logged_ids(
+    conn: &mut impl Queryable,
+    date: NaiveDate,
+    ids: &[&str],
+) -> Result<std::collections::HashSet<String>> {
+    let mut found = std::collections::HashSet::new();
+    for chunk in ids.chunks(1_000) {
+        let sql = format!(
+            "SELECT event_id FROM punch_log WHERE work_date = ? AND event_id IN ({})",
+            vec!["?"; chunk.len()].join(",")
+        );
+        let params: Vec<Value> = std::iter::once(Value::from(date))
+            .chain(chunk.iter().map(|id| Value::from(*id)))
+            .collect();
+        found.extend(conn.exec::<String, _, _>(sql, params)?);
+    }
+    Ok(found)
+}

@@ -133,29 +133,13 @@ pub(crate) fn replay(
         // the void finds it there and takes it off again.
         voids: crate::mysql::voids::voided_on(&crate::mysql::Db::open(cfg)?, opts.date)?,
         voided: 0,
-        verify: cfg.signing.keyring()?.map(|ring| Verify {
-            ring,
-            roster: members
-                .iter()
-                .map(|m| (m.employee_id.clone(), m.department_id.clone()))
-                .collect(),
-            tz: cfg.timezone,
-            refused: Vec::new(),
-        }),
+        verify: cfg.signing.keyring()?.map(|ring| Verify::new(cfg, ring, members)),
     };
     let journal = crate::amqp::read_journal(cfg, read_from(cfg, opts.date), opts.idle, |ev| r.take(ev))?;
     r.flush()?;
-    let refused = r.verify.take().map_or(Vec::new(), |v| v.refused);
-    crate::amqp::parking::park_refused(cfg, &refused)?;
-    let mut classes: std::collections::BTreeMap<&str, u64> = Default::default();
-    for f in &refused {
-        *classes.entry(f.class).or_default() += 1;
-    }
-    for (class, n) in classes {
-        r.board.count_refused(class, n)?;
-    }
+    let refused = park(cfg, r.board, r.verify.take())?;
     Ok(RecoverReport {
-        refused: refused.len() as u64,
+        refused,
         date: opts.date,
         laid_out,
         read: r.read,
@@ -187,8 +171,23 @@ struct Replayer<'c> {
     verify: Option<Verify>,
 }
 
+/// Park the events `verify` refused, with their reasons, and count them by class for `doctor`;
+/// returns how many.
+pub(crate) fn park(cfg: &Config, board: &mut Board, verify: Option<Verify>) -> Result<u64> {
+    let refused = verify.map_or(Vec::new(), |v| v.refused);
+    crate::amqp::parking::park_refused(cfg, &refused)?;
+    let mut classes: std::collections::BTreeMap<&str, u64> = Default::default();
+    for f in &refused {
+        *classes.entry(f.class).or_default() += 1;
+    }
+    for (class, n) in classes {
+        board.count_refused(class, n)?;
+    }
+    Ok(refused.len() as u64)
+}
+
 /// The keyring and the roster a journaled event must agree with before it is replayed.
-struct Verify {
+pub(crate) struct Verify {
     ring: crate::domain::signing::Keyring,
     roster: std::collections::HashMap<String, String>,
     tz: chrono_tz::Tz,
@@ -196,9 +195,26 @@ struct Verify {
 }
 
 impl Verify {
+    /// The checks against `ring` (`members`: the active roster).
+    pub(crate) fn new(
+        cfg: &Config,
+        ring: crate::domain::signing::Keyring,
+        members: &[crate::mysql::roster_rows::Member],
+    ) -> Verify {
+        Verify {
+            ring,
+            roster: members
+                .iter()
+                .map(|m| (m.employee_id.clone(), m.department_id.clone()))
+                .collect(),
+            tz: cfg.timezone,
+            refused: Vec::new(),
+        }
+    }
+
     /// Whether the event may be replayed; if not, it is kept for parking with its reason. An
     /// employee whose roster department is not the event's has their departures read too.
-    fn passes(&mut self, ev: &Event, board: &mut Board) -> Result<bool> {
+    pub(crate) fn passes(&mut self, ev: &Event, board: &mut Board) -> Result<bool> {
         let roster = match self.roster.get(&ev.employee_id) {
             Some(current) => Some(board.with_departures(&ev.employee_id, current, &ev.department_id)?),
             None => None,
@@ -257,30 +273,8 @@ impl Replayer<'_> {
                 .is_some_and(|k| self.voids.contains(&(p.employee.id.clone(), p.at.timestamp(), k)))
     }
 
-    /// The journaled punch as the board script takes it: its own event id, its final kind (the
-    /// board already decided an unlabelled one), its instant on the day's clock.
     fn punch(&self, ev: Event) -> Option<Punch> {
-        let at = DateTime::parse_from_rfc3339(&ev.at).ok()?.with_timezone(&Utc);
-        let recorded_at = ev
-            .recorded_at
-            .as_deref()
-            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-            .map_or_else(Utc::now, |t| t.with_timezone(&Utc));
-        Some(Punch {
-            facts: self.clock.facts(at),
-            employee: Employee {
-                id: ev.employee_id,
-                department_id: ev.department_id,
-                name: ev.employee_name,
-                ..Employee::default()
-            },
-            kind: Some(ev.kind),
-            at,
-            source: ev.source,
-            event_id: ev.event_id,
-            recorded_at,
-            record: None,
-        })
+        journaled_punch(&self.clock, ev)
     }
 
     fn flush(&mut self) -> Result<()> {
@@ -294,4 +288,30 @@ impl Replayer<'_> {
         self.batch.clear();
         Ok(())
     }
+}
+
+/// A journaled punch as the board script takes it: its own event id, its final kind (the board
+/// already decided an unlabelled one), its instant on its day's clock. None: not a punch.
+pub(crate) fn journaled_punch(clock: &DayClock, ev: Event) -> Option<Punch> {
+    let at = DateTime::parse_from_rfc3339(&ev.at).ok()?.with_timezone(&Utc);
+    let recorded_at = ev
+        .recorded_at
+        .as_deref()
+        .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+        .map_or_else(Utc::now, |t| t.with_timezone(&Utc));
+    Some(Punch {
+        facts: clock.facts(at),
+        employee: Employee {
+            id: ev.employee_id,
+            department_id: ev.department_id,
+            name: ev.employee_name,
+            ..Employee::default()
+        },
+        kind: Some(ev.kind),
+        at,
+        source: ev.source,
+        event_id: ev.event_id,
+        recorded_at,
+        record: None,
+    })
 }

@@ -14,6 +14,7 @@ mod dump;
 pub(crate) mod failure;
 mod handle;
 pub(crate) mod handoff;
+pub(crate) mod journaled;
 pub(crate) mod keys;
 mod layout;
 pub(crate) mod moves;

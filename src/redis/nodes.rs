@@ -128,21 +128,45 @@ impl ConnectionLike for OneNode<'_> {
     }
 }
 
+/// `f` over every master of a cluster, each by its `host:port`.
+fn each_master<T>(c: &mut ClusterConn, mut f: impl FnMut(String, &mut OneNode) -> T) -> Result<Vec<T>> {
+    let masters = c.masters().context("reading the cluster's masters (CLUSTER SLOTS)")?;
+    Ok(masters
+        .into_iter()
+        .map(|(host, port)| f(format!("{host}:{port}"), &mut OneNode { con: c, host, port }))
+        .collect())
+}
+
 impl Board {
     /// The health of every master (a cluster), or of the one node.
     pub fn nodes_health(&mut self) -> Result<Vec<NodeHealth>> {
         match &mut self.con {
             Redis::Single(c) => Ok(vec![health(None, c)]),
-            Redis::Cluster(c) => {
-                let masters = c.masters().context("reading the cluster's masters (CLUSTER SLOTS)")?;
-                Ok(masters
-                    .into_iter()
-                    .map(|(host, port)| {
-                        let node = Some(format!("{host}:{port}"));
-                        health(node, &mut OneNode { con: c, host, port })
-                    })
-                    .collect())
-            }
+            Redis::Cluster(c) => each_master(c, |node, con| health(Some(node), con)),
+        }
+    }
+
+    /// The one-line persistence warning `init-day`, `settle` and `recover` print, if any: of
+    /// the one node, or of every master of a cluster (each named; a random node's answer
+    /// would hide a master with no append-only file or an evicting policy).
+    pub fn persistence_warning(&mut self) -> Option<String> {
+        let c = match &mut self.con {
+            Redis::Single(c) => return persistence::warning(c),
+            Redis::Cluster(c) => c,
+        };
+        let parts = each_master(c, |node, con| match persistence::persistence(con) {
+            Ok(p) => p
+                .problems()
+                .into_iter()
+                .map(|why| format!("master {node}: {why}"))
+                .collect(),
+            Err(e) => vec![format!("master {node}: could not be checked ({e:#})")],
+        });
+        match parts {
+            Ok(parts) => persistence::warning_line(&parts.concat()),
+            Err(e) => Some(format!(
+                "warning: could not check Redis persistence ({e:#}); make sure every master runs with appendonly yes and maxmemory-policy noeviction"
+            )),
         }
     }
 }

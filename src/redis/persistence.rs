@@ -28,6 +28,11 @@ impl Persistence {
     /// eviction. Snapshots alone still lose every punch since the last snapshot, so they warn
     /// too (more mildly).
     pub fn warning(&self) -> Option<String> {
+        warning_line(&self.problems())
+    }
+
+    /// What puts the day at risk, one phrase each (empty when nothing does).
+    pub fn problems(&self) -> Vec<String> {
         let durability = if self.aof {
             self.aof_write_status
                 .as_deref()
@@ -50,14 +55,18 @@ impl Persistence {
                 self.maxmemory_policy
             )
         });
-        let parts: Vec<String> = durability.into_iter().chain(eviction).collect();
-        (!parts.is_empty()).then(|| {
-            format!(
-                "warning: {} (see docs/durability.md; `attendance recover --date D` rebuilds a day from the journal)",
-                parts.join("; ")
-            )
-        })
+        durability.into_iter().chain(eviction).collect()
     }
+}
+
+/// The one warning line for these problems, or `None` when there are none.
+pub(crate) fn warning_line(parts: &[String]) -> Option<String> {
+    (!parts.is_empty()).then(|| {
+        format!(
+            "warning: {} (see docs/durability.md; `attendance recover --date D` rebuilds a day from the journal)",
+            parts.join("; ")
+        )
+    })
 }
 
 /// One `CONFIG GET` value; a server that hides the key (a managed Redis with CONFIG renamed)
@@ -109,21 +118,18 @@ fn info_field(con: &mut impl ConnectionLike, section: &str, field: &str) -> Resu
     Ok(values.iter().find(|v| *v != "ok").or(values.first()).cloned())
 }
 
-/// The same warning for the Redis `cfg` names; nothing when Redis cannot be reached (the
-/// caller's own work reports that, with its retries).
+/// The same warning for the Redis `cfg` names (every master of a cluster); nothing when Redis
+/// cannot be reached (the caller's own work reports that, with its retries).
 pub(crate) fn warning_for(cfg: &crate::config::Config) -> Option<String> {
-    super::Redis::open(cfg).ok().and_then(|mut con| warning(&mut con))
+    super::Board::open(cfg)
+        .ok()
+        .and_then(|mut board| board.persistence_warning())
 }
 
 impl super::Board {
     /// This board's Redis's persistence and eviction settings.
     pub fn persistence(&mut self) -> Result<Persistence> {
         persistence(&mut self.con)
-    }
-
-    /// The persistence warning for this board's Redis, if any (see [`warning`]).
-    pub fn persistence_warning(&mut self) -> Option<String> {
-        warning(&mut self.con)
     }
 }
 

@@ -259,6 +259,7 @@ impl Run<'_> {
             run_id,
             date,
             workday,
+            reconcile: super::Reconciled::none("skipped"),
             employees: written.employees,
             rows_written: written.rows_written,
             counts,

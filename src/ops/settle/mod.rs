@@ -13,6 +13,7 @@
 
 mod day;
 mod log;
+mod reconcile;
 pub(crate) mod rows;
 mod spent;
 mod stream;
@@ -30,6 +31,7 @@ use crate::mysql::runs::SettleLock;
 use crate::mysql::{attendance, runs, Db};
 use crate::ops::relay::DrainReport;
 use crate::redis::board::{Board, LayoutReport};
+pub(crate) use reconcile::Reconciled;
 use rows::Failure;
 
 /// Test hooks, read from the environment. They stop the process the way `kill -9` does, at a
@@ -86,6 +88,8 @@ pub struct Options {
     pub date: Option<NaiveDate>,
     /// Settle a laid-out day even if some departments have no board at all.
     pub accept_missing_boards: bool,
+    /// Settle the boards as they are, without checking them against the journal first.
+    pub no_reconcile: bool,
     pub hooks: Hooks,
 }
 
@@ -103,6 +107,8 @@ pub struct Report {
     pub workday: bool,
     pub employees: u64,
     pub rows_written: u64,
+    /// The boards checked against the journal before any row was computed: punches restored.
+    pub reconcile: Reconciled,
     /// Rows by status as they stand in MySQL after the run (corrections included).
     pub counts: BTreeMap<String, u64>,
     pub failed: u64,
@@ -189,9 +195,15 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
     if !opts.accept_missing_boards {
         run.refuse_lost_days(&days)?;
     }
+    // Before any row: a punch the boards lost would be written absent.
+    let mut reconciled = run.reconcile(&days)?;
     let mut reports = Vec::with_capacity(days.len());
     for (i, &date) in days.iter().enumerate() {
-        reports.push(run.settle_day(date, i + 1 == days.len(), &mut progress)?);
+        let mut report = run.settle_day(date, i + 1 == days.len(), &mut progress)?;
+        if let Some(r) = reconciled.remove(&date) {
+            report.reconcile = r;
+        }
+        reports.push(report);
     }
     let last = reports.pop().expect("at least one day");
     Ok(Summary {

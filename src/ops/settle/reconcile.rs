@@ -1,0 +1,189 @@
+//! Before settle marks anyone absent, the days' boards are checked against the journal: a punch
+//! that was acknowledged (so published, so journaled) but is on no board, in no punch log of
+//! its day in Redis and not in MySQL's punch log is what a fail-over to a lagging replica (or
+//! any loss of Redis's data) took. It is put back on its board the way `recover` does (the same
+//! punch script, logged as recovered, the keyring's checks included), before the cut-over.
+//!
+//! The journal is read once for all the run's days, streamed in batches, up to a fence the
+//! reader appends (so it ends as soon as it has read everything, not after an idle pause). A
+//! punch voided since it was recorded is off its board but still in its punch log: it stays
+//! voided. A journal that cannot be read stops the run before anything is written.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use anyhow::Result;
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use super::Run;
+use crate::domain::event::Event;
+use crate::domain::policy::DayClock;
+use crate::mysql::runs::SettleLock;
+use crate::ops::recover::{self, Verify};
+use crate::redis::board::{Board, Punch, PunchRules};
+
+/// Journaled punches checked per batch: bounded memory however long the journal.
+const BATCH: usize = 10_000;
+
+/// A pause in deliveries this long ends the read should the fence not come back.
+const IDLE: Duration = Duration::from_secs(2);
+
+/// What the check against the journal did for one day.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reconciled {
+    /// `done`; `skipped` (`--no-reconcile`); `journal_off` (`journal.enabled = false`);
+    /// `no_journal` (the broker has no journal for the namespace: nothing was ever journaled).
+    pub status: &'static str,
+    /// The day's punches in the journal.
+    pub journaled: u64,
+    /// Punches the boards had lost, put back before the day's rows were computed.
+    pub restored: u64,
+    /// Lost punches the keyring or the roster refused: parked with their reason, not restored.
+    pub refused: u64,
+}
+
+impl Reconciled {
+    pub(super) fn none(status: &'static str) -> Reconciled {
+        Reconciled {
+            status,
+            journaled: 0,
+            restored: 0,
+            refused: 0,
+        }
+    }
+}
+
+impl Run<'_> {
+    /// Check `days`' boards against the journal and restore what they lost. A journal that
+    /// cannot be read is an error naming `recover`, before anything is written.
+    pub(super) fn reconcile(&mut self, days: &[NaiveDate]) -> Result<BTreeMap<NaiveDate, Reconciled>> {
+        let cfg = self.cfg;
+        let skipped = if self.opts.no_reconcile {
+            Some("skipped")
+        } else if !cfg.journal.enabled {
+            Some("journal_off")
+        } else {
+            None
+        };
+        let all = |status| days.iter().map(|d| (*d, Reconciled::none(status))).collect();
+        if let Some(status) = skipped {
+            return Ok(all(status));
+        }
+        let Some(&first) = days.iter().min() else {
+            return Ok(BTreeMap::new());
+        };
+        // Unattended, a message in the journal that no kiosk signed must not become a row: with
+        // no keyring configured, events are checked against this host's own key (an installation
+        // that signs nothing checks nothing, as `recover`). The roster is read only for the checks.
+        let ring = match cfg.signing.keyring()? {
+            Some(ring) => Some(ring),
+            None => cfg.signing.own_keyring()?,
+        };
+        let verify = match ring {
+            Some(ring) => Some(Verify::new(
+                cfg,
+                ring,
+                &crate::mysql::roster_rows::active_members(&self.db)?,
+            )),
+            None => None,
+        };
+        let mut r = Reconciler {
+            board: &mut self.board,
+            lock: &mut self.lock,
+            rules: PunchRules::new(&cfg.policy, cfg.timezone),
+            clocks: days
+                .iter()
+                .map(|d| (*d, DayClock::new(&cfg.policy, cfg.timezone, *d)))
+                .collect(),
+            days: all("done"),
+            batch: Vec::with_capacity(BATCH),
+            verify,
+        };
+        let read = crate::amqp::read_journal_to_fence(cfg, recover::read_from(cfg, first), IDLE, |ev| r.take(ev))
+            .and_then(|read| r.flush().map(|()| read));
+        let read = match read {
+            Ok(read) => read,
+            Err(e) => {
+                return Err(e.context(format!(
+                    "{first}: settle could not check the boards against the journal and wrote nothing; settle again \
+                     once it can be read, or run `attendance recover --date {first}` (--no-reconcile settles without it)"
+                )))
+            }
+        };
+        let Reconciler { days, verify, .. } = r;
+        recover::park(cfg, &mut self.board, verify)?;
+        Ok(if read.is_some() { days } else { all("no_journal") })
+    }
+}
+
+struct Reconciler<'r> {
+    board: &'r mut Board,
+    lock: &'r mut SettleLock,
+    rules: PunchRules,
+    /// The run's days, and each one's clock.
+    clocks: HashMap<NaiveDate, DayClock>,
+    days: BTreeMap<NaiveDate, Reconciled>,
+    batch: Vec<Event>,
+    verify: Option<Verify>,
+}
+
+impl Reconciler<'_> {
+    fn take(&mut self, ev: Event) -> Result<()> {
+        let Some(day) = self.days.get_mut(&ev.work_date) else {
+            return Ok(());
+        };
+        day.journaled += 1;
+        self.batch.push(ev);
+        if self.batch.len() >= BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// The batch's events that Redis's punch logs and MySQL's do not hold, checked and put
+    /// back on their boards.
+    fn flush(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let events = std::mem::take(&mut self.batch);
+        let keys: Vec<(&str, NaiveDate, &str)> = events
+            .iter()
+            .map(|e| (e.department_id.as_str(), e.work_date, e.event_id.as_str()))
+            .collect();
+        let in_redis = self.board.logged_events(&keys)?;
+        let mut lost: BTreeMap<NaiveDate, Vec<&Event>> = BTreeMap::new();
+        for (ev, found) in events.iter().zip(in_redis) {
+            if !found {
+                lost.entry(ev.work_date).or_default().push(ev);
+            }
+        }
+        for (date, evs) in lost {
+            let ids: Vec<&str> = evs.iter().map(|e| e.event_id.as_str()).collect();
+            let in_mysql = crate::mysql::punch_log::logged_ids(self.lock.conn(), date, &ids)?;
+            let clock = self.clocks[&date];
+            let mut punches: Vec<Punch> = Vec::new();
+            for ev in evs.into_iter().filter(|e| !in_mysql.contains(&e.event_id)) {
+                if let Some(v) = &mut self.verify {
+                    if !v.passes(ev, self.board)? {
+                        if let Some(day) = self.days.get_mut(&date) {
+                            day.refused += 1;
+                        }
+                        continue;
+                    }
+                }
+                punches.extend(recover::journaled_punch(&clock, ev.clone()));
+            }
+            if punches.is_empty() {
+                continue;
+            }
+            let outcomes = self.board.replay_many(self.rules, &punches, |_| {})?;
+            let restored = outcomes.iter().filter(|o| !o.duplicate).count() as u64;
+            if let Some(day) = self.days.get_mut(&date) {
+                day.restored += restored;
+            }
+        }
+        Ok(())
+    }
+}
