@@ -2,7 +2,7 @@
 //! Redis) and its full rounds over every outbox, on one publisher and one window of confirms,
 //! so that neither ever waits for the other's confirms.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use anyhow::Result;
 
@@ -62,7 +62,14 @@ pub struct Handoffs {
     recent: Recent,
     /// Events published again since [`Handoffs::take_republished`].
     republished: usize,
+    /// How often the broker refused each re-published event (a queue without a leader yet
+    /// nacks): tried again at each round, up to [`REFUSALS`] times.
+    refusals: HashMap<String, u32>,
 }
+
+/// Refusals after which a re-published event is given up (a queue deleted for good would
+/// return it at every round): about a minute of rounds at a 500 ms interval.
+const REFUSALS: u32 = 120;
 
 /// No re-publish horizon: nothing kept once confirmed.
 impl Default for Handoffs {
@@ -82,6 +89,7 @@ impl Handoffs {
             round: None,
             recent: Recent::new(horizon_secs),
             republished: 0,
+            refusals: HashMap::new(),
         }
     }
 
@@ -99,10 +107,11 @@ impl Handoffs {
                 recent.due(to_confirmed(t));
             }
         }
-        let republished = self.republished;
+        let (republished, refusals) = (self.republished, std::mem::take(&mut self.refusals));
         *self = Handoffs {
             recent,
             republished,
+            refusals,
             ..Handoffs::new(0)
         };
     }
@@ -326,7 +335,13 @@ impl Handoffs {
         for t in self.flow.take_failed() {
             if t.origin == Origin::Again {
                 // Refused this time: due again at the next round (it is in no outbox).
-                self.recent.due(to_confirmed(t));
+                let n = self.refusals.entry(t.id.clone()).or_default();
+                *n += 1;
+                if *n <= REFUSALS {
+                    self.recent.due(to_confirmed(t));
+                } else {
+                    self.refusals.remove(&t.id);
+                }
                 continue;
             }
             self.in_flight.remove(&t.id);
@@ -339,6 +354,9 @@ impl Handoffs {
         // Confirmed on this connection: kept in case it is lost in turn.
         if self.recent.on() {
             for t in acked {
+                if t.origin == Origin::Again {
+                    self.refusals.remove(&t.id);
+                }
                 self.recent.confirmed(to_confirmed(t));
             }
         }
