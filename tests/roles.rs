@@ -228,15 +228,7 @@ fn a_day_run_by_each_role_with_its_own_accounts() {
         .output()
         .unwrap();
     let shown = common::expect_ok(&["watch-dept"], watch);
-    let mut who: Vec<String> = shown
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["employee_id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let mut who = common::employee_ids(&shown);
     who.sort();
     assert_eq!(who, d001, "every punch of D001, once");
     let parked = owner.ok(&env, &["dlq", "list", "--json"]);

@@ -23,6 +23,8 @@ pub(crate) struct Confirming {
     blocks: Receiver<ConnectionBlockedNotification>,
     /// Why the broker blocks this connection's publishers, while it does.
     blocked: Option<String>,
+    /// The confirms' sender was dropped: amiquip's connection is gone.
+    gone: bool,
 }
 
 /// How often a wait for confirms looks whether the broker blocked the connection meanwhile.
@@ -53,6 +55,7 @@ impl Confirming {
             timed_out: false,
             blocks,
             blocked: None,
+            gone: false,
         })
     }
 
@@ -119,12 +122,24 @@ impl Confirming {
 
     /// The confirm that has already arrived, if one has (no wait).
     pub(crate) fn try_wait(&mut self) -> Option<Confirmed> {
-        let raw = self.confirms.try_recv().ok()?;
+        let raw = match self.confirms.try_recv() {
+            Ok(raw) => raw,
+            Err(e) => {
+                self.gone |= e.is_disconnected();
+                return None;
+            }
+        };
         let returned = self.returns.try_iter().collect();
         Some(Confirmed {
             confirms: self.smoother.process(raw).collect(),
             returned,
         })
+    }
+
+    /// Whether [`Confirming::try_wait`] found the channel gone (the connection closed under
+    /// it): no confirm can come.
+    pub(crate) fn closed(&self) -> bool {
+        self.gone
     }
 
     /// Publish one message and wait for its confirm: true if the broker acked it and routed it.

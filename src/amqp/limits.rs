@@ -4,6 +4,13 @@
 //! change on a queue that exists, whereas a policy applies to existing and future queues alike
 //! and can change at any time (docs/notifications.md#bounded-queues).
 //!
+//! The same policy spreads the quorum queues' leaders over the cluster's nodes
+//! (`queue-leader-locator: balanced`; RabbitMQ 3.10 takes it as a policy key and as the queue
+//! argument `x-queue-leader-locator`). As an argument it would make every existing queue's
+//! redeclaration fail; as a policy it places each queue declared after it is set (one policy
+//! applies to a queue, so the limits and the placement share this one). Queues declared before
+//! keep their leader until `rabbitmq-queues rebalance quorum` moves them.
+//!
 //! Past the length the oldest events are dropped (`overflow: drop-head`); past the age they
 //! expire. Either way the queue dead-letters them through the retry queue once; back at their
 //! department queue, the broker sees a cycle with no rejection in it and drops them for good.
@@ -40,7 +47,11 @@ impl Limits {
             name: format!("{}.dept-limits", cfg.namespace),
             pattern: format!("^{}\\.dept\\.", escape(&cfg.namespace)),
             vhost,
-            definition: definition(cfg.amqp.queue_max_length, cfg.amqp.queue_max_age_hours),
+            definition: definition(
+                cfg.amqp.queue_max_length,
+                cfg.amqp.queue_max_age_hours,
+                cfg.amqp.queue_type == crate::config::QueueType::Quorum,
+            ),
         }
     }
 
@@ -61,9 +72,15 @@ impl Limits {
     }
 }
 
-/// The policy's definition for these limits, or None when neither is set.
-fn definition(max_length: u32, max_age_hours: u32) -> Option<Value> {
+/// The policy's definition for these limits (and, for quorum queues, their leaders spread over
+/// the nodes), or None when there is nothing to set.
+fn definition(max_length: u32, max_age_hours: u32, quorum: bool) -> Option<Value> {
     let mut d = serde_json::Map::new();
+    if quorum {
+        // Each new queue's leader on the node that leads the fewest: not every leader on the
+        // first node of `amqp_url`, which every command reaches first (docs/sizing.md).
+        d.insert("queue-leader-locator".into(), json!("balanced"));
+    }
     if max_length > 0 {
         d.insert("max-length".into(), json!(max_length));
         // The default, written out: the oldest event goes, a new one is always taken (a
@@ -167,12 +184,16 @@ mod tests {
 
     #[test]
     fn a_policy_for_the_limits_set_and_none_without() {
-        assert_eq!(definition(0, 0), None);
+        assert_eq!(definition(0, 0, false), None);
         assert_eq!(
-            definition(500, 0),
+            definition(500, 0, false),
             Some(json!({ "max-length": 500, "overflow": "drop-head" }))
         );
-        assert_eq!(definition(0, 48), Some(json!({ "message-ttl": 172_800_000u64 })));
+        assert_eq!(definition(0, 48, false), Some(json!({ "message-ttl": 172_800_000u64 })));
+        assert_eq!(
+            definition(0, 0, true),
+            Some(json!({ "queue-leader-locator": "balanced" }))
+        );
     }
 
     #[test]
@@ -184,6 +205,7 @@ mod tests {
         };
         cfg.amqp.queue_max_length = 10;
         cfg.amqp.queue_max_age_hours = 0;
+        cfg.amqp.queue_type = crate::config::QueueType::Classic;
         let l = Limits::of(&cfg);
         assert_eq!(l.pattern, "^acme\\.x\\.dept\\.");
         assert_eq!(

@@ -217,6 +217,12 @@ impl Publisher {
         while let Some(got) = self.out.try_wait() {
             self.take(flow, got);
         }
+        // The connection went away (its node died): found out now rather than at the next
+        // publish, so that what it confirmed just before is still within the re-publish horizon.
+        if self.broken.is_none() && self.out.closed() {
+            self.broken = Some("the connection to the broker was lost".into());
+            return;
+        }
         if self.broken.is_none() && !flow.deliveries.is_empty() {
             // Blocked (an alarm): no confirm comes until it clears; the events stay pending.
             if let Some(why) = self.out.blocked_now() {
@@ -449,6 +455,14 @@ impl<T> Flow<T> {
     /// The outbox entries met since the last call that are no event: (id, why).
     pub fn take_malformed(&mut self) -> Vec<(String, String)> {
         std::mem::take(&mut self.malformed)
+    }
+
+    /// The tags of the events sent whose confirms will not come now (the publisher broke);
+    /// the flow forgets them and their messages.
+    pub fn take_unconfirmed(&mut self) -> Vec<T> {
+        self.deliveries.clear();
+        self.journal.clear();
+        self.events.drain().map(|(_, t)| t.tag).collect()
     }
 
     /// Events sent whose confirms have not all come.

@@ -51,7 +51,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: QueuesCommand) -> Result<()> {
             }
             if let Applied::ByHand(line) = applied {
                 ctx.say(format!(
-                    "queues declare: no amqp.management_url to set the queues' limits with; run: {line}"
+                    "queues declare: no amqp.management_url to set the queues' policy (limits, leaders spread) with; run: {line} (then `rabbitmq-queues rebalance quorum` for the queues declared before it)"
                 ));
             }
         }

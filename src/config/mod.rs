@@ -85,6 +85,10 @@ pub struct AmqpSettings {
     /// The same, for the one event of a single check-in: a kiosk must not hang on a slow
     /// broker. A confirm later than this leaves the event in the outbox (relay resends it).
     pub checkin_confirm_ms: u32,
+    /// After a connection to the broker is lost, `relay` and bulk check-in publish again the
+    /// events it confirmed in this many seconds before the loss (0: none), since a broker node
+    /// that dies may not have kept what it had just confirmed (docs/durability.md).
+    pub republish_horizon_seconds: u32,
     /// How long closing a connection may wait for the broker's Close-Ok before the socket is
     /// simply dropped (every event was confirmed or stays in its outbox, so nothing is lost).
     pub close_timeout_ms: u32,
@@ -125,6 +129,7 @@ impl Default for AmqpSettings {
             connect_timeout_ms: 2_000,
             confirm_timeout_ms: 5_000,
             checkin_confirm_ms: 1_000,
+            republish_horizon_seconds: 10,
             close_timeout_ms: 500,
             heartbeat_secs: 20,
             management_url: None,

@@ -268,6 +268,9 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "amqp.connect_timeout_ms", set: |c, v| put(&mut c.amqp.connect_timeout_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.connect_timeout_ms) },
     Key { name: "amqp.confirm_timeout_ms", set: |c, v| put(&mut c.amqp.confirm_timeout_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.confirm_timeout_ms) },
     Key { name: "amqp.checkin_confirm_ms", set: |c, v| put(&mut c.amqp.checkin_confirm_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.checkin_confirm_ms) },
+    // The events a lost connection confirmed this long before, published again; ten minutes
+    // at most: the relay keeps them in memory (about 500 bytes each).
+    Key { name: "amqp.republish_horizon_seconds", set: |c, v| put(&mut c.amqp.republish_horizon_seconds, v.int(0..=600)), get: |c| int(c.amqp.republish_horizon_seconds) },
     Key { name: "amqp.handoff", set: |c, v| put(&mut c.amqp.handoff, v.boolean()), get: |c| Some(Value::Boolean(c.amqp.handoff)) },
     Key { name: "amqp.events_exchange", set: |c, v| put(&mut c.amqp.events_exchange, v.boolean()), get: |c| Some(Value::Boolean(c.amqp.events_exchange)) },
     Key { name: "amqp.declare", set: |c, v| put(&mut c.amqp.declare, v.boolean()), get: |c| Some(Value::Boolean(c.amqp.declare)) },

@@ -14,12 +14,15 @@ fn departments(cfg: &Config) -> Result<Vec<String>> {
     crate::mysql::server::departments(&mut conn)
 }
 
-/// Declare the topology and every department's queue, and bound them (the policy of
-/// `amqp.queue_max_length` / `amqp.queue_max_age_hours`); returns how many department queues
-/// and how the bound reached the broker.
+/// Bound the department queues (the policy of `amqp.queue_max_length` /
+/// `amqp.queue_max_age_hours`, which also spreads quorum queues' leaders), then declare the
+/// topology and every department's queue: the policy first, since a quorum queue's leader is
+/// placed when it is declared. Returns how many department queues and how the policy reached
+/// the broker.
 pub(crate) fn declare(cfg: &Config) -> Result<(usize, Applied)> {
-    let n = queues::declare(cfg, &departments(cfg)?)?;
-    Ok((n, limits::apply(cfg)?))
+    let depts = departments(cfg)?;
+    let applied = limits::apply(cfg)?;
+    Ok((queues::declare(cfg, &depts)?, applied))
 }
 
 /// Queues declared ahead: how many were looked up on the broker first (0: declared without

@@ -426,6 +426,19 @@ pub fn csv_cells(text: &str) -> Vec<Vec<String>> {
 }
 
 /// Messages ready in a queue of the real broker.
+/// The `employee_id` of each line of a `--json` listing (one object a line: `watch-dept`'s).
+pub fn employee_ids(lines: &str) -> Vec<String> {
+    lines
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["employee_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
 pub fn queue_depth(queue: &str) -> u32 {
     queue_depth_at(AMQP_URL, queue)
 }

@@ -7,11 +7,12 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Command;
 
-/// A port no listener holds now, and not one of `taken`.
+/// A port no listener holds now, and not one of `taken`, nor one of the range rabbitmqctl
+/// takes for itself (35672-35682: the default distribution port plus 10,000).
 fn free_port(taken: &[u16]) -> u16 {
     loop {
         let p = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        if !taken.contains(&p) {
+        if !taken.contains(&p) && !(35_672..=35_682).contains(&p) {
             return p;
         }
     }
@@ -107,6 +108,11 @@ impl Node {
 
     /// `rabbitmqctl args` on this node, required to succeed (bounded at 150 s).
     pub fn ctl(&self, args: &[&str]) {
+        self.ctl_out(args);
+    }
+
+    /// [`Node::ctl`], returning what it printed.
+    pub fn ctl_out(&self, args: &[&str]) -> String {
         let mut c = Command::new("timeout");
         c.args(["150", "rabbitmqctl", "-q", "-n", &self.node]).args(args);
         self.env(&mut c);
@@ -117,6 +123,15 @@ impl Node {
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Kill the node outright (SIGKILL), as a crash or a power cut would.
+    pub fn kill(&self) {
+        if let Some(pid) = self.pid() {
+            // SAFETY: signalling the node this test started, by its own pid file.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
     }
 
     pub fn amqp_url(&self) -> String {
@@ -139,5 +154,50 @@ impl Drop for Node {
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Whether `rabbitmq-server` can be run here: the reason it cannot, if not.
+pub fn missing() -> Option<String> {
+    let found = Command::new("bash")
+        .args(["-c", "command -v rabbitmq-server"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        return Some("rabbitmq-server is not installed".into());
+    }
+    if !is_root() {
+        // Nodes of one cluster share an Erlang cookie: as root they run as the `rabbitmq` user,
+        // with its cookie, which rabbitmqctl (run as root here) shares too.
+        return Some("the nodes run as the rabbitmq user, which needs root".into());
+    }
+    None
+}
+
+/// A RabbitMQ cluster of the test's own: `n` nodes on free ports, each with its own files
+/// (RABBITMQ_MNESIA_BASE, RABBITMQ_LOG_BASE under a temporary directory) and name, sharing the
+/// `rabbitmq` user's Erlang cookie; the second and later joined to the first. Every node is
+/// killed and its files removed on drop.
+pub struct Cluster {
+    pub nodes: Vec<Node>,
+}
+
+impl Cluster {
+    pub fn start(n: usize, nofile: u32) -> Cluster {
+        let nodes: Vec<Node> = (0..n).map(|_| Node::start(false, Some(nofile))).collect();
+        for node in &nodes {
+            node.ctl(&["wait", node.dir.join("pid").to_str().unwrap(), "--timeout", "120"]);
+        }
+        for node in &nodes[1..] {
+            node.ctl(&["stop_app"]);
+            node.ctl(&["join_cluster", &nodes[0].node]);
+            node.ctl(&["start_app"]);
+        }
+        Cluster { nodes }
+    }
+
+    /// Every node's URL, in order, as `amqp_url` takes a list.
+    pub fn amqp_urls(&self) -> String {
+        self.nodes.iter().map(Node::amqp_url).collect::<Vec<_>>().join(",")
     }
 }

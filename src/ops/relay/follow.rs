@@ -129,7 +129,7 @@ impl<'c> Follow<'c> {
             me,
             beaten: None,
             publisher: None,
-            handoffs: Handoffs::default(),
+            handoffs: Handoffs::new(cfg.amqp.republish_horizon_seconds),
             round_started: (SystemTime::now(), Instant::now()),
             lost: false,
             backoff: Backoff::default(),
@@ -168,18 +168,19 @@ impl<'c> Follow<'c> {
         if let Some(p) = self.publisher.take() {
             p.close();
         }
-        self.handoffs = Handoffs::default();
+        self.handoffs.start_over(false);
         self.beaten = None;
     }
 
     /// The publisher, reconnecting first if needed. A connection that broke (found out by a
-    /// publish or a confirm timeout) is dropped, with what it had on its way (those events stay
-    /// in their outboxes, for the next round), and reopened at once, on the next broker of the
-    /// list if its own is gone. False: no broker answered.
+    /// publish, a confirm timeout or its closing) is dropped, with what it had on its way (those
+    /// events stay in their outboxes, for the next round), and reopened at once, on the next
+    /// broker of the list if its own is gone; the events it confirmed within the re-publish
+    /// horizon are published again there first. False: no broker answered.
     fn connected(&mut self, sink: &mut impl FollowSink) -> bool {
         if self.publisher.as_ref().is_some_and(|p| p.problem().is_some()) {
             self.publisher = None;
-            self.handoffs = Handoffs::default();
+            self.handoffs.start_over(true);
             self.lost = true;
         }
         if self.publisher.is_none() {
@@ -194,7 +195,24 @@ impl<'c> Follow<'c> {
                 Err(e) => sink.status(format!("relay: {}", crate::ops::exit::one_line(&e))),
             }
         }
+        self.republish(sink);
         self.publisher.is_some()
+    }
+
+    /// Publish again what a lost connection confirmed within the horizon (a broker node that
+    /// died may not have kept it), and say so.
+    fn republish(&mut self, sink: &mut impl FollowSink) {
+        let Some(p) = self.publisher.as_mut().filter(|_| self.handoffs.due() > 0) else {
+            return;
+        };
+        self.handoffs.republish(p);
+        let n = self.handoffs.take_republished();
+        if n > 0 {
+            sink.status(format!(
+                "relay: {n} event(s) confirmed in the {} s before the loss published again (at least once)",
+                self.cfg.amqp.republish_horizon_seconds
+            ));
+        }
     }
 
     /// Between two full rounds (`interval`): say the relay is alive, and publish at once the

@@ -2,26 +2,31 @@
 //! Redis) and its full rounds over every outbox, on one publisher and one window of confirms,
 //! so that neither ever waits for the other's confirms.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use anyhow::Result;
 
 use super::drain::{DrainReport, MALFORMED_SHOWN, PAGE};
+use super::recent::{Confirmed, Recent};
 use crate::amqp::Flow;
 use crate::amqp::Publisher;
 use crate::redis::board::Board;
 
-/// What published an event: a check-in's wake-up, or the full round.
+/// What published an event: a check-in's wake-up, the full round, or a lost connection (the
+/// events it had confirmed within the re-publish horizon, no longer in any outbox).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Origin {
     Wake,
     Round,
+    Again,
 }
 
 struct Tag {
     dept: String,
     id: String,
     origin: Origin,
+    /// The outbox value, kept for the re-publish horizon (empty when it is 0).
+    stored: String,
 }
 
 /// A full round's figures, until every event it published is confirmed or refused.
@@ -53,21 +58,97 @@ pub struct Handoffs {
     /// What the wake-ups' confirms removed since [`Handoffs::take_handed`].
     handed: DrainReport,
     round: Option<Round>,
+    /// What the broker confirmed lately, published again after a lost connection.
+    recent: Recent,
+    /// Events published again since [`Handoffs::take_republished`].
+    republished: usize,
+    /// How often the broker refused each re-published event (a queue without a leader yet
+    /// nacks): tried again at each round, up to [`REFUSALS`] times.
+    refusals: HashMap<String, u32>,
 }
 
+/// Refusals after which a re-published event is given up (a queue deleted for good would
+/// return it at every round): about a minute of rounds at a 500 ms interval.
+const REFUSALS: u32 = 120;
+
+/// No re-publish horizon: nothing kept once confirmed.
 impl Default for Handoffs {
     fn default() -> Self {
+        Handoffs::new(0)
+    }
+}
+
+impl Handoffs {
+    /// Nothing on its way; the events confirmed within `horizon_secs` are kept for a loss.
+    pub fn new(horizon_secs: u32) -> Self {
         Handoffs {
             flow: Flow::keeping_failed(),
             in_flight: HashSet::new(),
             held: HashSet::new(),
             handed: DrainReport::default(),
             round: None,
+            recent: Recent::new(horizon_secs),
+            republished: 0,
+            refusals: HashMap::new(),
         }
     }
-}
 
-impl Handoffs {
+    /// The publisher is gone: what it had on its way stays in its outbox (the next round sends
+    /// it), and the round ends. If it was `lost` (broke, rather than closed on purpose), what
+    /// it confirmed within the horizon becomes due again, with the re-publishes it had not had
+    /// confirmed yet.
+    pub fn start_over(&mut self, lost: bool) {
+        let mut recent = std::mem::replace(&mut self.recent, Recent::new(0));
+        if lost {
+            recent.lost();
+        }
+        for t in self.flow.take_unconfirmed() {
+            if t.origin == Origin::Again {
+                recent.due(to_confirmed(t));
+            }
+        }
+        let (republished, refusals) = (self.republished, std::mem::take(&mut self.refusals));
+        *self = Handoffs {
+            recent,
+            republished,
+            refusals,
+            ..Handoffs::new(0)
+        };
+    }
+
+    /// Publish again what a lost connection had confirmed within the horizon (and what a
+    /// broker refused of that since). Stops when the publisher does: the rest stays due.
+    pub fn republish(&mut self, publisher: &mut Publisher) {
+        let mut due = self.recent.take_due().into_iter();
+        for e in due.by_ref() {
+            let tag = Tag {
+                dept: e.dept.clone(),
+                id: e.id.clone(),
+                origin: Origin::Again,
+                stored: e.stored.clone(),
+            };
+            if !publisher.send(&mut self.flow, &e.id, &e.stored, tag) {
+                self.recent.due(e);
+                break;
+            }
+            self.republished += 1;
+        }
+        for e in due {
+            self.recent.due(e);
+        }
+        publisher.flush_journal(&mut self.flow);
+        self.flow.take_malformed();
+    }
+
+    /// Events due again after a loss, not yet published on a new connection.
+    pub fn due(&self) -> usize {
+        self.recent.due_len()
+    }
+
+    /// How many events were published again since the last call.
+    pub fn take_republished(&mut self) -> usize {
+        std::mem::take(&mut self.republished)
+    }
     /// Publish the events of the woken departments' outboxes (a page of each; the full rounds
     /// take any more) but those already on their way. Stops when the publisher does.
     pub fn offer(&mut self, publisher: &mut Publisher, board: &mut Board, depts: &[String]) -> Result<()> {
@@ -154,6 +235,7 @@ impl Handoffs {
                 dept: dept.to_string(),
                 id: id.clone(),
                 origin,
+                stored: if self.recent.on() { json.clone() } else { String::new() },
             };
             let malformed = self.flow.malformed_len();
             if !publisher.send(&mut self.flow, &id, &json, tag) {
@@ -237,7 +319,6 @@ impl Handoffs {
         let mut handed_depts = BTreeSet::new();
         for t in &acked {
             self.in_flight.remove(&t.id);
-            by_dept.entry(t.dept.as_str()).or_default().push(t.id.clone());
             match (t.origin, self.round.as_mut()) {
                 (Origin::Wake, _) => {
                     self.handed.sent += 1;
@@ -245,16 +326,48 @@ impl Handoffs {
                 }
                 (Origin::Round, Some(round)) => round.sent += 1,
                 (Origin::Round, None) => {}
+                // No longer in an outbox, nor counted again as sent.
+                (Origin::Again, _) => continue,
             }
+            by_dept.entry(t.dept.as_str()).or_default().push(t.id.clone());
         }
         self.handed.departments += handed_depts.len();
         for t in self.flow.take_failed() {
+            if t.origin == Origin::Again {
+                // Refused this time: due again at the next round (it is in no outbox).
+                let n = self.refusals.entry(t.id.clone()).or_default();
+                *n += 1;
+                if *n <= REFUSALS {
+                    self.recent.due(to_confirmed(t));
+                } else {
+                    self.refusals.remove(&t.id);
+                }
+                continue;
+            }
             self.in_flight.remove(&t.id);
             self.held.insert(t.id);
             if let (Origin::Round, Some(round)) = (t.origin, self.round.as_mut()) {
                 round.refused += 1;
             }
         }
-        board.outbox_ack_many(&by_dept)
+        board.outbox_ack_many(&by_dept)?;
+        // Confirmed on this connection: kept in case it is lost in turn.
+        if self.recent.on() {
+            for t in acked {
+                if t.origin == Origin::Again {
+                    self.refusals.remove(&t.id);
+                }
+                self.recent.confirmed(to_confirmed(t));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn to_confirmed(t: Tag) -> Confirmed {
+    Confirmed {
+        dept: t.dept,
+        id: t.id,
+        stored: t.stored,
     }
 }

@@ -6,6 +6,7 @@ mod drain;
 mod feed;
 mod follow;
 mod handoffs;
+mod recent;
 
 pub(crate) use drain::{backlog, backlog_of, drain_once, drain_outboxes_of, send_punch, DrainReport};
 pub(crate) use feed::{publish_while, Feed};

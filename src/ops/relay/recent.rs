@@ -1,0 +1,117 @@
+//! The re-publish horizon: the events a publisher's broker confirmed in the last
+//! `amqp.republish_horizon_seconds`, kept in memory so that, once the connection is lost, they
+//! are published again on the next one. A broker node that dies may not have kept what it had
+//! just confirmed (rabbitmq/rabbitmq-server#9208: confirmed writes lost when the connection's
+//! node led the queue); the events have left their outboxes by then, so only the publisher
+//! still knows them. Consumers drop the repeats by event id (at least once, never lost).
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// An event confirmed: its department, id and outbox value (what [`crate::amqp::Publisher::send`]
+/// takes), and when its confirm came.
+pub(crate) struct Confirmed {
+    pub dept: String,
+    pub id: String,
+    pub stored: String,
+}
+
+/// The events confirmed within the horizon, oldest first, and those due again after a loss.
+pub(crate) struct Recent {
+    horizon: Duration,
+    kept: VecDeque<(Instant, Confirmed)>,
+    /// Taken at a loss: to publish again once a broker answers (kept across failed attempts).
+    due: Vec<Confirmed>,
+}
+
+impl Recent {
+    pub(crate) fn new(horizon_secs: u32) -> Recent {
+        Recent {
+            horizon: Duration::from_secs(u64::from(horizon_secs)),
+            kept: VecDeque::new(),
+            due: Vec::new(),
+        }
+    }
+
+    /// Whether anything is kept at all (a horizon of 0 keeps nothing: the events' values need
+    /// not be copied).
+    pub(crate) fn on(&self) -> bool {
+        !self.horizon.is_zero()
+    }
+
+    /// The broker confirmed this event now.
+    pub(crate) fn confirmed(&mut self, event: Confirmed) {
+        if !self.on() {
+            return;
+        }
+        let now = Instant::now();
+        self.forget_before(now);
+        self.kept.push_back((now, event));
+    }
+
+    fn forget_before(&mut self, now: Instant) {
+        while self
+            .kept
+            .front()
+            .is_some_and(|(at, _)| now.duration_since(*at) > self.horizon)
+        {
+            self.kept.pop_front();
+        }
+    }
+
+    /// The connection was lost now: what it confirmed within the horizon becomes due again.
+    pub(crate) fn lost(&mut self) {
+        self.forget_before(Instant::now());
+        self.due.extend(self.kept.drain(..).map(|(_, e)| e));
+    }
+
+    /// An event to publish again at the next chance (a re-publish the broker refused, or that
+    /// a connection lost in turn before confirming it).
+    pub(crate) fn due(&mut self, event: Confirmed) {
+        self.due.push(event);
+    }
+
+    /// The events to publish again on the new connection (their confirms there keep them anew).
+    pub(crate) fn take_due(&mut self) -> Vec<Confirmed> {
+        std::mem::take(&mut self.due)
+    }
+
+    /// Events due again, not yet handed to a new connection.
+    pub(crate) fn due_len(&self) -> usize {
+        self.due.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(id: &str) -> Confirmed {
+        Confirmed {
+            dept: "D1".into(),
+            id: id.into(),
+            stored: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn a_loss_makes_the_events_confirmed_within_the_horizon_due_and_only_those() {
+        let mut r = Recent::new(1);
+        r.confirmed(ev("old"));
+        // Pretend it was confirmed two seconds ago.
+        r.kept[0].0 -= Duration::from_secs(2);
+        r.confirmed(ev("new"));
+        r.lost();
+        let due: Vec<String> = r.take_due().into_iter().map(|e| e.id).collect();
+        assert_eq!(due, ["new"]);
+        assert!(r.take_due().is_empty(), "taken once");
+    }
+
+    #[test]
+    fn a_zero_horizon_keeps_nothing() {
+        let mut r = Recent::new(0);
+        r.confirmed(ev("a"));
+        r.lost();
+        assert_eq!(r.due_len(), 0);
+    }
+}
