@@ -14,6 +14,7 @@ pub(crate) mod dates;
 pub(crate) mod day_record;
 pub(crate) mod employment;
 pub(crate) mod event;
+pub(crate) mod grants;
 pub(crate) mod hours;
 pub(crate) mod membership;
 pub(crate) mod month;
