@@ -45,8 +45,8 @@ mode=$(stat -c '%a %U:%G' /etc/attendance/config.toml)
 dpkg-query -W -f='${Conffiles}\n' attendance | grep -q ' /etc/attendance/config.toml ' ||
   fail "/etc/attendance/config.toml is not a conffile"
 # The example config is read as it is installed, by the units' user (no --config: found in /etc).
-setpriv --reuid=attendance --regid=attendance --init-groups env -u ATTENDANCE_CONFIG HOME=/nonexistent \
-  XDG_CONFIG_HOME=/nonexistent /usr/bin/attendance config show >/dev/null ||
+setpriv --reuid=attendance --regid=attendance --init-groups env -i PATH=/usr/bin:/bin HOME=/nonexistent \
+  /usr/bin/attendance config show >/dev/null ||
   fail "the installed example config is refused"
 
 # The units: hardened, and valid with the binary and man pages they name installed.
