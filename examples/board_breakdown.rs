@@ -26,7 +26,7 @@ use anyhow::Result;
 use attendance::Keys;
 use attendance::{Config, Overrides};
 use attendance::{Employee, Punch, PunchRules};
-use rand::Rng;
+use rand::RngExt;
 use redis_refs::{benchmark_target, delete_pattern, evalsha_stats, redis_benchmark};
 
 /// A variant: its name and the edits (text of `punch.lua` -> replacement) that make it.
@@ -145,7 +145,7 @@ fn morning(cfg: &Config, employees: u32, departments: u32) -> Vec<Punch> {
     let tz = cfg.timezone;
     let day = chrono::NaiveDate::from_ymd_opt(2026, 11, 26).expect("a date");
     let start = attendance::day_start(tz, day) + chrono::Duration::hours(8);
-    let mut rng = rand::thread_rng();
+    let mut rng = rand::rng();
     (1..=employees)
         .map(|i| {
             let e = Employee {
@@ -154,7 +154,7 @@ fn morning(cfg: &Config, employees: u32, departments: u32) -> Vec<Punch> {
                 name: format!("Employee Number {i}"),
                 employment: Default::default(),
             };
-            let at = start + chrono::Duration::seconds(rng.gen_range(0..4_200));
+            let at = start + chrono::Duration::seconds(rng.random_range(0..4_200));
             Punch::new(e, None, at, &format!("kiosk-{}", i % 40), &cfg.policy, tz)
         })
         .collect()

@@ -30,7 +30,7 @@ use attendance::{Hooks, SettleOptions as Options};
 use chrono::{Duration, NaiveDate};
 use mysql::prelude::Queryable;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 
 /// The run's namespace: `benchsettle`, or `--tag NAME` (so that two runs at once do not meet).
 fn ns() -> &'static str {
@@ -79,21 +79,21 @@ fn write_day(
     for dept in members.chunk_by(|a, b| a.department_id == b.department_id) {
         let mut fields = Vec::with_capacity(dept.len());
         for m in dept {
-            let roll: f64 = rng.gen_range(0.0..100.0);
+            let roll: f64 = rng.random_range(0.0..100.0);
             let value = if roll < 3.0 {
                 String::new()
             } else {
                 let inn = if roll < 11.0 {
-                    rng.gen_range(at(9, 1)..at(10, 30))
+                    rng.random_range(at(9, 1)..at(10, 30))
                 } else {
-                    rng.gen_range(at(8, 0)..at(9, 0))
+                    rng.random_range(at(8, 0)..at(9, 0))
                 };
                 let out = if roll > 98.0 {
                     None
                 } else if roll > 93.0 {
-                    Some(rng.gen_range(at(16, 0)..at(18, 0)))
+                    Some(rng.random_range(at(16, 0)..at(18, 0)))
                 } else {
-                    Some(rng.gen_range(at(18, 0)..at(20, 0)))
+                    Some(rng.random_range(at(18, 0)..at(20, 0)))
                 };
                 match out {
                     Some(o) => format!("i{inn},o{o}"),

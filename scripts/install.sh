@@ -48,7 +48,7 @@ echo "installed $att, completions and $(ls "$prefix/share/man/man1" | wc -l) man
 if [ -n "$units" ]; then
   install -d "$units"
   for u in deploy/*.service deploy/*.timer; do
-    sed "s|/usr/local/bin/attendance|$prefix/bin/attendance|g" "$u" > "$units/$(basename "$u")"
+    sed "s|/usr/bin/attendance|$prefix/bin/attendance|g" "$u" > "$units/$(basename "$u")"
   done
   echo "units in $units: systemctl daemon-reload && systemctl enable --now attendance-settle.timer attendance-relay" >&2
 fi

@@ -24,14 +24,6 @@ if ! command -v faketime >/dev/null 2>&1; then
     echo "test: tests/clock.rs needs faketime (Debian: faketime); its tests skip without it" >&2
   fi
 fi
-# amqps:// is built on native-tls (OpenSSL): its headers and pkg-config are needed to compile.
-if ! pkg-config --exists openssl 2>/dev/null; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev pkg-config >/dev/null
-  else
-    echo "test: building needs OpenSSL's headers and pkg-config (Debian: libssl-dev pkg-config)" >&2
-    exit 3
-  fi
-fi
+bash scripts/build-deps.sh
 cargo build --all-targets
 cargo test --lib --bins --tests "$@"

@@ -313,3 +313,72 @@ fn a_day_run_by_each_role_with_its_own_accounts() {
     }
     assert_eq!(stores(&env), before);
 }
+
+/// `doctor`'s `mysql grants` check as the role's account: its status and detail.
+fn grants_check(env: &TestEnv, role: &Role, args: &[&str]) -> (String, String) {
+    // Other checks may fail for a narrow account (the kiosk cannot read the migrations):
+    // only this one is looked at.
+    let out = role.run(env, &[&["doctor", "--json"][..], args].concat());
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let c = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "mysql grants")
+        .unwrap_or_else(|| panic!("no mysql grants check: {report}"));
+    (
+        c["status"].as_str().unwrap().into(),
+        c["detail"].as_str().unwrap().into(),
+    )
+}
+
+#[test]
+fn doctor_checks_each_roles_mysql_grants() {
+    let env = TestEnv::new("UTC");
+    let owner = Role::create(&env, "owner", &owner());
+    owner.ok(&env, &["migrate", "-q"]);
+    let (kiosk, sup, hr) = (
+        Role::create(&env, "kiosk", &kiosk()),
+        Role::create(&env, "sup", &supervisor()),
+        Role::create(&env, "hr", &hr()),
+    );
+    // The grants docs/security.md gives each role are what doctor expects of it.
+    for (account, role) in [(&owner, "owner"), (&kiosk, "kiosk"), (&sup, "supervisor"), (&hr, "hr")] {
+        let (status, detail) = grants_check(&env, account, &["--role", role]);
+        assert_eq!(status, "ok", "{role}: {detail}");
+        assert!(detail.contains(&format!("enough for role {role}")), "{detail}");
+    }
+    // Without --role, the roles the grants cover are named.
+    let (status, detail) = grants_check(&env, &hr, &[]);
+    assert_eq!(status, "ok", "{detail}");
+    assert!(
+        detail.contains("enough for roles kiosk, report, supervisor, hr;"),
+        "{detail}"
+    );
+    let (_, detail) = grants_check(&env, &owner, &[]);
+    assert!(detail.contains("enough for every role"), "{detail}");
+
+    // A supervisor's account one grant short: a warning naming the role and the statement,
+    // which, run by an administrator as printed, clears it.
+    let mut short = supervisor();
+    short.mysql = &short.mysql[..short.mysql.len() - 1];
+    let sup2 = Role::create(&env, "sup2", &short);
+    let (status, detail) = grants_check(&env, &sup2, &["--role", "supervisor"]);
+    assert_eq!(status, "warn", "{detail}");
+    assert!(detail.contains("role supervisor"), "{detail}");
+    let grant = detail.split_once("run: ").unwrap().1;
+    let wanted = format!("GRANT INSERT ON `{}`.`punch_log` TO '{}'@'", env.db, sup2.user);
+    assert!(grant.starts_with(&wanted) && grant.ends_with("';"), "{grant}");
+    // A kiosk's grants checked as HR's: every statement HR's role lacks.
+    let (status, detail) = grants_check(&env, &kiosk, &["--role", "hr"]);
+    assert_eq!(status, "warn", "{detail}");
+    assert_eq!(detail.matches("GRANT ").count(), 6, "{detail}");
+    env.mysql().query_drop(grant).unwrap();
+    let (status, detail) = grants_check(&env, &sup2, &["--role", "supervisor"]);
+    assert_eq!(status, "ok", "{detail}");
+
+    // A role with no MySQL account, or none at all, is a usage error.
+    let err = sup2.fails(&env, &["doctor", "--role", "relay"], 2);
+    assert!(err.contains("invalid value 'relay'"), "{err}");
+}

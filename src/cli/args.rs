@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::config::Overrides;
 use crate::domain::dates::{parse_day, parse_month, parse_typed_time, TypedTime};
 use crate::domain::event::Kind;
+use crate::domain::grants::Role;
 use crate::domain::policy::DayStatus;
 use crate::domain::table::Format;
 use crate::domain::workdays::DayKind;
@@ -223,6 +224,11 @@ pub enum ConfigCommand {
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
+    /// The role this host's MySQL account serves (docs/security.md): its grants are checked
+    /// against that role's, and a missing one is a warning with the GRANT to run. Without it,
+    /// the roles the grants cover are named (or, covering none, what the closest lacks)
+    #[arg(long, value_parser = PossibleValuesParser::new(Role::ALL.map(Role::name)).map(|s| Role::parse(&s).expect("listed")))]
+    pub role: Option<Role>,
     #[command(flatten)]
     pub output: Output,
 }

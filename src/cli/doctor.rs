@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::ops::doctor::{self, Level};
 
 pub(crate) fn run(ctx: &Ctx, args: DoctorArgs) -> Result<()> {
-    let report = doctor::run(&ctx.cfg, chrono::Utc::now());
+    let report = doctor::run(&ctx.cfg, chrono::Utc::now(), args.role);
     if args.output.json {
         crate::output::json(&report)?;
     } else {

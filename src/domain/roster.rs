@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
 use chrono::NaiveDate;
@@ -399,7 +399,7 @@ pub(crate) fn department_sizes(employees: u32, departments: u32, seed: u64) -> V
     let mut rng = StdRng::seed_from_u64(seed);
     // Log-normal-ish weights: exp of a sum of uniforms.
     let weights: Vec<f64> = (0..departments)
-        .map(|_| (rng.gen_range(0.0..1.0f64) * 2.5).exp())
+        .map(|_| (rng.random_range(0.0..1.0f64) * 2.5).exp())
         .collect();
     let total: f64 = weights.iter().sum();
     let spare = employees - departments;
@@ -431,8 +431,8 @@ pub fn generate(mut w: impl Write, employees: u32, departments: u32, seed: u64) 
             n += 1;
             let name = format!(
                 "{} {}",
-                FIRST[rng.gen_range(0..FIRST.len())],
-                LAST[rng.gen_range(0..LAST.len())]
+                FIRST[rng.random_range(0..FIRST.len())],
+                LAST[rng.random_range(0..LAST.len())]
             );
             let role = if j == 0 { "supervisor" } else { "employee" };
             writeln!(w, "E{n:06},{name},{dept},{dept_name},{role}")?;

@@ -7,7 +7,7 @@ use std::io::Write;
 use chrono::{Duration, NaiveDate, NaiveTime};
 use chrono_tz::Tz;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 
 use crate::domain::policy::{day_start, local_offset_secs};
 
@@ -54,17 +54,17 @@ pub(crate) fn write_punches(
     for (i, id) in ids.iter().enumerate() {
         // One generator per person, so the evening knows who was absent in the morning.
         let mut rng = StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        if rng.gen_range(0.0..100.0) < mix.absent_pct {
+        if rng.random_range(0.0..100.0) < mix.absent_pct {
             continue;
         }
-        let late = rng.gen_range(0.0..100.0) < mix.late_pct;
-        let early = rng.gen_range(0.0..100.0) < mix.early_pct;
-        let kiosk = rng.gen_range(1..=8);
+        let late = rng.random_range(0.0..100.0) < mix.late_pct;
+        let early = rng.random_range(0.0..100.0) < mix.early_pct;
+        let kiosk = rng.random_range(1..=8);
         let (kind, secs) = match phase {
-            Phase::Morning if late => ("in", rng.gen_range(nine + 60..ten_thirty)),
-            Phase::Morning => ("in", rng.gen_range(eight..nine)),
-            Phase::Evening if early => ("out", rng.gen_range(sixteen..eighteen)),
-            Phase::Evening => ("out", rng.gen_range(eighteen..twenty)),
+            Phase::Morning if late => ("in", rng.random_range(nine + 60..ten_thirty)),
+            Phase::Morning => ("in", rng.random_range(eight..nine)),
+            Phase::Evening if early => ("out", rng.random_range(sixteen..eighteen)),
+            Phase::Evening => ("out", rng.random_range(eighteen..twenty)),
         };
         let t = (start + Duration::seconds(secs)).with_timezone(&tz);
         rows.push((

@@ -9,6 +9,7 @@ pub(crate) mod codes;
 pub(crate) mod conn;
 pub(crate) mod corrections;
 pub(crate) mod failure;
+pub(crate) mod grants;
 mod handle;
 pub(crate) mod held_punches;
 pub(crate) mod leave_rows;

@@ -13,6 +13,7 @@ use crate::amqp::inventory as queues;
 use crate::amqp::management::{self, HANDLES_PER_QUEUE, SPARE_HANDLES};
 use crate::config::Config;
 use crate::domain::clock::{self, Reading};
+use crate::domain::grants::Role;
 use crate::domain::text::plural;
 use crate::error::redact;
 use crate::mysql::{runs, Conn};
@@ -83,12 +84,14 @@ impl Report {
     }
 }
 
-/// Run every check. `now` is this host's clock; today is taken in the company's zone.
-pub(crate) fn run(cfg: &Config, now: DateTime<Utc>) -> Report {
+/// Run every check. `now` is this host's clock; today is taken in the company's zone. `role`:
+/// the one whose MySQL grants the account should hold (`None`: the grants say which).
+pub(crate) fn run(cfg: &Config, now: DateTime<Utc>, role: Option<Role>) -> Report {
     let today = now.with_timezone(&cfg.timezone).date_naive();
     let mut checks = vec![timezone(cfg, now)];
     let mut redis = redis_checks(cfg, &mut checks);
     let mut mysql = mysql_checks(cfg, &mut checks);
+    checks.push(super::doctor_grants::verdict(cfg, mysql.as_mut(), role));
     checks.push(clock(cfg, redis.as_mut(), mysql.as_mut()));
     checks.push(signing(cfg, redis.as_mut()));
     checks.extend(relay(redis.as_mut()));

@@ -17,6 +17,7 @@ pub(crate) mod db;
 pub(crate) mod dlq;
 pub(crate) mod doctor;
 mod doctor_backlog;
+mod doctor_grants;
 mod doctor_redis;
 pub(crate) mod exit;
 pub(crate) mod init_day;

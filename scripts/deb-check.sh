@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# CI: the .deb builds, installs, works and goes away cleanly, and its systemd units are hardened
+# (an exposure of 4.0 or less in `systemd-analyze security --offline=yes`) and pass
+# `systemd-analyze verify`. Needs root (dpkg -i); leaves the machine as it found it: the
+# package purged, and the `attendance` system user removed if this run made it.
+#
+#   scripts/deb-check.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MAX_EXPOSURE=4.0
+fail() { echo "deb-check: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "deb-check: needs root (dpkg -i into this machine)" >&2; exit 3; }
+if dpkg -s attendance >/dev/null 2>&1; then
+  echo "deb-check: a package named attendance is installed already; not touching it" >&2
+  exit 3
+fi
+made_user=yes
+getent passwd attendance >/dev/null && made_user=no
+cleanup() {
+  dpkg --purge attendance >/dev/null 2>&1 || true
+  if [ "$made_user" = yes ] && getent passwd attendance >/dev/null; then
+    userdel attendance 2>/dev/null || true
+    getent group attendance >/dev/null && groupdel attendance 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+
+deb=$(bash scripts/deb.sh)
+echo "deb-check: $deb ($(du -h "$deb" | cut -f1))" >&2
+dpkg -i "$deb" >/dev/null
+mapfile -t files < <(dpkg -L attendance | while read -r f; do [ -f "$f" ] && echo "$f"; done)
+
+# What it installed works where an admin looks for it.
+/usr/bin/attendance --version >&2
+for page in attendance attendance-settle attendance-relay attendance-doctor; do
+  man -w "$page" >/dev/null || fail "man $page: no page installed"
+done
+for f in /usr/share/bash-completion/completions/attendance /usr/share/zsh/vendor-completions/_attendance \
+  /usr/share/fish/vendor_completions.d/attendance.fish; do
+  [ -s "$f" ] || fail "$f: missing or empty"
+done
+getent passwd attendance >/dev/null || fail "no system user attendance"
+mode=$(stat -c '%a %U:%G' /etc/attendance/config.toml)
+[ "$mode" = "640 root:attendance" ] || fail "/etc/attendance/config.toml is $mode, not 640 root:attendance"
+dpkg-query -W -f='${Conffiles}\n' attendance | grep -q ' /etc/attendance/config.toml ' ||
+  fail "/etc/attendance/config.toml is not a conffile"
+# The example config is read as it is installed, by the units' user (no --config: found in /etc).
+setpriv --reuid=attendance --regid=attendance --init-groups env -i PATH=/usr/bin:/bin HOME=/nonexistent \
+  /usr/bin/attendance config show >/dev/null ||
+  fail "the installed example config is refused"
+
+# The units: hardened, and valid with the binary and man pages they name installed.
+for unit in attendance-relay.service attendance-settle.service; do
+  out=$(systemd-analyze security --offline=yes "/lib/systemd/system/$unit" 2>&1) || true
+  level=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' <<<"$out")
+  [ -n "$level" ] || fail "$unit: no exposure level in systemd-analyze's output: $out"
+  awk -v l="$level" -v m="$MAX_EXPOSURE" 'BEGIN { exit !(l <= m) }' || fail "$unit: exposure $level, above $MAX_EXPOSURE"
+  echo "deb-check: $unit exposure $level (at most $MAX_EXPOSURE)" >&2
+done
+verify=$(systemd-analyze verify /lib/systemd/system/attendance-relay.service \
+  /lib/systemd/system/attendance-settle.service /lib/systemd/system/attendance-settle.timer 2>&1) ||
+  fail "systemd-analyze verify: $verify"
+[ -z "$verify" ] || fail "systemd-analyze verify: $verify"
+echo "deb-check: systemd-analyze verify passes" >&2
+
+# Removed, then purged: nothing of it left.
+dpkg -r attendance >/dev/null
+[ -f /etc/attendance/config.toml ] || fail "dpkg -r removed the conffile (only --purge should)"
+[ ! -e /usr/bin/attendance ] || fail "dpkg -r left /usr/bin/attendance"
+dpkg --purge attendance >/dev/null
+left=()
+for f in "${files[@]}"; do [ -e "$f" ] && left+=("$f"); done
+[ -e /etc/attendance ] && left+=(/etc/attendance)
+[ ${#left[@]} -eq 0 ] || fail "left after --purge: ${left[*]}"
+! dpkg -s attendance >/dev/null 2>&1 || fail "dpkg still knows the package after --purge"
+echo "deb-check: installed ${#files[@]} files, removed and purged cleanly" >&2
