@@ -427,7 +427,7 @@ fn run_signing(departments: u32) -> Result<()> {
     let runs = arg("--runs", 300)? as usize;
     let mut b = start(employees, departments)?;
     org_steps(&mut b, employees, departments)?;
-    signing_steps::signing_steps(&mut b, runs)?;
+    signing_steps::signing_steps(&mut b, runs, arg("--pairs", 5)? as usize)?;
     write_figures(&mut b)
 }
 
@@ -468,7 +468,7 @@ fn run(departments: u32) -> Result<()> {
 
     b.quiet("the single processes");
     single_processes(&mut b, runs, &rows)?;
-    signing_steps::signing_steps(&mut b, runs.min(200))?;
+    signing_steps::signing_steps(&mut b, runs.min(200), arg("--pairs", 3)? as usize)?;
 
     let staff = known.values().map(|e| (e.department_id.as_str(), e.id.as_str()));
     b.quiet("the latency");

@@ -109,8 +109,8 @@ fn a_checkin_event_reaches_its_department_queue_only_with_every_field() {
     let sig = e.as_object_mut().unwrap().remove("sig").expect("a signature");
     assert_eq!(
         sig.as_str().map(str::len),
-        Some(43),
-        "HMAC-SHA256, base64 without padding"
+        Some(22),
+        "HMAC-SHA256 truncated to 128 bits, base64url without padding"
     );
     assert_eq!(props.message_id().as_deref(), e["event_id"].as_str());
     assert_eq!(e["event_id"], c["event_id"]);

@@ -344,3 +344,113 @@ fn a_key_file_others_can_read_is_refused_in_one_line() {
         "{err}"
     );
 }
+
+/// An event signed as builds before the 128-bit tag signed it, written here from the format's
+/// description (docs/security.md), not through the library: the whole HMAC-SHA256, base64
+/// without padding, over the first format's canonical text.
+fn signed_in_the_first_format(mut ev: Event, secret: &str) -> Event {
+    use base64::Engine;
+    use hmac::Mac;
+    let q = |s: &str| serde_json::to_string(s).unwrap();
+    let secs = |t: &str| chrono::DateTime::parse_from_rfc3339(t).unwrap();
+    let recorded = ev.recorded_at.clone().unwrap();
+    let text = format!(
+        "attendance-event-v1\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
+        q(&ev.event_id),
+        q(&ev.employee_id),
+        q(&ev.employee_name),
+        q(&ev.department_id),
+        ev.work_date,
+        secs(&ev.at).timestamp(),
+        ev.kind,
+        ev.late_minutes,
+        ev.early_minutes,
+        q(&ev.source),
+        secs(&recorded).timestamp_millis(),
+        q(KEY_ID),
+    );
+    let key = base64::engine::general_purpose::STANDARD.decode(secret).unwrap();
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
+    mac.update(text.as_bytes());
+    let sig = base64::engine::general_purpose::STANDARD_NO_PAD.encode(mac.finalize().into_bytes());
+    assert_eq!(sig.len(), 43);
+    ev.key_id = Some(KEY_ID.into());
+    ev.sig = Some(sig);
+    ev
+}
+
+#[test]
+fn events_signed_in_the_first_format_pass_in_the_migration_period_and_tampered_ones_do_not() {
+    // Events an older build signed (the 256-bit MAC) still sit in outboxes, queues and the
+    // journal at the upgrade: with signing.accept_v1_signatures_until they are relayed, shown
+    // and recovered; altered, or after the period, they are refused.
+    let env = TestEnv::with_roster("UTC", 6, 1);
+    let ring = env.keyring(&[(KEY_ID, &env.key_secret, false)], &[]);
+    let old = |id: &str, emp: &str, at: &str| {
+        signed_in_the_first_format(
+            forged(id, emp, "D001", &format!("{DAY}T{at}Z"), 0, None),
+            &env.key_secret,
+        )
+    };
+    let in_period = |args: &[&str]| {
+        let o = env
+            .cmd()
+            .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
+            .env("ATTENDANCE_SIGNING_ACCEPT_V1_SIGNATURES_UNTIL", DAY)
+            .args(args)
+            .output()
+            .unwrap();
+        common::expect_ok(args, o)
+    };
+    // In an outbox, as the older build's punch script left it (record version 2, long tag).
+    let in_outbox = old("v1-outbox", "E000001", "07:50:00");
+    let mut con = env.redis();
+    let _: () = redis::cmd("HSET")
+        .arg(env.keys().outbox("D001"))
+        .arg("v1-outbox")
+        .arg(attendance::record_of(&in_outbox).unwrap())
+        .query(&mut con)
+        .unwrap();
+    // On the department's queue, published before the upgrade; and one altered since.
+    let queued = old("v1-queued", "E000002", "07:55:00");
+    let mut altered = old("v1-altered", "E000003", "09:40:00");
+    altered.at = format!("{DAY}T07:40:00Z");
+    let queue = format!("{}.dept.D001", env.ns);
+    for ev in [&queued, &altered] {
+        publish_to_queue(&queue, &serde_json::to_string(ev).unwrap(), &ev.event_id);
+    }
+    let relayed: Value = serde_json::from_str(&in_period(&["relay", "--json"])).unwrap();
+    assert!(env.outbox("D001").is_empty(), "relayed: {relayed}");
+    let shown = in_period(&["watch-dept", "D001", "--once", "--json"]);
+    let ids: Vec<String> = shown
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["event_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids, ["v1-queued", "v1-outbox"], "{shown}");
+    let parked = parked(&env);
+    assert_eq!(parked.len(), 1, "{parked:?}");
+    assert!(reason_of(&parked, "v1-altered").contains("bad signature"), "{parked:?}");
+    // The journal has the relayed one: recover puts it on the board.
+    let out = in_period(&["recover", "--date", DAY, "--json", "--idle-ms", "500"]);
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((r["read"].as_u64(), r["refused"].as_u64()), (Some(1), Some(0)), "{r}");
+    assert_eq!(
+        env.board("D001", DAY).get("E000001").map(String::as_str),
+        Some("i28200"),
+        "07:50 replayed"
+    );
+    // After the period (no date set): the same format is refused, and says why.
+    let late = old("v1-after", "E000004", "08:00:00");
+    publish_to_queue(&queue, &serde_json::to_string(&late).unwrap(), "v1-after");
+    assert!(watch(&env, &ring, "D001").is_empty());
+    let parked = self::parked(&env);
+    assert!(
+        reason_of(&parked, "v1-after").contains("signed in the first format"),
+        "{parked:?}"
+    );
+}

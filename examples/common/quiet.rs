@@ -26,14 +26,30 @@ pub fn wait_for_quiet_broker(max: Duration) -> Option<Duration> {
     Some(t.elapsed())
 }
 
-/// The pid of a local RabbitMQ node (its Erlang VM, `beam.smp`, running `rabbit`).
+/// CPU seconds the local RabbitMQ node has used so far, if one is found.
+#[allow(dead_code)] // not every benchmark reads it
+pub fn broker_cpu_secs() -> Option<f64> {
+    cpu_secs(local_broker()?)
+}
+
+/// The pid of a local RabbitMQ node (its Erlang VM, `beam.smp`, running `rabbit`): the one
+/// started first, the machine's own, when tests have started brokers of their own since.
 fn local_broker() -> Option<u32> {
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
-        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-        let cmd = String::from_utf8_lossy(&cmd);
-        (cmd.contains("beam.smp") && cmd.contains("rabbit")).then_some(pid)
-    })
+    let started = |pid: u32| -> Option<u64> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat[stat.rfind(')')? + 2..].split(' ').nth(19)?.parse().ok()
+    };
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd);
+            (cmd.contains("beam.smp") && cmd.contains("rabbit")).then_some((started(pid)?, pid))
+        })
+        .min()
+        .map(|(_, pid)| pid)
 }
 
 /// The process's user and system CPU time so far, in seconds.

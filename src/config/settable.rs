@@ -305,6 +305,7 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "signing.key_file", set: |c, v| put(&mut c.signing.key_file, v.text().map(|p| Some(p.into()))), get: |c| path(&c.signing.key_file) },
     Key { name: "signing.keyring_file", set: |c, v| put(&mut c.signing.keyring_file, v.text().map(|p| Some(p.into()))), get: |c| path(&c.signing.keyring_file) },
     Key { name: "signing.accept_unsigned_until", set: |c, v| put(&mut c.signing.accept_unsigned_until, v.text().and_then(|d| chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").map(Some).map_err(|_| "a date YYYY-MM-DD".to_string()))), get: |c| c.signing.accept_unsigned_until.and_then(|d| text(&d.to_string())) },
+    Key { name: "signing.accept_v1_signatures_until", set: |c, v| put(&mut c.signing.accept_v1_signatures_until, v.text().and_then(|d| chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").map(Some).map_err(|_| "a date YYYY-MM-DD".to_string()))), get: |c| c.signing.accept_v1_signatures_until.and_then(|d| text(&d.to_string())) },
 ];
 
 /// The key of this name.

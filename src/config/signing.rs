@@ -22,6 +22,10 @@ pub struct SigningSettings {
     /// `signing.accept_unsigned_until`: unsigned events of work dates up to this one pass a
     /// verifier (the migration period for events written before signing).
     pub accept_unsigned_until: Option<NaiveDate>,
+    /// `signing.accept_v1_signatures_until`: events signed in the first format (the whole
+    /// 256-bit MAC, before the 128-bit tag) of work dates up to this one pass a verifier (the
+    /// migration period for events written by an older build).
+    pub accept_v1_signatures_until: Option<NaiveDate>,
 }
 
 #[derive(Deserialize)]
@@ -101,6 +105,7 @@ impl SigningSettings {
             ring.revoke(id);
         }
         ring.accept_unsigned_until = self.accept_unsigned_until;
+        ring.accept_v1_signatures_until = self.accept_v1_signatures_until;
         Ok(Some(ring))
     }
 

@@ -77,7 +77,9 @@ pub struct Event {
     /// The id of the key that signed the event (domain/signing.rs); absent: unsigned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
-    /// The signature (HMAC-SHA256 of the canonical text, base64); absent: unsigned.
+    /// The signature (HMAC-SHA256 of the record's bytes truncated to 128 bits, base64url, 22
+    /// characters; or, from older builds, the whole MAC of the first canonical text in base64,
+    /// 43: see `signing`); absent: unsigned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sig: Option<String>,
 }
@@ -106,9 +108,10 @@ pub(crate) fn routing_key(dept: &str, kind: Kind) -> String {
 //     \t early minutes if out \t <i|o><1|0>
 //
 // and, for a signed event, version 2: the same with the key id and the signature before the
-// last field (`2 \t ... \t early minutes if out \t key id \t signature \t <i|o><1|0>`). The
-// signature covers the kind Rust resolved (the script resolves the same from the same time),
-// so a record whose script suffix disagrees fails verification.
+// last field (`2 \t ... \t early minutes if out \t key id \t signature \t <i|o><1|0>`), the
+// minutes of the other kind 0. The signature is made over these very bytes (see
+// `signing::record_message`) and covers the kind Rust resolved (the script resolves the same
+// from the same time), so a record whose script suffix disagrees fails verification.
 //
 // where name and source are JSON-escaped without their quotes (so they hold no tab), and the
 // last field, the punch's kind and whether it changed the day's record, is the only part that
@@ -146,38 +149,54 @@ pub(crate) struct RecordFields<'a> {
     pub early_minutes_if_out: u32,
 }
 
-/// The record up to its last field, which the punch script appends (`<i|o><1|0>`).
+/// The record up to its last field, which the punch script appends (`<i|o><1|0>`). A signed
+/// record is tagged over its own bytes as written (see `signing::record_message`): no second
+/// text is built for the signature.
 pub(crate) fn record_prefix(f: &RecordFields) -> String {
     let Some(signer) = f.signer else {
-        return unsigned_prefix(RECORD_V1, f);
+        return prefix(RECORD_V1, f, f.late_minutes_if_in, f.early_minutes_if_out);
     };
+    // Only the minutes of the punch's kind (the other 0): what the event shows, so that the
+    // record rebuilt from the event (`signed_body`) is the very bytes signed.
     let (late, early) = match f.kind {
         Kind::In => (f.late_minutes_if_in, 0),
         Kind::Out => (0, f.early_minutes_if_out),
     };
-    let sig = signer.sign(&signing::canonical(&signing::Signed {
-        event_id: f.event_id,
-        employee_id: f.employee_id,
-        employee_name: f.employee_name,
-        department_id: f.department_id,
-        work_date: f.work_date,
-        at: f.at.timestamp(),
-        kind: f.kind,
-        late_minutes: late,
-        early_minutes: early,
-        source: f.source,
-        recorded_at_ms: f.recorded_at.timestamp_millis(),
-        key_id: signer.key_id(),
-    }));
-    let mut record = unsigned_prefix(RECORD_V2, f);
+    let mut record = prefix(RECORD_V2, f, late, early);
     record += signer.key_id();
     record.push('\t');
-    record += &sig;
+    let tag = signer.tag_record(f.event_id, &record[RECORD_V2.len() + 1..], f.kind);
+    record += &tag;
     record.push('\t');
     record
 }
 
-fn unsigned_prefix(tag: &str, f: &RecordFields) -> String {
+/// What the current signature format covers of an event besides its id and kind: its record
+/// from the employee id to the key id and its tab, rebuilt from the wire fields (see
+/// `signing::record_message`). Ids holding what the record would escape are refused, so no two
+/// events share these bytes.
+pub(crate) fn signed_body(ev: &Event, key_id: &str) -> Result<String, Malformed> {
+    for (what, id) in [
+        ("event_id", &ev.event_id),
+        ("employee_id", &ev.employee_id),
+        ("department_id", &ev.department_id),
+    ] {
+        if matches!(escaped(id), std::borrow::Cow::Owned(_)) {
+            return Err(Malformed(format!("{what} holds a character a record escapes")));
+        }
+    }
+    if ev.recorded_at.is_none() {
+        return Err(Malformed("a signed event without recorded_at".into()));
+    }
+    let mut body = prefix("", &fields_of(ev)?, ev.late_minutes, ev.early_minutes);
+    body.remove(0);
+    body += key_id;
+    body.push('\t');
+    Ok(body)
+}
+
+/// The record's fields, tag first, each followed by a tab.
+fn prefix(tag: &str, f: &RecordFields, late: u32, early: u32) -> String {
     format!(
         "{tag}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t",
         f.employee_id,
@@ -189,20 +208,19 @@ fn unsigned_prefix(tag: &str, f: &RecordFields) -> String {
         f.work_date,
         escaped(f.source),
         f.recorded_at.timestamp_millis(),
-        f.late_minutes_if_in,
-        f.early_minutes_if_out,
+        late,
+        early,
     )
 }
 
-/// The whole record of an event, as the punch script leaves it: what a tool that migrates or
-/// re-dates an outbox entry writes back.
-pub fn record_of(ev: &Event) -> Result<String, Malformed> {
+/// An event's fields as a record holds them (unsigned: a record is signed by its writer).
+fn fields_of(ev: &Event) -> Result<RecordFields<'_>, Malformed> {
     let at = DateTime::parse_from_rfc3339(&ev.at).map_err(|e| Malformed(format!("at: {e}")))?;
     let recorded = match &ev.recorded_at {
         Some(r) => DateTime::parse_from_rfc3339(r).map_err(|e| Malformed(format!("recorded_at: {e}")))?,
         None => at,
     };
-    let fields = RecordFields {
+    Ok(RecordFields {
         event_id: &ev.event_id,
         kind: ev.kind,
         signer: None,
@@ -215,12 +233,21 @@ pub fn record_of(ev: &Event) -> Result<String, Malformed> {
         recorded_at: recorded.with_timezone(&Utc),
         late_minutes_if_in: ev.late_minutes,
         early_minutes_if_out: ev.early_minutes,
-    };
+    })
+}
+
+/// The whole record of an event, as the punch script leaves it: what a tool that migrates or
+/// re-dates an outbox entry writes back.
+pub fn record_of(ev: &Event) -> Result<String, Malformed> {
+    let fields = fields_of(ev)?;
     let kind = if ev.kind == Kind::In { 'i' } else { 'o' };
     // A signed event keeps its signature as it is: it still covers what the record holds.
     let prefix = match (&ev.key_id, &ev.sig) {
         (Some(k), Some(sig)) if !k.contains('\t') && !sig.contains('\t') => {
-            format!("{}{k}\t{sig}\t", unsigned_prefix(RECORD_V2, &fields))
+            format!(
+                "{}{k}\t{sig}\t",
+                prefix(RECORD_V2, &fields, ev.late_minutes, ev.early_minutes)
+            )
         }
         _ => record_prefix(&fields),
     };

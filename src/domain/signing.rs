@@ -4,6 +4,12 @@
 //! HMAC-SHA256: one keyed state per key, cloned per event (about a microsecond), so a bulk
 //! check-in of 100,000 punches pays well under the 5% the hot path may spend. The price is the
 //! trust model's: whoever holds a keyring can forge the events of every key in it.
+//!
+//! Two formats (told apart by the tag's length): the current one, a tag of 128 bits (HMAC-SHA256
+//! truncated, RFC 2104 section 5, NIST SP 800-107) in base64url, 22 characters, over the bytes of
+//! the outbox record itself (see [`record_message`]); and the first one, the whole 256-bit MAC
+//! in base64, 43 characters, over a canonical text of its own (see [`canonical`]), accepted for
+//! events of work dates up to `signing.accept_v1_signatures_until` (the migration period).
 
 use std::collections::{HashMap, HashSet};
 
@@ -69,12 +75,44 @@ impl Signer {
         &self.key_id
     }
 
-    /// The signature of a canonical text (see [`canonical`]), base64 without padding.
+    /// The whole MAC of a text, base64 without padding: the first format's signature of a
+    /// canonical text (see [`canonical`]), and the replay probe.
     pub fn sign(&self, canonical: &str) -> String {
         let mut mac = self.keyed.clone();
         mac.update(canonical.as_bytes());
         base64::engine::general_purpose::STANDARD_NO_PAD.encode(mac.finalize().into_bytes())
     }
+
+    /// The current format's tag of an event (see [`record_message`]): the first [`TAG_BYTES`]
+    /// of the MAC, base64url without padding ([`TAG_CHARS`] characters). Nothing is copied: the
+    /// MAC runs over the record as it was written.
+    pub fn tag_record(&self, event_id: &str, body: &str, kind: Kind) -> String {
+        let mac = record_message(self.keyed.clone(), event_id, body, kind);
+        let full = mac.finalize().into_bytes();
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&full[..TAG_BYTES])
+    }
+}
+
+/// The current format's tag: HMAC-SHA256 truncated to 128 bits (RFC 2104 section 5 allows
+/// truncation to no less than half the output; NIST SP 800-107 puts a 128-bit tag's forgery
+/// odds at 2^-128 per try), in base64url without padding.
+pub(crate) const TAG_BYTES: usize = 16;
+pub(crate) const TAG_CHARS: usize = 22;
+/// The first format's signature: the whole MAC, base64 without padding.
+const V1_CHARS: usize = 43;
+
+/// What the current format signs: a version label, the event id, then `body`, the event's outbox
+/// record from the employee id to the key id and its tab (every field but the record's version
+/// and the script's suffix, see `event::record_prefix`), then the punch's kind (`i` or `o`).
+/// Names and sources are JSON-escaped in the record and ids hold no tab (checked when the record
+/// is rebuilt from an event), so the fields are unambiguous.
+fn record_message(mut mac: HmacSha256, event_id: &str, body: &str, kind: Kind) -> HmacSha256 {
+    mac.update(b"attendance-event-v2\t");
+    mac.update(event_id.as_bytes());
+    mac.update(b"\t");
+    mac.update(body.as_bytes());
+    mac.update(if kind == Kind::In { b"i" } else { b"o" });
+    mac
 }
 
 /// What is signed of an event, as it is known before the board script runs.
@@ -96,7 +134,8 @@ pub(crate) struct Signed<'a> {
     pub key_id: &'a str,
 }
 
-/// The canonical text: a version tag, then the fields one per line, the free texts
+/// The first format's canonical text (events signed before the 128-bit tag, still verified in
+/// the migration period): a version tag, then the fields one per line, the free texts
 /// JSON-escaped (so none holds a newline). Whether the punch changed the day's record is not
 /// signed: only the board's script knows it, and it tells a supervisor nothing new.
 pub(crate) fn canonical(s: &Signed) -> String {
@@ -129,6 +168,8 @@ pub enum Refusal {
     Revoked(String),
     #[error("bad signature (key id {0:?})")]
     BadSignature(String),
+    #[error("signed in the first format (key id {0:?}) after signing.accept_v1_signatures_until")]
+    OldFormat(String),
     #[error("malformed event: {0}")]
     Malformed(String),
     #[error("roster: {0}")]
@@ -143,6 +184,7 @@ impl Refusal {
             Refusal::UnknownKey(_) => "unknown_key",
             Refusal::Revoked(_) => "revoked_key",
             Refusal::BadSignature(_) => "bad_signature",
+            Refusal::OldFormat(_) => "old_format",
             Refusal::Malformed(_) => "malformed",
             Refusal::Roster(_) => "roster",
         }
@@ -161,6 +203,9 @@ pub struct Keyring {
     revoked: HashSet<String>,
     /// Unsigned events of work dates up to this one are accepted (a migration period).
     pub accept_unsigned_until: Option<NaiveDate>,
+    /// Events signed in the first format (the whole MAC over [`canonical`]) of work dates up to
+    /// this one are accepted (the migration period to the 128-bit tag).
+    pub accept_v1_signatures_until: Option<NaiveDate>,
 }
 
 impl std::fmt::Debug for Keyring {
@@ -171,6 +216,7 @@ impl std::fmt::Debug for Keyring {
             .field("key_ids", &ids)
             .field("revoked", &self.revoked)
             .field("accept_unsigned_until", &self.accept_unsigned_until)
+            .field("accept_v1_signatures_until", &self.accept_v1_signatures_until)
             .finish()
     }
 }
@@ -206,6 +252,9 @@ impl Keyring {
         if let Some(d) = self.accept_unsigned_until {
             s += &format!(", unsigned events accepted up to {d}");
         }
+        if let Some(d) = self.accept_v1_signatures_until {
+            s += &format!(", first-format signatures accepted up to {d}");
+        }
         s
     }
 
@@ -230,23 +279,40 @@ impl Keyring {
         else {
             return false;
         };
-        let Ok(raw) = base64::engine::general_purpose::STANDARD_NO_PAD.decode(signer.sign(PROBE)) else {
-            return false;
-        };
-        let mut mac = entry.keyed.clone();
-        mac.update(PROBE.as_bytes());
-        mac.verify_slice(&raw).is_ok()
+        full_mac_matches(entry, PROBE, &signer.sign(PROBE)).is_ok()
     }
 
-    /// Check an event's signature (the roster is the caller's to check).
+    /// Check an event's signature (the roster is the caller's to check): the current format
+    /// (a 128-bit tag over the outbox record), or the first one in its migration period.
     pub fn verify(&self, ev: &Event) -> Result<(), Refusal> {
-        self.verify_text(ev.key_id.as_deref(), ev.sig.as_deref(), ev.work_date, |key_id| {
-            Ok(canonical(&signed_of(ev, key_id)?))
-        })
+        let Some((key_id, sig, entry)) = self.signer_of(ev.key_id.as_deref(), ev.sig.as_deref(), ev.work_date)? else {
+            return Ok(());
+        };
+        let bad = || Refusal::BadSignature(key_id.to_string());
+        // Constant time either way: a forger learns nothing from how long a refusal took.
+        match sig.len() {
+            TAG_CHARS => {
+                let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .decode(sig)
+                    .map_err(|_| bad())?;
+                let body = super::event::signed_body(ev, key_id).map_err(|e| Refusal::Malformed(e.0))?;
+                let mac = record_message(entry.keyed.clone(), &ev.event_id, &body, ev.kind);
+                // The length is checked above: a shorter tag would be easier to guess.
+                mac.verify_truncated_left(&raw).map_err(|_| bad())
+            }
+            V1_CHARS => {
+                if self.accept_v1_signatures_until.is_none_or(|until| ev.work_date > until) {
+                    return Err(Refusal::OldFormat(key_id.to_string()));
+                }
+                full_mac_matches(entry, &canonical(&signed_of(ev, key_id)?), sig).map_err(|_| bad())
+            }
+            _ => Err(bad()),
+        }
     }
 
-    /// Check the signature `sig` by `key_id` of the canonical text `text(key_id)` of a message
-    /// of `work_date` (an event, or a message of another type with a text of its own).
+    /// Check the signature `sig` by `key_id` (the whole MAC, as [`Signer::sign`] makes it) of
+    /// the canonical text `text(key_id)` of a message of `work_date` that is not a punch's event
+    /// (an absence alert, a void notice: each has a text of its own).
     pub(crate) fn verify_text(
         &self,
         key_id: Option<&str>,
@@ -254,9 +320,23 @@ impl Keyring {
         work_date: NaiveDate,
         text: impl FnOnce(&str) -> Result<String, Refusal>,
     ) -> Result<(), Refusal> {
+        let Some((key_id, sig, entry)) = self.signer_of(key_id, sig, work_date)? else {
+            return Ok(());
+        };
+        full_mac_matches(entry, &text(key_id)?, sig).map_err(|_| Refusal::BadSignature(key_id.to_string()))
+    }
+
+    /// The key a message claims, if the ring accepts it: `None` for an unsigned message in the
+    /// migration period for unsigned ones; refused when unsigned, revoked or unknown.
+    fn signer_of<'s>(
+        &self,
+        key_id: Option<&'s str>,
+        sig: Option<&'s str>,
+        work_date: NaiveDate,
+    ) -> Result<Option<(&'s str, &'s str, &Entry)>, Refusal> {
         let (Some(key_id), Some(sig)) = (key_id, sig) else {
             return match self.accept_unsigned_until {
-                Some(until) if work_date <= until && key_id.is_none() && sig.is_none() => Ok(()),
+                Some(until) if work_date <= until && key_id.is_none() && sig.is_none() => Ok(None),
                 _ => Err(Refusal::Unsigned),
             };
         };
@@ -267,16 +347,19 @@ impl Keyring {
             .keys
             .get(key_id)
             .ok_or_else(|| Refusal::UnknownKey(super::text::clip(key_id).to_string()))?;
-        let text = text(key_id)?;
-        let raw = base64::engine::general_purpose::STANDARD_NO_PAD
-            .decode(sig)
-            .map_err(|_| Refusal::BadSignature(key_id.to_string()))?;
-        let mut mac = entry.keyed.clone();
-        mac.update(text.as_bytes());
-        // Constant time: a forger learns nothing from how long a refusal took.
-        mac.verify_slice(&raw)
-            .map_err(|_| Refusal::BadSignature(key_id.to_string()))
+        Ok(Some((key_id, sig, entry)))
     }
+}
+
+/// Whether `sig` (base64 without padding) is the whole MAC of `text` under `entry`'s key, in
+/// constant time.
+fn full_mac_matches(entry: &Entry, text: &str, sig: &str) -> Result<(), ()> {
+    let raw = base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(sig)
+        .map_err(|_| ())?;
+    let mut mac = entry.keyed.clone();
+    mac.update(text.as_bytes());
+    mac.verify_slice(&raw).map_err(|_| ())
 }
 
 /// Everything a consumer checks of an event: its signature (through `ring`), then the roster:
@@ -321,16 +404,17 @@ pub(crate) fn check(
     Ok(())
 }
 
-/// Sign an event as it stands (its wire fields) with a key: what a tool that re-signs an
-/// event, or a test that plays a kiosk, does. Recording processes sign in `event::record_prefix`.
+/// Sign an event as it stands (its wire fields) with a key, in the current format: what a tool
+/// that re-signs an event, or a test that plays a kiosk, does. Recording processes sign in
+/// `event::record_prefix`.
 pub fn sign_event(ev: &mut Event, signer: &Signer) -> Result<(), Refusal> {
-    let text = canonical(&signed_of(ev, signer.key_id())?);
+    let body = super::event::signed_body(ev, signer.key_id()).map_err(|e| Refusal::Malformed(e.0))?;
+    ev.sig = Some(signer.tag_record(&ev.event_id, &body, ev.kind));
     ev.key_id = Some(signer.key_id().to_string());
-    ev.sig = Some(signer.sign(&text));
     Ok(())
 }
 
-/// The signed fields of an event as it arrives (its wire JSON).
+/// The first format's signed fields of an event as it arrives (its wire JSON).
 fn signed_of<'a>(ev: &'a Event, key_id: &'a str) -> Result<Signed<'a>, Refusal> {
     let at = DateTime::parse_from_rfc3339(&ev.at).map_err(|e| Refusal::Malformed(format!("at: {e}")))?;
     let recorded = ev
@@ -431,6 +515,47 @@ mod tests {
         assert_eq!(r.verify(&ev), Ok(()));
         r.accept_unsigned_until = NaiveDate::from_ymd_opt(2026, 11, 29);
         assert_eq!(r.verify(&ev), Err(Refusal::Unsigned));
+    }
+
+    /// An event as a build before the 128-bit tag signed it: the whole MAC over `canonical`.
+    fn v1_signed(signer: &Signer) -> Event {
+        let mut ev = event(None);
+        let text = canonical(&signed_of(&ev, signer.key_id()).unwrap());
+        ev.key_id = Some(signer.key_id().to_string());
+        ev.sig = Some(signer.sign(&text));
+        ev
+    }
+
+    #[test]
+    fn the_current_tag_is_128_bits_in_base64url_and_only_that_length_passes() {
+        let ev = event(Some(&Signer::new("k1", S1).unwrap()));
+        let sig = ev.sig.clone().unwrap();
+        assert_eq!(sig.len(), TAG_CHARS);
+        assert!(sig.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+        for cut in [sig[..21].to_string(), sig[..2].to_string(), format!("{sig}A")] {
+            let short = Event {
+                sig: Some(cut),
+                ..ev.clone()
+            };
+            assert!(matches!(ring().verify(&short), Err(Refusal::BadSignature(_))));
+        }
+    }
+
+    #[test]
+    fn first_format_signatures_pass_in_the_migration_period_and_tampering_still_fails() {
+        let old = v1_signed(&Signer::new("k1", S1).unwrap());
+        assert_eq!(old.sig.as_deref().map(str::len), Some(V1_CHARS));
+        let mut r = ring();
+        assert_eq!(r.verify(&old), Err(Refusal::OldFormat("k1".into())));
+        r.accept_v1_signatures_until = NaiveDate::from_ymd_opt(2026, 11, 30);
+        assert_eq!(r.verify(&old), Ok(()));
+        let mut tampered = old.clone();
+        tampered.late_minutes = 0;
+        assert!(matches!(r.verify(&tampered), Err(Refusal::BadSignature(_))));
+        let forged = v1_signed(&Signer::new("k1", S2).unwrap());
+        assert!(matches!(r.verify(&forged), Err(Refusal::BadSignature(_))));
+        r.accept_v1_signatures_until = NaiveDate::from_ymd_opt(2026, 11, 29);
+        assert_eq!(r.verify(&old), Err(Refusal::OldFormat("k1".into())));
     }
 
     #[test]
