@@ -23,3 +23,11 @@ pub(crate) use journal::{read_journal, read_journal_to_fence, require_journal, E
 pub use publish::Publisher;
 pub(crate) use publish::{Connecting, Flow};
 pub use topology::{teardown, Names};
+
+/// Whether every broker URL of the config reads as one (a usage error, exit 2, otherwise): for
+/// a command that will need the broker later, so that a typo stops it before it touches Redis.
+pub(crate) fn check_urls(cfg: &crate::config::Config) -> Result<(), crate::error::Error> {
+    cfg.amqp_urls()
+        .into_iter()
+        .try_for_each(|u| connect::Target::parse(u).map(drop))
+}

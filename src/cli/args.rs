@@ -224,7 +224,7 @@ pub enum ConfigCommand {
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// The role this host's MySQL account serves (docs/security.md): its grants are checked
+    /// The role this host's MySQL account serves (the trust model of the security guide): its grants are checked
     /// against that role's, and a missing one is a warning with the GRANT to run. Without it,
     /// the roles the grants cover are named (or, covering none, what the closest lacks)
     #[arg(long, value_parser = PossibleValuesParser::new(Role::ALL.map(Role::name)).map(|s| Role::parse(&s).expect("listed")))]

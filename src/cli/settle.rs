@@ -12,15 +12,17 @@ use crate::ops::metrics;
 use crate::ops::settle::{self, Hooks, Options, Progress, Report, Summary};
 
 pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
-    if let Some(w) = crate::ops::settle_warning(&ctx.cfg) {
-        ctx.say(w);
-    }
     let opts = Options {
         date: args.date,
         accept_missing_boards: args.accept_missing_boards,
         no_reconcile: args.no_reconcile,
         hooks: Hooks::from_env()?,
     };
+    // A config that cannot serve the run is its one line, before any warning.
+    settle::check_config(&ctx.cfg, &opts)?;
+    if let Some(w) = crate::ops::settle_warning(&ctx.cfg) {
+        ctx.say(w);
+    }
     let mut pb: Option<indicatif::ProgressBar> = None;
     let (started, clock) = (SystemTime::now(), Instant::now());
     let result = settle::settle(&ctx.cfg, &opts, |p| match p {

@@ -173,6 +173,16 @@ struct Run<'a> {
     departments: Vec<(String, bool)>,
 }
 
+/// What settle can tell of its config before it opens a store: the journal is read before any
+/// row, so a broker URL that is not one is a usage error (exit 2) before anything is opened,
+/// not a failed check after Redis was.
+pub(crate) fn check_config(cfg: &Config, opts: &Options) -> Result<()> {
+    if !opts.no_reconcile && cfg.journal.enabled {
+        crate::amqp::check_urls(cfg)?;
+    }
+    Ok(())
+}
+
 /// Settle one day, or catch up. Returns the summary also when rows failed (`failed() > 0`):
 /// the caller shows them and exits 4. MySQL unreachable after the retries: a service error,
 /// nothing deleted. A laid-out day whose boards are missing: refused (exit 6), nothing changed.
@@ -180,6 +190,7 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
     if let Some(date) = opts.date {
         runs::check_storable(date)?;
     }
+    check_config(cfg, opts)?;
     let mut run = Run::open(cfg, opts)?;
     if let Some(date) = opts.date.filter(|d| *d >= run.today) {
         return Err(Error::refused(format!(
