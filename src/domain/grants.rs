@@ -5,11 +5,14 @@
 
 use std::collections::BTreeMap;
 
-/// A role of docs/security.md that has a MySQL account (the relay has none).
+/// A role of docs/security.md that has a MySQL account (the relay's only reads what its
+/// absence alerts need).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 /// Declared narrowest first, as `ALL` lists them.
 pub enum Role {
     Kiosk,
+    /// `relay --follow`: the roster, leave and calendar, for the absence alerts.
+    Relay,
     /// The reporting account: reports only.
     Report,
     Supervisor,
@@ -21,8 +24,9 @@ pub enum Role {
 
 impl Role {
     /// Narrowest first: when several roles are covered, the first is the one named.
-    pub(crate) const ALL: [Role; 6] = [
+    pub(crate) const ALL: [Role; 7] = [
         Role::Kiosk,
+        Role::Relay,
         Role::Report,
         Role::Supervisor,
         Role::Hr,
@@ -33,6 +37,7 @@ impl Role {
     pub(crate) fn name(self) -> &'static str {
         match self {
             Role::Kiosk => "kiosk",
+            Role::Relay => "relay",
             Role::Supervisor => "supervisor",
             Role::Hr => "hr",
             Role::Report => "report",
@@ -51,6 +56,11 @@ impl Role {
         const SELECT: &[&str] = &["SELECT"];
         match self {
             Role::Kiosk => &[(SELECT, Some("employees")), (SELECT, Some("attendance"))],
+            Role::Relay => &[
+                (SELECT, Some("employees")),
+                (SELECT, Some("leaves")),
+                (SELECT, Some("calendar_days")),
+            ],
             Role::Supervisor => &[
                 (SELECT, Some("employees")),
                 (SELECT, Some("supervisors")),
@@ -327,6 +337,6 @@ mod tests {
         for role in Role::ALL {
             assert_eq!(Role::parse(role.name()), Some(role));
         }
-        assert_eq!(Role::parse("relay"), None);
+        assert_eq!(Role::parse("nobody"), None);
     }
 }

@@ -137,7 +137,8 @@ mod tests {
         let c = judge("h@%", "att", &hr, None);
         assert_eq!(c.status, Level::Ok);
         assert!(
-            c.detail.contains("enough for roles kiosk, report, supervisor, hr;"),
+            c.detail
+                .contains("enough for roles kiosk, relay, report, supervisor, hr;"),
             "{}",
             c.detail
         );
