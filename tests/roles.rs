@@ -29,7 +29,9 @@ fn kiosk() -> Grants<'static> {
     }
 }
 
-/// The relay: the outboxes and its own hand-off keys; publishes only; no MySQL at all.
+/// The relay with absence alerts off (the test env turns them off): the outboxes and its own
+/// hand-off keys; publishes only; no MySQL at all (its alerts would read the roster, leave and
+/// calendar: `doctor_checks_each_roles_mysql_grants` checks that account).
 fn relay() -> Grants<'static> {
     Grants {
         redis: Some(
@@ -190,7 +192,7 @@ fn a_day_run_by_each_role_with_its_own_accounts() {
     );
     assert_eq!(stores(&env), before, "the refused commands changed nothing");
 
-    // The relay sends what waits; it records nothing and has no MySQL account.
+    // The relay sends what waits; it records nothing, and without alerts needs no MySQL account.
     let r: Value = serde_json::from_str(&relay.ok(&env, &["relay", "--json"])).unwrap();
     assert_eq!(r["sent"], 1, "{r}");
     assert_eq!(env.outbox_events(), 0);
