@@ -298,14 +298,6 @@ fn relay_follow_publishes_again_once_its_only_broker_is_back() {
     assert!(st.success(), "relay stderr: {rest:?}");
     assert!(env.outbox("D001").is_empty());
     let shown = env.ok(&["watch-dept", "D001", "--once", "--json"]);
-    let ids: HashSet<String> = shown
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["event_id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let ids: HashSet<String> = common::event_ids(&shown).into_iter().collect();
     assert_eq!(ids, HashSet::from([first, second]));
 }

@@ -422,15 +422,7 @@ fn events_signed_in_the_first_format_pass_in_the_migration_period_and_tampered_o
     let relayed: Value = serde_json::from_str(&in_period(&["relay", "--json"])).unwrap();
     assert!(env.outbox("D001").is_empty(), "relayed: {relayed}");
     let shown = in_period(&["watch-dept", "D001", "--once", "--json"]);
-    let ids: Vec<String> = shown
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["event_id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let ids = common::event_ids(&shown);
     assert_eq!(ids, ["v1-queued", "v1-outbox"], "{shown}");
     let parked = parked(&env);
     assert_eq!(parked.len(), 1, "{parked:?}");

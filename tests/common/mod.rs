@@ -351,15 +351,7 @@ impl TestEnv {
 
     /// The event ids `watch-dept DEPT --once --json` shows, in order (and acks).
     pub fn shown_ids(&self, dept: &str) -> Vec<String> {
-        self.ok(&["watch-dept", dept, "--once", "--json"])
-            .lines()
-            .map(|l| {
-                serde_json::from_str::<serde_json::Value>(l).unwrap()["event_id"]
-                    .as_str()
-                    .unwrap()
-                    .to_string()
-            })
-            .collect()
+        event_ids(&self.ok(&["watch-dept", dept, "--once", "--json"]))
     }
 
     /// Row count of a table in this test's database.
@@ -369,6 +361,19 @@ impl TestEnv {
             .unwrap()
             .unwrap()
     }
+}
+
+/// The `event_id` of each line of a `--json` stream (`watch-dept --once --json`), in order.
+pub fn event_ids(json_lines: &str) -> Vec<String> {
+    json_lines
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["event_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
 }
 
 /// A `YYYY-MM-DD` day.
