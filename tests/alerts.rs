@@ -301,11 +301,37 @@ fn a_forged_or_unsigned_alert_is_parked_and_never_shown() {
     assert_eq!(common::queue_depth(&format!("{}.parking", env.ns)), 2);
 }
 
+#[test]
+fn dlq_replay_puts_a_parked_alert_back_and_keeps_a_forged_one() {
+    let env = alerted(None);
+    // D1's real alert parked by a watcher whose keyring revokes the relay's key.
+    let revoked = env.keyring(&[(common::KEY_ID, &env.key_secret, false)], &[common::KEY_ID]);
+    let o = watch_with(&env, &revoked, "D1");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("refused: "), "{o:?}");
+    // A forged copy of D2's alert parked by a watcher with the right keyring.
+    let ring = env.keyring(&[(common::KEY_ID, &env.key_secret, false)], &[]);
+    let mut forged = shown_checked(&env, &ring, "D2").remove(0);
+    forged["missing"].as_array_mut().unwrap().pop();
+    common::publish_to_queue(&queue(&env, "D2"), &forged.to_string(), "absence:forged");
+    assert!(shown_checked(&env, &ring, "D2").is_empty());
+    assert_eq!(common::queue_depth(&format!("{}.parking", env.ns)), 2);
+
+    let o = env.with_keyring(&ring, &["dlq", "replay", "--all"]);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("not replayed: absence:forged (bad signature"), "{said}");
+    assert_eq!(
+        common::queue_depth(&format!("{}.parking", env.ns)),
+        1,
+        "the forgery stays"
+    );
+    let back = shown_checked(&env, &ring, "D1");
+    assert_eq!(back.len(), 1, "{back:?}");
+    assert_eq!(back[0]["type"], "absence_alert", "{back:?}");
+}
+
 /// `watch-dept DEPT --once --json` with the keyring.
 fn watch_with(env: &TestEnv, ring: &std::path::Path, dept: &str) -> std::process::Output {
-    let mut c = env.cmd();
-    c.args(["watch-dept", dept, "--once", "--json"]);
-    c.env("ATTENDANCE_SIGNING_KEYRING_FILE", ring).output().unwrap()
+    env.with_keyring(ring, &["watch-dept", dept, "--once", "--json"])
 }
 
 /// What [`watch_with`] shows, which must succeed.

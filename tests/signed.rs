@@ -38,13 +38,7 @@ fn forged(id: &str, emp: &str, dept: &str, at: &str, late: u32, sign: Option<&Si
 
 /// Run with the keyring (`signing.keyring_file`) and require exit 0; returns stdout.
 fn ok_with_ring(env: &TestEnv, keyring: &Path, args: &[&str]) -> String {
-    let o = env
-        .cmd()
-        .env("ATTENDANCE_SIGNING_KEYRING_FILE", keyring)
-        .args(args)
-        .output()
-        .unwrap();
-    common::expect_ok(args, o)
+    common::expect_ok(args, env.with_keyring(keyring, args))
 }
 
 /// `watch-dept DEPT --once --json` with the keyring: the events shown, one JSON each.
@@ -174,12 +168,7 @@ fn watch_dept_shows_signed_events_only_and_parks_forgeries_with_their_reason() {
     assert!(reason_of(&parked, "f-date").contains("work date"));
     assert_eq!(watch(&env, &ring, "D001").len(), 0, "parked, not redelivered");
     // doctor counts them, by class.
-    let o = env
-        .cmd()
-        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
-        .args(["doctor", "--json"])
-        .output()
-        .unwrap();
+    let o = env.with_keyring(&ring, &["doctor", "--json"]);
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     let signing = report["checks"]
         .as_array()
@@ -194,12 +183,7 @@ fn watch_dept_shows_signed_events_only_and_parks_forgeries_with_their_reason() {
         "{detail}"
     );
     // dlq replay with the keyring puts none of them back.
-    let o = env
-        .cmd()
-        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
-        .args(["dlq", "replay", "--all"])
-        .output()
-        .unwrap();
+    let o = env.with_keyring(&ring, &["dlq", "replay", "--all"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("not replayed: f-unsigned (unsigned event)"), "{err}");
     assert_eq!(self::parked(&env).len(), 5, "still parked");
@@ -271,12 +255,7 @@ fn the_relay_does_not_publish_an_outbox_entry_it_cannot_verify() {
         .arg(attendance::record_of(&fake).unwrap())
         .query(&mut con)
         .unwrap();
-    let o = env
-        .cmd()
-        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
-        .args(["relay", "--json"])
-        .output()
-        .unwrap();
+    let o = env.with_keyring(&ring, &["relay", "--json"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains("f-outbox") && out.contains("refused: unsigned event"),

@@ -293,18 +293,11 @@ impl Watcher<'_> {
         let svc = |e| Error::service(Service::Rabbitmq, e);
         let parsed = parse_message(&d.body);
         if let (Ok(message), Some(ring)) = (&parsed, &self.ring) {
-            let checked = match message {
-                Message::Event(event) => {
-                    let roster = self.shown.membership(&event.employee_id, &event.department_id)?;
-                    signing::check(ring, event, self.tz, roster.as_ref(), Some(&self.dept))
-                }
-                Message::Void(n) => {
-                    let roster = self.shown.membership(&n.employee_id, &n.department_id)?;
-                    n.check(ring, self.tz, roster.as_ref(), &self.dept)
-                }
-                Message::Alert(alert) => alert.check(ring, &self.dept),
+            let roster = match message.employee() {
+                Some((emp, dept)) => self.shown.membership(emp, dept)?,
+                None => None,
             };
-            if let Err(refusal) = checked {
+            if let Err(refusal) = message.check(ring, self.tz, roster.as_ref(), &self.dept) {
                 // Never shown, and never retried: a forgery does not get better with time.
                 let reason = format!("refused: {refusal}");
                 let timeout = Duration::from_millis(u64::from(self.settings.confirm_timeout_ms));
@@ -368,7 +361,7 @@ impl Watcher<'_> {
 }
 
 /// What a department queue carries: a punch's event, an absence alert or a void's notice.
-enum Message {
+pub(crate) enum Message {
     Event(Event),
     Alert(AbsenceAlert),
     Void(VoidNotice),
@@ -382,6 +375,31 @@ impl Message {
             Message::Void(n) => &n.event_id,
         }
     }
+
+    /// The employee and department whose roster entry its check needs (an alert names none).
+    pub(crate) fn employee(&self) -> Option<(&str, &str)> {
+        match self {
+            Message::Event(e) => Some((&e.employee_id, &e.department_id)),
+            Message::Void(n) => Some((&n.employee_id, &n.department_id)),
+            Message::Alert(_) => None,
+        }
+    }
+
+    /// Everything a reader of `dept`'s queue checks of it: the signature through `ring`, and
+    /// `roster` (the entry of [`Message::employee`]) against its department and date.
+    pub(crate) fn check(
+        &self,
+        ring: &Keyring,
+        tz: chrono_tz::Tz,
+        roster: Option<&Membership>,
+        dept: &str,
+    ) -> Result<(), signing::Refusal> {
+        match self {
+            Message::Event(event) => signing::check(ring, event, tz, roster, Some(dept)),
+            Message::Void(n) => n.check(ring, tz, roster, dept),
+            Message::Alert(alert) => alert.check(ring, dept),
+        }
+    }
 }
 
 /// The message's `type` (a check-in's event has none).
@@ -392,7 +410,7 @@ struct Typed {
 }
 
 /// An event, an alert or a void notice, or why the body is none of them.
-fn parse_message(body: &[u8]) -> Result<Message, String> {
+pub(crate) fn parse_message(body: &[u8]) -> Result<Message, String> {
     let typed: Typed = serde_json::from_slice(body).map_err(|e| format!("not an event: {e}"))?;
     match typed.message_type.as_deref() {
         None => parse_event(body).map(Message::Event),

@@ -18,7 +18,7 @@ mod topology;
 mod watchdog;
 
 pub(crate) use alerts::AlertPublisher;
-pub(crate) use consume::{watch_department, ShownEvents, WatchItem, WatchOptions, WatchReport};
+pub(crate) use consume::{parse_message, watch_department, ShownEvents, WatchItem, WatchOptions, WatchReport};
 pub(crate) use journal::{read_journal, read_journal_to_fence, require_journal, EndedBy};
 pub use publish::Publisher;
 pub(crate) use publish::{Connecting, Flow};

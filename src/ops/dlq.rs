@@ -5,9 +5,8 @@
 use anyhow::Result;
 
 use crate::amqp::parking;
+use crate::amqp::parse_message;
 use crate::config::Config;
-use crate::domain::event::Event;
-use crate::domain::signing;
 use crate::redis::board::Board;
 
 pub(crate) use crate::amqp::parking::{DlqReport, Parked, Select};
@@ -18,25 +17,32 @@ pub(crate) fn list(cfg: &Config, limit: usize) -> Result<Vec<Parked>> {
 }
 
 /// Put the selected parked notifications back on their department's queue, each confirmed
-/// before it leaves the parking queue. With a keyring (`signing.keyring_file`), an event whose
-/// signature fails, or a body that is no event, is never replayed: it stays parked.
+/// before it leaves the parking queue. With a keyring (`signing.keyring_file`), a message whose
+/// signature or roster check fails (an event, an absence alert or a void notice, checked as
+/// `watch-dept` checks them), or a body that is none of them, is never replayed: it stays parked.
 pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
     let Some(ring) = cfg.signing.keyring()? else {
         return parking::replay(cfg, select, &mut |_, _| Ok(None));
     };
     let mut board = Board::open(cfg)?;
-    // The queue it goes back to is the parked department's: the event must be of it.
+    // The queue it goes back to is the parked department's: the message must be of it.
     let mut refuse = |p: &Parked, body: &[u8]| -> Result<Option<String>> {
-        let ev: Event = match serde_json::from_slice(body) {
-            Ok(ev) => ev,
-            Err(e) => return Ok(Some(format!("not replayed: not an event ({e})"))),
+        let message = match parse_message(body) {
+            Ok(m) => m,
+            Err(why) => return Ok(Some(format!("not replayed: {why}"))),
         };
-        let roster = board.membership(&ev.employee_id, &ev.department_id)?;
-        Ok(
-            signing::check(&ring, &ev, cfg.timezone, roster.as_ref(), p.department.as_deref())
-                .err()
-                .map(|r| format!("not replayed: {r}")),
-        )
+        let Some(dept) = p.department.as_deref() else {
+            // No department to go back to: parking::replay lists it as not routed.
+            return Ok(None);
+        };
+        let roster = match message.employee() {
+            Some((emp, home)) => board.membership(emp, home)?,
+            None => None,
+        };
+        Ok(message
+            .check(&ring, cfg.timezone, roster.as_ref(), dept)
+            .err()
+            .map(|r| format!("not replayed: {r}")))
     };
     parking::replay(cfg, select, &mut refuse)
 }

@@ -16,7 +16,7 @@ pub mod tls;
 pub mod steps;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use assert_cmd::Command;
@@ -87,6 +87,16 @@ impl TestEnv {
             text += &format!("[keys.{id:?}]\nsecret = {secret:?}\nreplay = {replay}\n");
         }
         self.file("keyring.toml", &text)
+    }
+
+    /// The binary run with `args`, this environment's settings and `ring` as the keyring
+    /// (`signing.keyring_file`), for its output whatever its exit.
+    pub fn with_keyring(&self, ring: &Path, args: &[&str]) -> std::process::Output {
+        self.cmd()
+            .env("ATTENDANCE_SIGNING_KEYRING_FILE", ring)
+            .args(args)
+            .output()
+            .unwrap()
     }
 
     /// A fresh environment, migrated.
