@@ -340,8 +340,8 @@ fn concurrent_overlapping_leave_for_one_employee_lands_once() {
         "--json",
     ]);
     assert_eq!(
-        (again["id"].clone(), again["repeat"].as_bool()),
-        (l["id"].clone(), Some(true))
+        (again["leave_id"].clone(), again["repeat"].as_bool()),
+        (l["leave_id"].clone(), Some(true))
     );
     env.fails(&["leave", "add", "E999999", "2026-12-01", "2026-12-02"], 1);
     assert_eq!(env.count("leaves"), 1);

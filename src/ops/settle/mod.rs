@@ -103,6 +103,7 @@ pub enum Progress {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub run_id: u64,
+    #[serde(rename = "work_date")]
     pub date: NaiveDate,
     pub workday: bool,
     pub employees: u64,
