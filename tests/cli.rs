@@ -188,7 +188,8 @@ fn a_bad_format_is_a_usage_error_and_json_is_its_alias() {
         json,
         env.ok(&["report", "day", "--date", "2026-11-27", "--format", "json"])
     );
-    assert!(serde_json::from_str::<serde_json::Value>(&json).unwrap().is_array());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["rows"].is_array() && v["totals"].is_null(), "no rows: no totals: {v}");
 }
 
 #[test]

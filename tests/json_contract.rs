@@ -166,6 +166,19 @@ impl Contract {
     fn ok(&mut self, env: &TestEnv, command: &str, args: &[&str]) -> Value {
         self.run(env, command, args, 0)
     }
+
+    /// A back-dated punch at DAY's `hhmm` under the default replay window: held for review
+    /// (exit 7, `checkin`'s held object). Returns its review id.
+    fn held(&mut self, env: &TestEnv, emp: &str, kind: &str, hhmm: &str) -> String {
+        let o = env
+            .cmd()
+            .env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "15")
+            .args(["checkin", emp, "--kind", kind, "--at", &at(hhmm), "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(7), "{}", String::from_utf8_lossy(&o.stderr));
+        self.output("checkin", &o, false).remove(0)["review_id"].to_string()
+    }
 }
 
 fn parse(command: &str, text: &str) -> Value {
@@ -224,37 +237,15 @@ fn every_json_output_validates_against_its_schema() {
     );
     c.ok(&env, "checkin", &["checkin", "--file", file.to_str().unwrap()]);
     c.ok(&env, "status", &["status", &emp, "--date", DAY]);
-    let held = {
-        let o = env
-            .cmd()
-            .env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "15")
-            .args(["checkin", &other, "--kind", "out", "--at", &at("17:40"), "--json"])
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(7), "{}", String::from_utf8_lossy(&o.stderr));
-        c.output("checkin", &o, false).remove(0)
-    };
-    let review_id = held["review_id"].as_u64().unwrap().to_string();
+    let review_id = c.held(&env, &other, "out", "17:40");
     c.ok(&env, "review list", &["review", "list"]);
     env.act_as(&sup);
     c.ok(&env, "review approve", &["review", "approve", &review_id]);
-    let o = env
-        .cmd()
-        .env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "15")
-        .args(["checkin", &other, "--kind", "in", "--at", &at("07:10"), "--json"])
-        .output()
-        .unwrap();
-    let second = c.output("checkin", &o, false).remove(0);
+    let second = c.held(&env, &other, "in", "07:10");
     c.ok(
         &env,
         "review reject",
-        &[
-            "review",
-            "reject",
-            &second["review_id"].to_string(),
-            "--reason",
-            "not on site",
-        ],
+        &["review", "reject", &second, "--reason", "not on site"],
     );
     c.ok(&env, "review list", &["review", "list", "--date", EMPTY_DAY]);
     c.ok(
@@ -370,6 +361,11 @@ fn every_json_output_validates_against_its_schema() {
     c.ok(&env, "report runs", &["report", "runs"]);
     c.ok(&env, "report runs", &["report", "runs", "--failures"]);
     c.ok(&env, "report now", &["report", "now"]);
+    // Someone in right now: the roll call's rows.
+    c.ok(&env, "init-day", &["init-day"]);
+    c.ok(&env, "checkin", &["checkin", &emp, "--kind", "in"]);
+    let now = c.ok(&env, "report now", &["report", "now"]);
+    assert_eq!(now["rows"][0]["employee_id"], emp.as_str(), "{now}");
     c.ok(&env, "report now", &["report", "now", "--counts"]);
 
     // Upkeep.

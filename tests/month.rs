@@ -366,5 +366,5 @@ fn a_bad_month_or_an_unknown_department_is_refused() {
     let err = env.fails(&["report", "month", "--month", "2026-11", "--dept", "D999"], 1);
     assert_eq!(err, "error: unknown department 'D999'\n");
     let text = env.ok(&["report", "month", "--month", "2026-11", "--json"]);
-    assert_eq!(text.trim(), "[]");
+    assert_eq!(text.trim(), r#"{"rows":[],"totals":null}"#);
 }

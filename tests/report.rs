@@ -99,7 +99,8 @@ fn json_cells(v: &serde_json::Value, table: &[Vec<String>]) -> Vec<Vec<String>> 
                 k => k,
             };
             let cell = match totals.get(k) {
-                Some(serde_json::Value::Number(n)) if k == "days" => {
+                // The employee report's totals hold the days in the weekday column.
+                Some(serde_json::Value::Number(n)) if header[c] == "weekday" => {
                     format!("{n} day{}", if n.as_u64() == Some(1) { "" } else { "s" })
                 }
                 Some(v) => as_shown(v, &shown[c]),
