@@ -306,6 +306,41 @@ mod tests {
     }
 
     #[test]
+    fn json_names_each_concept_once_and_keeps_the_totals_apart() {
+        let mut t = Table::new(&["employee", "name", "date", "in since", "absent"]);
+        let at = NaiveDateTime::parse_from_str("2026-12-01 07:04:05", "%Y-%m-%d %H:%M:%S").unwrap();
+        let tz: Tz = "Europe/Paris".parse().unwrap();
+        t.push(vec![
+            Cell::text("E1"),
+            Cell::text("Ann"),
+            Cell::Date(at.date()),
+            local_time(tz, Some(at)),
+            Cell::from(3u64),
+        ]);
+        t.push(vec![
+            Cell::text("total"),
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::from(3u64),
+        ]);
+        let v: Value = serde_json::from_str(&t.to_json()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "rows": [{"employee_id": "E1", "employee_name": "Ann", "work_date": "2026-12-01",
+                          "in_since": "2026-12-01T08:04:05+01:00", "absent": 3}],
+                "totals": {"absent": 3},
+            })
+        );
+        assert_eq!(t.rows[0][3].plain(), "08:04", "people still read the local time");
+        assert!(
+            t.to_csv(false).unwrap().ends_with("total,,,,3\n"),
+            "CSV keeps its totals line"
+        );
+    }
+
+    #[test]
     fn a_narrow_table_keeps_the_named_columns_and_fits_its_width() {
         let mut t = Table::new(&["dept", "absent", "note"]);
         t.push(vec![Cell::text("D1"), Cell::from(3u64), Cell::text("x".repeat(200))]);
