@@ -8,6 +8,8 @@
 //! into DIR (`<command>.<n>.json`), for whoever writes or reviews a schema.
 
 mod common;
+#[path = "common/contract.rs"]
+mod contract;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -15,21 +17,13 @@ use std::process::Output;
 
 use clap::CommandFactory;
 use common::TestEnv;
+use contract::{load, schema_dir, schema_file};
 use serde_json::Value;
 
 const TZ: &str = "Europe/Paris";
 const DAY: &str = "2026-11-20";
 /// A day no row, leave or calendar entry is ever written for: the empty answers.
 const EMPTY_DAY: &str = "2026-10-05";
-
-fn schema_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/schema")
-}
-
-/// The schema file of a command: its words joined by `-` (`report day` -> `report-day.json`).
-fn schema_file(command: &str) -> PathBuf {
-    schema_dir().join(format!("{}.json", command.replace(' ', "-")))
-}
 
 /// Every command (by its words, `report day`) that takes `--json`, from clap's tree.
 fn commands_with_json() -> BTreeSet<String> {
@@ -44,11 +38,6 @@ fn commands_with_json() -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     walk(&attendance::Cli::command(), "", &mut out);
     out
-}
-
-fn load(path: &PathBuf) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()))
 }
 
 #[test]
@@ -99,11 +88,7 @@ impl Contract {
         let validators = commands_with_json()
             .into_iter()
             .map(|c| {
-                let schema = load(&schema_file(&c));
-                let v = jsonschema::draft202012::options()
-                    .should_validate_formats(true)
-                    .build(&schema)
-                    .unwrap_or_else(|e| panic!("{c}: {e}"));
+                let v = contract::validator(&c);
                 (c, v)
             })
             .collect();
@@ -120,14 +105,7 @@ impl Contract {
             .validators
             .get(command)
             .unwrap_or_else(|| panic!("`{command}` has no --json"));
-        let errors: Vec<String> = v
-            .iter_errors(doc)
-            .map(|e| format!("{e} at {}", e.instance_path))
-            .collect();
-        assert!(
-            errors.is_empty(),
-            "`{command} --json` breaks its schema: {errors:#?}\n{doc:#}"
-        );
+        contract::check(v, command, doc);
         let n = self.checked.entry(command.to_string()).or_default();
         *n += 1;
         if let Some(dir) = &self.dump {
@@ -400,4 +378,39 @@ fn every_json_output_validates_against_its_schema() {
 
     let unchecked: Vec<&String> = c.validators.keys().filter(|k| !c.checked.contains_key(*k)).collect();
     assert!(unchecked.is_empty(), "no output of these was checked: {unchecked:?}");
+}
+
+/// `relay --follow --json`, the other stream: one line per pass that sent something, each a
+/// `relay` object. A punch waits in the outbox (the broker was down), the relay starts and
+/// sends it.
+#[test]
+fn relay_follow_prints_a_valid_line_per_pass() {
+    use std::io::BufRead;
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let (emp, _) = env.member_and_supervisor();
+    env.punch(&emp, "in", &format!("{DAY}T08:50:00"), true);
+    let mut child = env
+        .std_cmd()
+        .args(["relay", "--follow", "--interval-ms", "60000", "--json", "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // Killed when the test ends, also on a panic.
+    let _relay = common::relay::Relay(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let line = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("relay --follow printed a line for the pass that sent the punch");
+    let v = parse("relay", &line);
+    contract::check(&contract::validator("relay"), "relay", &v);
+    assert_eq!((&v["sent"], &v["pending"]), (&1.into(), &0.into()), "{v}");
 }
