@@ -168,7 +168,7 @@ mod tests {
     #[test]
     fn a_notice_is_told_from_a_punch_and_is_never_one() {
         let json = serde_json::to_vec(&notice()).unwrap();
-        use super::super::message::MessageType;
+        use crate::domain::message::MessageType;
         assert_eq!(MessageType::of(&json), Ok(MessageType::Void));
         assert!(serde_json::from_slice::<super::super::event::Event>(&json).is_err());
     }
