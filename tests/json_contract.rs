@@ -63,6 +63,12 @@ fn every_command_with_json_has_a_schema() {
         );
         jsonschema::draft202012::new(&schema).unwrap_or_else(|e| panic!("{c}: not a valid schema: {e}"));
     }
+    // The contract's page lists each one.
+    let page = std::fs::read_to_string(schema_dir().join("../commands.md")).unwrap();
+    for c in &commands {
+        let link = format!("(schema/{}.json)", c.replace(' ', "-"));
+        assert!(page.contains(&link), "docs/commands.md lists no {link} for `{c}`");
+    }
     // And no schema for a command that is gone.
     for entry in std::fs::read_dir(schema_dir()).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
