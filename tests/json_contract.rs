@@ -112,6 +112,7 @@ impl Contract {
             .get(command)
             .unwrap_or_else(|| panic!("`{command}` has no --json"));
         contract::check(v, command, doc);
+        one_time_form(command, doc, "");
         let n = self.checked.entry(command.to_string()).or_default();
         *n += 1;
         if let Some(dir) = &self.dump {
@@ -162,6 +163,41 @@ impl Contract {
             .unwrap();
         assert_eq!(o.status.code(), Some(7), "{}", String::from_utf8_lossy(&o.stderr));
         self.output("checkin", &o, false).remove(0)["review_id"].to_string()
+    }
+}
+
+/// Beyond the schemas' declared instants: any string anywhere in an output that reads as a
+/// date and time is an instant in the contract's one form, and none is a bare time of day
+/// (`config show`'s values are settings, `09:00` among them).
+fn one_time_form(command: &str, v: &Value, at: &str) {
+    match v {
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, x)| one_time_form(command, x, &format!("{at}/{i}"))),
+        Value::Object(m) => m
+            .iter()
+            .for_each(|(k, x)| one_time_form(command, x, &format!("{at}/{k}"))),
+        Value::String(s) => {
+            let b = s.as_bytes();
+            let digits = |r: std::ops::Range<usize>| r.clone().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
+            let dated =
+                digits(0..4) && b.get(4) == Some(&b'-') && digits(5..7) && b.get(7) == Some(&b'-') && digits(8..10);
+            if dated && matches!(b.get(10), Some(b'T' | b' ')) {
+                let t = chrono::DateTime::parse_from_rfc3339(s);
+                let one_form = t.is_ok_and(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, false) == *s);
+                assert!(
+                    one_form,
+                    "`{command} --json` {at}: {s:?} is not RFC 3339 to the second with its offset"
+                );
+            }
+            let clock = digits(0..2) && b.get(2) == Some(&b':') && digits(3..5) && (b.len() == 5 || b.len() == 8);
+            assert!(
+                command == "config show" || !clock,
+                "`{command} --json` {at}: {s:?} is a time with no date nor offset"
+            );
+        }
+        _ => {}
     }
 }
 
