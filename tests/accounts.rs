@@ -158,12 +158,15 @@ fn the_jobs_account_settles_and_corrects_and_the_audit_names_the_os_and_mysql_ac
         c["db_user"].as_str().unwrap().starts_with(&format!("{}@", jobs.user)),
         "{c}"
     );
-    assert_eq!(c["after"]["last_out"], "2026-11-20T17:30:00");
+    assert_eq!(
+        c["after"]["last_out"], "2026-11-20T18:30:00+01:00",
+        "an instant with its offset"
+    );
 
     // Who acted is the employee mapped to the OS account; the audit also keeps that account
     // and the MySQL one, and the report shows them.
     let listed = env.json(&["report", "corrections", "--from", DAY, "--to", DAY, "--format", "json"]);
-    let listed = listed.as_array().unwrap();
+    let listed = listed["rows"].as_array().unwrap();
     assert_eq!(listed.len(), 2);
     assert!(
         listed[0]["db_user"].as_str().unwrap().starts_with("root@"),
@@ -172,7 +175,10 @@ fn the_jobs_account_settles_and_corrects_and_the_audit_names_the_os_and_mysql_ac
     assert_eq!(listed[1]["by"], sup.as_str());
     assert_eq!(listed[1]["os_user"], me.trim());
     assert_eq!(listed[1]["db_user"], c["db_user"]);
-    assert_eq!(listed[1]["out"], "18:05 -> 18:30");
+    assert_eq!(
+        listed[1]["out"],
+        serde_json::json!({"before": "2026-11-20T18:05:00+01:00", "after": "2026-11-20T18:30:00+01:00"})
+    );
     env.fails(&["report", "corrections", "--employee", "NOBODY"], 1);
 }
 

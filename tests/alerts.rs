@@ -5,6 +5,8 @@
 //! so the alert time has come by the Redis server's clock without waiting for it.
 
 mod common;
+#[path = "common/contract.rs"]
+mod contract;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
@@ -104,11 +106,14 @@ fn stop(mut r: Relay) -> String {
     said
 }
 
-/// The queue's messages, as `watch-dept --once --json` shows them.
+/// The queue's messages, as `watch-dept --once --json` shows them, each checked against its
+/// schema (docs/schema/watch-dept.json: only this scenario makes an absence alert).
 fn shown(env: &TestEnv, dept: &str) -> Vec<serde_json::Value> {
+    let schema = contract::validator("watch-dept");
     env.ok(&["watch-dept", dept, "--once", "--json", "-q"])
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
+        .inspect(|v| contract::check(&schema, "watch-dept", v))
         .collect()
 }
 

@@ -104,7 +104,11 @@ fn a_hostile_name_already_stored_is_shown_escaped_everywhere() {
     );
     let json = env.ok(&[&["report", "dept", "D001", "--json"][..], &range].concat());
     let json: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert!(json.as_array().unwrap().iter().any(|r| r["name"] == HOSTILE));
+    assert!(json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["employee_name"] == HOSTILE));
 
     // An error line quoting a bad id from the command line.
     let o = env.run(&["status", "E\u{1b}[2J\rerror: x"]);

@@ -96,17 +96,17 @@ fn num(v: &serde_json::Value) -> i64 {
 fn the_month_sheet_holds_the_settled_rows_and_its_totals_are_the_day_reports_summed() {
     let (env, d1, d2) = november();
     let month = env.json(&["report", "month", "--month", "2026-11", "--json"]);
-    let rows = month.as_array().unwrap();
-    assert_eq!(rows.len(), 31, "30 lines and the totals");
-    let total = rows.last().unwrap();
-    assert_eq!(total["department"], "total");
+    let rows = month["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 30, "30 lines; the totals are their own object");
+    let total = &month["totals"];
+    assert!(total.get("department_id").is_none(), "no label in the totals: {total}");
 
     // Every code is the settled row's status; a day with no row is blank.
     let settled = settled(&env);
     assert_eq!(settled.len(), 30 * DAYS.len());
     let hours = hours_of(&settled);
     for (e, date, status, _, _) in &settled {
-        let line = rows.iter().find(|r| r["employee"] == e.as_str()).unwrap();
+        let line = rows.iter().find(|r| r["employee_id"] == e.as_str()).unwrap();
         let code = match status.as_str() {
             "present" => "P",
             "late" => "L",
@@ -124,17 +124,20 @@ fn the_month_sheet_holds_the_settled_rows_and_its_totals_are_the_day_reports_sum
     }
     for r in &rows[..30] {
         assert_eq!(r["05"], serde_json::Value::Null, "the 5th was never settled: blank");
-        let (w, o) = hours.get(r["employee"].as_str().unwrap()).copied().unwrap_or_default();
+        let (w, o) = hours
+            .get(r["employee_id"].as_str().unwrap())
+            .copied()
+            .unwrap_or_default();
         assert_eq!(
             (num(&r["worked_minutes"]), num(&r["overtime_minutes"])),
             (w, o),
             "{}",
-            r["employee"]
+            r["employee_id"]
         );
     }
     // The figures themselves: 08:50-18:05 less the break is 495 (15 over), and Saturday's
     // two hours are all overtime; 09:00-13:30 loses half the break; a morning keeps its hours.
-    let line = |e: &str| rows.iter().find(|r| r["employee"] == e).unwrap();
+    let line = |e: &str| rows.iter().find(|r| r["employee_id"] == e).unwrap();
     assert_eq!(
         (
             num(&line(&d1[0])["worked_minutes"]),
@@ -165,8 +168,7 @@ fn the_month_sheet_holds_the_settled_rows_and_its_totals_are_the_day_reports_sum
     let (mut present, mut late, mut absent, mut leave) = (0, 0, 0, 0);
     for day in DAYS {
         let report = env.json(&["report", "day", "--date", day, "--json"]);
-        let t = report.as_array().unwrap().last().unwrap().clone();
-        assert_eq!(t["department"], "total");
+        let t = report["totals"].clone();
         let c: i64 = came.iter().map(|s| num(&t[*s])).sum();
         assert_eq!(num(&total[&day[8..]]), c, "who came on {day}");
         present += c;
@@ -204,9 +206,11 @@ fn the_month_sheet_holds_the_settled_rows_and_its_totals_are_the_day_reports_sum
 fn employee_and_dept_reports_show_hours_and_overtime() {
     let (env, d1, _) = november();
     let days = env.json(&[&["report", "employee", &d1[0]][..], &NOVEMBER, &["--json"]].concat());
-    let days = days.as_array().unwrap();
-    let minutes: Vec<(i64, i64)> = days
+    let minutes: Vec<(i64, i64)> = days["rows"]
+        .as_array()
+        .unwrap()
         .iter()
+        .chain([&days["totals"]])
         .map(|d| (num(&d["worked_minutes"]), num(&d["overtime_minutes"])))
         .collect();
     assert_eq!(
@@ -215,11 +219,10 @@ fn employee_and_dept_reports_show_hours_and_overtime() {
         "four days, holiday, totals"
     );
     let dept = env.json(&[&["report", "dept", "D001"][..], &NOVEMBER, &["--json"]].concat());
-    let dept = dept.as_array().unwrap();
-    let e0 = dept.iter().find(|r| r["employee"] == d1[0].as_str()).unwrap();
+    let rows = dept["rows"].as_array().unwrap();
+    let e0 = rows.iter().find(|r| r["employee_id"] == d1[0].as_str()).unwrap();
     assert_eq!((num(&e0["worked_minutes"]), num(&e0["overtime_minutes"])), (615, 135));
-    let t = dept.last().unwrap();
-    assert_eq!(t["employee"], "total");
+    let t = &dept["totals"];
     assert_eq!(num(&t["worked_minutes"]), 615 + 465 + 240);
     let text = env.ok(&[&["report", "employee", &d1[0]][..], &NOVEMBER].concat());
     assert!(text.contains("8 h 15 min") && text.contains("10 h 15 min"), "{text}");
@@ -229,22 +232,23 @@ fn employee_and_dept_reports_show_hours_and_overtime() {
 fn payroll_has_a_line_per_employee_with_leave_by_kind_and_the_rows_hours() {
     let (env, d1, _) = november();
     let lines = env.json(&[&["report", "payroll"][..], &NOVEMBER, &["--json"]].concat());
-    let lines = lines.as_array().unwrap();
     assert_eq!(
-        lines.len(),
-        30,
-        "one line per employee, no totals for an import to trip on"
+        lines["totals"],
+        serde_json::Value::Null,
+        "no totals for an import to trip on"
     );
+    let lines = lines["rows"].as_array().unwrap();
+    assert_eq!(lines.len(), 30, "one line per employee");
     let rows = settled(&env);
     let hours = hours_of(&rows);
     for l in lines {
-        let e = l["employee"].as_str().unwrap();
+        let e = l["employee_id"].as_str().unwrap();
         let (w, o) = hours.get(e).copied().unwrap_or_default();
         assert_eq!((num(&l["worked_minutes"]), num(&l["overtime_minutes"])), (w, o), "{e}");
         let absent = rows.iter().filter(|r| r.0 == e && r.2 == "absent").count() as i64;
         assert_eq!(num(&l["absent_days"]), absent, "{e}");
     }
-    let line = |e: &str| lines.iter().find(|l| l["employee"] == e).unwrap();
+    let line = |e: &str| lines.iter().find(|l| l["employee_id"] == e).unwrap();
     assert_eq!(
         num(&line(&d1[0])["days_worked"]),
         2,
@@ -362,5 +366,5 @@ fn a_bad_month_or_an_unknown_department_is_refused() {
     let err = env.fails(&["report", "month", "--month", "2026-11", "--dept", "D999"], 1);
     assert_eq!(err, "error: unknown department 'D999'\n");
     let text = env.ok(&["report", "month", "--month", "2026-11", "--json"]);
-    assert_eq!(text.trim(), "[]");
+    assert_eq!(text.trim(), r#"{"rows":[],"totals":null}"#);
 }

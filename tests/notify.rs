@@ -280,7 +280,7 @@ fn a_malformed_message_goes_through_retry_to_parking_and_replay_brings_it_back()
     let listed = listed.as_array().expect("an array");
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["message_id"], "bad-1");
-    assert_eq!(listed[0]["department"], "D001");
+    assert_eq!(listed[0]["department_id"], "D001");
     assert_eq!(listed[0]["failures"], 2);
     assert!(listed[0]["reason"].as_str().unwrap().contains("not an event"));
     assert_eq!(listed[0]["body"], "{not an event");

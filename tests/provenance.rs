@@ -185,7 +185,7 @@ fn settle_logs_every_punch_with_its_source_and_how_and_a_rerun_adds_nothing() {
         "--format",
         "json",
     ]);
-    let r = r.as_array().unwrap();
+    let r = r["rows"].as_array().unwrap();
     assert_eq!(r.len(), 2, "{r:?}");
     assert_eq!(r[0]["source"], "kiosk-3");
     assert_eq!(r[0]["how"], "live");
@@ -201,7 +201,7 @@ fn settle_logs_every_punch_with_its_source_and_how_and_a_rerun_adds_nothing() {
     let d2 = env.json(&[
         "report", "punches", "--dept", "D2", "--from", &day, "--to", &day, "--format", "json",
     ]);
-    assert_eq!(d2.as_array().unwrap().len(), 2, "{d2}");
+    assert_eq!(d2["rows"].as_array().unwrap().len(), 2, "{d2}");
     env.fails(&["report", "punches", "--employee", "NOBODY"], 1);
 }
 

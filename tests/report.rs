@@ -37,20 +37,78 @@ fn minutes_of(s: &str) -> Option<u64> {
     Some(h * 60 + m)
 }
 
-/// JSON rows laid out in the header's column order.
-fn json_cells(v: &serde_json::Value, header: &[String]) -> Vec<Vec<String>> {
+/// A table column's key in JSON (docs/commands.md, "The JSON contract"): one name per concept.
+fn json_key(column: &str, header: &[String]) -> String {
+    match column {
+        "employee" => "employee_id".into(),
+        "department" => "department_id".into(),
+        "name" if header.iter().any(|c| c == "employee") => "employee_name".into(),
+        "name" => "department_name".into(),
+        "date" => "work_date".into(),
+        "run" => "run_id".into(),
+        "written" => "rows_written".into(),
+        "started" => "started_at".into(),
+        "finished" => "finished_at".into(),
+        other => other.replace(' ', "_"),
+    }
+}
+
+/// A typed JSON value as the table shows it: an instant as its local time (to the minute or the
+/// second, as `shown` is), a flag as `yes` or nothing, counts as `status n, ...`.
+fn as_shown(v: &serde_json::Value, shown: &str) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => String::new(),
+        Value::Bool(b) => if *b { "yes" } else { "" }.to_string(),
+        Value::Object(m) => m.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", "),
+        Value::String(s) => match chrono::DateTime::parse_from_rfc3339(s) {
+            Ok(t) if shown.len() == 5 => t.naive_local().format("%H:%M").to_string(),
+            Ok(t) => {
+                let local = t.naive_local().format("%Y-%m-%d %H:%M:%S").to_string();
+                assert!(shown.starts_with(&local), "{s} is shown as {shown}");
+                shown.to_string()
+            }
+            Err(_) => s.clone(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// JSON rows laid out as the table shows them (header first, the totals last), so that the
+/// two can be compared cell by cell.
+fn json_cells(v: &serde_json::Value, table: &[Vec<String>]) -> Vec<Vec<String>> {
+    let header = &table[0];
+    let keys: Vec<String> = header.iter().map(|c| json_key(c, header)).collect();
     let mut out = vec![header.to_vec()];
-    for row in v.as_array().expect("an array of rows") {
+    let rows = v["rows"].as_array().expect("an object with its rows");
+    for (i, row) in rows.iter().enumerate() {
         out.push(
-            header
-                .iter()
-                .map(|c| match &row[c] {
-                    serde_json::Value::Null => String::new(),
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
+            keys.iter()
+                .enumerate()
+                .map(|(c, k)| as_shown(&row[k], &table[i + 1][c]))
                 .collect(),
         );
+    }
+    if let Some(totals) = v["totals"].as_object() {
+        let shown = table.last().unwrap();
+        let mut line = vec!["total".to_string()];
+        for (c, k) in keys.iter().enumerate().skip(1) {
+            let k = match k.as_str() {
+                "weekday" => "days",
+                "status" => "counts",
+                k => k,
+            };
+            let cell = match totals.get(k) {
+                // The employee report's totals hold the days in the weekday column.
+                Some(serde_json::Value::Number(n)) if header[c] == "weekday" => {
+                    format!("{n} day{}", if n.as_u64() == Some(1) { "" } else { "s" })
+                }
+                Some(v) => as_shown(v, &shown[c]),
+                None => String::new(),
+            };
+            line.push(cell);
+        }
+        out.push(line);
     }
     out
 }
@@ -70,7 +128,7 @@ fn agree(env: &TestEnv, args: &[&str]) -> Vec<Vec<String>> {
     let csv = csv_cells(&with("csv"));
     let json: serde_json::Value = serde_json::from_str(&with("json")).unwrap();
     assert_eq!(csv, table, "{args:?}: CSV and table differ");
-    assert_eq!(json_cells(&json, &table[0]), table, "{args:?}: JSON and table differ");
+    assert_eq!(json_cells(&json, &table), table, "{args:?}: JSON and table differ");
     table
 }
 
@@ -209,12 +267,12 @@ fn leave_is_checked_listed_and_cancelled() {
         "--json",
     ];
     let added = env.json(&sick);
-    let id = added["id"].as_u64().unwrap().to_string();
+    let id = added["leave_id"].as_u64().unwrap().to_string();
     env.fails(&["leave", "add", "E000002", "2026-12-03", "2026-12-05"], 1);
     let again = env.json(&sick);
     assert_eq!(
-        (again["id"].clone(), again["repeat"].clone()),
-        (added["id"].clone(), true.into()),
+        (again["leave_id"].clone(), again["repeat"].clone()),
+        (added["leave_id"].clone(), true.into()),
         "a rerun of the same add"
     );
     env.ok(&["leave", "add", "E000003", "2026-12-02", "2026-12-02"]);

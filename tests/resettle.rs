@@ -36,7 +36,9 @@ fn audits(env: &TestEnv) -> Vec<(String, String, String, String, String, String)
 /// The status `report employee` gives for DAY.
 fn reported(env: &TestEnv, emp: &str) -> String {
     let v = env.json(&["report", "employee", emp, "--from", DAY, "--to", DAY, "--json"]);
-    let day = v.as_array().and_then(|rows| rows.iter().find(|r| r["date"] == DAY));
+    let day = v["rows"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["work_date"] == DAY));
     day.unwrap_or_else(|| panic!("no row of {DAY}: {v}"))["status"]
         .as_str()
         .unwrap()
@@ -67,7 +69,7 @@ fn a_late_sick_note_turns_a_settled_absent_day_into_leave_and_a_cancel_turns_it_
 
     // The sick note runs to the Monday after: the weekend and the Monday are not settled yet.
     let added = env.json(&["leave", "add", "E000002", DAY, "2026-11-23", "--kind", "sick", "--json"]);
-    let id = added["id"].as_u64().unwrap().to_string();
+    let id = added["leave_id"].as_u64().unwrap().to_string();
     let r = &added["resettled"];
     assert_eq!(r["settled_days"], serde_json::json!([DAY]), "{r}");
     assert_eq!(r["changed"], 1, "{r}");
@@ -196,7 +198,7 @@ fn a_holiday_added_for_a_settled_day_resettles_everyone_but_a_corrected_row() {
 #[test]
 fn bad_input_is_one_line_and_changes_nothing() {
     let env = settled_day();
-    let id = env.json(&["leave", "add", "E000003", DAY, DAY, "--json"])["id"]
+    let id = env.json(&["leave", "add", "E000003", DAY, DAY, "--json"])["leave_id"]
         .as_u64()
         .unwrap()
         .to_string();

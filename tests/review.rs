@@ -178,7 +178,7 @@ fn a_backdated_punch_without_replay_authority_is_held_and_changes_nothing() {
     let list = json(&o);
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
     assert_eq!(
-        (list[0]["id"].as_u64(), &list[0]["employee_id"]),
+        (list[0]["review_id"].as_u64(), &list[0]["employee_id"]),
         (Some(id), &serde_json::json!("A1"))
     );
     assert_eq!(list[0]["key_id"], KEY_ID, "the recording key is kept");

@@ -9,7 +9,8 @@ const ROSTER: &str = "employee_id,name,department_id,department_name,role\n\
     E3,Cy,D2,Legal,supervisor\nE5,Ed,D3,Research,supervisor\n";
 
 fn column(rows: &serde_json::Value, key: &str) -> Vec<String> {
-    rows.as_array()
+    rows["rows"]
+        .as_array()
         .unwrap()
         .iter()
         .map(|r| r[key].as_str().unwrap().to_string())
@@ -30,26 +31,29 @@ fn report_now_lists_who_is_in_per_department_with_counts() {
     let said = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{said}");
     let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(column(&rows, "employee"), ["E1", "E3"], "{rows}");
-    assert_eq!(column(&rows, "department"), ["D1", "D2"]);
-    assert_eq!(column(&rows, "name"), ["Ann", "Cy"]);
-    assert!(rows[0]["in since"].as_str().unwrap().contains(':'), "{rows}");
+    assert_eq!(column(&rows, "employee_id"), ["E1", "E3"], "{rows}");
+    assert_eq!(column(&rows, "department_id"), ["D1", "D2"]);
+    assert_eq!(column(&rows, "employee_name"), ["Ann", "Cy"]);
+    assert!(rows["rows"][0]["in_since"].as_str().unwrap().contains(':'), "{rows}");
     assert!(said.contains("2 in right now, in 2 of 3 department(s)"), "{said}");
     let counts = env.json(&["report", "now", "--counts", "--json"]);
-    let d1 = &counts[0];
-    assert_eq!(d1["department"], "D1");
+    let d1 = &counts["rows"][0];
+    assert_eq!(d1["department_id"], "D1");
     assert_eq!(
         (
             d1["in"].as_i64(),
             d1["out"].as_i64(),
-            d1["not yet in"].as_i64(),
-            d1["on the board"].as_i64()
+            d1["not_yet_in"].as_i64(),
+            d1["on_the_board"].as_i64()
         ),
         (Some(1), Some(1), Some(1), Some(3)),
         "{counts}"
     );
     assert_eq!(
-        (counts[2]["in"].as_i64(), counts[2]["not yet in"].as_i64()),
+        (
+            counts["rows"][2]["in"].as_i64(),
+            counts["rows"][2]["not_yet_in"].as_i64()
+        ),
         (Some(0), Some(1))
     );
     let csv = common::csv_cells(&env.ok(&["report", "now", "--dept", "D2", "--csv"]));
@@ -63,5 +67,5 @@ fn report_now_lists_who_is_in_per_department_with_counts() {
     // E1 goes out: the roll call follows the board.
     env.ok(&["checkin", "E1", "--kind", "out", "-q"]);
     let rows = env.json(&["report", "now", "--json"]);
-    assert_eq!(column(&rows, "employee"), ["E3"]);
+    assert_eq!(column(&rows, "employee_id"), ["E3"]);
 }

@@ -361,7 +361,7 @@ fn a_refused_row_is_recorded_shown_and_exits_4_without_stopping_the_others() {
         "the failed row's board is kept (settle's own copy) for a rerun"
     );
     let report = env.json(&["report", "runs", "--failures", "--format", "json"]);
-    assert_eq!(report[0]["employee"], "GHOST1");
+    assert_eq!(report["rows"][0]["employee_id"], "GHOST1");
 }
 
 #[test]
@@ -450,7 +450,7 @@ fn settle_lays_out_the_next_work_day_by_the_calendar_and_refuses_today() {
     env.ok(&["calendar", "set", &today.to_string(), "holiday"]);
     env.ok(&["calendar", "set", &tomorrow.to_string(), "workday"]);
     let s = env.json(&["settle", "--json"]);
-    assert_eq!(s["date"], yesterday.to_string(), "the default is yesterday");
+    assert_eq!(s["work_date"], yesterday.to_string(), "the default is yesterday");
     assert_eq!(s["next_workday"], tomorrow.to_string());
     assert_eq!(s["next_day"]["employees"], 12);
     assert_eq!(boards(&env, &tomorrow.to_string()).len(), 2);
@@ -669,7 +669,7 @@ fn a_missed_night_is_caught_up_oldest_first() {
     // The days sets remember no settled day: a second nightly run settles yesterday only.
     let s = env.json(&["settle", "--json"]);
     assert_eq!(s["settled_days"], serde_json::json!([yesterday]));
-    assert_eq!(s["date"], yesterday);
+    assert_eq!(s["work_date"], yesterday);
     assert_eq!(s["earlier"], serde_json::json!([]));
 }
 

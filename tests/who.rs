@@ -124,7 +124,7 @@ fn the_supervisor_corrects_a_member_and_hr_a_supervisor_as_the_roster_maps_the_a
         (c["by"].as_str(), c["os_user"].as_str()),
         (Some("S1"), Some(me.as_str()))
     );
-    assert_eq!(c["after"]["first_in"], "2026-11-20T06:00:00", "{c}");
+    assert_eq!(c["after"]["first_in"], "2026-11-20T07:00:00+01:00", "{c}");
     // A new file gives the account to H1 (taken from S1): HR corrects S1, a supervisor.
     let f = env.file("roster2.csv", &roster(["", "", "", "", "", &me]));
     env.ok(&["org", "import", f.to_str().unwrap(), "-q"]);

@@ -15,11 +15,12 @@ use super::parking as dlq;
 use super::reconnect::broker_gone;
 use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config};
-use crate::domain::alert::{AbsenceAlert, ABSENCE_ALERT};
+use crate::domain::alert::AbsenceAlert;
 use crate::domain::event::Event;
 use crate::domain::membership::Membership;
+use crate::domain::message::MessageType;
 use crate::domain::signing::{self, Keyring};
-use crate::domain::void_notice::{VoidNotice, TYPE as VOID};
+use crate::domain::void_notice::VoidNotice;
 use crate::error::{Error, Service};
 use crate::interrupt::unless_stopped;
 use crate::interrupt::Backoff;
@@ -402,32 +403,24 @@ impl Message {
     }
 }
 
-/// The message's `type` (a check-in's event has none).
-#[derive(serde::Deserialize)]
-struct Typed {
-    #[serde(rename = "type")]
-    message_type: Option<String>,
-}
-
 /// An event, an alert or a void notice, or why the body is none of them.
 pub(crate) fn parse_message(body: &[u8]) -> Result<Message, String> {
-    let typed: Typed = serde_json::from_slice(body).map_err(|e| format!("not an event: {e}"))?;
-    match typed.message_type.as_deref() {
-        None => parse_event(body).map(Message::Event),
-        Some(ABSENCE_ALERT) => {
+    match MessageType::of(body)? {
+        MessageType::Punch => parse_event(body).map(Message::Event),
+        MessageType::AbsenceAlert => {
             let a: AbsenceAlert = serde_json::from_slice(body).map_err(|e| format!("not an absence alert: {e}"))?;
             Ok(Message::Alert(a))
         }
-        Some(VOID) => {
+        MessageType::Void => {
             let n: VoidNotice = serde_json::from_slice(body).map_err(|e| format!("not a void notice: {e}"))?;
             if n.event_id.is_empty() {
                 return Err("not a void notice: empty event_id".into());
             }
             Ok(Message::Void(n))
         }
-        Some(other) => Err(format!(
+        MessageType::Unknown(other) => Err(format!(
             "not an event: unknown type {:?}",
-            crate::domain::text::clip(other)
+            crate::domain::text::clip(&other)
         )),
     }
 }

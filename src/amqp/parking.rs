@@ -152,10 +152,12 @@ fn park_body(
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Parked {
     pub message_id: Option<String>,
+    #[serde(rename = "department_id")]
     pub department: Option<String>,
     pub routing_key: String,
     pub failures: i64,
     pub reason: String,
+    #[serde(serialize_with = "crate::domain::instant::rfc3339_opt")]
     pub parked_at: Option<String>,
     /// The body as text (lossy if it is not UTF-8).
     pub body: String,

@@ -57,7 +57,9 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
             }
             let resettled = ops::calendar::set(&ctx.cfg, &entries)?;
             if output.json {
-                crate::output::json(&serde_json::json!({ "imported": entries.len(), "resettled": resettled }))?;
+                crate::output::json(
+                    &serde_json::json!({ "dry_run": false, "imported": entries.len(), "resettled": resettled }),
+                )?;
             }
             ctx.say(format!("imported {}", plural(entries.len(), "calendar day")));
             super::resettled::say(ctx, &resettled, None);

@@ -27,7 +27,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             let added = ops::leave::add(&ctx.cfg, &l)?;
             let (id, repeat) = (added.id, added.repeat);
             if output.json {
-                let v = serde_json::json!({ "id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "repeat": repeat, "resettled": added.resettled });
+                let v = serde_json::json!({ "leave_id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "repeat": repeat, "resettled": added.resettled });
                 return crate::output::json(&v);
             }
             let again = if repeat { " (already recorded)" } else { "" };
@@ -52,7 +52,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
         LeaveCommand::Cancel { id, output } => {
             let (cancelled, employee_id, resettled) = ops::leave::cancel(&ctx.cfg, id)?;
             if output.json {
-                let v = serde_json::json!({ "id": id, "employee_id": employee_id, "cancelled": cancelled, "resettled": resettled });
+                let v = serde_json::json!({ "leave_id": id, "employee_id": employee_id, "cancelled": cancelled, "resettled": resettled });
                 return crate::output::json(&v);
             }
             if cancelled {

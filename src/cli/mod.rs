@@ -133,6 +133,8 @@ pub fn run(cli: Cli) -> Result<()> {
     let started = std::time::Instant::now();
     let overrides = cli.global.overrides();
     let cfg = Config::load(&overrides)?;
+    // Every instant a command prints is in the company's zone (docs/commands.md).
+    crate::domain::instant::set_zone(cfg.timezone);
     let ctx = Ctx {
         cfg,
         out: Out {

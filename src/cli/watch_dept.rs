@@ -49,8 +49,8 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
                         }
                     }
                     None if args.output.json => match item {
-                        WatchItem::Void { notice } => crate::output::json(notice)?,
-                        WatchItem::Event { event } => crate::output::json(event)?,
+                        WatchItem::Void { notice } => printed(notice, None)?,
+                        WatchItem::Event { event } => printed(event, Some("punch"))?,
                         _ => {}
                     },
                     None => textln!("{text}")?,
@@ -64,7 +64,7 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
                         s.alert = alerted.panel(NAMES);
                         s.draw(ctx, dept)?;
                     }
-                    None if args.output.json => crate::output::json(alert)?,
+                    None if args.output.json => printed(alert, None)?,
                     None => textln!("{}", alert_line(ctx, alert))?,
                 }
             }
@@ -154,4 +154,14 @@ fn void_line(ctx: &Ctx, n: &VoidNotice) -> String {
         n.employee_id, n.employee_name, n.voided_by
     );
     crate::domain::text::inert(&line).into_owned()
+}
+
+/// One line of `--json`: the message as the contract prints it (its instants in the one form,
+/// and a punch's event typed `punch` as the others are typed), not as it was signed.
+fn printed(message: &impl serde::Serialize, message_type: Option<&str>) -> Result<()> {
+    let mut v = crate::domain::instant::printed_message(serde_json::to_value(message)?);
+    if let (Some(t), Some(m)) = (message_type, v.as_object_mut()) {
+        m.insert("type".into(), t.into());
+    }
+    crate::output::json(&v)
 }

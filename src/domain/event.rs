@@ -9,6 +9,7 @@
 use chrono::{DateTime, FixedOffset, NaiveDate, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::message::MessageType;
 use super::signing::{self, Keyring, Signer};
 use super::void_notice::VoidNotice;
 
@@ -304,7 +305,7 @@ pub fn render(id: &str, stored: &str) -> Result<Outgoing, Malformed> {
 /// `Malformed` ("refused: ..."), so a publisher never sends what it cannot verify.
 pub(crate) fn render_verified(id: &str, stored: &str, ring: Option<&Keyring>) -> Result<Outgoing, Malformed> {
     let refused = |r: signing::Refusal| Malformed(format!("refused: {r}"));
-    if VoidNotice::is_void(stored.as_bytes()) {
+    if MessageType::of(stored.as_bytes()) == Ok(MessageType::Void) {
         let n: VoidNotice = serde_json::from_str(stored).map_err(|e| Malformed(format!("bad void notice: {e}")))?;
         if let Some(ring) = ring {
             n.verify(ring).map_err(refused)?;

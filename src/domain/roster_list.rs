@@ -14,6 +14,7 @@ use crate::domain::roster_plan::Held;
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub(crate) struct Entry {
     pub employee_id: String,
+    #[serde(rename = "employee_name")]
     pub name: String,
     pub department_id: String,
     pub department_name: String,

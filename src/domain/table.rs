@@ -7,6 +7,7 @@ use chrono_tz::Tz;
 use serde_json::{Map, Value};
 
 use crate::domain::dates::{is_ambiguous, wall_clock};
+use crate::domain::instant;
 use crate::domain::text::{inert, spreadsheet_text};
 
 /// How a report is rendered.
@@ -49,6 +50,10 @@ pub(crate) enum Cell {
     /// A duration in minutes: `7 h 45 min` for people, the number in CSV, JSON and a workbook.
     Minutes(i64),
     Null,
+    /// A cell shown one way (table, CSV, workbook) and given to programs typed in JSON: an
+    /// instant in the contract's form, a flag as a boolean, counts as an object
+    /// (docs/commands.md, "The JSON contract").
+    Typed(Box<Cell>, Value),
 }
 
 impl Cell {
@@ -65,7 +70,13 @@ impl Cell {
             Cell::DateTime(t) => t.format("%Y-%m-%d %H:%M:%S").to_string(),
             Cell::Minutes(m) => crate::domain::hours::human(*m),
             Cell::Null => String::new(),
+            Cell::Typed(shown, _) => shown.plain(),
         }
+    }
+
+    /// A cell shown as `shown`, in JSON as `json`.
+    pub(crate) fn typed(shown: Cell, json: impl Into<Value>) -> Cell {
+        Cell::Typed(Box::new(shown), json.into())
     }
 
     /// The cell in a CSV file: text inert and, unless `raw`, never a formula.
@@ -74,6 +85,7 @@ impl Cell {
             Cell::Text(s) if raw => inert(s).into_owned(),
             Cell::Text(s) => spreadsheet_text(&inert(s)).into_owned(),
             Cell::Minutes(m) => m.to_string(),
+            Cell::Typed(shown, _) => shown.csv(raw),
             other => other.plain(),
         }
     }
@@ -84,7 +96,40 @@ impl Cell {
             Cell::Int(n) | Cell::Minutes(n) => Value::from(*n),
             Cell::Date(_) | Cell::Time(_) | Cell::DateTime(_) => Value::from(self.plain()),
             Cell::Null => Value::Null,
+            Cell::Typed(_, v) => v.clone(),
         }
+    }
+}
+
+/// A column's key in JSON: one name per concept across every command (docs/commands.md).
+/// Tables and CSV keep their headers; `name` is the employee's where the table has an
+/// employee column, else the department's.
+fn json_key(column: &str, columns: &[String]) -> String {
+    let has_employee = columns.iter().any(|c| c == "employee");
+    match column {
+        "employee" => "employee_id".into(),
+        "department" => "department_id".into(),
+        "name" if has_employee => "employee_name".into(),
+        "name" => "department_name".into(),
+        "date" => "work_date".into(),
+        "run" => "run_id".into(),
+        "id" => "correction_id".into(),
+        // The corrections report's `at` is when the correction was made (beside `by`).
+        "at" if columns.iter().any(|c| c == "by") => "corrected_at".into(),
+        "written" => "rows_written".into(),
+        "started" => "started_at".into(),
+        "finished" => "finished_at".into(),
+        other => other.replace(' ', "_"),
+    }
+}
+
+/// A totals row's key in JSON where it differs from its column's (the employee report's
+/// totals row holds the days in `weekday` and the days by status in `status`).
+fn totals_key(key: String) -> String {
+    match key.as_str() {
+        "weekday" => "days".into(),
+        "status" => "counts".into(),
+        _ => key,
     }
 }
 
@@ -94,7 +139,8 @@ impl From<u64> for Cell {
     }
 }
 
-/// A report: named columns and rows of cells (a totals row, if any, is the last row).
+/// A report: named columns and rows of cells (a totals row, if any, is the last row, its first
+/// cell `total`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Table {
     pub columns: Vec<String>,
@@ -168,17 +214,35 @@ impl Table {
         Ok(String::from_utf8(w.into_inner()?)?)
     }
 
-    /// An array of objects; counts are numbers, nothing is null.
+    /// The totals row, if the table has one (its last row, first cell `total`).
+    pub(crate) fn totals(&self) -> Option<&[Cell]> {
+        self.rows
+            .last()
+            .filter(|r| r.first() == Some(&Cell::text("total")))
+            .map(Vec::as_slice)
+    }
+
+    /// `{"rows": [...], "totals": {...} or null}`: a row is an object keyed by the columns'
+    /// JSON names; the totals are their own object (no label, no empty cells), never a row.
     pub(crate) fn to_json(&self) -> String {
-        let rows: Vec<Value> = self
-            .rows
+        let keys: Vec<String> = self.columns.iter().map(|c| json_key(c, &self.columns)).collect();
+        let totals = self.totals();
+        let data = &self.rows[..self.rows.len() - usize::from(totals.is_some())];
+        let rows: Vec<Value> = data
             .iter()
-            .map(|r| {
-                let m: Map<String, Value> = self.columns.iter().cloned().zip(r.iter().map(Cell::json)).collect();
-                Value::Object(m)
-            })
+            .map(|r| Value::Object(keys.iter().cloned().zip(r.iter().map(Cell::json)).collect()))
             .collect();
-        Value::Array(rows).to_string()
+        let totals = totals.map(|r| {
+            let m: Map<String, Value> = keys
+                .iter()
+                .zip(r)
+                .skip(1)
+                .filter(|(_, c)| **c != Cell::Null)
+                .map(|(k, c)| (totals_key(k.clone()), c.json()))
+                .collect();
+            Value::Object(m)
+        });
+        serde_json::json!({ "rows": rows, "totals": totals }).to_string()
     }
 
     /// Render as `table`, `csv` or `json`; `csv_raw`: CSV without the formula guard.
@@ -194,14 +258,16 @@ impl Table {
 
 /// A UTC instant as a local date and time in the company's zone, to the second; in the hour
 /// the clocks go back, text with its offset (a spreadsheet's date-time has no offset to show).
+/// In JSON, the instant in the contract's form.
 pub(crate) fn local(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
     t.map_or(Cell::Null, |t| {
         let zoned = t.and_utc().with_timezone(&tz);
+        let json = instant::text_in(tz, &zoned);
         if is_ambiguous(zoned) {
-            return Cell::Text(wall_clock(zoned, "%Y-%m-%d %H:%M:%S"));
+            return Cell::typed(Cell::Text(wall_clock(zoned, "%Y-%m-%d %H:%M:%S")), json);
         }
         let local = zoned.naive_local();
-        Cell::DateTime(local.with_nanosecond(0).unwrap_or(local))
+        Cell::typed(Cell::DateTime(local.with_nanosecond(0).unwrap_or(local)), json)
     })
 }
 
@@ -210,11 +276,15 @@ pub(crate) fn local(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
 pub(crate) fn local_time(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
     t.map_or(Cell::Null, |t| {
         let zoned = t.and_utc().with_timezone(&tz);
+        let json = instant::text_in(tz, &zoned);
         if is_ambiguous(zoned) {
-            return Cell::Text(wall_clock(zoned, "%H:%M"));
+            return Cell::typed(Cell::Text(wall_clock(zoned, "%H:%M")), json);
         }
         let local = zoned.time();
-        Cell::Time(local.with_second(0).and_then(|l| l.with_nanosecond(0)).unwrap_or(local))
+        Cell::typed(
+            Cell::Time(local.with_second(0).and_then(|l| l.with_nanosecond(0)).unwrap_or(local)),
+            json,
+        )
     })
 }
 
@@ -230,9 +300,44 @@ mod tests {
         assert_eq!(t.to_csv(false).unwrap(), "dept,absent,note\nD1,3,\n\"D,2\",0,x\n");
         assert_eq!(
             t.to_json(),
-            r#"[{"absent":3,"dept":"D1","note":null},{"absent":0,"dept":"D,2","note":"x"}]"#
+            r#"{"rows":[{"absent":3,"dept":"D1","note":null},{"absent":0,"dept":"D,2","note":"x"}],"totals":null}"#
         );
         assert!(t.to_table().contains("D,2"));
+    }
+
+    #[test]
+    fn json_names_each_concept_once_and_keeps_the_totals_apart() {
+        let mut t = Table::new(&["employee", "name", "date", "in since", "absent"]);
+        let at = NaiveDateTime::parse_from_str("2026-12-01 07:04:05", "%Y-%m-%d %H:%M:%S").unwrap();
+        let tz: Tz = "Europe/Paris".parse().unwrap();
+        t.push(vec![
+            Cell::text("E1"),
+            Cell::text("Ann"),
+            Cell::Date(at.date()),
+            local_time(tz, Some(at)),
+            Cell::from(3u64),
+        ]);
+        t.push(vec![
+            Cell::text("total"),
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::from(3u64),
+        ]);
+        let v: Value = serde_json::from_str(&t.to_json()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "rows": [{"employee_id": "E1", "employee_name": "Ann", "work_date": "2026-12-01",
+                          "in_since": "2026-12-01T08:04:05+01:00", "absent": 3}],
+                "totals": {"absent": 3},
+            })
+        );
+        assert_eq!(t.rows[0][3].plain(), "08:04", "people still read the local time");
+        assert!(
+            t.to_csv(false).unwrap().ends_with("total,,,,3\n"),
+            "CSV keeps its totals line"
+        );
     }
 
     #[test]

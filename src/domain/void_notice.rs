@@ -43,16 +43,6 @@ pub(crate) struct VoidNotice {
 }
 
 impl VoidNotice {
-    /// Whether a message body is a void notice (its `type`), before parsing it whole.
-    pub(crate) fn is_void(body: &[u8]) -> bool {
-        #[derive(Deserialize)]
-        struct Tagged<'a> {
-            #[serde(rename = "type", borrow)]
-            notice_type: Option<&'a str>,
-        }
-        serde_json::from_slice::<Tagged>(body).is_ok_and(|t| t.notice_type == Some(TYPE))
-    }
-
     /// Sign it with the recording process's key (none: it goes unsigned).
     pub(crate) fn sign(&mut self, signer: Option<&Signer>) {
         let Some(signer) = signer else { return };
@@ -178,9 +168,8 @@ mod tests {
     #[test]
     fn a_notice_is_told_from_a_punch_and_is_never_one() {
         let json = serde_json::to_vec(&notice()).unwrap();
-        assert!(VoidNotice::is_void(&json));
+        use crate::domain::message::MessageType;
+        assert_eq!(MessageType::of(&json), Ok(MessageType::Void));
         assert!(serde_json::from_slice::<super::super::event::Event>(&json).is_err());
-        assert!(!VoidNotice::is_void(br#"{"event_id":"x","kind":"in"}"#));
-        assert!(!VoidNotice::is_void(b"[1,2]"));
     }
 }

@@ -55,6 +55,7 @@ fn write_cell(ws: &mut Worksheet, row: u32, col: u16, cell: &Cell, f: &Formats, 
         Cell::Time(t) => ws.write_datetime_with_format(row, col, t, &f.time)?,
         Cell::DateTime(t) => ws.write_datetime_with_format(row, col, t, &f.datetime)?,
         Cell::Null => ws,
+        Cell::Typed(shown, _) => return write_cell(ws, row, col, shown, f, total),
     };
     Ok(())
 }

@@ -319,12 +319,17 @@ pub struct Stored {
     pub employee_id: String,
     pub department_id: String,
     pub status: DayStatus,
-    /// UTC.
+    /// UTC (printed in the company's zone).
+    #[serde(serialize_with = "crate::domain::instant::utc_opt")]
     pub first_in: Option<NaiveDateTime>,
-    /// UTC.
+    /// UTC (printed in the company's zone).
+    #[serde(serialize_with = "crate::domain::instant::utc_opt")]
     pub last_out: Option<NaiveDateTime>,
     pub late_minutes: u32,
     pub early_minutes: u32,
+    /// The day's punches as stored (`in@<RFC 3339>,out@...`); printed as a list of
+    /// `{"kind", "at"}`.
+    #[serde(serialize_with = "crate::domain::instant::punch_list")]
     pub punches: String,
     pub corrected: bool,
 }

@@ -88,19 +88,25 @@ pub(crate) fn record(tx: &mut mysql::Transaction, a: &Audit) -> Result<(u64, Str
 /// One correction as stored. Times are UTC.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Correction {
+    #[serde(rename = "correction_id")]
     pub id: u64,
     pub work_date: NaiveDate,
     pub employee_id: String,
     pub corrected_by: String,
     pub os_user: String,
     pub db_user: String,
+    #[serde(serialize_with = "crate::domain::instant::utc")]
     pub corrected_at: NaiveDateTime,
     pub reason: String,
     pub old_status: String,
     pub new_status: String,
+    #[serde(serialize_with = "crate::domain::instant::utc_opt")]
     pub old_first_in: Option<NaiveDateTime>,
+    #[serde(serialize_with = "crate::domain::instant::utc_opt")]
     pub new_first_in: Option<NaiveDateTime>,
+    #[serde(serialize_with = "crate::domain::instant::utc_opt")]
     pub old_last_out: Option<NaiveDateTime>,
+    #[serde(serialize_with = "crate::domain::instant::utc_opt")]
     pub new_last_out: Option<NaiveDateTime>,
 }
 

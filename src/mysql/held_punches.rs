@@ -92,20 +92,24 @@ pub(crate) fn hold(conn: &mut impl Queryable, punches: &[NewHeld]) -> Result<Vec
 /// A held punch as stored, with its decision if any. Instants are UTC.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Held {
+    #[serde(rename = "review_id")]
     pub id: u64,
     pub event_id: String,
     pub work_date: NaiveDate,
     pub employee_id: String,
     pub department_id: String,
+    #[serde(serialize_with = "crate::domain::instant::utc")]
     pub at: NaiveDateTime,
     pub kind: Kind,
     pub source: String,
     pub key_id: Option<String>,
+    #[serde(serialize_with = "crate::domain::instant::utc")]
     pub recorded_at: NaiveDateTime,
     pub status: Status,
     pub decided_by: Option<String>,
     pub os_user: Option<String>,
     pub db_user: Option<String>,
+    #[serde(serialize_with = "crate::domain::instant::utc_opt")]
     pub decided_at: Option<NaiveDateTime>,
     pub reason: Option<String>,
     #[serde(skip)]

@@ -14,6 +14,7 @@ use super::Db;
 /// One leave as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Leave {
+    #[serde(rename = "leave_id")]
     pub id: u64,
     pub employee_id: String,
     pub from: NaiveDate,
@@ -22,6 +23,7 @@ pub(crate) struct Leave {
     pub note: String,
     pub status: String,
     /// UTC.
+    #[serde(serialize_with = "crate::domain::instant::utc")]
     pub created_at: NaiveDateTime,
 }
 

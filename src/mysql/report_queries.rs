@@ -139,22 +139,25 @@ pub(crate) fn employee(pool: &Db, policy: &Policy, tz: Tz, id: &str, from: Naive
             Cell::from(e),
             Cell::Minutes(h.worked.into()),
             Cell::Minutes(h.overtime.into()),
-            Cell::text(if c { "yes" } else { "" }),
+            Cell::typed(Cell::text(if c { "yes" } else { "" }), c),
         ]);
     }
     if days > 0 {
         let summary: Vec<String> = by_status.iter().map(|(s, n)| format!("{s} {n}")).collect();
         t.push(vec![
             Cell::text("total"),
-            Cell::text(format!("{days} day{}", if days == 1 { "" } else { "s" })),
-            Cell::Text(summary.join(", ")),
+            Cell::typed(
+                Cell::text(format!("{days} day{}", if days == 1 { "" } else { "s" })),
+                days,
+            ),
+            Cell::typed(Cell::Text(summary.join(", ")), serde_json::json!(by_status)),
             Cell::Null,
             Cell::Null,
             Cell::from(late),
             Cell::from(early),
             Cell::Minutes(hours.worked.into()),
             Cell::Minutes(hours.overtime.into()),
-            Cell::text(corrected.to_string()),
+            Cell::typed(Cell::text(corrected.to_string()), corrected),
         ]);
     }
     Ok(t)
@@ -218,6 +221,12 @@ fn dept_hours(
     Ok(out)
 }
 
+/// A corrected instant in JSON: `{"before": <instant or null>, "after": ...}`.
+fn change(tz: Tz, before: Option<NaiveDateTime>, after: Option<NaiveDateTime>) -> serde_json::Value {
+    let shown = |t: Option<NaiveDateTime>| t.map(|t| crate::domain::instant::text_in(tz, &t.and_utc()));
+    serde_json::json!({ "before": shown(before), "after": shown(after) })
+}
+
 /// Corrections of days in a range, oldest first, with old -> new values in the company's zone.
 pub(crate) fn corrections(pool: &Db, tz: Tz, from: NaiveDate, to: NaiveDate, employee: Option<&str>) -> Result<Table> {
     let mut t = Table::new(&[
@@ -227,15 +236,24 @@ pub(crate) fn corrections(pool: &Db, tz: Tz, from: NaiveDate, to: NaiveDate, emp
     for c in super::corrections::list(&mut pool.get_conn()?, from, to, employee)? {
         t.push(vec![
             Cell::from(c.id),
-            Cell::Text(c.work_date.to_string()),
+            Cell::Date(c.work_date),
             Cell::Text(c.employee_id),
             Cell::Text(c.corrected_by),
             Cell::Text(c.os_user),
             Cell::Text(c.db_user),
             local(tz, Some(c.corrected_at)),
-            Cell::Text(format!("{} -> {}", c.old_status, c.new_status)),
-            Cell::Text(format!("{} -> {}", hhmm(c.old_first_in), hhmm(c.new_first_in))),
-            Cell::Text(format!("{} -> {}", hhmm(c.old_last_out), hhmm(c.new_last_out))),
+            Cell::typed(
+                Cell::Text(format!("{} -> {}", c.old_status, c.new_status)),
+                serde_json::json!({ "before": c.old_status, "after": c.new_status }),
+            ),
+            Cell::typed(
+                Cell::Text(format!("{} -> {}", hhmm(c.old_first_in), hhmm(c.new_first_in))),
+                change(tz, c.old_first_in, c.new_first_in),
+            ),
+            Cell::typed(
+                Cell::Text(format!("{} -> {}", hhmm(c.old_last_out), hhmm(c.new_last_out))),
+                change(tz, c.old_last_out, c.new_last_out),
+            ),
             Cell::Text(c.reason),
         ]);
     }
@@ -273,7 +291,10 @@ pub(crate) fn punches(
             Cell::Text(p.kind),
             Cell::Text(p.source),
             p.key_id.map_or(Cell::Null, Cell::Text),
-            Cell::Text(wall_clock_utc(tz, p.recorded_at, "%Y-%m-%d %H:%M:%S%.3f")),
+            Cell::typed(
+                Cell::Text(wall_clock_utc(tz, p.recorded_at, "%Y-%m-%d %H:%M:%S%.3f")),
+                crate::domain::instant::text_in(tz, &p.recorded_at.and_utc()),
+            ),
             Cell::Text(p.event_id),
             Cell::Text(p.how),
         ]);
@@ -308,7 +329,7 @@ pub(crate) fn runs(pool: &Db, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Re
             Cell::from(r.rows_written),
             Cell::from(r.failed),
             Cell::from(r.boards_deleted),
-            Cell::Text(counts.join(", ")),
+            Cell::typed(Cell::Text(counts.join(", ")), serde_json::json!(r.counts)),
             Cell::Text(r.problem),
         ]);
     }

@@ -165,11 +165,14 @@ pub(crate) fn finish(conn: &mut impl Queryable, run: u64, f: &Finish) -> Result<
 /// One run as stored.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Run {
+    #[serde(rename = "run_id")]
     pub id: u64,
     pub work_date: NaiveDate,
     /// UTC.
+    #[serde(serialize_with = "crate::domain::instant::utc")]
     pub started_at: NaiveDateTime,
     /// UTC.
+    #[serde(serialize_with = "crate::domain::instant::utc_opt")]
     pub finished_at: Option<NaiveDateTime>,
     pub outcome: String,
     /// What failed, for a run that failed (`failed`, `failed_after_commit`); empty otherwise.

@@ -257,7 +257,7 @@ pub(crate) fn apply(
         true => notify(cfg, board, dept, &p.event_id, connecting, now),
     };
     let date = p.facts.work_date;
-    let instant = |s: i64| policy::instant(tz, date, s).to_rfc3339();
+    let instant = |s: i64| crate::domain::instant::text(&policy::instant(tz, date, s));
     let local_at = at.with_timezone(&tz);
     Ok(Checkin {
         status: "applied",
@@ -266,7 +266,7 @@ pub(crate) fn apply(
         department_id: p.employee.department_id.clone(),
         work_date: date,
         kind: o.kind,
-        at: local_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        at: crate::domain::instant::text(&local_at),
         late: late > 0,
         late_minutes: late,
         early: early > 0,

@@ -69,6 +69,7 @@ pub(crate) struct Options {
 /// What `recover` did.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct RecoverReport {
+    #[serde(rename = "work_date")]
     pub date: NaiveDate,
     /// Board fields laid out again from the roster (0 when the boards were there).
     pub laid_out: u64,

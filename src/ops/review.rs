@@ -49,8 +49,8 @@ impl HeldPunch {
             department_id: p.employee.department_id.clone(),
             work_date: p.facts.work_date,
             kind,
-            at: local_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
-            recorded_at: p.recorded_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            at: crate::domain::instant::text(&local_at),
+            recorded_at: crate::domain::instant::text(&p.recorded_at),
             local_at,
         }
     }
@@ -158,7 +158,6 @@ pub(crate) fn decide(cfg: &Config, req: &Request) -> Result<Decided> {
     };
     let db_user = held_punches::decide(&mut tx, held.id, status, &actor.employee_id, req.os_user, req.reason)?;
     tx.commit()?;
-    let tz = cfg.timezone;
     Ok(Decided {
         review_id: held.id,
         decision: status,
@@ -169,11 +168,7 @@ pub(crate) fn decide(cfg: &Config, req: &Request) -> Result<Decided> {
         employee_id: held.employee_id.clone(),
         work_date: held.work_date,
         kind: held.kind,
-        at: held
-            .at
-            .and_utc()
-            .with_timezone(&tz)
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        at: crate::domain::instant::utc_text(held.at),
         day_settled: req.approve && day_settled,
         applied,
     })

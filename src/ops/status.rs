@@ -24,6 +24,7 @@ pub(crate) struct Live {
     pub employee_id: String,
     pub employee_name: String,
     pub department_id: String,
+    #[serde(rename = "work_date")]
     pub date: String,
     /// not_in, in or out
     pub state: &'static str,
@@ -40,6 +41,7 @@ pub(crate) struct Live {
 pub(crate) struct Settled {
     pub employee_id: String,
     pub department_id: String,
+    #[serde(rename = "work_date")]
     pub date: String,
     pub settled: bool,
     pub status: policy::DayStatus,
@@ -91,8 +93,12 @@ fn live(cfg: &Config, e: Employee, date: NaiveDate, rec: &crate::domain::day_rec
             (Some(_), None) => "in",
             (None, None) => "not_in",
         },
-        first_in: rec.first_in().map(|s| policy::instant(tz, date, s).to_rfc3339()),
-        last_out: rec.last_out().map(|s| policy::instant(tz, date, s).to_rfc3339()),
+        first_in: rec
+            .first_in()
+            .map(|s| crate::domain::instant::text(&policy::instant(tz, date, s))),
+        last_out: rec
+            .last_out()
+            .map(|s| crate::domain::instant::text(&policy::instant(tz, date, s))),
         late: late > 0,
         late_minutes: late,
         early: early > 0,
@@ -114,7 +120,7 @@ fn settled(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<Option<Se
         Ok(w) => (w, None),
         Err(e) => (Vec::new(), Some(crate::ops::exit::one_line(&e))),
     };
-    let local = |t: Option<NaiveDateTime>| t.map(|t| local_time(cfg.timezone, t).to_rfc3339());
+    let local = |t: Option<NaiveDateTime>| t.map(|t| crate::domain::instant::text(&local_time(cfg.timezone, t)));
     Ok(Some(Settled {
         first_in: local(r.first_in),
         last_out: local(r.last_out),
@@ -150,7 +156,7 @@ fn waiting(cfg: &Config, r: &crate::mysql::attendance::Stored, date: NaiveDate) 
         .filter(|(kind, at)| !stored.contains(&(at.with_timezone(&Utc), *kind)))
         .map(|(kind, at)| Waiting {
             kind,
-            at: at.to_rfc3339(),
+            at: crate::domain::instant::text(&at),
         })
         .collect())
 }

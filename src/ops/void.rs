@@ -167,14 +167,14 @@ pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
     let (notification, pending_because) =
         crate::ops::checkin::notify(cfg, &mut board, &dept, &notice.event_id, connecting, clock.server);
     let after = board.day_record(&dept, date, req.employee_id)?.unwrap_or_default();
-    let instant = |s: i64| policy::instant(tz, date, s).to_rfc3339();
+    let instant = |s: i64| crate::domain::instant::text(&policy::instant(tz, date, s));
     Ok(Voided {
         void_id,
         employee_id: req.employee_id.to_string(),
         department_id: dept,
         work_date: date,
         kind,
-        at: local.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        at: crate::domain::instant::text(&local),
         by: actor.employee_id,
         os_user: req.os_user.to_string(),
         db_user,

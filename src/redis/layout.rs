@@ -25,6 +25,7 @@ const FIELDS_PER_CALL: usize = 1_000;
 /// What `init-day` did.
 #[derive(Debug, Default, serde::Serialize)]
 pub struct LayoutReport {
+    #[serde(rename = "work_date")]
     pub date: String,
     pub departments: usize,
     pub employees: usize,

@@ -103,6 +103,7 @@ pub enum Progress {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub run_id: u64,
+    #[serde(rename = "work_date")]
     pub date: NaiveDate,
     pub workday: bool,
     pub employees: u64,
@@ -129,11 +130,24 @@ pub struct Report {
     /// The next work day's layout, when it was laid out.
     pub next_day: Option<LayoutReport>,
     pub seconds: f64,
-    /// Seconds spent in each step, in order (for `-v` and the benchmark).
+    /// Seconds spent in each step, in order (for `-v` and the benchmark); in JSON a list of
+    /// `{"name", "seconds"}`.
+    #[serde(serialize_with = "timed")]
     pub steps: Vec<(&'static str, f64)>,
     /// Seconds spent in each part of writing the rows, summed over the threads that read and
     /// write at once (so they add up to more than the step's wall time).
+    #[serde(serialize_with = "timed")]
     pub parts: Vec<(&'static str, f64)>,
+}
+
+/// Named timings as JSON objects, `{"name": "reading the boards", "seconds": 0.12}`: a reader
+/// keys on names, not on positions in a pair (docs/commands.md, "The JSON contract").
+fn timed<S: serde::Serializer>(timings: &[(&'static str, f64)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(
+        timings
+            .iter()
+            .map(|(name, seconds)| serde_json::json!({ "name": name, "seconds": seconds })),
+    )
 }
 
 /// What a run did: the last day's report at the top (the shape of a one-day run), the days
