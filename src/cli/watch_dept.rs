@@ -1,68 +1,82 @@
 //! `attendance watch-dept DEPT`: a supervisor's view. On a terminal, a live screen of the
 //! department's board and its latest events; piped, one line (or JSON object) per event.
 
+use std::cell::RefCell;
 use std::io::IsTerminal;
 
 use anyhow::Result;
 
 use super::watch_alert::{alert_line, Alerted};
-use super::watch_screen::{Screen, NAMES, REDRAW};
+use super::watch_live::{Live, KEYS, REDRAW};
+use super::watch_screen::Entry;
 use super::Ctx;
 use crate::cli::WatchDeptArgs;
 use crate::domain::dates::minutes_text;
 use crate::domain::event::{Event, Kind};
 use crate::domain::void_notice::VoidNotice;
 use crate::interrupt;
-use crate::ops::watch::Viewer;
 use crate::ops::watch::{WatchItem, WatchOptions};
 
 pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     crate::domain::roster::check_id("department id", &args.department_id)?;
     let live = !args.once && !args.output.json && std::io::stdout().is_terminal();
-    let mut screen = if live {
-        Some(Screen::new(Viewer::open(&ctx.cfg)?))
-    } else {
-        None
-    };
+    let dept = &args.department_id;
+    let stop = interrupt::stop_flag();
+    let mut screen = if live { Some(Live::open(ctx, dept, stop)?) } else { None };
     let opts = WatchOptions {
         once: args.once,
-        tick: REDRAW,
+        // The live screen takes its keys between deliveries: a short tick keeps them prompt.
+        tick: if live { KEYS } else { REDRAW },
     };
-    let dept = &args.department_id;
-    let say = |line: String| ctx.say(format!("watch-dept: {line}"));
+    // On the live screen, the watch's words go on the screen (stderr is the same terminal).
+    let notices = RefCell::new(Vec::new());
+    let say = |line: String| {
+        let line = format!("watch-dept: {line}");
+        if live {
+            notices.borrow_mut().push(line);
+        } else {
+            ctx.say(line);
+        }
+    };
     let mut alerted = Alerted::default();
-    let watched = crate::ops::watch::department(&ctx.cfg, dept, opts, interrupt::stop_flag(), say, |item| {
+    let watched = crate::ops::watch::department(&ctx.cfg, dept, opts, stop, say, |item| {
+        let today = ctx.today();
+        let other_day = |d: chrono::NaiveDate| (d != today).then_some(d);
         match item {
             WatchItem::Event { .. } | WatchItem::Void { .. } => {
-                let text = match &item {
-                    WatchItem::Void { notice } => void_line(ctx, notice),
-                    WatchItem::Event { event } => line(ctx, event) + alerted.arrived(event).as_deref().unwrap_or(""),
-                    _ => String::new(),
+                let entry = match &item {
+                    WatchItem::Void { notice } => Entry {
+                        day: None,
+                        text: void_line(ctx, notice),
+                    },
+                    WatchItem::Event { event } => Entry {
+                        day: other_day(event.work_date),
+                        text: line(ctx, event) + alerted.arrived(event).as_deref().unwrap_or(""),
+                    },
+                    _ => unreachable!("matched above"),
                 };
                 match screen.as_mut() {
                     Some(s) => {
-                        s.push(text);
-                        s.alert = alerted.panel(NAMES);
-                        // A backlog arrives in a burst: redraw a few times a second, not per event.
-                        if s.drawn.elapsed() >= REDRAW {
-                            s.draw(ctx, dept)?;
-                        }
+                        s.push(entry);
+                        s.state.alert = alerted.panel();
                     }
                     None if args.output.json => match item {
                         WatchItem::Void { notice } => crate::output::json(notice)?,
                         WatchItem::Event { event } => crate::output::json(event)?,
                         _ => {}
                     },
-                    None => textln!("{text}")?,
+                    None => textln!("{}", entry.text)?,
                 }
             }
             WatchItem::Alert { alert } => {
                 alerted.note(ctx, alert);
                 match screen.as_mut() {
                     Some(s) => {
-                        s.push(alert_line(ctx, alert));
-                        s.alert = alerted.panel(NAMES);
-                        s.draw(ctx, dept)?;
+                        s.push(Entry {
+                            day: other_day(alert.work_date),
+                            text: alert_line(ctx, alert),
+                        });
+                        s.state.alert = alerted.panel();
                     }
                     None if args.output.json => crate::output::json(alert)?,
                     None => textln!("{}", alert_line(ctx, alert))?,
@@ -72,28 +86,49 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
                 reason,
                 failures,
                 parked,
-            } => ctx.say(format!(
-                "watch-dept: rejected a malformed message (failure {failures} of {}): {reason}{}",
-                ctx.cfg.amqp.max_retries,
-                if parked {
-                    "; moved to the parking queue"
-                } else {
-                    "; it will be retried"
-                }
-            )),
-            WatchItem::Lost { why } => ctx
-                .out
-                .status(format!("watch-dept: lost the broker, reconnecting: {why}")),
-            WatchItem::Reconnected { broker } => ctx.say(format!("watch-dept: consuming again, on {broker}")),
-            WatchItem::Idle => {
-                if let Some(s) = screen.as_mut() {
-                    s.draw(ctx, dept)?;
+            } => {
+                let said = format!(
+                    "watch-dept: rejected a malformed message (failure {failures} of {}): {reason}{}",
+                    ctx.cfg.amqp.max_retries,
+                    if parked {
+                        "; moved to the parking queue"
+                    } else {
+                        "; it will be retried"
+                    }
+                );
+                match screen.as_mut() {
+                    Some(s) => s.notice(said),
+                    None => ctx.say(said),
                 }
             }
+            WatchItem::Lost { why } => {
+                let said = format!("watch-dept: lost the broker, reconnecting: {why}");
+                match screen.as_mut() {
+                    Some(s) => s.notice(said),
+                    None => ctx.out.status(said),
+                }
+            }
+            WatchItem::Reconnected { broker } => {
+                let said = format!("watch-dept: consuming again, on {broker}");
+                match screen.as_mut() {
+                    Some(s) => s.notice(said),
+                    None => ctx.say(said),
+                }
+            }
+            WatchItem::Idle => {}
+        }
+        if let Some(s) = screen.as_mut() {
+            for said in notices.borrow_mut().drain(..) {
+                s.notice(said);
+            }
+            // A backlog arrives in a burst: the board is read a few times a second, not per event.
+            s.refresh(ctx)?;
         }
         // Shown means written out: the writer flushes before the message is acked.
         Ok(())
     });
+    // The terminal is put back before the last word.
+    drop(screen);
     // The reader went away (`watch-dept D | head`): a normal end. The message that could not
     // be written was not acked, so it stays in the queue.
     let report = match watched {
