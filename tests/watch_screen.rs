@@ -71,12 +71,18 @@ fn ids_whole(rows: &[String], id_len: usize) -> bool {
     })
 }
 
-#[test]
-fn check_ins_arrive_on_the_screen_another_days_punch_is_dated_and_a_resize_redraws() {
+/// The company on an 80 x 24 screen, its first employee checking in once the board is up.
+fn watching_as_the_first_checks_in() -> (TestEnv, Vec<String>, Pty) {
     let (env, m) = company();
-    let mut pty = watch(&env, 24, 80);
+    let pty = watch(&env, 24, 80);
     board(&pty, 60);
     env.ok(&["checkin", &m[0], "--kind", "in", "-q"]);
+    (env, m, pty)
+}
+
+#[test]
+fn check_ins_arrive_on_the_screen_another_days_punch_is_dated_and_a_resize_redraws() {
+    let (env, m, mut pty) = watching_as_the_first_checks_in();
     env.ok(&["checkin", &m[1], "--kind", "in", "-q"]);
     let yesterday = today().pred_opt().unwrap();
     env.ok(&[
@@ -123,10 +129,7 @@ fn check_ins_arrive_on_the_screen_another_days_punch_is_dated_and_a_resize_redra
 
 #[test]
 fn filter_keys_scroll_the_whole_not_yet_in_list_and_q_gives_the_terminal_back() {
-    let (env, m) = company();
-    let mut pty = watch(&env, 24, 80);
-    board(&pty, 60);
-    env.ok(&["checkin", &m[0], "--kind", "in", "-q"]);
+    let (env, m, mut pty) = watching_as_the_first_checks_in();
     board(&pty, 59);
     pty.send(b"n");
     let rows = pty.wait_for("the not-yet-in filter", |r| {
@@ -180,4 +183,21 @@ fn esc_and_ctrl_c_also_leave_and_restore_the_terminal() {
         assert_eq!(pty.alternate_and_hidden(), (false, false), "{name}");
         assert!(pty.cooked(), "{name}");
     }
+}
+
+#[test]
+fn a_failure_after_the_screen_opened_gives_the_terminal_back_and_says_why_in_one_line() {
+    let (env, _) = company();
+    // Redis answers (the screen opens), the broker does not: exit 3, as piped.
+    let mut c = env.std_cmd();
+    c.args(["watch-dept", "D001"])
+        .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f");
+    let mut pty = Pty::spawn(c, 24, 80);
+    assert_eq!(pty.wait_exit(Duration::from_secs(20)).code(), Some(3));
+    assert_eq!(pty.alternate_and_hidden(), (false, false));
+    assert!(pty.cooked());
+    let rows = pty.rows();
+    let errors: Vec<&String> = rows.iter().filter(|r| r.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{rows:#?}");
+    assert!(errors[0].contains("RabbitMQ"), "{rows:#?}");
 }
