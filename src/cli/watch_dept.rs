@@ -23,6 +23,10 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     let dept = &args.department_id;
     let stop = interrupt::stop_flag();
     let mut screen = if live { Some(Live::open(ctx, dept, stop)?) } else { None };
+    // The board shows at once, while the broker's connection is still being made.
+    if let Some(s) = screen.as_mut() {
+        s.refresh(ctx)?;
+    }
     let opts = WatchOptions {
         once: args.once,
         // The live screen takes its keys between deliveries: a short tick keeps them prompt.

@@ -21,6 +21,8 @@ use crate::ops::watch::Viewer;
 pub(crate) const REDRAW: Duration = Duration::from_millis(500);
 /// How long a key may wait to be seen: the watch's idle tick on the live screen.
 pub(crate) const KEYS: Duration = Duration::from_millis(100);
+/// Events redraw at most this often (a backlog arrives in a burst); a key or a resize at once.
+const FRAME: Duration = Duration::from_millis(100);
 
 pub(crate) struct Live {
     term: DefaultTerminal,
@@ -30,7 +32,10 @@ pub(crate) struct Live {
     /// Set when the screen goes: the key thread ends.
     gone: Arc<AtomicBool>,
     read: Option<Instant>,
+    drawn: Option<Instant>,
+    /// Something changed since the last frame; `now`: a key or a resize, drawn at once.
     dirty: bool,
+    now: bool,
 }
 
 impl Live {
@@ -50,7 +55,9 @@ impl Live {
             keys,
             gone,
             read: None,
+            drawn: None,
             dirty: true,
+            now: true,
         })
     }
 
@@ -69,8 +76,8 @@ impl Live {
     pub(crate) fn refresh(&mut self, ctx: &Ctx) -> Result<()> {
         while let Ok(ev) = self.keys.try_recv() {
             match ev {
-                Event::Key(k) => self.dirty |= self.state.key(k) == Action::Redraw,
-                Event::Resize(..) => self.dirty = true,
+                Event::Key(k) => self.now |= self.state.key(k) == Action::Redraw,
+                Event::Resize(..) => self.now = true,
                 _ => {}
             }
         }
@@ -83,12 +90,14 @@ impl Live {
             self.read = Some(Instant::now());
             self.dirty = true;
         }
-        if self.dirty {
+        let due = self.drawn.is_none_or(|t| t.elapsed() >= FRAME);
+        if self.now || (self.dirty && due) {
             let state = &self.state;
             let mut drawn = state.drawn;
             self.term.draw(|f| drawn = draw(f, state))?;
             self.state.drawn = drawn;
-            self.dirty = false;
+            self.drawn = Some(Instant::now());
+            (self.dirty, self.now) = (false, false);
         }
         Ok(())
     }
