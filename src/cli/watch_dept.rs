@@ -32,7 +32,7 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
         // The live screen takes its keys between deliveries: a short tick keeps them prompt.
         tick: if live { KEYS } else { REDRAW },
     };
-    // On the live screen, the watch's words go on the screen (stderr is the same terminal).
+    // The watch's words go on stderr, or on the live screen (stderr is the same terminal).
     let notices = RefCell::new(Vec::new());
     let say = |line: String| {
         let line = format!("watch-dept: {line}");
@@ -43,94 +43,83 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
         }
     };
     let mut alerted = Alerted::default();
-    let watched = crate::ops::watch::department(&ctx.cfg, dept, opts, stop, say, |item| {
-        let today = ctx.today();
-        let other_day = |d: chrono::NaiveDate| (d != today).then_some(d);
-        match item {
-            WatchItem::Event { .. } | WatchItem::Void { .. } => {
-                let entry = match &item {
-                    WatchItem::Void { notice } => Entry {
-                        day: None,
-                        text: void_line(ctx, notice),
-                    },
-                    WatchItem::Event { event } => Entry {
-                        day: other_day(event.work_date),
-                        text: line(ctx, event) + alerted.arrived(event).as_deref().unwrap_or(""),
-                    },
-                    _ => unreachable!("matched above"),
-                };
-                match screen.as_mut() {
-                    Some(s) => {
-                        s.push(entry);
-                        s.state.alert = alerted.panel();
+    let watched = crate::ops::watch::department(
+        &ctx.cfg,
+        dept,
+        opts,
+        stop,
+        |l| say(l),
+        |item| {
+            let today = ctx.today();
+            let other_day = |d: chrono::NaiveDate| (d != today).then_some(d);
+            match item {
+                WatchItem::Event { .. } | WatchItem::Void { .. } => {
+                    let entry = match &item {
+                        WatchItem::Void { notice } => Entry {
+                            day: None,
+                            text: void_line(ctx, notice),
+                        },
+                        WatchItem::Event { event } => Entry {
+                            day: other_day(event.work_date),
+                            text: line(ctx, event) + alerted.arrived(event).as_deref().unwrap_or(""),
+                        },
+                        _ => unreachable!("matched above"),
+                    };
+                    match screen.as_mut() {
+                        Some(s) => {
+                            s.push(entry);
+                            s.state.alert = alerted.panel();
+                        }
+                        None if args.output.json => match item {
+                            WatchItem::Void { notice } => crate::output::json(notice)?,
+                            WatchItem::Event { event } => crate::output::json(event)?,
+                            _ => {}
+                        },
+                        None => textln!("{}", entry.text)?,
                     }
-                    None if args.output.json => match item {
-                        WatchItem::Void { notice } => crate::output::json(notice)?,
-                        WatchItem::Event { event } => crate::output::json(event)?,
-                        _ => {}
-                    },
-                    None => textln!("{}", entry.text)?,
                 }
-            }
-            WatchItem::Alert { alert } => {
-                alerted.note(ctx, alert);
-                match screen.as_mut() {
-                    Some(s) => {
-                        s.push(Entry {
-                            day: other_day(alert.work_date),
-                            text: alert_line(ctx, alert),
-                        });
-                        s.state.alert = alerted.panel();
+                WatchItem::Alert { alert } => {
+                    alerted.note(ctx, alert);
+                    match screen.as_mut() {
+                        Some(s) => {
+                            s.push(Entry {
+                                day: other_day(alert.work_date),
+                                text: alert_line(ctx, alert),
+                            });
+                            s.state.alert = alerted.panel();
+                        }
+                        None if args.output.json => crate::output::json(alert)?,
+                        None => textln!("{}", alert_line(ctx, alert))?,
                     }
-                    None if args.output.json => crate::output::json(alert)?,
-                    None => textln!("{}", alert_line(ctx, alert))?,
                 }
-            }
-            WatchItem::Rejected {
-                reason,
-                failures,
-                parked,
-            } => {
-                let said = format!(
-                    "watch-dept: rejected a malformed message (failure {failures} of {}): {reason}{}",
+                WatchItem::Rejected {
+                    reason,
+                    failures,
+                    parked,
+                } => say(format!(
+                    "rejected a malformed message (failure {failures} of {}): {reason}{}",
                     ctx.cfg.amqp.max_retries,
                     if parked {
                         "; moved to the parking queue"
                     } else {
                         "; it will be retried"
                     }
-                );
-                match screen.as_mut() {
-                    Some(s) => s.notice(said),
-                    None => ctx.say(said),
+                )),
+                WatchItem::Lost { why } => say(format!("lost the broker, reconnecting: {why}")),
+                WatchItem::Reconnected { broker } => say(format!("consuming again, on {broker}")),
+                WatchItem::Idle => {}
+            }
+            if let Some(s) = screen.as_mut() {
+                for said in notices.borrow_mut().drain(..) {
+                    s.notice(said);
                 }
+                // A backlog arrives in a burst: the board is read a few times a second, not per event.
+                s.refresh(ctx)?;
             }
-            WatchItem::Lost { why } => {
-                let said = format!("watch-dept: lost the broker, reconnecting: {why}");
-                match screen.as_mut() {
-                    Some(s) => s.notice(said),
-                    None => ctx.out.status(said),
-                }
-            }
-            WatchItem::Reconnected { broker } => {
-                let said = format!("watch-dept: consuming again, on {broker}");
-                match screen.as_mut() {
-                    Some(s) => s.notice(said),
-                    None => ctx.say(said),
-                }
-            }
-            WatchItem::Idle => {}
-        }
-        if let Some(s) = screen.as_mut() {
-            for said in notices.borrow_mut().drain(..) {
-                s.notice(said);
-            }
-            // A backlog arrives in a burst: the board is read a few times a second, not per event.
-            s.refresh(ctx)?;
-        }
-        // Shown means written out: the writer flushes before the message is acked.
-        Ok(())
-    });
+            // Shown means written out: the writer flushes before the message is acked.
+            Ok(())
+        },
+    );
     // The terminal is put back before the last word.
     drop(screen);
     // The reader went away (`watch-dept D | head`): a normal end. The message that could not
