@@ -52,45 +52,29 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
         |item| {
             let today = ctx.today();
             let other_day = |d: chrono::NaiveDate| (d != today).then_some(d);
+            let json = args.output.json;
             match item {
-                WatchItem::Event { .. } | WatchItem::Void { .. } => {
-                    let entry = match &item {
-                        WatchItem::Void { notice } => Entry {
-                            day: None,
-                            text: void_line(ctx, notice),
-                        },
-                        WatchItem::Event { event } => Entry {
-                            day: other_day(event.work_date),
-                            text: line(ctx, event) + alerted.arrived(event).as_deref().unwrap_or(""),
-                        },
-                        _ => unreachable!("matched above"),
+                WatchItem::Void { notice } => {
+                    let entry = Entry {
+                        day: None,
+                        text: void_line(ctx, notice),
                     };
-                    match screen.as_mut() {
-                        Some(s) => {
-                            s.push(entry);
-                            s.state.alert = alerted.panel();
-                        }
-                        None if args.output.json => match item {
-                            WatchItem::Void { notice } => crate::output::json(notice)?,
-                            WatchItem::Event { event } => crate::output::json(event)?,
-                            _ => {}
-                        },
-                        None => textln!("{}", entry.text)?,
-                    }
+                    show(screen.as_mut(), &alerted, entry, json.then_some(notice))?;
+                }
+                WatchItem::Event { event } => {
+                    let entry = Entry {
+                        day: other_day(event.work_date),
+                        text: line(ctx, event) + alerted.arrived(event).as_deref().unwrap_or(""),
+                    };
+                    show(screen.as_mut(), &alerted, entry, json.then_some(event))?;
                 }
                 WatchItem::Alert { alert } => {
                     alerted.note(ctx, alert);
-                    match screen.as_mut() {
-                        Some(s) => {
-                            s.push(Entry {
-                                day: other_day(alert.work_date),
-                                text: alert_line(ctx, alert),
-                            });
-                            s.state.alert = alerted.panel();
-                        }
-                        None if args.output.json => crate::output::json(alert)?,
-                        None => textln!("{}", alert_line(ctx, alert))?,
-                    }
+                    let entry = Entry {
+                        day: other_day(alert.work_date),
+                        text: alert_line(ctx, alert),
+                    };
+                    show(screen.as_mut(), &alerted, entry, json.then_some(alert))?;
                 }
                 WatchItem::Rejected {
                     reason,
@@ -133,6 +117,25 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
         report.shown, report.duplicates, report.retried, report.parked
     ));
     Ok(())
+}
+
+/// One item shown: onto the live screen (with the alert's panel as it now stands), as its JSON
+/// (`--json`), or as its plain line.
+fn show(
+    screen: Option<&mut Live>,
+    alerted: &Alerted,
+    entry: Entry,
+    json: Option<&impl serde::Serialize>,
+) -> Result<()> {
+    match (screen, json) {
+        (Some(s), _) => {
+            s.push(entry);
+            s.state.alert = alerted.panel();
+            Ok(())
+        }
+        (None, Some(value)) => crate::output::json(value),
+        (None, None) => Ok(textln!("{}", entry.text)?),
+    }
 }
 
 /// One plain line per event: time, employee, kind and what it means; inert, as it goes to a
