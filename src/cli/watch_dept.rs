@@ -43,67 +43,60 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
         }
     };
     let mut alerted = Alerted::default();
-    let watched = crate::ops::watch::department(
-        &ctx.cfg,
-        dept,
-        opts,
-        stop,
-        |l| say(l),
-        |item| {
-            let today = ctx.today();
-            let other_day = |d: chrono::NaiveDate| (d != today).then_some(d);
-            let json = args.output.json;
-            match item {
-                WatchItem::Void { notice } => {
-                    let entry = Entry {
-                        day: None,
-                        text: void_line(ctx, notice),
-                    };
-                    show(screen.as_mut(), &alerted, entry, json.then_some(notice))?;
-                }
-                WatchItem::Event { event } => {
-                    let entry = Entry {
-                        day: other_day(event.work_date),
-                        text: line(ctx, event) + alerted.arrived(event).as_deref().unwrap_or(""),
-                    };
-                    show(screen.as_mut(), &alerted, entry, json.then_some(event))?;
-                }
-                WatchItem::Alert { alert } => {
-                    alerted.note(ctx, alert);
-                    let entry = Entry {
-                        day: other_day(alert.work_date),
-                        text: alert_line(ctx, alert),
-                    };
-                    show(screen.as_mut(), &alerted, entry, json.then_some(alert))?;
-                }
-                WatchItem::Rejected {
-                    reason,
-                    failures,
-                    parked,
-                } => say(format!(
-                    "rejected a malformed message (failure {failures} of {}): {reason}{}",
-                    ctx.cfg.amqp.max_retries,
-                    if parked {
-                        "; moved to the parking queue"
-                    } else {
-                        "; it will be retried"
-                    }
-                )),
-                WatchItem::Lost { why } => say(format!("lost the broker, reconnecting: {why}")),
-                WatchItem::Reconnected { broker } => say(format!("consuming again, on {broker}")),
-                WatchItem::Idle => {}
+    let watched = crate::ops::watch::department(&ctx.cfg, dept, opts, stop, &say, |item| {
+        let today = ctx.today();
+        let other_day = |d: chrono::NaiveDate| (d != today).then_some(d);
+        let json = args.output.json;
+        match item {
+            WatchItem::Void { notice } => {
+                let entry = Entry {
+                    day: None,
+                    text: void_line(ctx, notice),
+                };
+                show(screen.as_mut(), &alerted, entry, json.then_some(notice))?;
             }
-            if let Some(s) = screen.as_mut() {
-                for said in notices.borrow_mut().drain(..) {
-                    s.notice(said);
-                }
-                // A backlog arrives in a burst: the board is read a few times a second, not per event.
-                s.refresh(ctx)?;
+            WatchItem::Event { event } => {
+                let entry = Entry {
+                    day: other_day(event.work_date),
+                    text: line(ctx, event) + alerted.arrived(event).as_deref().unwrap_or(""),
+                };
+                show(screen.as_mut(), &alerted, entry, json.then_some(event))?;
             }
-            // Shown means written out: the writer flushes before the message is acked.
-            Ok(())
-        },
-    );
+            WatchItem::Alert { alert } => {
+                alerted.note(ctx, alert);
+                let entry = Entry {
+                    day: other_day(alert.work_date),
+                    text: alert_line(ctx, alert),
+                };
+                show(screen.as_mut(), &alerted, entry, json.then_some(alert))?;
+            }
+            WatchItem::Rejected {
+                reason,
+                failures,
+                parked,
+            } => say(format!(
+                "rejected a malformed message (failure {failures} of {}): {reason}{}",
+                ctx.cfg.amqp.max_retries,
+                if parked {
+                    "; moved to the parking queue"
+                } else {
+                    "; it will be retried"
+                }
+            )),
+            WatchItem::Lost { why } => say(format!("lost the broker, reconnecting: {why}")),
+            WatchItem::Reconnected { broker } => say(format!("consuming again, on {broker}")),
+            WatchItem::Idle => {}
+        }
+        if let Some(s) = screen.as_mut() {
+            for said in notices.borrow_mut().drain(..) {
+                s.notice(said);
+            }
+            // A backlog arrives in a burst: the board is read a few times a second, not per event.
+            s.refresh(ctx)?;
+        }
+        // Shown means written out: the writer flushes before the message is acked.
+        Ok(())
+    });
     // The terminal is put back before the last word.
     drop(screen);
     // The reader went away (`watch-dept D | head`): a normal end. The message that could not
