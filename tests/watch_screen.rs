@@ -1,8 +1,8 @@
 //! `watch-dept`'s live screen (issue 25, "a supervisor's screen that tells the truth"): the real
 //! binary in a pseudo-terminal against the real services, its screen read by a terminal
 //! emulator. Today's board first, another day's punch marked with its date, ids never cut
-//! across lines, a window resize redrawn to the new size, filter keys and the whole not-yet-in
-//! list scrolled, and q / Esc / Ctrl-C leaving the terminal as the shell had it.
+//! across lines, a void notice, a window resize redrawn to the new size, filter keys and the
+//! whole not-yet-in list scrolled, and q / Esc / Ctrl-C leaving the terminal as the shell had it.
 
 mod common;
 
@@ -109,6 +109,33 @@ fn check_ins_arrive_on_the_screen_another_days_punch_is_dated_and_a_resize_redra
     assert!(ids_whole(&rows, m[0].len()), "{rows:#?}");
     let at_80 = first_row_of_not_in(&rows);
     assert!(at_80 >= 2, "{rows:#?}");
+
+    // The supervisor voids one of today's check-ins: the notice is listed, the board follows.
+    let (_, sup) = env.member_and_supervisor();
+    let voided = [&m[0], &m[1]].into_iter().find(|e| **e != sup).unwrap();
+    let first_in = env.json(&["status", voided, "--json"])["first_in"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.act_as(&sup);
+    env.ok(&[
+        "punch",
+        "void",
+        voided,
+        "--at",
+        &first_in,
+        "--reason",
+        "lent badge",
+        "-q",
+    ]);
+    let rows = pty.wait_for("the void notice", |r| {
+        has(r, &format!("void: {voided} ")) && has(r, "| not yet in 59 |")
+    });
+    assert!(rows[1].starts_with("in 1 (late "), "{rows:#?}");
+    assert!(
+        has(&rows, &format!("check-in voided by {sup} (lent badge)")),
+        "{rows:#?}"
+    );
 
     pty.resize(30, 120);
     let rows = pty.wait_for("the screen at 120 x 30", |r| {
