@@ -266,22 +266,18 @@ fn watch_dept_prints_the_alert_and_marks_a_later_check_in_arrived_late() {
 #[test]
 fn the_live_screen_shows_who_is_still_missing_and_who_arrived_late() {
     let env = alerted(Some(("E6", "D2")));
-    let bin = assert_cmd::cargo::cargo_bin("attendance");
-    let tty = std::process::Command::new("script")
-        .args([
-            "-qec",
-            &format!("timeout -s INT 3 {} watch-dept D2", bin.display()),
-            "/dev/null",
-        ])
-        .envs(env.std_cmd().get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .output()
-        .unwrap();
-    let screen = String::from_utf8_lossy(&tty.stdout);
-    let last = screen.rsplit("\x1b[2J").next().unwrap();
-    assert!(last.contains("Absence alert "), "{last}");
-    assert!(last.contains("still missing 1: E7 Gus"), "{last}");
-    assert!(last.contains("Arrived late:  E6 Flo"), "{last}");
-    assert!(last.contains("arrived late (missing at the "), "{last}");
+    let mut c = env.std_cmd();
+    c.args(["watch-dept", "D2"]);
+    let mut pty = common::pty::Pty::spawn(c, 24, 100);
+    let has = |r: &[String], needle: &str| r.iter().any(|l| l.contains(needle));
+    pty.wait_for("the alert's panel and the late arrival", |r| {
+        has(r, "Absence alert ")
+            && has(r, "still missing 1: E7 Gus")
+            && has(r, "Arrived late:  E6 Flo")
+            && has(r, "arrived late (missing at the ")
+    });
+    pty.send(b"q");
+    assert!(pty.wait_exit(Duration::from_secs(10)).success());
 }
 
 #[test]

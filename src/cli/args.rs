@@ -155,6 +155,11 @@ pub enum Command {
     /// Publish the events left in the outboxes (the broker was down at check-in time)
     Relay(RelayArgs),
     /// A supervisor's view of one department: its board and each punch as it arrives
+    ///
+    /// On a terminal, a full-screen board: today's counts, then every late, not-yet-in, in and
+    /// out name in columns, scrollable, and the latest events (another day's dated). Keys: l
+    /// late, n not yet in, o out, a all; arrows, j/k, PgUp/PgDn, g/G scroll; q, Esc or Ctrl-C
+    /// leaves. Piped, or with --json or --once: one line (or JSON object) per event.
     WatchDept(WatchDeptArgs),
     /// The parking queue: notifications that failed too often
     #[command(subcommand)]

@@ -51,6 +51,8 @@ mod simulate;
 mod status;
 mod watch_alert;
 mod watch_dept;
+mod watch_draw;
+mod watch_live;
 mod watch_screen;
 
 pub use args::*;

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::watch_screen::AlertPanel;
 use super::Ctx;
 use crate::domain::alert::AbsenceAlert;
 use crate::domain::dates::{minutes_text, wall_clock};
@@ -84,30 +85,20 @@ impl Alerted {
     }
 
     /// The live screen's panel: who is still missing and who arrived late; `None` before any alert.
-    pub(crate) fn panel(&self, named: usize) -> Option<String> {
+    pub(crate) fn panel(&self) -> Option<AlertPanel> {
         self.date?;
         let list = |arrived: bool| {
-            let ids: Vec<String> = self
-                .people
+            self.people
                 .iter()
                 .filter(|(_, (_, a))| *a == arrived)
                 .map(|(id, (name, _))| inert(&format!("{id} {name}")).into_owned())
-                .collect();
-            let more = ids.len().saturating_sub(named);
-            let mut s = ids.into_iter().take(named).collect::<Vec<_>>().join(", ");
-            if more > 0 {
-                s += &format!(" and {more} more");
-            }
-            s
+                .collect()
         };
-        let missing = self.people.values().filter(|(_, a)| !*a).count();
-        Some(format!(
-            "Absence alert {} ({} expected): still missing {}: {}\nArrived late:  {}\n\n",
-            self.at,
-            self.expected,
-            missing,
-            list(false),
-            list(true)
-        ))
+        Some(AlertPanel {
+            at: self.at.clone(),
+            expected: self.expected,
+            missing: list(false),
+            arrived: list(true),
+        })
     }
 }

@@ -1,79 +1,81 @@
 //! `attendance watch-dept DEPT`: a supervisor's view. On a terminal, a live screen of the
 //! department's board and its latest events; piped, one line (or JSON object) per event.
 
+use std::cell::RefCell;
 use std::io::IsTerminal;
 
 use anyhow::Result;
 
 use super::watch_alert::{alert_line, Alerted};
-use super::watch_screen::{Screen, NAMES, REDRAW};
+use super::watch_live::{Live, KEYS, REDRAW};
+use super::watch_screen::Entry;
 use super::Ctx;
 use crate::cli::WatchDeptArgs;
 use crate::domain::dates::minutes_text;
 use crate::domain::event::{Event, Kind};
 use crate::domain::void_notice::VoidNotice;
 use crate::interrupt;
-use crate::ops::watch::Viewer;
 use crate::ops::watch::{WatchItem, WatchOptions};
 
 pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
     crate::domain::roster::check_id("department id", &args.department_id)?;
     let live = !args.once && !args.output.json && std::io::stdout().is_terminal();
-    let mut screen = if live {
-        Some(Screen::new(Viewer::open(&ctx.cfg)?))
-    } else {
-        None
-    };
+    let dept = &args.department_id;
+    let stop = interrupt::stop_flag();
+    let mut screen = if live { Some(Live::open(ctx, dept, stop)?) } else { None };
+    // The board shows at once, while the broker's connection is still being made.
+    if let Some(s) = screen.as_mut() {
+        s.refresh(ctx)?;
+    }
     let opts = WatchOptions {
         once: args.once,
-        tick: REDRAW,
+        // The live screen takes its keys between deliveries: a short tick keeps them prompt.
+        tick: if live { KEYS } else { REDRAW },
     };
-    let dept = &args.department_id;
-    let say = |line: String| ctx.say(format!("watch-dept: {line}"));
+    // The watch's words go on stderr, or on the live screen (stderr is the same terminal).
+    let notices = RefCell::new(Vec::new());
+    let say = |line: String| {
+        let line = format!("watch-dept: {line}");
+        if live {
+            notices.borrow_mut().push(line);
+        } else {
+            ctx.say(line);
+        }
+    };
     let mut alerted = Alerted::default();
-    let watched = crate::ops::watch::department(&ctx.cfg, dept, opts, interrupt::stop_flag(), say, |item| {
+    let watched = crate::ops::watch::department(&ctx.cfg, dept, opts, stop, &say, |item| {
+        let today = ctx.today();
+        let other_day = |d: chrono::NaiveDate| (d != today).then_some(d);
+        let json = args.output.json;
         match item {
-            WatchItem::Event { .. } | WatchItem::Void { .. } => {
-                let text = match &item {
-                    WatchItem::Void { notice } => void_line(ctx, notice),
-                    WatchItem::Event { event } => line(ctx, event) + alerted.arrived(event).as_deref().unwrap_or(""),
-                    _ => String::new(),
+            WatchItem::Void { notice } => {
+                let entry = Entry {
+                    day: None,
+                    text: void_line(ctx, notice),
                 };
-                match screen.as_mut() {
-                    Some(s) => {
-                        s.push(text);
-                        s.alert = alerted.panel(NAMES);
-                        // A backlog arrives in a burst: redraw a few times a second, not per event.
-                        if s.drawn.elapsed() >= REDRAW {
-                            s.draw(ctx, dept)?;
-                        }
-                    }
-                    None if args.output.json => match item {
-                        WatchItem::Void { notice } => printed(notice, None)?,
-                        WatchItem::Event { event } => printed(event, Some("punch"))?,
-                        _ => {}
-                    },
-                    None => textln!("{text}")?,
-                }
+                show(screen.as_mut(), &alerted, entry, json.then_some((notice, None)))?;
+            }
+            WatchItem::Event { event } => {
+                let entry = Entry {
+                    day: other_day(event.work_date),
+                    text: line(ctx, event) + alerted.arrived(event).as_deref().unwrap_or(""),
+                };
+                show(screen.as_mut(), &alerted, entry, json.then_some((event, Some("punch"))))?;
             }
             WatchItem::Alert { alert } => {
                 alerted.note(ctx, alert);
-                match screen.as_mut() {
-                    Some(s) => {
-                        s.push(alert_line(ctx, alert));
-                        s.alert = alerted.panel(NAMES);
-                        s.draw(ctx, dept)?;
-                    }
-                    None if args.output.json => printed(alert, None)?,
-                    None => textln!("{}", alert_line(ctx, alert))?,
-                }
+                let entry = Entry {
+                    day: other_day(alert.work_date),
+                    text: alert_line(ctx, alert),
+                };
+                show(screen.as_mut(), &alerted, entry, json.then_some((alert, None)))?;
             }
             WatchItem::Rejected {
                 reason,
                 failures,
                 parked,
-            } => ctx.say(format!(
-                "watch-dept: rejected a malformed message (failure {failures} of {}): {reason}{}",
+            } => say(format!(
+                "rejected a malformed message (failure {failures} of {}): {reason}{}",
                 ctx.cfg.amqp.max_retries,
                 if parked {
                     "; moved to the parking queue"
@@ -81,19 +83,22 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
                     "; it will be retried"
                 }
             )),
-            WatchItem::Lost { why } => ctx
-                .out
-                .status(format!("watch-dept: lost the broker, reconnecting: {why}")),
-            WatchItem::Reconnected { broker } => ctx.say(format!("watch-dept: consuming again, on {broker}")),
-            WatchItem::Idle => {
-                if let Some(s) = screen.as_mut() {
-                    s.draw(ctx, dept)?;
-                }
+            WatchItem::Lost { why } => say(format!("lost the broker, reconnecting: {why}")),
+            WatchItem::Reconnected { broker } => say(format!("consuming again, on {broker}")),
+            WatchItem::Idle => {}
+        }
+        if let Some(s) = screen.as_mut() {
+            for said in notices.borrow_mut().drain(..) {
+                s.notice(said);
             }
+            // A backlog arrives in a burst: the board is read a few times a second, not per event.
+            s.refresh(ctx)?;
         }
         // Shown means written out: the writer flushes before the message is acked.
         Ok(())
     });
+    // The terminal is put back before the last word.
+    drop(screen);
     // The reader went away (`watch-dept D | head`): a normal end. The message that could not
     // be written was not acked, so it stays in the queue.
     let report = match watched {
@@ -105,6 +110,25 @@ pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
         report.shown, report.duplicates, report.retried, report.parked
     ));
     Ok(())
+}
+
+/// One item shown: onto the live screen (with the alert's panel as it now stands), as its JSON
+/// (`--json`), or as its plain line.
+fn show(
+    screen: Option<&mut Live>,
+    alerted: &Alerted,
+    entry: Entry,
+    json: Option<(&impl serde::Serialize, Option<&str>)>,
+) -> Result<()> {
+    match (screen, json) {
+        (Some(s), _) => {
+            s.push(entry);
+            s.state.alert = alerted.panel();
+            Ok(())
+        }
+        (None, Some((value, message_type))) => printed(value, message_type),
+        (None, None) => Ok(textln!("{}", entry.text)?),
+    }
 }
 
 /// One plain line per event: time, employee, kind and what it means; inert, as it goes to a

@@ -83,8 +83,8 @@ impl<S: FnMut(String)> ShownEvents for Shown<'_, S> {
     }
 }
 
-/// What the live screen draws: the department's day, and the names of the first employees of
-/// its late, not-yet-in and early lists.
+/// What the live screen draws: the department's day, and the names of its people.
+#[derive(Debug, Clone)]
 pub(crate) struct DepartmentView {
     pub summary: Summary,
     /// Employee id -> name (ids the roster cache does not know are left out).
@@ -96,35 +96,38 @@ pub(crate) struct DepartmentView {
 /// next redraw tries again.
 pub(crate) struct Viewer {
     board: Option<Board>,
+    /// Names already looked up: a redraw asks the roster cache only for people new on the board.
+    names: HashMap<String, String>,
 }
 
 impl Viewer {
     pub(crate) fn open(cfg: &Config) -> Result<Viewer> {
         Ok(Viewer {
             board: Some(Board::open(cfg)?),
+            names: HashMap::new(),
         })
     }
 
-    /// The department's board of `date` summed up under the policy, with the names of at most
-    /// `named` employees of the late, not-yet-in and early lists (in that order). `Err` of
-    /// `Ok`: Redis is gone, in one line (the board is read again on the next call).
+    /// The department's board of `date` summed up under the policy, with the names of everyone
+    /// on it. `Err` of `Ok`: Redis is gone, in one line (the board is read again on the next call).
     pub(crate) fn department_view(
         &mut self,
         cfg: &Config,
         dept: &str,
         date: NaiveDate,
-        named: usize,
     ) -> Result<Result<DepartmentView, String>> {
-        let read = |board: &mut Board| -> Result<DepartmentView> {
+        let known = &mut self.names;
+        let mut read = |board: &mut Board| -> Result<DepartmentView> {
             let b = board.department_board(dept, date)?;
             let summary = summary::summarize(&b, &cfg.policy, cfg.timezone, date);
-            let ids: Vec<String> = [&summary.late, &summary.not_in, &summary.early]
-                .into_iter()
-                .flatten()
-                .take(named)
-                .cloned()
+            let new: Vec<String> = b.keys().filter(|id| !known.contains_key(*id)).cloned().collect();
+            if !new.is_empty() {
+                known.extend(board.names(&new)?);
+            }
+            let names = b
+                .keys()
+                .filter_map(|id| Some((id.clone(), known.get(id)?.clone())))
                 .collect();
-            let names = board.names(&ids)?;
             Ok(DepartmentView { summary, names })
         };
         let viewed = match self.board.as_mut() {

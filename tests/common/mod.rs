@@ -5,6 +5,7 @@
 pub mod cluster;
 pub mod day;
 pub mod private_redis;
+pub mod pty;
 pub mod rabbit;
 pub mod relay;
 pub mod roles;
