@@ -43,7 +43,7 @@ const OUTBOX_HSET: &str = "if nevent > 0 and not replay then redis.call('HSET', 
 const PUNCH_LOG: &str = "if nevent > 0 then redis.call('HSET', plog, unpack(events)) end";
 
 /// The outbox record's last field, the only part of it the script builds.
-const RECORD_BUILD: &str = "local ev = prefix .. (kind == 'in' and 'i' or 'o') .. (changed and '1' or '0')";
+const RECORD_BUILD: &str = "events[nevent + 2] = prefix .. (kind == 'in' and 'i' or 'o') .. (changed and '1' or '0')";
 
 /// A punch that does the bookkeeping of a first check-in (board value, outbox entry, reply)
 /// and none of the rules: what the rules cost is the difference.
@@ -54,7 +54,7 @@ local function punch(emp, t, secs, kind, id, prefix)
   events[nevent + 1] = id
   events[nevent + 2] = prefix
   nevent = nevent + 2
-  return 'in', 1, 0, t, -1, ''
+  return 'in', 1, 0, t, -1
 end
 for i = 5, #ARGV, 5 do
 ";
@@ -62,7 +62,7 @@ const VARIANTS: &[Variant] = &[
     ("as is", &[]),
     (
         "without completing the outbox record",
-        &[(RECORD_BUILD, "local ev = prefix")],
+        &[(RECORD_BUILD, "events[nevent + 2] = prefix")],
     ),
     ("without the outbox HSET", &[(OUTBOX_HSET, "")]),
     ("without the punch log HSET", &[(PUNCH_LOG, "")]),

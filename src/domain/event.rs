@@ -122,12 +122,12 @@ pub(crate) fn routing_key(dept: &str, kind: Kind) -> String {
 // ---------------------------------------------------------------------------------------------
 
 /// The record's version tag (its first field).
-const RECORD_V1: &str = "1";
+pub(super) const RECORD_V1: &str = "1";
 /// Fields in a version 1 record, the tag and the script's suffix included.
-const RECORD_FIELDS: usize = 12;
+pub(super) const RECORD_FIELDS: usize = 12;
 /// A signed record's tag, and its fields (key id and signature added).
-const RECORD_V2: &str = "2";
-const RECORD_V2_FIELDS: usize = 14;
+pub(super) const RECORD_V2: &str = "2";
+pub(super) const RECORD_V2_FIELDS: usize = 14;
 
 /// What Rust knows of a punch's event before the script settles its kind (a label, or the
 /// punch's time against the day's split) and whether it changed the record.
@@ -166,8 +166,8 @@ pub(crate) fn record_prefix(f: &RecordFields) -> String {
     let mut record = prefix(RECORD_V2, f, late, early);
     record += signer.key_id();
     record.push('\t');
-    let tag = signer.tag_record(f.event_id, &record[RECORD_V2.len() + 1..], f.kind);
-    record += &tag;
+    // The tag goes into the record's own buffer, sized for it and the script's suffix.
+    signer.append_tag(f.event_id, &mut record, RECORD_V2.len() + 1, f.kind);
     record.push('\t');
     record
 }
@@ -196,22 +196,30 @@ pub(crate) fn signed_body(ev: &Event, key_id: &str) -> Result<String, Malformed>
     Ok(body)
 }
 
-/// The record's fields, tag first, each followed by a tab.
+/// Room for a record's numbers, tabs, key id, tag and the script's suffix besides its texts:
+/// enough that a record is written into one buffer, never grown (a key id is at most 64).
+const RECORD_ROOM: usize = 192;
+
+/// The record's fields, tag first, each followed by a tab, in a buffer sized once for the
+/// whole record (the key id, the tag and the script's suffix included).
 fn prefix(tag: &str, f: &RecordFields, late: u32, early: u32) -> String {
-    format!(
-        "{tag}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t",
+    use std::fmt::Write;
+    let (name, source) = (escaped(f.employee_name), escaped(f.source));
+    let texts = f.employee_id.len() + name.len() + f.department_id.len() + source.len();
+    let mut record = String::with_capacity(texts + RECORD_ROOM);
+    // NaiveDate's Display is YYYY-MM-DD (years 1000 to 9999 here), without parsing a format.
+    write!(
+        record,
+        "{tag}\t{}\t{name}\t{}\t{}\t{}\t{}\t{source}\t{}\t{late}\t{early}\t",
         f.employee_id,
-        escaped(f.employee_name),
         f.department_id,
         f.at.timestamp(),
         f.at.offset().local_minus_utc(),
-        // NaiveDate's Display is YYYY-MM-DD (years 1000 to 9999 here), without parsing a format.
         f.work_date,
-        escaped(f.source),
         f.recorded_at.timestamp_millis(),
-        late,
-        early,
     )
+    .expect("writing to a String never fails");
+    record
 }
 
 /// An event's fields as a record holds them (unsigned: a record is signed by its writer).
@@ -256,7 +264,7 @@ pub fn record_of(ev: &Event) -> Result<String, Malformed> {
 }
 
 /// A JSON string's escaped text without its quotes: no tab, no newline, no bare quote.
-fn escaped(s: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn escaped(s: &str) -> std::borrow::Cow<'_, str> {
     // Names and sources rarely hold anything JSON escapes: those go in as they are (this runs
     // for every punch a bulk check-in builds).
     if !s.chars().any(|c| c == '"' || c == '\\' || c.is_control()) {
@@ -304,6 +312,10 @@ pub fn render(id: &str, stored: &str) -> Result<Outgoing, Malformed> {
 /// [`render`], and with a keyring the event's signature checked too: one that fails is
 /// `Malformed` ("refused: ..."), so a publisher never sends what it cannot verify.
 pub(crate) fn render_verified(id: &str, stored: &str, ring: Option<&Keyring>) -> Result<Outgoing, Malformed> {
+    // The hot path: a record as this build writes it (never JSON, so never a void notice).
+    if let Some(out) = super::event_render::render_record(id, stored, ring) {
+        return Ok(out);
+    }
     let refused = |r: signing::Refusal| Malformed(format!("refused: {r}"));
     if MessageType::of(stored.as_bytes()) == Ok(MessageType::Void) {
         let n: VoidNotice = serde_json::from_str(stored).map_err(|e| Malformed(format!("bad void notice: {e}")))?;
@@ -351,8 +363,8 @@ pub(crate) fn render_verified(id: &str, stored: &str, ring: Option<&Keyring>) ->
     })
 }
 
-/// A version 1 record as the event it stands for.
-fn decode(id: &str, stored: &str) -> Result<Event, Malformed> {
+/// A version 1 or 2 record as the event it stands for.
+pub(super) fn decode(id: &str, stored: &str) -> Result<Event, Malformed> {
     let bad = |what: &str| Malformed(format!("bad outbox record ({what})"));
     let mut f: Vec<&str> = stored.split('\t').collect();
     let signature = match (f.first().copied(), f.len()) {

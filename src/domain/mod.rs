@@ -16,6 +16,7 @@ pub(crate) mod day_record;
 pub(crate) mod due;
 pub(crate) mod employment;
 pub(crate) mod event;
+mod event_render;
 pub(crate) mod grants;
 pub(crate) mod hours;
 pub(crate) mod instant;

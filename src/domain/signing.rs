@@ -87,9 +87,23 @@ impl Signer {
     /// of the MAC, base64url without padding ([`TAG_CHARS`] characters). Nothing is copied: the
     /// MAC runs over the record as it was written.
     pub fn tag_record(&self, event_id: &str, body: &str, kind: Kind) -> String {
-        let mac = record_message(self.keyed.clone(), event_id, body, kind);
-        let full = mac.finalize().into_bytes();
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&full[..TAG_BYTES])
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(self.tag_bytes(event_id, body, kind))
+    }
+
+    /// [`Signer::tag_record`] of `record[body_from..]`, appended to the record being written
+    /// (no String of its own).
+    pub(crate) fn append_tag(&self, event_id: &str, record: &mut String, body_from: usize, kind: Kind) {
+        let tag = self.tag_bytes(event_id, &record[body_from..], kind);
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode_string(tag, record);
+    }
+
+    fn tag_bytes(&self, event_id: &str, body: &str, kind: Kind) -> [u8; TAG_BYTES] {
+        let full = record_message(self.keyed.clone(), event_id, body, kind)
+            .finalize()
+            .into_bytes();
+        let mut tag = [0; TAG_BYTES];
+        tag.copy_from_slice(&full[..TAG_BYTES]);
+        tag
     }
 }
 
@@ -292,13 +306,8 @@ impl Keyring {
         // Constant time either way: a forger learns nothing from how long a refusal took.
         match sig.len() {
             TAG_CHARS => {
-                let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-                    .decode(sig)
-                    .map_err(|_| bad())?;
                 let body = super::event::signed_body(ev, key_id).map_err(|e| Refusal::Malformed(e.0))?;
-                let mac = record_message(entry.keyed.clone(), &ev.event_id, &body, ev.kind);
-                // The length is checked above: a shorter tag would be easier to guess.
-                mac.verify_truncated_left(&raw).map_err(|_| bad())
+                tag_matches(entry, &ev.event_id, &body, ev.kind, sig).map_err(|_| bad())
             }
             V1_CHARS => {
                 if self.accept_v1_signatures_until.is_none_or(|until| ev.work_date > until) {
@@ -308,6 +317,29 @@ impl Keyring {
             }
             _ => Err(bad()),
         }
+    }
+
+    /// Check the current format's tag of an outbox record as it is stored: `body` is the
+    /// record's bytes from the employee id to the key id and its tab, the very bytes the
+    /// recording process tagged (`event::record_prefix`), so nothing is rebuilt. The caller
+    /// vouches that the record is written as this build writes it (canonical numbers, no escaped
+    /// character, ids a record need not escape, the other kind's minutes 0): then these bytes are
+    /// what [`Keyring::verify`] rebuilds from the event, and both accept the same records.
+    pub(crate) fn verify_record(
+        &self,
+        event_id: &str,
+        body: &str,
+        kind: Kind,
+        (key_id, sig): (&str, &str),
+        work_date: NaiveDate,
+    ) -> Result<(), Refusal> {
+        let Some((key_id, sig, entry)) = self.signer_of(Some(key_id), Some(sig), work_date)? else {
+            return Ok(());
+        };
+        if sig.len() != TAG_CHARS {
+            return Err(Refusal::BadSignature(key_id.to_string()));
+        }
+        tag_matches(entry, event_id, body, kind, sig).map_err(|_| Refusal::BadSignature(key_id.to_string()))
     }
 
     /// Check the signature `sig` by `key_id` (the whole MAC, as [`Signer::sign`] makes it) of
@@ -349,6 +381,17 @@ impl Keyring {
             .ok_or_else(|| Refusal::UnknownKey(super::text::clip(key_id).to_string()))?;
         Ok(Some((key_id, sig, entry)))
     }
+}
+
+/// Whether `sig` ([`TAG_CHARS`] of base64url) is the current format's tag of the record
+/// message, in constant time.
+fn tag_matches(entry: &Entry, event_id: &str, body: &str, kind: Kind, sig: &str) -> Result<(), ()> {
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(sig)
+        .map_err(|_| ())?;
+    let mac = record_message(entry.keyed.clone(), event_id, body, kind);
+    // The caller checked the length: a shorter tag would be easier to guess.
+    mac.verify_truncated_left(&raw).map_err(|_| ())
 }
 
 /// Whether `sig` (base64 without padding) is the whole MAC of `text` under `entry`'s key, in

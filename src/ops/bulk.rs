@@ -2,7 +2,7 @@
 //! per call, many calls per pipeline), each call's events published while the next calls are
 //! recorded (see `crate::ops::relay::publish_while`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use anyhow::Result;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -131,14 +131,21 @@ fn prepare(
     let mut ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let (known, clock) = resolve_timed(cfg, board, &ids, Some(cfg.policy.max_clock_skew_secs))?;
+    let (mut known, clock) = resolve_timed(cfg, board, &ids, Some(cfg.policy.max_clock_skew_secs))?;
     let (tz, policy) = (cfg.timezone, &cfg.policy);
     let (rows, mut refused) = punch_file::keep_within(&PunchWindow::new(policy, tz, clock.server), rows, refused);
     let shift = clock.offset();
     let mut punches = Vec::with_capacity(rows.len());
     let mut clocks: HashMap<NaiveDate, DayClock> = HashMap::new();
-    for r in rows {
-        match known.get(&r.employee_id) {
+    let last = last_rows(&rows);
+    for (r, last) in rows.into_iter().zip(last) {
+        // An employee's last row takes their entry (most have one row): no copy of it per punch.
+        let e = if last {
+            known.remove(&r.employee_id)
+        } else {
+            known.get(&r.employee_id).cloned()
+        };
+        match e {
             Some(e) => {
                 let date = policy::work_date(tz, r.at);
                 // Outside the employee's employment dates: refused like an unknown employee.
@@ -147,7 +154,7 @@ fn prepare(
                     continue;
                 }
                 let day = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
-                let mut p = Punch::with_facts(e.clone(), r.kind, r.at, &r.source, day.facts(r.at));
+                let mut p = Punch::with_facts(e, r.kind, r.at, &r.source, day.facts(r.at));
                 // When it was recorded, by the server's clock: this host's, put right.
                 p.recorded_at += shift;
                 punches.push(p);
@@ -160,6 +167,14 @@ fn prepare(
     }
     refused.sort_by_key(|r| r.line);
     Ok((punches, refused, clock.server))
+}
+
+/// For each row, whether it is its employee's last.
+fn last_rows(rows: &[Row]) -> Vec<bool> {
+    let mut seen = HashSet::with_capacity(rows.len());
+    let mut last: Vec<bool> = rows.iter().rev().map(|r| seen.insert(r.employee_id.as_str())).collect();
+    last.reverse();
+    last
 }
 
 /// Record the punches on the boards, handing each script call's events over as Redis answers

@@ -6,7 +6,9 @@ pub(crate) use super::handle::Board;
 pub(crate) use super::layout::LayoutReport;
 pub(crate) use super::roster_cache::RosterRebuild;
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 use std::sync::LazyLock;
 
 use anyhow::{Context, Result};
@@ -104,7 +106,8 @@ pub struct PunchOutcome {
     pub first_in: Option<i64>,
     pub last_out: Option<i64>,
     /// The event: its wire JSON from [`punch`]; from [`punch_many_streamed`], the outbox record
-    /// as stored (the publisher renders it, see `event::render`). `None` for a duplicate, and
+    /// as the script stored it, completed here from the script's flags (the publisher renders
+    /// it, see `event::render`). `None` for a duplicate, and
     /// from [`punch_many`], where the events wait in the outboxes for the publisher.
     pub event_json: Option<String>,
 }
@@ -179,7 +182,10 @@ impl Events {
     }
 }
 
-/// One script call for punches that all share a department and a work date.
+/// One script call for punches that all share a department and a work date, and the records
+/// it hands the script, up to their last field, in the punches' order: the script answers only
+/// with flags, so the caller completes each record from them ([`complete`]) instead of Redis
+/// sending it back.
 fn invocation<'p, 's>(
     script: &'s redis::Script,
     keys: &Keys,
@@ -187,7 +193,7 @@ fn invocation<'p, 's>(
     signer: Option<&Signer>,
     punches: impl IntoIterator<Item = &'p Punch>,
     events: Events,
-) -> redis::ScriptInvocation<'s> {
+) -> (redis::ScriptInvocation<'s>, Vec<Cow<'p, str>>) {
     let mut punches = punches.into_iter().peekable();
     let first = punches.peek().expect("at least one punch");
     let (dept, date) = (&first.employee.department_id, first.facts.work_date);
@@ -198,26 +204,43 @@ fn invocation<'p, 's>(
         .key(keys.punch_log(dept, date, events.how().as_str()))
         .arg(split)
         .arg(MAX_TOKENS)
-        .arg(match events {
-            Events::OutboxAndReply | Events::BulkOutboxAndReply | Events::Approved => "1",
-            Events::Outbox => "0",
-            Events::Drop => "r",
-        })
+        .arg(if events == Events::Drop { "r" } else { "1" })
         .arg(date.format("%Y-%m-%d").to_string());
+    let mut records = Vec::with_capacity(PUNCHES_PER_CALL);
     for p in punches {
         let kind = kind_of(p, split);
+        // A replay writes no event, only its punch log entry: unsigned, since this process
+        // did not record the punch (recover checked the journal's signature, with a keyring).
+        let record = match &p.record {
+            Some(made) => Cow::Borrowed(made.as_str()),
+            None => Cow::Owned(record_prefix(
+                p,
+                kind,
+                rules.tz,
+                signer.filter(|_| events != Events::Drop),
+            )),
+        };
         inv.arg(&p.employee.id)
             .arg(p.facts.secs)
             .arg(kind.as_str())
             .arg(&p.event_id)
-            // A replay writes no event, only its punch log entry: unsigned, since this process
-            // did not record the punch (recover checked the journal's signature, with a keyring).
-            .arg(match &p.record {
-                Some(made) => made.clone(),
-                None => record_prefix(p, kind, rules.tz, signer.filter(|_| events != Events::Drop)),
-            });
+            .arg(&*record);
+        records.push(record);
     }
-    inv
+    (inv, records)
+}
+
+/// A punch's whole outbox record, as the script stored it: the prefix it was handed and the
+/// last field the script appended (`<i|o><1|0>`, see `punch.lua`), which the outcome's flags
+/// say. `None` for a duplicate (no event).
+fn complete(prefix: Cow<'_, str>, o: &PunchOutcome) -> Option<String> {
+    if o.duplicate {
+        return None;
+    }
+    let mut record = prefix.into_owned();
+    record.push(if o.kind == Kind::In { 'i' } else { 'o' });
+    record.push(if o.changed { '1' } else { '0' });
+    Some(record)
 }
 
 /// The script's own rule for an unlabelled punch (its time against the split), so the
@@ -228,41 +251,47 @@ fn kind_of(p: &Punch, split: i64) -> Kind {
 }
 
 /// One script call's reply: per punch, flags (1 out, 2 changed, 4 duplicate), first_in and
-/// last_out (-1: none), and the record when `events` asks the script for it (see `punch.lua`).
-fn outcomes(reply: redis::Value, events: Events, punches: usize) -> Result<Vec<PunchOutcome>> {
-    let per = if matches!(
-        events,
-        Events::OutboxAndReply | Events::BulkOutboxAndReply | Events::Approved
-    ) {
-        4
-    } else {
-        3
-    };
+/// last_out (-1: none) (see `punch.lua`); with `records` (the prefixes the call handed the
+/// script, when `events` wants the events back), each outcome's event record completed.
+fn outcomes(reply: redis::Value, records: Option<Vec<Cow<'_, str>>>, punches: usize) -> Result<Vec<PunchOutcome>> {
+    const PER: usize = 3;
     let values: Vec<redis::Value> = redis::from_redis_value(reply)?;
-    if values.len() != per * punches {
+    if values.len() != PER * punches {
         anyhow::bail!(
             "the punch script answered {} values for {punches} punches",
             values.len()
         );
     }
-    values.chunks(per).map(outcome).collect()
+    let mut out: Vec<PunchOutcome> = values.chunks(PER).map(outcome).collect::<Result<_>>()?;
+    if let Some(records) = records {
+        for (o, prefix) in out.iter_mut().zip(records) {
+            o.event_json = complete(prefix, o);
+        }
+    }
+    Ok(out)
 }
 
 fn outcome(r: &[redis::Value]) -> Result<PunchOutcome> {
     let int = |v: &redis::Value| -> Result<i64> { Ok(redis::from_redis_value_ref(v)?) };
     let (flags, fi, lo) = (int(&r[0])?, int(&r[1])?, int(&r[2])?);
-    let record = match r.get(3) {
-        Some(v) => redis::from_redis_value_ref::<String>(v)?,
-        None => String::new(),
-    };
     Ok(PunchOutcome {
         kind: if flags & 1 == 1 { Kind::Out } else { Kind::In },
         changed: flags & 2 == 2,
         duplicate: flags & 4 == 4,
         first_in: (fi >= 0).then_some(fi),
         last_out: (lo >= 0).then_some(lo),
-        event_json: (!record.is_empty()).then_some(record),
+        event_json: None,
     })
+}
+
+impl Events {
+    /// Whether the caller wants each punch's event record back (to publish it at once).
+    fn replied(self) -> bool {
+        matches!(
+            self,
+            Events::OutboxAndReply | Events::BulkOutboxAndReply | Events::Approved
+        )
+    }
 }
 
 /// Punches per script call and script calls per pipeline in [`Board::punch_many`].
@@ -271,7 +300,7 @@ pub(crate) const CALLS_PER_PIPELINE: usize = 32;
 
 impl Board {
     /// Record one punch: one EVALSHA (the script is loaded on first use). The outcome carries the
-    /// event's wire JSON, rendered from the record the script wrote.
+    /// event's wire JSON, rendered from the record the script stored.
     pub fn punch(&mut self, rules: PunchRules, p: &Punch) -> Result<PunchOutcome> {
         self.punch_as(rules, p, false)
     }
@@ -283,10 +312,9 @@ impl Board {
         } else {
             Events::OutboxAndReply
         };
-        let reply: redis::Value = invocation(&PUNCH, &self.keys, rules, self.signer.as_deref(), [p], events)
-            .invoke(&mut self.con)
-            .context("recording the punch in Redis")?;
-        let mut o = outcomes(reply, events, 1)?.remove(0);
+        let (inv, records) = invocation(&PUNCH, &self.keys, rules, self.signer.as_deref(), [p], events);
+        let reply: redis::Value = inv.invoke(&mut self.con).context("recording the punch in Redis")?;
+        let mut o = outcomes(reply, Some(records), 1)?.remove(0);
         if let Some(record) = o.event_json.take() {
             o.event_json = Some(crate::domain::event::render(&p.event_id, &record)?.json);
         }
@@ -394,6 +422,7 @@ pub fn punch_calls<'s>(
                 call.iter().map(|&i| &punches[i]),
                 Events::Outbox,
             )
+            .0
         })
         .collect()
 }
@@ -437,17 +466,17 @@ impl Board {
             );
         }
         let calls = calls(punches);
+        // The records handed to each call sent and not yet answered, in the order sent (when
+        // the events come back to the caller): each reply completes its call's records.
+        let sent: RefCell<VecDeque<Vec<Cow<str>>>> = RefCell::default();
         let mut pipes = calls.chunks(CALLS_PER_PIPELINE).map(|batch| {
             let mut pipe = redis::pipe();
             for call in batch {
-                pipe.invoke_script(&invocation(
-                    script,
-                    keys,
-                    rules,
-                    signer,
-                    call.iter().map(|&i| &punches[i]),
-                    events,
-                ));
+                let (inv, records) = invocation(script, keys, rules, signer, call.iter().map(|&i| &punches[i]), events);
+                pipe.invoke_script(&inv);
+                if events.replied() {
+                    sent.borrow_mut().push_back(records);
+                }
             }
             pipe
         });
@@ -456,7 +485,16 @@ impl Board {
         let done = con.each_pipeline(&mut pipes, &mut |replies| {
             let batch = answered.next().context("Redis answered a pipeline never sent")?;
             for (call, reply) in batch.iter().zip(replies) {
-                for (&i, o) in call.iter().zip(outcomes(reply?, events, call.len())?) {
+                let records = if events.replied() {
+                    Some(
+                        sent.borrow_mut()
+                            .pop_front()
+                            .context("Redis answered a call never sent")?,
+                    )
+                } else {
+                    None
+                };
+                for (&i, o) in call.iter().zip(outcomes(reply?, records, call.len())?) {
                     out[i] = Some(o);
                 }
                 each_call(call, &mut out);

@@ -9,17 +9,19 @@
 -- ARGV[1] the day's split, secs into the work day: an unlabelled punch before it is a check-in,
 -- at or after it a check-out (its time alone decides, never the board, so no arrival order
 -- changes a punch's kind or its event; see domain/day_record.rs `resolve_kind`),
--- ARGV[2] max tokens per employee, ARGV[3] mode: '1' return the event record, '0' do not,
--- 'r' a replay from the journal (recover): nothing to the outbox, since the event was published
--- once already, only to the recovered punch log; ARGV[4] the work date (YYYY-MM-DD, the board's)
+-- ARGV[2] max tokens per employee, ARGV[3] mode: 'r' a replay from the journal (recover):
+-- nothing to the outbox, since the event was published once already, only to the recovered
+-- punch log; anything else ('1' or '0'): to the outbox and the punch log; ARGV[4] the work date
+-- (YYYY-MM-DD, the board's)
 -- then 5 per punch: employee id, secs into the work day, kind (in|out|auto), event id, the event
 -- record up to its last field (built in Rust: src/domain/event.rs `record_prefix`). This script only
 -- appends that last field, the punch's kind and whether it changed the record: '<i|o><1|0>'.
--- Returns per punch: flags (1 the kind is out, 2 it changed the record, 4 a duplicate), first_in
--- or -1, last_out or -1, and in mode '1' the record or '' (a short reply: Redis's cost to
--- build and send it is per value)
+-- Returns per punch three numbers: flags (1 the kind is out, 2 it changed the record, 4 a
+-- duplicate: no event), first_in or -1, last_out or -1. Never the record: the caller built its
+-- prefix and the flags say its last field, so the reply stays short (Redis's cost to build and
+-- send a reply is per byte, and a signed record is a third longer).
 local board, outbox, days, plog = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local split, maxtok, want_record, replay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1', ARGV[3] == 'r'
+local split, maxtok, replay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == 'r'
 -- What a bulk call of 100 punches costs is mostly per-punch interpreter work, so the hot path
 -- keeps it small: library functions in locals, counters rather than '#t' (a search in Lua 5.1),
 -- no parse and no table for an employee with no punch yet (the whole morning).
@@ -96,7 +98,7 @@ local function punch(emp, t, secs, kind, id, prefix)
   local tok = (kind == 'in' and 'i' or 'o') .. secs
   for i = 1, n do
     if toks[i] == tok then
-      return kind, 0, 1, first_in or -1, last_out or -1, ''
+      return kind, 0, 1, first_in or -1, last_out or -1
     end
   end
 
@@ -119,24 +121,19 @@ local function punch(emp, t, secs, kind, id, prefix)
   end
   dirty[emp] = true
 
-  local ev = prefix .. (kind == 'in' and 'i' or 'o') .. (changed and '1' or '0')
   events[nevent + 1] = id
-  events[nevent + 2] = ev
+  events[nevent + 2] = prefix .. (kind == 'in' and 'i' or 'o') .. (changed and '1' or '0')
   nevent = nevent + 2
-  return kind, changed and 1 or 0, 0, nf or -1, nl or -1, ev
+  return kind, changed and 1 or 0, 0, nf or -1, nl or -1
 end
 
 for i = 5, #ARGV, 5 do
   local secs = ARGV[i + 1]
-  local kind, changed, dup, nf, nl, ev = punch(ARGV[i], tonumber(secs), secs, ARGV[i + 2], ARGV[i + 3], ARGV[i + 4])
+  local kind, changed, dup, nf, nl = punch(ARGV[i], tonumber(secs), secs, ARGV[i + 2], ARGV[i + 3], ARGV[i + 4])
   out[nout + 1] = (kind == 'out' and 1 or 0) + 2 * changed + 4 * dup
   out[nout + 2] = nf
   out[nout + 3] = nl
   nout = nout + 3
-  if want_record then
-    out[nout + 1] = ev
-    nout = nout + 1
-  end
 end
 
 local writes, nwrite = {}, 0
