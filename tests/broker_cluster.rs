@@ -22,15 +22,19 @@ const DEPARTMENTS: u32 = 3;
 
 /// Skip (or fail under CI) when no cluster can be started here.
 fn cluster_or_skip() -> Option<Cluster> {
+    skip_unless_rabbit().then(|| Cluster::start(3, 4096))
+}
+
+fn skip_unless_rabbit() -> bool {
     if let Some(why) = rabbit::missing() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "CI must run the broker cluster test: {why}"
         );
         eprintln!("skipped: {why}");
-        return None;
+        return false;
     }
-    Some(Cluster::start(3, 4096))
+    true
 }
 
 /// The node of `cluster` that leads most of the namespace's department queues, and how many.
@@ -184,4 +188,72 @@ fn relay_follow_keeps_every_acknowledged_checkin_when_its_node_that_leads_the_qu
         missing.is_empty(),
         "acknowledged check-ins missing from their queues: {missing:?}"
     );
+}
+
+/// Issue 23, point 4: `doctor` judged every node as if it held all the queues alike, while a
+/// quorum queue costs its leader 5 handles and each other member 2, and the leaders may all sit
+/// on one node. It reads each node's actual placement now: here every queue is declared through
+/// node 1 with no policy to spread them (no management URL for `queues declare`), so node 1
+/// leads them all and the others follow them.
+#[test]
+fn doctor_judges_each_broker_node_by_the_queues_it_leads_and_follows() {
+    if !skip_unless_rabbit() {
+        return;
+    }
+    let cluster = Cluster::start_managed(3, 4096);
+    let env = TestEnv::with_roster("UTC", 12, 6);
+    let urls = cluster.amqp_urls();
+    env.cmd()
+        .args(["queues", "declare"])
+        .env("ATTENDANCE_AMQP_URL", &urls)
+        .assert()
+        .success();
+    let (leader, led) = leader_of_departments(&cluster, &env.ns);
+    assert_eq!((leader, led), (0, 6));
+    // Its queues: 6 departments, retry, parking and the journal.
+    let queues = 9;
+    let mgmt = format!("http://guest:guest@127.0.0.1:{}", cluster.nodes[1].mgmt.unwrap());
+    // The nodes report their file handles a few seconds after they start.
+    let until = Instant::now() + Duration::from_secs(60);
+    let detail = loop {
+        let o = env
+            .cmd()
+            .args(["doctor", "--json"])
+            .env("ATTENDANCE_AMQP_URL", &urls)
+            .env("ATTENDANCE_AMQP_MANAGEMENT_URL", &mgmt)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let check = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "broker files")
+            .cloned()
+            .unwrap();
+        let detail = check["detail"].as_str().unwrap().to_string();
+        if !detail.contains("no file handle figures yet") {
+            assert_eq!(check["status"], "ok", "{detail}");
+            break detail;
+        }
+        assert!(Instant::now() < until, "{detail}");
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    let first = &cluster.nodes[0].node;
+    assert!(
+        detail.contains(&format!("{first}: "))
+            && detail.contains(&format!("leads {queues} queue(s) and follows 0: about {}", queues * 5)),
+        "{detail}"
+    );
+    for n in &cluster.nodes[1..] {
+        assert!(detail.contains(&format!("{}: ", n.node)), "{detail}");
+    }
+    assert_eq!(
+        detail
+            .matches(&format!("leads 0 queue(s) and follows {queues}: about {}", queues * 2))
+            .count(),
+        2,
+        "{detail}"
+    );
+    assert!(!detail.contains("guest:guest"), "{detail}");
 }
