@@ -31,11 +31,13 @@ pub fn nodes(url: &str, timeout: Duration) -> Result<Vec<NodeFiles>> {
 }
 
 /// File handles a queue takes from the handle cache of the node that leads it (a classic queue:
-/// the node that holds it), and from each other member of a quorum queue. Measured on a 3-node
-/// RabbitMQ 3.10.8 cluster (docs/sizing.md): 203 quorum queues led by one node took 1,010 of its
-/// handles and 404 of each other member's (`file_handle_cache:info([total_used])`), the same
-/// idle or with events in them. A single node leads every queue it has.
-pub(crate) const HANDLES_PER_LEADER: u64 = 5;
+/// the node that holds it), plus [`HANDLES_PER_PEER`] for each other member of a quorum queue,
+/// and from each of those members. Measured (docs/sizing.md): a single node took 3 a queue
+/// (1,508 for 502 queues); on a 3-node RabbitMQ 3.10.8 cluster, 203 quorum queues led by one
+/// node took 1,010 of its handles (5 a queue: 3 + 2 peers) and 404 of each other member's (2 a
+/// queue), read with `file_handle_cache:info([total_used])`, idle or with events in them.
+pub(crate) const HANDLES_PER_LEADER: u64 = 3;
+pub(crate) const HANDLES_PER_PEER: u64 = 1;
 pub(crate) const HANDLES_PER_MEMBER: u64 = 2;
 /// Handles a node must keep free beyond the queues: client connections, the management
 /// listener, log files. Below that, new AMQP handshakes are the first to go unanswered.
@@ -45,18 +47,21 @@ pub(crate) const SPARE_HANDLES: u64 = 100;
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Placement {
     pub leads: u64,
+    /// The other members of the queues it leads, counted over them all.
+    pub peers: u64,
     pub follows: u64,
 }
 
 impl Placement {
     /// The handles these queues take from the node's handle cache.
     pub(crate) fn handles(self) -> u64 {
-        self.leads * HANDLES_PER_LEADER + self.follows * HANDLES_PER_MEMBER
+        self.leads * HANDLES_PER_LEADER + self.peers * HANDLES_PER_PEER + self.follows * HANDLES_PER_MEMBER
     }
 
     fn add(self, o: Placement) -> Placement {
         Placement {
             leads: self.leads + o.leads,
+            peers: self.peers + o.peers,
             follows: self.follows + o.follows,
         }
     }
@@ -68,12 +73,13 @@ impl Placement {
         if !quorum || nodes <= 1 {
             return Placement {
                 leads: queues,
-                follows: 0,
+                ..Placement::default()
             };
         }
         let leads = queues.div_ceil(nodes as u64);
         Placement {
             leads,
+            peers: leads * (nodes as u64 - 1),
             follows: queues - leads,
         }
     }
@@ -127,8 +133,11 @@ pub(crate) fn placement(seats: &[QueueSeat]) -> HashMap<String, Placement> {
         let Some(leader) = q.leader.as_ref().or(q.node.as_ref()) else {
             continue;
         };
-        by_node.entry(leader.clone()).or_default().leads += 1;
-        for m in q.members.iter().flatten().filter(|m| *m != leader) {
+        let others: Vec<&String> = q.members.iter().flatten().filter(|m| *m != leader).collect();
+        let led = by_node.entry(leader.clone()).or_default();
+        led.leads += 1;
+        led.peers += others.len() as u64;
+        for m in others {
             by_node.entry(m.clone()).or_default().follows += 1;
         }
     }
@@ -275,12 +284,12 @@ mod tests {
         let h = headroom(&one, &HashMap::new(), 500, true);
         let why = h[0].2.as_deref().unwrap();
         assert!(
-            why.contains("leading 500 queue(s) and following 0 needs about 2500"),
+            why.contains("leading 500 queue(s) and following 0 needs about 1500"),
             "{why}"
         );
-        // Room for 184 (920 handles) and 100 more, not for 185.
-        assert_eq!(headroom(&one, &HashMap::new(), 184, true)[0].2, None);
-        assert!(headroom(&one, &HashMap::new(), 185, true)[0].2.is_some());
+        // A node alone leads with no peers (3 a queue): room for 308 and 100 more, not 309.
+        assert_eq!(headroom(&one, &HashMap::new(), 308, true)[0].2, None);
+        assert!(headroom(&one, &HashMap::new(), 309, true)[0].2.is_some());
         // A node without figures yet cannot tell.
         assert_eq!(headroom(&[node(None, None)], &HashMap::new(), 500, true)[0].2, None);
     }
@@ -304,12 +313,41 @@ mod tests {
             }])
             .collect();
         let p = placement(&seats);
-        assert_eq!(p["a"], Placement { leads: 3, follows: 0 });
-        assert_eq!(p["b"], Placement { leads: 1, follows: 3 });
+        assert_eq!(
+            p["a"],
+            Placement {
+                leads: 3,
+                peers: 6,
+                follows: 0
+            }
+        );
+        assert_eq!(p["a"].handles(), 15, "5 a queue led with two other members");
+        assert_eq!(
+            p["b"],
+            Placement {
+                leads: 1,
+                peers: 0,
+                follows: 3
+            }
+        );
         assert_eq!(p["c"].handles(), 3 * HANDLES_PER_MEMBER);
         // 10 new quorum queues on 3 nodes: 4 led by each at worst, 6 followed.
-        assert_eq!(Placement::spread(10, 3, true), Placement { leads: 4, follows: 6 });
-        assert_eq!(Placement::spread(10, 3, false), Placement { leads: 10, follows: 0 });
+        assert_eq!(
+            Placement::spread(10, 3, true),
+            Placement {
+                leads: 4,
+                peers: 8,
+                follows: 6
+            }
+        );
+        assert_eq!(
+            Placement::spread(10, 3, false),
+            Placement {
+                leads: 10,
+                peers: 0,
+                follows: 0
+            }
+        );
         let nodes: Vec<NodeFiles> = ["a", "b", "c"]
             .iter()
             .map(|n| NodeFiles {
@@ -319,12 +357,19 @@ mod tests {
             })
             .collect();
         let h = headroom(&nodes, &p, 10, true);
-        // a: 7 led, 6 followed = 47 handles; all three fit in 200.
-        assert_eq!(h[0].1, Placement { leads: 7, follows: 6 });
+        // a: 7 led (with 14 peers), 6 followed = 47 handles; all three fit in 200.
+        assert_eq!(
+            h[0].1,
+            Placement {
+                leads: 7,
+                peers: 14,
+                follows: 6
+            }
+        );
         assert!(h.iter().all(|(_, _, short)| short.is_none()), "{h:?}");
-        // 30 more: a leads 13 and follows 20 (105 handles) +100 > 200, b 101 +100 > 200; c,
-        // with no leader yet, 96 +100 fits.
+        // 30 more: a leads 13 (26 peers) and follows 20, 105 handles +100 > 200; b, whose one
+        // classic queue has no peers, 99 +100 fits, as does c.
         let h = headroom(&nodes, &p, 30, true);
-        assert!(h[0].2.is_some() && h[1].2.is_some() && h[2].2.is_none(), "{h:?}");
+        assert!(h[0].2.is_some() && h[1].2.is_none() && h[2].2.is_none(), "{h:?}");
     }
 }
