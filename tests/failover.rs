@@ -263,3 +263,155 @@ fn a_following_relay_rides_out_the_loss_of_its_redis_master() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["notification"], "sent", "{v}");
 }
+
+/// A bulk check-in on `env`'s cluster, `rows` as (employee, kind, instant), waiting for one
+/// replica within 300 ms: its exit code, its `--json` summary and its stderr.
+fn bulk(env: &TestEnv, rows: &[(String, &str, String)]) -> (i32, serde_json::Value, String) {
+    let mut csv = String::from("employee_id,kind,at\n");
+    for (emp, kind, at) in rows {
+        csv += &format!("{emp},{kind},{at}\n");
+    }
+    let f = env.file(&format!("punches-{}.csv", uuid::Uuid::new_v4().simple()), &csv);
+    let o = env
+        .cmd()
+        .args(["checkin", "--file", f.to_str().unwrap(), "--json"])
+        .env("ATTENDANCE_REDIS_MIN_REPLICAS_ACKED", "1")
+        .env("ATTENDANCE_REDIS_WAIT_TIMEOUT_MS", "300")
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    (
+        o.status.code().unwrap_or(-1),
+        v,
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
+/// Issue 23: a bulk check-in acknowledged its punches without asking whether a replica held
+/// them. It waits now, once per master that took punches (not once per punch), and says which
+/// master's replicas did not acknowledge in time.
+#[test]
+fn a_bulk_check_in_waits_for_replicas_once_per_master_and_names_the_one_behind() {
+    let cluster = Cluster::start_replicated();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.day(Day::new(40, 4).import_flags(&["-q"]).init_day(DAY, &["-q"]));
+    let keys = env.keys();
+    let date = common::date(DAY);
+    let depts: Vec<String> = (1..=4).map(|d| format!("D{d:03}")).collect();
+    let masters: std::collections::BTreeSet<usize> =
+        depts.iter().map(|d| cluster.master_of(&keys.board(d, date))).collect();
+    let waits = || cluster.masters().iter().map(|&i| cluster.wait_calls(i)).sum::<u64>();
+
+    let rows: Vec<(String, &str, String)> = depts
+        .iter()
+        .flat_map(|d| env.members(d))
+        .map(|e| (e, "in", format!("{DAY}T08:00:00Z")))
+        .collect();
+    let before = waits();
+    let (code, v, err) = bulk(&env, &rows);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        (&v["recorded"], &v["replication"]),
+        (&40.into(), &"replicated".into()),
+        "{v}"
+    );
+    assert_eq!(
+        waits() - before,
+        masters.len() as u64,
+        "one WAIT per master of the 4 boards"
+    );
+
+    // D001's replica stops reading its master: its punches are recorded, not yet replicated.
+    let master = cluster.master_of(&keys.board("D001", date));
+    let replica = cluster.replica_of(master);
+    cluster.pause(replica);
+    let rows: Vec<(String, &str, String)> = env
+        .members("D001")
+        .into_iter()
+        .map(|e| (e, "out", format!("{DAY}T18:00:00Z")))
+        .collect();
+    let (code, v, err) = bulk(&env, &rows);
+    cluster.resume(replica);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        (&v["recorded"], &v["replication"]),
+        (&10.into(), &"pending".into()),
+        "{v}"
+    );
+    let behind = v["unreplicated"].as_array().unwrap();
+    assert_eq!(behind.len(), 1, "{v}");
+    assert!(
+        behind[0]
+            .as_str()
+            .unwrap()
+            .contains(&format!(":{}: 0 of 1", cluster.ports[master])),
+        "{v}"
+    );
+    assert!(
+        err.contains("not yet replicated") && err.contains("run the same file again"),
+        "{err}"
+    );
+    assert!(cluster
+        .hget(&keys.board("D001", date), &env.members("D001")[0])
+        .is_some());
+}
+
+/// Regression (issue 23, point 7): a bulk check-in cut by a lost master left every event it
+/// had had confirmed in its outbox, so the next relay sent 7,747 events a second time. What
+/// the broker confirmed now leaves the outboxes of the departments on healthy masters.
+#[test]
+fn a_bulk_cut_by_a_lost_master_leaves_no_confirmed_event_in_a_healthy_outbox() {
+    let mut cluster = Cluster::start_replicated();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.day(Day::new(240, 12).import_flags(&["-q"]).init_day(DAY, &["-q"]));
+    let keys = env.keys();
+    let date = common::date(DAY);
+    let lost = cluster.master_of(&keys.board("D001", date));
+    let replica = cluster.replica_of(lost);
+    cluster.config_set(replica, "cluster-replica-no-failover", "yes");
+    cluster.kill_master(lost);
+    let healthy: Vec<String> = (2..=12)
+        .map(|d| format!("D{d:03}"))
+        .filter(|d| cluster.master_of(&keys.board(d, date)) != lost)
+        .collect();
+    let stranded = env.members("D001")[0].clone();
+
+    // One punch per department and day (one script call each, some hundreds of calls): the
+    // one call on the lost master fails its pipeline, wherever it falls among the others; a
+    // run where it fell in the first pipeline had nothing confirmed yet, and is made again on
+    // other days.
+    let mut sent = 0;
+    for attempt in 0..5 {
+        let mut rows = Vec::new();
+        for days_back in 1..=30 {
+            let day = date - chrono::Duration::days(attempt * 30 + days_back);
+            for d in &healthy {
+                rows.push((env.members(d)[0].clone(), "in", format!("{day}T08:00:00Z")));
+            }
+        }
+        rows.push((stranded.clone(), "in", format!("{DAY}T08:00:00Z")));
+        let (code, v, err) = bulk(&env, &rows);
+        assert_eq!(code, 3, "Redis failed part-way: {err}");
+        assert!(err.contains("notifications:"), "the counts are printed: {err}");
+        sent = v["notifications"]["sent"].as_u64().unwrap();
+        if sent > 0 {
+            break;
+        }
+    }
+    assert!(sent > 0, "some events were confirmed before the failure");
+
+    // No event in a healthy department's outbox is also in its queue: nothing to send twice.
+    let mut queued = 0;
+    for d in &healthy {
+        let waiting: std::collections::HashSet<String> = cluster.hkeys(&keys.outbox(d)).into_iter().collect();
+        let shown = common::event_ids(&env.ok(&["watch-dept", d, "--once", "--json", "-q"]));
+        queued += shown.len();
+        let twice: Vec<&String> = shown.iter().filter(|id| waiting.contains(*id)).collect();
+        assert!(
+            twice.is_empty(),
+            "{d}: {} confirmed event(s) left in the outbox: {twice:?}",
+            twice.len()
+        );
+    }
+    assert!(queued as u64 >= sent, "{queued} queued, {sent} sent");
+}

@@ -291,28 +291,32 @@ fn refuse_without_headroom(cfg: &Config, queues: &[String]) -> Result<()> {
         return Ok(());
     };
     let timeout = Duration::from_millis(u64::from(cfg.amqp.connect_timeout_ms));
-    let Ok(nodes) = management::nodes(url, timeout) else {
+    let (Ok(nodes), Ok(seats)) = (management::nodes(url, timeout), management::queue_seats(url, timeout)) else {
         return Ok(());
     };
-    if management::shortfall(&nodes, queues.len() as u64).is_none() {
-        return Ok(());
-    }
     let vhost = cfg
         .amqp_urls()
         .first()
         .and_then(|u| Target::parse(u).ok())
         .map_or_else(|| "/".to_string(), |t| t.vhost);
-    let Ok(existing) = management::queue_names(url, &vhost, timeout) else {
-        return Ok(());
-    };
+    let existing: std::collections::HashSet<&str> = seats
+        .iter()
+        .filter(|q| q.vhost == vhost)
+        .map(|q| q.name.as_str())
+        .collect();
     let new = queues.iter().filter(|q| !existing.contains(q.as_str())).count() as u64;
-    match management::shortfall(&nodes, new) {
+    let quorum = cfg.amqp.queue_type == crate::config::QueueType::Quorum;
+    let short = management::headroom(&nodes, &management::placement(&seats), new, quorum)
+        .into_iter()
+        .find_map(|(_, _, short)| short);
+    match short {
         None => Ok(()),
         Some(why) => Err(Error::service(
             Service::Rabbitmq,
             format!(
-                "not enough file handles for the queues, nothing declared: {why}; restart the broker with \
-                 `ulimit -n 20000` (see docs/operations.md)"
+                "not enough file handles for the queues, nothing declared: {new} new queues need about {} more \
+                 handles on a node; restart the broker with `ulimit -n 20000` (see docs/operations.md): {why}",
+                management::Placement::spread(new, nodes.len(), quorum).handles()
             ),
         )
         .into()),

@@ -4,6 +4,7 @@
 //! HTTP/1.0, so that no HTTP client with a TLS stack of its own comes into the build;
 //! `http://` only.
 
+use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
@@ -29,48 +30,139 @@ pub fn nodes(url: &str, timeout: Duration) -> Result<Vec<NodeFiles>> {
     serde_json::from_slice(&body).context("the management API's /api/nodes is not the expected JSON")
 }
 
-/// File handles a quorum queue takes on each node, about. Seen on RabbitMQ 3.10 (issue 26): a
-/// broker at 1,024 open files went to 1,506 handles used with 500 department queues, 3 a queue,
-/// and jammed; `doctor` judges the nodes by the same figures. Taken for every queue, classic ones included, so
-/// the check errs on the side of refusing.
-pub(crate) const HANDLES_PER_QUEUE: u64 = 3;
+/// File handles a queue takes from the handle cache of the node that leads it (a classic queue:
+/// the node that holds it), plus [`HANDLES_PER_PEER`] for each other member of a quorum queue,
+/// and from each of those members. Measured (docs/sizing.md): a single node took 3 a queue
+/// (1,508 for 502 queues); on a 3-node RabbitMQ 3.10.8 cluster, 203 quorum queues led by one
+/// node took 1,010 of its handles (5 a queue: 3 + 2 peers) and 404 of each other member's (2 a
+/// queue), read with `file_handle_cache:info([total_used])`, idle or with events in them.
+pub(crate) const HANDLES_PER_LEADER: u64 = 3;
+pub(crate) const HANDLES_PER_PEER: u64 = 1;
+pub(crate) const HANDLES_PER_MEMBER: u64 = 2;
 /// Handles a node must keep free beyond the queues: client connections, the management
 /// listener, log files. Below that, new AMQP handshakes are the first to go unanswered.
 pub(crate) const SPARE_HANDLES: u64 = 100;
 
-/// The names of the queues of `vhost`, from `GET <url>/api/queues/<vhost>?columns=name`.
-pub(crate) fn queue_names(url: &str, vhost: &str, timeout: Duration) -> Result<std::collections::HashSet<String>> {
-    #[derive(Deserialize)]
-    struct Named {
-        name: String,
-    }
-    let vhost = percent_encoding::utf8_percent_encode(vhost, percent_encoding::NON_ALPHANUMERIC);
-    let body = get(url, &format!("api/queues/{vhost}?columns=name"), timeout)
-        .with_context(|| format!("reading {}", redact(url)))?;
-    let named: Vec<Named> =
-        serde_json::from_slice(&body).context("the management API's /api/queues is not the expected JSON")?;
-    Ok(named.into_iter().map(|q| q.name).collect())
+/// The queues one node carries: those it leads (or holds, classic) and those it follows.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Placement {
+    pub leads: u64,
+    /// The other members of the queues it leads, counted over them all.
+    pub peers: u64,
+    pub follows: u64,
 }
 
-/// Why `nodes` cannot hold `new_queues` more queues, or None when every node can: each node
-/// needs [`HANDLES_PER_QUEUE`] per queue, with [`SPARE_HANDLES`] to spare. A node that has not
-/// reported its figures yet (just started) cannot tell, and does not refuse.
-pub(crate) fn shortfall(nodes: &[NodeFiles], new_queues: u64) -> Option<String> {
-    if new_queues == 0 {
-        return None;
+impl Placement {
+    /// The handles these queues take from the node's handle cache.
+    pub(crate) fn handles(self) -> u64 {
+        self.leads * HANDLES_PER_LEADER + self.peers * HANDLES_PER_PEER + self.follows * HANDLES_PER_MEMBER
     }
-    let need = new_queues * HANDLES_PER_QUEUE;
-    nodes.iter().find_map(|n| {
-        let (used, total) = (n.fd_used?, n.fd_total?);
-        let free = total.saturating_sub(used);
-        (free < need + SPARE_HANDLES).then(|| {
-            format!(
-                "node {} has {free} of its {total} file handles free; {new_queues} new queues need about {need} \
-                 ({HANDLES_PER_QUEUE} each) +{SPARE_HANDLES}",
-                n.name
-            )
-        })
+
+    fn add(self, o: Placement) -> Placement {
+        Placement {
+            leads: self.leads + o.leads,
+            peers: self.peers + o.peers,
+            follows: self.follows + o.follows,
+        }
+    }
+
+    /// Where `queues` new queues go on each of `nodes` nodes, at worst: quorum queues' leaders
+    /// balanced (the department queues' policy), a share each rounded up, every node a member
+    /// of the rest; classic queues all on one node (the one a command reaches first).
+    pub(crate) fn spread(queues: u64, nodes: usize, quorum: bool) -> Placement {
+        if !quorum || nodes <= 1 {
+            return Placement {
+                leads: queues,
+                ..Placement::default()
+            };
+        }
+        let leads = queues.div_ceil(nodes as u64);
+        Placement {
+            leads,
+            peers: leads * (nodes as u64 - 1),
+            follows: queues - leads,
+        }
+    }
+}
+
+/// Why `node` cannot carry `placement` (the queues it has and those to come), or None when it
+/// can: its handle cache must hold their handles ([`Placement::handles`]) and
+/// [`SPARE_HANDLES`] more, and keep [`SPARE_HANDLES`] free now. A node that has not reported its
+/// figures yet (just started) cannot tell, and is not short. `doctor` and `queues declare` judge
+/// a node by this one rule.
+pub(crate) fn short_of_handles(node: &NodeFiles, placement: Placement) -> Option<String> {
+    let (used, total) = (node.fd_used?, node.fd_total?);
+    let need = placement.handles();
+    (total < need + SPARE_HANDLES || total.saturating_sub(used) < SPARE_HANDLES).then(|| {
+        format!(
+            "node {} has {total} file handles ({used} used); leading {} queue(s) and following {} needs about \
+             {need} +{SPARE_HANDLES}",
+            node.name, placement.leads, placement.follows
+        )
     })
+}
+
+/// Every queue of the broker (all vhosts: a node's handles are shared by them all), as
+/// `GET <url>/api/queues?columns=name,vhost,type,node,leader,members` lists it.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct QueueSeat {
+    pub name: String,
+    #[serde(default)]
+    pub vhost: String,
+    /// A classic queue's node.
+    #[serde(default)]
+    pub node: Option<String>,
+    /// A quorum queue's leader and members.
+    #[serde(default)]
+    pub leader: Option<String>,
+    #[serde(default)]
+    pub members: Option<Vec<String>>,
+}
+
+pub(crate) fn queue_seats(url: &str, timeout: Duration) -> Result<Vec<QueueSeat>> {
+    let body = get(url, "api/queues?columns=name,vhost,type,node,leader,members", timeout)
+        .with_context(|| format!("reading {}", redact(url)))?;
+    serde_json::from_slice(&body).context("the management API's /api/queues is not the expected JSON")
+}
+
+/// The queues each node carries now: a quorum queue counts as led on its leader and followed
+/// on its other members, a classic one as led on its node.
+pub(crate) fn placement(seats: &[QueueSeat]) -> HashMap<String, Placement> {
+    let mut by_node: HashMap<String, Placement> = HashMap::new();
+    for q in seats {
+        let Some(leader) = q.leader.as_ref().or(q.node.as_ref()) else {
+            continue;
+        };
+        let others: Vec<&String> = q.members.iter().flatten().filter(|m| *m != leader).collect();
+        let led = by_node.entry(leader.clone()).or_default();
+        led.leads += 1;
+        led.peers += others.len() as u64;
+        for m in others {
+            by_node.entry(m.clone()).or_default().follows += 1;
+        }
+    }
+    by_node
+}
+
+/// Each node's placement now plus its share of `new` queues to come, judged by
+/// [`short_of_handles`]: (node, its placement with the new ones, why it is short).
+pub(crate) fn headroom(
+    nodes: &[NodeFiles],
+    now: &HashMap<String, Placement>,
+    new: u64,
+    quorum: bool,
+) -> Vec<(String, Placement, Option<String>)> {
+    let share = Placement::spread(new, nodes.len(), quorum);
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            // Classic queues all go to one node: the first.
+            let add = if quorum || i == 0 { share } else { Placement::default() };
+            let p = now.get(&n.name).copied().unwrap_or_default().add(add);
+            (n.name.clone(), p, short_of_handles(n, p))
+        })
+        .collect()
 }
 
 /// `PUT <url>/api/policies/<vhost>/<name>` with `body` (a policy as the API takes it).
@@ -186,18 +278,98 @@ mod tests {
     }
 
     #[test]
-    fn a_node_short_of_handles_for_the_new_queues_is_named() {
-        // The issue's broker: 1,024 open files, 500 quorum queues to come.
-        let why = shortfall(&[node(Some(40), Some(1024))], 500).unwrap();
-        assert!(why.contains("rabbit@a has 984 of its 1024 file handles free"), "{why}");
-        assert!(why.contains("500 new queues need about 1500"), "{why}");
-        // Room for them and 100 more.
-        assert_eq!(shortfall(&[node(Some(40), Some(1024))], 294), None);
-        assert!(shortfall(&[node(Some(40), Some(1024))], 295).is_some());
-        // Nothing new: nothing to refuse, even on a full node.
-        assert_eq!(shortfall(&[node(Some(1000), Some(1024))], 0), None);
-        // A node without figures yet cannot tell; a second node short of handles still refuses.
-        assert_eq!(shortfall(&[node(None, None)], 500), None);
-        assert!(shortfall(&[node(None, None), node(Some(10), Some(200))], 50).is_some());
+    fn a_node_is_judged_by_the_queues_it_leads_and_follows() {
+        // The issue's broker: 1,024 open files, 500 quorum queues to come on one node.
+        let one = [node(Some(40), Some(1024))];
+        let h = headroom(&one, &HashMap::new(), 500, true);
+        let why = h[0].2.as_deref().unwrap();
+        assert!(
+            why.contains("leading 500 queue(s) and following 0 needs about 1500"),
+            "{why}"
+        );
+        // A node alone leads with no peers (3 a queue): room for 308 and 100 more, not 309.
+        assert_eq!(headroom(&one, &HashMap::new(), 308, true)[0].2, None);
+        assert!(headroom(&one, &HashMap::new(), 309, true)[0].2.is_some());
+        // A node without figures yet cannot tell.
+        assert_eq!(headroom(&[node(None, None)], &HashMap::new(), 500, true)[0].2, None);
+    }
+
+    #[test]
+    fn leaders_placed_on_one_node_cost_it_more_than_the_others() {
+        let seats: Vec<QueueSeat> = (0..3)
+            .map(|i| QueueSeat {
+                name: format!("q{i}"),
+                vhost: "/".into(),
+                node: None,
+                leader: Some("a".into()),
+                members: Some(vec!["a".into(), "b".into(), "c".into()]),
+            })
+            .chain([QueueSeat {
+                name: "classic".into(),
+                vhost: "/".into(),
+                node: Some("b".into()),
+                leader: None,
+                members: None,
+            }])
+            .collect();
+        let p = placement(&seats);
+        assert_eq!(
+            p["a"],
+            Placement {
+                leads: 3,
+                peers: 6,
+                follows: 0
+            }
+        );
+        assert_eq!(p["a"].handles(), 15, "5 a queue led with two other members");
+        assert_eq!(
+            p["b"],
+            Placement {
+                leads: 1,
+                peers: 0,
+                follows: 3
+            }
+        );
+        assert_eq!(p["c"].handles(), 3 * HANDLES_PER_MEMBER);
+        // 10 new quorum queues on 3 nodes: 4 led by each at worst, 6 followed.
+        assert_eq!(
+            Placement::spread(10, 3, true),
+            Placement {
+                leads: 4,
+                peers: 8,
+                follows: 6
+            }
+        );
+        assert_eq!(
+            Placement::spread(10, 3, false),
+            Placement {
+                leads: 10,
+                peers: 0,
+                follows: 0
+            }
+        );
+        let nodes: Vec<NodeFiles> = ["a", "b", "c"]
+            .iter()
+            .map(|n| NodeFiles {
+                name: (*n).into(),
+                fd_used: Some(50),
+                fd_total: Some(200),
+            })
+            .collect();
+        let h = headroom(&nodes, &p, 10, true);
+        // a: 7 led (with 14 peers), 6 followed = 47 handles; all three fit in 200.
+        assert_eq!(
+            h[0].1,
+            Placement {
+                leads: 7,
+                peers: 14,
+                follows: 6
+            }
+        );
+        assert!(h.iter().all(|(_, _, short)| short.is_none()), "{h:?}");
+        // 30 more: a leads 13 (26 peers) and follows 20, 105 handles +100 > 200; b, whose one
+        // classic queue has no peers, 99 +100 fits, as does c.
+        let h = headroom(&nodes, &p, 30, true);
+        assert!(h[0].2.is_some() && h[1].2.is_none() && h[2].2.is_none(), "{h:?}");
     }
 }

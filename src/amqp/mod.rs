@@ -21,7 +21,7 @@ pub(crate) use alerts::AlertPublisher;
 pub(crate) use consume::{parse_message, watch_department, ShownEvents, WatchItem, WatchOptions, WatchReport};
 pub(crate) use journal::{read_journal, read_journal_to_fence, require_journal, EndedBy};
 pub use publish::Publisher;
-pub(crate) use publish::{Connecting, Flow};
+pub(crate) use publish::{Connecting, Flow, Verdicts};
 pub use topology::{teardown, Names};
 
 /// Whether every broker URL of the config reads as one (a usage error, exit 2, otherwise): for

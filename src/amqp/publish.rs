@@ -404,6 +404,25 @@ pub struct Flow<T> {
     progress: Instant,
     /// Outbox entries that are no event: (id, why), never published.
     malformed: Vec<(String, String)>,
+    /// Events the broker acked and refused (nacked or returned) since [`Flow::take_verdicts`].
+    verdicts: Verdicts,
+}
+
+/// How the broker answered a stream's events over some stretch: acked, and refused (nacked
+/// or returned). A stretch with refusals and no ack at all is a channel the broker refuses
+/// outright (RabbitMQ 3.10 keeps a quorum queue's dead leader on a channel after a fail-over,
+/// so every later publish on it is refused): a new connection, not the same channel, is the cure.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Verdicts {
+    pub acked: usize,
+    pub refused: usize,
+}
+
+impl Verdicts {
+    /// Refused, and nothing acked.
+    pub fn all_refused(&self) -> bool {
+        self.refused > 0 && self.acked == 0
+    }
 }
 
 struct Tracked<T> {
@@ -424,6 +443,7 @@ impl<T> Default for Flow<T> {
             returned: HashSet::new(),
             progress: Instant::now(),
             malformed: Vec::new(),
+            verdicts: Verdicts::default(),
         }
     }
 }
@@ -465,6 +485,11 @@ impl<T> Flow<T> {
         self.events.drain().map(|(_, t)| t.tag).collect()
     }
 
+    /// How the broker answered the events since the last call.
+    pub fn take_verdicts(&mut self) -> Verdicts {
+        std::mem::take(&mut self.verdicts)
+    }
+
     /// Events sent whose confirms have not all come.
     pub fn in_flight(&self) -> usize {
         self.events.len()
@@ -503,11 +528,41 @@ impl<T> Flow<T> {
             if t.waiting == 0 {
                 let t = self.events.remove(&seq).expect("present");
                 if !t.failed {
+                    self.verdicts.acked += 1;
                     self.acked.push(t.tag);
-                } else if let Some(failed) = &mut self.failed {
-                    failed.push(t.tag);
+                } else {
+                    self.verdicts.refused += 1;
+                    if let Some(failed) = &mut self.failed {
+                        failed.push(t.tag);
+                    }
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flow_counts_the_events_acked_and_refused_nacks_and_returns_alike() {
+        let mut flow: Flow<&str> = Flow::keeping_failed();
+        for (tag, delivery) in [("a", 1), ("b", 2), ("c", 3)] {
+            let seq = flow.track(tag, 1);
+            flow.sent(delivery, tag, vec![seq]);
+        }
+        flow.returned.insert("c".into());
+        flow.confirmed(1, true);
+        flow.confirmed(2, false);
+        flow.confirmed(3, true);
+        let v = flow.take_verdicts();
+        assert_eq!((v.acked, v.refused), (1, 2));
+        assert!(!v.all_refused(), "one was acked");
+        assert_eq!(flow.take_verdicts(), Verdicts::default(), "taken once");
+        let seq = flow.track("d", 1);
+        flow.sent(4, "d", vec![seq]);
+        flow.confirmed(4, false);
+        assert!(flow.take_verdicts().all_refused());
     }
 }

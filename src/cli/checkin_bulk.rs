@@ -52,6 +52,7 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
             "notifications pending ({why}); `attendance relay` will send them"
         ));
     }
+    say_unreplicated(ctx, &b);
     write_errors(errors, &report.refused)?;
     if stopped {
         ctx.say("checkin --file: stopped by a signal; every row read before it was applied");
@@ -71,6 +72,16 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
         .into());
     }
     Ok(())
+}
+
+/// Punches recorded but not yet on `redis.min_replicas_acked` replicas: which masters, on stderr.
+fn say_unreplicated(ctx: &Ctx, b: &ops::bulk::Bulk) {
+    if b.replication == "pending" {
+        ctx.say(format!(
+            "punches recorded but not yet replicated ({}); run the same file again to be sure (repeats change nothing)",
+            b.unreplicated.join("; ")
+        ));
+    }
 }
 
 /// The first punches held for review on stderr, and how many more there are.

@@ -32,6 +32,14 @@ pub(crate) struct Bulk {
     pub departments: Vec<String>,
     /// The first [`SHOWN_REFUSALS`] punches held for review (`report.held` counts them all).
     pub held_for_review: Vec<HeldPunch>,
+    /// `replicated` (every Redis master that took punches has them on at least
+    /// `redis.min_replicas_acked` replicas), `pending` (not all within `redis.wait_timeout_ms`:
+    /// recorded, but the loss of such a master could take them back; run the file again, repeats
+    /// change nothing) or `off` (`redis.min_replicas_acked` is 0, or nothing was recorded).
+    pub replication: &'static str,
+    /// The masters that did not have them replicated in time, each with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreplicated: Vec<String>,
 }
 
 /// Record every good row and publish its event with a window of confirms, on
@@ -76,13 +84,49 @@ pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress
         );
     }
     let redis_answered = report.failure.as_ref().and_then(crate::redis::failure::answered);
+    let (replication, unreplicated) = match &report.failure {
+        // Redis failed: nothing more is asked of it (the summary says what was recorded).
+        Some(_) if cfg.replication.min_replicas_acked > 0 => ("pending", vec!["Redis failed".to_string()]),
+        _ => replicated(cfg, board, &depts, report.recorded + report.unchanged),
+    };
     Ok(Bulk {
         report,
         notifications,
         redis_answered,
         departments: depts,
         held_for_review: held.into_iter().take(SHOWN_REFUSALS).collect(),
+        replication,
+        unreplicated,
     })
+}
+
+/// Wait for the punches recorded to reach `redis.min_replicas_acked` replicas: one `WAIT` per
+/// Redis master holding one of `depts`' boards (as a single check-in waits for its one punch).
+/// The punches are recorded whatever this says: nothing here fails the command.
+fn replicated(cfg: &Config, board: &mut Board, depts: &[String], applied: usize) -> (&'static str, Vec<String>) {
+    let r = cfg.replication;
+    if r.min_replicas_acked == 0 || applied == 0 {
+        return ("off", Vec::new());
+    }
+    let pending: Vec<String> = match board.wait_replicated_masters(depts, r.min_replicas_acked, r.wait_timeout_ms) {
+        Ok(masters) => masters
+            .into_iter()
+            .filter_map(|(master, got)| match got {
+                Ok(n) if n >= r.min_replicas_acked => None,
+                Ok(n) => Some(format!(
+                    "{master}: {n} of {} replica(s) acknowledged within {} ms",
+                    r.min_replicas_acked, r.wait_timeout_ms
+                )),
+                Err(why) => Some(why),
+            })
+            .collect(),
+        Err(e) => vec![crate::ops::exit::one_line(&e)],
+    };
+    if pending.is_empty() {
+        ("replicated", pending)
+    } else {
+        ("pending", pending)
+    }
 }
 
 /// Hold for review the punches back-dated past the replay window, unless this process's key

@@ -165,6 +165,8 @@ fn empty() -> Bulk {
         redis_answered: None,
         departments: Vec::new(),
         held_for_review: Vec::new(),
+        replication: "off",
+        unreplicated: Vec::new(),
     }
 }
 
@@ -194,6 +196,14 @@ fn add(mut t: Bulk, b: Bulk) -> Bulk {
     n.redis_failed = b.notifications.redis_failed.or(n.redis_failed.take());
     n.malformed.extend(b.notifications.malformed);
     t.redis_answered = b.redis_answered.or(t.redis_answered);
+    // Pending if any batch was; off only if every batch was.
+    t.replication = match (t.replication, b.replication) {
+        ("pending", _) | (_, "pending") => "pending",
+        ("replicated", _) | (_, "replicated") => "replicated",
+        _ => "off",
+    };
+    t.unreplicated.extend(b.unreplicated);
+    t.unreplicated.truncate(SHOWN_REFUSALS);
     t
 }
 

@@ -10,7 +10,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
 use crate::amqp::inventory as queues;
-use crate::amqp::management::{self, HANDLES_PER_QUEUE, SPARE_HANDLES};
+use crate::amqp::management::{self, SPARE_HANDLES};
 use crate::config::Config;
 use crate::domain::clock::{self, Reading};
 use crate::domain::grants::Role;
@@ -433,8 +433,9 @@ fn broker_checks(
             "not checked: the roster (MySQL) is not readable",
         ),
     };
-    let count = departments.as_ref().map_or(0, Vec::len) as u64;
-    vec![broker, queues, backlog, files_verdict(cfg, count)]
+    // The roster's departments with no queue yet: their queues are still to come.
+    let missing = departments.as_ref().map_or(0, |_| state.missing.len()) as u64;
+    vec![broker, queues, backlog, files_verdict(cfg, missing)]
 }
 
 /// Every department's queue declared, and nothing parked.
@@ -467,8 +468,11 @@ fn queue_verdict(departments: usize, s: &queues::BrokerState) -> Check {
     check("queues", level, detail)
 }
 
-/// The nodes' open-files headroom for the queues, from the management API when configured.
-fn files_verdict(cfg: &Config, departments: u64) -> Check {
+/// Each node's open-files headroom for the queues it carries, from the management API when
+/// configured: the queues it leads and follows now (their actual placement), and its share of
+/// the roster's department queues not declared yet (`missing`), judged as `queues declare`
+/// judges them ([`management::headroom`]).
+fn files_verdict(cfg: &Config, missing: u64) -> Check {
     let Some(url) = &cfg.amqp.management_url else {
         return check(
             "broker files",
@@ -477,38 +481,46 @@ fn files_verdict(cfg: &Config, departments: u64) -> Check {
         );
     };
     let timeout = Duration::from_millis(u64::from(cfg.amqp.connect_timeout_ms));
-    let nodes = match management::nodes(url, timeout) {
-        Ok(n) if !n.is_empty() => n,
-        Ok(_) => return check("broker files", Level::Warn, "the management API lists no node"),
+    let read = management::nodes(url, timeout).and_then(|n| Ok((n, management::queue_seats(url, timeout)?)));
+    let (nodes, seats) = match read {
+        Ok((n, _)) if n.is_empty() => return check("broker files", Level::Warn, "the management API lists no node"),
+        Ok(r) => r,
         Err(e) => return check("broker files", Level::Warn, format!("not read: {}", one_line(&e))),
     };
-    let need = departments * HANDLES_PER_QUEUE;
+    let quorum = cfg.amqp.queue_type == crate::config::QueueType::Quorum;
+    let placed = management::headroom(&nodes, &management::placement(&seats), missing, quorum);
     let (mut level, mut short) = (Level::Ok, false);
     let mut parts = Vec::new();
-    for n in &nodes {
+    for (n, (_, p, lacks)) in nodes.iter().zip(placed) {
         let (Some(used), Some(total)) = (n.fd_used, n.fd_total) else {
             level = level.max(Level::Warn);
             parts.push(format!("{}: no file handle figures yet (a node just started?)", n.name));
             continue;
         };
-        let node_level = if total < need + SPARE_HANDLES || total.saturating_sub(used) < SPARE_HANDLES {
+        let node_level = if lacks.is_some() {
             Level::Fail
-        } else if used * 10 > total * 8 {
+        } else if used * 10 > total * 8 || (p.handles() + SPARE_HANDLES) * 10 > total * 8 {
             Level::Warn
         } else {
             Level::Ok
         };
         short |= node_level > Level::Ok;
         level = level.max(node_level);
-        parts.push(format!("{}: {used} of {total} file handles used", n.name));
+        parts.push(format!(
+            "{}: {used} of {total} file handles used, leads {} queue(s) and follows {}: about {} handles",
+            n.name,
+            p.leads,
+            p.follows,
+            p.handles()
+        ));
     }
     let hint = if short {
-        "; raise the broker's open-files limit (ulimit -n)"
+        "; raise the broker's open-files limit (ulimit -n), or spread the leaders (`rabbitmq-queues rebalance quorum`)"
     } else {
         ""
     };
     let detail = format!(
-        "{}; {departments} department queues need about {need}{hint}",
+        "{}; {missing} department queue(s) not declared yet counted in{hint}",
         parts.join(", ")
     );
     check("broker files", level, detail)

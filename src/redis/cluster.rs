@@ -144,6 +144,27 @@ impl ClusterConn {
         Ok(nodes)
     }
 
+    /// The master serving each slot range, from `CLUSTER SLOTS`: (first slot, last slot,
+    /// master's `host:port`).
+    pub(crate) fn slot_masters(&mut self) -> RedisResult<Vec<(u16, u16, String)>> {
+        let slots: Vec<Value> = redis::cmd("CLUSTER").arg("SLOTS").query(&mut self.con)?;
+        let mut ranges = Vec::new();
+        for range in slots {
+            let Value::Array(parts) = range else { continue };
+            let (Some(Value::Int(first)), Some(Value::Int(last)), Some(Value::Array(node))) =
+                (parts.first(), parts.get(1), parts.get(2))
+            else {
+                continue;
+            };
+            if let (Some(host), Some(Value::Int(port))) = (node.first(), node.get(1)) {
+                let host: String = redis::from_redis_value_ref(host)?;
+                let slot = |n: &i64| u16::try_from(*n).unwrap_or(0);
+                ranges.push((slot(first), slot(last), format!("{host}:{port}")));
+            }
+        }
+        Ok(ranges)
+    }
+
     /// One command to the node `route` names.
     pub(super) fn route(&mut self, cmd: &Cmd, route: RoutingInfo) -> RedisResult<Value> {
         self.con.route_command(cmd, route).map_err(|e| self.explain(e))

@@ -29,4 +29,54 @@ impl Board {
         con.wait_replicas(&board_node, n, timeout_ms)
             .context("waiting for the Redis replicas (WAIT)")
     }
+
+    /// After many punches on `depts`' boards (a bulk check-in, on this connection): wait at most
+    /// `timeout_ms` for `n` replicas, once per Redis master that holds one of those boards (one
+    /// `WAIT` covers every write this connection made on that node), not once per punch. Per
+    /// master (`host:port`; `redis` on a single node): how many replicas hold every write, or why
+    /// that could not be read.
+    pub fn wait_replicated_masters(
+        &mut self,
+        depts: &[String],
+        n: u32,
+        timeout_ms: u32,
+    ) -> Result<Vec<(String, Result<u32, String>)>> {
+        let marks: Vec<String> = depts.iter().map(|d| self.keys.replication_mark(d)).collect();
+        // One department's mark per master: WAIT is routed by its key's slot.
+        let mut per_master: Vec<(String, &str)> = Vec::new();
+        match &mut self.con {
+            super::Redis::Single(_) => per_master.extend(marks.first().map(|m| ("redis".to_string(), m.as_str()))),
+            super::Redis::Cluster(c) => {
+                let ranges = c
+                    .slot_masters()
+                    .context("reading the cluster's masters (CLUSTER SLOTS)")?;
+                for mark in &marks {
+                    let slot = super::cluster::slot_of(mark);
+                    let master = ranges
+                        .iter()
+                        .find(|(a, b, _)| (*a..=*b).contains(&slot))
+                        .map_or_else(|| format!("slot {slot}"), |(_, _, m)| m.clone());
+                    if !per_master.iter().any(|(m, _)| *m == master) {
+                        per_master.push((master, mark.as_str()));
+                    }
+                }
+            }
+        }
+        Ok(per_master
+            .into_iter()
+            .map(|(master, mark)| {
+                // A mark written first: WAIT then covers everything the node held, punches this
+                // connection found already there (repeats, unchanged) included.
+                let got = redis::cmd("SET")
+                    .arg(mark)
+                    .arg(1)
+                    .arg("PX")
+                    .arg(MARK_TTL_MS)
+                    .query::<()>(&mut self.con)
+                    .and_then(|()| self.con.wait_replicas(mark, n, timeout_ms))
+                    .map_err(|e| format!("{master}: {e}"));
+                (master, got)
+            })
+            .collect())
+    }
 }

@@ -343,6 +343,26 @@ impl Cluster {
             .unwrap()
     }
 
+    /// How many `WAIT` commands node `i` has run (`INFO commandstats`).
+    pub fn wait_calls(&self, i: usize) -> u64 {
+        let info: String = redis::cmd("INFO")
+            .arg("commandstats")
+            .query(&mut node(self.ports[i]).unwrap())
+            .unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix("cmdstat_wait:calls="))
+            .and_then(|rest| rest.split(',').next())
+            .map_or(0, |n| n.parse().unwrap())
+    }
+
+    /// A hash's fields, asked of the master of its slot directly.
+    pub fn hkeys(&self, key: &str) -> Vec<String> {
+        redis::cmd("HKEYS")
+            .arg(key)
+            .query(&mut node(self.ports[self.master_of(key)]).unwrap())
+            .unwrap()
+    }
+
     /// `CONFIG SET` on one node.
     pub fn config_set(&self, i: usize, key: &str, value: &str) {
         let _: () = redis::cmd("CONFIG")

@@ -184,7 +184,16 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn start(n: usize, nofile: u32) -> Cluster {
-        let nodes: Vec<Node> = (0..n).map(|_| Node::start(false, Some(nofile))).collect();
+        Cluster::start_with(n, nofile, false)
+    }
+
+    /// The same, each node with the management plugin (its API on `Node::mgmt`).
+    pub fn start_managed(n: usize, nofile: u32) -> Cluster {
+        Cluster::start_with(n, nofile, true)
+    }
+
+    fn start_with(n: usize, nofile: u32, management: bool) -> Cluster {
+        let nodes: Vec<Node> = (0..n).map(|_| Node::start(management, Some(nofile))).collect();
         for node in &nodes {
             node.ctl(&["wait", node.dir.join("pid").to_str().unwrap(), "--timeout", "120"]);
         }

@@ -9,7 +9,7 @@
 
 use anyhow::Result;
 use crossbeam_channel::{bounded, Receiver, Sender};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::drain::{drain_departments, each_share, remove_acked, shares, DrainReport};
@@ -171,6 +171,36 @@ fn publish_share(
     }
 }
 
+/// Remove the events the broker acked from their outboxes one department at a time, so that
+/// an outbox on a lost master does not keep the others' events in: how many could not be
+/// removed. On a single Redis the first failure stops it (every outbox is on that node).
+fn remove_acked_each(
+    redis: &mut Board,
+    share: &[String],
+    flow: &mut Flow<(usize, String)>,
+    sent: &mut [usize],
+) -> usize {
+    let mut by_dept: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (i, id) in flow.take_acked() {
+        sent[i] += 1;
+        by_dept.entry(i).or_default().push(id);
+    }
+    let (mut unremoved, mut failed) = (0, false);
+    for (i, ids) in by_dept {
+        if failed && !redis.is_cluster() {
+            unremoved += ids.len();
+            continue;
+        }
+        let n = ids.len();
+        let one = BTreeMap::from([(share[i].as_str(), ids)]);
+        if redis.outbox_ack_many(&one).is_err() {
+            unremoved += n;
+            failed = true;
+        }
+    }
+    unremoved
+}
+
 /// What one publisher did so far: events handed to it, confirmed per department, and
 /// confirmed but left in their outbox by a failing Redis.
 #[derive(Default)]
@@ -208,11 +238,17 @@ fn publish_handed(
             }
         }
         if gone() {
-            return Ok(None);
+            break;
         }
         remove(redis, &mut flow, done)?;
     }
     if gone() {
+        // Recording failed (on a cluster, most likely one master lost): what the broker has
+        // confirmed still leaves its outbox, department by department, so that only the lost
+        // master's departments keep confirmed events (sent again later: at least once), instead
+        // of every outbox sending again what its queue already holds.
+        publisher.finish(&mut flow);
+        done.unremoved += remove_acked_each(redis, share, &mut flow, &mut done.sent);
         return Ok(None);
     }
     publisher.finish(&mut flow);

@@ -114,6 +114,9 @@ struct Follow<'c> {
     /// Between failed connection attempts the wait grows (to a few seconds), so a dead
     /// cluster is not hammered.
     backoff: Backoff,
+    /// Between connections given up because the broker refused a whole round on them: the
+    /// wait grows the same way, and starts short again once a connection has events acked.
+    refusals: Backoff,
     /// The absence alerts it sends when they are due.
     alerts: super::alerts::Alerts,
 }
@@ -133,6 +136,7 @@ impl<'c> Follow<'c> {
             round_started: (SystemTime::now(), Instant::now()),
             lost: false,
             backoff: Backoff::default(),
+            refusals: Backoff::default(),
         }
     }
 
@@ -140,6 +144,14 @@ impl<'c> Follow<'c> {
     fn round(&mut self, sink: &mut impl FollowSink, board: &mut Board) -> Result<()> {
         let stop = interrupt::stop_flag();
         let started = (SystemTime::now(), Instant::now());
+        if self.refused(sink) {
+            // Check-ins publish themselves meanwhile, each on a connection of its own.
+            board.forget(&self.me)?;
+            self.beaten = None;
+            if !self.refusals.sleep(stop) {
+                return Ok(());
+            }
+        }
         if !self.connected(sink) {
             // The backlog still counts for the metrics (an alert on events stuck with no broker).
             let backlog = super::backlog_of(board, "the broker could not be reached").ok();
@@ -170,6 +182,36 @@ impl<'c> Follow<'c> {
         }
         self.handoffs.start_over(false);
         self.beaten = None;
+    }
+
+    /// Whether the broker refused (nacked or returned) every event this connection published
+    /// since the last look (a round: one interval) and acked none: the connection is then given
+    /// up, as if lost (what it confirmed within the horizon is due again), to be opened anew
+    /// after a growing wait. RabbitMQ 3.10 keeps a quorum queue's dead leader on a channel after
+    /// a fail-over, so publishing again on the same channel was refused round after round
+    /// (docs/durability.md section 5); a new connection asks the cluster where the leaders are.
+    fn refused(&mut self, sink: &mut impl FollowSink) -> bool {
+        let Some(p) = self.publisher.as_ref().filter(|p| p.problem().is_none()) else {
+            return false;
+        };
+        let v = self.handoffs.take_verdicts();
+        if v.acked > 0 {
+            self.refusals.reset();
+        }
+        if !v.all_refused() {
+            return false;
+        }
+        sink.status(format!(
+            "relay: the broker at {} refused all {} event(s) published in the last round; connecting again",
+            p.broker(),
+            v.refused
+        ));
+        if let Some(p) = self.publisher.take() {
+            p.close();
+        }
+        self.handoffs.start_over(true);
+        self.lost = true;
+        true
     }
 
     /// The publisher, reconnecting first if needed. A connection that broke (found out by a

@@ -8,8 +8,8 @@ use anyhow::Result;
 
 use super::drain::{DrainReport, MALFORMED_SHOWN, PAGE};
 use super::recent::{Confirmed, Recent};
-use crate::amqp::Flow;
 use crate::amqp::Publisher;
+use crate::amqp::{Flow, Verdicts};
 use crate::redis::board::Board;
 
 /// What published an event: a check-in's wake-up, the full round, or a lost connection (the
@@ -138,6 +138,12 @@ impl Handoffs {
         }
         publisher.flush_journal(&mut self.flow);
         self.flow.take_malformed();
+    }
+
+    /// How the broker answered this connection's events since the last call: all refused means
+    /// the channel is to be given up ([`Verdicts`]).
+    pub fn take_verdicts(&mut self) -> Verdicts {
+        self.flow.take_verdicts()
     }
 
     /// Events due again after a loss, not yet published on a new connection.
