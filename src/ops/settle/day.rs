@@ -167,7 +167,13 @@ impl Run<'_> {
         let cal = self.read_calendar(date)?;
         let workday = workdays::is_workday(&self.cfg.policy, &cal.overrides, date);
         steps.mark("read the calendar and leave");
-        let day = Day::new(date, self.cfg.timezone, &self.cfg.policy, workday);
+        let calendar = cal.overrides.get(&date).map(|e| e.kind == workdays::DayKind::Workday);
+        let shifts = crate::domain::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
+        let day = Day::new(date, self.cfg.timezone, &self.cfg.policy, workday).with_shifts(
+            self.cfg.timezone,
+            shifts,
+            calendar,
+        );
         let written = self.stream_rows(&day, &cal.on_leave, progress)?;
         steps.mark("read, compute and write the rows, department by department");
         let logged = self.write_punch_log(date)?;

@@ -1,0 +1,96 @@
+//! Redis: the copy of the shift table (`<ns>:{shifts}`), so that a check-in learns its
+//! employee's shift in the round trip it already makes, without MySQL. Written whole by
+//! `shifts import|assign` and by every init-day and layout; read per punch for only the
+//! fields it needs: `table` (the shifts and the departments' assignments, small) and the
+//! punching employees' own assignments, `e:<id>`.
+
+use std::collections::HashMap;
+
+use anyhow::{Context, Result};
+use chrono::NaiveDate;
+
+use super::handle::Board;
+use crate::domain::shifts::ShiftTable;
+
+/// The `table` field: the table without the employees' own assignments.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Head {
+    shifts: std::collections::BTreeMap<String, crate::domain::shifts::Shift>,
+    departments: HashMap<String, Vec<(NaiveDate, String)>>,
+}
+
+impl Board {
+    /// Replace the copy with `table`, whole: written aside, then renamed over the old one, so
+    /// that a punch never reads half of it. An empty table removes the copy.
+    pub(crate) fn write_shifts(&mut self, table: &ShiftTable) -> Result<()> {
+        let (key, next) = (self.keys.shifts(), self.keys.shifts_next());
+        if table.shifts.is_empty() && table.is_empty() {
+            redis::cmd("DEL")
+                .arg(&key)
+                .query::<()>(&mut self.con)
+                .context("removing the shift copy")?;
+            return Ok(());
+        }
+        let head = serde_json::to_string(&Head {
+            shifts: table.shifts.clone(),
+            departments: table.departments.clone(),
+        })?;
+        redis::cmd("DEL").arg(&next).query::<()>(&mut self.con)?;
+        let mut fields: Vec<(String, String)> = vec![("table".into(), head)];
+        for (id, list) in &table.employees {
+            fields.push((format!("e:{id}"), serde_json::to_string(list)?));
+        }
+        for chunk in fields.chunks(5_000) {
+            redis::cmd("HSET")
+                .arg(&next)
+                .arg(chunk)
+                .query::<()>(&mut self.con)
+                .context("writing the shift copy")?;
+        }
+        redis::cmd("RENAME")
+            .arg(&next)
+            .arg(&key)
+            .query::<()>(&mut self.con)
+            .context("writing the shift copy")?;
+        Ok(())
+    }
+
+    /// The part of the copy that concerns `employees`: every shift, every department's
+    /// assignments and these employees' own, in one HMGET for up to 5,000 employees (a single
+    /// check-in: one small read). No copy: an empty table (everyone on the policy).
+    pub(crate) fn read_shifts<S: AsRef<str>>(&mut self, employees: &[S]) -> Result<ShiftTable> {
+        let key = self.keys.shifts();
+        let mut table = ShiftTable::default();
+        let mut chunks = employees.chunks(5_000).peekable();
+        let mut first = true;
+        while first || chunks.peek().is_some() {
+            let chunk = chunks.next().unwrap_or_default();
+            let mut fields: Vec<String> = Vec::with_capacity(chunk.len() + 1);
+            if first {
+                fields.push("table".into());
+            }
+            fields.extend(chunk.iter().map(|e| format!("e:{}", e.as_ref())));
+            let mut values: Vec<Option<String>> = redis::cmd("HMGET")
+                .arg(&key)
+                .arg(&fields)
+                .query(&mut self.con)
+                .context("reading the shift copy")?;
+            if first {
+                first = false;
+                let Some(head) = values.remove(0) else {
+                    return Ok(ShiftTable::default());
+                };
+                let head: Head = serde_json::from_str(&head).context("reading the shift copy: its table")?;
+                table.shifts = head.shifts;
+                table.departments = head.departments;
+            }
+            for (e, v) in chunk.iter().zip(values) {
+                if let Some(v) = v {
+                    let list = serde_json::from_str(&v).context("reading the shift copy: an employee's")?;
+                    table.employees.insert(e.as_ref().to_string(), list);
+                }
+            }
+        }
+        Ok(table)
+    }
+}
