@@ -232,3 +232,97 @@ fn settle_of_a_date_waits_until_its_last_shift_has_ended() {
     env.ok(&["settle", "--date", &before, "-q"]);
     assert!(env.count("attendance") > 0);
 }
+
+/// A zone where it is now between 04:00 and 20:59 (`Etc/GMT-N` is UTC+N), and its offset.
+fn midday_zone() -> (String, i64) {
+    use chrono::Timelike;
+    let h = i64::from(chrono::Utc::now().hour());
+    if (4..=20).contains(&h) {
+        return ("UTC".into(), 0);
+    }
+    let n = 12 - h;
+    let name = if n > 0 {
+        format!("Etc/GMT-{n}")
+    } else {
+        format!("Etc/GMT+{}", -n)
+    };
+    (name, n)
+}
+
+#[test]
+fn an_absence_alert_goes_out_per_department_and_shift_at_the_shifts_own_start() {
+    use common::relay::Relay;
+    let (zone, offset) = midday_zone();
+    let env = TestEnv::migrated(&zone);
+    let local = chrono::Utc::now() + chrono::Duration::hours(offset);
+    let start = (local - chrono::Duration::minutes(2)).format("%H:%M").to_string();
+    let end = (local + chrono::Duration::hours(3)).format("%H:%M").to_string();
+    // The policy's own start is late in the evening: its alert is not due yet.
+    std::fs::create_dir_all(env.dir.join("attendance")).unwrap();
+    env.file(
+        "attendance/config.toml",
+        "[policy]\ncheckin_deadline = \"23:50\"\ncheckout_from = \"23:55\"\n\
+         work_days = [\"mon\", \"tue\", \"wed\", \"thu\", \"fri\", \"sat\", \"sun\"]\n",
+    );
+    let roster = env.file(
+        "roster.csv",
+        "employee_id,name,department_id,department_name,role\n\
+         E1,Ann,D1,Sales,supervisor\nE2,Bob,D1,Sales,employee\nE3,Cy,D1,Sales,employee\n\
+         E4,Di,D2,Legal,supervisor\n",
+    );
+    env.ok(&["org", "import", roster.to_str().unwrap(), "-q"]);
+    let shifts = env.file(
+        "s.csv",
+        &format!("name,start,end,work_days\nnow,{start},{end},mon-sun\n"),
+    );
+    env.ok(&["shifts", "import", shifts.to_str().unwrap(), "-q"]);
+    let today = local.date_naive().to_string();
+    let a = env.file(
+        "a.csv",
+        &format!("scope,target,from,shift\nemployee,E1,{today},now\nemployee,E2,{today},now\n"),
+    );
+    env.ok(&["shifts", "assign", a.to_str().unwrap(), "-q"]);
+    env.ok(&["init-day", "-q"]);
+    env.ok(&["checkin", "E1", "--kind", "in", "-q"]);
+    env.ok(&["queues", "declare", "-q"]);
+    env.ok(&["watch-dept", "D1", "--once", "-q"]);
+    let relay = Relay::start_with(&env, &[("ATTENDANCE_POLICY_ABSENCE_ALERTS", "true")]);
+    let mark = format!("{}:alert:{{D1}}:{today}:now", env.ns);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let sent = || {
+        redis::cmd("GET")
+            .arg(&mark)
+            .query::<Option<String>>(&mut env.redis())
+            .unwrap()
+            .as_deref()
+            == Some("sent")
+    };
+    while !sent() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut r = relay;
+    r.signal(libc::SIGTERM);
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut r.0.stderr.take().unwrap(), &mut said).unwrap();
+    r.0.wait().unwrap();
+    assert!(sent(), "the shift's alert was not sent within 15 s: {said}");
+    let shown = env.ok(&["watch-dept", "D1", "--once", "--json", "-q"]);
+    let alerts: Vec<Value> = shown.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        alerts.len(),
+        1,
+        "one alert, the shift's; the policy's is not due: {shown}"
+    );
+    assert_eq!(alerts[0]["event_id"], format!("absence:D1:{today}:now").as_str());
+    assert_eq!(
+        alerts[0]["missing"][0]["employee_id"], "E2",
+        "E1 came, E3 is on the policy"
+    );
+    assert_eq!(alerts[0]["expected"], 2);
+    // D2 (on the policy alone) had nothing due.
+    let d2: Option<String> = redis::cmd("GET")
+        .arg(format!("{}:alert:{{D2}}:{today}:default", env.ns))
+        .query(&mut env.redis())
+        .unwrap();
+    assert_eq!(d2, None);
+}
