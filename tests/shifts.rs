@@ -326,3 +326,34 @@ fn an_absence_alert_goes_out_per_department_and_shift_at_the_shifts_own_start() 
         .unwrap();
     assert_eq!(d2, None);
 }
+
+#[test]
+fn half_day_leave_is_judged_on_the_other_half_only() {
+    let env = TestEnv::with_roster(TZ, 6, 1);
+    let team = env.members("D001");
+    let day = "2026-11-19";
+    // Morning off: due at 13:30 (the middle of 09:00-18:00), not at 09:00.
+    env.ok(&["leave", "add", &team[0], day, day, "--half", "morning", "-q"]);
+    punch(&env, &team[0], "2026-11-19T13:20:00+01:00");
+    punch(&env, &team[0], "2026-11-19T18:01:00+01:00");
+    // Afternoon off: done at 13:30, in at 09:00.
+    let added = env.json(&["leave", "add", &team[1], day, day, "--half", "afternoon", "--json"]);
+    assert_eq!(added["half"], "afternoon", "{added}");
+    punch(&env, &team[1], "2026-11-19T08:55:00+01:00");
+    punch(&env, &team[1], "2026-11-19T13:31:00+01:00");
+    // Morning off, but in only at 14:00: late for the afternoon, by 30 minutes. (Labelled: an
+    // unlabelled punch is read by the shift's split, which knows no leave; docs/shifts.md.)
+    env.ok(&["leave", "add", &team[2], day, day, "--half", "morning", "-q"]);
+    env.punch(&team[2], "in", "2026-11-19T14:00:00", true);
+    punch(&env, &team[2], "2026-11-19T18:00:00+01:00");
+    // Half a day off and never came: absent (for the half that was due).
+    env.ok(&["leave", "add", &team[3], day, day, "--half", "afternoon", "-q"]);
+    env.ok(&["settle", "--date", day, "-q"]);
+    assert_eq!(row(&env, day, &team[0]), "half_day_leave|0|0");
+    assert_eq!(row(&env, day, &team[1]), "half_day_leave|0|0");
+    assert_eq!(row(&env, day, &team[2]), "late|30|0");
+    assert_eq!(row(&env, day, &team[3]), "absent|0|0");
+    let sheet = env.ok(&["report", "month", "--month", "2026-11", "--format", "csv"]);
+    let line = sheet.lines().find(|l| l.contains(team[0].as_str())).unwrap();
+    assert!(line.split(',').any(|c| c == "HV"), "{line}");
+}

@@ -458,6 +458,10 @@ pub enum LeaveCommand {
         /// annual, sick, parental, unpaid, training or other
         #[arg(long, default_value = "annual", value_parser = LEAVE_KINDS)]
         kind: String,
+        /// Half of each day only: morning or afternoon (the halves meet at the middle of the
+        /// employee's shift); the day is judged on the other half (status half_day_leave)
+        #[arg(long, value_parser = ["morning", "afternoon"])]
+        half: Option<String>,
         /// A note for HR
         #[arg(long, default_value = "")]
         note: String,

@@ -181,6 +181,18 @@ impl DayClock {
         }
     }
 
+    /// The clock of the half of the day that is worked when the other is on leave: morning
+    /// off, due at the split (the middle of the shift); afternoon off, done at the split.
+    pub(crate) fn other_half(&self, morning_off: bool) -> DayClock {
+        let mut c = *self;
+        if morning_off {
+            c.deadline = self.split;
+        } else {
+            c.end = self.split;
+        }
+        c
+    }
+
     /// The instant the shift ends.
     pub(crate) fn ends_at(&self) -> DateTime<Utc> {
         self.start + Duration::seconds(self.end)

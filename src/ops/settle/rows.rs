@@ -28,6 +28,8 @@ pub(crate) struct Day {
     pub clock: DayClock,
     /// The shifts, when any is assigned: each employee's row follows their own.
     shifts: Option<Arc<DayShifts>>,
+    /// Who is on leave for half the day: `true` the morning, `false` the afternoon.
+    half_leave: Arc<HashMap<String, bool>>,
 }
 
 /// The day's shifts: who follows which, and each shift's clock and work day, worked out once.
@@ -47,7 +49,14 @@ impl Day {
             start: clock.start,
             clock,
             shifts: None,
+            half_leave: Arc::default(),
         }
+    }
+
+    /// The day with who is on half-day leave (`true`: the morning off).
+    pub(crate) fn with_half_leave(mut self, half_leave: HashMap<String, bool>) -> Day {
+        self.half_leave = Arc::new(half_leave);
+        self
     }
 
     /// The day with its shifts: `calendar` is the date's calendar entry (`Some(true)` a work
@@ -113,7 +122,16 @@ pub(crate) fn row(day: &Day, member: &Member, mut punches: Vec<Stamp>, on_leave:
     let last_out = punches.iter().filter(|(_, k)| *k == Kind::Out).map(|(t, _)| *t).max();
     let secs = |t: DateTime<Utc>| (t - start).num_seconds();
     let (clock, workday, part_time) = day.of(member);
+    let half = day.half_leave.get(&member.employee_id).copied();
+    // Half a day on leave: judged on the other half only.
+    let clock = match half {
+        Some(morning_off) => clock.other_half(morning_off),
+        None => *clock,
+    };
     let mut outcome = clock.outcome(workday, on_leave, first_in.map(secs), last_out.map(secs));
+    if half.is_some() && workday && outcome.status == DayStatus::Present {
+        outcome.status = DayStatus::HalfDayLeave;
+    }
     // A part-time day worked is a status of its own (its minutes still say how it went).
     if part_time && first_in.is_some() && last_out.is_some() {
         outcome.status = DayStatus::PartTime;
