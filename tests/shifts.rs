@@ -82,6 +82,13 @@ fn a_night_shift_across_midnight_belongs_to_the_date_it_started() {
         (early["work_date"].as_str(), early["early_minutes"].as_u64()),
         (Some("2026-11-20"), Some(60))
     );
+    // status, before settle, judges by the shift too: 25 minutes late, an hour early.
+    let live = env.json(&["status", &team[1], "--date", "2026-11-20", "--json"]);
+    assert_eq!(
+        (live["late_minutes"].as_u64(), live["early_minutes"].as_u64()),
+        (Some(25), Some(60)),
+        "{live}"
+    );
     // The board of the 20th holds both punches of the night: nothing on the 21st's.
     let board = env.board("D001", "2026-11-20");
     assert!(

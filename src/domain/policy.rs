@@ -126,11 +126,13 @@ fn minutes_up(secs: i64) -> u32 {
 }
 
 /// Late minutes of a check-in `secs` into `date`: counted from the deadline, once past the grace.
+#[cfg(test)]
 pub(crate) fn late_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32 {
     DayClock::new(policy, tz, date).late_minutes(secs)
 }
 
 /// Early minutes of a check-out `secs` into `date`: counted to the end of day, once past the grace.
+#[cfg(test)]
 pub(crate) fn early_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32 {
     DayClock::new(policy, tz, date).early_minutes(secs)
 }
@@ -216,7 +218,7 @@ impl DayClock {
     }
 
     /// Late minutes of a check-in `secs` into this clock's date: from the deadline, past the grace.
-    fn late_minutes(&self, secs: i64) -> u32 {
+    pub(crate) fn late_minutes(&self, secs: i64) -> u32 {
         if secs > self.deadline + self.late_grace {
             minutes_up(secs - self.deadline)
         } else {
@@ -225,7 +227,7 @@ impl DayClock {
     }
 
     /// Early minutes of a check-out `secs` into this clock's date: to the end, past the grace.
-    fn early_minutes(&self, secs: i64) -> u32 {
+    pub(crate) fn early_minutes(&self, secs: i64) -> u32 {
         if secs < self.end - self.early_grace {
             minutes_up(self.end - secs)
         } else {

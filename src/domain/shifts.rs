@@ -365,6 +365,12 @@ impl<'a> Clocks<'a> {
         local
     }
 
+    /// The clock of the shift an employee follows on `date`.
+    pub(crate) fn on(&mut self, employee: &str, department: &str, date: NaiveDate) -> DayClock {
+        let shifts = self.shifts;
+        self.clock(shifts.on(employee, department, date).0, date)
+    }
+
     /// See [`Shifts::facts`].
     pub(crate) fn facts(&mut self, employee: &str, department: &str, at: DateTime<Utc>) -> PunchFacts {
         let date = self.work_date(employee, department, at);
