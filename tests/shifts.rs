@@ -82,6 +82,21 @@ fn a_night_shift_across_midnight_belongs_to_the_date_it_started() {
         (early["work_date"].as_str(), early["early_minutes"].as_u64()),
         (Some("2026-11-20"), Some(60))
     );
+    // A punch file follows the shift too: the check-out after midnight is the 20th's.
+    let file = env.file(
+        "night.csv",
+        &format!(
+            "employee_id,kind,at\n{0},in,2026-11-20T21:58:00+01:00\n{0},out,2026-11-21T06:01:00+01:00\n",
+            team[3]
+        ),
+    );
+    let o = env
+        .cmd()
+        .args(["checkin", "--file", file.to_str().unwrap(), "-q"])
+        .env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // status, before settle, judges by the shift too: 25 minutes late, an hour early.
     let live = env.json(&["status", &team[1], "--date", "2026-11-20", "--json"]);
     assert_eq!(
@@ -101,6 +116,7 @@ fn a_night_shift_across_midnight_belongs_to_the_date_it_started() {
     assert_eq!(row(&env, "2026-11-20", &team[0]), "present|0|0");
     assert_eq!(row(&env, "2026-11-20", &team[1]), "late_and_early|25|60");
     assert_eq!(row(&env, "2026-11-20", &team[2]), "absent|0|0");
+    assert_eq!(row(&env, "2026-11-20", &team[3]), "present|0|0");
     // A Saturday is a work day of this shift (mon-sun), not of the policy's week.
     env.ok(&["settle", "--date", "2026-11-21", "-q"]);
     assert_eq!(row(&env, "2026-11-21", &team[2]), "absent|0|0");
