@@ -37,6 +37,7 @@ impl Board {
         let (con, keys) = (&mut self.con, &self.keys);
         let mut out = Vec::with_capacity(ids.len());
         let mut reading = None;
+        let mut prefetched = None;
         for chunk in ids.chunks(5_000) {
             let mut parts: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
             let mut order = Vec::with_capacity(chunk.len());
@@ -51,6 +52,14 @@ impl Board {
             if time {
                 pipe.cmd("TIME");
             }
+            // One employee (a single check-in): their shift fields ride in the same round trip.
+            let prefetch = time && !cluster && ids.len() == 1;
+            if prefetch {
+                pipe.cmd("HMGET")
+                    .arg(keys.shifts())
+                    .arg("table")
+                    .arg(format!("e:{}", ids[0].as_ref()));
+            }
             for (&part, ids) in &parts {
                 pipe.cmd("HMGET").arg(keys.roster_part(part)).arg(ids);
             }
@@ -64,6 +73,11 @@ impl Board {
                             server,
                             after: Utc::now(),
                         });
+                    }
+                    if prefetch {
+                        let fields: Vec<Option<String>> =
+                            redis::from_redis_value(replies.remove(0)).context("reading the shift copy")?;
+                        prefetched = Some(super::shift_copy::Prefetch::new(ids[0].as_ref(), fields));
                     }
                     replies.into_iter().map(Some).collect()
                 }
@@ -95,6 +109,7 @@ impl Board {
                     .map(|(part, i)| found.get_mut(&part).and_then(|v| v[i].take())),
             );
         }
+        self.shift_prefetch = prefetched;
         Ok((out, reading))
     }
 }

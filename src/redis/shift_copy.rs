@@ -19,6 +19,42 @@ struct Head {
     departments: HashMap<String, Vec<(NaiveDate, String)>>,
 }
 
+/// One employee's fields of the copy (`table`, `e:<id>`), read ahead with the roster lookup.
+#[derive(Debug, Clone)]
+pub(crate) struct Prefetch {
+    employee: String,
+    fields: Vec<Option<String>>,
+}
+
+impl Prefetch {
+    pub(super) fn new(employee: &str, fields: Vec<Option<String>>) -> Prefetch {
+        Prefetch {
+            employee: employee.to_string(),
+            fields,
+        }
+    }
+}
+
+/// The table from the `table` field and the employees' own fields, in `employees` order.
+fn decode<S: AsRef<str>>(head: Option<String>, employees: &[S], own: Vec<Option<String>>) -> Result<ShiftTable> {
+    let Some(head) = head else {
+        return Ok(ShiftTable::default());
+    };
+    let head: Head = serde_json::from_str(&head).context("reading the shift copy: its table")?;
+    let mut table = ShiftTable {
+        shifts: head.shifts,
+        departments: head.departments,
+        employees: HashMap::new(),
+    };
+    for (e, v) in employees.iter().zip(own) {
+        if let Some(v) = v {
+            let list = serde_json::from_str(&v).context("reading the shift copy: an employee's")?;
+            table.employees.insert(e.as_ref().to_string(), list);
+        }
+    }
+    Ok(table)
+}
+
 impl Board {
     /// Replace the copy with `table`, whole: written aside, then renamed over the old one, so
     /// that a punch never reads half of it. An empty table removes the copy.
@@ -56,17 +92,28 @@ impl Board {
     }
 
     /// The part of the copy that concerns `employees`: every shift, every department's
-    /// assignments and these employees' own, in one HMGET for up to 5,000 employees (a single
-    /// check-in: one small read). No copy: an empty table (everyone on the policy).
+    /// assignments and these employees' own: one HMGET per 5,000 employees; for the one
+    /// employee of a single check-in, what the roster lookup already read (no round trip).
+    /// No copy: an empty table (everyone on the policy).
     pub(crate) fn read_shifts<S: AsRef<str>>(&mut self, employees: &[S]) -> Result<ShiftTable> {
+        if let [one] = employees {
+            if let Some(p) = self.shift_prefetch.take().filter(|p| p.employee == one.as_ref()) {
+                let mut fields = p.fields.into_iter();
+                let head = fields.next().flatten();
+                return decode(head, employees, fields.collect());
+            }
+        }
         let key = self.keys.shifts();
-        let mut table = ShiftTable::default();
-        let mut chunks = employees.chunks(5_000).peekable();
-        let mut first = true;
-        while first || chunks.peek().is_some() {
-            let chunk = chunks.next().unwrap_or_default();
+        let mut head = None;
+        let mut own = Vec::with_capacity(employees.len());
+        let chunks: Vec<&[S]> = if employees.is_empty() {
+            vec![&[]]
+        } else {
+            employees.chunks(5_000).collect()
+        };
+        for (i, chunk) in chunks.into_iter().enumerate() {
             let mut fields: Vec<String> = Vec::with_capacity(chunk.len() + 1);
-            if first {
+            if i == 0 {
                 fields.push("table".into());
             }
             fields.extend(chunk.iter().map(|e| format!("e:{}", e.as_ref())));
@@ -75,23 +122,15 @@ impl Board {
                 .arg(&fields)
                 .query(&mut self.con)
                 .context("reading the shift copy")?;
-            if first {
-                first = false;
-                let Some(head) = values.remove(0) else {
+            if i == 0 {
+                head = values.remove(0);
+                if head.is_none() {
                     return Ok(ShiftTable::default());
-                };
-                let head: Head = serde_json::from_str(&head).context("reading the shift copy: its table")?;
-                table.shifts = head.shifts;
-                table.departments = head.departments;
-            }
-            for (e, v) in chunk.iter().zip(values) {
-                if let Some(v) = v {
-                    let list = serde_json::from_str(&v).context("reading the shift copy: an employee's")?;
-                    table.employees.insert(e.as_ref().to_string(), list);
                 }
             }
+            own.extend(values);
         }
-        Ok(table)
+        decode(head, employees, own)
     }
 
     /// The whole copy (every employee's own assignments included): what the relay's absence
