@@ -177,7 +177,7 @@ pub enum Command {
     #[command(subcommand)]
     Leave(LeaveCommand),
     /// Work patterns: named shifts (night shifts included), who follows which from when, and
-    /// which applies to an employee on a date (docs/shifts.md)
+    /// which applies to an employee on a date
     #[command(subcommand)]
     Shifts(ShiftsCommand),
     /// A supervisor fixes a settled day of one of their people (audited; kept by later settles)
