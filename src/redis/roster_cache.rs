@@ -33,6 +33,18 @@ impl Board {
         ids: &[S],
         timed: bool,
     ) -> Result<(Vec<Option<Employee>>, Option<Reading>)> {
+        self.lookup_with(ids, timed, true)
+    }
+
+    /// [`Board::lookup`]; `prefetch`: for one employee, also read their shift fields in the
+    /// same round trip (refused by an account's ACL: looked up again without, so that the
+    /// refusal named is the roster's own).
+    fn lookup_with<S: AsRef<str>>(
+        &mut self,
+        ids: &[S],
+        timed: bool,
+        prefetch_shifts: bool,
+    ) -> Result<(Vec<Option<Employee>>, Option<Reading>)> {
         let cluster = self.is_cluster();
         let (con, keys) = (&mut self.con, &self.keys);
         let mut out = Vec::with_capacity(ids.len());
@@ -53,7 +65,7 @@ impl Board {
                 pipe.cmd("TIME");
             }
             // One employee (a single check-in): their shift fields ride in the same round trip.
-            let prefetch = time && !cluster && ids.len() == 1;
+            let prefetch = prefetch_shifts && time && !cluster && ids.len() == 1;
             if prefetch {
                 pipe.cmd("HMGET")
                     .arg(keys.shifts())
@@ -81,6 +93,7 @@ impl Board {
                     }
                     replies.into_iter().map(Some).collect()
                 }
+                Err(_) if prefetch => return self.lookup_with(ids, timed, false),
                 Err(_) if cluster => parts
                     .iter()
                     .map(|(&part, ids)| {
