@@ -27,6 +27,8 @@ mod peak;
 mod quiet;
 #[path = "common/redis_refs.rs"]
 mod redis_refs;
+#[path = "common/shift_steps.rs"]
+mod shift_steps;
 #[path = "common/signing_steps.rs"]
 mod signing_steps;
 #[path = "common/steps.rs"]
@@ -336,18 +338,20 @@ fn cleanup(departments: u32) -> Result<()> {
 }
 
 /// `--cleanup` only removes what an earlier run (killed, say) left behind.
-/// `--only latency` runs the company's import and the notification latency steps alone.
+/// `--only latency` runs the company's import and the notification latency steps alone;
+/// `--only shifts` a day without and a day with shifts (`--shifts N`).
 fn main() -> Result<()> {
     let departments = arg("--departments", 500)?;
     let only = match args::text("--only")? {
         None => None,
-        Some(step @ ("latency" | "signing")) => Some(step),
-        Some(other) => bail!("--only: '{other}' is not a step this benchmark can run alone (latency, signing)"),
+        Some(step @ ("latency" | "signing" | "shifts")) => Some(step),
+        Some(other) => bail!("--only: '{other}' is not a step this benchmark can run alone (latency, signing, shifts)"),
     };
     // Also after a failure: a 1M run leaves 5,000 queues and a few hundred MB behind.
     args::run_then_cleanup(
         || match only {
             Some("latency") => run_latency(departments),
+            Some("shifts") => run_shifts(departments),
             Some(_) => run_signing(departments),
             None => run(departments),
         },
@@ -428,6 +432,18 @@ fn run_signing(departments: u32) -> Result<()> {
     let mut b = start(employees, departments)?;
     org_steps(&mut b, employees, departments)?;
     signing_steps::signing_steps(&mut b, runs, arg("--pairs", 5)? as usize)?;
+    write_figures(&mut b)
+}
+
+/// `--only shifts`: the company imported, then a day without shifts and a day with
+/// `--shifts N` (default 5) shifts, side by side (init-day, bulk check-ins, settle, single
+/// check-ins).
+fn run_shifts(departments: u32) -> Result<()> {
+    let employees = arg("--employees", 100_000)?;
+    let runs = arg("--runs", 100)? as usize;
+    let mut b = start(employees, departments)?;
+    org_steps(&mut b, employees, departments)?;
+    shift_steps::shift_steps(&mut b, arg("--shifts", 5)?.max(1), runs)?;
     write_figures(&mut b)
 }
 

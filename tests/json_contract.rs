@@ -168,7 +168,7 @@ impl Contract {
 
 /// Beyond the schemas' declared instants: any string anywhere in an output that reads as a
 /// date and time is an instant in the contract's one form, and none is a bare time of day
-/// (`config show`'s values are settings, `09:00` among them).
+/// (`config show`'s values are settings, `09:00` among them, and so are a shift's times).
 fn one_time_form(command: &str, v: &Value, at: &str) {
     match v {
         Value::Array(a) => a
@@ -192,8 +192,10 @@ fn one_time_form(command: &str, v: &Value, at: &str) {
                 );
             }
             let clock = digits(0..2) && b.get(2) == Some(&b':') && digits(3..5) && (b.len() == 5 || b.len() == 8);
+            // A shift's start and end are settings too (`shifts import`, `shifts list`).
+            let settings = matches!(command, "config show" | "shifts import" | "shifts list");
             assert!(
-                command == "config show" || !clock,
+                settings || !clock,
                 "`{command} --json` {at}: {s:?} is a time with no date nor offset"
             );
         }
@@ -336,6 +338,23 @@ fn every_json_output_validates_against_its_schema() {
         "calendar list",
         &["calendar", "list", "--from", next, "--to", later],
     );
+    let shifts = env.file(
+        "shifts.csv",
+        "name,start,end,late_grace,work_days,part_time\nnight,22:00,06:00,10,mon-sun,false\n",
+    );
+    let shifts = shifts.to_str().unwrap();
+    c.ok(&env, "shifts import", &["shifts", "import", shifts, "--dry-run"]);
+    c.ok(&env, "shifts import", &["shifts", "import", shifts]);
+    let assign = env.file(
+        "assign.csv",
+        &format!("scope,target,from,shift\nemployee,{other},{later},night\n"),
+    );
+    let assign = assign.to_str().unwrap();
+    c.ok(&env, "shifts assign", &["shifts", "assign", assign, "--dry-run"]);
+    c.ok(&env, "shifts assign", &["shifts", "assign", assign]);
+    c.ok(&env, "shifts list", &["shifts", "list"]);
+    c.ok(&env, "shifts which", &["shifts", "which", &other, "--date", later]);
+    c.ok(&env, "shifts which", &["shifts", "which", &emp, "--date", DAY]);
     let leave = c.ok(
         &env,
         "leave add",

@@ -46,7 +46,7 @@ fn timed(b: &Bench, key: Option<&str>, args: &[&str]) -> Result<Duration> {
 
 /// `n` work days (Monday to Friday) counting back from a week before today: every punch of
 /// them is in the past, and each bulk check-in gets a day nobody punched on yet.
-fn fresh_days(n: usize) -> Vec<String> {
+pub(super) fn fresh_days(n: usize) -> Vec<String> {
     use chrono::Datelike;
     let mut d = chrono::Local::now().date_naive() - chrono::Days::new(7);
     let mut days = Vec::with_capacity(n);

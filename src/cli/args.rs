@@ -176,6 +176,10 @@ pub enum Command {
     /// Approved leave: an employee on leave is on_leave, never absent
     #[command(subcommand)]
     Leave(LeaveCommand),
+    /// Work patterns: named shifts (night shifts included), who follows which from when, and
+    /// which applies to an employee on a date
+    #[command(subcommand)]
+    Shifts(ShiftsCommand),
     /// A supervisor fixes a settled day of one of their people (audited; kept by later settles)
     Correct(CorrectArgs),
     /// A punch on today's board (before settle): void a wrong one (audited, the supervisor told)
@@ -397,6 +401,48 @@ pub enum CalendarCommand {
     },
 }
 
+/// A shifts or assignments file, as `shifts import` and `shifts assign` read it.
+#[derive(Debug, Args)]
+pub struct ShiftsFile {
+    /// The CSV file ('-' for stdin)
+    pub file: PathBuf,
+    /// Write every bad line of a refused file to FILE as CSV (line,reason)
+    #[arg(long, value_name = "FILE")]
+    pub errors: Option<PathBuf>,
+    /// Check the file and say what it would add or change; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ShiftsCommand {
+    /// Add or change shifts from a CSV file (header: name,start,end then any of
+    /// late_grace,early_grace,work_days,break,part_time). A file with any bad line is refused
+    /// whole, every bad line listed, and nothing is written.
+    Import(ShiftsFile),
+    /// Assign shifts from a CSV file (header: scope,target,from,shift; scope department or
+    /// employee; the latest assignment on or before a date applies, an employee's beats their
+    /// department's, `default` is the company policy)
+    Assign(ShiftsFile),
+    /// Every shift (the policy's `default` first) and every assignment
+    List {
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Which shift an employee follows on a date, and why
+    Which {
+        /// The employee's id
+        employee_id: String,
+        /// The work date [default: today]
+        #[arg(long, value_parser = parse_day)]
+        date: Option<NaiveDate>,
+        #[command(flatten)]
+        output: Output,
+    },
+}
+
 #[derive(Debug, Subcommand)]
 pub enum LeaveCommand {
     /// Record an approved leave, FROM and TO included; its settled days are re-settled
@@ -412,6 +458,10 @@ pub enum LeaveCommand {
         /// annual, sick, parental, unpaid, training or other
         #[arg(long, default_value = "annual", value_parser = LEAVE_KINDS)]
         kind: String,
+        /// Half of each day only: morning or afternoon (the halves meet at the middle of the
+        /// employee's shift); the day is judged on the other half (status half_day_leave)
+        #[arg(long, value_parser = ["morning", "afternoon"])]
+        half: Option<String>,
         /// A note for HR
         #[arg(long, default_value = "")]
         note: String,

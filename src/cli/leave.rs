@@ -14,6 +14,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             from,
             to,
             kind,
+            half,
             note,
             output,
         } => {
@@ -23,15 +24,17 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
                 to,
                 kind: &kind,
                 note: &note,
+                half: half.as_deref(),
             };
             let added = ops::leave::add(&ctx.cfg, &l)?;
             let (id, repeat) = (added.id, added.repeat);
             if output.json {
-                let v = serde_json::json!({ "leave_id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "repeat": repeat, "resettled": added.resettled });
+                let v = serde_json::json!({ "leave_id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "half": half, "repeat": repeat, "resettled": added.resettled });
                 return crate::output::json(&v);
             }
             let again = if repeat { " (already recorded)" } else { "" };
-            textln!("leave {id}: {employee_id} {kind} from {from} to {to}{again}")?;
+            let halves = half.as_deref().map_or(String::new(), |h| format!(", {h}s only"));
+            textln!("leave {id}: {employee_id} {kind} from {from} to {to}{halves}{again}")?;
             super::resettled::say(ctx, &added.resettled, Some(&employee_id));
         }
         LeaveCommand::List {

@@ -47,6 +47,7 @@ mod report;
 mod resettled;
 mod review;
 mod settle;
+mod shifts;
 mod simulate;
 mod status;
 mod watch_alert;
@@ -174,6 +175,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
         Command::Settle(a) => settle::run(ctx, a),
         Command::Calendar(c) => calendar::run(ctx, c),
         Command::Leave(c) => leave::run(ctx, c),
+        Command::Shifts(c) => shifts::run(ctx, c),
         Command::Correct(a) => correct::run(ctx, a),
         Command::Punch(c) => punch::run(ctx, c),
         Command::Review(c) => review::run(ctx, c),

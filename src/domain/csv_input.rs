@@ -78,6 +78,27 @@ pub(crate) fn records<'r, R: Read>(
     })
 }
 
+/// One record as [`records`] yields it: the record and its line, or (a malformed row) its
+/// refusal pushed onto `bad` and `None`.
+pub(crate) fn record_or_refusal(
+    rec: Result<csv::StringRecord, csv::Error>,
+    bad: &mut Vec<Refusal>,
+) -> Option<(csv::StringRecord, u64)> {
+    match rec {
+        Ok(r) => {
+            let line = r.position().map_or(0, |p| p.line());
+            Some((r, line))
+        }
+        Err(e) => {
+            bad.push(Refusal {
+                line: e.position().map_or(0, |p| p.line()),
+                reason: e.to_string(),
+            });
+            None
+        }
+    }
+}
+
 /// A CSV reader over a bounded file.
 pub(crate) type Reader<R> = csv::Reader<LineBound<R>>;
 

@@ -1,25 +1,23 @@
 //! Who is due at work, and when: for a work date, each department's people expected at one
-//! start time, as groups. The one place that says so, for the absence alerts: today every
-//! employee follows the company policy (one group per department, the shift `default`); work
-//! patterns will return a group per department and shift from here, and nothing else changes.
+//! start time, as groups: one per department and shift (`domain::shifts`: each employee's
+//! own, the policy's `default` when nothing is assigned). The one place that says so, for the
+//! absence alerts.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use chrono_tz::Tz;
 
-use super::policy::{day_start, local_offset_secs, Policy};
+use super::policy::{DayClock, Policy};
 use super::roster::Member;
-
-/// The shift everyone follows while the company has only its policy.
-pub(crate) const DEFAULT_SHIFT: &str = "default";
+use super::shifts::{Shift, Shifts};
 
 /// A department's people due at one start time on one work date.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Due {
     pub department_id: String,
     pub shift: String,
-    /// When they are due (the check-in deadline).
+    /// When they are due (the shift's start).
     pub starts_at: DateTime<Utc>,
     /// When whoever has not arrived is reported: the start plus the alert's minutes.
     pub alert_at: DateTime<Utc>,
@@ -27,66 +25,76 @@ pub(crate) struct Due {
     pub people: Vec<(String, String)>,
 }
 
-/// When the absence alert of a day's start goes out: `policy.absence_alert_minutes` after the
-/// check-in deadline, by default its grace (the moment a check-in turns late).
-fn alert_at(policy: &Policy, starts_at: DateTime<Utc>) -> DateTime<Utc> {
-    let minutes = policy.absence_alert_minutes.unwrap_or(policy.grace_minutes);
+/// When the absence alert of a shift's start goes out: `policy.absence_alert_minutes` after
+/// it, by default the shift's late grace (the moment a check-in turns late).
+fn alert_at(policy: &Policy, shift: &Shift, starts_at: DateTime<Utc>) -> DateTime<Utc> {
+    let minutes = policy.absence_alert_minutes.unwrap_or(shift.late_grace_minutes);
     starts_at + Duration::minutes(i64::from(minutes))
 }
 
-/// The policy's check-in deadline on `date`, as an instant.
-fn starts_at(policy: &Policy, tz: Tz, date: NaiveDate) -> DateTime<Utc> {
-    day_start(tz, date) + Duration::seconds(local_offset_secs(tz, date, policy.checkin_deadline))
-}
-
 /// The earliest moment any group of `date` is reported (before it, nothing needs reading).
-pub(crate) fn first_alert_at(policy: &Policy, tz: Tz, date: NaiveDate) -> DateTime<Utc> {
-    alert_at(policy, starts_at(policy, tz, date))
+pub(crate) fn first_alert_at(policy: &Policy, shifts: &Shifts, tz: Tz, date: NaiveDate) -> DateTime<Utc> {
+    shifts
+        .in_use(date)
+        .into_iter()
+        .map(|s| alert_at(policy, s, DayClock::for_shift(s, tz, date).starts_at()))
+        .min()
+        .expect("the default shift is always in use")
 }
 
-/// Who is due on `date`, per department: every active member (`members`, ordered by
-/// department) employed that day and not on leave (`on_leave`), on a work day (`workday`,
-/// from the policy's week and the calendar); nobody on another day. Departments whose people
-/// are all away are left out.
+/// Who is due on `date`, per department and shift: every active member (`members`) employed
+/// that day and not on leave (`on_leave`), whose shift works that day (`calendar`: the date's
+/// calendar entry, `Some(true)` a work day and `Some(false)` a holiday for every shift; `None`:
+/// each shift's week). Groups whose people are all away are left out; groups come by
+/// department, then shift.
 pub(crate) fn due(
     policy: &Policy,
+    shifts: &Shifts,
     tz: Tz,
     date: NaiveDate,
-    workday: bool,
+    calendar: Option<bool>,
     members: &[Member],
     on_leave: &HashSet<String>,
 ) -> Vec<Due> {
-    if !workday {
-        return Vec::new();
-    }
-    let starts_at = starts_at(policy, tz, date);
-    let mut groups: Vec<Due> = Vec::new();
+    let mut groups: BTreeMap<(&str, &str), Due> = BTreeMap::new();
     for m in members {
         if !m.employment.covers(date) || on_leave.contains(&m.employee_id) {
             continue;
         }
-        let person = (m.employee_id.clone(), m.name.clone());
-        match groups.last_mut() {
-            Some(g) if g.department_id == m.department_id => g.people.push(person),
-            _ => groups.push(Due {
-                department_id: m.department_id.clone(),
-                shift: DEFAULT_SHIFT.to_string(),
-                starts_at,
-                alert_at: alert_at(policy, starts_at),
-                people: vec![person],
-            }),
+        let (shift, _) = shifts.on(&m.employee_id, &m.department_id, date);
+        if !calendar.unwrap_or_else(|| shift.works_on(date)) {
+            continue;
         }
-    }
-    for g in &mut groups {
-        g.people.sort();
+        let person = (m.employee_id.clone(), m.name.clone());
+        groups
+            .entry((m.department_id.as_str(), shift.name.as_str()))
+            .or_insert_with(|| {
+                let starts_at = DayClock::for_shift(shift, tz, date).starts_at();
+                Due {
+                    department_id: m.department_id.clone(),
+                    shift: shift.name.clone(),
+                    starts_at,
+                    alert_at: alert_at(policy, shift, starts_at),
+                    people: Vec::new(),
+                }
+            })
+            .people
+            .push(person);
     }
     groups
+        .into_values()
+        .map(|mut g| {
+            g.people.sort();
+            g
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::employment::Employment;
+    use crate::domain::shifts::ShiftTable;
 
     fn d(s: &str) -> NaiveDate {
         s.parse().unwrap()
@@ -121,7 +129,8 @@ mod tests {
             ),
         ];
         let leave: HashSet<String> = ["E3".to_string()].into();
-        let due = due(&policy, tz, day, true, &members, &leave);
+        let none = Shifts::new(ShiftTable::default(), &policy);
+        let due = due(&policy, &none, tz, day, None, &members, &leave);
         assert_eq!(due.len(), 2, "D2's only member starts tomorrow: {due:?}");
         assert_eq!(
             (due[0].department_id.as_str(), due[0].shift.as_str()),
@@ -131,17 +140,69 @@ mod tests {
         assert_eq!(due[1].people[0].0, "E5");
         assert_eq!(due[0].starts_at.to_rfc3339(), "2026-12-02T08:00:00+00:00");
         assert_eq!(due[0].alert_at.to_rfc3339(), "2026-12-02T08:15:00+00:00");
-        assert_eq!(first_alert_at(&policy, tz, day), due[0].alert_at);
+        assert_eq!(first_alert_at(&policy, &none, tz, day), due[0].alert_at);
         let later = Policy {
             absence_alert_minutes: Some(40),
             ..policy.clone()
         };
         assert_eq!(
-            super::due(&later, tz, day, true, &members, &leave)[0]
+            super::due(&later, &none, tz, day, None, &members, &leave)[0]
                 .alert_at
                 .to_rfc3339(),
             "2026-12-02T08:40:00+00:00"
         );
-        assert!(super::due(&policy, tz, day, false, &members, &leave).is_empty());
+        assert!(super::due(&policy, &none, tz, day, Some(false), &members, &leave).is_empty());
+    }
+
+    #[test]
+    fn one_group_per_department_and_shift_each_at_its_own_start_plus_its_grace() {
+        use crate::domain::shifts::{Assignment, Scope};
+        let policy = Policy::default();
+        let tz = chrono_tz::UTC;
+        let night = Shift {
+            name: "night".into(),
+            start: chrono::NaiveTime::from_hms_opt(22, 0, 0).unwrap(),
+            end: chrono::NaiveTime::from_hms_opt(6, 0, 0).unwrap(),
+            late_grace_minutes: 10,
+            early_grace_minutes: 0,
+            work_days: crate::domain::shifts::parse_days("mon-sat").unwrap(),
+            break_minutes: 0,
+            part_time: false,
+            split: None,
+        };
+        let shifts = Shifts::new(
+            ShiftTable::new(
+                vec![night],
+                vec![Assignment {
+                    scope: Scope::Employee,
+                    target: "E2".into(),
+                    from: d("2026-11-01"),
+                    shift: "night".into(),
+                }],
+            ),
+            &policy,
+        );
+        let members = vec![
+            member("E1", "D1", Employment::default()),
+            member("E2", "D1", Employment::default()),
+        ];
+        let none = HashSet::new();
+        let due = due(&policy, &shifts, tz, d("2026-12-02"), None, &members, &none);
+        let groups: Vec<(&str, &str, String)> = due
+            .iter()
+            .map(|g| (g.department_id.as_str(), g.shift.as_str(), g.alert_at.to_rfc3339()))
+            .collect();
+        assert_eq!(
+            groups,
+            vec![
+                ("D1", "default", "2026-12-02T09:00:00+00:00".to_string()),
+                ("D1", "night", "2026-12-02T22:10:00+00:00".to_string()),
+            ]
+        );
+        assert_eq!(first_alert_at(&policy, &shifts, tz, d("2026-12-02")), due[0].alert_at);
+        // Saturday: the night shift works, the policy's week does not.
+        let sat = super::due(&policy, &shifts, tz, d("2026-12-05"), None, &members, &none);
+        assert_eq!(sat.len(), 1);
+        assert_eq!((sat[0].shift.as_str(), sat[0].people[0].0.as_str()), ("night", "E2"));
     }
 }

@@ -33,6 +33,8 @@ pub(crate) mod roster;
 pub(crate) mod roster_list;
 pub(crate) mod roster_plan;
 pub(crate) mod sample_day;
+pub(crate) mod shift_files;
+pub(crate) mod shifts;
 pub(crate) mod signing;
 pub(crate) mod summary;
 pub(crate) mod table;

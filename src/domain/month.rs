@@ -24,10 +24,12 @@ pub(crate) enum Code {
     Leave,
     Holiday,
     Rest,
+    HalfLeave,
+    PartTime,
 }
 
 impl Code {
-    pub(crate) const ALL: [Code; 10] = [
+    pub(crate) const ALL: [Code; 12] = [
         Code::Present,
         Code::Late,
         Code::EarlyLeave,
@@ -38,6 +40,8 @@ impl Code {
         Code::Leave,
         Code::Holiday,
         Code::Rest,
+        Code::HalfLeave,
+        Code::PartTime,
     ];
 
     /// A settled status; a rest day that the calendar calls a holiday is a holiday.
@@ -53,6 +57,8 @@ impl Code {
             DayStatus::OnLeave => Code::Leave,
             DayStatus::RestDay if holiday => Code::Holiday,
             DayStatus::RestDay => Code::Rest,
+            DayStatus::HalfDayLeave => Code::HalfLeave,
+            DayStatus::PartTime => Code::PartTime,
         }
     }
 
@@ -68,6 +74,8 @@ impl Code {
             Code::Leave => "V",
             Code::Holiday => "H",
             Code::Rest => "R",
+            Code::HalfLeave => "HV",
+            Code::PartTime => "PT",
         }
     }
 
@@ -87,13 +95,16 @@ impl Code {
             Code::Leave => "on leave",
             Code::Holiday => "holiday",
             Code::Rest => "rest day",
+            Code::HalfLeave => "half a day on leave, the other half worked as expected",
+            Code::PartTime => "a part-time shift worked",
         }
     }
 
     /// A workbook cell's fill: greens for days worked, amber for late or early, red for absent.
     pub(crate) fn colour(self) -> &'static str {
         match self {
-            Code::Present => "#C6EFCE",
+            Code::Present | Code::PartTime => "#C6EFCE",
+            Code::HalfLeave => "#DDEBF7",
             Code::Late | Code::EarlyLeave | Code::LateAndEarly => "#FFEB9C",
             Code::MissingOut | Code::MissingIn => "#F8CBAD",
             Code::Absent => "#FFC7CE",
@@ -106,7 +117,14 @@ impl Code {
     fn came(self) -> bool {
         matches!(
             self,
-            Code::Present | Code::Late | Code::EarlyLeave | Code::LateAndEarly | Code::MissingOut | Code::MissingIn
+            Code::Present
+                | Code::Late
+                | Code::EarlyLeave
+                | Code::LateAndEarly
+                | Code::MissingOut
+                | Code::MissingIn
+                | Code::HalfLeave
+                | Code::PartTime
         )
     }
 }

@@ -49,7 +49,7 @@ impl Payroll {
         use DayStatus::*;
         l.worked_days += u64::from(matches!(
             status,
-            Present | Late | EarlyLeave | LateAndEarly | MissingCheckout | MissingCheckin
+            Present | Late | EarlyLeave | LateAndEarly | MissingCheckout | MissingCheckin | HalfDayLeave | PartTime
         ));
         l.absent += u64::from(status == Absent);
         if status == OnLeave {

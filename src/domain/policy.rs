@@ -115,6 +115,9 @@ pub struct PunchFacts {
     pub late_minutes_if_in: u32,
     /// Minutes early if this punch is a check-out (0 = not early).
     pub early_minutes_if_out: u32,
+    /// The split of its shift's day, secs into `work_date`: without a kind, a punch before it
+    /// is a check-in, at or after it a check-out.
+    pub split: i64,
 }
 
 /// Minutes, rounded up, in a positive number of seconds.
@@ -123,11 +126,13 @@ fn minutes_up(secs: i64) -> u32 {
 }
 
 /// Late minutes of a check-in `secs` into `date`: counted from the deadline, once past the grace.
+#[cfg(test)]
 pub(crate) fn late_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32 {
     DayClock::new(policy, tz, date).late_minutes(secs)
 }
 
 /// Early minutes of a check-out `secs` into `date`: counted to the end of day, once past the grace.
+#[cfg(test)]
 pub(crate) fn early_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64) -> u32 {
     DayClock::new(policy, tz, date).early_minutes(secs)
 }
@@ -138,20 +143,66 @@ pub(crate) fn early_minutes(policy: &Policy, tz: Tz, date: NaiveDate, secs: i64)
 pub(crate) struct DayClock {
     pub date: NaiveDate,
     pub start: DateTime<Utc>,
-    deadline: i64,
-    end: i64,
-    grace: i64,
+    /// The shift's start and end, secs into `date` (a night shift's end is past 86,400).
+    pub(crate) deadline: i64,
+    pub(crate) end: i64,
+    late_grace: i64,
+    early_grace: i64,
+    pub(crate) split: i64,
 }
 
 impl DayClock {
+    /// The clock of the company policy (the shift `default`).
     pub(crate) fn new(policy: &Policy, tz: Tz, date: NaiveDate) -> DayClock {
+        DayClock::for_shift(&super::shifts::Shift::from_policy(policy), tz, date)
+    }
+
+    /// The clock of `shift` started on `date`: its end on the next date when it crosses
+    /// midnight, every wall-clock time read in `tz` on its own date (DST included).
+    pub(crate) fn for_shift(shift: &super::shifts::Shift, tz: Tz, date: NaiveDate) -> DayClock {
+        let start = day_start(tz, date);
+        let deadline = local_offset_secs(tz, date, shift.start);
+        let end = if shift.crosses_midnight() {
+            let next = date.succ_opt().unwrap_or(date);
+            (day_start(tz, next) - start).num_seconds() + local_offset_secs(tz, next, shift.end)
+        } else {
+            local_offset_secs(tz, date, shift.end)
+        };
+        let split = match shift.split {
+            Some(t) if !shift.crosses_midnight() => local_offset_secs(tz, date, t),
+            _ => deadline + (end - deadline) / 2,
+        };
         DayClock {
             date,
-            start: day_start(tz, date),
-            deadline: local_offset_secs(tz, date, policy.checkin_deadline),
-            end: local_offset_secs(tz, date, policy.checkout_from),
-            grace: i64::from(policy.grace_minutes) * 60,
+            start,
+            deadline,
+            end,
+            late_grace: i64::from(shift.late_grace_minutes) * 60,
+            early_grace: i64::from(shift.early_grace_minutes) * 60,
+            split,
         }
+    }
+
+    /// The clock of the half of the day that is worked when the other is on leave: morning
+    /// off, due at the split (the middle of the shift); afternoon off, done at the split.
+    pub(crate) fn other_half(&self, morning_off: bool) -> DayClock {
+        let mut c = *self;
+        if morning_off {
+            c.deadline = self.split;
+        } else {
+            c.end = self.split;
+        }
+        c
+    }
+
+    /// The instant the shift ends.
+    pub(crate) fn ends_at(&self) -> DateTime<Utc> {
+        self.start + Duration::seconds(self.end)
+    }
+
+    /// The instant the shift starts.
+    pub(crate) fn starts_at(&self) -> DateTime<Utc> {
+        self.start + Duration::seconds(self.deadline)
     }
 
     /// The facts of a punch at `at`, which must fall on this clock's date.
@@ -162,12 +213,13 @@ impl DayClock {
             secs,
             late_minutes_if_in: self.late_minutes(secs),
             early_minutes_if_out: self.early_minutes(secs),
+            split: self.split,
         }
     }
 
     /// Late minutes of a check-in `secs` into this clock's date: from the deadline, past the grace.
-    fn late_minutes(&self, secs: i64) -> u32 {
-        if secs > self.deadline + self.grace {
+    pub(crate) fn late_minutes(&self, secs: i64) -> u32 {
+        if secs > self.deadline + self.late_grace {
             minutes_up(secs - self.deadline)
         } else {
             0
@@ -175,8 +227,8 @@ impl DayClock {
     }
 
     /// Early minutes of a check-out `secs` into this clock's date: to the end, past the grace.
-    fn early_minutes(&self, secs: i64) -> u32 {
-        if secs < self.end - self.grace {
+    pub(crate) fn early_minutes(&self, secs: i64) -> u32 {
+        if secs < self.end - self.early_grace {
             minutes_up(self.end - secs)
         } else {
             0
@@ -261,10 +313,14 @@ pub enum DayStatus {
     Absent,
     OnLeave,
     RestDay,
+    /// On leave for half the day, and at work as expected for the other half.
+    HalfDayLeave,
+    /// A day worked on a part-time shift.
+    PartTime,
 }
 
 impl DayStatus {
-    pub const ALL: [DayStatus; 9] = [
+    pub const ALL: [DayStatus; 11] = [
         DayStatus::Present,
         DayStatus::Late,
         DayStatus::EarlyLeave,
@@ -274,6 +330,8 @@ impl DayStatus {
         DayStatus::Absent,
         DayStatus::OnLeave,
         DayStatus::RestDay,
+        DayStatus::HalfDayLeave,
+        DayStatus::PartTime,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -287,6 +345,8 @@ impl DayStatus {
             DayStatus::Absent => "absent",
             DayStatus::OnLeave => "on_leave",
             DayStatus::RestDay => "rest_day",
+            DayStatus::HalfDayLeave => "half_day_leave",
+            DayStatus::PartTime => "part_time",
         }
     }
 

@@ -148,18 +148,9 @@ pub(crate) fn read(reader: impl Read) -> Result<Result<Vec<RosterRow>, Vec<Refus
     let mut bad: Vec<Refusal> = Vec::new();
     let mut across = AcrossRows::default();
     for rec in crate::domain::csv_input::records(&mut rdr, "roster", MAX_ROWS) {
-        let rec = match rec? {
-            Ok(r) => r,
-            Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
-                bad.push(Refusal {
-                    line,
-                    reason: e.to_string(),
-                });
-                continue;
-            }
+        let Some((rec, line)) = crate::domain::csv_input::record_or_refusal(rec?, &mut bad) else {
+            continue;
         };
-        let line = rec.position().map_or(0, |p| p.line());
         if rec.len() != width {
             bad.push(Refusal {
                 line,

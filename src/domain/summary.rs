@@ -3,11 +3,8 @@
 
 use std::collections::HashMap;
 
-use chrono::NaiveDate;
-use chrono_tz::Tz;
-
 use super::day_record::DayRecord;
-use crate::domain::policy::{self, Policy};
+use crate::domain::policy;
 
 /// Employee ids by state, each list sorted.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -20,16 +17,19 @@ pub(crate) struct Summary {
     pub early: Vec<String>,
 }
 
-pub(crate) fn summarize(board: &HashMap<String, DayRecord>, p: &Policy, tz: Tz, date: NaiveDate) -> Summary {
+/// Sum a department's board up, each employee judged by their own shift: `clock_of` gives
+/// their day's clock.
+pub(crate) fn summarize_by(board: &HashMap<String, DayRecord>, clock_of: impl Fn(&str) -> policy::DayClock) -> Summary {
     let mut s = Summary::default();
     for (id, rec) in board {
+        let clock = clock_of(id);
         let id = id.clone();
         match (rec.first_in(), rec.last_out()) {
             (None, None) => s.not_in.push(id),
-            (Some(first), None) if policy::late_minutes(p, tz, date, first) > 0 => s.late.push(id),
+            (Some(first), None) if clock.late_minutes(first) > 0 => s.late.push(id),
             (Some(_), None) => s.on_time.push(id),
             (_, Some(last)) => {
-                if policy::early_minutes(p, tz, date, last) > 0 {
+                if clock.early_minutes(last) > 0 {
                     s.early.push(id.clone());
                 }
                 s.out.push(id);
@@ -45,6 +45,9 @@ pub(crate) fn summarize(board: &HashMap<String, DayRecord>, p: &Policy, tz: Tz, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::policy::Policy;
+    use chrono::NaiveDate;
+    use chrono_tz::Tz;
 
     #[test]
     fn each_employee_lands_in_one_state() {
@@ -59,7 +62,8 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_string(), DayRecord::parse(v)))
         .collect();
-        let s = summarize(&board, &Policy::default(), Tz::UTC, d);
+        let clock = policy::DayClock::new(&Policy::default(), Tz::UTC, d);
+        let s = summarize_by(&board, |_| clock);
         assert_eq!(s.not_in, ["E1"]);
         assert_eq!(s.on_time, ["E2"]);
         assert_eq!(s.late, ["E3"]);

@@ -91,18 +91,9 @@ pub(crate) fn read_csv(reader: impl Read) -> Result<Result<Vec<Entry>, Vec<Refus
     let mut entries: BTreeMap<NaiveDate, (u64, Entry)> = BTreeMap::new();
     let mut bad = Vec::new();
     for rec in crate::domain::csv_input::records(&mut rdr, "calendar", MAX_ROWS) {
-        let rec = match rec? {
-            Ok(r) => r,
-            Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
-                bad.push(Refusal {
-                    line,
-                    reason: e.to_string(),
-                });
-                continue;
-            }
+        let Some((rec, line)) = crate::domain::csv_input::record_or_refusal(rec?, &mut bad) else {
+            continue;
         };
-        let line = rec.position().map_or(0, |p| p.line());
         match parse_record(&rec) {
             Ok(e) => {
                 if let Some((first, _)) = entries.get(&e.date) {

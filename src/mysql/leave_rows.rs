@@ -35,6 +35,8 @@ pub(crate) struct NewLeave<'a> {
     pub to: NaiveDate,
     pub kind: &'a str,
     pub note: &'a str,
+    /// `morning` or `afternoon`: half of each day off; `None`: whole days.
+    pub half: Option<&'a str>,
 }
 
 /// What [`add`] did.
@@ -74,9 +76,9 @@ pub(crate) fn add(pool: &Db, l: &NewLeave) -> Result<Added> {
         (None, Some(o)) => Added::Overlaps(o.clone()),
         (None, None) => {
             tx.exec_drop(
-                "INSERT INTO leaves (employee_id, from_date, to_date, kind, note, created_at) \
-                 VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())",
-                (l.employee_id, l.from, l.to, l.kind, l.note),
+                "INSERT INTO leaves (employee_id, from_date, to_date, kind, half, note, created_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())",
+                (l.employee_id, l.from, l.to, l.kind, l.half, l.note),
             )?;
             Added::New(tx.last_insert_id().unwrap_or_default())
         }
@@ -150,9 +152,22 @@ pub(crate) fn on_leave(conn: &mut impl Queryable, date: NaiveDate) -> Result<Has
     Ok(conn
         .exec(
             "SELECT DISTINCT employee_id FROM leaves \
-             WHERE status = 'approved' AND from_date <= ? AND to_date >= ?",
+             WHERE status = 'approved' AND half IS NULL AND from_date <= ? AND to_date >= ?",
             (date, date),
         )?
         .into_iter()
         .collect())
+}
+
+/// Who is on half-day leave on `date`, and whether it is the morning (`true`) or the afternoon.
+pub(crate) fn half_leave(
+    conn: &mut impl Queryable,
+    date: NaiveDate,
+) -> Result<std::collections::HashMap<String, bool>> {
+    let rows: Vec<(String, String)> = conn.exec(
+        "SELECT employee_id, half FROM leaves \
+         WHERE status = 'approved' AND half IS NOT NULL AND from_date <= ? AND to_date >= ?",
+        (date, date),
+    )?;
+    Ok(rows.into_iter().map(|(e, h)| (e, h == "morning")).collect())
 }

@@ -22,6 +22,7 @@ pub(crate) mod roster_import;
 pub(crate) mod roster_rows;
 pub(crate) mod runs;
 pub(crate) mod server;
+pub(crate) mod shift_rows;
 pub(crate) mod typed;
 pub(crate) mod upserts;
 pub(crate) mod voids;

@@ -12,6 +12,7 @@ use super::checkin::resolve_timed;
 use crate::config::Config;
 use crate::domain::policy::{self, DayClock, PunchWindow};
 use crate::domain::punch_file::{self, BulkReport, Refusal, Row, SHOWN_REFUSALS};
+use crate::domain::shifts::Clocks;
 use crate::error::{Error, Service};
 use crate::ops::relay::{DrainReport, Feed};
 use crate::ops::review::HeldPunch;
@@ -176,11 +177,13 @@ fn prepare(
     ids.sort_unstable();
     ids.dedup();
     let (mut known, clock) = resolve_timed(cfg, board, &ids, Some(cfg.policy.max_clock_skew_secs))?;
+    let shifts = crate::ops::checkin::shifts(cfg, board, &ids)?;
     let (tz, policy) = (cfg.timezone, &cfg.policy);
     let (rows, mut refused) = punch_file::keep_within(&PunchWindow::new(policy, tz, clock.server), rows, refused);
     let shift = clock.offset();
     let mut punches = Vec::with_capacity(rows.len());
     let mut clocks: HashMap<NaiveDate, DayClock> = HashMap::new();
+    let mut by_shift = Clocks::new(&shifts, tz);
     let last = last_rows(&rows);
     for (r, last) in rows.into_iter().zip(last) {
         // An employee's last row takes their entry (most have one row): no copy of it per punch.
@@ -191,14 +194,23 @@ fn prepare(
         };
         match e {
             Some(e) => {
-                let date = policy::work_date(tz, r.at);
+                // Everyone on the policy (no shift table): one clock per day, as before.
+                let facts = if shifts.table.is_empty() {
+                    let date = policy::work_date(tz, r.at);
+                    clocks
+                        .entry(date)
+                        .or_insert_with(|| DayClock::new(policy, tz, date))
+                        .facts(r.at)
+                } else {
+                    by_shift.facts(&e.id, &e.department_id, r.at)
+                };
+                let date = facts.work_date;
                 // Outside the employee's employment dates: refused like an unknown employee.
                 if let Some(reason) = e.employment.refusal(&e.id, date) {
                     refused.push(Refusal { line: r.line, reason });
                     continue;
                 }
-                let day = clocks.entry(date).or_insert_with(|| DayClock::new(policy, tz, date));
-                let mut p = Punch::with_facts(e, r.kind, r.at, &r.source, day.facts(r.at));
+                let mut p = Punch::with_facts(e, r.kind, r.at, &r.source, facts);
                 // When it was recorded, by the server's clock: this host's, put right.
                 p.recorded_at += shift;
                 punches.push(p);

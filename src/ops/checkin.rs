@@ -15,6 +15,7 @@ use crate::domain::clock::Reading;
 use crate::domain::dates::TypedTime;
 use crate::domain::event::Kind;
 use crate::domain::policy;
+use crate::domain::shifts::Shifts;
 use crate::error::Error;
 use crate::redis::board::{Board, Employee, Punch, PunchRules};
 
@@ -79,6 +80,12 @@ fn complete(
         }
     }
     Ok(found)
+}
+
+/// The shifts of `employees` (and every department's) from Redis's copy of the shift table:
+/// one small read, in which a company with no shift finds nothing (everyone on the policy).
+pub(crate) fn shifts<S: AsRef<str>>(cfg: &Config, board: &mut Board, employees: &[S]) -> Result<Shifts> {
+    Ok(Shifts::new(board.read_shifts(employees)?, &cfg.policy))
 }
 
 /// One employee, or refused (exit 1) when unknown everywhere.
@@ -198,9 +205,12 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
         (None, None) => now,
     };
     check_window(cfg, at, now)?;
-    check_employed(&employee, policy::work_date(cfg.timezone, at))?;
     let tz = cfg.timezone;
-    let mut p = Punch::new(employee, req.kind, at, req.source, &cfg.policy, tz);
+    // The employee's shift decides the work date (a night shift's check-out belongs to the
+    // date it started on), lateness, early leave and the kind of an unlabelled punch.
+    let facts = shifts(cfg, &mut board, &[employee.id.as_str()])?.facts(&employee.id, &employee.department_id, tz, at);
+    check_employed(&employee, facts.work_date)?;
+    let mut p = Punch::with_facts(employee, req.kind, at, req.source, facts);
     p.recorded_at = now;
     let rules = PunchRules::new(&cfg.policy, tz);
     // The keyring is read only for a back-dated punch: a live one never needs it.

@@ -92,6 +92,9 @@ pub(crate) fn lay_out(
     depts: &[String],
     mut progress: impl FnMut(usize),
 ) -> Result<LayoutReport> {
+    // The punch path reads each employee's shift from Redis: every layout rewrites that copy
+    // from MySQL, so a change made there by hand is picked up by the next day at the latest.
+    crate::ops::shifts::refresh_copy(db, board)?;
     // Read before the members: a change made while they are read shows at the next layout.
     let changed = crate::mysql::roster_rows::last_change(&mut db.conn()?)?;
     let cache = board.roster_cache_state()?;

@@ -116,12 +116,21 @@ fn run(cfg: &Config, db: &Db, scope: Scope, reason: &str) -> Result<Resettled> {
     let mut tx = crate::mysql::begin(&mut conn)?;
     let stored = resettle_rows::lock_rows(&mut tx, scope.from, scope.to, scope.employee)?;
     let overrides = calendar_rows::overrides(&mut tx, scope.from, scope.to)?;
+    let shifts = crate::mysql::shift_rows::table(&mut tx)?;
     let mut changes = Vec::new();
     // The rows come by day: one run of them per settled day.
     for of_day in stored.chunk_by(|a, b| a.work_date == b.work_date) {
         let date = of_day[0].work_date;
         let workday = workdays::is_workday(&cfg.policy, &overrides, date);
-        let day = Day::new(date, cfg.timezone, &cfg.policy, workday);
+        // As settle computes it: each employee's shift, whole and half days of leave.
+        let calendar = overrides.get(&date).map(|e| e.kind == workdays::DayKind::Workday);
+        let day = Day::new(date, cfg.timezone, &cfg.policy, workday)
+            .with_shifts(
+                cfg.timezone,
+                crate::domain::shifts::Shifts::new(shifts.clone(), &cfg.policy),
+                calendar,
+            )
+            .with_half_leave(leave_rows::half_leave(&mut tx, date)?);
         let on_leave = leave_rows::on_leave(&mut tx, date)?;
         let mut write = Vec::new();
         for before in of_day {

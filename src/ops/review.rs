@@ -192,7 +192,13 @@ fn apply(cfg: &Config, held: &Held) -> Result<Checkin> {
     // as the check-in itself would refuse it.
     checkin::check_employed(&employee, held.work_date)?;
     let (tz, at) = (cfg.timezone, held.at.and_utc());
-    let mut p = Punch::new(employee, Some(held.kind), at, &held.source, &cfg.policy, tz);
+    let facts = crate::ops::checkin::shifts(cfg, &mut board, &[employee.id.as_str()])?.facts(
+        &employee.id,
+        &employee.department_id,
+        tz,
+        at,
+    );
+    let mut p = Punch::with_facts(employee, Some(held.kind), at, &held.source, facts);
     p.event_id = held.event_id.clone();
     p.recorded_at = held.recorded_at.and_utc();
     p.record = Some(held.record.clone());

@@ -7,7 +7,7 @@ use chrono_tz::Tz;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::domain::policy;
+use crate::domain::policy::{self, DayClock};
 use crate::redis::board::{Board, Employee};
 
 /// The answer: a live day, or a settled one.
@@ -80,13 +80,22 @@ pub(crate) fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: Na
     } else {
         board.day_record(&e.department_id, date, &e.id)?.unwrap_or_default()
     };
-    Ok(Answer::Live(live(cfg, e, date, &rec)))
+    // Judged by the employee's own shift of that date (one small read of the shift copy).
+    let shifts = super::checkin::shifts(cfg, &mut board, &[e.id.as_str()])?;
+    let clock = DayClock::for_shift(shifts.on(&e.id, &e.department_id, date).0, cfg.timezone, date);
+    Ok(Answer::Live(live(cfg, e, date, &rec, &clock)))
 }
 
-fn live(cfg: &Config, e: Employee, date: NaiveDate, rec: &crate::domain::day_record::DayRecord) -> Live {
-    let (tz, p) = (cfg.timezone, &cfg.policy);
-    let late = rec.first_in().map_or(0, |s| policy::late_minutes(p, tz, date, s));
-    let early = rec.last_out().map_or(0, |s| policy::early_minutes(p, tz, date, s));
+fn live(
+    cfg: &Config,
+    e: Employee,
+    date: NaiveDate,
+    rec: &crate::domain::day_record::DayRecord,
+    clock: &DayClock,
+) -> Live {
+    let tz = cfg.timezone;
+    let late = rec.first_in().map_or(0, |s| clock.late_minutes(s));
+    let early = rec.last_out().map_or(0, |s| clock.early_minutes(s));
     Live {
         state: match (rec.first_in(), rec.last_out()) {
             (_, Some(_)) => "out",

@@ -119,7 +119,13 @@ impl Viewer {
         let known = &mut self.names;
         let mut read = |board: &mut Board| -> Result<DepartmentView> {
             let b = board.department_board(dept, date)?;
-            let summary = summary::summarize(&b, &cfg.policy, cfg.timezone, date);
+            // Each employee judged by their own shift (one small read of the shift copy).
+            let ids: Vec<&str> = b.keys().map(String::as_str).collect();
+            let shifts = crate::domain::shifts::Shifts::new(board.read_shifts(&ids)?, &cfg.policy);
+            let mut clocks = crate::domain::shifts::Clocks::new(&shifts, cfg.timezone);
+            let by_id: HashMap<&str, crate::domain::policy::DayClock> =
+                ids.iter().map(|id| (*id, clocks.on(id, dept, date))).collect();
+            let summary = summary::summarize_by(&b, |id| by_id[id]);
             let new: Vec<String> = b.keys().filter(|id| !known.contains_key(*id)).cloned().collect();
             if !new.is_empty() {
                 known.extend(board.names(&new)?);

@@ -208,7 +208,7 @@ fn invocation<'p, 's>(
         .arg(date.format("%Y-%m-%d").to_string());
     let mut records = Vec::with_capacity(PUNCHES_PER_CALL);
     for p in punches {
-        let kind = kind_of(p, split);
+        let kind = kind_of(p);
         // A replay writes no event, only its punch log entry: unsigned, since this process
         // did not record the punch (recover checked the journal's signature, with a keyring).
         let record = match &p.record {
@@ -243,11 +243,15 @@ fn complete(prefix: Cow<'_, str>, o: &PunchOutcome) -> Option<String> {
     Some(record)
 }
 
-/// The script's own rule for an unlabelled punch (its time against the split), so the
-/// signature covers the kind the script settles on.
-fn kind_of(p: &Punch, split: i64) -> Kind {
-    p.kind
-        .unwrap_or(if p.facts.secs < split { Kind::In } else { Kind::Out })
+/// The rule for an unlabelled punch (its time against its shift's split), settled here so
+/// that the signature covers the kind the script records: each punch carries its own split,
+/// so the punches of one call may follow different shifts.
+fn kind_of(p: &Punch) -> Kind {
+    p.kind.unwrap_or(if p.facts.secs < p.facts.split {
+        Kind::In
+    } else {
+        Kind::Out
+    })
 }
 
 /// One script call's reply: per punch, flags (1 out, 2 changed, 4 duplicate), first_in and
@@ -325,7 +329,7 @@ impl Board {
     /// punch: the kind the board would give it, and its event's record up to the last field,
     /// signed now with this process's key.
     pub(crate) fn held_record(&self, rules: PunchRules, p: &Punch) -> (Kind, String) {
-        let kind = kind_of(p, rules.split_secs(p.facts.work_date));
+        let kind = kind_of(p);
         (kind, record_prefix(p, kind, rules.tz, self.signer.as_deref()))
     }
 

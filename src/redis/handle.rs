@@ -19,6 +19,9 @@ pub struct Board {
     pub(super) keys: Keys,
     /// The key the events this board records are signed with (`signing.key_file`).
     pub(super) signer: Option<std::sync::Arc<crate::domain::signing::Signer>>,
+    /// The shift copy's fields for one employee, read in the roster lookup's own round trip
+    /// (a single check-in), taken by the next `read_shifts` of that employee.
+    pub(super) shift_prefetch: Option<super::shift_copy::Prefetch>,
 }
 
 impl Board {
@@ -29,6 +32,7 @@ impl Board {
             con: Redis::open(cfg)?,
             keys: Keys::new(&cfg.namespace),
             signer: cfg.signing.signer()?.map(std::sync::Arc::new),
+            shift_prefetch: None,
         })
     }
 

@@ -54,6 +54,17 @@ impl Keys {
 
     /// The MySQL roster the cache was last rebuilt from (`crate::mysql::roster_rows::Stamp`): a layout
     /// rewrites the cache only when MySQL's differs.
+    /// The copy of the shift table the punch path reads (`redis/shift_copy.rs`): field `table`
+    /// holds the shifts and the departments' assignments, `e:<id>` an employee's own.
+    pub fn shifts(&self) -> String {
+        format!("{}:{{shifts}}", self.ns)
+    }
+
+    /// The shift copy being rewritten: it replaces [`Keys::shifts`] whole (RENAME, same tag).
+    pub fn shifts_next(&self) -> String {
+        format!("{}:{{shifts}}:next", self.ns)
+    }
+
     pub fn roster_stamp(&self) -> String {
         format!("{}:roster-stamp", self.ns)
     }

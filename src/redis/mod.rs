@@ -25,6 +25,7 @@ pub(crate) mod persistence;
 mod replication;
 mod roster_cache;
 mod server;
+mod shift_copy;
 mod void;
 
 pub use handle::{Board, Keyspace, Redis};

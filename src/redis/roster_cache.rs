@@ -33,10 +33,23 @@ impl Board {
         ids: &[S],
         timed: bool,
     ) -> Result<(Vec<Option<Employee>>, Option<Reading>)> {
+        self.lookup_with(ids, timed, true)
+    }
+
+    /// [`Board::lookup`]; `prefetch`: for one employee, also read their shift fields in the
+    /// same round trip (refused by an account's ACL: looked up again without, so that the
+    /// refusal named is the roster's own).
+    fn lookup_with<S: AsRef<str>>(
+        &mut self,
+        ids: &[S],
+        timed: bool,
+        prefetch_shifts: bool,
+    ) -> Result<(Vec<Option<Employee>>, Option<Reading>)> {
         let cluster = self.is_cluster();
         let (con, keys) = (&mut self.con, &self.keys);
         let mut out = Vec::with_capacity(ids.len());
         let mut reading = None;
+        let mut prefetched = None;
         for chunk in ids.chunks(5_000) {
             let mut parts: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
             let mut order = Vec::with_capacity(chunk.len());
@@ -50,6 +63,14 @@ impl Board {
             let time = timed && reading.is_none();
             if time {
                 pipe.cmd("TIME");
+            }
+            // One employee (a single check-in): their shift fields ride in the same round trip.
+            let prefetch = prefetch_shifts && time && !cluster && ids.len() == 1;
+            if prefetch {
+                pipe.cmd("HMGET")
+                    .arg(keys.shifts())
+                    .arg("table")
+                    .arg(format!("e:{}", ids[0].as_ref()));
             }
             for (&part, ids) in &parts {
                 pipe.cmd("HMGET").arg(keys.roster_part(part)).arg(ids);
@@ -65,8 +86,14 @@ impl Board {
                             after: Utc::now(),
                         });
                     }
+                    if prefetch {
+                        let fields: Vec<Option<String>> =
+                            redis::from_redis_value(replies.remove(0)).context("reading the shift copy")?;
+                        prefetched = Some(super::shift_copy::Prefetch::new(ids[0].as_ref(), fields));
+                    }
                     replies.into_iter().map(Some).collect()
                 }
+                Err(_) if prefetch => return self.lookup_with(ids, timed, false),
                 Err(_) if cluster => parts
                     .iter()
                     .map(|(&part, ids)| {
@@ -95,6 +122,7 @@ impl Board {
                     .map(|(part, i)| found.get_mut(&part).and_then(|v| v[i].take())),
             );
         }
+        self.shift_prefetch = prefetched;
         Ok((out, reading))
     }
 }

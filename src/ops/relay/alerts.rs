@@ -16,7 +16,8 @@ use crate::amqp::AlertPublisher;
 use crate::config::Config;
 use crate::domain::alert::AbsenceAlert;
 use crate::domain::due::{self, Due};
-use crate::domain::workdays::is_workday;
+use crate::domain::shifts::Shifts;
+use crate::domain::workdays::DayKind;
 use crate::ops::exit::one_line;
 use crate::ops::reopen::redis_gone;
 use crate::redis::board::Board;
@@ -89,7 +90,13 @@ impl Alerts {
         let read = Instant::now();
         let now = board.read_clock()?.server;
         let date = crate::domain::policy::work_date(tz, now);
-        if self.done == Some(date) || now < due::first_alert_at(policy, tz, date) {
+        if self.done == Some(date) {
+            return Ok(Looked::default());
+        }
+        // Each shift's alert goes out at its own start plus its grace: the shift table comes
+        // from Redis's copy (one small read), so a look before the day's first alert is cheap.
+        let shifts = Shifts::new(board.read_all_shifts()?, policy);
+        if now < due::first_alert_at(policy, &shifts, tz, date) {
             return Ok(Looked::default());
         }
         // A group whose alert time is still to come keeps the date open.
@@ -167,12 +174,14 @@ fn due_of(cfg: &Config, date: NaiveDate) -> Result<Vec<Due>> {
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
     let overrides = crate::mysql::calendar_rows::overrides(&mut conn, date, date)?;
-    if !is_workday(&cfg.policy, &overrides, date) {
-        return Ok(Vec::new());
-    }
+    let calendar = overrides.get(&date).map(|e| e.kind == DayKind::Workday);
+    let shifts = Shifts::new(crate::mysql::shift_rows::table(&mut conn)?, &cfg.policy);
     let members = crate::mysql::roster_rows::active_members(&db)?;
-    let on_leave = crate::mysql::leave_rows::on_leave(&mut conn, date)?;
-    let mut due = due::due(&cfg.policy, cfg.timezone, date, true, &members, &on_leave);
+    let mut on_leave = crate::mysql::leave_rows::on_leave(&mut conn, date)?;
+    // Off for the morning: not due at the shift's start (off for the afternoon: due).
+    let half = crate::mysql::leave_rows::half_leave(&mut conn, date)?;
+    on_leave.extend(half.into_iter().filter_map(|(e, morning)| morning.then_some(e)));
+    let mut due = due::due(&cfg.policy, &shifts, cfg.timezone, date, calendar, &members, &on_leave);
     due.sort_by(|a, b| a.shift.cmp(&b.shift));
     Ok(due)
 }

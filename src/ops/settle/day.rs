@@ -43,6 +43,8 @@ impl Steps {
 struct Calendar {
     overrides: workdays::Overrides,
     on_leave: HashSet<String>,
+    /// Half-day leave: `true` the morning off.
+    half_leave: std::collections::HashMap<String, bool>,
 }
 
 /// The day's rows, written: what the steps after the commit work from.
@@ -167,7 +169,11 @@ impl Run<'_> {
         let cal = self.read_calendar(date)?;
         let workday = workdays::is_workday(&self.cfg.policy, &cal.overrides, date);
         steps.mark("read the calendar and leave");
-        let day = Day::new(date, self.cfg.timezone, &self.cfg.policy, workday);
+        let calendar = cal.overrides.get(&date).map(|e| e.kind == workdays::DayKind::Workday);
+        let shifts = crate::domain::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
+        let day = Day::new(date, self.cfg.timezone, &self.cfg.policy, workday)
+            .with_shifts(self.cfg.timezone, shifts, calendar)
+            .with_half_leave(cal.half_leave.clone());
         let written = self.stream_rows(&day, &cal.on_leave, progress)?;
         steps.mark("read, compute and write the rows, department by department");
         let logged = self.write_punch_log(date)?;
@@ -303,6 +309,7 @@ impl Run<'_> {
         Ok(Calendar {
             overrides: crate::mysql::calendar_rows::overrides(self.lock.conn(), date, date + Duration::days(367))?,
             on_leave: crate::mysql::leave_rows::on_leave(self.lock.conn(), date)?,
+            half_leave: crate::mysql::leave_rows::half_leave(self.lock.conn(), date)?,
         })
     }
 

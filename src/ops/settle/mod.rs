@@ -182,6 +182,10 @@ struct Run<'a> {
     /// only a day that has ended can be settled, and only a next work day from today on is
     /// laid out.
     today: NaiveDate,
+    /// Now by the Redis server's clock: a day is settled only once its last shift has ended.
+    now: chrono::DateTime<chrono::Utc>,
+    /// Every shift and assignment (empty: everyone on the policy), read once for the run.
+    shifts: crate::domain::shifts::ShiftTable,
     /// Every department (boards are looked for in each), and whether it has active members
     /// (a layout reads those; it gives a board to the ones with members employed that day).
     departments: Vec<(String, bool)>,
@@ -214,8 +218,23 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
         .into());
     }
     let days = match opts.date {
-        Some(d) => vec![d],
-        None => run.days_to_settle()?,
+        Some(d) => {
+            run.refuse_unfinished(d)?;
+            vec![d]
+        }
+        None => {
+            // Catching up: a day whose night shift is still on waits for the next run.
+            let all = run.days_to_settle()?;
+            let done: Vec<NaiveDate> = all
+                .iter()
+                .copied()
+                .filter(|d| run.refuse_unfinished(*d).is_ok())
+                .collect();
+            match (done.is_empty(), all.last()) {
+                (true, Some(&d)) => return Err(run.refuse_unfinished(d).expect_err("unfinished")),
+                _ => done,
+            }
+        }
     };
     if !opts.accept_missing_boards {
         run.refuse_lost_days(&days)?;
@@ -253,6 +272,7 @@ impl<'a> Run<'a> {
         let mut lock = SettleLock::try_acquire(&db)?
             .ok_or_else(|| Error::refused("another settle is running on this database"))?;
         let departments = crate::mysql::roster_rows::department_ids(lock.conn())?;
+        let shifts = crate::mysql::shift_rows::table(lock.conn())?;
         Ok(Run {
             cfg,
             opts,
@@ -260,8 +280,30 @@ impl<'a> Run<'a> {
             board,
             lock,
             today,
+            now: clock.server,
+            shifts,
             departments,
         })
+    }
+
+    /// Refused (exit 1) while `date`'s last shift has not ended: a night shift's punches are
+    /// still coming in. Says when settle may run.
+    fn refuse_unfinished(&self, date: NaiveDate) -> Result<()> {
+        if self.shifts.is_empty() {
+            return Ok(());
+        }
+        let tz = self.cfg.timezone;
+        let shifts = crate::domain::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
+        let end = shifts.last_end(tz, date);
+        if self.now < end {
+            return Err(Error::refused(format!(
+                "{date}'s last shift ends at {}: settle it after that (now {} by the Redis server's clock)",
+                crate::domain::instant::text(&end.with_timezone(&tz)),
+                crate::domain::instant::text(&self.now.with_timezone(&tz))
+            ))
+            .into());
+        }
+        Ok(())
     }
 
     /// The departments with active members: those a layout reads.

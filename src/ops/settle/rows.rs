@@ -2,6 +2,7 @@
 //! stored, the calendar and the leave, compute every employee's attendance row. No I/O.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
@@ -9,14 +10,15 @@ use chrono_tz::Tz;
 use crate::config::Policy;
 use crate::domain::day_record::DayRecord;
 use crate::domain::event::Kind;
-use crate::domain::policy::DayClock;
+use crate::domain::policy::{DayClock, DayStatus};
+use crate::domain::shifts::Shifts;
 pub(crate) use crate::mysql::attendance::{parse_log, DayRow, Stamp};
 use crate::mysql::roster_rows::Member;
 pub(crate) use crate::mysql::runs::Failure;
 pub(crate) use crate::redis::board::BoardEntry;
 
-/// The facts of the day that are the same for everyone.
-#[derive(Debug, Clone, Copy)]
+/// The facts of the day that are the same for everyone (on the policy's shift).
+#[derive(Debug, Clone)]
 pub(crate) struct Day {
     pub date: NaiveDate,
     pub workday: bool,
@@ -24,6 +26,18 @@ pub(crate) struct Day {
     pub start: DateTime<Utc>,
     /// The day's deadlines, worked out once rather than once per employee.
     pub clock: DayClock,
+    /// The shifts, when any is assigned: each employee's row follows their own.
+    shifts: Option<Arc<DayShifts>>,
+    /// Who is on leave for half the day: `true` the morning, `false` the afternoon.
+    half_leave: Arc<HashMap<String, bool>>,
+}
+
+/// The day's shifts: who follows which, and each shift's clock and work day, worked out once.
+#[derive(Debug)]
+struct DayShifts {
+    shifts: Shifts,
+    /// Per shift name: its clock on the date, whether the date is one of its work days.
+    clocks: HashMap<String, (DayClock, bool, bool)>,
 }
 
 impl Day {
@@ -34,7 +48,51 @@ impl Day {
             workday,
             start: clock.start,
             clock,
+            shifts: None,
+            half_leave: Arc::default(),
         }
+    }
+
+    /// The day with who is on half-day leave (`true`: the morning off).
+    pub(crate) fn with_half_leave(mut self, half_leave: HashMap<String, bool>) -> Day {
+        self.half_leave = Arc::new(half_leave);
+        self
+    }
+
+    /// The day with its shifts: `calendar` is the date's calendar entry (`Some(true)` a work
+    /// day, `Some(false)` a holiday), which holds for every shift; without one, each shift's
+    /// week decides. A table with no assignment changes nothing.
+    pub(crate) fn with_shifts(mut self, tz: Tz, shifts: Shifts, calendar: Option<bool>) -> Day {
+        if shifts.table.is_empty() {
+            return self;
+        }
+        let date = self.date;
+        let clocks = std::iter::once(&shifts.default)
+            .chain(shifts.table.shifts.values())
+            .map(|s| {
+                let workday = calendar.unwrap_or_else(|| s.works_on(date));
+                (s.name.clone(), (DayClock::for_shift(s, tz, date), workday, s.part_time))
+            })
+            .collect();
+        self.shifts = Some(Arc::new(DayShifts { shifts, clocks }));
+        self
+    }
+
+    /// An employee's clock, whether the date is their work day, and whether their shift is
+    /// part time.
+    fn of(&self, member: &Member) -> (&DayClock, bool, bool) {
+        if let Some(s) = &self.shifts {
+            let name = s
+                .shifts
+                .on(&member.employee_id, &member.department_id, self.date)
+                .0
+                .name
+                .as_str();
+            if let Some((clock, workday, part_time)) = s.clocks.get(name) {
+                return (clock, *workday, *part_time);
+            }
+        }
+        (&self.clock, self.workday, false)
     }
 }
 
@@ -63,9 +121,21 @@ pub(crate) fn row(day: &Day, member: &Member, mut punches: Vec<Stamp>, on_leave:
     let first_in = punches.iter().filter(|(_, k)| *k == Kind::In).map(|(t, _)| *t).min();
     let last_out = punches.iter().filter(|(_, k)| *k == Kind::Out).map(|(t, _)| *t).max();
     let secs = |t: DateTime<Utc>| (t - start).num_seconds();
-    let outcome = day
-        .clock
-        .outcome(day.workday, on_leave, first_in.map(secs), last_out.map(secs));
+    let (clock, workday, part_time) = day.of(member);
+    let half = day.half_leave.get(&member.employee_id).copied();
+    // Half a day on leave: judged on the other half only.
+    let clock = match half {
+        Some(morning_off) => clock.other_half(morning_off),
+        None => *clock,
+    };
+    let mut outcome = clock.outcome(workday, on_leave, first_in.map(secs), last_out.map(secs));
+    if half.is_some() && workday && outcome.status == DayStatus::Present {
+        outcome.status = DayStatus::HalfDayLeave;
+    }
+    // A part-time day worked is a status of its own (its minutes still say how it went).
+    if part_time && first_in.is_some() && last_out.is_some() {
+        outcome.status = DayStatus::PartTime;
+    }
     DayRow {
         employee_id: member.employee_id.clone(),
         department_id: member.department_id.clone(),
@@ -145,7 +215,6 @@ pub(crate) fn day_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::policy::DayStatus;
     use crate::mysql::attendance::encode_log;
 
     fn member(id: &str) -> Member {

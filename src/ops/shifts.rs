@@ -1,0 +1,216 @@
+//! Work patterns: import shifts, assign them, list them, and say which applies to an employee
+//! on a date and why. MySQL holds the table; every change rewrites its Redis copy, which the
+//! punch path reads (`redis/shift_copy.rs`).
+
+use anyhow::Result;
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::domain::shifts::{Assignment, Scope, Shift, ShiftTable, Shifts, Source};
+use crate::error::Error;
+use crate::mysql::{shift_rows, Db};
+use crate::redis::board::Board;
+
+/// What an import or an assignment did (or with `--dry-run` would do) to one row.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Change<T: Serialize> {
+    /// `new`, `changed` or `unchanged`.
+    pub change: &'static str,
+    #[serde(flatten)]
+    pub row: T,
+}
+
+/// An import's or an assignment's report.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Report<T: Serialize> {
+    pub dry_run: bool,
+    pub new: usize,
+    pub changed: usize,
+    pub unchanged: usize,
+    pub rows: Vec<Change<T>>,
+}
+
+fn report<T: Serialize>(dry_run: bool, rows: Vec<Change<T>>) -> Report<T> {
+    let count = |c: &str| rows.iter().filter(|r| r.change == c).count();
+    Report {
+        dry_run,
+        new: count("new"),
+        changed: count("changed"),
+        unchanged: count("unchanged"),
+        rows,
+    }
+}
+
+/// A shift as `shifts list` and `shifts import` show it: wall-clock times (settings, like
+/// `config show`'s), the week as `mon,tue,...`.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ShiftRow {
+    pub name: String,
+    pub start: String,
+    pub end: String,
+    pub crosses_midnight: bool,
+    pub late_grace_minutes: u32,
+    pub early_grace_minutes: u32,
+    pub work_days: String,
+    pub break_minutes: u32,
+    pub part_time: bool,
+}
+
+impl ShiftRow {
+    pub(crate) fn of(s: &Shift) -> ShiftRow {
+        ShiftRow {
+            name: s.name.clone(),
+            start: s.start.format("%H:%M").to_string(),
+            end: s.end.format("%H:%M").to_string(),
+            crosses_midnight: s.crosses_midnight(),
+            late_grace_minutes: s.late_grace_minutes,
+            early_grace_minutes: s.early_grace_minutes,
+            work_days: s.days_text(),
+            break_minutes: s.break_minutes,
+            part_time: s.part_time,
+        }
+    }
+}
+
+/// Rewrite Redis's copy of the shift table from MySQL: after every change, and by init-day.
+pub(crate) fn refresh_copy(db: &Db, board: &mut Board) -> Result<ShiftTable> {
+    let table = shift_rows::read(db)?;
+    board.write_shifts(&table)?;
+    Ok(table)
+}
+
+/// Add or change shifts (already parsed and checked); `dry_run`: only say what would change.
+pub(crate) fn import(cfg: &Config, shifts: &[Shift], dry_run: bool) -> Result<Report<ShiftRow>> {
+    let db = Db::open(cfg)?;
+    let current = shift_rows::read(&db)?;
+    let rows = shifts
+        .iter()
+        .map(|s| Change {
+            change: match current.shifts.get(&s.name) {
+                None => "new",
+                Some(old) if old == s => "unchanged",
+                Some(_) => "changed",
+            },
+            row: ShiftRow::of(s),
+        })
+        .collect();
+    if !dry_run {
+        shift_rows::upsert_shifts(&db, shifts)?;
+        refresh_copy(&db, &mut Board::open(cfg)?)?;
+    }
+    Ok(report(dry_run, rows))
+}
+
+/// Add or change assignments (parsed, their shifts known); every target must be on the roster
+/// (refused, exit 1, nothing written, otherwise).
+pub(crate) fn assign(cfg: &Config, assignments: &[Assignment], dry_run: bool) -> Result<Report<Assignment>> {
+    let db = Db::open(cfg)?;
+    for scope in [Scope::Department, Scope::Employee] {
+        let ids: Vec<&str> = assignments
+            .iter()
+            .filter(|a| a.scope == scope)
+            .map(|a| a.target.as_str())
+            .collect();
+        let known = shift_rows::known_targets(&db, scope, &ids)?;
+        if let Some(unknown) = ids.iter().find(|id| !known.contains(**id)) {
+            return Err(Error::refused(format!(
+                "assignments: unknown {} '{unknown}': nothing assigned",
+                scope.as_str()
+            ))
+            .into());
+        }
+    }
+    let current = shift_rows::read(&db)?;
+    let rows = assignments
+        .iter()
+        .map(|a| {
+            let map = match a.scope {
+                Scope::Department => &current.departments,
+                Scope::Employee => &current.employees,
+            };
+            let was = map
+                .get(&a.target)
+                .and_then(|l| l.iter().find(|(from, _)| *from == a.from));
+            Change {
+                change: match was {
+                    None => "new",
+                    Some((_, s)) if *s == a.shift => "unchanged",
+                    Some(_) => "changed",
+                },
+                row: a.clone(),
+            }
+        })
+        .collect();
+    if !dry_run {
+        shift_rows::upsert_assignments(&db, assignments)?;
+        refresh_copy(&db, &mut Board::open(cfg)?)?;
+    }
+    Ok(report(dry_run, rows))
+}
+
+/// Every shift (the default first, as the policy makes it) and every assignment.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Listing {
+    pub shifts: Vec<ShiftRow>,
+    pub assignments: Vec<Assignment>,
+}
+
+pub(crate) fn list(cfg: &Config) -> Result<Listing> {
+    let table = shift_rows::read(&Db::open(cfg)?)?;
+    let shifts = std::iter::once(Shift::from_policy(&cfg.policy))
+        .chain(table.shifts.values().cloned())
+        .map(|s| ShiftRow::of(&s))
+        .collect();
+    Ok(Listing {
+        shifts,
+        assignments: table.assignments(),
+    })
+}
+
+/// Which shift an employee follows on a date, why, and when it starts and ends.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Which {
+    pub employee_id: String,
+    pub department_id: String,
+    pub work_date: NaiveDate,
+    pub shift: String,
+    pub source: Source,
+    /// Whether the date is a work day of the shift (its week, then the calendar).
+    pub work_day: bool,
+    pub starts_at: String,
+    pub ends_at: String,
+    pub crosses_midnight: bool,
+    pub part_time: bool,
+}
+
+pub(crate) fn which(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<Which> {
+    crate::domain::roster::check_id("employee id", employee_id)?;
+    let db = Db::open(cfg)?;
+    let member = crate::mysql::roster_rows::active_by_ids(&db, &[employee_id])?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::refused(format!("unknown employee '{employee_id}'")))?;
+    let shifts = Shifts::new(shift_rows::read(&db)?, &cfg.policy);
+    let (shift, source) = shifts.on(employee_id, &member.department_id, date);
+    let overrides = crate::mysql::calendar_rows::overrides(&mut db.conn()?, date, date)?;
+    let work_day = match overrides.get(&date) {
+        Some(e) => e.kind == crate::domain::workdays::DayKind::Workday,
+        None => shift.works_on(date),
+    };
+    let tz = cfg.timezone;
+    let clock = crate::domain::policy::DayClock::for_shift(shift, tz, date);
+    let text = |t: chrono::DateTime<chrono::Utc>| crate::domain::instant::text(&t.with_timezone(&tz));
+    Ok(Which {
+        employee_id: employee_id.to_string(),
+        department_id: member.department_id,
+        work_date: date,
+        shift: shift.name.clone(),
+        source,
+        work_day,
+        starts_at: text(clock.starts_at()),
+        ends_at: text(clock.ends_at()),
+        crosses_midnight: shift.crosses_midnight(),
+        part_time: shift.part_time,
+    })
+}
