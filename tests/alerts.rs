@@ -10,26 +10,10 @@ mod contract;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-use chrono::{Timelike, Utc};
+use chrono::Utc;
 use common::relay::{wait_for, Relay};
 use common::TestEnv;
 use redis::Commands;
-
-/// A zone where it is now between 04:00 and 20:59, so that "a few minutes ago" and the
-/// evening's check-out time are the same day: `Etc/GMT-N` is UTC+N.
-fn midday_zone() -> (String, i64) {
-    let h = i64::from(Utc::now().hour());
-    if (4..=20).contains(&h) {
-        return ("UTC".into(), 0);
-    }
-    let n = 12 - h;
-    let name = if n > 0 {
-        format!("Etc/GMT-{n}")
-    } else {
-        format!("Etc/GMT+{}", -n)
-    };
-    (name, n)
-}
 
 /// D1: E1 (checks in before the alert), E2 (missing), E3 (on leave today), E4 (left
 /// yesterday), E5 (starts tomorrow); D2: E6 and E7 (both missing).
@@ -48,7 +32,7 @@ fn roster(env: &TestEnv) -> String {
 /// grace, the alert at the deadline), its roster imported, the day laid out, E3 on leave
 /// today, E1 checked in, and the check-in's event taken off D1's queue.
 fn company(minutes_ago: i64) -> TestEnv {
-    let (zone, offset) = midday_zone();
+    let (zone, offset) = common::midday_zone();
     let env = TestEnv::migrated(&zone);
     let local = Utc::now() + chrono::Duration::hours(offset) - chrono::Duration::minutes(minutes_ago);
     let config = format!(

@@ -256,26 +256,10 @@ fn settle_of_a_date_waits_until_its_last_shift_has_ended() {
     assert!(env.count("attendance") > 0);
 }
 
-/// A zone where it is now between 04:00 and 20:59 (`Etc/GMT-N` is UTC+N), and its offset.
-fn midday_zone() -> (String, i64) {
-    use chrono::Timelike;
-    let h = i64::from(chrono::Utc::now().hour());
-    if (4..=20).contains(&h) {
-        return ("UTC".into(), 0);
-    }
-    let n = 12 - h;
-    let name = if n > 0 {
-        format!("Etc/GMT-{n}")
-    } else {
-        format!("Etc/GMT+{}", -n)
-    };
-    (name, n)
-}
-
 #[test]
 fn an_absence_alert_goes_out_per_department_and_shift_at_the_shifts_own_start() {
     use common::relay::Relay;
-    let (zone, offset) = midday_zone();
+    let (zone, offset) = common::midday_zone();
     let env = TestEnv::migrated(&zone);
     let local = chrono::Utc::now() + chrono::Duration::hours(offset);
     let start = (local - chrono::Duration::minutes(2)).format("%H:%M").to_string();

@@ -499,3 +499,20 @@ pub fn cleanup_amqp(ns: &str, departments: &[String]) {
         eprintln!("cleanup of AMQP names under {ns} failed: {e:#}");
     }
 }
+
+/// A zone where it is now between 04:00 and 20:59, so that "a few minutes ago" and the
+/// evening's check-out time are the same day: `Etc/GMT-N` is UTC+N.
+pub fn midday_zone() -> (String, i64) {
+    use chrono::Timelike;
+    let h = i64::from(chrono::Utc::now().hour());
+    if (4..=20).contains(&h) {
+        return ("UTC".into(), 0);
+    }
+    let n = 12 - h;
+    let name = if n > 0 {
+        format!("Etc/GMT-{n}")
+    } else {
+        format!("Etc/GMT+{}", -n)
+    };
+    (name, n)
+}
