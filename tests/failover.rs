@@ -59,6 +59,55 @@ fn check_ins_of_departments_on_healthy_masters_ride_out_a_lost_master() {
     assert!(cluster.hget(&keys.board(&stranded[0], date), &emp).is_some());
 }
 
+/// Regression: the shift copy (one key, `{shifts}`, on one master) was read by every check-in
+/// and a failed read was fatal, so losing its master took every department's check-ins down
+/// with it, as the relay's heartbeat once did. The shifts now come from MySQL meanwhile, and a
+/// department on a healthy master is still judged by its own shift.
+#[test]
+fn check_ins_ride_out_the_loss_of_the_master_that_holds_the_shift_copy() {
+    let mut cluster = Cluster::start_replicated();
+    let env = TestEnv::on_redis("UTC", cluster.url());
+    env.day(Day::new(120, 12).import_flags(&["-q"]));
+    let shifts = env.file("shifts.csv", "name,start,end\nlate_start,10:00,19:00\n");
+    env.ok(&["shifts", "import", shifts.to_str().unwrap(), "-q"]);
+    let keys = env.keys();
+    let date = common::date(DAY);
+    let lost = cluster.master_of(&keys.shifts());
+    let dept = (1..=12)
+        .map(|d| format!("D{d:03}"))
+        .find(|d| cluster.master_of(&keys.board(d, date)) != lost)
+        .expect("a department on another master");
+    let assign = env.file(
+        "assign.csv",
+        &format!("scope,target,from,shift\ndepartment,{dept},{DAY},late_start\n"),
+    );
+    env.ok(&["shifts", "assign", assign.to_str().unwrap(), "-q"]);
+    env.ok(&["init-day", "--date", DAY, "-q"]);
+    let replica = cluster.replica_of(lost);
+    cluster.config_set(replica, "cluster-replica-no-failover", "yes");
+    cluster.kill_master(lost);
+
+    // 09:40 is 40 minutes late by the company's 09:00, on time by the shift's 10:00.
+    let emp = env.members(&dept)[0].clone();
+    let out = env.ok(&[
+        "checkin",
+        &emp,
+        "--kind",
+        "in",
+        "--at",
+        &format!("{DAY}T09:40:00Z"),
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["kind"].as_str(), v["late"].as_bool()),
+        (Some("in"), Some(false)),
+        "{out}"
+    );
+    assert!(cluster.hget(&keys.board(&dept, date), &emp).is_some(), "on its board");
+    cluster.config_set(replica, "cluster-replica-no-failover", "no");
+}
+
 /// Regression (issue 23, point 2): a check-in said "sent" while its board write was still only
 /// on the master; killing that master lost it. Now it waits for `redis.min_replicas_acked`.
 #[test]

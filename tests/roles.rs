@@ -24,7 +24,12 @@ fn kiosk() -> Grants<'static> {
              +exists +time +sadd +rpush +ltrim +object|encoding +ping +hello +auth +client|setname +select",
         ),
         rabbit: Some(["", "^amq\\.default$", ""]),
-        mysql: &["SELECT ON {db}.employees", "SELECT ON {db}.attendance"],
+        mysql: &[
+            "SELECT ON {db}.employees",
+            "SELECT ON {db}.attendance",
+            "SELECT ON {db}.shifts",
+            "SELECT ON {db}.shift_assignments",
+        ],
         config: "[amqp]\ndeclare = false",
     }
 }
@@ -389,6 +394,8 @@ fn doctor_checks_each_roles_mysql_grants() {
                 "SELECT ON {db}.employees",
                 "SELECT ON {db}.leaves",
                 "SELECT ON {db}.calendar_days",
+                "SELECT ON {db}.shifts",
+                "SELECT ON {db}.shift_assignments",
             ],
             ..Grants::default()
         },

@@ -55,11 +55,20 @@ impl Role {
     pub(crate) fn needs(self) -> &'static [(&'static [&'static str], Option<&'static str>)] {
         const SELECT: &[&str] = &["SELECT"];
         match self {
-            Role::Kiosk => &[(SELECT, Some("employees")), (SELECT, Some("attendance"))],
+            // The shift tables: when Redis's copy of them cannot be read (its master failing
+            // over), and for the relay's absence alerts, which read them when an alert is due.
+            Role::Kiosk => &[
+                (SELECT, Some("employees")),
+                (SELECT, Some("attendance")),
+                (SELECT, Some("shifts")),
+                (SELECT, Some("shift_assignments")),
+            ],
             Role::Relay => &[
                 (SELECT, Some("employees")),
                 (SELECT, Some("leaves")),
                 (SELECT, Some("calendar_days")),
+                (SELECT, Some("shifts")),
+                (SELECT, Some("shift_assignments")),
             ],
             Role::Supervisor => &[
                 (SELECT, Some("employees")),
@@ -288,11 +297,13 @@ mod tests {
             "GRANT USAGE ON *.* TO `k`@`%`",
             "GRANT SELECT ON `att`.`employees` TO `k`@`%`",
             "GRANT SELECT ON `att`.`attendance` TO `k`@`%`",
+            "GRANT SELECT ON `att`.`shifts` TO `k`@`%`",
+            "GRANT SELECT ON `att`.`shift_assignments` TO `k`@`%`",
         ]);
         assert!(missing(Role::Kiosk, &kiosk, "att").is_empty());
         assert_eq!(
             missing(Role::Kiosk, &kiosk, "other").len(),
-            2,
+            4,
             "grants on another database do not count"
         );
         let gaps = missing(Role::Supervisor, &kiosk, "att");

@@ -84,8 +84,17 @@ fn complete(
 
 /// The shifts of `employees` (and every department's) from Redis's copy of the shift table:
 /// one small read, in which a company with no shift finds nothing (everyone on the policy).
+/// The copy is one key, so on a cluster it lives on one master: while that master fails over,
+/// the shifts come from MySQL, as the roster does when its part of the cache cannot be read (no
+/// key of the whole company may take the check-ins of healthy departments down).
 pub(crate) fn shifts<S: AsRef<str>>(cfg: &Config, board: &mut Board, employees: &[S]) -> Result<Shifts> {
-    Ok(Shifts::new(board.read_shifts(employees)?, &cfg.policy))
+    let table = match board.read_shifts(employees) {
+        Ok(table) => table,
+        Err(redis) => crate::mysql::Db::open(cfg)
+            .and_then(|db| crate::mysql::shift_rows::read(&db))
+            .map_err(|mysql| redis.context(format!("nor could MySQL's shift tables be read: {mysql:#}")))?,
+    };
+    Ok(Shifts::new(table, &cfg.policy))
 }
 
 /// One employee, or refused (exit 1) when unknown everywhere.

@@ -96,7 +96,11 @@ mod tests {
 
     #[test]
     fn a_missing_privilege_names_the_role_and_the_grant_to_run() {
-        let kiosk = held(&["GRANT SELECT ON `att`.`employees` TO `k`@`%`"]);
+        let kiosk = held(&[
+            "GRANT SELECT ON `att`.`employees` TO `k`@`%`",
+            "GRANT SELECT ON `att`.`shifts` TO `k`@`%`",
+            "GRANT SELECT ON `att`.`shift_assignments` TO `k`@`%`",
+        ]);
         let c = judge("k@%", "att", &kiosk, Some(Role::Kiosk));
         assert_eq!(c.status, Level::Warn);
         assert!(c.detail.contains("role kiosk"), "{}", c.detail);
