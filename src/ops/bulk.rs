@@ -2,15 +2,15 @@
 //! per call, many calls per pipeline), each call's events published while the next calls are
 //! recorded (see `crate::ops::relay::publish_while`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use anyhow::Result;
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::checkin::resolve_timed;
 use crate::config::Config;
-use crate::domain::policy::{self, DayClock, PunchWindow};
+use crate::domain::policy::PunchWindow;
 use crate::domain::punch_file::{self, BulkReport, Refusal, Row, SHOWN_REFUSALS};
 use crate::domain::shifts::Clocks;
 use crate::error::{Error, Service};
@@ -182,7 +182,6 @@ fn prepare(
     let (rows, mut refused) = punch_file::keep_within(&PunchWindow::new(policy, tz, clock.server), rows, refused);
     let shift = clock.offset();
     let mut punches = Vec::with_capacity(rows.len());
-    let mut clocks: HashMap<NaiveDate, DayClock> = HashMap::new();
     let mut by_shift = Clocks::new(&shifts, tz);
     let last = last_rows(&rows);
     for (r, last) in rows.into_iter().zip(last) {
@@ -194,16 +193,9 @@ fn prepare(
         };
         match e {
             Some(e) => {
-                // Everyone on the policy (no shift table): one clock per day, as before.
-                let facts = if shifts.table.is_empty() {
-                    let date = policy::work_date(tz, r.at);
-                    clocks
-                        .entry(date)
-                        .or_insert_with(|| DayClock::new(policy, tz, date))
-                        .facts(r.at)
-                } else {
-                    by_shift.facts(&e.id, &e.department_id, r.at)
-                };
+                // With no shift assigned, everyone's is the default (the policy's): one clock
+                // per day, worked out once, as before.
+                let facts = by_shift.facts(&e.id, &e.department_id, r.at);
                 let date = facts.work_date;
                 // Outside the employee's employment dates: refused like an unknown employee.
                 if let Some(reason) = e.employment.refusal(&e.id, date) {
