@@ -136,25 +136,15 @@ impl Board {
     /// The whole copy (every employee's own assignments included): what the relay's absence
     /// alerts look at every few seconds, without MySQL until an alert is due.
     pub(crate) fn read_all_shifts(&mut self) -> Result<ShiftTable> {
-        let all: HashMap<String, String> = redis::cmd("HGETALL")
+        let mut all: HashMap<String, String> = redis::cmd("HGETALL")
             .arg(self.keys.shifts())
             .query(&mut self.con)
             .context("reading the shift copy")?;
-        let Some(head) = all.get("table") else {
-            return Ok(ShiftTable::default());
-        };
-        let head: Head = serde_json::from_str(head).context("reading the shift copy: its table")?;
-        let mut table = ShiftTable {
-            shifts: head.shifts,
-            departments: head.departments,
-            employees: HashMap::new(),
-        };
-        for (field, v) in &all {
-            if let Some(id) = field.strip_prefix("e:") {
-                let list = serde_json::from_str(v).context("reading the shift copy: an employee's")?;
-                table.employees.insert(id.to_string(), list);
-            }
-        }
-        Ok(table)
+        let head = all.remove("table");
+        let (employees, own): (Vec<String>, Vec<Option<String>>) = all
+            .into_iter()
+            .filter_map(|(field, v)| Some((field.strip_prefix("e:")?.to_string(), Some(v))))
+            .unzip();
+        decode(head, &employees, own)
     }
 }
