@@ -223,16 +223,26 @@ pub(crate) fn remove_acked(
     flow: &mut Flow<(usize, String)>,
     sent: &mut [usize],
 ) -> Result<(), Unremoved> {
-    let mut by_dept: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    let mut taken = 0;
-    for (i, id) in flow.take_acked() {
-        sent[i] += 1;
-        taken += 1;
-        by_dept.entry(depts[i].as_str()).or_default().push(id);
-    }
+    let by_dept = acked_by_dept(depts, flow, sent);
+    let taken = by_dept.values().map(Vec::len).sum();
     board
         .outbox_ack_many(&by_dept)
         .map_err(|error| Unremoved { count: taken, error })
+}
+
+/// The events the broker acked since the last call, by department (`depts[i]` for a tag's
+/// `i`), each counted in `sent[i]`: what is to leave the outboxes.
+pub(crate) fn acked_by_dept<'d>(
+    depts: &'d [String],
+    flow: &mut Flow<(usize, String)>,
+    sent: &mut [usize],
+) -> BTreeMap<&'d str, Vec<String>> {
+    let mut by_dept: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (i, id) in flow.take_acked() {
+        sent[i] += 1;
+        by_dept.entry(depts[i].as_str()).or_default().push(id);
+    }
+    by_dept
 }
 
 /// Redis failed removing confirmed events from their outboxes: how many stay there (counted

@@ -12,7 +12,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::drain::{drain_departments, each_share, remove_acked, shares, DrainReport};
+use super::drain::{acked_by_dept, drain_departments, each_share, remove_acked, shares, DrainReport};
 use crate::amqp::Flow;
 use crate::amqp::Publisher;
 use crate::config::Config;
@@ -180,19 +180,14 @@ fn remove_acked_each(
     flow: &mut Flow<(usize, String)>,
     sent: &mut [usize],
 ) -> usize {
-    let mut by_dept: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for (i, id) in flow.take_acked() {
-        sent[i] += 1;
-        by_dept.entry(i).or_default().push(id);
-    }
     let (mut unremoved, mut failed) = (0, false);
-    for (i, ids) in by_dept {
+    for (dept, ids) in acked_by_dept(share, flow, sent) {
         if failed && !redis.is_cluster() {
             unremoved += ids.len();
             continue;
         }
         let n = ids.len();
-        let one = BTreeMap::from([(share[i].as_str(), ids)]);
+        let one = BTreeMap::from([(dept, ids)]);
         if redis.outbox_ack_many(&one).is_err() {
             unremoved += n;
             failed = true;
