@@ -47,8 +47,8 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
             dry_run,
             output,
         }) => {
-            // A shift is known if MySQL has it or this very import names it: checked against
-            // the table as it is (the names only).
+            // A shift is known if MySQL has it (or it is `default`, the policy's): each row is
+            // checked against the names as they are now.
             let names: Vec<String> = ops::shifts::list(&ctx.cfg)?
                 .shifts
                 .into_iter()
