@@ -286,6 +286,22 @@ fn a_changed_shift_that_judged_settled_days_is_refused_without_resettle_and_reju
         assert_eq!(state(&env), before, "{flags:?} changed a store");
     }
 
+    // While a settle holds its lock, a change that may re-settle is refused and writes nothing.
+    let lock = "CONCAT('attendance-settle-', MD5(DATABASE()))";
+    let mut settling = env.mysql();
+    let got: Option<i64> = settling.query_first(format!("SELECT GET_LOCK({lock}, 0)")).unwrap();
+    assert_eq!(got, Some(1));
+    let a = env.file("a.csv", "scope,target,from,shift\ndepartment,D002,2026-11-01,early\n");
+    for args in [
+        &["shifts", "import", later, "--resettle"][..],
+        &["shifts", "assign", a.to_str().unwrap()],
+    ] {
+        let e = env.fails(args, 1);
+        assert!(e.contains("a settle is running"), "{args:?}: {e}");
+        assert_eq!(state(&env), before, "{args:?} changed a store");
+    }
+    settling.query_drop(format!("SELECT RELEASE_LOCK({lock})")).unwrap();
+
     // Dry run with --resettle: what it would do, nothing written.
     let dry = env.json(&["shifts", "import", later, "--resettle", "--dry-run", "--json"]);
     assert_eq!(dry["resettled"]["changes"]["late -> late"], team.len() as u64, "{dry}");
