@@ -6,7 +6,6 @@
 mod common;
 
 use common::TestEnv;
-use mysql::prelude::Queryable;
 use serde_json::Value;
 
 const TZ: &str = "Europe/Paris";
@@ -35,18 +34,6 @@ fn punch(env: &TestEnv, emp: &str, at: &str) -> Value {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
-}
-
-/// The stored row of a day: status, late and early minutes.
-fn row(env: &TestEnv, day: &str, emp: &str) -> String {
-    env.mysql()
-        .exec_first(
-            "SELECT CONCAT_WS('|', status, late_minutes, early_minutes) FROM attendance \
-             WHERE work_date = ? AND employee_id = ?",
-            (day, emp),
-        )
-        .unwrap()
-        .unwrap_or_else(|| panic!("no row for {emp} on {day}"))
 }
 
 #[test]
@@ -113,13 +100,13 @@ fn a_night_shift_across_midnight_belongs_to_the_date_it_started() {
     assert!(env.board("D001", "2026-11-21").is_empty());
 
     env.ok(&["settle", "--date", "2026-11-20", "-q"]);
-    assert_eq!(row(&env, "2026-11-20", &team[0]), "present|0|0");
-    assert_eq!(row(&env, "2026-11-20", &team[1]), "late_and_early|25|60");
-    assert_eq!(row(&env, "2026-11-20", &team[2]), "absent|0|0");
-    assert_eq!(row(&env, "2026-11-20", &team[3]), "present|0|0");
+    assert_eq!(env.day_row("2026-11-20", &team[0]), "present|0|0");
+    assert_eq!(env.day_row("2026-11-20", &team[1]), "late_and_early|25|60");
+    assert_eq!(env.day_row("2026-11-20", &team[2]), "absent|0|0");
+    assert_eq!(env.day_row("2026-11-20", &team[3]), "present|0|0");
     // A Saturday is a work day of this shift (mon-sun), not of the policy's week.
     env.ok(&["settle", "--date", "2026-11-21", "-q"]);
-    assert_eq!(row(&env, "2026-11-21", &team[2]), "absent|0|0");
+    assert_eq!(env.day_row("2026-11-21", &team[2]), "absent|0|0");
 }
 
 #[test]
@@ -135,7 +122,52 @@ fn a_night_shift_across_the_clocks_going_back_is_nine_hours() {
     assert_eq!(o["work_date"], "2026-10-24", "{o}");
     assert_eq!(o["early_minutes"], 30, "{o}");
     env.ok(&["settle", "--date", "2026-10-24", "-q"]);
-    assert_eq!(row(&env, "2026-10-24", &team[0]), "early_leave|0|30");
+    assert_eq!(env.day_row("2026-10-24", &team[0]), "early_leave|0|30");
+}
+
+#[test]
+fn a_night_shift_across_the_clocks_going_forward_is_seven_hours() {
+    // Spring 2026 (past: `--at` takes no instant past policy.max_future_skew_secs, at most an
+    // hour): 22:00 CET on the 28th to 06:00 CEST on the 29th is 7 hours, 02:00-03:00 skipped.
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let team = env.members("D001");
+    set_up(&env, "department,D001,2026-03-01,night\n");
+    let which = env.json(&["shifts", "which", &team[0], "--date", "2026-03-28", "--json"]);
+    assert_eq!(
+        (which["starts_at"].as_str(), which["ends_at"].as_str()),
+        (Some("2026-03-28T22:00:00+01:00"), Some("2026-03-29T06:00:00+02:00")),
+        "{which}"
+    );
+    let i = punch(&env, &team[0], "2026-03-28T21:58:00+01:00");
+    assert_eq!(
+        (i["kind"].as_str(), i["work_date"].as_str(), i["late"].as_bool()),
+        (Some("in"), Some("2026-03-28"), Some(false)),
+        "{i}"
+    );
+    // 05:30 CEST is 6.5 hours after 22:00 CET: half an hour early, on the 28th.
+    let o = punch(&env, &team[0], "2026-03-29T05:30:00+02:00");
+    assert_eq!(
+        (o["kind"].as_str(), o["work_date"].as_str(), o["early_minutes"].as_u64()),
+        (Some("out"), Some("2026-03-28"), Some(30)),
+        "{o}"
+    );
+    // 25 minutes late by the shift's start; out at its end, 7 hours later: not early.
+    let late = punch(&env, &team[1], "2026-03-28T22:25:00+01:00");
+    assert_eq!(late["late_minutes"], 25, "{late}");
+    let out = punch(&env, &team[1], "2026-03-29T06:00:00+02:00");
+    assert_eq!(
+        (out["work_date"].as_str(), out["early"].as_bool()),
+        (Some("2026-03-28"), Some(false)),
+        "{out}"
+    );
+    assert!(
+        env.board("D001", "2026-03-29").is_empty(),
+        "nothing on the 29th's board"
+    );
+    env.ok(&["settle", "--date", "2026-03-28", "-q"]);
+    assert_eq!(env.day_row("2026-03-28", &team[0]), "early_leave|0|30");
+    assert_eq!(env.day_row("2026-03-28", &team[1]), "late|25|0");
+    assert_eq!(env.day_row("2026-03-28", &team[2]), "absent|0|0");
 }
 
 #[test]
@@ -165,9 +197,9 @@ fn an_employee_whose_shift_changes_mid_month_is_judged_by_each_days_shift() {
     for day in ["2026-11-13", "2026-11-16", "2026-11-17"] {
         env.ok(&["settle", "--date", day, "-q"]);
     }
-    assert_eq!(row(&env, "2026-11-13", &emp), "present|0|0");
-    assert_eq!(row(&env, "2026-11-16", &emp), "late|170|0");
-    assert_eq!(row(&env, "2026-11-17", &emp), "present|0|0");
+    assert_eq!(env.day_row("2026-11-13", &emp), "present|0|0");
+    assert_eq!(env.day_row("2026-11-16", &emp), "late|170|0");
+    assert_eq!(env.day_row("2026-11-17", &emp), "present|0|0");
 }
 
 #[test]
@@ -183,7 +215,7 @@ fn a_part_time_day_worked_is_part_time_on_the_month_sheet() {
         "{out}"
     );
     env.ok(&["settle", "--date", "2026-11-18", "-q"]);
-    assert_eq!(row(&env, "2026-11-18", &emp), "part_time|0|0");
+    assert_eq!(env.day_row("2026-11-18", &emp), "part_time|0|0");
     let sheet = env.ok(&["report", "month", "--month", "2026-11", "--format", "csv"]);
     let line = sheet.lines().find(|l| l.contains(emp.as_str())).unwrap();
     assert!(line.split(',').any(|c| c == "PT"), "{line}");
@@ -356,10 +388,10 @@ fn half_day_leave_is_judged_on_the_other_half_only() {
     // Half a day off and never came: absent (for the half that was due).
     env.ok(&["leave", "add", &team[3], day, day, "--half", "afternoon", "-q"]);
     env.ok(&["settle", "--date", day, "-q"]);
-    assert_eq!(row(&env, day, &team[0]), "half_day_leave|0|0");
-    assert_eq!(row(&env, day, &team[1]), "half_day_leave|0|0");
-    assert_eq!(row(&env, day, &team[2]), "late|30|0");
-    assert_eq!(row(&env, day, &team[3]), "absent|0|0");
+    assert_eq!(env.day_row(day, &team[0]), "half_day_leave|0|0");
+    assert_eq!(env.day_row(day, &team[1]), "half_day_leave|0|0");
+    assert_eq!(env.day_row(day, &team[2]), "late|30|0");
+    assert_eq!(env.day_row(day, &team[3]), "absent|0|0");
     let sheet = env.ok(&["report", "month", "--month", "2026-11", "--format", "csv"]);
     let line = sheet.lines().find(|l| l.contains(team[0].as_str())).unwrap();
     assert!(line.split(',').any(|c| c == "HV"), "{line}");

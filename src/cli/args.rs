@@ -421,10 +421,26 @@ pub enum ShiftsCommand {
     /// Add or change shifts from a CSV file (header: name,start,end then any of
     /// late_grace,early_grace,work_days,break,part_time). A file with any bad line is refused
     /// whole, every bad line listed, and nothing is written.
-    Import(ShiftsFile),
+    ///
+    /// A shift's values have no dates: changing one that settled days were judged by would
+    /// re-judge them, so it is refused (exit 1, nothing written) unless --resettle. To change
+    /// hours from a date on, import them under a new name and `shifts assign` it from that date.
+    Import {
+        #[command(flatten)]
+        file: ShiftsFile,
+        /// Change shifts that settled days were judged by, and re-settle those days by the new
+        /// values (every settled day each governs; audited in `corrections`, a corrected row
+        /// kept), in the same transaction
+        #[arg(long)]
+        resettle: bool,
+    },
     /// Assign shifts from a CSV file (header: scope,target,from,shift; scope department or
     /// employee; the latest assignment on or before a date applies, an employee's beats their
     /// department's, `default` is the company policy)
+    ///
+    /// A new or changed assignment from a settled day re-settles its target's settled rows up
+    /// to the day before the target's next assignment, audited in `corrections` (a corrected row
+    /// kept), in the same transaction; --dry-run says what it would re-settle.
     Assign(ShiftsFile),
     /// Every shift (the policy's `default` first) and every assignment
     List {

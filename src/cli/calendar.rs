@@ -23,7 +23,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
                 return crate::output::json(&v);
             }
             ctx.say(format!("{date} is now a {}", kind.as_str()));
-            super::resettled::say(ctx, &resettled, None);
+            super::resettled::say(ctx, &resettled, None, false);
         }
         CalendarCommand::Unset { date, output } => {
             let done = ops::calendar::unset(&ctx.cfg, date)?;
@@ -38,7 +38,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
                         "{date} is no longer a {}: the policy's week decides it",
                         was.as_str()
                     ));
-                    super::resettled::say(ctx, &resettled, None);
+                    super::resettled::say(ctx, &resettled, None, false);
                 }
                 None => ctx.say(format!("{date} had no calendar entry: nothing changed")),
             }
@@ -62,7 +62,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
                 )?;
             }
             ctx.say(format!("imported {}", plural(entries.len(), "calendar day")));
-            super::resettled::say(ctx, &resettled, None);
+            super::resettled::say(ctx, &resettled, None, false);
         }
         CalendarCommand::List { from, to, output } => {
             let from = ctx.date_or_today(from);

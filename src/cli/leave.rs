@@ -35,7 +35,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             let again = if repeat { " (already recorded)" } else { "" };
             let halves = half.as_deref().map_or(String::new(), |h| format!(", {h}s only"));
             textln!("leave {id}: {employee_id} {kind} from {from} to {to}{halves}{again}")?;
-            super::resettled::say(ctx, &added.resettled, Some(&employee_id));
+            super::resettled::say(ctx, &added.resettled, Some(&employee_id), false);
         }
         LeaveCommand::List {
             employee,
@@ -63,7 +63,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             } else {
                 ctx.say(format!("leave {id} was already cancelled"));
             }
-            super::resettled::say(ctx, &resettled, Some(&employee_id));
+            super::resettled::say(ctx, &resettled, Some(&employee_id), false);
         }
     }
     Ok(())

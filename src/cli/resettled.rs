@@ -1,12 +1,13 @@
-//! The lines that say what a leave or calendar change re-settled (`ops::resettle`).
+//! The lines that say what a leave, calendar or shift change re-settled (`ops::resettle`).
 
 use super::Ctx;
 use crate::domain::text::plural;
 use crate::ops::resettle::Resettled;
 
 /// Say what was re-settled (`re-settled 3 settled days of E000123: 2 absent -> on_leave`), the
-/// corrected rows kept, and the days that count only when settled.
-pub(crate) fn say(ctx: &Ctx, r: &Resettled, of: Option<&str>) {
+/// corrected rows kept, and the days that count only when settled; `dry_run`: what would be
+/// (`would re-settle ...`).
+pub(crate) fn say(ctx: &Ctx, r: &Resettled, of: Option<&str>, dry_run: bool) {
     if !r.settled_days.is_empty() {
         let whose = match of {
             Some(e) => format!(" of {e}"),
@@ -17,10 +18,8 @@ pub(crate) fn say(ctx: &Ctx, r: &Resettled, of: Option<&str>) {
         } else {
             r.changes_line()
         };
-        let mut line = format!(
-            "re-settled {}{whose}: {what}",
-            plural(r.settled_days.len(), "settled day")
-        );
+        let verb = if dry_run { "would re-settle" } else { "re-settled" };
+        let mut line = format!("{verb} {}{whose}: {what}", plural(r.settled_days.len(), "settled day"));
         if r.kept_corrected > 0 {
             line.push_str(&format!(
                 "; kept {} (a correction wins)",

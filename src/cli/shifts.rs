@@ -11,15 +11,19 @@ use crate::ops::shifts::Report;
 
 pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
     match cmd {
-        ShiftsCommand::Import(ShiftsFile {
-            file,
-            errors,
-            dry_run,
-            output,
-        }) => {
+        ShiftsCommand::Import {
+            file:
+                ShiftsFile {
+                    file,
+                    errors,
+                    dry_run,
+                    output,
+                },
+            resettle,
+        } => {
             let shifts = shift_files::read_shifts(super::input(&file)?, &ctx.cfg.policy.work_days)?
                 .map_err(|bad| super::refused_file(errors.as_deref(), &bad, shift_files::rejection("shifts", &bad)))?;
-            let r = ops::shifts::import(&ctx.cfg, &shifts, dry_run)?;
+            let r = ops::shifts::import(&ctx.cfg, &shifts, dry_run, resettle)?;
             if output.json {
                 return crate::output::json(&r);
             }
@@ -149,6 +153,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
     Ok(())
 }
 
+/// The counts, then what the change re-settled (or, in a dry run, would).
 fn say_counts<T: serde::Serialize>(ctx: &Ctx, r: &Report<T>, what: &str) {
     let total = r.new + r.changed + r.unchanged;
     let verb = if r.dry_run { "dry run: would import" } else { "imported" };
@@ -160,4 +165,5 @@ fn say_counts<T: serde::Serialize>(ctx: &Ctx, r: &Report<T>, what: &str) {
         r.changed,
         r.unchanged
     ));
+    super::resettled::say(ctx, &r.resettled, None, r.dry_run);
 }

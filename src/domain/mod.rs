@@ -33,6 +33,7 @@ pub(crate) mod roster;
 pub(crate) mod roster_list;
 pub(crate) mod roster_plan;
 pub(crate) mod sample_day;
+pub(crate) mod shift_changes;
 pub(crate) mod shift_files;
 pub(crate) mod shifts;
 pub(crate) mod signing;

@@ -3,7 +3,7 @@
 use anyhow::Result;
 use chrono::{NaiveDate, NaiveTime};
 use mysql::prelude::Queryable;
-use mysql::{TxOpts, Value};
+use mysql::Value;
 
 use super::placeholders;
 use super::Db;
@@ -56,10 +56,9 @@ pub(crate) fn read(db: &Db) -> Result<ShiftTable> {
     table(&mut db.conn()?)
 }
 
-/// Add or replace shifts, all in one transaction: a file lands whole or not at all.
-pub(crate) fn upsert_shifts(db: &Db, shifts: &[Shift]) -> Result<()> {
-    let mut conn = db.conn()?;
-    let mut tx = conn.start_transaction(TxOpts::default())?;
+/// Add or replace shifts in the caller's transaction (with the re-settle they cause): a file
+/// lands whole or not at all.
+pub(crate) fn upsert_shifts(tx: &mut impl Queryable, shifts: &[Shift]) -> Result<()> {
     for chunk in shifts.chunks(500) {
         let sql = format!(
             "INSERT INTO shifts (name, start_time, end_time, late_grace_minutes, early_grace_minutes, \
@@ -86,14 +85,12 @@ pub(crate) fn upsert_shifts(db: &Db, shifts: &[Shift]) -> Result<()> {
             .collect();
         tx.exec_drop(sql, params)?;
     }
-    tx.commit()?;
     Ok(())
 }
 
-/// Add or replace assignments (one per scope, target and date), in one transaction.
-pub(crate) fn upsert_assignments(db: &Db, assignments: &[Assignment]) -> Result<()> {
-    let mut conn = db.conn()?;
-    let mut tx = conn.start_transaction(TxOpts::default())?;
+/// Add or replace assignments (one per scope, target and date) in the caller's transaction
+/// (with the re-settle they cause).
+pub(crate) fn upsert_assignments(tx: &mut impl Queryable, assignments: &[Assignment]) -> Result<()> {
     for chunk in assignments.chunks(1_000) {
         let sql = format!(
             "INSERT INTO shift_assignments (scope, target, from_date, shift) VALUES {} \
@@ -113,7 +110,6 @@ pub(crate) fn upsert_assignments(db: &Db, assignments: &[Assignment]) -> Result<
             .collect();
         tx.exec_drop(sql, params)?;
     }
-    tx.commit()?;
     Ok(())
 }
 

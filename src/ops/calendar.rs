@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::domain::policy::DayStatus;
 use crate::domain::workdays::{self, DayKind, Entry};
 use crate::error::Error;
-use crate::ops::resettle::{self, Resettled, Scope};
+use crate::ops::resettle::{self, Resettled, Scope, Whose};
 
 /// Set days, all in one transaction, then re-settle those already settled. The entries are
 /// already valid (parsed and checked).
@@ -49,7 +49,7 @@ fn day(date: NaiveDate) -> Scope<'static> {
     Scope {
         from: date,
         to: date,
-        employee: None,
+        whose: Whose::Everyone,
     }
 }
 

@@ -11,7 +11,7 @@ use crate::domain::{roster, workdays};
 use crate::error::Error;
 use crate::mysql::leave_rows::{self as leave, Added};
 pub(crate) use crate::mysql::leave_rows::{Leave, NewLeave};
-use crate::ops::resettle::{self, Resettled, Scope};
+use crate::ops::resettle::{self, Resettled, Scope, Whose};
 
 /// The outcome of [`add`]: the leave's id, whether it was already recorded, and what its
 /// settled days became.
@@ -47,7 +47,7 @@ pub(crate) fn add(cfg: &Config, l: &NewLeave) -> Result<AddOutcome> {
     let scope = Scope {
         from: l.from,
         to: l.to,
-        employee: Some(l.employee_id),
+        whose: Whose::Employee(l.employee_id),
     };
     let reason = format!("leave {id} added ({})", l.kind);
     let resettled = resettle::resettle(cfg, &db, &lock, scope, &reason)?;
@@ -77,7 +77,7 @@ pub(crate) fn cancel(cfg: &Config, id: u64) -> Result<(bool, String, Resettled)>
     let scope = Scope {
         from: l.from,
         to: l.to,
-        employee: Some(&l.employee_id),
+        whose: Whose::Employee(&l.employee_id),
     };
     let reason = format!("leave {id} cancelled ({})", l.kind);
     let resettled = resettle::resettle(cfg, &db, &lock, scope, &reason)?;

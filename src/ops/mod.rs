@@ -33,6 +33,7 @@ pub(crate) mod resettle;
 pub(crate) mod review;
 pub(crate) mod roll_call;
 pub(crate) mod settle;
+pub(crate) mod shift_changes;
 pub(crate) mod shifts;
 pub(crate) mod status;
 pub(crate) mod void;

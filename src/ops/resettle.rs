@@ -1,32 +1,36 @@
-//! Re-settling after the fact: a leave added or cancelled, or a calendar day set or unset, for
-//! days already settled. The rows of the scope are computed again from their stored punch
-//! history by settle's own rule (`settle::rows::row`); the rows that change are updated (never
-//! a corrected one) and each is audited in `corrections` (marked `resettled`) in the same
-//! transaction. A corrected row keeps its correction: a correction wins, as it does at settle.
-//! A day not settled yet is left alone: its settle reads the leave and the calendar then.
+//! Re-settling after the fact: a leave added or cancelled, a calendar day set or unset, or a
+//! shift or an assignment changed, for days already settled. The rows of the scope are computed
+//! again from their stored punch history by settle's own rule (`settle::rows::row`); the rows
+//! that change are updated (never a corrected one) and each is audited in `corrections` (marked
+//! `resettled`) in the same transaction. A corrected row keeps its correction: a correction
+//! wins, as it does at settle. A day not settled yet is left alone: its settle reads the leave,
+//! the calendar and the shifts then.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use chrono::NaiveDate;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::domain::shifts::{ShiftTable, Shifts};
 use crate::domain::{policy, workdays};
 use crate::error::Error;
 use crate::mysql::attendance::{parse_log, DayRow, Stored};
+pub(crate) use crate::mysql::resettle_rows::Whose;
 use crate::mysql::resettle_rows::{self, Audit};
 use crate::mysql::runs::SettleLock;
-use crate::mysql::{calendar_rows, leave_rows, server, Db};
+use crate::mysql::{calendar_rows, leave_rows, server, Db, Tx};
 use crate::ops::settle::rows::{self, Day};
 
-/// Which rows a change touches: the days from `from` to `to`, of one employee (leave) or of
-/// everyone (a calendar day).
+/// Which rows a change touches: the days from `from` to `to`, of one employee (a leave, their
+/// own shift assignment), of a department (its shift assignment) or of everyone (a calendar day).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Scope<'a> {
     pub from: NaiveDate,
     pub to: NaiveDate,
-    pub employee: Option<&'a str>,
+    pub whose: Whose<'a>,
 }
 
 /// One re-settled row.
@@ -55,7 +59,8 @@ pub(crate) struct Resettled {
     pub kept_corrected: u64,
     /// Rows whose stored punch history could not be read: left as they are.
     pub unreadable: u64,
-    /// Every changed row, when the scope is one employee (a calendar day lists none).
+    /// Every changed row, when the scope is one employee (a calendar day or a department lists
+    /// none).
     pub rows: Vec<Change>,
     /// Days of the scope, up to today, that no settle has finished yet: the change counts
     /// when they are settled (today's board, a day still in Redis).
@@ -64,8 +69,11 @@ pub(crate) struct Resettled {
 
 impl Resettled {
     /// Add another change's re-settle to this one (a calendar file: one per day).
+    /// A day re-read by two changes of one command counts once.
     pub(crate) fn add(&mut self, other: Resettled) {
         self.settled_days.extend(other.settled_days);
+        self.settled_days.sort();
+        self.settled_days.dedup();
         self.settled_rows += other.settled_rows;
         self.changed += other.changed;
         for (k, n) in other.changes {
@@ -75,6 +83,8 @@ impl Resettled {
         self.unreadable += other.unreadable;
         self.rows.extend(other.rows);
         self.counts_at_settle.extend(other.counts_at_settle);
+        self.counts_at_settle.sort();
+        self.counts_at_settle.dedup();
     }
 
     /// `2 absent -> on_leave, 1 present -> rest_day`.
@@ -95,28 +105,76 @@ pub(crate) fn lock(db: &Db) -> Result<SettleLock> {
     })
 }
 
-/// Re-settle the rows of `scope` after a change, under `_lock` (see [`lock`]). An error comes
-/// with the words to retry: the change itself is already committed.
+/// Who re-settles, the day it is, and the shifts every row is judged by: read once per command.
+pub(crate) struct Ground {
+    /// The employee the roster maps to `os_user` (`None`: the account is nobody's login).
+    by: Option<String>,
+    os_user: String,
+    /// Today's work date by the server's clock: no day after it is settled.
+    pub today: NaiveDate,
+    /// Shared by every day re-settled (a department's year is one table, not 365 copies).
+    shifts: Arc<Shifts>,
+}
+
+impl Ground {
+    /// Read who runs the command and the server's day; `shifts` is the table as the change
+    /// leaves it (read in the change's own transaction, or computed for a dry run).
+    pub(crate) fn read(cfg: &Config, conn: &mut Tx, shifts: ShiftTable) -> Result<Ground> {
+        let os_user = crate::ops::correct::os_user();
+        let by = crate::mysql::roster_rows::actor_of_login(conn, &os_user)?.map(|a| a.employee_id);
+        let today = policy::work_date(cfg.timezone, server::now(conn)?);
+        Ok(Ground {
+            by,
+            os_user,
+            today,
+            shifts: Arc::new(Shifts::new(shifts, &cfg.policy)),
+        })
+    }
+
+    /// The shift table the rows are judged by.
+    pub(crate) fn shifts(&self) -> &ShiftTable {
+        &self.shifts.table
+    }
+}
+
+/// Re-settle the rows of `scope` after a change that is already committed, under `_lock` (see
+/// [`lock`]): a leave or a calendar day. An error comes with the words to retry.
 pub(crate) fn resettle(cfg: &Config, db: &Db, _lock: &SettleLock, scope: Scope, reason: &str) -> Result<Resettled> {
-    run(cfg, db, scope, reason).with_context(|| {
+    let run = || -> Result<Resettled> {
+        let mut conn = db.conn()?;
+        let mut tx = crate::mysql::begin(&mut conn)?;
+        let shifts = crate::mysql::shift_rows::table(&mut tx)?;
+        let ground = Ground::read(cfg, &mut tx, shifts)?;
+        let out = within(cfg, &mut tx, &ground, scope, reason, true)?;
+        tx.commit()?;
+        Ok(out)
+    };
+    run().with_context(|| {
         format!("the change is recorded, but re-settling its settled days failed ({reason}): make the same change again to re-settle them")
     })
 }
 
-fn run(cfg: &Config, db: &Db, scope: Scope, reason: &str) -> Result<Resettled> {
-    let mut conn = db.conn()?;
-    let os_user = crate::ops::correct::os_user();
-    let by = crate::mysql::roster_rows::actor_of_login(&mut conn, &os_user)?.map(|a| a.employee_id);
-    let today = policy::work_date(cfg.timezone, server::now(&mut conn)?);
+/// Re-settle the rows of `scope` inside `tx`, the transaction of the change itself or one of
+/// its own; `write: false` computes what would change and writes nothing (a dry run, whose
+/// transaction is rolled back).
+pub(crate) fn within(
+    cfg: &Config,
+    tx: &mut Tx,
+    ground: &Ground,
+    scope: Scope,
+    reason: &str,
+    write: bool,
+) -> Result<Resettled> {
     let mut out = Resettled {
         reason: reason.to_string(),
-        counts_at_settle: unsettled(&mut conn, scope, today)?,
+        counts_at_settle: unsettled(tx, scope, ground.today)?,
         ..Resettled::default()
     };
-    let mut tx = crate::mysql::begin(&mut conn)?;
-    let stored = resettle_rows::lock_rows(&mut tx, scope.from, scope.to, scope.employee)?;
-    let overrides = calendar_rows::overrides(&mut tx, scope.from, scope.to)?;
-    let shifts = crate::mysql::shift_rows::table(&mut tx)?;
+    if scope.to < scope.from {
+        return Ok(out);
+    }
+    let stored = resettle_rows::lock_rows(tx, scope.from, scope.to, scope.whose)?;
+    let overrides = calendar_rows::overrides(tx, scope.from, scope.to)?;
     let mut changes = Vec::new();
     // The rows come by day: one run of them per settled day.
     for of_day in stored.chunk_by(|a, b| a.work_date == b.work_date) {
@@ -125,14 +183,10 @@ fn run(cfg: &Config, db: &Db, scope: Scope, reason: &str) -> Result<Resettled> {
         // As settle computes it: each employee's shift, whole and half days of leave.
         let calendar = overrides.get(&date).map(|e| e.kind == workdays::DayKind::Workday);
         let day = Day::new(date, cfg.timezone, &cfg.policy, workday)
-            .with_shifts(
-                cfg.timezone,
-                crate::domain::shifts::Shifts::new(shifts.clone(), &cfg.policy),
-                calendar,
-            )
-            .with_half_leave(leave_rows::half_leave(&mut tx, date)?);
-        let on_leave = leave_rows::on_leave(&mut tx, date)?;
-        let mut write = Vec::new();
+            .with_shifts(cfg.timezone, Arc::clone(&ground.shifts), calendar)
+            .with_half_leave(leave_rows::half_leave(tx, date)?);
+        let on_leave = leave_rows::on_leave(tx, date)?;
+        let mut rewrite = Vec::new();
         for before in of_day {
             out.settled_rows += 1;
             let Some(row) = again(&day, before, &on_leave) else {
@@ -157,7 +211,7 @@ fn run(cfg: &Config, db: &Db, scope: Scope, reason: &str) -> Result<Resettled> {
             *out.changes
                 .entry(format!("{} -> {}", before.status, after.status))
                 .or_default() += 1;
-            if scope.employee.is_some() {
+            if let Whose::Employee(_) = scope.whose {
                 out.rows.push(Change {
                     work_date: date,
                     employee_id: before.employee_id.clone(),
@@ -165,20 +219,23 @@ fn run(cfg: &Config, db: &Db, scope: Scope, reason: &str) -> Result<Resettled> {
                     after: after.status.as_str(),
                 });
             }
-            write.push(row);
+            rewrite.push(row);
             changes.push((before.clone(), after));
         }
-        resettle_rows::write(&mut tx, date, &write)?;
+        if write {
+            resettle_rows::write(tx, date, &rewrite)?;
+        }
         out.settled_days.push(date);
     }
     out.changed = changes.len() as u64;
-    let audit = Audit {
-        by: by.as_deref(),
-        os_user: &os_user,
-        reason,
-    };
-    resettle_rows::record(&mut tx, &audit, &changes)?;
-    tx.commit()?;
+    if write {
+        let audit = Audit {
+            by: ground.by.as_deref(),
+            os_user: &ground.os_user,
+            reason,
+        };
+        resettle_rows::record(tx, &audit, &changes)?;
+    }
     Ok(out)
 }
 
@@ -212,7 +269,7 @@ fn same(before: &Stored, row: &DayRow) -> bool {
 }
 
 /// The days of the scope up to `today` that no settle run has finished cleanly.
-fn unsettled(conn: &mut crate::mysql::Conn, scope: Scope, today: NaiveDate) -> Result<Vec<NaiveDate>> {
+fn unsettled(conn: &mut Tx, scope: Scope, today: NaiveDate) -> Result<Vec<NaiveDate>> {
     let to = scope.to.min(today);
     if to < scope.from {
         return Ok(Vec::new());

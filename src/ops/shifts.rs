@@ -1,15 +1,20 @@
 //! Work patterns: import shifts, assign them, list them, and say which applies to an employee
 //! on a date and why. MySQL holds the table; every change rewrites its Redis copy, which the
-//! punch path reads (`redis/shift_copy.rs`).
+//! punch path reads (`redis/shift_copy.rs`). A change that reaches settled days re-settles them
+//! in its own transaction (`ops::shift_changes`), under settle's lock.
 
 use anyhow::Result;
 use chrono::NaiveDate;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::domain::shift_changes::{assignments_of, differences};
 use crate::domain::shifts::{Assignment, Scope, Shift, ShiftTable, Shifts, Source};
+use crate::domain::text::plural;
 use crate::error::Error;
 use crate::mysql::{shift_rows, Db};
+use crate::ops::resettle::{self, Resettled};
+use crate::ops::shift_changes::{self, Span};
 use crate::redis::board::Board;
 
 /// What an import or an assignment did (or with `--dry-run` would do) to one row.
@@ -29,9 +34,11 @@ pub(crate) struct Report<T: Serialize> {
     pub changed: usize,
     pub unchanged: usize,
     pub rows: Vec<Change<T>>,
+    /// The settled rows the change re-settled (with `--dry-run`: would re-settle).
+    pub resettled: Resettled,
 }
 
-fn report<T: Serialize>(dry_run: bool, rows: Vec<Change<T>>) -> Report<T> {
+fn report<T: Serialize>(dry_run: bool, rows: Vec<Change<T>>, resettled: Resettled) -> Report<T> {
     let count = |c: &str| rows.iter().filter(|r| r.change == c).count();
     Report {
         dry_run,
@@ -39,6 +46,15 @@ fn report<T: Serialize>(dry_run: bool, rows: Vec<Change<T>>) -> Report<T> {
         changed: count("changed"),
         unchanged: count("unchanged"),
         rows,
+        resettled,
+    }
+}
+
+/// The reason a whole command gives: its one change's, or how many there were.
+fn overall(reasons: &[String], what: &str) -> String {
+    match reasons {
+        [one] => one.clone(),
+        _ => plural(reasons.len(), what),
     }
 }
 
@@ -81,8 +97,11 @@ pub(crate) fn refresh_copy(db: &Db, board: &mut Board) -> Result<ShiftTable> {
 }
 
 /// Add or change shifts (already parsed and checked); `dry_run`: only say what would change.
-pub(crate) fn import(cfg: &Config, shifts: &[Shift], dry_run: bool) -> Result<Report<ShiftRow>> {
+/// A changed shift that governs settled days is refused (exit 1, nothing written) unless
+/// `resettle`: then those days are re-judged by its new values and re-settled, audited.
+pub(crate) fn import(cfg: &Config, shifts: &[Shift], dry_run: bool, resettle: bool) -> Result<Report<ShiftRow>> {
     let db = Db::open(cfg)?;
+    let _lock = (!dry_run).then(|| resettle::lock(&db)).transpose()?;
     let current = shift_rows::read(&db)?;
     let rows = shifts
         .iter()
@@ -95,15 +114,56 @@ pub(crate) fn import(cfg: &Config, shifts: &[Shift], dry_run: bool) -> Result<Re
             row: ShiftRow::of(s),
         })
         .collect();
+    // Each changed shift with the reason its re-settled rows give.
+    let changed: Vec<(&str, String)> = shifts
+        .iter()
+        .filter_map(|s| {
+            let what = differences(current.shifts.get(&s.name)?, s);
+            (!what.is_empty()).then(|| {
+                (
+                    s.name.as_str(),
+                    format!("shift {} changed: {}", s.name, what.join(", ")),
+                )
+            })
+        })
+        .collect();
+    let dry_table = dry_run.then(|| {
+        let mut t = current.clone();
+        t.shifts.extend(shifts.iter().map(|s| (s.name.clone(), s.clone())));
+        t
+    });
+    let reasons: Vec<String> = changed.iter().map(|(_, r)| r.clone()).collect();
+    let resettled = shift_changes::apply(
+        cfg,
+        &db,
+        dry_table,
+        overall(&reasons, "changed shift"),
+        |tx| shift_rows::upsert_shifts(tx, shifts),
+        |tx, table, today| {
+            let mut spans = Vec::new();
+            for (name, reason) in &changed {
+                for a in assignments_of(table, name) {
+                    let Some(span) = Span::of(table, &a, today, reason.clone()) else {
+                        continue;
+                    };
+                    if !resettle {
+                        shift_changes::refuse_if_settled(tx, name, &span)?;
+                    }
+                    spans.push(span);
+                }
+            }
+            Ok(spans)
+        },
+    )?;
     if !dry_run {
-        shift_rows::upsert_shifts(&db, shifts)?;
         refresh_copy(&db, &mut Board::open(cfg)?)?;
     }
-    Ok(report(dry_run, rows))
+    Ok(report(dry_run, rows, resettled))
 }
 
 /// Add or change assignments (parsed, their shifts known); every target must be on the roster
-/// (refused, exit 1, nothing written, otherwise).
+/// (refused, exit 1, nothing written, otherwise). A new or changed assignment from a settled
+/// day re-settles its target's rows up to the day before the target's next assignment.
 pub(crate) fn assign(cfg: &Config, assignments: &[Assignment], dry_run: bool) -> Result<Report<Assignment>> {
     let db = Db::open(cfg)?;
     for scope in [Scope::Department, Scope::Employee] {
@@ -121,8 +181,9 @@ pub(crate) fn assign(cfg: &Config, assignments: &[Assignment], dry_run: bool) ->
             .into());
         }
     }
+    let _lock = (!dry_run).then(|| resettle::lock(&db)).transpose()?;
     let current = shift_rows::read(&db)?;
-    let rows = assignments
+    let rows: Vec<Change<Assignment>> = assignments
         .iter()
         .map(|a| {
             let map = match a.scope {
@@ -142,11 +203,47 @@ pub(crate) fn assign(cfg: &Config, assignments: &[Assignment], dry_run: bool) ->
             }
         })
         .collect();
+    // An unchanged assignment changes no row: its days were settled (or re-settled) with it.
+    let touched: Vec<(&Assignment, String)> = rows
+        .iter()
+        .filter(|c| c.change != "unchanged")
+        .map(|c| {
+            let a = &c.row;
+            let reason = format!(
+                "shift assignment {} {} from {}: {}",
+                a.scope.as_str(),
+                a.target,
+                a.from,
+                a.shift
+            );
+            (a, reason)
+        })
+        .collect();
+    let dry_table = dry_run.then(|| {
+        let mut t = current.clone();
+        for a in assignments {
+            t.assign(a.clone());
+        }
+        t
+    });
+    let reasons: Vec<String> = touched.iter().map(|(_, r)| r.clone()).collect();
+    let resettled = shift_changes::apply(
+        cfg,
+        &db,
+        dry_table,
+        overall(&reasons, "new or changed shift assignment"),
+        |tx| shift_rows::upsert_assignments(tx, assignments),
+        |_, table, today| {
+            Ok(touched
+                .iter()
+                .filter_map(|(a, reason)| Span::of(table, a, today, reason.clone()))
+                .collect())
+        },
+    )?;
     if !dry_run {
-        shift_rows::upsert_assignments(&db, assignments)?;
         refresh_copy(&db, &mut Board::open(cfg)?)?;
     }
-    Ok(report(dry_run, rows))
+    Ok(report(dry_run, rows, resettled))
 }
 
 /// Every shift (the default first, as the policy makes it) and every assignment.

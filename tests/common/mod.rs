@@ -365,6 +365,18 @@ impl TestEnv {
         event_ids(&self.ok(&["watch-dept", dept, "--once", "--json"]))
     }
 
+    /// One stored day of an employee as `status|late_minutes|early_minutes`.
+    pub fn day_row(&self, day: &str, emp: &str) -> String {
+        self.mysql()
+            .exec_first(
+                "SELECT CONCAT_WS('|', status, late_minutes, early_minutes) FROM attendance \
+                 WHERE work_date = ? AND employee_id = ?",
+                (day, emp),
+            )
+            .unwrap()
+            .unwrap_or_else(|| panic!("no row for {emp} on {day}"))
+    }
+
     /// Row count of a table in this test's database.
     pub fn count(&self, table: &str) -> u64 {
         self.mysql()

@@ -170,7 +170,10 @@ impl Run<'_> {
         let workday = workdays::is_workday(&self.cfg.policy, &cal.overrides, date);
         steps.mark("read the calendar and leave");
         let calendar = cal.overrides.get(&date).map(|e| e.kind == workdays::DayKind::Workday);
-        let shifts = crate::domain::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
+        let shifts = std::sync::Arc::new(crate::domain::shifts::Shifts::new(
+            self.shifts.clone(),
+            &self.cfg.policy,
+        ));
         let day = Day::new(date, self.cfg.timezone, &self.cfg.policy, workday)
             .with_shifts(self.cfg.timezone, shifts, calendar)
             .with_half_leave(cal.half_leave.clone());

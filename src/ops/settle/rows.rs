@@ -35,7 +35,8 @@ pub(crate) struct Day {
 /// The day's shifts: who follows which, and each shift's clock and work day, worked out once.
 #[derive(Debug)]
 struct DayShifts {
-    shifts: Shifts,
+    /// Shared: a re-settle over many days judges them all by one table.
+    shifts: Arc<Shifts>,
     /// Per shift name: its clock on the date, whether the date is one of its work days.
     clocks: HashMap<String, (DayClock, bool, bool)>,
 }
@@ -62,7 +63,7 @@ impl Day {
     /// The day with its shifts: `calendar` is the date's calendar entry (`Some(true)` a work
     /// day, `Some(false)` a holiday), which holds for every shift; without one, each shift's
     /// week decides. A table with no assignment changes nothing.
-    pub(crate) fn with_shifts(mut self, tz: Tz, shifts: Shifts, calendar: Option<bool>) -> Day {
+    pub(crate) fn with_shifts(mut self, tz: Tz, shifts: Arc<Shifts>, calendar: Option<bool>) -> Day {
         if shifts.table.is_empty() {
             return self;
         }
