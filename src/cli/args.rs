@@ -734,9 +734,14 @@ pub enum ReportCommand {
         /// Only this department
         #[arg(long, value_name = "D")]
         dept: Option<String>,
-        /// One row per department instead: in, out, not yet in, on the board
+        /// One row per department instead: in, from the day before, out, not yet in, on the board
         #[arg(long)]
         counts: bool,
+        /// The roll call as it stood at this time (the punches on the boards up to it): HH:MM
+        /// (today in the company's zone), YYYY-MM-DDTHH:MM[:SS] (the company's zone) or RFC 3339;
+        /// at most policy.max_backdate_days back [default: now, by the Redis server's clock]
+        #[arg(long, value_name = "TIME", value_parser = parse_typed_time)]
+        at: Option<TypedTime>,
         #[command(flatten)]
         format: ReportFormat,
     },

@@ -35,8 +35,12 @@ pub(crate) fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
     if args.output.json {
         crate::outln!("{}", serde_json::to_string(r)?)?;
     } else {
+        let resting = match r.rest_day {
+            0 => String::new(),
+            n => format!(", {n} on a rest day by their shift (not laid out)"),
+        };
         ctx.say(format!(
-            "{date}: {}, {}, {} newly laid out, {} kept ({:.2}s)",
+            "{date}: {}, {}, {} newly laid out, {} kept{resting} ({:.2}s)",
             plural(r.departments as usize, "board"),
             plural(r.employees as usize, "employee"),
             r.laid_out,

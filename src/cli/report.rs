@@ -8,6 +8,7 @@ use chrono::{Datelike, Duration, NaiveDate};
 
 use super::Ctx;
 use crate::cli::{DateRange, ReportCommand, ReportFormat};
+use crate::domain::dates::TypedTime;
 use crate::domain::month;
 use crate::domain::table::{Format, Table};
 use crate::domain::xlsx::MonthSheet;
@@ -110,8 +111,14 @@ fn query(ctx: &Ctx, cmd: ReportCommand) -> Option<(Query, ReportFormat)> {
 }
 
 pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
-    if let ReportCommand::Now { dept, counts, format } = cmd {
-        return now(ctx, dept.as_deref(), counts, &format);
+    if let ReportCommand::Now {
+        dept,
+        counts,
+        at,
+        format,
+    } = cmd
+    {
+        return now(ctx, dept.as_deref(), counts, at, &format);
     }
     if let ReportCommand::Month { month, dept, format } = cmd {
         return month_sheet(ctx, month, dept.as_deref(), &format);
@@ -139,18 +146,25 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
 }
 
 /// `report now`: the roll call, and on stderr how many are in, where, as of when.
-fn now(ctx: &Ctx, dept: Option<&str>, counts: bool, format: &ReportFormat) -> Result<()> {
+fn now(ctx: &Ctx, dept: Option<&str>, counts: bool, at: Option<TypedTime>, format: &ReportFormat) -> Result<()> {
     refuse_binary_on_terminal(format)?;
-    let n = roll_call::now(&ctx.cfg, dept)?;
+    let n = roll_call::now(&ctx.cfg, dept, at)?;
     let (table, what) = if counts {
         (n.roll.counts(), "roll call counts")
     } else {
-        (n.roll.people(&n.names, ctx.cfg.timezone, n.date), "roll call")
+        (n.roll.people(&n.names, ctx.cfg.timezone), "roll call")
     };
     print(&table, &format!("{what} {}", n.date), format)?;
     let with = n.roll.departments.iter().filter(|d| d.in_now > 0).count();
+    let night = match n.roll.in_from_day_before() {
+        0 => String::new(),
+        k => format!(
+            " ({k} on a shift that began on {})",
+            n.date.pred_opt().map_or_else(String::new, |d| d.to_string())
+        ),
+    };
     ctx.say(format!(
-        "{} in right now, in {with} of {} department(s), as of {}",
+        "{} in right now{night}, in {with} of {} department(s), as of {}",
         n.roll.in_now(),
         n.roll.departments.len(),
         crate::domain::dates::wall_clock(n.at, "%Y-%m-%d %H:%M:%S")

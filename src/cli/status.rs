@@ -46,6 +46,9 @@ fn live_line(tz: Tz, s: &Live) -> String {
         format!("out at {} ({how})", hhmm(tz, t))
     });
     let state = match (inn, out) {
+        (None, None) if s.state == "rest_day" => {
+            format!("rest day by their shift ({}: {})", s.shift, s.shift_days)
+        }
         (None, None) => "not yet in".to_string(),
         (Some(i), None) => i,
         (None, Some(o)) => format!("{o}, no check-in recorded"),

@@ -25,6 +25,42 @@ pub(crate) struct Due {
     pub people: Vec<(String, String)>,
 }
 
+/// Who a day's boards hold (`init-day`, settle's layout of the next work day, `recover`): with
+/// shifts assigned, the employed whose own shift works the date (`calendar` as in [`due`]), so
+/// that someone on a rest day by their shift is not expected, not "not yet in"; with none
+/// assigned, everyone employed, as before shifts existed (a company that defines no shift keeps
+/// its layout).
+pub(crate) struct Rota {
+    shifts: Shifts,
+    calendar: Option<bool>,
+    date: NaiveDate,
+}
+
+impl Rota {
+    pub(crate) fn new(shifts: Shifts, calendar: Option<bool>, date: NaiveDate) -> Rota {
+        Rota { shifts, calendar, date }
+    }
+
+    /// Whether `m` is on the date's board.
+    pub(crate) fn expects(&self, m: &Member) -> bool {
+        m.employment.covers(self.date)
+            && (self.shifts.table.is_empty()
+                || works(&self.shifts, self.calendar, &m.employee_id, &m.department_id, self.date))
+    }
+}
+
+/// Whether `date` is a work day of the employee's own shift: the date's calendar entry
+/// (`Some(true)` a work day, `Some(false)` a holiday, for every shift), else the shift's week.
+pub(crate) fn works(
+    shifts: &Shifts,
+    calendar: Option<bool>,
+    employee: &str,
+    department: &str,
+    date: NaiveDate,
+) -> bool {
+    calendar.unwrap_or_else(|| shifts.on(employee, department, date).0.works_on(date))
+}
+
 /// When the absence alert of a shift's start goes out: `policy.absence_alert_minutes` after
 /// it, by default the shift's late grace (the moment a check-in turns late).
 fn alert_at(policy: &Policy, shift: &Shift, starts_at: DateTime<Utc>) -> DateTime<Utc> {
@@ -61,10 +97,10 @@ pub(crate) fn due(
         if !m.employment.covers(date) || on_leave.contains(&m.employee_id) {
             continue;
         }
-        let (shift, _) = shifts.on(&m.employee_id, &m.department_id, date);
-        if !calendar.unwrap_or_else(|| shift.works_on(date)) {
+        if !works(shifts, calendar, &m.employee_id, &m.department_id, date) {
             continue;
         }
+        let (shift, _) = shifts.on(&m.employee_id, &m.department_id, date);
         let person = (m.employee_id.clone(), m.name.clone());
         groups
             .entry((m.department_id.as_str(), shift.name.as_str()))
@@ -160,15 +196,8 @@ mod tests {
         let policy = Policy::default();
         let tz = chrono_tz::UTC;
         let night = Shift {
-            name: "night".into(),
-            start: chrono::NaiveTime::from_hms_opt(22, 0, 0).unwrap(),
-            end: chrono::NaiveTime::from_hms_opt(6, 0, 0).unwrap(),
             late_grace_minutes: 10,
-            early_grace_minutes: 0,
-            work_days: crate::domain::shifts::parse_days("mon-sat").unwrap(),
-            break_minutes: 0,
-            part_time: false,
-            split: None,
+            ..Shift::sample("night", "22:00", "06:00", "mon-sat")
         };
         let shifts = Shifts::new(
             ShiftTable::new(
@@ -204,5 +233,59 @@ mod tests {
         let sat = super::due(&policy, &shifts, tz, d("2026-12-05"), None, &members, &none);
         assert_eq!(sat.len(), 1);
         assert_eq!((sat[0].shift.as_str(), sat[0].people[0].0.as_str()), ("night", "E2"));
+    }
+
+    #[test]
+    fn a_rest_day_by_ones_shift_is_neither_due_nor_on_the_board_unless_no_shift_is_assigned() {
+        use crate::domain::shifts::{Assignment, Scope};
+        let policy = Policy::default();
+        let weekends = Shift::sample("weekends", "09:00", "17:00", "sat,sun");
+        let assigned = ShiftTable::new(
+            vec![weekends.clone()],
+            vec![Assignment {
+                scope: Scope::Employee,
+                target: "E2".into(),
+                from: d("2026-01-01"),
+                shift: "weekends".into(),
+            }],
+        );
+        let members = vec![
+            member("E1", "D1", Employment::default()),
+            member("E2", "D1", Employment::default()),
+            member("E3", "D1", Employment::new(None, Some(d("2026-11-01")))),
+        ];
+        let wednesday = d("2026-11-18");
+        let shifts = Shifts::new(assigned.clone(), &policy);
+        let due = due(
+            &policy,
+            &shifts,
+            chrono_tz::UTC,
+            wednesday,
+            None,
+            &members,
+            &HashSet::new(),
+        );
+        assert_eq!(due.len(), 1);
+        assert_eq!(due[0].people, vec![("E1".to_string(), "name of E1".to_string())]);
+        let on_board = |table: ShiftTable, calendar: Option<bool>| -> Vec<&str> {
+            let rota = Rota::new(Shifts::new(table, &policy), calendar, wednesday);
+            members
+                .iter()
+                .filter(|m| rota.expects(m))
+                .map(|m| m.employee_id.as_str())
+                .collect()
+        };
+        assert_eq!(on_board(assigned.clone(), None), ["E1"], "E2 rests, E3 has left");
+        assert_eq!(
+            on_board(assigned.clone(), Some(true)),
+            ["E1", "E2"],
+            "a calendar work day"
+        );
+        assert!(on_board(assigned, Some(false)).is_empty(), "a holiday");
+        // Shifts defined but none assigned: the layout of before shifts existed.
+        assert_eq!(
+            on_board(ShiftTable::new(vec![weekends], vec![]), Some(false)),
+            ["E1", "E2"]
+        );
     }
 }

@@ -66,6 +66,25 @@ impl Shift {
     }
 }
 
+#[cfg(test)]
+impl Shift {
+    /// A shift for the tests: `HH:MM` times, work days as in the CSV, no grace, no break.
+    pub(crate) fn sample(name: &str, start: &str, end: &str, days: &str) -> Shift {
+        let t = |s: &str| NaiveTime::parse_from_str(s, "%H:%M").unwrap();
+        Shift {
+            name: name.into(),
+            start: t(start),
+            end: t(end),
+            late_grace_minutes: 0,
+            early_grace_minutes: 0,
+            work_days: parse_days(days).unwrap(),
+            break_minutes: 0,
+            part_time: false,
+            split: None,
+        }
+    }
+}
+
 /// Week days as `mon,tue,...`.
 pub(crate) fn days_text(days: &[Weekday]) -> String {
     days.iter()

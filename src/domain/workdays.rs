@@ -60,6 +60,12 @@ pub(crate) fn is_workday(policy: &Policy, overrides: &Overrides, date: NaiveDate
     }
 }
 
+/// The date's calendar entry as the shifts read it: `Some(true)` a work day and `Some(false)`
+/// a holiday for every shift, `None` each shift's own week.
+pub(crate) fn entry(overrides: &Overrides, date: NaiveDate) -> Option<bool> {
+    overrides.get(&date).map(|e| e.kind == DayKind::Workday)
+}
+
 /// The first work day after `date`, looking at most a year ahead (the policy has at least
 /// one work day a week, so only a calendar full of holidays finds none).
 pub(crate) fn next_workday(policy: &Policy, overrides: &Overrides, date: NaiveDate) -> Option<NaiveDate> {

@@ -57,3 +57,8 @@ pub(crate) fn overrides(conn: &mut impl Queryable, from: NaiveDate, to: NaiveDat
         })
         .collect()
 }
+
+/// The calendar entry of `date` as the shifts read it (`domain::workdays::entry`).
+pub(crate) fn entry(conn: &mut impl Queryable, date: NaiveDate) -> Result<Option<bool>> {
+    Ok(crate::domain::workdays::entry(&overrides(conn, date, date)?, date))
+}

@@ -19,8 +19,10 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use super::queues::{declare_missing, Declared};
-use crate::config::Config;
+use crate::config::{Config, Policy};
+use crate::domain::due::Rota;
 use crate::domain::roster::{Member, Stamp};
+use crate::domain::shifts::{ShiftTable, Shifts};
 use crate::mysql::Db;
 use crate::redis::board::{Board, LayoutReport, RosterRebuild};
 
@@ -61,7 +63,7 @@ pub(crate) fn init_day(
     // are laid out in Redis: two services' work, overlapped.
     let (layout, queues) = std::thread::scope(|s| {
         let declaring = s.spawn(|| declare_missing(cfg, &depts));
-        let layout = lay_out(&db, &mut board, date, &depts, &mut progress);
+        let layout = lay_out(&db, &mut board, &cfg.policy, date, &depts, &mut progress);
         let queues = declaring
             .join()
             .unwrap_or_else(|_| Err("the declaring thread panicked".into()));
@@ -83,18 +85,27 @@ pub(crate) const DEPTS_PER_SLICE: usize = 50;
 /// Employees per chunk of the roster read for the cache.
 const ROSTER_CHUNK: usize = 10_000;
 
-/// Lay out `date` for the active members of `depts` employed that day (see `Employment`),
-/// `depts` being every department that has active members, and report the totals. `progress` gets each slice's number of employees.
+/// Lay out `date` for the active members of `depts` employed that day (see `Employment`) and
+/// expected by their shift (see [`Rota`]), `depts` being every department that has active
+/// members, and report the totals. `progress` gets each slice's number of employees.
+///
+/// Someone on a rest day by their shift is left off the board rather than marked on it: a
+/// missing field is what every reader already takes for "no punch yet" (punch.lua makes it on a
+/// first punch, settle judges the roster, not the fields), so nothing else changes and a
+/// day of rest costs no field at all, where a mark would cost one per resting employee and a
+/// new value that the punch script, settle, voids and moves would all have to learn.
 pub(crate) fn lay_out(
     db: &Db,
     board: &mut Board,
+    policy: &Policy,
     date: NaiveDate,
     depts: &[String],
     mut progress: impl FnMut(usize),
 ) -> Result<LayoutReport> {
     // The punch path reads each employee's shift from Redis: every layout rewrites that copy
     // from MySQL, so a change made there by hand is picked up by the next day at the latest.
-    crate::ops::shifts::refresh_copy(db, board)?;
+    let table = crate::ops::shifts::refresh_copy(db, board)?;
+    let rota = rota(db, table, policy, date)?;
     // Read before the members: a change made while they are read shows at the next layout.
     let changed = crate::mysql::roster_rows::last_change(&mut db.conn()?)?;
     let cache = board.roster_cache_state()?;
@@ -115,6 +126,9 @@ pub(crate) fn lay_out(
             Read::Slice(mut members) => {
                 active += members.len() as u64;
                 members.retain(|m| m.employment.covers(date));
+                let employed = members.len();
+                members.retain(|m| rota.expects(m));
+                report.rest_day += (employed - members.len()) as u64;
                 let part = board.layout_day(date, &members, |_| {})?;
                 report.departments += part.departments;
                 report.employees += part.employees;
@@ -141,6 +155,17 @@ pub(crate) fn lay_out(
         None => {}
     }
     Ok(report)
+}
+
+/// Who `date`'s boards hold: by `table` (the shifts) and the date's calendar entry.
+pub(crate) fn rota(db: &Db, table: ShiftTable, policy: &Policy, date: NaiveDate) -> Result<Rota> {
+    let calendar = if table.is_empty() {
+        // Nothing assigned: everyone employed is laid out, whatever the calendar says.
+        None
+    } else {
+        crate::mysql::calendar_rows::entry(&mut db.conn()?, date)?
+    };
+    Ok(Rota::new(Shifts::new(table, policy), calendar, date))
 }
 
 /// Rebuild the roster cache alone.

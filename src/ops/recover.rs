@@ -114,12 +114,11 @@ pub(crate) fn replay(
     crate::amqp::require_journal(cfg)?;
     // Redis lost the day, likely the roster cache with it: written again, as check-ins need it.
     board.cache_roster(members)?;
-    // The day's boards hold those employed that day (see `init_day::lay_out`).
-    let employed: Vec<_> = members
-        .iter()
-        .filter(|m| m.employment.covers(opts.date))
-        .cloned()
-        .collect();
+    // The day's boards hold those employed that day and expected by their shift (see
+    // `init_day::lay_out`).
+    let db = crate::mysql::Db::open(cfg)?;
+    let rota = super::init_day::rota(&db, crate::mysql::shift_rows::read(&db)?, &cfg.policy, opts.date)?;
+    let employed: Vec<_> = members.iter().filter(|m| rota.expects(m)).cloned().collect();
     let laid_out = board.layout_day(opts.date, &employed, |_| {})?.laid_out;
     let mut r = Replayer {
         board,
@@ -132,7 +131,7 @@ pub(crate) fn replay(
         skipped: 0,
         // Read before the journal: a punch voided from here on is off its board already, or
         // the void finds it there and takes it off again.
-        voids: crate::mysql::voids::voided_on(&crate::mysql::Db::open(cfg)?, opts.date)?,
+        voids: crate::mysql::voids::voided_on(&db, opts.date)?,
         voided: 0,
         verify: cfg.signing.keyring()?.map(|ring| Verify::new(cfg, ring, members)),
     };

@@ -1,15 +1,19 @@
 //! `report now`: the roll call from the day's boards in Redis (today by the Redis server's
-//! clock, in the company's zone), the departments from the MySQL roster, the names from the
-//! roster cache.
+//! clock, in the company's zone) and, when some shift crosses midnight, the day before's (its
+//! night shift is on that date's board), the departments from the MySQL roster, the names
+//! from the roster cache, the shifts from their Redis copy.
 
 use std::collections::HashMap;
 
 use anyhow::Result;
-use chrono::{DateTime, NaiveDate};
+use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 
 use crate::config::Config;
-use crate::domain::roll_call::RollCall;
+use crate::domain::dates::TypedTime;
+use crate::domain::day_record::DayRecord;
+use crate::domain::roll_call::{self, Present, RollCall};
+use crate::domain::shifts::{Clocks, Shift};
 use crate::error::Error;
 use crate::redis::board::Board;
 
@@ -23,8 +27,15 @@ pub(crate) struct Now {
 }
 
 /// Take the roll call of every department (or of `dept`, which the roster must know: exit 1
-/// otherwise, as every report of an unknown department).
-pub(crate) fn now(cfg: &Config, dept: Option<&str>) -> Result<Now> {
+/// otherwise, as every report of an unknown department), now by the Redis server's clock, or as
+/// it stood at `at` (within the back-dating window of a punch, exit 1 outside it): the punches
+/// on the boards up to that instant.
+pub(crate) fn now(cfg: &Config, dept: Option<&str>, at: Option<TypedTime>) -> Result<Now> {
+    let tz = cfg.timezone;
+    // A time that names its own day is checked before any store is read.
+    if let Some(Err(why)) = at.and_then(|t| t.dated(tz)) {
+        return Err(Error::input(why).into());
+    }
     if let Some(d) = dept {
         crate::domain::roster::check_id("department id", d)?;
     }
@@ -40,11 +51,67 @@ pub(crate) fn now(cfg: &Config, dept: Option<&str>) -> Result<Now> {
         depts = vec![d.to_string()];
     }
     let mut board = Board::open(cfg)?;
-    let at = board.read_clock()?.server.with_timezone(&cfg.timezone);
-    let date = crate::domain::policy::work_date(cfg.timezone, at.to_utc());
-    let boards = board.department_boards(date, &depts)?;
-    let roll = RollCall::of(depts.into_iter().zip(boards).collect());
+    let server = board.read_clock()?.server;
+    let asked = match at {
+        None => None,
+        Some(t) => {
+            let i = t
+                .instant(tz, server.with_timezone(&tz).date_naive())
+                .map_err(Error::input)?;
+            // Bounded as a back-dated punch is: the boards of older days are settled and gone.
+            crate::domain::policy::PunchWindow::new(&cfg.policy, tz, server)
+                .check(i)
+                .map_err(|why| Error::refused(why.replacen("punch", "a roll call", 1)))?;
+            Some(i)
+        }
+    };
+    let at = asked.unwrap_or(server).with_timezone(&tz);
+    let date = crate::domain::policy::work_date(tz, at.to_utc());
+    let read = |board: &mut Board, date: NaiveDate| -> Result<Vec<HashMap<String, DayRecord>>> {
+        let mut boards = board.department_boards(date, &depts)?;
+        if asked.is_some() {
+            let secs = (at.to_utc() - crate::domain::policy::day_start(tz, date)).num_seconds();
+            boards.iter_mut().for_each(|b| roll_call::as_of(b, secs));
+        }
+        Ok(boards)
+    };
+    let boards: Vec<_> = depts.iter().cloned().zip(read(&mut board, date)?).collect();
+    let before = still_in_from_before(cfg, &mut board, &boards, date, at.to_utc(), |b, d| read(b, d))?;
+    let roll = RollCall::of(date, boards, before);
     let ids: Vec<String> = roll.present.iter().map(|p| p.employee_id.clone()).collect();
     let names = board.names(&ids)?;
     Ok(Now { date, at, roll, names })
+}
+
+/// Those still in from a shift that began the day before `date` (see
+/// `domain::roll_call::open_before`). Cheap when nobody can be: the day before's boards are read
+/// only when some shift is assigned and one crosses midnight (one small read of the shift
+/// copy's table says so), and the shifts of only those whose check-in there is still open.
+fn still_in_from_before(
+    cfg: &Config,
+    board: &mut Board,
+    today: &[(String, HashMap<String, DayRecord>)],
+    date: NaiveDate,
+    now: DateTime<Utc>,
+    mut read: impl FnMut(&mut Board, NaiveDate) -> Result<Vec<HashMap<String, DayRecord>>>,
+) -> Result<Vec<Present>> {
+    // The copy's table alone (no employee's own assignment): which shifts exist.
+    let head = crate::ops::checkin::shifts(cfg, board, &[] as &[&str])?;
+    let defined = &head.table.shifts;
+    // No shift defined: no copy, everyone on the policy, whose punches are on their local date.
+    let night = !defined.is_empty() && defined.values().chain([&head.default]).any(Shift::crosses_midnight);
+    let Some(before) = date.pred_opt().filter(|_| night) else {
+        return Ok(Vec::new());
+    };
+    let open = roll_call::open_before(before, read(board, before)?, today);
+    if open.is_empty() {
+        return Ok(open);
+    }
+    let ids: Vec<&str> = open.iter().map(|p| p.employee_id.as_str()).collect();
+    let shifts = crate::ops::checkin::shifts(cfg, board, &ids)?;
+    let mut clocks = Clocks::new(&shifts, cfg.timezone);
+    Ok(open
+        .into_iter()
+        .filter(|p| roll_call::still_on_shift(&mut clocks, &shifts, p, now))
+        .collect())
 }

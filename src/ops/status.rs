@@ -26,8 +26,13 @@ pub(crate) struct Live {
     pub department_id: String,
     #[serde(rename = "work_date")]
     pub date: String,
-    /// not_in, in or out
+    /// not_in, in, out, or rest_day (no punch, and the date is not a work day of their shift)
     pub state: &'static str,
+    /// The shift they follow that date (`default`: the policy).
+    pub shift: String,
+    /// Its work days (`mon,tue,...`), for the text line.
+    #[serde(skip)]
+    pub shift_days: String,
     pub first_in: Option<String>,
     pub last_out: Option<String>,
     pub late: bool,
@@ -75,15 +80,30 @@ pub(crate) fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: Na
     let mut board = Board::open(cfg)?;
     let e = super::checkin::employee(cfg, &mut board, employee_id)?;
     // A past day being settled (or whose settle was killed) has its punches on settle's board.
-    let rec = if date < today {
-        board.waiting_record(&e.department_id, date, &e.id)?
+    // On the board: laid out (expected), or punched.
+    let (rec, on_board) = if date < today {
+        let rec = board.waiting_record(&e.department_id, date, &e.id)?;
+        let on_board = !rec.punches.is_empty();
+        (rec, on_board)
     } else {
-        board.day_record(&e.department_id, date, &e.id)?.unwrap_or_default()
+        let rec = board.day_record(&e.department_id, date, &e.id)?;
+        let on_board = rec.is_some();
+        (rec.unwrap_or_default(), on_board)
     };
     // Judged by the employee's own shift of that date (one small read of the shift copy).
     let shifts = super::checkin::shifts(cfg, &mut board, &[e.id.as_str()])?;
-    let clock = DayClock::for_shift(shifts.on(&e.id, &e.department_id, date).0, cfg.timezone, date);
-    Ok(Answer::Live(live(cfg, e, date, &rec, &clock)))
+    let shift = shifts.on(&e.id, &e.department_id, date).0;
+    let clock = DayClock::for_shift(shift, cfg.timezone, date);
+    // Off the board on a day their shift does not work: init-day left them off as not expected
+    // (a calendar work day would have laid them out). Without any shift assigned, as before.
+    let rest_day = !on_board && !shifts.table.is_empty() && !shift.works_on(date);
+    let mut answer = live(cfg, e, date, &rec, &clock);
+    if rest_day {
+        answer.state = "rest_day";
+    }
+    answer.shift = shift.name.clone();
+    answer.shift_days = shift.days_text();
+    Ok(Answer::Live(answer))
 }
 
 fn live(
@@ -102,6 +122,8 @@ fn live(
             (Some(_), None) => "in",
             (None, None) => "not_in",
         },
+        shift: String::new(),
+        shift_days: String::new(),
         first_in: rec
             .first_in()
             .map(|s| crate::domain::instant::text(&policy::instant(tz, date, s))),

@@ -31,6 +31,9 @@ pub struct LayoutReport {
     pub employees: usize,
     /// Fields created now; the rest were already there (and kept their punches).
     pub laid_out: u64,
+    /// Employed that day but on a rest day by their own shift: left off the boards (not
+    /// expected; a punch of theirs still makes their field).
+    pub rest_day: u64,
 }
 
 impl Board {
@@ -56,7 +59,7 @@ impl Board {
             date: date.to_string(),
             departments: depts.len(),
             employees: members.len(),
-            laid_out: 0,
+            ..LayoutReport::default()
         };
         let day = date.format("%Y-%m-%d").to_string();
         let left = restore_new(con, keys, date, &day, &depts, &mut report, &mut progress)?;
