@@ -77,30 +77,8 @@ fn relay_cut_off_mid_drain_keeps_every_unconfirmed_event_and_a_rerun_sends_them(
     let env = TestEnv::with_roster("UTC", 3, 1);
     let n = 6_000;
     let ids = backlog(&env, n);
-    let proxy = StallProxy::start("127.0.0.1:5672", Stall::never());
-    let cfg = env.file(
-        "att.toml",
-        "[amqp]\nconnect_timeout_ms = 1000\nconfirm_timeout_ms = 800\nclose_timeout_ms = 300\n",
-    );
-    let relay = env
-        .std_cmd()
-        .args(["relay", "--json"])
-        .env("ATTENDANCE_AMQP_URL", proxy.amqp_url())
-        .env("ATTENDANCE_CONFIG", &cfg)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Cut the broker off once the first confirmed page has left the outbox.
-    let mut con = env.redis();
-    let key = env.keys().outbox("D001");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while con.hlen::<_, usize>(&key).unwrap() == n {
-        assert!(Instant::now() < deadline, "relay sent nothing");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    proxy.cut();
-    let o = relay.wait_with_output().unwrap();
+    // No re-publish horizon: what was confirmed leaves for good (the next test puts it back).
+    let o = cut_mid_drain(&env, n, 0);
     assert!(
         !o.status.success(),
         "the drain was cut off: {}",
@@ -134,6 +112,65 @@ fn relay_cut_off_mid_drain_keeps_every_unconfirmed_event_and_a_rerun_sends_them(
     assert_eq!(second.len(), left.len(), "the rerun sends each event left once");
     let all: HashSet<String> = first.union(&second.into_iter().collect()).cloned().collect();
     assert_eq!(all, ids, "none lost");
+}
+
+/// Issue 23: with the re-publish horizon (10 s by default), the events the cut connection had
+/// confirmed go back in the outbox, counted as pending and `put_back`: here every one (the drain
+/// is shorter than the horizon). The queue is then emptied, as a dead leader that did not keep
+/// its confirms leaves it, and the next `relay` still delivers every event.
+#[test]
+fn relay_cut_off_mid_drain_puts_back_what_the_broker_had_just_confirmed() {
+    let env = TestEnv::with_roster("UTC", 3, 1);
+    let n = 6_000;
+    let ids = backlog(&env, n);
+    let o = cut_mid_drain(&env, n, 10);
+    assert!(!o.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let queue = format!("{}.dept.D001", env.ns);
+    let queued = common::queue_depth(&queue) as u64;
+    let put_back = r["put_back"].as_u64().unwrap_or(0);
+    assert!(put_back > 0 && put_back <= queued, "{queued} queued: {r}");
+    assert_eq!(
+        (r["sent"].as_u64(), r["pending"].as_u64()),
+        (Some(0), Some(n as u64)),
+        "{r}"
+    );
+    assert_eq!(env.outbox("D001").len(), n, "every event in the outbox again");
+    take_ids(&queue);
+    let r = env.json(&["relay", "--json"]);
+    assert_eq!(
+        (r["sent"].as_u64(), r["pending"].as_u64()),
+        (Some(n as u64), Some(0)),
+        "{r}"
+    );
+    let got: HashSet<String> = take_ids(&queue).into_iter().collect();
+    assert_eq!(got, ids, "none lost");
+}
+
+/// `relay --json` through a proxy cut once the first confirmed page has left D001's outbox of
+/// `n` events, with `amqp.republish_horizon_seconds = horizon`: its output.
+fn cut_mid_drain(env: &TestEnv, n: usize, horizon: u32) -> std::process::Output {
+    let proxy = StallProxy::start("127.0.0.1:5672", Stall::never());
+    let cfg = common::quick_broker_config(env, &format!("republish_horizon_seconds = {horizon}\n"));
+    let relay = env
+        .std_cmd()
+        .args(["relay", "--json"])
+        .env("ATTENDANCE_AMQP_URL", proxy.amqp_url())
+        .env("ATTENDANCE_CONFIG", &cfg)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Cut the broker off once the first confirmed page has left the outbox.
+    let mut con = env.redis();
+    let key = env.keys().outbox("D001");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while con.hlen::<_, usize>(&key).unwrap() == n {
+        assert!(Instant::now() < deadline, "relay sent nothing");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    proxy.cut();
+    relay.wait_with_output().unwrap()
 }
 
 #[test]

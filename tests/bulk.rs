@@ -151,30 +151,35 @@ fn bulk_on_several_publishers_delivers_every_event() {
     assert_eq!(delivered(&env, 6).len(), n);
 }
 
-#[test]
-fn bulk_whose_broker_drops_one_publisher_mid_way_keeps_every_unconfirmed_event_pending() {
+/// `checkin --file FILE --json` on `publishers` connections through a proxy that drops the
+/// connection sending the `nth` publish (the others then go silent), with short broker timeouts
+/// and `extra` lines in `[amqp]`; requires exit 0 and that the proxy tripped.
+fn bulk_cut(env: &TestEnv, file: &std::path::Path, nth: usize, publishers: u32, extra: &str) -> std::process::Output {
     use common::stall::{Stall, StallProxy};
-    let env = TestEnv::with_roster("UTC", 60, 6);
-    let (file, n) = everyone_in(&env);
-    // The 10th publish drops its connection; the other publishers' connections go silent.
     let proxy = StallProxy::start(
         "127.0.0.1:5672",
-        Stall::when_client_sends(&[0, 60, 0, 40]).nth(10).then_drop(),
+        Stall::when_client_sends(&[0, 60, 0, 40]).nth(nth).then_drop(),
     );
-    let cfg = env.file(
-        "att.toml",
-        "[amqp]\nconnect_timeout_ms = 1000\nconfirm_timeout_ms = 800\nclose_timeout_ms = 300\n",
-    );
+    let cfg = common::quick_broker_config(env, extra);
     let o = env
         .cmd()
         .args(["checkin", "--file", file.to_str().unwrap(), "--json"])
-        .env("ATTENDANCE_AMQP_PUBLISHERS", "3")
+        .env("ATTENDANCE_AMQP_PUBLISHERS", publishers.to_string())
         .env("ATTENDANCE_AMQP_URL", proxy.amqp_url())
         .env("ATTENDANCE_CONFIG", &cfg)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(proxy.tripped());
+    o
+}
+
+#[test]
+fn bulk_whose_broker_drops_one_publisher_mid_way_keeps_every_unconfirmed_event_pending() {
+    let env = TestEnv::with_roster("UTC", 60, 6);
+    let (file, n) = everyone_in(&env);
+    // The 10th publish drops its connection; the other publishers' connections go silent.
+    let o = bulk_cut(&env, &file, 10, 3, "");
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let (sent, pending) = (
         r["notifications"]["sent"].as_u64().unwrap(),
@@ -190,6 +195,48 @@ fn bulk_whose_broker_drops_one_publisher_mid_way_keeps_every_unconfirmed_event_p
     // relay sends the rest: every check-in reaches its queue (at least once, shown once).
     assert_eq!(env.json(&["relay", "--json"])["sent"], pending);
     assert_eq!(delivered(&env, 6).len(), n);
+}
+
+/// Issue 23: a broker node that dies may not keep what it had just confirmed. Here the proxy
+/// drops the one publisher's connection mid-way, and the department queues are then purged, as a
+/// dead leader that did not honour its confirms leaves them: every event the lost connections
+/// had confirmed within `amqp.republish_horizon_seconds` (here all of them: the bulk takes less
+/// than 10 s) was put back in its outbox, so `relay` delivers every check-in all the same.
+/// With the horizon at 0, what was confirmed is gone from the outboxes (the old behaviour).
+#[test]
+fn bulk_whose_broker_connection_is_lost_puts_back_what_it_had_just_confirmed() {
+    for horizon in [10, 0] {
+        let env = TestEnv::with_roster("UTC", 1200, 6);
+        let (file, n) = everyone_in(&env);
+        let o = bulk_cut(&env, &file, 900, 1, &format!("republish_horizon_seconds = {horizon}\n"));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        eprintln!("horizon {horizon}: {}", r["notifications"]);
+        let get = |k: &str| r["notifications"][k].as_u64().unwrap_or(0);
+        let (sent, pending, put_back) = (get("sent"), get("pending"), get("put_back"));
+        assert_eq!((sent + pending) as usize, n, "{r}");
+        assert_eq!(env.outbox_events() as u64, pending, "{r}");
+        let queued: u32 = (1..=6)
+            .map(|d| common::queue_depth(&format!("{}.dept.D{d:03}", env.ns)))
+            .sum();
+        if horizon == 0 {
+            assert_eq!(put_back, 0, "{r}");
+            assert!(sent > 0, "the broker confirmed some before the drop: {r}");
+        } else {
+            // The one publisher's connection was lost within 10 s of its confirms: everything
+            // is in the outboxes again, including what the queues hold.
+            assert_eq!((sent, pending as usize), (0, n), "{r}");
+            assert!(put_back > 0 && put_back <= u64::from(queued), "{r}");
+            let said = String::from_utf8_lossy(&o.stderr);
+            assert!(said.contains("notifications pending"), "{said}");
+        }
+        // The leader died without keeping them: the queues lose what they held.
+        for d in 1..=6 {
+            common::purge_queue(&format!("{}.dept.D{d:03}", env.ns));
+        }
+        assert_eq!(env.json(&["relay", "--json"])["sent"], pending);
+        let expected = if horizon == 0 { pending as usize } else { n };
+        assert_eq!(delivered(&env, 6).len(), expected, "horizon {horizon}: {r}");
+    }
 }
 
 #[test]

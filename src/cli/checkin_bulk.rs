@@ -45,7 +45,7 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
             report.held,
             started.elapsed().as_secs_f64()
         )?;
-        textln!("notifications: {} sent, {} pending", sent.sent, sent.pending)?;
+        textln!("notifications: {} sent, {}", sent.sent, sent.pending_words())?;
     }
     if let Some(why) = &sent.problem {
         ctx.say(format!(
@@ -169,12 +169,12 @@ fn cut_off(ctx: &Ctx, b: &ops::bulk::Bulk, errors: Option<&Path>, json: bool, fa
         n => format!(" ({n} of them still in their outboxes: `attendance relay` sends them again)"),
     };
     ctx.say(format!(
-        "checkin --file: Redis failed {when}: {} punches recorded, {} unchanged, {} refused{unconfirmed}; notifications: {} sent{unremoved}, {} pending in the outboxes; {next}",
+        "checkin --file: Redis failed {when}: {} punches recorded, {} unchanged, {} refused{unconfirmed}; notifications: {} sent{unremoved}, {} in the outboxes; {next}",
         report.recorded,
         report.unchanged,
         report.refused.len(),
         sent.sent,
-        sent.pending
+        sent.pending_words()
     ));
     Err(failure)
 }

@@ -132,9 +132,9 @@ fn print(ctx: &Ctx, args: &RelayArgs, r: &DrainReport) -> Result<()> {
         crate::output::json(r)?;
     } else {
         textln!(
-            "{} events sent, {} pending, from {} departments",
+            "{} events sent, {}, from {} departments",
             r.sent,
-            r.pending,
+            r.pending_words(),
             r.departments
         )?;
         if r.pending > 0 {

@@ -188,6 +188,7 @@ fn add(mut t: Bulk, b: Bulk) -> Bulk {
     }
     n.sent += b.notifications.sent;
     n.unremoved += b.notifications.unremoved;
+    n.put_back += b.notifications.put_back;
     n.pending = b.notifications.pending;
     n.departments = n.departments.max(b.notifications.departments);
     if b.notifications.problem.is_some() {

@@ -67,6 +67,22 @@ impl Board {
         Ok(())
     }
 
+    /// Put events back in their outboxes (HSETNX: an entry still there stays as it is): the
+    /// broker confirmed them on a connection lost soon after, which may not have kept them
+    /// (see `ops::relay::recent`). One pipeline; each command stays on its department's slot.
+    pub fn outbox_put_back(&mut self, events: &[(&str, &str, &str)]) -> Result<()> {
+        let (con, keys) = (&mut self.con, &self.keys);
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for (dept, id, stored) in events {
+            pipe.hset_nx(keys.outbox(dept), id, stored).ignore();
+        }
+        pipe.query::<()>(con)
+            .context("putting events back in the outboxes in Redis")
+    }
+
     /// Whether a watcher of the department already showed this event (it came back, redelivered
     /// after a watcher died before acking, or published twice).
     pub fn shown_before(&mut self, dept: &str, event_id: &str) -> Result<bool> {

@@ -484,6 +484,24 @@ pub fn queue_depth_at(url: &str, queue: &str) -> u32 {
     n
 }
 
+/// A config file in the test's folder whose broker timeouts are short (a proxy that drops or
+/// stalls the connection is found out in under a second), with `extra` lines in `[amqp]`.
+pub fn quick_broker_config(env: &TestEnv, extra: &str) -> std::path::PathBuf {
+    env.file(
+        "att.toml",
+        &format!("[amqp]\nconnect_timeout_ms = 1000\nconfirm_timeout_ms = 800\nclose_timeout_ms = 300\n{extra}"),
+    )
+}
+
+/// Empty a queue of the shared broker: what a queue whose leader died without keeping its
+/// confirms holds (issue 23).
+pub fn purge_queue(queue: &str) {
+    let mut conn = amiquip::Connection::insecure_open(AMQP_URL).unwrap();
+    let ch = conn.open_channel(None).unwrap();
+    ch.queue_purge(queue).unwrap();
+    conn.close().ok();
+}
+
 /// Publish a raw message straight to a queue of the real broker (through the default
 /// exchange, as the guest account), the way a forger with broker credentials would.
 pub fn publish_to_queue(queue: &str, body: &str, message_id: &str) {

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use std::collections::{BTreeMap, HashSet};
 
+use super::recent::{Confirmed, Recent};
 use crate::amqp::Flow;
 use crate::amqp::Publisher;
 use crate::config::Config;
@@ -42,10 +43,28 @@ pub struct DrainReport {
     /// failed before they could be removed (`relay` sends them again: at least once).
     #[serde(skip_serializing_if = "is_zero")]
     pub unremoved: usize,
+    /// Of `pending`: events the broker had confirmed within `amqp.republish_horizon_seconds`
+    /// before the connection was lost, put back in their outboxes to be sent again (a node that
+    /// dies may not keep what it had just confirmed; see docs/durability.md section 5).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub put_back: usize,
     /// Redis failed while publishing (a bulk check-in's publishers), in one line: the figures
     /// are what was done before.
     #[serde(skip)]
     pub redis_failed: Option<String>,
+}
+
+impl DrainReport {
+    /// `pending`, in words, with how many of them were put back after a broker loss.
+    pub fn pending_words(&self) -> String {
+        match self.put_back {
+            0 => format!("{} pending", self.pending),
+            n => format!(
+                "{} pending ({n} of them confirmed just before the broker connection was lost, put back to be sent again)",
+                self.pending
+            ),
+        }
+    }
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -88,18 +107,44 @@ pub(crate) fn drain_outboxes(cfg: &Config, board: &mut Board) -> Result<DrainRep
 /// [`drain_outboxes`] for these departments' outboxes (found by [`Board::outbox_departments`]).
 pub(crate) fn drain_outboxes_of(cfg: &Config, board: &mut Board, depts: &[String]) -> Result<DrainReport> {
     if cfg.amqp.publishers.clamp(1, depts.len().max(1)) == 1 {
-        let mut publisher = Publisher::connect(cfg)?;
-        let report = drain_departments(&mut publisher, board, depts)?;
-        publisher.close();
-        return Ok(report);
+        return drain_on_own_publisher(cfg, board, depts);
     }
     in_parallel(cfg, depts, |share| {
-        let mut board = Board::open(cfg)?;
-        let mut publisher = Publisher::connect(cfg)?;
-        let report = drain_departments(&mut publisher, &mut board, share)?;
-        publisher.close();
-        Ok(report)
+        drain_on_own_publisher(cfg, &mut Board::open(cfg)?, share)
     })
+}
+
+/// Drain `depts` on a publisher of its own; a connection lost on the way puts back what it
+/// confirmed within the re-publish horizon (see [`put_back_lost`]).
+fn drain_on_own_publisher(cfg: &Config, board: &mut Board, depts: &[String]) -> Result<DrainReport> {
+    let mut recent = Recent::new(cfg.amqp.republish_horizon_seconds);
+    let mut publisher = Publisher::connect(cfg)?;
+    let mut report = drain_departments(&mut publisher, board, depts, &mut recent)?;
+    publisher.close();
+    put_back_lost(board, &mut recent, &mut report)?;
+    Ok(report)
+}
+
+/// The broker connection of a drain was lost (`report.problem`): put back in their outboxes
+/// the events it confirmed within `amqp.republish_horizon_seconds` before the loss was found
+/// (`recent` made them due then), and count them as pending instead of sent. They go again with
+/// the rest of the outboxes, by `relay`, on a later connection: a confirm that a dying node did
+/// not honour is covered (at least once; consumers drop repeats by event id).
+pub(crate) fn put_back_lost(board: &mut Board, recent: &mut Recent, report: &mut DrainReport) -> Result<()> {
+    if report.problem.is_none() {
+        return Ok(());
+    }
+    recent.lost();
+    let due = recent.take_due();
+    let events: Vec<(&str, &str, &str)> = due
+        .iter()
+        .map(|e| (e.dept.as_str(), e.id.as_str(), e.stored.as_str()))
+        .collect();
+    board.outbox_put_back(&events)?;
+    report.put_back += due.len();
+    report.sent = report.sent.saturating_sub(due.len());
+    report.pending += due.len();
+    Ok(())
 }
 
 /// Run `share` on up to `amqp.publishers` threads at once, each given its own slice of the
@@ -145,6 +190,7 @@ pub(crate) fn each_share<P: Send>(
         total.problem = total.problem.or(r.problem);
         total.malformed.extend(r.malformed);
         total.unremoved += r.unremoved;
+        total.put_back += r.put_back;
         total.redis_failed = total.redis_failed.or(r.redis_failed);
     }
     total.malformed.truncate(MALFORMED_SHOWN);
@@ -157,8 +203,15 @@ pub(crate) fn each_share<P: Send>(
 /// broker round trip per department), and what the broker acked leaves its outbox after each
 /// page. Memory holds a page, the window and the ids of one department's outbox, never the
 /// backlog. An event is removed only once confirmed: a drain killed mid-way leaves the others.
-pub(crate) fn drain_departments(publisher: &mut Publisher, board: &mut Board, depts: &[String]) -> Result<DrainReport> {
-    let mut flow: Flow<(usize, String)> = Flow::default();
+/// What the broker confirms is kept in `recent` (when its horizon is on) and made due again
+/// once the connection is found lost: [`put_back_lost`] then puts it back.
+pub(crate) fn drain_departments(
+    publisher: &mut Publisher,
+    board: &mut Board,
+    depts: &[String],
+    recent: &mut Recent,
+) -> Result<DrainReport> {
+    let mut flow: Flow<Sent> = Flow::default();
     // Per department: events read (and offered to the broker), events acked and removed.
     let (mut read, mut sent) = (vec![0; depts.len()], vec![0; depts.len()]);
     let (mut stopped_at, mut malformed) = (None, Vec::new());
@@ -172,7 +225,8 @@ pub(crate) fn drain_departments(publisher: &mut Publisher, board: &mut Board, de
                 if !offered.insert(id.clone()) {
                     continue;
                 }
-                if !publisher.send(&mut flow, &id, &json, (i, id.clone())) {
+                let tag = Sent::new(i, &id, &json, recent);
+                if !publisher.send(&mut flow, &id, &json, tag) {
                     stopped_at = Some(i);
                     break 'depts;
                 }
@@ -181,7 +235,7 @@ pub(crate) fn drain_departments(publisher: &mut Publisher, board: &mut Board, de
             for (id, why) in flow.take_malformed() {
                 malformed.push(format!("{dept} {id}: {why}"));
             }
-            remove_acked(board, depts, &mut flow, &mut sent)?;
+            remove_acked(board, depts, &mut flow, &mut sent, recent)?;
             if next == 0 {
                 break;
             }
@@ -189,7 +243,10 @@ pub(crate) fn drain_departments(publisher: &mut Publisher, board: &mut Board, de
         }
     }
     publisher.finish(&mut flow);
-    remove_acked(board, depts, &mut flow, &mut sent)?;
+    remove_acked(board, depts, &mut flow, &mut sent, recent)?;
+    if publisher.problem().is_some() {
+        recent.lost();
+    }
     let mut report = DrainReport::default();
     let done = stopped_at.unwrap_or(depts.len());
     for i in 0..done {
@@ -216,14 +273,33 @@ pub(crate) fn drain_departments(publisher: &mut Publisher, board: &mut Board, de
 /// Entries read from an outbox per HSCAN while draining.
 pub(crate) const PAGE: usize = 1_000;
 
-/// Remove from their outboxes the events the broker acked so far.
+/// An event sent from an outbox: its department (an index into the drain's list) and id, and
+/// its outbox value when the publisher keeps a re-publish horizon (to put it back after a loss).
+pub(crate) struct Sent {
+    i: usize,
+    id: String,
+    stored: Option<String>,
+}
+
+impl Sent {
+    pub(crate) fn new(i: usize, id: &str, stored: &str, recent: &Recent) -> Sent {
+        Sent {
+            i,
+            id: id.to_string(),
+            stored: recent.on().then(|| stored.to_string()),
+        }
+    }
+}
+
+/// Remove from their outboxes the events the broker acked so far (kept in `recent`).
 pub(crate) fn remove_acked(
     board: &mut Board,
     depts: &[String],
-    flow: &mut Flow<(usize, String)>,
+    flow: &mut Flow<Sent>,
     sent: &mut [usize],
+    recent: &mut Recent,
 ) -> Result<(), Unremoved> {
-    let by_dept = acked_by_dept(depts, flow, sent);
+    let by_dept = acked_by_dept(depts, flow, sent, recent);
     let taken = by_dept.values().map(Vec::len).sum();
     board
         .outbox_ack_many(&by_dept)
@@ -231,15 +307,23 @@ pub(crate) fn remove_acked(
 }
 
 /// The events the broker acked since the last call, by department (`depts[i]` for a tag's
-/// `i`), each counted in `sent[i]`: what is to leave the outboxes.
+/// `i`), each counted in `sent[i]` and kept in `recent` (when on): what is to leave the outboxes.
 pub(crate) fn acked_by_dept<'d>(
     depts: &'d [String],
-    flow: &mut Flow<(usize, String)>,
+    flow: &mut Flow<Sent>,
     sent: &mut [usize],
+    recent: &mut Recent,
 ) -> BTreeMap<&'d str, Vec<String>> {
     let mut by_dept: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for (i, id) in flow.take_acked() {
+    for Sent { i, id, stored } in flow.take_acked() {
         sent[i] += 1;
+        if let Some(stored) = stored {
+            recent.confirmed(Confirmed {
+                dept: depts[i].clone(),
+                id: id.clone(),
+                stored,
+            });
+        }
         by_dept.entry(depts[i].as_str()).or_default().push(id);
     }
     by_dept

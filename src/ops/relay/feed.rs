@@ -12,7 +12,10 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::drain::{acked_by_dept, drain_departments, each_share, remove_acked, shares, DrainReport};
+use super::drain::{
+    acked_by_dept, drain_departments, each_share, put_back_lost, remove_acked, shares, DrainReport, Sent,
+};
+use super::recent::Recent;
 use crate::amqp::Flow;
 use crate::amqp::Publisher;
 use crate::config::Config;
@@ -143,7 +146,16 @@ fn publish_share(
         sent: vec![0; share.len()],
         ..Done::default()
     };
-    let result = publish_handed(share, &rx, &mut redis, &mut publisher, abandoned, &mut done);
+    let mut recent = Recent::new(cfg.amqp.republish_horizon_seconds);
+    let result = publish_handed(
+        share,
+        &rx,
+        &mut redis,
+        &mut publisher,
+        abandoned,
+        &mut done,
+        &mut recent,
+    );
     // A publisher that stopped early still takes what is handed over (and drops it: it is in
     // its outbox), so recording never blocks on it.
     rx.iter().for_each(drop);
@@ -159,29 +171,33 @@ fn publish_share(
         redis_failed,
         ..Default::default()
     };
-    match result {
+    let mut report = match result {
         Ok(Some(mut report)) => {
             report.sent += sent;
             report.departments = report.departments.max(partial(None).departments);
-            Ok(report)
+            report
         }
         // Recording failed: that failure is the report's; here, what was sent before it.
-        Ok(None) => Ok(partial(None)),
-        Err(e) => Ok(partial(Some(crate::ops::exit::one_line(&e)))),
+        Ok(None) => partial(None),
+        Err(e) => return Ok(partial(Some(crate::ops::exit::one_line(&e)))),
+    };
+    // The broker connection was lost: what it confirmed just before goes back in the outboxes
+    // (unless Redis failed too: recording stopped, the publisher touches it no more).
+    if !abandoned.load(Ordering::SeqCst) {
+        if let Err(e) = put_back_lost(&mut redis, &mut recent, &mut report) {
+            report.redis_failed = Some(crate::ops::exit::one_line(&e));
+        }
     }
+    Ok(report)
 }
 
 /// Remove the events the broker acked from their outboxes one department at a time, so that
 /// an outbox on a lost master does not keep the others' events in: how many could not be
 /// removed. On a single Redis the first failure stops it (every outbox is on that node).
-fn remove_acked_each(
-    redis: &mut Board,
-    share: &[String],
-    flow: &mut Flow<(usize, String)>,
-    sent: &mut [usize],
-) -> usize {
+fn remove_acked_each(redis: &mut Board, share: &[String], flow: &mut Flow<Sent>, sent: &mut [usize]) -> usize {
     let (mut unremoved, mut failed) = (0, false);
-    for (dept, ids) in acked_by_dept(share, flow, sent) {
+    // Redis failed: nothing is put back after a broker loss, so nothing is kept for it.
+    for (dept, ids) in acked_by_dept(share, flow, sent, &mut Recent::new(0)) {
         if failed && !redis.is_cluster() {
             unremoved += ids.len();
             continue;
@@ -206,7 +222,8 @@ struct Done {
 }
 
 /// Publish what is handed over, then drain the share's outboxes once. `None`: recording failed
-/// (abandoned), so the publisher stopped touching Redis. An error is Redis failing.
+/// (abandoned), so the publisher stopped touching Redis. An error is Redis failing. What the
+/// broker confirms is kept in `recent`, made due again as soon as the connection is found lost.
 fn publish_handed(
     share: &[String],
     rx: &Receiver<Events>,
@@ -214,12 +231,13 @@ fn publish_handed(
     publisher: &mut Publisher,
     abandoned: &AtomicBool,
     done: &mut Done,
+    recent: &mut Recent,
 ) -> Result<Option<DrainReport>> {
     let gone = || abandoned.load(Ordering::SeqCst);
     let index: HashMap<&str, usize> = share.iter().enumerate().map(|(i, d)| (d.as_str(), i)).collect();
-    let mut flow: Flow<(usize, String)> = Flow::default();
-    let remove = |redis: &mut Board, flow: &mut Flow<(usize, String)>, done: &mut Done| {
-        remove_acked(redis, share, flow, &mut done.sent).map_err(|u| {
+    let mut flow: Flow<Sent> = Flow::default();
+    let remove = |redis: &mut Board, flow: &mut Flow<Sent>, done: &mut Done, recent: &mut Recent| {
+        remove_acked(redis, share, flow, &mut done.sent, recent).map_err(|u| {
             done.unremoved += u.count;
             u.error
         })
@@ -229,13 +247,18 @@ fn publish_handed(
             let Some(&i) = index.get(dept.as_str()) else { continue };
             done.handed += 1;
             if publisher.problem().is_none() {
-                publisher.send(&mut flow, &id, &stored, (i, id.clone()));
+                let tag = Sent::new(i, &id, &stored, recent);
+                publisher.send(&mut flow, &id, &stored, tag);
             }
         }
         if gone() {
             break;
         }
-        remove(redis, &mut flow, done)?;
+        remove(redis, &mut flow, done, recent)?;
+        // Found lost now: the horizon counts back from here, however long recording goes on.
+        if publisher.problem().is_some() {
+            recent.lost();
+        }
     }
     if gone() {
         // Recording failed (on a cluster, most likely one master lost): what the broker has
@@ -247,7 +270,10 @@ fn publish_handed(
         return Ok(None);
     }
     publisher.finish(&mut flow);
-    remove(redis, &mut flow, done)?;
+    remove(redis, &mut flow, done, recent)?;
+    if publisher.problem().is_some() {
+        recent.lost();
+    }
     // What is still in the outboxes: anything not confirmed above, and older pending events
     // (their lengths in one pipeline: most are empty by now).
     let left: Vec<String> = share
@@ -256,5 +282,5 @@ fn publish_handed(
         .filter(|(_, n)| *n > 0)
         .map(|(d, _)| d.clone())
         .collect();
-    Ok(Some(drain_departments(publisher, redis, &left)?))
+    Ok(Some(drain_departments(publisher, redis, &left, recent)?))
 }
