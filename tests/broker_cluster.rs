@@ -281,20 +281,13 @@ fn doctor_judges_each_broker_node_by_the_queues_it_leads_and_follows() {
     assert!(!detail.contains("guest:guest"), "{detail}");
 }
 
-/// Messages ready in each of the namespace's department queues, read through one connection to
-/// `url` (a survivor), summed.
-fn queued_at(url: &str, ns: &str, departments: u32) -> u32 {
-    let Ok(mut conn) = amiquip::Connection::insecure_open(url) else {
-        return 0;
-    };
-    let n = conn.open_channel(None).map_or(0, |ch| {
-        (1..=departments)
-            .filter_map(|d| ch.queue_declare_passive(format!("{ns}.dept.D{d:03}")).ok())
-            .filter_map(|q| q.declared_message_count())
-            .sum()
-    });
-    conn.close().ok();
-    n
+/// Messages ready in each of the namespace's department queues, summed, read through one
+/// channel to `url` (a survivor) kept open, so that a look costs one round trip per queue.
+fn queued_at(ch: &amiquip::Channel, ns: &str, departments: u32) -> u32 {
+    (1..=departments)
+        .filter_map(|d| ch.queue_declare_passive(format!("{ns}.dept.D{d:03}")).ok())
+        .filter_map(|q| q.declared_message_count())
+        .sum()
 }
 
 /// Issue 23, bulk check-in: the node that leads the department queues, and carries the bulk's
@@ -312,7 +305,9 @@ fn bulk_checkin_keeps_every_event_when_the_node_that_leads_the_queues_dies_mid_p
     let urls = cluster.amqp_urls();
     let cfg = env.file(
         "att.toml",
-        "[amqp]\nconnect_timeout_ms = 1000\nclose_timeout_ms = 300\nconfirm_timeout_ms = 3000\npublishers = 2\n",
+        // A window of 50 confirms: the bulk takes long enough for the test to kill mid-way.
+        "[amqp]\nconnect_timeout_ms = 1000\nclose_timeout_ms = 300\nconfirm_timeout_ms = 3000\npublishers = 2\n\
+         confirm_window = 50\n",
     );
     let leader = declare_through_the_first_node(&cluster, &env, &cfg, DEPARTMENTS);
     let mut csv = String::from("employee_id,kind,at\n");
@@ -331,13 +326,16 @@ fn bulk_checkin_keeps_every_event_when_the_node_that_leads_the_queues_dies_mid_p
         .spawn()
         .unwrap();
     // Killed once a third of the events are in their queues (read on node 2).
-    let watch = cluster.nodes[1].amqp_url();
+    let mut watch = amiquip::Connection::insecure_open(&cluster.nodes[1].amqp_url()).unwrap();
+    let ch = watch.open_channel(None).unwrap();
     let until = Instant::now() + Duration::from_secs(120);
-    while queued_at(&watch, &env.ns, DEPARTMENTS) < EMPLOYEES / 3 {
+    while queued_at(&ch, &env.ns, DEPARTMENTS) < EMPLOYEES / 3 {
         assert!(Instant::now() < until, "the bulk never published a third of its events");
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(2));
     }
     cluster.nodes[leader].kill();
+    drop(ch);
+    drop(watch);
     let killed_at = Instant::now();
     let o = bulk.wait_with_output().unwrap();
     let said = String::from_utf8_lossy(&o.stderr);
@@ -361,13 +359,14 @@ fn bulk_checkin_keeps_every_event_when_the_node_that_leads_the_queues_dies_mid_p
             "outboxes not drained: {}",
             env.outbox_events()
         );
-        let _ = env
+        let o = env
             .cmd()
             .args(["relay", "--json"])
             .env("ATTENDANCE_AMQP_URL", &urls)
             .env("ATTENDANCE_CONFIG", &cfg)
             .output()
             .unwrap();
+        eprintln!("relay: {}", String::from_utf8_lossy(&o.stdout).trim());
         relays += 1;
         std::thread::sleep(Duration::from_millis(500));
     }

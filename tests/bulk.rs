@@ -239,6 +239,120 @@ fn bulk_whose_broker_connection_is_lost_puts_back_what_it_had_just_confirmed() {
     }
 }
 
+/// A policy on the shared broker for the test's own queues, cleared when dropped.
+struct Policy(String);
+
+impl Policy {
+    /// Set it on the one queue named, and wait until the queue has it.
+    fn set(name: &str, queue: &str, definition: &str) -> Policy {
+        let pattern = format!("^{}$", queue.replace('.', "\\."));
+        let ok = std::process::Command::new("rabbitmqctl")
+            .args([
+                "-q",
+                "set_policy",
+                name,
+                &pattern,
+                definition,
+                "--apply-to",
+                "queues",
+                "--priority",
+                "100",
+            ])
+            .status()
+            .unwrap();
+        assert!(ok.success(), "rabbitmqctl set_policy");
+        let policy = Policy(name.to_string());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let out = std::process::Command::new("rabbitmqctl")
+                .args(["-q", "list_queues", "name", "policy", "--no-table-headers"])
+                .output()
+                .unwrap();
+            let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+            if listed.lines().any(|l| l.split_whitespace().eq([queue, name])) && refuses(queue) {
+                return policy;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{queue} never took the policy {name}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+}
+
+/// Whether the queue now refuses a publish past its limit (a quorum queue takes a new limit a
+/// little after it lists the policy): publish until a nack or 20 acks, then empty it.
+fn refuses(queue: &str) -> bool {
+    let mut conn = amiquip::Connection::insecure_open(common::AMQP_URL).unwrap();
+    let ch = conn.open_channel(None).unwrap();
+    let confirms = ch.listen_for_publisher_confirms().unwrap();
+    ch.enable_publisher_confirms().unwrap();
+    let mut nacked = false;
+    for _ in 0..20 {
+        ch.basic_publish("", amiquip::Publish::new(b"probe", queue)).unwrap();
+        if matches!(confirms.recv().unwrap(), amiquip::Confirm::Nack(_)) {
+            nacked = true;
+            break;
+        }
+    }
+    ch.queue_purge(queue).unwrap();
+    conn.close().ok();
+    nacked
+}
+
+impl Drop for Policy {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("rabbitmqctl")
+            .args(["-q", "clear_policy", &self.0])
+            .status();
+    }
+}
+
+/// Issue 23: a queue failing over refuses (nacks) publishes, and a surviving node may then also
+/// confirm some it does not keep. Here D001's queue refuses past 5 messages (a policy with
+/// `reject-publish`): the bulk puts back in D001's outbox the events it had had confirmed, and
+/// touches no other department's, so that the next `relay` sends every D001 event again.
+#[test]
+fn bulk_puts_back_what_a_department_that_refused_events_had_confirmed() {
+    let env = TestEnv::with_roster("UTC", 60, 2);
+    let (file, n) = everyone_in(&env);
+    // One publish at a time: a quorum queue applies its limit late, by a window of publishes.
+    let one_by_one = common::quick_broker_config(&env, "confirm_window = 1\n");
+    env.ok(&["queues", "declare"]);
+    let d1 = format!("{}.dept.D001", env.ns);
+    let policy = Policy::set(
+        &format!("{}-refuse", env.ns),
+        &d1,
+        r#"{"max-length":5,"overflow":"reject-publish"}"#,
+    );
+    let in_d1 = env.outbox("D001").len();
+    assert_eq!(in_d1, 0);
+    let o = env
+        .cmd()
+        .args(["checkin", "--file", file.to_str().unwrap(), "--json"])
+        .env("ATTENDANCE_AMQP_PUBLISHERS", "1")
+        .env("ATTENDANCE_CONFIG", &one_by_one)
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let get = |k: &str| r["notifications"][k].as_u64().unwrap_or(0);
+    let d1_size = env.outbox("D001").len() as u64;
+    let d2_size = n as u64 - d1_size;
+    let took = u64::from(common::queue_depth(&d1));
+    assert!((5..d1_size).contains(&took), "{took} of {d1_size} taken: {r}");
+    assert_eq!(
+        (get("sent"), get("pending"), get("put_back")),
+        (d2_size, d1_size, took),
+        "D001's confirmed events put back, D002's sent: {r}"
+    );
+    assert_eq!(env.outbox("D002").len(), 0, "{r}");
+    drop(policy);
+    common::purge_queue(&d1);
+    assert_eq!(env.json(&["relay", "--json"])["sent"], d1_size);
+    assert_eq!(delivered(&env, 2).len(), n);
+}
+
 #[test]
 fn bulk_publishes_while_recording_sends_older_pending_events_too_and_journals_every_one() {
     let env = TestEnv::with_roster("UTC", 250, 3);

@@ -345,7 +345,9 @@ fn a_day_runs_over_tls_on_all_three_stores_and_a_wrong_ca_is_refused_by_the_brok
 
     // The broker's certificate checked against a CA that did not sign it: exit 3, one line,
     // nothing published (Redis here is the shared plain one, so only the broker is refused).
-    let before = broker.queues(&stores.env.ns);
+    // Settle appended its fence to the journal; the broker's figures show it some seconds later
+    // (they are refreshed every 5 s): read them once they have stopped moving.
+    let before = steady(&broker, &stores.env.ns);
     let out = stores
         .cmd(&["dlq", "list"])
         .env("ATTENDANCE_REDIS_URL", common::REDIS_URL)
@@ -407,4 +409,19 @@ fn a_checkin_over_a_rediss_cluster_lands_on_its_nodes_and_a_wrong_ca_is_refused(
         .output()
         .unwrap();
     refused_certificate(&out);
+}
+
+/// The broker's queues under `prefix` once their figures have stayed the same for 6 s (longer
+/// than the broker's 5 s statistics interval), within 30 s.
+fn steady(broker: &common::tls::Broker, prefix: &str) -> Vec<(String, u64)> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let (mut last, mut since) = (broker.queues(prefix), std::time::Instant::now());
+    while since.elapsed() < std::time::Duration::from_secs(6) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let now = broker.queues(prefix);
+        if now != last {
+            (last, since) = (now, std::time::Instant::now());
+        }
+    }
+    last
 }

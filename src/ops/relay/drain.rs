@@ -5,7 +5,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::recent::{Confirmed, Recent};
 use crate::amqp::Flow;
@@ -43,9 +43,10 @@ pub struct DrainReport {
     /// failed before they could be removed (`relay` sends them again: at least once).
     #[serde(skip_serializing_if = "is_zero")]
     pub unremoved: usize,
-    /// Of `pending`: events the broker had confirmed within `amqp.republish_horizon_seconds`
-    /// before the connection was lost, put back in their outboxes to be sent again (a node that
-    /// dies may not keep what it had just confirmed; see docs/durability.md section 5).
+    /// Of `pending`: events the broker had confirmed within `amqp.republish_horizon_seconds` of
+    /// losing the connection, or of refusing events of their department (a queue failing over),
+    /// put back in their outboxes to be sent again (a node that dies, or a survivor right after,
+    /// may not keep what it had just confirmed; see docs/durability.md section 5).
     #[serde(skip_serializing_if = "is_zero")]
     pub put_back: usize,
     /// Redis failed while publishing (a bulk check-in's publishers), in one line: the figures
@@ -60,7 +61,7 @@ impl DrainReport {
         match self.put_back {
             0 => format!("{} pending", self.pending),
             n => format!(
-                "{} pending ({n} of them confirmed just before the broker connection was lost, put back to be sent again)",
+                "{} pending ({n} of them confirmed just before the broker failed, put back to be sent again)",
                 self.pending
             ),
         }
@@ -121,21 +122,24 @@ fn drain_on_own_publisher(cfg: &Config, board: &mut Board, depts: &[String]) -> 
     let mut publisher = Publisher::connect(cfg)?;
     let mut report = drain_departments(&mut publisher, board, depts, &mut recent)?;
     publisher.close();
-    put_back_lost(board, &mut recent, &mut report)?;
+    put_back_due(board, &mut recent, &mut report)?;
     Ok(report)
 }
 
-/// The broker connection of a drain was lost (`report.problem`): put back in their outboxes
-/// the events it confirmed within `amqp.republish_horizon_seconds` before the loss was found
-/// (`recent` made them due then), and count them as pending instead of sent. They go again with
-/// the rest of the outboxes, by `relay`, on a later connection: a confirm that a dying node did
-/// not honour is covered (at least once; consumers drop repeats by event id).
-pub(crate) fn put_back_lost(board: &mut Board, recent: &mut Recent, report: &mut DrainReport) -> Result<()> {
-    if report.problem.is_none() {
+/// Put back in their outboxes the events a drain's broker confirmed within
+/// `amqp.republish_horizon_seconds` before its connection was found lost (`report.problem`),
+/// or before and after it refused events of their department (a queue failing over; `recent`
+/// made those due), and count them as pending instead of sent. They go again with the rest of
+/// the outboxes, by `relay`, on a later connection: a confirm that a failing node did not honour
+/// is covered (at least once; consumers drop repeats by event id).
+pub(crate) fn put_back_due(board: &mut Board, recent: &mut Recent, report: &mut DrainReport) -> Result<()> {
+    if report.problem.is_some() {
+        recent.lost();
+    }
+    let due = recent.take_due();
+    if due.is_empty() {
         return Ok(());
     }
-    recent.lost();
-    let due = recent.take_due();
     let events: Vec<(&str, &str, &str)> = due
         .iter()
         .map(|e| (e.dept.as_str(), e.id.as_str(), e.stored.as_str()))
@@ -204,14 +208,16 @@ pub(crate) fn each_share<P: Send>(
 /// page. Memory holds a page, the window and the ids of one department's outbox, never the
 /// backlog. An event is removed only once confirmed: a drain killed mid-way leaves the others.
 /// What the broker confirms is kept in `recent` (when its horizon is on) and made due again
-/// once the connection is found lost: [`put_back_lost`] then puts it back.
+/// once the connection is found lost or refuses events of its department ([`Trouble`]):
+/// [`put_back_due`] then puts it back.
 pub(crate) fn drain_departments(
     publisher: &mut Publisher,
     board: &mut Board,
     depts: &[String],
     recent: &mut Recent,
 ) -> Result<DrainReport> {
-    let mut flow: Flow<Sent> = Flow::default();
+    let mut flow: Flow<Sent> = Flow::keeping_failed();
+    let mut trouble = Trouble::default();
     // Per department: events read (and offered to the broker), events acked and removed.
     let (mut read, mut sent) = (vec![0; depts.len()], vec![0; depts.len()]);
     let (mut stopped_at, mut malformed) = (None, Vec::new());
@@ -236,6 +242,7 @@ pub(crate) fn drain_departments(
                 malformed.push(format!("{dept} {id}: {why}"));
             }
             remove_acked(board, depts, &mut flow, &mut sent, recent)?;
+            trouble.note(&mut flow, depts, recent);
             if next == 0 {
                 break;
             }
@@ -244,9 +251,8 @@ pub(crate) fn drain_departments(
     }
     publisher.finish(&mut flow);
     remove_acked(board, depts, &mut flow, &mut sent, recent)?;
-    if publisher.problem().is_some() {
-        recent.lost();
-    }
+    trouble.note(&mut flow, depts, recent);
+    trouble.end(publisher, depts, recent);
     let mut report = DrainReport::default();
     let done = stopped_at.unwrap_or(depts.len());
     for i in 0..done {
@@ -287,6 +293,36 @@ impl Sent {
             i,
             id: id.to_string(),
             stored: recent.on().then(|| stored.to_string()),
+        }
+    }
+}
+
+/// The departments whose events the broker refused (nacked or returned) during a drain or a
+/// bulk's publishing. A refusal is how a quorum queue failing over answers, and a surviving
+/// node then sometimes also confirms publishes it does not keep (RabbitMQ 3.10, measured:
+/// docs/durability.md section 5), so what such a department had confirmed within the horizon,
+/// before the refusal and after it, is put back at the end. The refused events themselves stay
+/// in their outboxes.
+#[derive(Default)]
+pub(crate) struct Trouble(BTreeSet<usize>);
+
+impl Trouble {
+    /// Take the refusals since the last call: what their departments confirmed until now
+    /// becomes due.
+    pub(crate) fn note(&mut self, flow: &mut Flow<Sent>, depts: &[String], recent: &mut Recent) {
+        let refused: BTreeSet<usize> = flow.take_failed().into_iter().map(|s| s.i).collect();
+        if !refused.is_empty() {
+            recent.refused(refused.iter().map(|&i| depts[i].as_str()));
+            self.0.extend(refused);
+        }
+    }
+
+    /// The end of the publishing: what the refused departments confirmed since their refusals
+    /// becomes due too, and everything kept if the connection was lost.
+    pub(crate) fn end(&self, publisher: &Publisher, depts: &[String], recent: &mut Recent) {
+        recent.refused(self.0.iter().map(|&i| depts[i].as_str()));
+        if publisher.problem().is_some() {
+            recent.lost();
         }
     }
 }

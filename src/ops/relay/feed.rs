@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::drain::{
-    acked_by_dept, drain_departments, each_share, put_back_lost, remove_acked, shares, DrainReport, Sent,
+    acked_by_dept, drain_departments, each_share, put_back_due, remove_acked, shares, DrainReport, Sent, Trouble,
 };
 use super::recent::Recent;
 use crate::amqp::Flow;
@@ -181,10 +181,11 @@ fn publish_share(
         Ok(None) => partial(None),
         Err(e) => return Ok(partial(Some(crate::ops::exit::one_line(&e)))),
     };
-    // The broker connection was lost: what it confirmed just before goes back in the outboxes
-    // (unless Redis failed too: recording stopped, the publisher touches it no more).
+    // The broker connection was lost, or refused some departments' events: what it confirmed
+    // around that goes back in the outboxes (unless Redis failed too: recording stopped, the
+    // publisher touches it no more).
     if !abandoned.load(Ordering::SeqCst) {
-        if let Err(e) = put_back_lost(&mut redis, &mut recent, &mut report) {
+        if let Err(e) = put_back_due(&mut redis, &mut recent, &mut report) {
             report.redis_failed = Some(crate::ops::exit::one_line(&e));
         }
     }
@@ -235,7 +236,8 @@ fn publish_handed(
 ) -> Result<Option<DrainReport>> {
     let gone = || abandoned.load(Ordering::SeqCst);
     let index: HashMap<&str, usize> = share.iter().enumerate().map(|(i, d)| (d.as_str(), i)).collect();
-    let mut flow: Flow<Sent> = Flow::default();
+    let mut flow: Flow<Sent> = Flow::keeping_failed();
+    let mut trouble = Trouble::default();
     let remove = |redis: &mut Board, flow: &mut Flow<Sent>, done: &mut Done, recent: &mut Recent| {
         remove_acked(redis, share, flow, &mut done.sent, recent).map_err(|u| {
             done.unremoved += u.count;
@@ -255,6 +257,7 @@ fn publish_handed(
             break;
         }
         remove(redis, &mut flow, done, recent)?;
+        trouble.note(&mut flow, share, recent);
         // Found lost now: the horizon counts back from here, however long recording goes on.
         if publisher.problem().is_some() {
             recent.lost();
@@ -271,9 +274,8 @@ fn publish_handed(
     }
     publisher.finish(&mut flow);
     remove(redis, &mut flow, done, recent)?;
-    if publisher.problem().is_some() {
-        recent.lost();
-    }
+    trouble.note(&mut flow, share, recent);
+    trouble.end(publisher, share, recent);
     // What is still in the outboxes: anything not confirmed above, and older pending events
     // (their lengths in one pipeline: most are empty by now).
     let left: Vec<String> = share

@@ -338,7 +338,9 @@ impl Handoffs {
             by_dept.entry(t.dept.as_str()).or_default().push(t.id.clone());
         }
         self.handed.departments += handed_depts.len();
+        let mut refused_depts: BTreeSet<String> = BTreeSet::new();
         for t in self.flow.take_failed() {
+            refused_depts.insert(t.dept.clone());
             if t.origin == Origin::Again {
                 // Refused this time: due again at the next round (it is in no outbox).
                 let n = self.refusals.entry(t.id.clone()).or_default();
@@ -366,6 +368,9 @@ impl Handoffs {
                 self.recent.confirmed(to_confirmed(t));
             }
         }
+        // A department refused: its queue may be failing over, when what a survivor confirmed
+        // may not be kept; what it confirmed within the horizon is published again next round.
+        self.recent.refused(refused_depts.iter().map(String::as_str));
         Ok(())
     }
 }

@@ -5,7 +5,7 @@
 //! node led the queue); the events have left their outboxes by then, so only the publisher
 //! still knows them. Consumers drop the repeats by event id (at least once, never lost).
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 /// An event confirmed: its department, id and outbox value (what [`crate::amqp::Publisher::send`]
@@ -65,6 +65,23 @@ impl Recent {
         self.due.extend(self.kept.drain(..).map(|(_, e)| e));
     }
 
+    /// The broker refused (nacked or returned) events of these departments: their queues may be
+    /// failing over, and then a surviving node may also have confirmed publishes to them that
+    /// it did not keep (measured on RabbitMQ 3.10: docs/durability.md section 5). What was
+    /// confirmed for them within the horizon becomes due again, as after a loss.
+    pub(crate) fn refused<'a>(&mut self, depts: impl IntoIterator<Item = &'a str>) {
+        let depts: HashSet<&str> = depts.into_iter().collect();
+        if depts.is_empty() || self.kept.is_empty() {
+            return;
+        }
+        self.forget_before(Instant::now());
+        let (due, kept): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut self.kept)
+            .into_iter()
+            .partition(|(_, e)| depts.contains(e.dept.as_str()));
+        self.kept = kept;
+        self.due.extend(due.into_iter().map(|(_, e)| e));
+    }
+
     /// An event to publish again at the next chance (a re-publish the broker refused, or that
     /// a connection lost in turn before confirming it).
     pub(crate) fn due(&mut self, event: Confirmed) {
@@ -105,6 +122,23 @@ mod tests {
         let due: Vec<String> = r.take_due().into_iter().map(|e| e.id).collect();
         assert_eq!(due, ["new"]);
         assert!(r.take_due().is_empty(), "taken once");
+    }
+
+    #[test]
+    fn a_refusal_makes_due_only_its_departments_events() {
+        let mut r = Recent::new(10);
+        r.confirmed(ev("a"));
+        r.confirmed(Confirmed {
+            dept: "D2".into(),
+            id: "b".into(),
+            stored: "{}".into(),
+        });
+        r.refused(["D2"]);
+        let due: Vec<String> = r.take_due().into_iter().map(|e| e.id).collect();
+        assert_eq!(due, ["b"]);
+        r.lost();
+        let due: Vec<String> = r.take_due().into_iter().map(|e| e.id).collect();
+        assert_eq!(due, ["a"], "the other department's stays kept until a loss");
     }
 
     #[test]
