@@ -208,7 +208,9 @@ fn bulk_whose_broker_connection_is_lost_puts_back_what_it_had_just_confirmed() {
     for horizon in [10, 0] {
         let env = TestEnv::with_roster("UTC", 1200, 6);
         let (file, n) = everyone_in(&env);
-        let o = bulk_cut(&env, &file, 900, 1, &format!("republish_horizon_seconds = {horizon}\n"));
+        // A window of 50: by the 900th publish, most of the first ones are confirmed.
+        let extra = format!("republish_horizon_seconds = {horizon}\nconfirm_window = 50\n");
+        let o = bulk_cut(&env, &file, 900, 1, &extra);
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         eprintln!("horizon {horizon}: {}", r["notifications"]);
         let get = |k: &str| r["notifications"][k].as_u64().unwrap_or(0);
