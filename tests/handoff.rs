@@ -370,3 +370,66 @@ fn a_following_relay_facing_an_entry_that_is_no_event_names_it_and_keeps_going_r
         "the entry that is no event is never dropped"
     );
 }
+
+/// Issue 23: right after a broker node dies, a surviving node may confirm a publish that it does
+/// not keep, and a relay reconnects into that very window. What its new connection confirmed in
+/// its first `amqp.republish_horizon_seconds` is published once more when that horizon ends.
+/// Here the connection is cut and restored, a check-in is handed over and confirmed on the new
+/// connection, the queue is then emptied (the survivor that did not keep it), and the relay
+/// sends the event again.
+#[test]
+fn after_a_reconnect_the_relay_publishes_once_more_what_the_new_connection_confirmed_first() {
+    use common::stall::{Stall, StallProxy};
+    use std::io::{BufRead, BufReader};
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    env.ok(&["queues", "declare"]);
+    let proxy = StallProxy::start("127.0.0.1:5672", Stall::never());
+    let cfg = common::quick_broker_config(&env, "republish_horizon_seconds = 5\n");
+    let mut child = env
+        .std_cmd()
+        .args(["relay", "--follow", "--interval-ms", "300"])
+        .env("ATTENDANCE_AMQP_URL", proxy.amqp_url())
+        .env("ATTENDANCE_CONFIG", &cfg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    let relay = Relay(child);
+    let (tx, said) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            eprintln!("relay said: {line}");
+            let _ = tx.send(line);
+        }
+    });
+    let wait_said = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match said.recv_timeout(left) {
+                Ok(line) if line.contains(what) => return,
+                Ok(_) => {}
+                Err(_) => panic!("the relay never said {what:?}"),
+            }
+        }
+    };
+    wait_for("the relay's heartbeat", || heartbeat(&env));
+    // The broker goes away: the relay finds its connection closed and, unable to connect,
+    // takes its heartbeat back; then the broker is back and the relay publishes again.
+    proxy.cut();
+    wait_for("the relay giving up its heartbeat", || !heartbeat(&env));
+    proxy.restore();
+    wait_said("publishing again");
+    wait_for("the relay's heartbeat again", || heartbeat(&env));
+    let c = checkin(&env, "E000002", "2026-11-02T08:30:00Z", &[]);
+    assert_eq!(c["notification"], "handed_off", "{c}");
+    wait_for("confirmed on the new connection", || env.outbox("D001").is_empty());
+    assert_eq!(queue_depth(&dept_queue(&env)), 1);
+    common::purge_queue(&dept_queue(&env));
+    // The first 5 s of the new connection are over: published once more.
+    wait_said("published once more");
+    wait_for("the event in its queue again", || queue_depth(&dept_queue(&env)) == 1);
+    assert_eq!(env.shown_ids("D001"), [c["event_id"].as_str().unwrap()]);
+    drop(relay);
+}

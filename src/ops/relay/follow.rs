@@ -119,6 +119,8 @@ struct Follow<'c> {
     refusals: Backoff,
     /// The absence alerts it sends when they are due.
     alerts: super::alerts::Alerts,
+    /// The events due now are that second publish, not a lost connection's (what to say).
+    rechecking: bool,
 }
 
 impl<'c> Follow<'c> {
@@ -137,6 +139,17 @@ impl<'c> Follow<'c> {
             lost: false,
             backoff: Backoff::default(),
             refusals: Backoff::default(),
+            rechecking: false,
+        }
+    }
+
+    /// A new connection's first horizon is over: publish once more what it confirmed in it.
+    /// Right after a node dies, a surviving node has confirmed publishes to a queue whose
+    /// leader was gone and not kept them (docs/durability.md section 5), and a relay reconnects
+    /// into that very window; by the end of the horizon the queues have their new leaders.
+    fn recheck(&mut self) {
+        if self.handoffs.first_over() > 0 {
+            self.rechecking = true;
         }
     }
 
@@ -152,6 +165,7 @@ impl<'c> Follow<'c> {
                 return Ok(());
             }
         }
+        self.recheck();
         if !self.connected(sink) {
             // The backlog still counts for the metrics (an alert on events stuck with no broker).
             let backlog = super::backlog_of(board, "the broker could not be reached").ok();
@@ -230,6 +244,7 @@ impl<'c> Follow<'c> {
                 Ok(p) => {
                     if self.lost {
                         sink.status(format!("relay: publishing again, on {}", p.broker()));
+                        self.handoffs.watch_first();
                     }
                     self.backoff.reset();
                     self.publisher = Some(p);
@@ -249,10 +264,14 @@ impl<'c> Follow<'c> {
         };
         self.handoffs.republish(p);
         let n = self.handoffs.take_republished();
-        if n > 0 {
+        let horizon = self.cfg.amqp.republish_horizon_seconds;
+        if n > 0 && std::mem::take(&mut self.rechecking) {
             sink.status(format!(
-                "relay: {n} event(s) confirmed in the {} s before the loss published again (at least once)",
-                self.cfg.amqp.republish_horizon_seconds
+                "relay: {n} event(s) confirmed in the first {horizon} s after reconnecting published once more (at least once)"
+            ));
+        } else if n > 0 {
+            sink.status(format!(
+                "relay: {n} event(s) confirmed in the {horizon} s before the loss published again (at least once)"
             ));
         }
     }

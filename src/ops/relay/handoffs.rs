@@ -140,6 +140,17 @@ impl Handoffs {
         self.flow.take_malformed();
     }
 
+    /// A new connection after a loss: what it confirms in its first horizon is set aside too.
+    pub fn watch_first(&mut self) {
+        self.recent.watch_first();
+    }
+
+    /// Once that first horizon is over, what the connection confirmed in it is due again
+    /// (published at the next [`Handoffs::republish`]): how many.
+    pub fn first_over(&mut self) -> usize {
+        self.recent.first_over()
+    }
+
     /// How the broker answered this connection's events since the last call: all refused means
     /// the channel is to be given up ([`Verdicts`]).
     pub fn take_verdicts(&mut self) -> Verdicts {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 /// An event confirmed: its department, id and outbox value (what [`crate::amqp::Publisher::send`]
 /// takes), and when its confirm came.
+#[derive(Clone)]
 pub(crate) struct Confirmed {
     pub dept: String,
     pub id: String,
@@ -22,6 +23,10 @@ pub(crate) struct Recent {
     kept: VecDeque<(Instant, Confirmed)>,
     /// Taken at a loss: to publish again once a broker answers (kept across failed attempts).
     due: Vec<Confirmed>,
+    /// After a reconnect: until when what the new connection confirms is also set aside in
+    /// `first`, to be published once more then ([`Recent::first_over`]).
+    first_until: Option<Instant>,
+    first: Vec<Confirmed>,
 }
 
 impl Recent {
@@ -30,6 +35,8 @@ impl Recent {
             horizon: Duration::from_secs(u64::from(horizon_secs)),
             kept: VecDeque::new(),
             due: Vec::new(),
+            first_until: None,
+            first: Vec::new(),
         }
     }
 
@@ -46,6 +53,9 @@ impl Recent {
         }
         let now = Instant::now();
         self.forget_before(now);
+        if self.first_until.is_some_and(|until| now < until) {
+            self.first.push(event.clone());
+        }
         self.kept.push_back((now, event));
     }
 
@@ -80,6 +90,30 @@ impl Recent {
             .partition(|(_, e)| depts.contains(e.dept.as_str()));
         self.kept = kept;
         self.due.extend(due.into_iter().map(|(_, e)| e));
+    }
+
+    /// A new connection after a loss: what it confirms within the horizon from now is set
+    /// aside. Right after a node dies, a surviving node has confirmed publishes to a queue whose
+    /// leader was gone and not kept them (docs/durability.md section 5); a publisher that
+    /// reconnects at once publishes into that window, and by the end of the horizon the queues
+    /// have their new leaders.
+    pub(crate) fn watch_first(&mut self) {
+        if self.on() {
+            self.first_until = Some(Instant::now() + self.horizon);
+            self.first.clear();
+        }
+    }
+
+    /// Once the first horizon of [`Recent::watch_first`] is over, what was confirmed in it is
+    /// due again: how many.
+    pub(crate) fn first_over(&mut self) -> usize {
+        if self.first_until.is_none_or(|until| Instant::now() < until) {
+            return 0;
+        }
+        self.first_until = None;
+        let n = self.first.len();
+        self.due.append(&mut self.first);
+        n
     }
 
     /// An event to publish again at the next chance (a re-publish the broker refused, or that
@@ -139,6 +173,20 @@ mod tests {
         r.lost();
         let due: Vec<String> = r.take_due().into_iter().map(|e| e.id).collect();
         assert_eq!(due, ["a"], "the other department's stays kept until a loss");
+    }
+
+    #[test]
+    fn what_a_new_connection_confirms_in_its_first_horizon_is_due_once_it_is_over() {
+        let mut r = Recent::new(1);
+        r.confirmed(ev("before"));
+        r.watch_first();
+        r.confirmed(ev("first"));
+        assert_eq!(r.first_over(), 0, "not over yet");
+        r.first_until = Some(Instant::now());
+        assert_eq!(r.first_over(), 1);
+        let due: Vec<String> = r.take_due().into_iter().map(|e| e.id).collect();
+        assert_eq!(due, ["first"]);
+        assert_eq!(r.first_over(), 0, "once");
     }
 
     #[test]
