@@ -8,14 +8,12 @@
 mod common;
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::process::{Child, Stdio};
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use common::stall::{Stall, StallProxy};
-use common::{queue_depth as depth, TestEnv, AMQP_URL};
+use common::{lines_of, queue_depth as depth, TestEnv, AMQP_URL};
 use serde_json::Value;
 
 /// Room for process start-up and a busy 2-core machine, on top of the configured timeouts.
@@ -37,18 +35,6 @@ fn silent() -> (TcpListener, String) {
 
 fn host_port(url: &str) -> &str {
     url.split('@').nth(1).unwrap().split('/').next().unwrap()
-}
-
-fn lines_of(out: impl std::io::Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
 }
 
 fn interrupt(child: &Child) {

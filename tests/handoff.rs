@@ -380,7 +380,6 @@ fn a_following_relay_facing_an_entry_that_is_no_event_names_it_and_keeps_going_r
 #[test]
 fn after_a_reconnect_the_relay_publishes_once_more_what_the_new_connection_confirmed_first() {
     use common::stall::{Stall, StallProxy};
-    use std::io::{BufRead, BufReader};
     let env = TestEnv::with_roster("UTC", 5, 1);
     env.ok(&["queues", "declare"]);
     let proxy = StallProxy::start("127.0.0.1:5672", Stall::never());
@@ -394,22 +393,15 @@ fn after_a_reconnect_the_relay_publishes_once_more_what_the_new_connection_confi
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let err = child.stderr.take().unwrap();
+    let said = common::lines_of(child.stderr.take().unwrap());
     let relay = Relay(child);
-    let (tx, said) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
-            eprintln!("relay said: {line}");
-            let _ = tx.send(line);
-        }
-    });
     let wait_said = |what: &str| {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match said.recv_timeout(left) {
                 Ok(line) if line.contains(what) => return,
-                Ok(_) => {}
+                Ok(line) => eprintln!("relay said: {line}"),
                 Err(_) => panic!("the relay never said {what:?}"),
             }
         }

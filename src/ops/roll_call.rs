@@ -76,7 +76,7 @@ pub(crate) fn now(cfg: &Config, dept: Option<&str>, at: Option<TypedTime>) -> Re
         Ok(boards)
     };
     let boards: Vec<_> = depts.iter().cloned().zip(read(&mut board, date)?).collect();
-    let before = still_in_from_before(cfg, &mut board, &boards, date, at.to_utc(), |b, d| read(b, d))?;
+    let before = still_in_from_before(cfg, &mut board, &boards, date, at.to_utc(), &read)?;
     let roll = RollCall::of(date, boards, before);
     let ids: Vec<String> = roll.present.iter().map(|p| p.employee_id.clone()).collect();
     let names = board.names(&ids)?;

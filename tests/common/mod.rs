@@ -493,6 +493,19 @@ pub fn quick_broker_config(env: &TestEnv, extra: &str) -> std::path::PathBuf {
     )
 }
 
+/// A child's output, line by line, as it comes (read on a thread of its own).
+pub fn lines_of(out: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(out)).map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
 /// Empty a queue of the shared broker: what a queue whose leader died without keeping its
 /// confirms holds (issue 23).
 pub fn purge_queue(queue: &str) {

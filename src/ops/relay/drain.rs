@@ -126,16 +126,13 @@ fn drain_on_own_publisher(cfg: &Config, board: &mut Board, depts: &[String]) -> 
     Ok(report)
 }
 
-/// Put back in their outboxes the events a drain's broker confirmed within
-/// `amqp.republish_horizon_seconds` before its connection was found lost (`report.problem`),
-/// or before and after it refused events of their department (a queue failing over; `recent`
-/// made those due), and count them as pending instead of sent. They go again with the rest of
-/// the outboxes, by `relay`, on a later connection: a confirm that a failing node did not honour
-/// is covered (at least once; consumers drop repeats by event id).
+/// Put back in their outboxes the events `recent` made due: those a drain's broker confirmed
+/// within `amqp.republish_horizon_seconds` before its connection was found lost, or before and
+/// after it refused events of their department (a queue failing over; [`Trouble`] made both
+/// due as it found them), and count them as pending instead of sent. They go again with the
+/// rest of the outboxes, by `relay`, on a later connection: a confirm that a failing node did
+/// not honour is covered (at least once; consumers drop repeats by event id).
 pub(crate) fn put_back_due(board: &mut Board, recent: &mut Recent, report: &mut DrainReport) -> Result<()> {
-    if report.problem.is_some() {
-        recent.lost();
-    }
     let due = recent.take_due();
     if due.is_empty() {
         return Ok(());
