@@ -62,7 +62,7 @@ pub use crate::amqp::management::nodes as management_nodes;
 pub use crate::amqp::{teardown, Names, Publisher};
 
 // Operations that tests and benchmarks call without the binary.
-pub use crate::ops::checkin::resolve;
-pub use crate::ops::db::migrate;
+pub use crate::ops::lookup::resolve;
+pub use crate::ops::record::schema::migrate;
 pub use crate::ops::relay::Handoffs;
 pub use crate::ops::settle::{settle, Hooks, Options as SettleOptions};

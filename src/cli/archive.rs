@@ -6,7 +6,7 @@ use anyhow::Result;
 use super::Ctx;
 use crate::cli::ArchiveArgs;
 use crate::domain::text::plural;
-use crate::ops::archive::{self, Options};
+use crate::ops::record::archive::{self, Options};
 
 pub(crate) fn run(ctx: &Ctx, args: ArchiveArgs) -> Result<()> {
     let opts = Options {

@@ -17,7 +17,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
             note,
             output,
         } => {
-            let resettled = ops::calendar::set(&ctx.cfg, &[Entry { date, kind, note }])?;
+            let resettled = ops::people::calendar::set(&ctx.cfg, &[Entry { date, kind, note }])?;
             if output.json {
                 let v = serde_json::json!({ "date": date, "kind": kind.as_str(), "resettled": resettled });
                 return crate::output::json(&v);
@@ -26,7 +26,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
             super::resettled::say(ctx, &resettled, None, false);
         }
         CalendarCommand::Unset { date, output } => {
-            let done = ops::calendar::unset(&ctx.cfg, date)?;
+            let done = ops::people::calendar::unset(&ctx.cfg, date)?;
             if output.json {
                 let (was, resettled) = done.map_or((None, None), |(k, r)| (Some(k.as_str()), Some(r)));
                 let v = serde_json::json!({ "date": date, "was": was, "resettled": resettled });
@@ -55,7 +55,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
             if dry_run {
                 return dry_run_import(ctx, &entries, output.json);
             }
-            let resettled = ops::calendar::set(&ctx.cfg, &entries)?;
+            let resettled = ops::people::calendar::set(&ctx.cfg, &entries)?;
             if output.json {
                 crate::output::json(
                     &serde_json::json!({ "dry_run": false, "imported": entries.len(), "resettled": resettled }),
@@ -67,7 +67,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
         CalendarCommand::List { from, to, output } => {
             let from = ctx.date_or_today(from);
             let to = to.unwrap_or(from + Duration::days(30));
-            let days = ops::calendar::list(&ctx.cfg, from, to)?;
+            let days = ops::people::calendar::list(&ctx.cfg, from, to)?;
             if output.json {
                 return crate::output::json(&days);
             }
@@ -83,7 +83,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
 
 /// `calendar import --dry-run`: each day the file would add or change, then the counts.
 fn dry_run_import(ctx: &Ctx, entries: &[Entry], json: bool) -> Result<()> {
-    let planned = ops::calendar::plan(&ctx.cfg, entries)?;
+    let planned = ops::people::calendar::plan(&ctx.cfg, entries)?;
     let count = |c: &str| planned.iter().filter(|p| p.change == c).count();
     let (new, changed, unchanged) = (count("new"), count("changed"), count("unchanged"));
     if json {

@@ -8,8 +8,9 @@ use crate::cli::CheckinArgs;
 use crate::domain::dates::minutes_text;
 use crate::domain::event::Kind;
 use crate::error::Error;
-use crate::ops::checkin::{self, Checkin, Punched, Request};
-use crate::ops::review::HeldPunch;
+use crate::ops::checkin::record::Checkin;
+use crate::ops::checkin::review::HeldPunch;
+use crate::ops::checkin::single::{self, Punched, Request};
 
 pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
     if let Some(file) = args.file.as_deref() {
@@ -19,7 +20,7 @@ pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
         .employee_id
         .as_deref()
         .ok_or_else(|| Error::input("an employee id or --file is needed"))?;
-    let punched = checkin::punch(
+    let punched = single::punch(
         &ctx.cfg,
         &Request {
             employee_id,

@@ -15,14 +15,14 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
     let (mut b, cut, stopped) = if is_stream(file) {
         // Installed before the first read, so a SIGTERM at any point ends the stream cleanly.
         let stop = crate::interrupt::stop_flag();
-        let s = ops::bulk_stream::stream(&ctx.cfg, super::input(file)?, stop)?;
+        let s = ops::checkin::stream::stream(&ctx.cfg, super::input(file)?, stop)?;
         (s.bulk, s.cut, s.stopped)
     } else {
         // A regular file is read whole, then recorded pipelined: the bulk fast path.
-        // Each row's time is checked against the Redis server's clock, in `ops::bulk`.
+        // Each row's time is checked against the Redis server's clock, in `ops::checkin::bulk`.
         let (rows, refused) = punch_file::read(super::input(file)?)?;
         let pb = ctx.out.progress(rows.len() as u64, "punches");
-        let b = ops::bulk::bulk(&ctx.cfg, rows, refused, |n| pb.inc(n as u64))?;
+        let b = ops::checkin::bulk::bulk(&ctx.cfg, rows, refused, |n| pb.inc(n as u64))?;
         pb.finish_and_clear();
         (b, None, false)
     };
@@ -75,7 +75,7 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
 }
 
 /// Punches recorded but not yet on `redis.min_replicas_acked` replicas: which masters, on stderr.
-fn say_unreplicated(ctx: &Ctx, b: &ops::bulk::Bulk) {
+fn say_unreplicated(ctx: &Ctx, b: &ops::checkin::bulk::Bulk) {
     if b.replication == "pending" {
         ctx.say(format!(
             "punches recorded but not yet replicated ({}); run the same file again to be sure (repeats change nothing)",
@@ -85,7 +85,7 @@ fn say_unreplicated(ctx: &Ctx, b: &ops::bulk::Bulk) {
 }
 
 /// The first punches held for review on stderr, and how many more there are.
-fn say_held(ctx: &Ctx, b: &ops::bulk::Bulk) {
+fn say_held(ctx: &Ctx, b: &ops::checkin::bulk::Bulk) {
     for h in &b.held_for_review {
         ctx.say(format!(
             "held for review (review {}): {} {} at {} on {}",
@@ -139,7 +139,13 @@ fn write_errors(errors: Option<&Path>, refused: &[Refusal]) -> Result<()> {
 /// Redis failed part-way (recording, or publishing after it): say what was done before it
 /// (recorded, sent, pending; a rerun of the same file is idempotent and records the rest), in
 /// stderr and in `--json`, then fail with the service error (exit 3).
-fn cut_off(ctx: &Ctx, b: &ops::bulk::Bulk, errors: Option<&Path>, json: bool, failure: anyhow::Error) -> Result<()> {
+fn cut_off(
+    ctx: &Ctx,
+    b: &ops::checkin::bulk::Bulk,
+    errors: Option<&Path>,
+    json: bool,
+    failure: anyhow::Error,
+) -> Result<()> {
     let (report, sent) = (&b.report, &b.notifications);
     if json {
         crate::output::json(b)?;

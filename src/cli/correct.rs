@@ -6,7 +6,7 @@ use anyhow::Result;
 use super::Ctx;
 use crate::cli::CorrectArgs;
 use crate::domain::roster;
-use crate::ops::correct::{self, parse_time, Request};
+use crate::ops::settle::correct::{self, parse_time, Request};
 
 pub(crate) fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
     roster::check_id("employee id", &a.employee_id)?;
@@ -17,7 +17,7 @@ pub(crate) fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
     let tz = ctx.cfg.timezone;
     let first_in = a.check_in.map(|t| parse_time(tz, date, t)).transpose()?;
     let last_out = a.check_out.map(|t| parse_time(tz, date, t)).transpose()?;
-    let os_user = correct::os_user();
+    let os_user = crate::ops::lookup::os_user();
     let o = correct::correct(
         &ctx.cfg,
         &Request {

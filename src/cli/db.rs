@@ -4,12 +4,12 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::DbCommand;
-use crate::ops::db;
+use crate::ops::record::schema;
 use crate::output;
 
 pub(crate) fn run(ctx: &Ctx, cmd: DbCommand) -> Result<()> {
     let DbCommand::Partition { from, months, output } = cmd;
-    let parts = db::partition(&ctx.cfg, from, months)?;
+    let parts = schema::partition(&ctx.cfg, from, months)?;
     if output.json {
         return output::json(&parts);
     }

@@ -5,7 +5,7 @@ use anyhow::Result;
 use super::Ctx;
 use crate::cli::{DlqCommand, DlqSelect};
 use crate::error::Error;
-use crate::ops::dlq::{self, DlqReport, Select};
+use crate::ops::relay::dlq::{self, DlqReport, Select};
 
 pub(crate) fn run(ctx: &Ctx, cmd: DlqCommand) -> Result<()> {
     match cmd {
@@ -75,7 +75,7 @@ fn report(ctx: &Ctx, sel: &DlqSelect, what: &str, r: &DlqReport) -> Result<()> {
         textln!("{} {what}, {} left in the parking queue", r.done, r.left)?;
     }
     for p in &r.failed {
-        // A refused event's reason says why (ops/dlq.rs); any other found no queue.
+        // A refused event's reason says why (ops/relay/dlq.rs); any other found no queue.
         let why = p
             .reason
             .strip_prefix("not replayed: ")

@@ -7,12 +7,12 @@ use std::cell::OnceCell;
 use super::Ctx;
 use crate::cli::InitDayArgs;
 use crate::domain::text::plural;
-use crate::ops::init_day;
+use crate::ops::boards::layout;
 
 pub(crate) fn run(ctx: &Ctx, args: InitDayArgs) -> Result<()> {
     let date = ctx.date_or_today(args.date);
     let pb = OnceCell::new();
-    let o = init_day::init_day(
+    let o = layout::init_day(
         &ctx.cfg,
         date,
         |employees| {

@@ -5,7 +5,7 @@ use anyhow::Result;
 use super::Ctx;
 use crate::cli::LeaveCommand;
 use crate::ops;
-use crate::ops::leave::{Leave, NewLeave};
+use crate::ops::people::leave::{Leave, NewLeave};
 
 pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
     match cmd {
@@ -26,7 +26,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
                 note: &note,
                 half: half.as_deref(),
             };
-            let added = ops::leave::add(&ctx.cfg, &l)?;
+            let added = ops::people::leave::add(&ctx.cfg, &l)?;
             let (id, repeat) = (added.id, added.repeat);
             if output.json {
                 let v = serde_json::json!({ "leave_id": id, "employee_id": employee_id, "from": from, "to": to, "kind": kind, "half": half, "repeat": repeat, "resettled": added.resettled });
@@ -43,7 +43,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             to,
             output,
         } => {
-            let leaves = ops::leave::list(&ctx.cfg, employee.as_deref(), from, to)?;
+            let leaves = ops::people::leave::list(&ctx.cfg, employee.as_deref(), from, to)?;
             if output.json {
                 return crate::output::json(&leaves);
             }
@@ -53,7 +53,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             )?;
         }
         LeaveCommand::Cancel { id, output } => {
-            let (cancelled, employee_id, resettled) = ops::leave::cancel(&ctx.cfg, id)?;
+            let (cancelled, employee_id, resettled) = ops::people::leave::cancel(&ctx.cfg, id)?;
             if output.json {
                 let v = serde_json::json!({ "leave_id": id, "employee_id": employee_id, "cancelled": cancelled, "resettled": resettled });
                 return crate::output::json(&v);

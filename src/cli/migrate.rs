@@ -5,7 +5,7 @@ use anyhow::Result;
 use super::Ctx;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<()> {
-    let report = crate::ops::db::migrate(&ctx.cfg)?;
+    let report = crate::ops::record::schema::migrate(&ctx.cfg)?;
     if report.created_database {
         ctx.say(format!("created database {}", report.database));
     }

@@ -9,7 +9,7 @@ use crate::domain::text::plural;
 use crate::domain::{roster, roster_list};
 use crate::error::Error;
 use crate::ops;
-use crate::ops::org::{ImportOptions, Imported, Who};
+use crate::ops::people::org::{ImportOptions, Imported, Who};
 
 pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
     match cmd {
@@ -29,13 +29,13 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
                 end_date,
                 dry_run,
             };
-            let imported = ops::org::import(&ctx.cfg, &rows, opts)?;
+            let imported = ops::people::org::import(&ctx.cfg, &rows, opts)?;
             for line in said(&imported) {
                 ctx.say(line);
             }
             if !dry_run {
                 // After the commit: a broker away costs a warning, never the import.
-                let declared = ops::queues::declare_ahead(&ctx.cfg, &imported.new_departments);
+                let declared = ops::relay::queues::declare_ahead(&ctx.cfg, &imported.new_departments);
                 super::queues::report_declared(ctx, "org import", &declared);
             }
             if output.json {
@@ -48,7 +48,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
                 roster::check_id("department id", d)?;
             }
             let who = if inactive { Who::Left } else { Who::Current };
-            let (today, entries) = ops::org::list(&ctx.cfg, dept.as_deref(), who)?;
+            let (today, entries) = ops::people::org::list(&ctx.cfg, dept.as_deref(), who)?;
             if output.json {
                 return crate::output::json(&entries);
             }
@@ -90,7 +90,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             Ok(())
         }
         OrgCommand::Export { output } => {
-            let entries = ops::org::export(&ctx.cfg)?;
+            let entries = ops::people::org::export(&ctx.cfg)?;
             let written = entries.iter().filter(|e| !e.removed).count();
             match output {
                 Some(path) => {

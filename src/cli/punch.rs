@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::{PunchCommand, VoidArgs};
-use crate::ops::void::{self, Request, Which};
+use crate::ops::checkin::void::{self, Request, Which};
 
 pub(crate) fn run(ctx: &Ctx, c: PunchCommand) -> Result<()> {
     match c {
@@ -17,7 +17,7 @@ fn run_void(ctx: &Ctx, a: VoidArgs) -> Result<()> {
     if let Some(by) = &a.by {
         crate::domain::roster::check_id("--by employee id", by)?;
     }
-    let os_user = crate::ops::correct::os_user();
+    let os_user = crate::ops::lookup::os_user();
     let v = void::void(
         &ctx.cfg,
         &Request {

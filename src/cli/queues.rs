@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::QueuesCommand;
-use crate::ops::queues::{self, Applied, Declared};
+use crate::ops::relay::queues::{self, Applied, Declared};
 
 /// Tell the operator how declaring the queues ahead went: the count with `-v`, a one-line
 /// warning when the broker was away (check-ins then declare their queue as they come).

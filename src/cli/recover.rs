@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::RecoverArgs;
-use crate::ops::recover::{self, EndedBy};
+use crate::ops::boards::recover::{self, EndedBy};
 
 pub(crate) fn run(ctx: &Ctx, args: RecoverArgs) -> Result<()> {
     let idle = Duration::from_millis(args.idle_ms);

@@ -13,8 +13,8 @@ use crate::domain::month;
 use crate::domain::table::{Format, Table};
 use crate::domain::xlsx::MonthSheet;
 use crate::error::Error;
+use crate::ops::report::roll_call;
 use crate::ops::report::{self, Query};
-use crate::ops::roll_call;
 
 /// `--date`, or yesterday (the last day settle may have written).
 fn day_or_yesterday(ctx: &Ctx, date: Option<NaiveDate>) -> NaiveDate {

@@ -1,8 +1,8 @@
-//! The lines that say what a leave, calendar or shift change re-settled (`ops::resettle`).
+//! The lines that say what a leave, calendar or shift change re-settled (`ops::settle::resettle`).
 
 use super::Ctx;
 use crate::domain::text::plural;
-use crate::ops::resettle::Resettled;
+use crate::ops::settle::resettle::Resettled;
 
 /// Say what was re-settled (`re-settled 3 settled days of E000123: 2 absent -> on_leave`), the
 /// corrected rows kept, and the days that count only when settled; `dry_run`: what would be

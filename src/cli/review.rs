@@ -8,7 +8,7 @@ use super::Ctx;
 use crate::cli::{ReviewCommand, ReviewDecision};
 use crate::domain::roster;
 use crate::error::Error;
-use crate::ops::review::{self, Request};
+use crate::ops::checkin::review::{self, Request};
 
 pub(crate) fn run(ctx: &Ctx, c: ReviewCommand) -> Result<()> {
     match c {
@@ -62,7 +62,7 @@ fn decide(ctx: &Ctx, d: ReviewDecision, approve: bool) -> Result<()> {
     if d.id == 0 {
         return Err(Error::input("a review id is a number from 1 (see `attendance review list`)").into());
     }
-    let os_user = crate::ops::correct::os_user();
+    let os_user = crate::ops::lookup::os_user();
     let o = review::decide(
         &ctx.cfg,
         &Request {

@@ -7,7 +7,7 @@ use crate::cli::{ShiftsCommand, ShiftsFile};
 use crate::domain::shift_files;
 use crate::domain::text::plural;
 use crate::ops;
-use crate::ops::shifts::Report;
+use crate::ops::people::shifts::Report;
 
 pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
     match cmd {
@@ -23,7 +23,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
         } => {
             let shifts = shift_files::read_shifts(super::input(&file)?, &ctx.cfg.policy.work_days)?
                 .map_err(|bad| super::refused_file(errors.as_deref(), &bad, shift_files::rejection("shifts", &bad)))?;
-            let r = ops::shifts::import(&ctx.cfg, &shifts, dry_run, resettle)?;
+            let r = ops::people::shifts::import(&ctx.cfg, &shifts, dry_run, resettle)?;
             if output.json {
                 return crate::output::json(&r);
             }
@@ -53,7 +53,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
         }) => {
             // A shift is known if MySQL has it (or it is `default`, the policy's): each row is
             // checked against the names as they are now.
-            let names: Vec<String> = ops::shifts::list(&ctx.cfg)?
+            let names: Vec<String> = ops::people::shifts::list(&ctx.cfg)?
                 .shifts
                 .into_iter()
                 .map(|s| s.name)
@@ -61,7 +61,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
             let rows = shift_files::read_assignments(super::input(&file)?, |s| names.iter().any(|n| n == s))?.map_err(
                 |bad| super::refused_file(errors.as_deref(), &bad, shift_files::rejection("assignments", &bad)),
             )?;
-            let r = ops::shifts::assign(&ctx.cfg, &rows, dry_run)?;
+            let r = ops::people::shifts::assign(&ctx.cfg, &rows, dry_run)?;
             if output.json {
                 return crate::output::json(&r);
             }
@@ -79,7 +79,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
             say_counts(ctx, &r, "assignment");
         }
         ShiftsCommand::List { output } => {
-            let l = ops::shifts::list(&ctx.cfg)?;
+            let l = ops::people::shifts::list(&ctx.cfg)?;
             if output.json {
                 return crate::output::json(&l);
             }
@@ -133,7 +133,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
             date,
             output,
         } => {
-            let w = ops::shifts::which(&ctx.cfg, &employee_id, ctx.date_or_today(date))?;
+            let w = ops::people::shifts::which(&ctx.cfg, &employee_id, ctx.date_or_today(date))?;
             if output.json {
                 return crate::output::json(&w);
             }

@@ -19,7 +19,7 @@ pub(crate) fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
         }
     }
     let date = ctx.date_or_today(a.date);
-    let ids = crate::ops::org::expected_ids(&ctx.cfg, date)?;
+    let ids = crate::ops::people::org::expected_ids(&ctx.cfg, date)?;
     let mix = Mix {
         absent_pct: a.absent_pct,
         late_pct: a.late_pct,

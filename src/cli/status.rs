@@ -8,7 +8,7 @@ use chrono_tz::Tz;
 use super::Ctx;
 use crate::cli::StatusArgs;
 use crate::domain::dates::minutes_text;
-use crate::ops::status::{self, Answer, Live, Settled};
+use crate::ops::checkin::status::{self, Answer, Live, Settled};
 
 pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let date = ctx.date_or_today(args.date);

@@ -1,6 +1,6 @@
 //! Bulk check-in's file: a CSV of punches (`employee_id,kind,at[,source]`) checked row by row.
 //! Unlike a roster import, a batch of punches is not one transaction: a bad row is refused and
-//! reported with its line, and the good rows still land (`ops::bulk::bulk` records them
+//! reported with its line, and the good rows still land (`ops::checkin::bulk::bulk` records them
 //! through the same script as one punch). Pure: no store is touched here.
 
 use std::io::Read;
@@ -38,7 +38,7 @@ pub fn parse(reader: impl Read, window: &PunchWindow) -> Result<(Vec<Row>, Vec<R
 }
 
 /// Read every row, checking each on its own; whether its time is acceptable needs the
-/// server's clock, which [`keep_within`] is given later (`ops::bulk`).
+/// server's clock, which [`keep_within`] is given later (`ops::checkin::bulk`).
 pub(crate) fn read(reader: impl Read) -> Result<(Vec<Row>, Vec<Refusal>), Error> {
     let (mut rows, mut refused) = (Vec::new(), Vec::new());
     each(reader, |r| {

@@ -8,6 +8,11 @@ mod follow;
 mod handoffs;
 mod recent;
 
+// The broker's side of the department queues: declared, emptied, deleted (`queues`), and the
+// parking queue of notifications that failed too often (`dlq`).
+pub(crate) mod dlq;
+pub(crate) mod queues;
+
 pub(crate) use drain::{backlog, backlog_of, drain_once, drain_outboxes_of, send_punch, DrainReport};
 pub(crate) use feed::{publish_while, Feed};
 pub(crate) use follow::{follow, FollowSink};

@@ -19,6 +19,11 @@ mod spent;
 mod stream;
 mod write;
 
+// After the fact: a settled day changed by hand (`correct`) or by a change of its rules
+// (`resettle`: leave, calendar, shifts), computed again by settle's own rule.
+pub(crate) mod correct;
+pub(crate) mod resettle;
+
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use anyhow::Result;

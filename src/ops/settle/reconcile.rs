@@ -20,7 +20,7 @@ use super::Run;
 use crate::domain::event::Event;
 use crate::domain::policy::DayClock;
 use crate::mysql::runs::SettleLock;
-use crate::ops::recover::{self, Verify};
+use crate::ops::boards::recover::{self, Verify};
 use crate::redis::board::{Board, Punch, PunchRules};
 
 /// Journaled punches checked per batch: bounded memory however long the journal.

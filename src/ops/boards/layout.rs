@@ -18,12 +18,12 @@ use std::time::Instant;
 use anyhow::Result;
 use chrono::NaiveDate;
 
-use super::queues::{declare_missing, Declared};
 use crate::config::{Config, Policy};
 use crate::domain::due::Rota;
 use crate::domain::roster::{Member, Stamp};
 use crate::domain::shifts::{ShiftTable, Shifts};
 use crate::mysql::Db;
+use crate::ops::relay::queues::{declare_missing, Declared};
 use crate::redis::board::{Board, LayoutReport, RosterRebuild};
 
 /// What laying out a day did, and what the caller should tell the operator.
@@ -104,7 +104,7 @@ pub(crate) fn lay_out(
 ) -> Result<LayoutReport> {
     // The punch path reads each employee's shift from Redis: every layout rewrites that copy
     // from MySQL, so a change made there by hand is picked up by the next day at the latest.
-    let table = crate::ops::shifts::refresh_copy(db, board)?;
+    let table = crate::ops::lookup::refresh_copy(db, board)?;
     let rota = rota(db, table, policy, date)?;
     // Read before the members: a change made while they are read shows at the next layout.
     let changed = crate::mysql::roster_rows::last_change(&mut db.conn()?)?;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::doctor::{check, Check, Level};
+use super::verdict::{check, Check, Level};
 use crate::amqp::limits::{self, InForce};
 use crate::config::Config;
 
@@ -42,7 +42,9 @@ pub(crate) fn verdict(cfg: &Config, depths: &[(String, u64)], headcounts: &HashM
         InForce::Unknown(None) => {
             c.detail += " (if the policy was set: without amqp.management_url it is not read)";
         }
-        InForce::Unknown(Some(e)) => c.detail += &format!(" (the policy was not read: {})", super::exit::one_line(&e)),
+        InForce::Unknown(Some(e)) => {
+            c.detail += &format!(" (the policy was not read: {})", crate::ops::exit::one_line(&e))
+        }
     }
     c
 }

@@ -1,5 +1,8 @@
 //! HR's reports: one question in, one table of cells out, from MySQL. A report of an employee
-//! or department that MySQL does not know is refused rather than shown empty.
+//! or department that MySQL does not know is refused rather than shown empty. `report now`, the
+//! roll call from the live boards, is `roll_call`.
+
+pub(crate) mod roll_call;
 
 use anyhow::Result;
 use chrono::NaiveDate;

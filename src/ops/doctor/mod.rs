@@ -3,6 +3,14 @@
 //! store that cannot be reached is itself a verdict, never an early return: the operator sees
 //! every problem in one run. Nothing here prints.
 
+mod backlog;
+mod grants;
+mod nodes;
+mod verdict;
+
+use verdict::check;
+pub(crate) use verdict::{Check, Level};
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -19,7 +27,6 @@ use crate::error::redact;
 use crate::mysql::{runs, Conn};
 use crate::ops::exit::one_line;
 use crate::redis::board::Board;
-use crate::redis::persistence as health;
 
 /// A clock this far from a server's is worth a warning: the servers' clocks are the ones that
 /// count (README "Where time comes from"), and a host this far off is drifting. Past
@@ -27,43 +34,6 @@ use crate::redis::persistence as health;
 const CLOCK_WARN: Duration = Duration::from_secs(1);
 /// How far back `doctor` looks for work days that were never settled.
 const LOOKBACK_DAYS: i64 = 62;
-
-/// A check's verdict, mildest first. `Skip`: not checked (said why), counts as ok.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Level {
-    Ok,
-    Skip,
-    Warn,
-    Fail,
-}
-
-impl Level {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Level::Ok => "ok",
-            Level::Skip => "skip",
-            Level::Warn => "warn",
-            Level::Fail => "fail",
-        }
-    }
-}
-
-/// One check: what was looked at, the verdict, and one line that says why.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct Check {
-    pub name: &'static str,
-    pub status: Level,
-    pub detail: String,
-}
-
-pub(super) fn check(name: &'static str, status: Level, detail: impl Into<String>) -> Check {
-    Check {
-        name,
-        status,
-        detail: detail.into(),
-    }
-}
 
 /// Every verdict, in the order they were made.
 #[derive(Debug, Clone, Serialize)]
@@ -91,7 +61,7 @@ pub(crate) fn run(cfg: &Config, now: DateTime<Utc>, role: Option<Role>) -> Repor
     let mut checks = vec![timezone(cfg, now)];
     let mut redis = redis_checks(cfg, &mut checks);
     let mut mysql = mysql_checks(cfg, &mut checks);
-    checks.push(super::doctor_grants::verdict(cfg, mysql.as_mut(), role));
+    checks.push(grants::verdict(cfg, mysql.as_mut(), role));
     checks.push(clock(cfg, redis.as_mut(), mysql.as_mut()));
     checks.push(signing(cfg, redis.as_mut()));
     checks.extend(relay(redis.as_mut()));
@@ -249,7 +219,7 @@ fn redis_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<Board> {
         }
     };
     match con.nodes_health() {
-        Ok(nodes) => checks.extend(super::doctor_redis::node_verdicts(cfg, &nodes)),
+        Ok(nodes) => checks.extend(nodes::node_verdicts(cfg, &nodes)),
         Err(e) => {
             let why = format!("cannot read the nodes ({})", one_line(&e));
             for name in ["redis persistence", "redis eviction", "redis replication"] {
@@ -258,42 +228,6 @@ fn redis_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<Board> {
         }
     }
     Some(con)
-}
-
-/// AOF on, or a warning that a restart loses the day; any evicting policy is a failure,
-/// since Redis would drop a board without a word.
-pub(crate) fn persistence_verdicts(p: &health::Persistence) -> [Check; 2] {
-    let durability = if p.aof {
-        check("redis persistence", Level::Ok, "appendonly yes")
-    } else if p.snapshots() {
-        check(
-            "redis persistence",
-            Level::Warn,
-            format!(
-                "appendonly no, only snapshots (save '{}'): a restart loses the punches since the last snapshot; set appendonly yes",
-                p.save.trim()
-            ),
-        )
-    } else {
-        check(
-            "redis persistence",
-            Level::Warn,
-            "appendonly no and no snapshots: a restart of Redis loses the day's punches; set appendonly yes",
-        )
-    };
-    let eviction = if p.maxmemory_policy == "noeviction" {
-        check("redis eviction", Level::Ok, "maxmemory-policy noeviction")
-    } else {
-        check(
-            "redis eviction",
-            Level::Fail,
-            format!(
-                "maxmemory-policy {}: under memory pressure Redis may silently drop a board; set noeviction",
-                p.maxmemory_policy
-            ),
-        )
-    };
-    [durability, eviction]
 }
 
 /// MySQL reachable and its schema up to date. Returns a connection if usable.
@@ -426,7 +360,7 @@ fn broker_checks(
         None => check("queues", Level::Skip, "not checked: the roster (MySQL) is not readable"),
     };
     let backlog = match &headcounts {
-        Some(h) if departments.is_some() => super::doctor_backlog::verdict(cfg, &state.depths, h),
+        Some(h) if departments.is_some() => backlog::verdict(cfg, &state.depths, h),
         _ => check(
             "queue backlog",
             Level::Skip,
@@ -657,27 +591,6 @@ fn unsettled_workdays(cfg: &Config, conn: &mut Conn, today: NaiveDate) -> anyhow
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn p(aof: bool, save: &str, policy: &str) -> health::Persistence {
-        health::Persistence {
-            aof,
-            save: save.into(),
-            maxmemory_policy: policy.into(),
-            aof_write_status: None,
-        }
-    }
-
-    #[test]
-    fn persistence_warns_and_eviction_fails() {
-        let [d, e] = persistence_verdicts(&p(true, "", "noeviction"));
-        assert_eq!((d.status, e.status), (Level::Ok, Level::Ok));
-        let [d, e] = persistence_verdicts(&p(false, "", "allkeys-lru"));
-        assert_eq!((d.status, e.status), (Level::Warn, Level::Fail));
-        assert!(d.detail.contains("restart"), "{}", d.detail);
-        let [d, e] = persistence_verdicts(&p(false, "3600 1", "volatile-lru"));
-        assert!(d.detail.contains("snapshots"), "{}", d.detail);
-        assert_eq!(e.status, Level::Fail);
-    }
 
     #[test]
     fn the_worst_verdict_wins_and_skip_counts_as_ok() {

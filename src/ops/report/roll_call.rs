@@ -96,7 +96,7 @@ fn still_in_from_before(
     mut read: impl FnMut(&mut Board, NaiveDate) -> Result<Vec<HashMap<String, DayRecord>>>,
 ) -> Result<Vec<Present>> {
     // The copy's table alone (no employee's own assignment): which shifts exist.
-    let head = crate::ops::checkin::shifts(cfg, board, &[] as &[&str])?;
+    let head = crate::ops::lookup::shifts(cfg, board, &[] as &[&str])?;
     let defined = &head.table.shifts;
     // No shift defined: no copy, everyone on the policy, whose punches are on their local date.
     let night = !defined.is_empty() && defined.values().chain([&head.default]).any(Shift::crosses_midnight);
@@ -108,7 +108,7 @@ fn still_in_from_before(
         return Ok(open);
     }
     let ids: Vec<&str> = open.iter().map(|p| p.employee_id.as_str()).collect();
-    let shifts = crate::ops::checkin::shifts(cfg, board, &ids)?;
+    let shifts = crate::ops::lookup::shifts(cfg, board, &ids)?;
     let mut clocks = Clocks::new(&shifts, cfg.timezone);
     Ok(open
         .into_iter()

@@ -79,8 +79,8 @@ pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
         Which::Event(_) => None,
     };
     let mut board = Board::open(cfg)?;
-    let connecting = crate::ops::checkin::notifier(cfg, &mut board)?;
-    let (mut found, clock) = crate::ops::checkin::resolve_timed(cfg, &mut board, &[req.employee_id], None)?;
+    let connecting = crate::ops::checkin::record::notifier(cfg, &mut board)?;
+    let (mut found, clock) = crate::ops::lookup::resolve_timed(cfg, &mut board, &[req.employee_id], None)?;
     let employee = found
         .remove(req.employee_id)
         .ok_or_else(|| Error::refused(format!("unknown employee '{}'", req.employee_id)))?;
@@ -124,7 +124,7 @@ pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
 
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
-    let actor = crate::ops::correct::acting(&mut conn, req.os_user, req.by, req.employee_id, authority::may_void)?;
+    let actor = crate::ops::lookup::acting(&mut conn, req.os_user, req.by, req.employee_id, authority::may_void)?;
     let mut tx = crate::mysql::begin(&mut conn)?;
     let v = voids::Void {
         work_date: date,
@@ -165,7 +165,7 @@ pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
     }
     tx.commit()?;
     let (notification, pending_because) =
-        crate::ops::checkin::notify(cfg, &mut board, &dept, &notice.event_id, connecting, clock.server);
+        crate::ops::checkin::record::notify(cfg, &mut board, &dept, &notice.event_id, connecting, clock.server);
     let after = board.day_record(&dept, date, req.employee_id)?.unwrap_or_default();
     let instant = |s: i64| crate::domain::instant::text(&policy::instant(tz, date, s));
     Ok(Voided {

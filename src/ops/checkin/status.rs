@@ -78,7 +78,7 @@ pub(crate) fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: Na
         }
     }
     let mut board = Board::open(cfg)?;
-    let e = super::checkin::employee(cfg, &mut board, employee_id)?;
+    let e = crate::ops::lookup::employee(cfg, &mut board, employee_id)?;
     // A past day being settled (or whose settle was killed) has its punches on settle's board.
     // On the board: laid out (expected), or punched.
     let (rec, on_board) = if date < today {
@@ -91,7 +91,7 @@ pub(crate) fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: Na
         (rec.unwrap_or_default(), on_board)
     };
     // Judged by the employee's own shift of that date (one small read of the shift copy).
-    let shifts = super::checkin::shifts(cfg, &mut board, &[e.id.as_str()])?;
+    let shifts = crate::ops::lookup::shifts(cfg, &mut board, &[e.id.as_str()])?;
     let shift = shifts.on(&e.id, &e.department_id, date).0;
     let clock = DayClock::for_shift(shift, cfg.timezone, date);
     // Off the board on a day their shift does not work: init-day left them off as not expected

@@ -1,7 +1,7 @@
 //! Back-dating needs authority: a punch held for review instead of reaching the board (a
 //! check-in back-dated past `policy.replay_window_minutes` by a process whose key may not
 //! replay offline punches), and `review list|approve|reject`. Approving puts the very punch
-//! held on its board through the check-in's own path (`checkin::apply`), logged as approved;
+//! held on its board through the check-in's own path (`record::apply`), logged as approved;
 //! both decisions are audited on the held row (who, as which accounts, when, why).
 
 use anyhow::Result;
@@ -9,13 +9,14 @@ use chrono::{DateTime, NaiveDate, Timelike, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
+use super::record::{self, Checkin};
 use crate::config::Config;
 use crate::domain::authority;
 use crate::domain::event::Kind;
 use crate::domain::review::Status;
 use crate::error::Error;
 use crate::mysql::held_punches::{self, Held, NewHeld};
-use crate::ops::checkin::{self, Checkin};
+use crate::ops::lookup;
 use crate::redis::board::{Board, Employee, Punch, PunchRules};
 
 /// A punch held for review: the `checkin --json` object then.
@@ -134,7 +135,7 @@ pub(crate) fn decide(cfg: &Config, req: &Request) -> Result<Decided> {
     let unknown = || Error::refused(format!("no punch is held for review with id {}", req.id));
     let held = held_punches::get(&mut conn, req.id)?.ok_or_else(unknown)?;
     let rule = authority::may_review;
-    let actor = crate::ops::correct::acting(&mut conn, req.os_user, None, &held.employee_id, rule)?;
+    let actor = lookup::acting(&mut conn, req.os_user, None, &held.employee_id, rule)?;
     let day_settled = crate::mysql::attendance::row(&mut conn, held.work_date, &held.employee_id)?.is_some();
     let mut tx = crate::mysql::begin(&mut conn)?;
     let held = held_punches::lock(&mut tx, req.id)?.ok_or_else(unknown)?;
@@ -178,9 +179,9 @@ pub(crate) fn decide(cfg: &Config, req: &Request) -> Result<Decided> {
 /// source, recording time and record (signed by the process that recorded it) as held.
 fn apply(cfg: &Config, held: &Held) -> Result<Checkin> {
     let mut board = Board::open(cfg)?;
-    let connecting = checkin::notifier(cfg, &mut board)?;
+    let connecting = record::notifier(cfg, &mut board)?;
     // The name for the output, from the roster; the record keeps the one it was signed with.
-    let (found, clock) = checkin::resolve_timed(cfg, &mut board, &[held.employee_id.as_str()], None)?;
+    let (found, clock) = lookup::resolve_timed(cfg, &mut board, &[held.employee_id.as_str()], None)?;
     let known = found.get(&held.employee_id);
     let employee = Employee {
         id: held.employee_id.clone(),
@@ -190,20 +191,16 @@ fn apply(cfg: &Config, held: &Held) -> Result<Checkin> {
     };
     // A punch of a day outside the employment (an end date set since it was held) is refused
     // as the check-in itself would refuse it.
-    checkin::check_employed(&employee, held.work_date)?;
+    lookup::check_employed(&employee, held.work_date)?;
     let (tz, at) = (cfg.timezone, held.at.and_utc());
-    let facts = crate::ops::checkin::shifts(cfg, &mut board, &[employee.id.as_str()])?.facts(
-        &employee.id,
-        &employee.department_id,
-        tz,
-        at,
-    );
+    let facts =
+        lookup::shifts(cfg, &mut board, &[employee.id.as_str()])?.facts(&employee.id, &employee.department_id, tz, at);
     let mut p = Punch::with_facts(employee, Some(held.kind), at, &held.source, facts);
     p.event_id = held.event_id.clone();
     p.recorded_at = held.recorded_at.and_utc();
     p.record = Some(held.record.clone());
     let now: DateTime<Utc> = clock.server;
-    checkin::apply(
+    record::apply(
         cfg,
         &mut board,
         PunchRules::new(&cfg.policy, tz),

@@ -120,7 +120,7 @@ impl Ground {
     /// Read who runs the command and the server's day; `shifts` is the table as the change
     /// leaves it (read in the change's own transaction, or computed for a dry run).
     pub(crate) fn read(cfg: &Config, conn: &mut Tx, shifts: ShiftTable) -> Result<Ground> {
-        let os_user = crate::ops::correct::os_user();
+        let os_user = crate::ops::lookup::os_user();
         let by = crate::mysql::roster_rows::actor_of_login(conn, &os_user)?.map(|a| a.employee_id);
         let today = policy::work_date(cfg.timezone, server::now(conn)?);
         Ok(Ground {

@@ -1,8 +1,8 @@
-//! Check-in: one punch, or a file of them. Each is recorded on its department's board with
-//! its event in the department's outbox (one Lua script), then the events are published with
-//! confirms; a broker that is down leaves them pending in the outbox, never fails the punch.
-
-use std::collections::HashMap;
+//! One punch put on its board and its supervisor notified: the check-in's answer (`Checkin`),
+//! the board's Lua script with the event in the department's outbox, the wait for replicas,
+//! then the event published with a confirm (or handed to a live relay). A broker that is down
+//! leaves the event pending in the outbox, never fails the punch. A single check-in, an
+//! approved held punch and a void's notice go through here.
 
 use anyhow::Result;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -11,102 +11,10 @@ use serde::Serialize;
 
 use crate::amqp::Publisher;
 use crate::config::Config;
-use crate::domain::clock::Reading;
-use crate::domain::dates::TypedTime;
 use crate::domain::event::Kind;
 use crate::domain::policy;
-use crate::domain::shifts::Shifts;
 use crate::error::Error;
-use crate::redis::board::{Board, Employee, Punch, PunchRules};
-
-/// Look employees up: the Redis roster cache first, then MySQL for the misses (opened only
-/// then), which are cached back. Returns the ones found.
-pub fn resolve(cfg: &Config, board: &mut Board, ids: &[&str]) -> Result<HashMap<String, Employee>> {
-    let found = board.lookup_many(ids)?;
-    complete(cfg, board, ids, found)
-}
-
-/// [`resolve`], and the Redis server's clock read in the same round trip as the roster cache.
-/// With `max_skew` (punches with an explicit time), a host whose clock is further than that
-/// from the server's is refused (exit 1) before anything is written, the roster cache included.
-pub(crate) fn resolve_timed(
-    cfg: &Config,
-    board: &mut Board,
-    ids: &[&str],
-    max_skew: Option<u32>,
-) -> Result<(HashMap<String, Employee>, Reading)> {
-    let (found, clock) = board.lookup_many_timed(ids)?;
-    if let Some(max) = max_skew {
-        clock
-            .check(max, "a punch with an explicit time")
-            .map_err(Error::refused)?;
-    }
-    Ok((complete(cfg, board, ids, found)?, clock))
-}
-
-/// The roster cache's answers, with its misses looked up in MySQL and cached back. Caching
-/// back is a courtesy: a part of the cache that cannot be written (its master lost on a
-/// cluster) costs the next check-in a MySQL lookup again, never this one its punch.
-fn complete(
-    cfg: &Config,
-    board: &mut Board,
-    ids: &[&str],
-    cached: Vec<Option<Employee>>,
-) -> Result<HashMap<String, Employee>> {
-    let mut found = HashMap::with_capacity(ids.len());
-    let mut missing = Vec::new();
-    for (id, e) in ids.iter().zip(cached) {
-        match e {
-            Some(e) => {
-                found.insert(id.to_string(), e);
-            }
-            None => missing.push(*id),
-        }
-    }
-    if !missing.is_empty() {
-        let from_db = crate::mysql::roster_rows::active_by_ids(&crate::mysql::Db::open(cfg)?, &missing)?;
-        // Best effort: an account that may only read the roster cache (a kiosk's: it must not
-        // be able to move anyone, docs/security.md), or a cluster whose part's master is lost,
-        // costs the next check-in a MySQL lookup again, never this one.
-        let _ = board.cache_roster(&from_db);
-        for m in from_db {
-            let e = Employee {
-                id: m.employee_id,
-                department_id: m.department_id,
-                name: m.name,
-                employment: m.employment,
-            };
-            found.insert(e.id.clone(), e);
-        }
-    }
-    Ok(found)
-}
-
-/// The shifts of `employees` (and every department's) from Redis's copy of the shift table:
-/// one small read, in which a company with no shift finds nothing (everyone on the policy).
-/// The copy is one key, so on a cluster it lives on one master: while that master fails over,
-/// the shifts come from MySQL, as the roster does when its part of the cache cannot be read (no
-/// key of the whole company may take the check-ins of healthy departments down).
-pub(crate) fn shifts<S: AsRef<str>>(cfg: &Config, board: &mut Board, employees: &[S]) -> Result<Shifts> {
-    let table = match board.read_shifts(employees) {
-        Ok(table) => table,
-        Err(redis) => crate::mysql::Db::open(cfg)
-            .and_then(|db| crate::mysql::shift_rows::read(&db))
-            .map_err(|mysql| redis.context(format!("nor could MySQL's shift tables be read: {mysql:#}")))?,
-    };
-    Ok(Shifts::new(table, &cfg.policy))
-}
-
-/// One employee, or refused (exit 1) when unknown everywhere.
-pub(crate) fn employee(cfg: &Config, board: &mut Board, id: &str) -> Result<Employee> {
-    known(resolve(cfg, board, &[id])?, id)
-}
-
-fn known(mut found: HashMap<String, Employee>, id: &str) -> Result<Employee> {
-    found
-        .remove(id)
-        .ok_or_else(|| Error::refused(format!("unknown employee '{id}'")).into())
-}
+use crate::redis::board::{Board, Punch, PunchRules};
 
 /// Refuse a punch the rules do not accept: further in the future than the clock skew, or on a
 /// work date more than `policy.max_backdate_days` before today (see `policy::PunchWindow`);
@@ -115,34 +23,6 @@ pub(crate) fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) 
     crate::domain::policy::PunchWindow::new(&cfg.policy, cfg.timezone, now)
         .check(at)
         .map_err(Error::refused)
-}
-
-/// Refuse a punch on a day outside the employee's employment dates (a leaver after their last
-/// day, a joiner before their first): nobody is expected then, so nothing may be recorded.
-pub(crate) fn check_employed(employee: &Employee, day: NaiveDate) -> Result<(), Error> {
-    match employee.employment.refusal(&employee.id, day) {
-        Some(why) => Err(Error::refused(why)),
-        None => Ok(()),
-    }
-}
-
-/// One punch as asked for.
-#[derive(Debug, Clone)]
-pub(crate) struct Request<'a> {
-    pub employee_id: &'a str,
-    /// `None`: its time decides (`policy.auto_kind_split`, see `redis/punch.lua`).
-    pub kind: Option<Kind>,
-    /// `None`: now, by the Redis server's clock; `HH:MM` is on today by that clock.
-    pub at: Option<TypedTime>,
-    pub source: &'a str,
-}
-
-/// A punch applied to the board, or held for a supervisor's review (back-dated past
-/// `policy.replay_window_minutes` without replay authority: `domain::review`).
-#[derive(Debug, Clone)]
-pub(crate) enum Punched {
-    Applied(Checkin),
-    Held(crate::ops::review::HeldPunch),
 }
 
 /// What a check-in did: the `checkin --json` object.
@@ -185,54 +65,6 @@ pub(crate) struct Checkin {
     pub unreplicated_because: Option<String>,
     #[serde(skip)]
     pub local_at: DateTime<Tz>,
-}
-
-/// Record one punch and notify its supervisor; or hold it for review when it is back-dated
-/// past the replay window and this process's key may not replay offline punches.
-pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
-    crate::domain::roster::check_id("employee id", req.employee_id)?;
-    crate::domain::text::check("--source", req.source).map_err(Error::input)?;
-    let dated = req
-        .at
-        .and_then(|t| t.dated(cfg.timezone))
-        .transpose()
-        .map_err(Error::input)?;
-    let mut board = Board::open(cfg)?;
-    let connecting = notifier(cfg, &mut board)?;
-    // The server's clock comes with the roster lookup: the time of a punch without --at, and
-    // the "now" of the window; a punch with --at needs a host whose clock agrees with it.
-    let max_skew = req.at.is_some().then_some(cfg.policy.max_clock_skew_secs);
-    let (found, clock) = resolve_timed(cfg, &mut board, &[req.employee_id], max_skew)?;
-    let employee = known(found, req.employee_id)?;
-    let now = clock.server;
-    let at = match (dated, req.at) {
-        (Some(at), _) => at,
-        // HH:MM: today in the company's zone, by the server's clock.
-        (None, Some(t)) => t
-            .instant(cfg.timezone, now.with_timezone(&cfg.timezone).date_naive())
-            .map_err(Error::input)?,
-        (None, None) => now,
-    };
-    check_window(cfg, at, now)?;
-    let tz = cfg.timezone;
-    // The employee's shift decides the work date (a night shift's check-out belongs to the
-    // date it started on), lateness, early leave and the kind of an unlabelled punch.
-    let facts = shifts(cfg, &mut board, &[employee.id.as_str()])?.facts(&employee.id, &employee.department_id, tz, at);
-    check_employed(&employee, facts.work_date)?;
-    let mut p = Punch::with_facts(employee, req.kind, at, req.source, facts);
-    p.recorded_at = now;
-    let rules = PunchRules::new(&cfg.policy, tz);
-    // The keyring is read only for a back-dated punch: a live one never needs it.
-    if crate::domain::review::past_window(at, now, cfg.policy.replay_window_minutes)
-        && !board.may_replay(cfg.signing.keyring()?.as_ref())
-    {
-        let id = crate::ops::review::hold(cfg, &board, rules, std::slice::from_ref(&p))?;
-        let kind = board.held_record(rules, &p).0;
-        return Ok(Punched::Held(crate::ops::review::HeldPunch::new(&p, kind, id[0], tz)));
-    }
-    Ok(Punched::Applied(apply(
-        cfg, &mut board, rules, &p, connecting, now, false,
-    )?))
 }
 
 /// How this check-in's event will reach the broker: `None`, a live relay takes it over (no

@@ -1,6 +1,6 @@
 //! Approved leave: add (refused when it overlaps another approved leave, a no-op when it
 //! repeats one), list and cancel. Adding or cancelling re-settles the days of it already
-//! settled (`ops::resettle`); a repeat re-settles too, so running it again repairs a re-settle
+//! settled (`ops::settle::resettle`); a repeat re-settles too, so running it again repairs a re-settle
 //! that failed.
 
 use anyhow::Result;
@@ -11,7 +11,7 @@ use crate::domain::{roster, workdays};
 use crate::error::Error;
 use crate::mysql::leave_rows::{self as leave, Added};
 pub(crate) use crate::mysql::leave_rows::{Leave, NewLeave};
-use crate::ops::resettle::{self, Resettled, Scope, Whose};
+use crate::ops::settle::resettle::{self, Resettled, Scope, Whose};
 
 /// The outcome of [`add`]: the leave's id, whether it was already recorded, and what its
 /// settled days became.

@@ -8,14 +8,14 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::checkin::resolve_timed;
 use crate::config::Config;
 use crate::domain::policy::PunchWindow;
 use crate::domain::punch_file::{self, BulkReport, Refusal, Row, SHOWN_REFUSALS};
 use crate::domain::shifts::Clocks;
 use crate::error::{Error, Service};
+use crate::ops::checkin::review::HeldPunch;
+use crate::ops::lookup::resolve_timed;
 use crate::ops::relay::{DrainReport, Feed};
-use crate::ops::review::HeldPunch;
 use crate::redis::board::{Board, Punch, PunchOutcome, PunchRules};
 
 /// What a bulk check-in did: the board's side and the broker's.
@@ -146,7 +146,7 @@ fn hold_backdated(
     }
     let (old, keep): (Vec<Punch>, Vec<Punch>) = punches.into_iter().partition(past);
     let rules = PunchRules::new(&cfg.policy, cfg.timezone);
-    let ids = crate::ops::review::hold(cfg, board, rules, &old)?;
+    let ids = crate::ops::checkin::review::hold(cfg, board, rules, &old)?;
     let held = old
         .iter()
         .zip(ids)
@@ -177,7 +177,7 @@ fn prepare(
     ids.sort_unstable();
     ids.dedup();
     let (mut known, clock) = resolve_timed(cfg, board, &ids, Some(cfg.policy.max_clock_skew_secs))?;
-    let shifts = crate::ops::checkin::shifts(cfg, board, &ids)?;
+    let shifts = crate::ops::lookup::shifts(cfg, board, &ids)?;
     let (tz, policy) = (cfg.timezone, &cfg.policy);
     let (rows, mut refused) = punch_file::keep_within(&PunchWindow::new(policy, tz, clock.server), rows, refused);
     let shift = clock.offset();

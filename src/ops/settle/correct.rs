@@ -56,23 +56,6 @@ pub(crate) fn parse_time(tz: Tz, date: NaiveDate, t: TypedTime) -> Result<DateTi
     t.instant(tz, date).map_err(Error::input)
 }
 
-/// The operating-system account of this process, from its real uid (not `$USER`, which anyone
-/// can set): its name, or `uid N` when the system has no name for it.
-pub(crate) fn os_user() -> String {
-    // SAFETY: getuid cannot fail; getpwuid_r writes only into the buffers given to it.
-    unsafe {
-        let uid = libc::getuid();
-        let mut pw: libc::passwd = std::mem::zeroed();
-        let mut found: *mut libc::passwd = std::ptr::null_mut();
-        let mut buf = vec![0 as libc::c_char; 4096];
-        let rc = libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut found);
-        if rc == 0 && !found.is_null() && !pw.pw_name.is_null() {
-            return std::ffi::CStr::from_ptr(pw.pw_name).to_string_lossy().into_owned();
-        }
-        format!("uid {uid}")
-    }
-}
-
 /// The checks that need no database: something to change, a reason, times on the day.
 fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
     let nothing = req.first_in.is_none() && req.last_out.is_none() && !req.clear_in && !req.clear_out;
@@ -107,38 +90,7 @@ fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
 /// Who acts: the employee the roster maps to the account running the command; `--by`, if
 /// given, must name them. Then whether they may correct this day (`domain::authority`).
 fn check_authority(conn: &mut Conn, req: &Request) -> Result<Actor> {
-    acting(conn, req.os_user, req.by, req.employee_id, authority::may_correct)
-}
-
-/// The employee the roster maps to `os_user` (who acts: `by`, if given, must name them), if
-/// `rule` lets them act on `employee`'s day (`correct`, `review`); refused (exit 1) otherwise.
-pub(crate) fn acting(
-    conn: &mut Conn,
-    os_user: &str,
-    by: Option<&str>,
-    employee: &str,
-    rule: fn(&Actor, &str, Option<&str>) -> Result<(), String>,
-) -> Result<Actor> {
-    let Some(actor) = crate::mysql::roster_rows::actor_of_login(conn, os_user)? else {
-        return Err(Error::refused(format!(
-            "the account '{}' running this is not mapped to an active employee: give its employee that \
-             login in the roster's login column (org import)",
-            crate::domain::text::clip(os_user)
-        ))
-        .into());
-    };
-    if let Some(by) = by.filter(|by| *by != actor.employee_id) {
-        return Err(Error::refused(format!(
-            "--by {by} disagrees with the account running this: '{os_user}' is {}'s",
-            actor.employee_id
-        ))
-        .into());
-    }
-    let Some(supervisor) = corrections::supervisor_of(conn, employee)? else {
-        return Err(Error::refused(format!("unknown employee '{employee}'")).into());
-    };
-    rule(&actor, employee, supervisor.as_deref()).map_err(Error::refused)?;
-    Ok(actor)
+    crate::ops::lookup::acting(conn, req.os_user, req.by, req.employee_id, authority::may_correct)
 }
 
 /// The row with the corrected times, recomputed under the same rules as settle.
@@ -285,7 +237,7 @@ mod tests {
 
     #[test]
     fn the_os_user_is_the_account_of_the_real_uid() {
-        let name = os_user();
+        let name = crate::ops::lookup::os_user();
         assert!(!name.is_empty());
         // SAFETY: getuid cannot fail.
         let uid = unsafe { libc::getuid() };

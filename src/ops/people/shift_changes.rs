@@ -1,5 +1,5 @@
 //! A shift or an assignment changed for days already settled: the change and the re-settle of
-//! the settled days it reaches (`ops::resettle`), in one transaction, so that either both land
+//! the settled days it reaches (`ops::settle::resettle`), in one transaction, so that either both land
 //! or neither does (running the same file again is then all a failure needs). A dry run
 //! computes the same re-settle and rolls it back.
 
@@ -11,7 +11,7 @@ use crate::domain::shift_changes::last_day;
 use crate::domain::shifts::{Assignment, Scope, ShiftTable};
 use crate::error::Error;
 use crate::mysql::{resettle_rows, shift_rows, Db, Tx};
-use crate::ops::resettle::{self, Ground, Resettled, Whose};
+use crate::ops::settle::resettle::{self, Ground, Resettled, Whose};
 
 /// The settled days one assignment governs that a change reaches: `target`'s rows from `from`
 /// to `to`, with the reason their audit rows give.

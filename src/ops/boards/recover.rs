@@ -117,7 +117,7 @@ pub(crate) fn replay(
     // The day's boards hold those employed that day and expected by their shift (see
     // `init_day::lay_out`).
     let db = crate::mysql::Db::open(cfg)?;
-    let rota = super::init_day::rota(&db, crate::mysql::shift_rows::read(&db)?, &cfg.policy, opts.date)?;
+    let rota = super::layout::rota(&db, crate::mysql::shift_rows::read(&db)?, &cfg.policy, opts.date)?;
     let employed: Vec<_> = members.iter().filter(|m| rota.expects(m)).cloned().collect();
     let laid_out = board.layout_day(opts.date, &employed, |_| {})?.laid_out;
     let mut r = Replayer {

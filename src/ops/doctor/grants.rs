@@ -3,7 +3,7 @@
 //! role and the `GRANT` statements to run. Without `--role`, the roles the grants cover are
 //! named, or, when they cover none, what the closest role lacks.
 
-use super::doctor::{check, Check, Level};
+use super::verdict::{check, Check, Level};
 use crate::config::Config;
 use crate::domain::grants::{self, Grant, Role, Scope};
 use crate::mysql::Conn;

@@ -1,5 +1,5 @@
 //! The work calendar: set or unset days, import a file of them, and list a range as it counts.
-//! A day set or unset that is already settled is re-settled (`ops::resettle`): everyone's row
+//! A day set or unset that is already settled is re-settled (`ops::settle::resettle`): everyone's row
 //! of it, computed again by settle's rule.
 
 use anyhow::Result;
@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::domain::policy::DayStatus;
 use crate::domain::workdays::{self, DayKind, Entry};
 use crate::error::Error;
-use crate::ops::resettle::{self, Resettled, Scope, Whose};
+use crate::ops::settle::resettle::{self, Resettled, Scope, Whose};
 
 /// Set days, all in one transaction, then re-settle those already settled. The entries are
 /// already valid (parsed and checked).

@@ -1,7 +1,7 @@
 //! Work patterns: import shifts, assign them, list them, and say which applies to an employee
 //! on a date and why. MySQL holds the table; every change rewrites its Redis copy, which the
 //! punch path reads (`redis/shift_copy.rs`). A change that reaches settled days re-settles them
-//! in its own transaction (`ops::shift_changes`), under settle's lock.
+//! in its own transaction (`ops::people::shift_changes`), under settle's lock.
 
 use anyhow::Result;
 use chrono::NaiveDate;
@@ -9,12 +9,12 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::domain::shift_changes::{assignments_of, differences};
-use crate::domain::shifts::{Assignment, Scope, Shift, ShiftTable, Shifts, Source};
+use crate::domain::shifts::{Assignment, Scope, Shift, Shifts, Source};
 use crate::domain::text::plural;
 use crate::error::Error;
 use crate::mysql::{shift_rows, Db};
-use crate::ops::resettle::{self, Resettled};
-use crate::ops::shift_changes::{self, Span};
+use crate::ops::people::shift_changes::{self, Span};
+use crate::ops::settle::resettle::{self, Resettled};
 use crate::redis::board::Board;
 
 /// What an import or an assignment did (or with `--dry-run` would do) to one row.
@@ -89,13 +89,6 @@ impl ShiftRow {
     }
 }
 
-/// Rewrite Redis's copy of the shift table from MySQL: after every change, and by init-day.
-pub(crate) fn refresh_copy(db: &Db, board: &mut Board) -> Result<ShiftTable> {
-    let table = shift_rows::read(db)?;
-    board.write_shifts(&table)?;
-    Ok(table)
-}
-
 /// Add or change shifts (already parsed and checked); `dry_run`: only say what would change.
 /// A changed shift that governs settled days is refused (exit 1, nothing written) unless
 /// `resettle`: then those days are re-judged by its new values and re-settled, audited.
@@ -156,7 +149,7 @@ pub(crate) fn import(cfg: &Config, shifts: &[Shift], dry_run: bool, resettle: bo
         },
     )?;
     if !dry_run {
-        refresh_copy(&db, &mut Board::open(cfg)?)?;
+        crate::ops::lookup::refresh_copy(&db, &mut Board::open(cfg)?)?;
     }
     Ok(report(dry_run, rows, resettled))
 }
@@ -241,7 +234,7 @@ pub(crate) fn assign(cfg: &Config, assignments: &[Assignment], dry_run: bool) ->
         },
     )?;
     if !dry_run {
-        refresh_copy(&db, &mut Board::open(cfg)?)?;
+        crate::ops::lookup::refresh_copy(&db, &mut Board::open(cfg)?)?;
     }
     Ok(report(dry_run, rows, resettled))
 }

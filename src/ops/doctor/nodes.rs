@@ -1,9 +1,10 @@
 //! `doctor`'s Redis node checks: persistence, eviction and replication of every master of a
 //! cluster (each named in its line), or of the single node.
 
-use super::doctor::{check, persistence_verdicts, Check, Level};
+use super::verdict::{check, Check, Level};
 use crate::config::Config;
 use crate::redis::nodes::{NodeHealth, Replication};
+use crate::redis::persistence as health;
 
 /// A replica this many seconds without acknowledging its master is lagging: a fail-over now
 /// would lose what it has not acknowledged.
@@ -126,5 +127,67 @@ fn replication_verdict(cfg: &Config, r: &Replication, single: bool) -> Check {
         )
     } else {
         check(name, Level::Warn, issues.join("; "))
+    }
+}
+
+/// AOF on, or a warning that a restart loses the day; any evicting policy is a failure,
+/// since Redis would drop a board without a word.
+pub(crate) fn persistence_verdicts(p: &health::Persistence) -> [Check; 2] {
+    let durability = if p.aof {
+        check("redis persistence", Level::Ok, "appendonly yes")
+    } else if p.snapshots() {
+        check(
+            "redis persistence",
+            Level::Warn,
+            format!(
+                "appendonly no, only snapshots (save '{}'): a restart loses the punches since the last snapshot; set appendonly yes",
+                p.save.trim()
+            ),
+        )
+    } else {
+        check(
+            "redis persistence",
+            Level::Warn,
+            "appendonly no and no snapshots: a restart of Redis loses the day's punches; set appendonly yes",
+        )
+    };
+    let eviction = if p.maxmemory_policy == "noeviction" {
+        check("redis eviction", Level::Ok, "maxmemory-policy noeviction")
+    } else {
+        check(
+            "redis eviction",
+            Level::Fail,
+            format!(
+                "maxmemory-policy {}: under memory pressure Redis may silently drop a board; set noeviction",
+                p.maxmemory_policy
+            ),
+        )
+    };
+    [durability, eviction]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(aof: bool, save: &str, policy: &str) -> health::Persistence {
+        health::Persistence {
+            aof,
+            save: save.into(),
+            maxmemory_policy: policy.into(),
+            aof_write_status: None,
+        }
+    }
+
+    #[test]
+    fn persistence_warns_and_eviction_fails() {
+        let [d, e] = persistence_verdicts(&p(true, "", "noeviction"));
+        assert_eq!((d.status, e.status), (Level::Ok, Level::Ok));
+        let [d, e] = persistence_verdicts(&p(false, "", "allkeys-lru"));
+        assert_eq!((d.status, e.status), (Level::Warn, Level::Fail));
+        assert!(d.detail.contains("restart"), "{}", d.detail);
+        let [d, e] = persistence_verdicts(&p(false, "3600 1", "volatile-lru"));
+        assert!(d.detail.contains("snapshots"), "{}", d.detail);
+        assert_eq!(e.status, Level::Fail);
     }
 }

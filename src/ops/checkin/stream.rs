@@ -1,7 +1,7 @@
 //! A punch stream: `checkin --file -` or a named pipe, applied as the punches arrive, so a
 //! kiosk can keep a pipe open all day. A reader thread parses rows as they come; this side
 //! gathers them into batches, each recorded and published like a bulk check-in
-//! ([`crate::ops::bulk::bulk`]) at most [`BATCH_WAIT`] after its first row or once it holds
+//! ([`crate::ops::checkin::bulk::bulk`]) at most [`BATCH_WAIT`] after its first row or once it holds
 //! [`BATCH_ROWS`]. The summary adds every batch up, at the end of the input or on Ctrl-C/SIGTERM.
 
 use std::io::Read;
@@ -14,7 +14,7 @@ use crossbeam_channel::{bounded, Receiver, RecvTimeoutError};
 use crate::config::Config;
 use crate::domain::punch_file::{self, Refusal, Row, SHOWN_REFUSALS};
 use crate::error::Error;
-use crate::ops::bulk::Bulk;
+use crate::ops::checkin::bulk::Bulk;
 
 /// A batch is flushed once it holds this many rows...
 pub(crate) const BATCH_ROWS: usize = 100;
@@ -58,7 +58,7 @@ pub(crate) fn stream(cfg: &Config, reader: Box<dyn Read + Send>, stop: &AtomicBo
         if !rows.is_empty() || !refused.is_empty() {
             // Signals held back while Redis and the broker are read: a SIGTERM then ends the
             // stream after this batch, instead of cutting a read with a timeout.
-            let b = match crate::interrupt::deferred(|| crate::ops::bulk::bulk(cfg, rows, refused, |_| {})) {
+            let b = match crate::interrupt::deferred(|| crate::ops::checkin::bulk::bulk(cfg, rows, refused, |_| {})) {
                 Ok(b) => b,
                 Err(e) => match total {
                     // A batch refused before anything was written (Redis or MySQL unreachable,
