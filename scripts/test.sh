@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite, against the real services (started first if they are not running).
+# The whole test suite, against the real services (started first if they are not running),
+# after `cargo fmt --check` and `cargo clippy -D warnings`.
 # The examples (benchmarks) are built, so they cannot rot, but hold no tests: the suite runs the
 # library's, the binary's and the integration tests last, so the run ends on their real count.
 set -euo pipefail
@@ -25,5 +26,10 @@ if ! command -v faketime >/dev/null 2>&1; then
   fi
 fi
 bash scripts/build-deps.sh
+# The rules docs/architecture.md states are held here, before the suite: formatting, and clippy
+# with every warning an error (clippy.toml bans a bare println!/print!, lib.rs warns on
+# unreachable_pub).
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
 cargo build --all-targets
 cargo test --lib --bins --tests "$@"

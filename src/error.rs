@@ -3,7 +3,7 @@
 //! Everything else travels as `anyhow::Error`; `main` walks the chain, finds the first
 //! [`Error`] (or a raw client error of one of the three stores) and picks the exit code. This
 //! module names no store: each store says what its own client errors mean ([`StoreCheck`]), and
-//! `crate::failure` hands every store's check to the walk.
+//! `ops::exit` hands every store's check to the walk (it is the one layer that knows every store).
 
 use std::fmt;
 

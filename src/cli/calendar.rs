@@ -8,6 +8,7 @@ use crate::cli::CalendarCommand;
 use crate::domain::text::plural;
 use crate::domain::workdays::{self, Entry};
 use crate::ops;
+use crate::ops::people::Difference;
 
 pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
     match cmd {
@@ -73,7 +74,15 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
             }
             let rows = days
                 .into_iter()
-                .map(|d| vec![d.date.to_string(), d.weekday, d.kind.into(), d.source.into(), d.note])
+                .map(|d| {
+                    vec![
+                        d.date.to_string(),
+                        d.weekday,
+                        d.kind.to_string(),
+                        d.source.to_string(),
+                        d.note,
+                    ]
+                })
                 .collect();
             super::table(&["date", "weekday", "kind", "source", "note"], rows)?;
         }
@@ -84,17 +93,21 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
 /// `calendar import --dry-run`: each day the file would add or change, then the counts.
 fn dry_run_import(ctx: &Ctx, entries: &[Entry], json: bool) -> Result<()> {
     let planned = ops::people::calendar::plan(&ctx.cfg, entries)?;
-    let count = |c: &str| planned.iter().filter(|p| p.change == c).count();
-    let (new, changed, unchanged) = (count("new"), count("changed"), count("unchanged"));
+    let count = |c: Difference| planned.iter().filter(|p| p.change == c).count();
+    let (new, changed, unchanged) = (
+        count(Difference::New),
+        count(Difference::Changed),
+        count(Difference::Unchanged),
+    );
     if json {
         return crate::output::json(&serde_json::json!({
             "dry_run": true, "new": new, "changed": changed, "unchanged": unchanged, "days": planned,
         }));
     }
-    for p in planned.iter().filter(|p| p.change != "unchanged") {
+    for p in planned.iter().filter(|p| p.change != Difference::Unchanged) {
         match p.was {
-            Some(was) => textln!("{}  {was} -> {}  {}", p.date, p.kind, p.note)?,
-            None => textln!("{}  {} (new)  {}", p.date, p.kind, p.note)?,
+            Some(was) => textln!("{}  {} -> {}  {}", p.date, was.as_str(), p.kind.as_str(), p.note)?,
+            None => textln!("{}  {} (new)  {}", p.date, p.kind.as_str(), p.note)?,
         }
     }
     ctx.say(format!(

@@ -8,7 +8,7 @@ use crate::cli::CheckinArgs;
 use crate::domain::dates::minutes_text;
 use crate::domain::event::Kind;
 use crate::error::Error;
-use crate::ops::checkin::record::Checkin;
+use crate::ops::checkin::record::{Checkin, Notification, Replication};
 use crate::ops::checkin::review::HeldPunch;
 use crate::ops::checkin::single::{self, Punched, Request};
 
@@ -86,12 +86,12 @@ fn line(c: &Checkin) -> String {
         (_, e, true) if e > 0 => format!(" (early by {})", minutes_text(e)),
         _ => String::new(),
     };
-    let pending = if c.notification == "pending" {
+    let pending = if c.notification == Notification::Pending {
         "; supervisor notification pending"
     } else {
         ""
     };
-    let unreplicated = if c.replication == "pending" {
+    let unreplicated = if c.replication == Replication::Pending {
         "; not yet replicated: punch again"
     } else {
         ""

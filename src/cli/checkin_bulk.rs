@@ -9,6 +9,7 @@ use super::Ctx;
 use crate::domain::punch_file::{self, Refusal, SHOWN_REFUSALS};
 use crate::error::Error;
 use crate::ops;
+use crate::ops::checkin::record::Replication;
 
 pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> Result<()> {
     let started = std::time::Instant::now();
@@ -76,7 +77,7 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
 
 /// Punches recorded but not yet on `redis.min_replicas_acked` replicas: which masters, on stderr.
 fn say_unreplicated(ctx: &Ctx, b: &ops::checkin::bulk::Bulk) {
-    if b.replication == "pending" {
+    if b.replication == Replication::Pending {
         ctx.say(format!(
             "punches recorded but not yet replicated ({}); run the same file again to be sure (repeats change nothing)",
             b.unreplicated.join("; ")

@@ -9,6 +9,7 @@ use crate::cli::SettleArgs;
 use crate::domain::text::plural;
 use crate::error::Error;
 use crate::ops::metrics;
+use crate::ops::settle::reconcile::Checked;
 use crate::ops::settle::{self, Hooks, Options, Progress, Report, Summary};
 
 pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
@@ -61,7 +62,7 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
                 report.date, r.refused
             ));
         }
-        if r.status == "no_journal" {
+        if r.status == Checked::NoJournal {
             ctx.say(format!(
                 "warning: {}: the broker has no journal for this namespace: the boards were settled as Redis has them",
                 report.date
@@ -152,11 +153,11 @@ fn line(report: &Report) -> String {
         n => format!(" ({n} unreadable, left out)"),
     };
     let reconciled = match (report.reconcile.status, report.reconcile.restored) {
-        ("done", 0) => String::new(),
-        ("done", n) => format!("; {} restored from the journal", plural(n as usize, "punch")),
-        ("skipped", _) => "; not checked against the journal (--no-reconcile)".into(),
-        ("journal_off", _) => "; not checked against the journal (journal.enabled = false)".into(),
-        (_, _) => "; not checked against the journal (none on the broker)".into(),
+        (Checked::Done, 0) => String::new(),
+        (Checked::Done, n) => format!("; {} restored from the journal", plural(n as usize, "punch")),
+        (Checked::Skipped, _) => "; not checked against the journal (--no-reconcile)".into(),
+        (Checked::JournalOff, _) => "; not checked against the journal (journal.enabled = false)".into(),
+        (Checked::NoJournal, _) => "; not checked against the journal (none on the broker)".into(),
     };
     let held = match report.held_for_review {
         0 => String::new(),

@@ -8,6 +8,7 @@ use crate::domain::shift_files;
 use crate::domain::text::plural;
 use crate::ops;
 use crate::ops::people::shifts::Report;
+use crate::ops::people::Difference;
 
 pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
     match cmd {
@@ -27,7 +28,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
             if output.json {
                 return crate::output::json(&r);
             }
-            for c in r.rows.iter().filter(|c| c.change != "unchanged") {
+            for c in r.rows.iter().filter(|c| c.change != Difference::Unchanged) {
                 let s = &c.row;
                 textln!(
                     "{} ({}): {}-{}{} on {}, grace {}/{} min, break {} min{}",
@@ -65,7 +66,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
             if output.json {
                 return crate::output::json(&r);
             }
-            for c in r.rows.iter().filter(|c| c.change != "unchanged") {
+            for c in r.rows.iter().filter(|c| c.change != Difference::Unchanged) {
                 let a = &c.row;
                 textln!(
                     "{} {} from {}: {} ({})",

@@ -8,7 +8,7 @@ use chrono_tz::Tz;
 use super::Ctx;
 use crate::cli::StatusArgs;
 use crate::domain::dates::minutes_text;
-use crate::ops::checkin::status::{self, Answer, Live, Settled};
+use crate::ops::checkin::status::{self, Answer, Live, Settled, State};
 
 pub(crate) fn run(ctx: &Ctx, args: StatusArgs) -> Result<()> {
     let date = ctx.date_or_today(args.date);
@@ -46,7 +46,7 @@ fn live_line(tz: Tz, s: &Live) -> String {
         format!("out at {} ({how})", hhmm(tz, t))
     });
     let state = match (inn, out) {
-        (None, None) if s.state == "rest_day" => {
+        (None, None) if s.state == State::RestDay => {
             format!("rest day by their shift ({}: {})", s.shift, s.shift_days)
         }
         (None, None) => "not yet in".to_string(),

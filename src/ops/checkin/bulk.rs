@@ -8,6 +8,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::record::Replication;
 use crate::config::Config;
 use crate::domain::policy::PunchWindow;
 use crate::domain::punch_file::{self, BulkReport, Refusal, Row, SHOWN_REFUSALS};
@@ -37,7 +38,7 @@ pub(crate) struct Bulk {
     /// `redis.min_replicas_acked` replicas), `pending` (not all within `redis.wait_timeout_ms`:
     /// recorded, but the loss of such a master could take them back; run the file again, repeats
     /// change nothing) or `off` (`redis.min_replicas_acked` is 0, or nothing was recorded).
-    pub replication: &'static str,
+    pub replication: Replication,
     /// The masters that did not have them replicated in time, each with why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreplicated: Vec<String>,
@@ -87,7 +88,7 @@ pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress
     let redis_answered = report.failure.as_ref().and_then(crate::redis::failure::answered);
     let (replication, unreplicated) = match &report.failure {
         // Redis failed: nothing more is asked of it (the summary says what was recorded).
-        Some(_) if cfg.replication.min_replicas_acked > 0 => ("pending", vec!["Redis failed".to_string()]),
+        Some(_) if cfg.replication.min_replicas_acked > 0 => (Replication::Pending, vec!["Redis failed".to_string()]),
         _ => replicated(cfg, board, &depts, report.recorded + report.unchanged),
     };
     Ok(Bulk {
@@ -104,10 +105,10 @@ pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress
 /// Wait for the punches recorded to reach `redis.min_replicas_acked` replicas: one `WAIT` per
 /// Redis master holding one of `depts`' boards (as a single check-in waits for its one punch).
 /// The punches are recorded whatever this says: nothing here fails the command.
-fn replicated(cfg: &Config, board: &mut Board, depts: &[String], applied: usize) -> (&'static str, Vec<String>) {
+fn replicated(cfg: &Config, board: &mut Board, depts: &[String], applied: usize) -> (Replication, Vec<String>) {
     let r = cfg.replication;
     if r.min_replicas_acked == 0 || applied == 0 {
-        return ("off", Vec::new());
+        return (Replication::Off, Vec::new());
     }
     let pending: Vec<String> = match board.wait_replicated_masters(depts, r.min_replicas_acked, r.wait_timeout_ms) {
         Ok(masters) => masters
@@ -124,9 +125,9 @@ fn replicated(cfg: &Config, board: &mut Board, depts: &[String], applied: usize)
         Err(e) => vec![crate::ops::exit::one_line(&e)],
     };
     if pending.is_empty() {
-        ("replicated", pending)
+        (Replication::Replicated, pending)
     } else {
-        ("pending", pending)
+        (Replication::Pending, pending)
     }
 }
 

@@ -25,11 +25,98 @@ pub(crate) fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) 
         .map_err(Error::refused)
 }
 
+/// What became of a punch: the `status` of `checkin --json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum PunchStatus {
+    /// On its board.
+    Applied,
+    /// Held for a supervisor's review (`review approve|reject`).
+    HeldForReview,
+}
+
+impl PunchStatus {
+    /// The word `--json` and the text lines use.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            PunchStatus::Applied => "applied",
+            PunchStatus::HeldForReview => "held_for_review",
+        }
+    }
+}
+
+impl std::fmt::Display for PunchStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a punch's event reaches its supervisor's queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Notification {
+    /// The broker confirmed it.
+    Sent,
+    /// A live `relay --follow` was woken to publish it from the outbox.
+    HandedOff,
+    /// It waits in the outbox: `relay` sends it.
+    Pending,
+    /// An exact duplicate: no event.
+    None,
+}
+
+impl Notification {
+    /// The word `--json` and the text lines use.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Notification::Sent => "sent",
+            Notification::HandedOff => "handed_off",
+            Notification::Pending => "pending",
+            Notification::None => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for Notification {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether a punch's board write reached `redis.min_replicas_acked` replicas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Replication {
+    /// At least that many replicas hold it.
+    Replicated,
+    /// Fewer did within `redis.wait_timeout_ms`: recorded, but the loss of its master could still take it back (punch again: a repeat changes nothing).
+    Pending,
+    /// `redis.min_replicas_acked` is 0.
+    Off,
+}
+
+impl Replication {
+    /// The word `--json` and the text lines use.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Replication::Replicated => "replicated",
+            Replication::Pending => "pending",
+            Replication::Off => "off",
+        }
+    }
+}
+
+impl std::fmt::Display for Replication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What a check-in did: the `checkin --json` object.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Checkin {
-    /// `applied` (a held punch is another object, `held_for_review`).
-    pub status: &'static str,
+    /// Always `applied` (a held punch is another object, `HeldPunch`).
+    pub status: PunchStatus,
     pub employee_id: String,
     pub employee_name: String,
     pub department_id: String,
@@ -46,18 +133,11 @@ pub(crate) struct Checkin {
     pub first_in: Option<String>,
     pub last_out: Option<String>,
     pub event_id: Option<String>,
-    /// `sent` (the broker confirmed it), `handed_off` (a live `relay --follow` was woken to
-    /// publish it from the outbox), `pending` (it waits in the outbox: `relay` sends it) or
-    /// `none` (an exact duplicate: no event).
-    pub notification: &'static str,
+    pub notification: Notification,
     /// Why a notification is pending, for stderr.
     #[serde(skip)]
     pub pending_because: Option<String>,
-    /// `replicated` (at least `redis.min_replicas_acked` replicas hold the board's write),
-    /// `pending` (fewer did within `redis.wait_timeout_ms`: recorded, but the loss of its
-    /// master could still take it back; punch again, a repeat changes nothing) or `off`
-    /// (`redis.min_replicas_acked` is 0).
-    pub replication: &'static str,
+    pub replication: Replication,
     /// How many replicas `WAIT` counted (`None` when not asked, or when WAIT failed).
     pub replicas_acked: Option<u32>,
     /// Why the replication is pending, for stderr.
@@ -104,14 +184,14 @@ pub(crate) fn apply(
     let (replication, replicas_acked, unreplicated_because) =
         replicated(cfg, board, dept, o.changed || o.event_json.is_some());
     let (notification, pending_because) = match o.event_json.is_some() {
-        false => ("none", None),
+        false => (Notification::None, None),
         true => notify(cfg, board, dept, &p.event_id, connecting, now),
     };
     let date = p.facts.work_date;
     let instant = |s: i64| crate::domain::instant::text(&policy::instant(tz, date, s));
     let local_at = at.with_timezone(&tz);
     Ok(Checkin {
-        status: "applied",
+        status: PunchStatus::Applied,
         employee_id: p.employee.id.clone(),
         employee_name: p.employee.name.clone(),
         department_id: p.employee.department_id.clone(),
@@ -138,22 +218,22 @@ pub(crate) fn apply(
 
 /// Wait for the punch to reach `redis.min_replicas_acked` replicas: (`replication`, replicas
 /// counted, why pending). The punch is recorded whatever this says: nothing here fails it.
-fn replicated(cfg: &Config, board: &mut Board, dept: &str, wrote: bool) -> (&'static str, Option<u32>, Option<String>) {
+fn replicated(cfg: &Config, board: &mut Board, dept: &str, wrote: bool) -> (Replication, Option<u32>, Option<String>) {
     let r = cfg.replication;
     if r.min_replicas_acked == 0 {
-        return ("off", None, None);
+        return (Replication::Off, None, None);
     }
     match board.wait_replicated(dept, wrote, r.min_replicas_acked, r.wait_timeout_ms) {
-        Ok(n) if n >= r.min_replicas_acked => ("replicated", Some(n), None),
+        Ok(n) if n >= r.min_replicas_acked => (Replication::Replicated, Some(n), None),
         Ok(n) => (
-            "pending",
+            Replication::Pending,
             Some(n),
             Some(format!(
                 "{n} of {} replica(s) acknowledged within {} ms",
                 r.min_replicas_acked, r.wait_timeout_ms
             )),
         ),
-        Err(e) => ("pending", None, Some(crate::ops::exit::one_line(&e))),
+        Err(e) => (Replication::Pending, None, Some(crate::ops::exit::one_line(&e))),
     }
 }
 
@@ -167,17 +247,17 @@ pub(crate) fn notify(
     event_id: &str,
     connecting: Option<crate::amqp::Connecting>,
     now: DateTime<Utc>,
-) -> (&'static str, Option<String>) {
+) -> (Notification, Option<String>) {
     match connecting {
         Some(connecting) => notify_now(cfg, connecting, board, dept, event_id, now),
         None => match board.wake_relay(dept) {
-            Ok(true) => ("handed_off", None),
+            Ok(true) => (Notification::HandedOff, None),
             // The relay's heartbeat expired since: publish as if there had been none.
             Ok(false) => {
                 let connecting = Publisher::connect_in_background(cfg);
                 notify_now(cfg, connecting, board, dept, event_id, now)
             }
-            Err(e) => ("pending", Some(crate::ops::exit::one_line(&e))),
+            Err(e) => (Notification::Pending, Some(crate::ops::exit::one_line(&e))),
         },
     }
 }
@@ -190,15 +270,15 @@ fn notify_now(
     dept: &str,
     event_id: &str,
     now: DateTime<Utc>,
-) -> (&'static str, Option<String>) {
+) -> (Notification, Option<String>) {
     let sent = connecting.wait().and_then(|mut publisher| {
         publisher.set_confirm_timeout_ms(cfg.amqp.checkin_confirm_ms);
         crate::ops::relay::send_punch(publisher, board, dept, event_id, now)
     });
     match sent {
-        Ok(true) => ("sent", None),
-        Ok(false) => ("pending", Some("the broker did not confirm it".to_string())),
-        Err(e) => ("pending", Some(crate::ops::exit::one_line(&e))),
+        Ok(true) => (Notification::Sent, None),
+        Ok(false) => (Notification::Pending, Some("the broker did not confirm it".to_string())),
+        Err(e) => (Notification::Pending, Some(crate::ops::exit::one_line(&e))),
     }
 }
 

@@ -9,7 +9,7 @@ use chrono::{DateTime, NaiveDate, Timelike, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
-use super::record::{self, Checkin};
+use super::record::{self, Checkin, PunchStatus};
 use crate::config::Config;
 use crate::domain::authority;
 use crate::domain::event::Kind;
@@ -23,7 +23,7 @@ use crate::redis::board::{Board, Employee, Punch, PunchRules};
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct HeldPunch {
     /// Always `held_for_review`.
-    pub status: &'static str,
+    pub status: PunchStatus,
     /// The id `review approve` and `review reject` take.
     pub review_id: u64,
     pub employee_id: String,
@@ -43,7 +43,7 @@ impl HeldPunch {
     pub(crate) fn new(p: &Punch, kind: Kind, review_id: u64, tz: Tz) -> HeldPunch {
         let local_at = p.at.with_timezone(&tz);
         HeldPunch {
-            status: "held_for_review",
+            status: PunchStatus::HeldForReview,
             review_id,
             employee_id: p.employee.id.clone(),
             employee_name: p.employee.name.clone(),

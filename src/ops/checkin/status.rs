@@ -19,6 +19,38 @@ pub(crate) enum Answer {
 }
 
 /// A day still on its board.
+/// Where an employee stands on a live day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum State {
+    /// No punch yet.
+    NotIn,
+    /// Checked in, not out.
+    In,
+    /// Checked out.
+    Out,
+    /// No punch, and the date is not a work day of their shift.
+    RestDay,
+}
+
+impl State {
+    /// The word `--json` and the text lines use.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            State::NotIn => "not_in",
+            State::In => "in",
+            State::Out => "out",
+            State::RestDay => "rest_day",
+        }
+    }
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub(crate) struct Live {
     pub employee_id: String,
@@ -26,8 +58,7 @@ pub(crate) struct Live {
     pub department_id: String,
     #[serde(rename = "work_date")]
     pub date: String,
-    /// not_in, in, out, or rest_day (no punch, and the date is not a work day of their shift)
-    pub state: &'static str,
+    pub state: State,
     /// The shift they follow that date (`default`: the policy).
     pub shift: String,
     /// Its work days (`mon,tue,...`), for the text line.
@@ -99,7 +130,7 @@ pub(crate) fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: Na
     let rest_day = !on_board && !shifts.table.is_empty() && !shift.works_on(date);
     let mut answer = live(cfg, e, date, &rec, &clock);
     if rest_day {
-        answer.state = "rest_day";
+        answer.state = State::RestDay;
     }
     answer.shift = shift.name.clone();
     answer.shift_days = shift.days_text();
@@ -118,9 +149,9 @@ fn live(
     let early = rec.last_out().map_or(0, |s| clock.early_minutes(s));
     Live {
         state: match (rec.first_in(), rec.last_out()) {
-            (_, Some(_)) => "out",
-            (Some(_), None) => "in",
-            (None, None) => "not_in",
+            (_, Some(_)) => State::Out,
+            (Some(_), None) => State::In,
+            (None, None) => State::NotIn,
         },
         shift: String::new(),
         shift_days: String::new(),

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError};
 
+use super::record::Replication;
 use crate::config::Config;
 use crate::domain::punch_file::{self, Refusal, Row, SHOWN_REFUSALS};
 use crate::error::Error;
@@ -165,7 +166,7 @@ fn empty() -> Bulk {
         redis_answered: None,
         departments: Vec::new(),
         held_for_review: Vec::new(),
-        replication: "off",
+        replication: Replication::Off,
         unreplicated: Vec::new(),
     }
 }
@@ -199,9 +200,9 @@ fn add(mut t: Bulk, b: Bulk) -> Bulk {
     t.redis_answered = b.redis_answered.or(t.redis_answered);
     // Pending if any batch was; off only if every batch was.
     t.replication = match (t.replication, b.replication) {
-        ("pending", _) | (_, "pending") => "pending",
-        ("replicated", _) | (_, "replicated") => "replicated",
-        _ => "off",
+        (Replication::Pending, _) | (_, Replication::Pending) => Replication::Pending,
+        (Replication::Replicated, _) | (_, Replication::Replicated) => Replication::Replicated,
+        _ => Replication::Off,
     };
     t.unreplicated.extend(b.unreplicated);
     t.unreplicated.truncate(SHOWN_REFUSALS);

@@ -7,6 +7,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::record::Notification;
 use crate::config::Config;
 use crate::domain::authority;
 use crate::domain::dates::TypedTime;
@@ -59,8 +60,8 @@ pub(crate) struct Voided {
     pub last_out: Option<String>,
     /// The void notice's event id (`void-<id>`).
     pub event_id: String,
-    /// The supervisor's notice: `sent`, `handed_off` or `pending` (as `checkin`'s).
-    pub notification: &'static str,
+    /// The supervisor's notice: sent, handed off or pending (as `checkin`'s).
+    pub notification: Notification,
     /// Why the notice is pending, for stderr.
     #[serde(skip)]
     pub pending_because: Option<String>,

@@ -6,8 +6,8 @@ use anyhow::Result;
 use chrono::NaiveDate;
 use serde::Serialize;
 
+use super::Difference;
 use crate::config::Config;
-use crate::domain::policy::DayStatus;
 use crate::domain::workdays::{self, DayKind, Entry};
 use crate::error::Error;
 use crate::ops::settle::resettle::{self, Resettled, Scope, Whose};
@@ -57,13 +57,12 @@ fn day(date: NaiveDate) -> Scope<'static> {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Planned {
     pub date: NaiveDate,
-    /// `workday` or `holiday`.
-    pub kind: &'static str,
+    pub kind: DayKind,
     pub note: String,
-    /// `new` (no entry for that day yet), `changed` (its kind or note differs) or `unchanged`.
-    pub change: &'static str,
+    /// New (no entry for that day yet), changed (its kind or note differs) or unchanged.
+    pub change: Difference,
     /// The entry's kind now, if it has one.
-    pub was: Option<&'static str>,
+    pub was: Option<DayKind>,
 }
 
 /// What [`set`] would do with these entries, read in one query; nothing is written.
@@ -85,17 +84,72 @@ pub(crate) fn plan(cfg: &Config, entries: &[Entry]) -> Result<Vec<Planned>> {
             let old = now.get(&e.date);
             Planned {
                 date: e.date,
-                kind: e.kind.as_str(),
+                kind: e.kind,
                 note: e.note.clone(),
                 change: match old {
-                    None => "new",
-                    Some(o) if o.kind == e.kind && o.note == e.note => "unchanged",
-                    Some(_) => "changed",
+                    None => Difference::New,
+                    Some(o) if o.kind == e.kind && o.note == e.note => Difference::Unchanged,
+                    Some(_) => Difference::Changed,
                 },
-                was: old.map(|o| o.kind.as_str()),
+                was: old.map(|o| o.kind),
             }
         })
         .collect())
+}
+
+/// How a day of the calendar counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Counts {
+    /// A work day.
+    Workday,
+    /// Off by a calendar entry.
+    Holiday,
+    /// Off in the policy's week: the word settle writes for such a day.
+    RestDay,
+}
+
+impl Counts {
+    /// The word `--json` and the text lines use.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Counts::Workday => "workday",
+            Counts::Holiday => "holiday",
+            Counts::RestDay => "rest_day",
+        }
+    }
+}
+
+impl std::fmt::Display for Counts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What decides how a day counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum CountedBy {
+    /// An entry of the calendar.
+    Calendar,
+    /// The policy's week.
+    Policy,
+}
+
+impl CountedBy {
+    /// The word `--json` and the text lines use.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            CountedBy::Calendar => "calendar",
+            CountedBy::Policy => "policy",
+        }
+    }
+}
+
+impl std::fmt::Display for CountedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One day of a range, as it counts.
@@ -104,11 +158,8 @@ pub(crate) struct Day {
     pub date: NaiveDate,
     /// `Mon` to `Sun`.
     pub weekday: String,
-    /// `workday`, `holiday` (a calendar entry) or `rest_day` (off in the policy's week: the
-    /// word settle writes for such a day).
-    pub kind: &'static str,
-    /// `calendar` (an entry) or `policy` (the policy's week).
-    pub source: &'static str,
+    pub kind: Counts,
+    pub source: CountedBy,
     pub note: String,
 }
 
@@ -128,11 +179,15 @@ pub(crate) fn list(cfg: &Config, from: NaiveDate, to: NaiveDate) -> Result<Vec<D
                 date: d,
                 weekday: d.format("%a").to_string(),
                 kind: match (workdays::is_workday(&cfg.policy, &overrides, d), entry) {
-                    (true, _) => "workday",
-                    (false, Some(_)) => "holiday",
-                    (false, None) => DayStatus::RestDay.as_str(),
+                    (true, _) => Counts::Workday,
+                    (false, Some(_)) => Counts::Holiday,
+                    (false, None) => Counts::RestDay,
                 },
-                source: if entry.is_some() { "calendar" } else { "policy" },
+                source: if entry.is_some() {
+                    CountedBy::Calendar
+                } else {
+                    CountedBy::Policy
+                },
                 note: entry.map_or_else(String::new, |e| e.note.clone()),
             }
         })

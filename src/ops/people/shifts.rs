@@ -7,6 +7,7 @@ use anyhow::Result;
 use chrono::NaiveDate;
 use serde::Serialize;
 
+use super::Difference;
 use crate::config::Config;
 use crate::domain::shift_changes::{assignments_of, differences};
 use crate::domain::shifts::{Assignment, Scope, Shift, Shifts, Source};
@@ -20,8 +21,7 @@ use crate::redis::board::Board;
 /// What an import or an assignment did (or with `--dry-run` would do) to one row.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Change<T: Serialize> {
-    /// `new`, `changed` or `unchanged`.
-    pub change: &'static str,
+    pub change: Difference,
     #[serde(flatten)]
     pub row: T,
 }
@@ -39,12 +39,12 @@ pub(crate) struct Report<T: Serialize> {
 }
 
 fn report<T: Serialize>(dry_run: bool, rows: Vec<Change<T>>, resettled: Resettled) -> Report<T> {
-    let count = |c: &str| rows.iter().filter(|r| r.change == c).count();
+    let count = |c: Difference| rows.iter().filter(|r| r.change == c).count();
     Report {
         dry_run,
-        new: count("new"),
-        changed: count("changed"),
-        unchanged: count("unchanged"),
+        new: count(Difference::New),
+        changed: count(Difference::Changed),
+        unchanged: count(Difference::Unchanged),
         rows,
         resettled,
     }
@@ -100,9 +100,9 @@ pub(crate) fn import(cfg: &Config, shifts: &[Shift], dry_run: bool, resettle: bo
         .iter()
         .map(|s| Change {
             change: match current.shifts.get(&s.name) {
-                None => "new",
-                Some(old) if old == s => "unchanged",
-                Some(_) => "changed",
+                None => Difference::New,
+                Some(old) if old == s => Difference::Unchanged,
+                Some(_) => Difference::Changed,
             },
             row: ShiftRow::of(s),
         })
@@ -188,9 +188,9 @@ pub(crate) fn assign(cfg: &Config, assignments: &[Assignment], dry_run: bool) ->
                 .and_then(|l| l.iter().find(|(from, _)| *from == a.from));
             Change {
                 change: match was {
-                    None => "new",
-                    Some((_, s)) if *s == a.shift => "unchanged",
-                    Some(_) => "changed",
+                    None => Difference::New,
+                    Some((_, s)) if *s == a.shift => Difference::Unchanged,
+                    Some(_) => Difference::Changed,
                 },
                 row: a.clone(),
             }
@@ -199,7 +199,7 @@ pub(crate) fn assign(cfg: &Config, assignments: &[Assignment], dry_run: bool) ->
     // An unchanged assignment changes no row: its days were settled (or re-settled) with it.
     let touched: Vec<(&Assignment, String)> = rows
         .iter()
-        .filter(|c| c.change != "unchanged")
+        .filter(|c| c.change != Difference::Unchanged)
         .map(|c| {
             let a = &c.row;
             let reason = format!(

@@ -268,7 +268,7 @@ impl Run<'_> {
             run_id,
             date,
             workday,
-            reconcile: super::Reconciled::none("skipped"),
+            reconcile: super::Reconciled::none(super::reconcile::Checked::Skipped),
             employees: written.employees,
             rows_written: written.rows_written,
             counts,

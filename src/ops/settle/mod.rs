@@ -13,7 +13,7 @@
 
 mod day;
 mod log;
-mod reconcile;
+pub(crate) mod reconcile;
 pub(crate) mod rows;
 mod spent;
 mod stream;

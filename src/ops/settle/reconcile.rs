@@ -29,12 +29,42 @@ const BATCH: usize = 10_000;
 /// A pause in deliveries this long ends the read should the fence not come back.
 const IDLE: Duration = Duration::from_secs(2);
 
+/// Whether a day was checked against the journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Checked {
+    /// Checked, and what the boards had lost put back.
+    Done,
+    /// `--no-reconcile`.
+    Skipped,
+    /// `journal.enabled = false`.
+    JournalOff,
+    /// The broker has no journal for the namespace: nothing was ever journaled.
+    NoJournal,
+}
+
+impl Checked {
+    /// The word `--json` and the text lines use.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Checked::Done => "done",
+            Checked::Skipped => "skipped",
+            Checked::JournalOff => "journal_off",
+            Checked::NoJournal => "no_journal",
+        }
+    }
+}
+
+impl std::fmt::Display for Checked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What the check against the journal did for one day.
 #[derive(Debug, Clone, Serialize)]
 pub struct Reconciled {
-    /// `done`; `skipped` (`--no-reconcile`); `journal_off` (`journal.enabled = false`);
-    /// `no_journal` (the broker has no journal for the namespace: nothing was ever journaled).
-    pub status: &'static str,
+    pub status: Checked,
     /// The day's punches in the journal.
     pub journaled: u64,
     /// Punches the boards had lost, put back before the day's rows were computed.
@@ -44,7 +74,7 @@ pub struct Reconciled {
 }
 
 impl Reconciled {
-    pub(super) fn none(status: &'static str) -> Reconciled {
+    pub(super) fn none(status: Checked) -> Reconciled {
         Reconciled {
             status,
             journaled: 0,
@@ -60,9 +90,9 @@ impl Run<'_> {
     pub(super) fn reconcile(&mut self, days: &[NaiveDate]) -> Result<BTreeMap<NaiveDate, Reconciled>> {
         let cfg = self.cfg;
         let skipped = if self.opts.no_reconcile {
-            Some("skipped")
+            Some(Checked::Skipped)
         } else if !cfg.journal.enabled {
-            Some("journal_off")
+            Some(Checked::JournalOff)
         } else {
             None
         };
@@ -96,7 +126,7 @@ impl Run<'_> {
                 .iter()
                 .map(|d| (*d, DayClock::new(&cfg.policy, cfg.timezone, *d)))
                 .collect(),
-            days: all("done"),
+            days: all(Checked::Done),
             batch: Vec::with_capacity(BATCH),
             verify,
         };
@@ -113,7 +143,7 @@ impl Run<'_> {
         };
         let Reconciler { days, verify, .. } = r;
         recover::park(cfg, &mut self.board, verify)?;
-        Ok(if read.is_some() { days } else { all("no_journal") })
+        Ok(if read.is_some() { days } else { all(Checked::NoJournal) })
     }
 }
 

@@ -14,6 +14,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::domain::policy::DayStatus;
 use crate::domain::shifts::{ShiftTable, Shifts};
 use crate::domain::{policy, workdays};
 use crate::error::Error;
@@ -38,8 +39,8 @@ pub(crate) struct Scope<'a> {
 pub(crate) struct Change {
     pub work_date: NaiveDate,
     pub employee_id: String,
-    pub before: &'static str,
-    pub after: &'static str,
+    pub before: DayStatus,
+    pub after: DayStatus,
 }
 
 /// What a re-settle did.
@@ -215,8 +216,8 @@ pub(crate) fn within(
                 out.rows.push(Change {
                     work_date: date,
                     employee_id: before.employee_id.clone(),
-                    before: before.status.as_str(),
-                    after: after.status.as_str(),
+                    before: before.status,
+                    after: after.status,
                 });
             }
             rewrite.push(row);
