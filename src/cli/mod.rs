@@ -23,38 +23,24 @@ macro_rules! textln {
     };
 }
 
-mod archive;
 mod args;
-mod calendar;
 mod checkin;
-mod checkin_bulk;
 mod completions;
 mod config;
 mod correct;
-mod db;
 mod dlq;
 mod doctor;
 mod init_day;
-mod leave;
 mod man;
-mod migrate;
-mod org;
-mod punch;
+mod people;
 mod queues;
+mod record;
 mod recover;
 mod relay;
 mod report;
-mod resettled;
-mod review;
 mod settle;
-mod shifts;
 mod simulate;
-mod status;
-mod watch_alert;
-mod watch_dept;
-mod watch_draw;
-mod watch_live;
-mod watch_screen;
+mod watch;
 
 pub use args::*;
 
@@ -163,26 +149,26 @@ pub fn run(cli: Cli) -> Result<()> {
 
 fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
     match command {
-        Command::Migrate => migrate::run(ctx),
-        Command::Org(c) => org::run(ctx, c),
+        Command::Migrate => record::migrate::run(ctx),
+        Command::Org(c) => people::org::run(ctx, c),
         Command::InitDay(a) => init_day::run(ctx, a),
-        Command::Checkin(a) => checkin::run(ctx, a),
-        Command::Status(a) => status::run(ctx, a),
+        Command::Checkin(a) => checkin::single::run(ctx, a),
+        Command::Status(a) => checkin::status::run(ctx, a),
         Command::Relay(a) => relay::run(ctx, a),
-        Command::WatchDept(a) => watch_dept::run(ctx, a),
+        Command::WatchDept(a) => watch::dept::run(ctx, a),
         Command::Dlq(c) => dlq::run(ctx, c),
         Command::Recover(a) => recover::run(ctx, a),
         Command::Settle(a) => settle::run(ctx, a),
-        Command::Calendar(c) => calendar::run(ctx, c),
-        Command::Leave(c) => leave::run(ctx, c),
-        Command::Shifts(c) => shifts::run(ctx, c),
+        Command::Calendar(c) => people::calendar::run(ctx, c),
+        Command::Leave(c) => people::leave::run(ctx, c),
+        Command::Shifts(c) => people::shifts::run(ctx, c),
         Command::Correct(a) => correct::run(ctx, a),
-        Command::Punch(c) => punch::run(ctx, c),
-        Command::Review(c) => review::run(ctx, c),
+        Command::Punch(c) => checkin::punch::run(ctx, c),
+        Command::Review(c) => checkin::review::run(ctx, c),
         Command::Report(c) => report::run(ctx, c),
         Command::Simulate(a) => simulate::run(ctx, a),
-        Command::Archive(a) => archive::run(ctx, a),
-        Command::Db(c) => db::run(ctx, c),
+        Command::Archive(a) => record::archive::run(ctx, a),
+        Command::Db(c) => record::db::run(ctx, c),
         Command::Doctor(a) => doctor::run(ctx, a),
         Command::Queues(c) => queues::run(ctx, c),
         Command::Completions(_) | Command::Man(_) | Command::Config(_) => {

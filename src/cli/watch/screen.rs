@@ -1,6 +1,6 @@
 //! The state of `watch-dept`'s live screen and what a key does to it: pure (no terminal, no
-//! store), so that the drawing (`watch_draw`) is a function of this state alone and both are
-//! tested without a terminal. The terminal and its key loop are `watch_live`.
+//! store), so that the drawing (`draw`) is a function of this state alone and both are
+//! tested without a terminal. The terminal and its key loop are `live`.
 
 use std::collections::VecDeque;
 

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::Ctx;
+use crate::cli::Ctx;
 use crate::cli::DbCommand;
 use crate::ops::record::schema;
 use crate::output;
@@ -20,6 +20,6 @@ pub(crate) fn run(ctx: &Ctx, cmd: DbCommand) -> Result<()> {
             vec![p.name.clone(), bound, p.rows.to_string()]
         })
         .collect();
-    super::table(&["partition", "days before", "rows (estimate)"], rows)?;
+    crate::cli::table(&["partition", "days before", "rows (estimate)"], rows)?;
     Ok(())
 }

@@ -1,10 +1,10 @@
 //! `attendance checkin`: record one punch on the board and queue its event for the supervisor
-//! (`--file`: many punches, see `checkin_bulk`).
+//! (`--file`: many punches, see `bulk`).
 
 use anyhow::Result;
 
-use super::Ctx;
 use crate::cli::CheckinArgs;
+use crate::cli::Ctx;
 use crate::domain::dates::minutes_text;
 use crate::domain::event::Kind;
 use crate::error::Error;
@@ -14,7 +14,7 @@ use crate::ops::checkin::single::{self, Punched, Request};
 
 pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
     if let Some(file) = args.file.as_deref() {
-        return super::checkin_bulk::run(ctx, file, args.errors.as_deref(), args.output.json);
+        return super::bulk::run(ctx, file, args.errors.as_deref(), args.output.json);
     }
     let employee_id = args
         .employee_id

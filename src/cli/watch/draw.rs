@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
-use super::watch_screen::{Drawn, Filter, ScreenState};
+use super::screen::{Drawn, Filter, ScreenState};
 use crate::domain::summary::Summary;
 use crate::domain::text::inert;
 use crate::ops::watch::DepartmentView;
@@ -236,7 +236,7 @@ mod tests {
     use ratatui::Terminal;
 
     use super::*;
-    use crate::cli::watch_screen::{AlertPanel, Entry};
+    use crate::cli::watch::screen::{AlertPanel, Entry};
 
     fn day() -> NaiveDate {
         NaiveDate::from_ymd_opt(2026, 12, 2).unwrap()

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::Ctx;
+use crate::cli::Ctx;
 use crate::domain::punch_file::{self, Refusal, SHOWN_REFUSALS};
 use crate::error::Error;
 use crate::ops;
@@ -16,12 +16,12 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
     let (mut b, cut, stopped) = if is_stream(file) {
         // Installed before the first read, so a SIGTERM at any point ends the stream cleanly.
         let stop = crate::interrupt::stop_flag();
-        let s = ops::checkin::stream::stream(&ctx.cfg, super::input(file)?, stop)?;
+        let s = ops::checkin::stream::stream(&ctx.cfg, crate::cli::input(file)?, stop)?;
         (s.bulk, s.cut, s.stopped)
     } else {
         // A regular file is read whole, then recorded pipelined: the bulk fast path.
         // Each row's time is checked against the Redis server's clock, in `ops::checkin::bulk`.
-        let (rows, refused) = punch_file::read(super::input(file)?)?;
+        let (rows, refused) = punch_file::read(crate::cli::input(file)?)?;
         let pb = ctx.out.progress(rows.len() as u64, "punches");
         let b = ops::checkin::bulk::bulk(&ctx.cfg, rows, refused, |n| pb.inc(n as u64))?;
         pb.finish_and_clear();

@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use chrono_tz::Tz;
 
-use super::Ctx;
+use crate::cli::Ctx;
 use crate::cli::StatusArgs;
 use crate::domain::dates::minutes_text;
 use crate::ops::checkin::status::{self, Answer, Live, Settled, State};

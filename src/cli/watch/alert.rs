@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::watch_screen::AlertPanel;
-use super::Ctx;
+use super::screen::AlertPanel;
+use crate::cli::Ctx;
 use crate::domain::alert::AbsenceAlert;
 use crate::domain::dates::{minutes_text, wall_clock};
 use crate::domain::event::{Event, Kind};

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::Ctx;
+use crate::cli::Ctx;
 use crate::cli::LeaveCommand;
 use crate::ops;
 use crate::ops::people::leave::{Leave, NewLeave};
@@ -47,7 +47,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: LeaveCommand) -> Result<()> {
             if output.json {
                 return crate::output::json(&leaves);
             }
-            super::table(
+            crate::cli::table(
                 &["id", "employee", "from", "to", "kind", "status", "note", "recorded"],
                 leaves.iter().map(|l| row(ctx, l)).collect(),
             )?;

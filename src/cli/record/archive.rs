@@ -3,8 +3,8 @@
 
 use anyhow::Result;
 
-use super::Ctx;
 use crate::cli::ArchiveArgs;
+use crate::cli::Ctx;
 use crate::domain::text::plural;
 use crate::ops::record::archive::{self, Options};
 

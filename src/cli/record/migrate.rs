@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::Ctx;
+use crate::cli::Ctx;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<()> {
     let report = crate::ops::record::schema::migrate(&ctx.cfg)?;

@@ -1,7 +1,7 @@
 //! `watch-dept`'s live screen on a terminal (ratatui over crossterm): the alternate screen in
 //! raw mode, restored when the screen is dropped (a normal end, an error) and by ratatui's
 //! panic hook; a thread reading keys; the board read again at most every [`REDRAW`]. What is
-//! drawn is [`ScreenState`], drawn by `watch_draw`.
+//! drawn is [`ScreenState`], drawn by `draw`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -12,9 +12,9 @@ use crossbeam_channel::{Receiver, Sender};
 use ratatui::crossterm::event::{self, Event};
 use ratatui::DefaultTerminal;
 
-use super::watch_draw::draw;
-use super::watch_screen::{quits, Action, Entry, ScreenState};
-use super::Ctx;
+use super::draw::draw;
+use super::screen::{quits, Action, Entry, ScreenState};
+use crate::cli::Ctx;
 use crate::ops::watch::Viewer;
 
 /// The board is read again (and the clock moves) this often.

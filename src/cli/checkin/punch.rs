@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::Ctx;
+use crate::cli::Ctx;
 use crate::cli::{PunchCommand, VoidArgs};
 use crate::ops::checkin::void::{self, Request, Which};
 

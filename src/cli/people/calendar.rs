@@ -3,8 +3,8 @@
 use anyhow::Result;
 use chrono::Duration;
 
-use super::Ctx;
 use crate::cli::CalendarCommand;
+use crate::cli::Ctx;
 use crate::domain::text::plural;
 use crate::domain::workdays::{self, Entry};
 use crate::ops;
@@ -51,8 +51,8 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
             output,
         } => {
             // Validate the whole file before touching MySQL.
-            let entries = workdays::read_csv(super::input(&file)?)?
-                .map_err(|bad| super::refused_file(errors.as_deref(), &bad, workdays::rejection(&bad)))?;
+            let entries = workdays::read_csv(crate::cli::input(&file)?)?
+                .map_err(|bad| crate::cli::refused_file(errors.as_deref(), &bad, workdays::rejection(&bad)))?;
             if dry_run {
                 return dry_run_import(ctx, &entries, output.json);
             }
@@ -84,7 +84,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {
                     ]
                 })
                 .collect();
-            super::table(&["date", "weekday", "kind", "source", "note"], rows)?;
+            crate::cli::table(&["date", "weekday", "kind", "source", "note"], rows)?;
         }
     }
     Ok(())

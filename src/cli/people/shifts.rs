@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::Ctx;
+use crate::cli::Ctx;
 use crate::cli::{ShiftsCommand, ShiftsFile};
 use crate::domain::shift_files;
 use crate::domain::text::plural;
@@ -22,8 +22,10 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
                 },
             resettle,
         } => {
-            let shifts = shift_files::read_shifts(super::input(&file)?, &ctx.cfg.policy.work_days)?
-                .map_err(|bad| super::refused_file(errors.as_deref(), &bad, shift_files::rejection("shifts", &bad)))?;
+            let shifts =
+                shift_files::read_shifts(crate::cli::input(&file)?, &ctx.cfg.policy.work_days)?.map_err(|bad| {
+                    crate::cli::refused_file(errors.as_deref(), &bad, shift_files::rejection("shifts", &bad))
+                })?;
             let r = ops::people::shifts::import(&ctx.cfg, &shifts, dry_run, resettle)?;
             if output.json {
                 return crate::output::json(&r);
@@ -59,9 +61,10 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
                 .into_iter()
                 .map(|s| s.name)
                 .collect();
-            let rows = shift_files::read_assignments(super::input(&file)?, |s| names.iter().any(|n| n == s))?.map_err(
-                |bad| super::refused_file(errors.as_deref(), &bad, shift_files::rejection("assignments", &bad)),
-            )?;
+            let rows = shift_files::read_assignments(crate::cli::input(&file)?, |s| names.iter().any(|n| n == s))?
+                .map_err(|bad| {
+                    crate::cli::refused_file(errors.as_deref(), &bad, shift_files::rejection("assignments", &bad))
+                })?;
             let r = ops::people::shifts::assign(&ctx.cfg, &rows, dry_run)?;
             if output.json {
                 return crate::output::json(&r);
@@ -100,7 +103,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
                     ]
                 })
                 .collect();
-            super::table(
+            crate::cli::table(
                 &[
                     "shift",
                     "start",
@@ -126,7 +129,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ShiftsCommand) -> Result<()> {
                         ]
                     })
                     .collect();
-                super::table(&["scope", "target", "from", "shift"], rows)?;
+                crate::cli::table(&["scope", "target", "from", "shift"], rows)?;
             }
         }
         ShiftsCommand::Which {

@@ -6,10 +6,10 @@ use std::io::IsTerminal;
 
 use anyhow::Result;
 
-use super::watch_alert::{alert_line, Alerted};
-use super::watch_live::{Live, KEYS, REDRAW};
-use super::watch_screen::Entry;
-use super::Ctx;
+use super::alert::{alert_line, Alerted};
+use super::live::{Live, KEYS, REDRAW};
+use super::screen::Entry;
+use crate::cli::Ctx;
 use crate::cli::WatchDeptArgs;
 use crate::domain::dates::minutes_text;
 use crate::domain::event::{Event, Kind};

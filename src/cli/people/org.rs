@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::Ctx;
+use crate::cli::Ctx;
 use crate::cli::OrgCommand;
 use crate::domain::roster_plan::{Listed, LISTED_IDS};
 use crate::domain::text::plural;
@@ -22,8 +22,8 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             output,
         } => {
             // Validate the whole file before touching any store.
-            let rows = roster::read(super::input(&file)?)?
-                .map_err(|bad| super::refused_file(errors.as_deref(), &bad, roster::rejection(&bad)))?;
+            let rows = roster::read(crate::cli::input(&file)?)?
+                .map_err(|bad| crate::cli::refused_file(errors.as_deref(), &bad, roster::rejection(&bad)))?;
             let opts = ImportOptions {
                 full,
                 end_date,
@@ -36,7 +36,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             if !dry_run {
                 // After the commit: a broker away costs a warning, never the import.
                 let declared = ops::relay::queues::declare_ahead(&ctx.cfg, &imported.new_departments);
-                super::queues::report_declared(ctx, "org import", &declared);
+                crate::cli::queues::report_declared(ctx, "org import", &declared);
             }
             if output.json {
                 crate::output::json(&imported)?;
@@ -72,7 +72,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
                     ]
                 })
                 .collect();
-            super::table(
+            crate::cli::table(
                 &[
                     "employee",
                     "name",

@@ -1,6 +1,6 @@
 //! The lines that say what a leave, calendar or shift change re-settled (`ops::settle::resettle`).
 
-use super::Ctx;
+use crate::cli::Ctx;
 use crate::domain::text::plural;
 use crate::ops::settle::resettle::Resettled;
 

@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 
-use super::Ctx;
+use crate::cli::Ctx;
 use crate::cli::{ReviewCommand, ReviewDecision};
 use crate::domain::roster;
 use crate::error::Error;
