@@ -9,8 +9,6 @@ use redis::Commands;
 
 const HEADER: &str = "employee_id,name,department_id,department_name,role";
 
-/// Today in UTC, the zone of these tests (the Redis server's clock agrees with this host's).
-
 fn day(d: NaiveDate) -> String {
     d.to_string()
 }
