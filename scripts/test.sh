@@ -6,23 +6,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/services.sh
-# tests/cluster.rs starts its own local Redis Cluster unless ATTENDANCE_TEST_REDIS_CLUSTER names
+# tests/it/clusters/redis_cluster.rs starts its own local Redis Cluster unless ATTENDANCE_TEST_REDIS_CLUSTER names
 # one: it needs redis-server and redis-cli (Debian's redis-tools has both, and starts nothing).
 if [ -z "${ATTENDANCE_TEST_REDIS_CLUSTER:-}" ] && ! command -v redis-cli >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-tools >/dev/null
   else
-    echo "test: tests/cluster.rs needs redis-server and redis-cli (Debian: redis-tools), or ATTENDANCE_TEST_REDIS_CLUSTER=redis+cluster://host:port,..." >&2
+    echo "test: tests/it/clusters/redis_cluster.rs needs redis-server and redis-cli (Debian: redis-tools), or ATTENDANCE_TEST_REDIS_CLUSTER=redis+cluster://host:port,..." >&2
     exit 3
   fi
 fi
-# tests/clock.rs runs the binary with this host's clock moved (libfaketime: Debian's faketime).
+# tests/it/clock.rs runs the binary with this host's clock moved (libfaketime: Debian's faketime).
 if ! command -v faketime >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null; } ||
-      echo "test: could not install faketime; tests/clock.rs skips without it (and fails under CI)" >&2
+      echo "test: could not install faketime; tests/it/clock.rs skips without it (and fails under CI)" >&2
   else
-    echo "test: tests/clock.rs needs faketime (Debian: faketime); its tests skip without it" >&2
+    echo "test: tests/it/clock.rs needs faketime (Debian: faketime); its tests skip without it" >&2
   fi
 fi
 bash scripts/build-deps.sh

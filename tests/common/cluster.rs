@@ -38,12 +38,13 @@ fn server_command() -> Command {
 }
 
 /// Ports this test process has handed out: a port is free only until its node binds it, and
-/// the tests of one binary start their clusters in parallel threads.
+/// the tests of the one test binary start their clusters (plain, replicated, TLS) in parallel
+/// threads.
 static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
 
 /// A port free on 127.0.0.1 whose cluster bus port (port + 10000) is free too, and not handed
 /// out to another cluster of this process.
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     let mut handed = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
     loop {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -1,8 +1,6 @@
 //! The JSON contract's schemas (docs/schema/, docs/commands.md "The JSON contract"), for the
-//! tests that read a command's `--json`: `tests/json_contract.rs` and any test whose scenario
-//! is the only one that makes an output (an absence alert). Included with `#[path]` by the
-//! tests that use it, so the other test binaries do not build the validator.
-#![allow(dead_code)]
+//! tests that read a command's `--json`: `json_contract` and any test whose scenario is the only
+//! one that makes an output (an absence alert, `relay::alerts`).
 
 use std::path::PathBuf;
 

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod contract;
 pub mod day;
 pub mod private_redis;
 pub mod pty;
@@ -30,6 +31,8 @@ use redis::Commands;
 pub const REDIS_URL: &str = "redis://127.0.0.1:6379/";
 pub const MYSQL_SERVER: &str = "mysql://root@127.0.0.1:3306/";
 pub const AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+/// A broker URL on a closed port (1): a command run with it leaves its events in the outbox.
+pub const CLOSED_BROKER: &str = "amqp://guest:guest@127.0.0.1:1/%2f";
 
 pub struct TestEnv {
     pub ns: String,
@@ -129,14 +132,14 @@ impl TestEnv {
             .env("XDG_CONFIG_HOME", &self.dir)
             // Tests punch on fixed days in the past; the default week-long back-dating limit
             // would refuse them as the calendar moves on; the bound (ten years) keeps the suite's
-            // 2026 dates accepted until 2036 (tests/durability.rs tests the limit).
+            // 2026 dates accepted until 2036 (`durability::redis_crash` tests the limit).
             .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "3660")
             // Likewise the suite's punches on those days are not held for review: the widest
-            // replay window (3660 days) applies them as they come. tests/review.rs sets the
+            // replay window (3660 days) applies them as they come. `review` sets the
             // default 15 minutes back to test the rule.
             .env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "5270400")
             // A following relay would send the day's absence alerts into the department queues
-            // whose messages the tests count; tests/alerts.rs turns them on for its relays.
+            // whose messages the tests count; `relay::alerts` turns them on for its relays.
             .env("ATTENDANCE_POLICY_ABSENCE_ALERTS", "false")
             .env("ATTENDANCE_SIGNING_KEY_FILE", self.dir.join("signing.key"));
         c
@@ -304,10 +307,40 @@ impl TestEnv {
         let mut c = self.cmd();
         c.args(["checkin", emp, "--kind", kind, "--at", &at, "-q"]);
         if broker_down {
-            c.env("ATTENDANCE_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f");
+            c.env("ATTENDANCE_AMQP_URL", CLOSED_BROKER);
         }
         let o = c.output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    /// An unlabelled punch (`checkin EMP --at AT --json`: the board or the shift decides in or
+    /// out) at an exact instant; with `broker_down`, its event left waiting in the outbox.
+    /// Returns the printed JSON.
+    pub fn checkin_json(&self, emp: &str, at: &str, broker_down: bool) -> serde_json::Value {
+        let mut c = self.cmd();
+        c.args(["checkin", emp, "--at", at, "--json"]);
+        if broker_down {
+            c.env("ATTENDANCE_AMQP_URL", CLOSED_BROKER);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// Today in the company's zone (`ATTENDANCE_TIMEZONE`, the zone the binary judges days in),
+    /// by this host's clock, which is the Redis server's here: the date the binary takes for
+    /// today.
+    pub fn today(&self) -> NaiveDate {
+        let tz: chrono_tz::Tz = self.tz.parse().unwrap();
+        chrono::Utc::now().with_timezone(&tz).date_naive()
+    }
+
+    /// Write a roster CSV (`name` in the test's folder) and `org import` it quietly; returns
+    /// the file.
+    pub fn import_roster(&self, name: &str, csv: &str) -> PathBuf {
+        let f = self.file(name, csv);
+        self.ok(&["org", "import", f.to_str().unwrap(), "-q"]);
+        f
     }
 
     /// The operating-system account the tests run as (who `correct` acts as).
@@ -397,6 +430,11 @@ pub fn event_ids(json_lines: &str) -> Vec<String> {
                 .to_string()
         })
         .collect()
+}
+
+/// Owned arguments as the `&[&str]` the runners take.
+pub fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
 }
 
 /// A `YYYY-MM-DD` day.
@@ -507,7 +545,7 @@ pub fn lines_of(out: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Re
 }
 
 /// Empty a queue of the shared broker: what a queue whose leader died without keeping its
-/// confirms holds (issue 23).
+/// confirms holds.
 pub fn purge_queue(queue: &str) {
     let mut conn = amiquip::Connection::insecure_open(AMQP_URL).unwrap();
     let ch = conn.open_channel(None).unwrap();

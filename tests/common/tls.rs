@@ -325,14 +325,9 @@ pub fn redis_cli(ca: &Ca, port: u16, args: &[&str]) -> String {
 pub fn redis_cluster(dir: &Path, ca: &Ca) -> Vec<Server> {
     let dir = dir.join("redis-tls-cluster");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut ports: Vec<u16> = Vec::new();
-    while ports.len() < 3 {
-        let p = free_port();
-        // The cluster bus listens on the port + 10000.
-        if p < 50_000 && !ports.contains(&p) && std::net::TcpListener::bind(("127.0.0.1", p + 10_000)).is_ok() {
-            ports.push(p);
-        }
-    }
+    // The ports, and their cluster bus ports (+ 10000), from the one registry of cluster ports
+    // of this process: the plain clusters of other tests start beside this one.
+    let ports: Vec<u16> = (0..3).map(|_| super::cluster::free_port()).collect();
     let mut nodes = Vec::new();
     for &p in &ports {
         let log = dir.join(format!("{p}.log"));

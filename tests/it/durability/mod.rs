@@ -1,0 +1,9 @@
+//! Nothing acknowledged is lost and no wait is unbounded: Redis crashed, restarted or failed
+//! over, services that stall or block, a bulk check-in whose Redis fails.
+
+mod blocked_broker;
+mod bulk_redis_fails;
+mod failover;
+mod redis_crash;
+mod redis_restart;
+mod stall;

@@ -1,0 +1,6 @@
+//! What operators run and read beside the commands: workbooks, metrics files, completions, man
+//! pages, install script and units, files on filesystems that refuse them, journald priorities.
+
+mod files;
+mod journald;
+mod tooling;

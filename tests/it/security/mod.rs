@@ -1,0 +1,10 @@
+//! Trust: signed events, provenance in the record, TLS to the stores, text that is never
+//! control, least-privilege roles and accounts, and who a correction acts as.
+
+mod accounts;
+mod inert_text;
+mod provenance;
+mod roles;
+mod signed;
+mod tls;
+mod who_acts;

@@ -1,0 +1,412 @@
+//! The trust model, role by role (docs/security.md, "The trust model, role by role"): each
+//! role's accounts are made on the shared Redis, RabbitMQ and MySQL with the grants the page
+//! gives, and a day is run by the roles, each with its own config file (URLs naming its users,
+//! passwords in files). Each role's commands work; a command outside the role is refused and
+//! changes nothing.
+
+use crate::common;
+
+use chrono::{Duration, Utc};
+use common::relay::{wait_for, Relay};
+use common::roles::{Grants, Role};
+use common::{TestEnv, KEY_ID};
+use mysql::prelude::Queryable;
+use serde_json::Value;
+
+/// A kiosk: `checkin` (one punch or a file) and `status`. It reads the roster cache but may not
+/// write it; its RabbitMQ account may publish through the default exchange only, and declares
+/// nothing (`amqp.declare = false`); MySQL: looking up employees the cache lacks, and settled days.
+fn kiosk() -> Grants<'static> {
+    Grants {
+        redis: Some(
+            "%R~{ns}:roster:* %R~{ns}:{shifts} ~{ns}:board:* ~{ns}:days:* ~{ns}:outbox:* ~{ns}:punchlog:* %R~{ns}:settle:* ~{ns}:relay:* \
+             -@all +evalsha +eval +script|load +hmget +hget +hset +hdel +hscan +hlen \
+             +exists +time +sadd +rpush +ltrim +object|encoding +ping +hello +auth +client|setname +select",
+        ),
+        rabbit: Some(["", "^amq\\.default$", ""]),
+        mysql: &[
+            "SELECT ON {db}.employees",
+            "SELECT ON {db}.attendance",
+            "SELECT ON {db}.shifts",
+            "SELECT ON {db}.shift_assignments",
+        ],
+        config: "[amqp]\ndeclare = false",
+    }
+}
+
+/// The relay with absence alerts off (the test env turns them off): the outboxes and its own
+/// hand-off keys; publishes only; no MySQL at all (its alerts would read the roster, leave and
+/// calendar: `doctor_checks_each_roles_mysql_grants` checks that account).
+fn relay() -> Grants<'static> {
+    Grants {
+        redis: Some(
+            "~{ns}:outbox:* ~{ns}:relay:* -@all +scan +hscan +hdel +hlen +del +lpop +blpop +set +get +evalsha \
+             +eval +script|load +ping +hello +auth +client|setname +select",
+        ),
+        rabbit: Some(["", "^amq\\.default$", ""]),
+        mysql: &[],
+        config: "[amqp]\ndeclare = false",
+    }
+}
+
+/// D001's supervisor: `watch-dept D001` (its queue only, parking what it refuses) and `correct`.
+fn supervisor() -> Grants<'static> {
+    Grants {
+        redis: Some(
+            "%R~{ns}:roster:* %R~{ns}:{shifts} %R~{ns}:departures:* %R~{ns}:board:{D001}:* ~{ns}:shown:{D001} \
+             ~{ns}:refused:{signing} -@all +hmget +hgetall +sismember +sadd +expire +hincrby \
+             +ping +hello +auth +client|setname +select",
+        ),
+        rabbit: Some(["", "^amq\\.default$", "^{ns}\\.dept\\.D001$"]),
+        mysql: &[
+            "SELECT ON {db}.employees",
+            "SELECT ON {db}.supervisors",
+            "SELECT ON {db}.attendance",
+            "SELECT ON {db}.calendar_days",
+            "SELECT ON {db}.leaves",
+            "SELECT, INSERT ON {db}.corrections",
+            "UPDATE ON {db}.attendance",
+            "INSERT ON {db}.punch_log",
+        ],
+        config: "[amqp]\ndeclare = false",
+    }
+}
+
+/// HR: reports, leave, the calendar and corrections, in MySQL only.
+fn hr() -> Grants<'static> {
+    Grants {
+        redis: None,
+        rabbit: None,
+        mysql: &[
+            "SELECT ON {db}.*",
+            "INSERT, DELETE ON {db}.leaves",
+            "INSERT, UPDATE, DELETE ON {db}.calendar_days",
+            "UPDATE ON {db}.attendance",
+            "INSERT ON {db}.corrections",
+            "INSERT ON {db}.punch_log",
+        ],
+        config: "",
+    }
+}
+
+/// The owner: migrations, the roster, the topology, init-day, settle, recover, the parking queue.
+fn owner() -> Grants<'static> {
+    Grants {
+        redis: Some("~{ns}:* +@all -@dangerous +config|get +info"),
+        rabbit: Some(["^{ns}\\.", "^(amq\\.default|{ns}\\..*)$", "^{ns}\\."]),
+        mysql: &["ALL ON {db}.*"],
+        config: "",
+    }
+}
+
+/// What the refused commands must leave as it was: every key of the namespace and every row.
+fn stores(env: &TestEnv) -> (Vec<(String, String)>, Vec<String>, u64, u64) {
+    (
+        env.redis_snapshot(),
+        env.attendance_rows(),
+        env.count("corrections"),
+        env.count("leaves"),
+    )
+}
+
+#[test]
+fn a_day_run_by_each_role_with_its_own_accounts() {
+    let env = TestEnv::new("UTC");
+    let owner = Role::create(&env, "owner", &owner());
+    let day = (Utc::now() - Duration::days(1)).date_naive().to_string();
+    let at = |hhmm: &str| format!("{day}T{hhmm}:00Z");
+
+    // The owner sets everything up, from an empty database; the other roles' grants name its
+    // tables.
+    owner.ok(&env, &["migrate", "-q"]);
+    let (kiosk, relay, sup, hr) = (
+        Role::create(&env, "kiosk", &kiosk()),
+        Role::create(&env, "relay", &relay()),
+        Role::create(&env, "sup", &supervisor()),
+        Role::create(&env, "hr", &hr()),
+    );
+    let roster = env.dir.join("roster.csv");
+    let roster = roster.to_str().unwrap();
+    owner.ok(
+        &env,
+        &[
+            "org",
+            "generate",
+            "--employees",
+            "6",
+            "--departments",
+            "2",
+            "-o",
+            roster,
+            "-q",
+        ],
+    );
+    owner.ok(&env, &["org", "import", roster, "-q"]);
+    owner.ok(&env, &["queues", "declare", "-q"]);
+    owner.ok(&env, &["init-day", "--date", &day, "-q"]);
+    let d001 = env.members("D001");
+    let (boss, e1, e2) = (&d001[0], &d001[1], &d001[2]);
+
+    // The kiosk records punches (one from a file, the last while the broker is down) and reads a
+    // day.
+    let c: Value = serde_json::from_str(&kiosk.ok(&env, &["checkin", e1, "--at", &at("08:00"), "--json"])).unwrap();
+    assert_eq!(c["notification"], "sent", "{c}");
+    let file = env.file(
+        "punches.csv",
+        &format!("employee_id,kind,at\n{boss},in,{}\n", at("07:55")),
+    );
+    kiosk.ok(&env, &["checkin", "--file", file.to_str().unwrap(), "-q"]);
+    let down = format!("amqp://{}@127.0.0.1:1/%2f", kiosk.user);
+    let c: Value = serde_json::from_str(&kiosk.ok(
+        &env,
+        &["checkin", e2, "--at", &at("08:10"), "--json", "--amqp-url", &down],
+    ))
+    .unwrap();
+    assert_eq!(c["notification"], "pending", "{c}");
+    let s: Value = serde_json::from_str(&kiosk.ok(&env, &["status", e1, "--date", &day, "--json"])).unwrap();
+    assert!(s["first_in"].is_string(), "{s}");
+    assert_eq!(env.board("D001", &day).len(), 3, "the punches are on the board");
+    // ... and nothing else: no settle, no report, no other namespace, no roster cache write.
+    let before = stores(&env);
+    let err = kiosk.fails(&env, &["settle", "--date", &day, "-q"], 1);
+    assert!(err.contains("denied"), "{err}");
+    let err = kiosk.fails(&env, &["report", "day", "--date", &day], 1);
+    assert!(err.contains("denied"), "{err}");
+    let o = kiosk
+        .cmd(&env)
+        .args(["checkin", e1])
+        .env("ATTENDANCE_NAMESPACE", "elsewhere")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("ACL denies it"), "a refusal by the account's ACL: {err}");
+    let part = env.keys().roster_part(0);
+    let mut kiosk_redis = redis::Client::open(format!("redis://{}:{}@127.0.0.1:6379/", kiosk.user, kiosk.password()))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let moved: redis::RedisResult<()> = redis::cmd("HSET")
+        .arg(&part)
+        .arg(e1)
+        .arg("D002\tX")
+        .query(&mut kiosk_redis);
+    assert!(
+        moved.unwrap_err().to_string().contains("no permissions"),
+        "a kiosk cannot move anyone"
+    );
+    assert_eq!(stores(&env), before, "the refused commands changed nothing");
+
+    // The relay sends what waits; it records nothing, and without alerts needs no MySQL account.
+    let r: Value = serde_json::from_str(&relay.ok(&env, &["relay", "--json"])).unwrap();
+    assert_eq!(r["sent"], 1, "{r}");
+    assert_eq!(env.outbox_events(), 0);
+    let before = stores(&env);
+    relay.fails(&env, &["checkin", e1, "-q"], 1);
+    relay.fails(&env, &["leave", "add", e1, &day, &day], 3);
+    assert_eq!(stores(&env), before);
+    // Following, it takes the kiosk's hand-offs (the kiosk wakes it through Redis).
+    let following = Relay::spawn(&env, relay.cmd(&env));
+    let d002 = env.members("D002");
+    let c: Value =
+        serde_json::from_str(&kiosk.ok(&env, &["checkin", &d002[1], "--at", &at("08:20"), "--json"])).unwrap();
+    assert_eq!(c["notification"], "handed_off", "{c}");
+    let queue = format!("{}.dept.D002", env.ns);
+    wait_for("the handed-off event in D002's queue", || {
+        common::queue_depth(&queue) == 1
+    });
+    following.signal(libc::SIGTERM);
+    let mut following = following;
+    assert!(following.0.wait().unwrap().success());
+
+    // The supervisor watches D001 (signed events checked against the roster: a message someone
+    // with broker credentials published is parked), not D002, and may not import a roster.
+    let ring = env.keyring(&[(KEY_ID, &env.key_secret, false)], &[]);
+    let forged = serde_json::json!({
+        "event_id": "forged-1", "employee_id": e1, "employee_name": "X", "department_id": "D001",
+        "kind": "in", "at": at("07:00"), "work_date": day, "late": false, "early": false,
+        "late_minutes": 0, "early_minutes": 0, "changed": true, "source": "kiosk-1", "recorded_at": at("07:00"),
+    });
+    common::publish_to_queue(&format!("{}.dept.D001", env.ns), &forged.to_string(), "forged-1");
+    let watch = sup
+        .cmd(&env)
+        .env("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)
+        .args(["watch-dept", "D001", "--once", "--json"])
+        .output()
+        .unwrap();
+    let shown = common::expect_ok(&["watch-dept"], watch);
+    let mut who = common::employee_ids(&shown);
+    who.sort();
+    assert_eq!(who, d001, "every punch of D001, once");
+    let parked = owner.ok(&env, &["dlq", "list", "--json"]);
+    assert!(
+        parked.contains("forged-1") && parked.contains("unsigned event"),
+        "{parked}"
+    );
+    let before = stores(&env);
+    let err = sup.fails(&env, &["watch-dept", "D002", "--once"], 3);
+    assert!(err.contains("ACCESS_REFUSED"), "{err}");
+    // Refused by the first store it asks (Redis's clock, then MySQL's grants): exit 1 either way.
+    let err = sup.fails(&env, &["org", "import", roster, "-q"], 1);
+    assert!(err.contains("refused") && err.contains("denie"), "{err}");
+    assert_eq!(stores(&env), before);
+
+    // The owner can rebuild the day from the journal, and settles it; the supervisor corrects
+    // a member's day, HR a supervisor's.
+    let r: Value =
+        serde_json::from_str(&owner.ok(&env, &["recover", "--date", &day, "--idle-ms", "500", "--json"])).unwrap();
+    assert_eq!(r["already_present"], 4, "every punch of the day: {r}");
+    owner.ok(&env, &["settle", "--date", &day, "-q"]);
+    assert_eq!(env.count("attendance"), 6);
+    env.act_as(boss);
+    sup.ok(
+        &env,
+        &[
+            "correct",
+            e2,
+            "--date",
+            &day,
+            "--out",
+            "18:15",
+            "--reason",
+            "kiosk down",
+            "-q",
+        ],
+    );
+    let hr_employee: String = env
+        .mysql()
+        .query_first("SELECT id FROM employees WHERE department_id = 'D002' ORDER BY id DESC LIMIT 1")
+        .unwrap()
+        .unwrap();
+    env.mysql()
+        .exec_drop(
+            "UPDATE employees SET role = 'hr', updated_at = updated_at WHERE id = ?",
+            (&hr_employee,),
+        )
+        .unwrap();
+    env.act_as(&hr_employee);
+    hr.ok(
+        &env,
+        &[
+            "correct", boss, "--date", &day, "--out", "18:30", "--reason", "forgot", "-q",
+        ],
+    );
+    assert_eq!(env.count("corrections"), 2);
+    let report = hr.ok(&env, &["report", "day", "--date", &day, "--format", "csv"]);
+    assert!(report.contains("D001"), "{report}");
+    let punches = hr.ok(
+        &env,
+        &[
+            "report",
+            "punches",
+            "--employee",
+            e1,
+            "--from",
+            &day,
+            "--to",
+            &day,
+            "--format",
+            "csv",
+        ],
+    );
+    assert!(punches.contains(KEY_ID), "{punches}");
+    hr.ok(&env, &["leave", "add", e1, &day, &day, "-q"]);
+    hr.ok(&env, &["calendar", "set", &day, "holiday", "-q"]);
+    // HR has no account on Redis or RabbitMQ: it records no punch and settles nothing.
+    let before = stores(&env);
+    for args in [&["checkin", e1.as_str(), "-q"][..], &["settle", "--date", &day, "-q"]] {
+        let err = hr.fails(&env, args, 3);
+        assert!(err.contains("authentication failed"), "{err}");
+    }
+    assert_eq!(stores(&env), before);
+}
+
+/// `doctor`'s `mysql grants` check as the role's account: its status and detail.
+fn grants_check(env: &TestEnv, role: &Role, args: &[&str]) -> (String, String) {
+    // Other checks may fail for a narrow account (the kiosk cannot read the migrations):
+    // only this one is looked at.
+    let out = role.run(env, &[&["doctor", "--json"][..], args].concat());
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let c = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "mysql grants")
+        .unwrap_or_else(|| panic!("no mysql grants check: {report}"));
+    (
+        c["status"].as_str().unwrap().into(),
+        c["detail"].as_str().unwrap().into(),
+    )
+}
+
+#[test]
+fn doctor_checks_each_roles_mysql_grants() {
+    let env = TestEnv::new("UTC");
+    let owner = Role::create(&env, "owner", &owner());
+    owner.ok(&env, &["migrate", "-q"]);
+    let (kiosk, sup, hr) = (
+        Role::create(&env, "kiosk", &kiosk()),
+        Role::create(&env, "sup", &supervisor()),
+        Role::create(&env, "hr", &hr()),
+    );
+    // The grants docs/security.md gives each role are what doctor expects of it.
+    for (account, role) in [(&owner, "owner"), (&kiosk, "kiosk"), (&sup, "supervisor"), (&hr, "hr")] {
+        let (status, detail) = grants_check(&env, account, &["--role", role]);
+        assert_eq!(status, "ok", "{role}: {detail}");
+        assert!(detail.contains(&format!("enough for role {role}")), "{detail}");
+    }
+    // Without --role, the roles the grants cover are named.
+    let (status, detail) = grants_check(&env, &hr, &[]);
+    assert_eq!(status, "ok", "{detail}");
+    assert!(
+        detail.contains("enough for roles kiosk, relay, report, supervisor, hr;"),
+        "{detail}"
+    );
+    let (_, detail) = grants_check(&env, &owner, &[]);
+    assert!(detail.contains("enough for every role"), "{detail}");
+
+    // A supervisor's account one grant short: a warning naming the role and the statement,
+    // which, run by an administrator as printed, clears it.
+    let mut short = supervisor();
+    short.mysql = &short.mysql[..short.mysql.len() - 1];
+    let sup2 = Role::create(&env, "sup2", &short);
+    let (status, detail) = grants_check(&env, &sup2, &["--role", "supervisor"]);
+    assert_eq!(status, "warn", "{detail}");
+    assert!(detail.contains("role supervisor"), "{detail}");
+    let grant = detail.split_once("run: ").unwrap().1;
+    let wanted = format!("GRANT INSERT ON `{}`.`punch_log` TO '{}'@'", env.db, sup2.user);
+    assert!(grant.starts_with(&wanted) && grant.ends_with("';"), "{grant}");
+    // A kiosk's grants checked as HR's: every statement HR's role lacks.
+    let (status, detail) = grants_check(&env, &kiosk, &["--role", "hr"]);
+    assert_eq!(status, "warn", "{detail}");
+    assert_eq!(detail.matches("GRANT ").count(), 6, "{detail}");
+    env.mysql().query_drop(grant).unwrap();
+    let (status, detail) = grants_check(&env, &sup2, &["--role", "supervisor"]);
+    assert_eq!(status, "ok", "{detail}");
+
+    // The relay's account reads what its absence alerts need, as docs/security.md grants it.
+    let relay = Role::create(
+        &env,
+        "relay",
+        &Grants {
+            mysql: &[
+                "SELECT ON {db}.employees",
+                "SELECT ON {db}.leaves",
+                "SELECT ON {db}.calendar_days",
+                "SELECT ON {db}.shifts",
+                "SELECT ON {db}.shift_assignments",
+            ],
+            ..Grants::default()
+        },
+    );
+    let (status, detail) = grants_check(&env, &relay, &["--role", "relay"]);
+    assert_eq!(status, "ok", "{detail}");
+    let (status, detail) = grants_check(&env, &kiosk, &["--role", "relay"]);
+    assert_eq!(status, "warn", "{detail}");
+    assert_eq!(detail.matches("GRANT ").count(), 2, "{detail}");
+
+    // A role that is none of them is a usage error.
+    let err = sup2.fails(&env, &["doctor", "--role", "nobody"], 2);
+    assert!(err.contains("invalid value 'nobody'"), "{err}");
+}

@@ -1,0 +1,11 @@
+//! Settling a day into MySQL: every status, honest run records, the boards checked against the
+//! journal first, re-settling when leave, calendar or shifts change, rest days and the nights
+//! the clocks change.
+
+mod day;
+mod dst;
+mod honest_runs;
+mod reconcile;
+mod resettle;
+mod rest_days;
+mod shift_resettle;
