@@ -5,7 +5,7 @@
 //!
 //! May import: `cli`, `ops`, `domain`, `config`, `error`, `output`, `interrupt`; never a store
 //! folder (`redis`, `mysql`, `amqp`) nor a store's crate. Nothing imports `cli` but `main`.
-//! `tests/architecture.rs` checks this.
+//! `tests/it/architecture` checks this.
 
 use anyhow::Result;
 use chrono::NaiveDate;

@@ -13,7 +13,7 @@
 //! May import: `ops`, `domain`, the store folders by the project's own types (never the
 //! `redis`, `mysql` or `amiquip` crates), `config`, `error`, `interrupt`; never `cli` or
 //! `output`. Only `cli` imports `ops`. A family never reaches into a sibling's internals: what
-//! two families share lives in a module of its own here. `tests/architecture.rs` checks this.
+//! two families share lives in a module of its own here. `tests/it/architecture` checks this.
 
 pub(crate) mod boards;
 pub(crate) mod checkin;
