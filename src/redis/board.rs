@@ -4,7 +4,6 @@
 pub(crate) use super::cutover::BoardEntry;
 pub(crate) use super::handle::Board;
 pub(crate) use super::layout::LayoutReport;
-pub(crate) use super::roster_cache::RosterRebuild;
 
 use std::borrow::Cow;
 use std::cell::RefCell;

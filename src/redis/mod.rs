@@ -23,7 +23,7 @@ mod outbox;
 mod overlap;
 pub(crate) mod persistence;
 mod replication;
-mod roster_cache;
+pub(crate) mod roster_cache;
 mod server;
 mod shift_copy;
 mod void;

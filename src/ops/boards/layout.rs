@@ -24,7 +24,8 @@ use crate::domain::roster::{Member, Stamp};
 use crate::domain::shifts::{ShiftTable, Shifts};
 use crate::mysql::Db;
 use crate::ops::relay::queues::{declare_missing, Declared};
-use crate::redis::board::{Board, LayoutReport, RosterRebuild};
+use crate::redis::board::{Board, LayoutReport};
+use crate::redis::roster_cache::RosterRebuild;
 
 /// What laying out a day did, and what the caller should tell the operator.
 #[derive(Debug)]
