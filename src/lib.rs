@@ -52,8 +52,8 @@ pub use crate::redis::{Board, Keyspace, Redis};
 // settle writes (the benchmarks' LOAD DATA reference writes the same).
 pub use crate::mysql::attendance::{load_fresh, stored_from_row, unknown_employees, DayRow, Stored, SELECT_STORED};
 pub use crate::mysql::conn::mysql_server;
-pub use crate::mysql::roster_import::upsert as upsert_roster;
-pub use crate::mysql::roster_rows::{active_members, Member};
+pub use crate::mysql::people::roster_import::upsert as upsert_roster;
+pub use crate::mysql::people::roster_rows::{active_members, Member};
 pub use crate::mysql::{placeholders, Db};
 
 // RabbitMQ: the names, a publisher, the broker's state and the namespace's teardown.

@@ -58,7 +58,7 @@ pub enum Login {
     Set(String),
 }
 
-/// One active employee as the boards and settle need them (read from MySQL by `crate::mysql::roster_rows`;
+/// One active employee as the boards and settle need them (read from MySQL by `crate::mysql::people::roster_rows`;
 /// defined here so that the Redis side need not know the MySQL one).
 #[derive(Debug, Clone)]
 pub struct Member {

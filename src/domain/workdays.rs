@@ -1,6 +1,6 @@
 //! The work calendar: which days are work days. The policy's week decides unless a calendar
 //! entry overrides it (a holiday on a Monday, a work Saturday). Parsing calendar CSVs (all or
-//! nothing) and the effective kind of a day are pure; the entries live in MySQL (`crate::mysql::calendar_rows`).
+//! nothing) and the effective kind of a day are pure; the entries live in MySQL (`crate::mysql::people::calendar_rows`).
 
 use std::collections::BTreeMap;
 use std::io::Read;

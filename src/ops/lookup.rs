@@ -61,7 +61,7 @@ fn complete(
         }
     }
     if !missing.is_empty() {
-        let from_db = crate::mysql::roster_rows::active_by_ids(&crate::mysql::Db::open(cfg)?, &missing)?;
+        let from_db = crate::mysql::people::roster_rows::active_by_ids(&crate::mysql::Db::open(cfg)?, &missing)?;
         // Best effort: an account that may only read the roster cache (a kiosk's: it must not
         // be able to move anyone, docs/security.md), or a cluster whose part's master is lost,
         // costs the next check-in a MySQL lookup again, never this one.
@@ -88,7 +88,7 @@ pub(crate) fn shifts<S: AsRef<str>>(cfg: &Config, board: &mut Board, employees: 
     let table = match board.read_shifts(employees) {
         Ok(table) => table,
         Err(redis) => crate::mysql::Db::open(cfg)
-            .and_then(|db| crate::mysql::shift_rows::read(&db))
+            .and_then(|db| crate::mysql::people::shift_rows::read(&db))
             .map_err(|mysql| redis.context(format!("nor could MySQL's shift tables be read: {mysql:#}")))?,
     };
     Ok(Shifts::new(table, &cfg.policy))
@@ -116,7 +116,7 @@ pub(crate) fn check_employed(employee: &Employee, day: NaiveDate) -> Result<(), 
 
 /// Rewrite Redis's copy of the shift table from MySQL: after every change, and by init-day.
 pub(crate) fn refresh_copy(db: &Db, board: &mut Board) -> Result<ShiftTable> {
-    let table = crate::mysql::shift_rows::read(db)?;
+    let table = crate::mysql::people::shift_rows::read(db)?;
     board.write_shifts(&table)?;
     Ok(table)
 }
@@ -147,7 +147,7 @@ pub(crate) fn acting(
     employee: &str,
     rule: fn(&Actor, &str, Option<&str>) -> Result<(), String>,
 ) -> Result<Actor> {
-    let Some(actor) = crate::mysql::roster_rows::actor_of_login(conn, os_user)? else {
+    let Some(actor) = crate::mysql::people::roster_rows::actor_of_login(conn, os_user)? else {
         return Err(Error::refused(format!(
             "the account '{}' running this is not mapped to an active employee: give its employee that \
              login in the roster's login column (org import)",

@@ -52,7 +52,7 @@ impl Keys {
         format!("{}:roster:{{r{part:02}}}:next", self.ns)
     }
 
-    /// The MySQL roster the cache was last rebuilt from (`crate::mysql::roster_rows::Stamp`): a layout
+    /// The MySQL roster the cache was last rebuilt from (`crate::mysql::people::roster_rows::Stamp`): a layout
     /// rewrites the cache only when MySQL's differs.
     /// The copy of the shift table the punch path reads (`redis/shift_copy.rs`): field `table`
     /// holds the shifts and the departments' assignments, `e:<id>` an employee's own.

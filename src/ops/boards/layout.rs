@@ -50,7 +50,7 @@ pub(crate) fn init_day(
     crate::mysql::runs::check_storable(date)?;
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
-    let depts: Vec<String> = crate::mysql::roster_rows::department_ids(&mut conn)?
+    let depts: Vec<String> = crate::mysql::people::roster_rows::department_ids(&mut conn)?
         .into_iter()
         .filter_map(|(d, active)| active.then_some(d))
         .collect();
@@ -108,7 +108,7 @@ pub(crate) fn lay_out(
     let table = crate::ops::lookup::refresh_copy(db, board)?;
     let rota = rota(db, table, policy, date)?;
     // Read before the members: a change made while they are read shows at the next layout.
-    let changed = crate::mysql::roster_rows::last_change(&mut db.conn()?)?;
+    let changed = crate::mysql::people::roster_rows::last_change(&mut db.conn()?)?;
     let cache = board.roster_cache_state()?;
     let mut rebuild = if cache.current(&changed) {
         None
@@ -164,7 +164,7 @@ pub(crate) fn rota(db: &Db, table: ShiftTable, policy: &Policy, date: NaiveDate)
         // Nothing assigned: everyone employed is laid out, whatever the calendar says.
         None
     } else {
-        crate::mysql::calendar_rows::entry(&mut db.conn()?, date)?
+        crate::mysql::people::calendar_rows::entry(&mut db.conn()?, date)?
     };
     Ok(Rota::new(Shifts::new(table, policy), calendar, date))
 }
@@ -207,7 +207,7 @@ fn for_each_read(db: &Db, depts: &[String], roster: bool, mut each: impl FnMut(R
         let slices = s.spawn(move || -> Result<()> {
             let mut conn = db.conn()?;
             for slice in depts.chunks(DEPTS_PER_SLICE) {
-                let members = crate::mysql::roster_rows::active_members_of(&mut conn, slice, false)?;
+                let members = crate::mysql::people::roster_rows::active_members_of(&mut conn, slice, false)?;
                 // A send fails when Redis failed: its error is the one to report.
                 if !members.is_empty() && tx.send(Read::Slice(members)).is_err() {
                     break;
@@ -222,7 +222,7 @@ fn for_each_read(db: &Db, depts: &[String], roster: bool, mut each: impl FnMut(R
             let mut conn = db.conn()?;
             let mut after = String::new();
             loop {
-                let members = crate::mysql::roster_rows::active_members_after(&mut conn, &after, ROSTER_CHUNK)?;
+                let members = crate::mysql::people::roster_rows::active_members_after(&mut conn, &after, ROSTER_CHUNK)?;
                 let Some(last) = members.last() else { return Ok(()) };
                 after = last.employee_id.clone();
                 if by_id.send(Read::Roster(members)).is_err() {

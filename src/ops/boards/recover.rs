@@ -45,7 +45,7 @@ pub(crate) fn recover(cfg: &Config, date: NaiveDate, today: NaiveDate, idle: Dur
             cfg.journal.max_age_days
         )
     });
-    let members = crate::mysql::roster_rows::active_members(&crate::mysql::Db::open(cfg)?)?;
+    let members = crate::mysql::people::roster_rows::active_members(&crate::mysql::Db::open(cfg)?)?;
     let mut board = Board::open(cfg)?;
     let persistence = board.persistence_warning();
     let report = replay(cfg, &mut board, &members, Options { date, idle })?;
@@ -106,7 +106,7 @@ pub(crate) fn read_from(cfg: &Config, date: NaiveDate) -> DateTime<Utc> {
 pub(crate) fn replay(
     cfg: &Config,
     board: &mut Board,
-    members: &[crate::mysql::roster_rows::Member],
+    members: &[crate::mysql::people::roster_rows::Member],
     opts: Options,
 ) -> Result<RecoverReport> {
     let started = Instant::now();
@@ -117,7 +117,12 @@ pub(crate) fn replay(
     // The day's boards hold those employed that day and expected by their shift (see
     // `init_day::lay_out`).
     let db = crate::mysql::Db::open(cfg)?;
-    let rota = super::layout::rota(&db, crate::mysql::shift_rows::read(&db)?, &cfg.policy, opts.date)?;
+    let rota = super::layout::rota(
+        &db,
+        crate::mysql::people::shift_rows::read(&db)?,
+        &cfg.policy,
+        opts.date,
+    )?;
     let employed: Vec<_> = members.iter().filter(|m| rota.expects(m)).cloned().collect();
     let laid_out = board.layout_day(opts.date, &employed, |_| {})?.laid_out;
     let mut r = Replayer {
@@ -199,7 +204,7 @@ impl Verify {
     pub(crate) fn new(
         cfg: &Config,
         ring: crate::domain::signing::Keyring,
-        members: &[crate::mysql::roster_rows::Member],
+        members: &[crate::mysql::people::roster_rows::Member],
     ) -> Verify {
         Verify {
             ring,

@@ -579,7 +579,7 @@ fn unsettled_workdays(cfg: &Config, conn: &mut Conn, today: NaiveDate) -> anyhow
     let Some(last) = settled.last().copied() else {
         return Ok(Vec::new());
     };
-    let overrides = crate::mysql::calendar_rows::overrides(conn, last, yesterday)?;
+    let overrides = crate::mysql::people::calendar_rows::overrides(conn, last, yesterday)?;
     Ok(last
         .iter_days()
         .skip(1)

@@ -20,7 +20,7 @@ pub(crate) fn set(cfg: &Config, entries: &[Entry]) -> Result<Resettled> {
     }
     let db = crate::mysql::Db::open(cfg)?;
     let lock = resettle::lock(&db)?;
-    crate::mysql::calendar_rows::upsert(&db, entries)?;
+    crate::mysql::people::calendar_rows::upsert(&db, entries)?;
     let mut total = Resettled {
         reason: format!("calendar: {} set", entries.len()),
         ..Resettled::default()
@@ -37,7 +37,7 @@ pub(crate) fn set(cfg: &Config, entries: &[Entry]) -> Result<Resettled> {
 pub(crate) fn unset(cfg: &Config, date: NaiveDate) -> Result<Option<(DayKind, Resettled)>> {
     let db = crate::mysql::Db::open(cfg)?;
     let lock = resettle::lock(&db)?;
-    let Some(was) = crate::mysql::calendar_rows::remove(&db, date)? else {
+    let Some(was) = crate::mysql::people::calendar_rows::remove(&db, date)? else {
         return Ok(None);
     };
     let reason = format!("calendar {date} unset (was {})", was.as_str());
@@ -77,7 +77,7 @@ pub(crate) fn plan(cfg: &Config, entries: &[Entry]) -> Result<Vec<Planned>> {
         return Ok(Vec::new());
     };
     let db = crate::mysql::Db::open(cfg)?;
-    let now = crate::mysql::calendar_rows::overrides(&mut db.conn()?, from, to)?;
+    let now = crate::mysql::people::calendar_rows::overrides(&mut db.conn()?, from, to)?;
     Ok(entries
         .iter()
         .map(|e| {
@@ -169,7 +169,7 @@ pub(crate) fn list(cfg: &Config, from: NaiveDate, to: NaiveDate) -> Result<Vec<D
         return Err(Error::input("--to must be on or after --from, at most ten years later").into());
     }
     let db = crate::mysql::Db::open(cfg)?;
-    let overrides = crate::mysql::calendar_rows::overrides(&mut db.conn()?, from, to)?;
+    let overrides = crate::mysql::people::calendar_rows::overrides(&mut db.conn()?, from, to)?;
     Ok(from
         .iter_days()
         .take_while(|d| *d <= to)

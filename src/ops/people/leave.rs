@@ -9,8 +9,8 @@ use chrono::NaiveDate;
 use crate::config::Config;
 use crate::domain::{roster, workdays};
 use crate::error::Error;
-use crate::mysql::leave_rows::{self as leave, Added};
-pub(crate) use crate::mysql::leave_rows::{Leave, NewLeave};
+use crate::mysql::people::leave_rows::{self as leave, Added};
+pub(crate) use crate::mysql::people::leave_rows::{Leave, NewLeave};
 use crate::ops::settle::resettle::{self, Resettled, Scope, Whose};
 
 /// The outcome of [`add`]: the leave's id, whether it was already recorded, and what its

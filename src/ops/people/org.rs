@@ -11,15 +11,15 @@ use crate::domain::roster::{Member, RosterRow};
 use crate::domain::roster_list::Entry;
 use crate::domain::roster_plan::{self, Full, Held, Summary};
 use crate::error::Error;
-use crate::mysql::roster_import::{Finish, ImportReport};
+use crate::mysql::people::roster_import::{Finish, ImportReport};
 use crate::redis::board::Board;
 
 /// The ids of the active roster, by department then id, without those on approved leave on
 /// `date` (who `simulate` punches for: someone on leave does not come in).
 pub(crate) fn expected_ids(cfg: &Config, date: chrono::NaiveDate) -> Result<Vec<String>> {
     let db = crate::mysql::Db::open(cfg)?;
-    let away = crate::mysql::leave_rows::on_leave(&mut db.conn()?, date)?;
-    let members = crate::mysql::roster_rows::active_members(&db)?;
+    let away = crate::mysql::people::leave_rows::on_leave(&mut db.conn()?, date)?;
+    let members = crate::mysql::people::roster_rows::active_members(&db)?;
     Ok(members
         .into_iter()
         .map(|m| m.employee_id)
@@ -42,19 +42,23 @@ pub(crate) enum Who {
 pub(crate) fn list(cfg: &Config, dept: Option<&str>, who: Who) -> Result<(NaiveDate, Vec<Entry>)> {
     let db = crate::mysql::Db::open(cfg)?;
     if let Some(d) = dept {
-        if !crate::mysql::report_queries::known(&db, crate::mysql::report_queries::Known::Department, d)? {
+        if !crate::mysql::report::report_queries::known(
+            &db,
+            crate::mysql::report::report_queries::Known::Department,
+            d,
+        )? {
             return Err(Error::refused(format!("unknown department '{d}'")).into());
         }
     }
     let today = crate::domain::policy::work_date(cfg.timezone, Board::open(cfg)?.read_clock()?.server);
-    let mut entries = crate::mysql::roster_rows::entries(&mut db.conn()?, dept)?;
+    let mut entries = crate::mysql::people::roster_rows::entries(&mut db.conn()?, dept)?;
     entries.retain(|e| e.left(today) == (who == Who::Left));
     Ok((today, entries))
 }
 
 /// `org export`: every employee on the roster, leavers included, as `org import` reads them.
 pub(crate) fn export(cfg: &Config) -> Result<Vec<Entry>> {
-    crate::mysql::roster_rows::entries(&mut crate::mysql::Db::open(cfg)?.conn()?, None)
+    crate::mysql::people::roster_rows::entries(&mut crate::mysql::Db::open(cfg)?.conn()?, None)
 }
 
 /// How `org import` runs.
@@ -112,7 +116,7 @@ pub(crate) fn import(cfg: &Config, rows: &[RosterRow], opts: ImportOptions) -> R
         end: opts.end_date.unwrap_or(today),
     });
     let finish = if opts.dry_run { Finish::RollBack } else { Finish::Commit };
-    let (plan, report) = crate::mysql::roster_import::import(
+    let (plan, report) = crate::mysql::people::roster_import::import(
         &db,
         rows,
         opts.full,
@@ -186,7 +190,7 @@ fn finish_moves(db: &crate::mysql::Db, board: &mut Board, target: &HashMap<&str,
         .map(String::as_str)
         .filter(|e| !target.contains_key(e))
         .collect();
-    let found = crate::mysql::roster_rows::active_by_ids(db, &others)?;
+    let found = crate::mysql::people::roster_rows::active_by_ids(db, &others)?;
     let now: HashMap<&str, &str> = found
         .iter()
         .map(|m| (m.employee_id.as_str(), m.department_id.as_str()))

@@ -10,7 +10,8 @@ use crate::config::Config;
 use crate::domain::shift_changes::last_day;
 use crate::domain::shifts::{Assignment, Scope, ShiftTable};
 use crate::error::Error;
-use crate::mysql::{resettle_rows, shift_rows, Db, Tx};
+use crate::mysql::people::shift_rows;
+use crate::mysql::{resettle_rows, Db, Tx};
 use crate::ops::settle::resettle::{self, Ground, Resettled, Whose};
 
 /// The settled days one assignment governs that a change reaches: `target`'s rows from `from`

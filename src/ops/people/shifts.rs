@@ -13,7 +13,8 @@ use crate::domain::shift_changes::{assignments_of, differences};
 use crate::domain::shifts::{Assignment, Scope, Shift, Shifts, Source};
 use crate::domain::text::plural;
 use crate::error::Error;
-use crate::mysql::{shift_rows, Db};
+use crate::mysql::people::shift_rows;
+use crate::mysql::Db;
 use crate::ops::people::shift_changes::{self, Span};
 use crate::ops::settle::resettle::{self, Resettled};
 use crate::redis::board::Board;
@@ -277,13 +278,13 @@ pub(crate) struct Which {
 pub(crate) fn which(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<Which> {
     crate::domain::roster::check_id("employee id", employee_id)?;
     let db = Db::open(cfg)?;
-    let member = crate::mysql::roster_rows::active_by_ids(&db, &[employee_id])?
+    let member = crate::mysql::people::roster_rows::active_by_ids(&db, &[employee_id])?
         .into_iter()
         .next()
         .ok_or_else(|| Error::refused(format!("unknown employee '{employee_id}'")))?;
     let shifts = Shifts::new(shift_rows::read(&db)?, &cfg.policy);
     let (shift, source) = shifts.on(employee_id, &member.department_id, date);
-    let overrides = crate::mysql::calendar_rows::overrides(&mut db.conn()?, date, date)?;
+    let overrides = crate::mysql::people::calendar_rows::overrides(&mut db.conn()?, date, date)?;
     let work_day = match overrides.get(&date) {
         Some(e) => e.kind == crate::domain::workdays::DayKind::Workday,
         None => shift.works_on(date),

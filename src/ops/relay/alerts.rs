@@ -173,13 +173,13 @@ impl Alerts {
 fn due_of(cfg: &Config, date: NaiveDate) -> Result<Vec<Due>> {
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
-    let overrides = crate::mysql::calendar_rows::overrides(&mut conn, date, date)?;
+    let overrides = crate::mysql::people::calendar_rows::overrides(&mut conn, date, date)?;
     let calendar = overrides.get(&date).map(|e| e.kind == DayKind::Workday);
-    let shifts = Shifts::new(crate::mysql::shift_rows::table(&mut conn)?, &cfg.policy);
-    let members = crate::mysql::roster_rows::active_members(&db)?;
-    let mut on_leave = crate::mysql::leave_rows::on_leave(&mut conn, date)?;
+    let shifts = Shifts::new(crate::mysql::people::shift_rows::table(&mut conn)?, &cfg.policy);
+    let members = crate::mysql::people::roster_rows::active_members(&db)?;
+    let mut on_leave = crate::mysql::people::leave_rows::on_leave(&mut conn, date)?;
     // Off for the morning: not due at the shift's start (off for the afternoon: due).
-    let half = crate::mysql::leave_rows::half_leave(&mut conn, date)?;
+    let half = crate::mysql::people::leave_rows::half_leave(&mut conn, date)?;
     on_leave.extend(half.into_iter().filter_map(|(e, morning)| morning.then_some(e)));
     let mut due = due::due(&cfg.policy, &shifts, cfg.timezone, date, calendar, &members, &on_leave);
     due.sort_by(|a, b| a.shift.cmp(&b.shift));

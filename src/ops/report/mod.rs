@@ -11,8 +11,8 @@ use crate::config::Config;
 use crate::domain::roster;
 use crate::domain::table::Table;
 use crate::error::Error;
-use crate::mysql::month_rows::{self, Month};
-use crate::mysql::report_queries::{self as report, Known};
+use crate::mysql::report::month_rows::{self, Month};
+use crate::mysql::report::report_queries::{self as report, Known};
 use crate::mysql::Db;
 
 /// One report, with its dates already decided (defaults are the command's business).

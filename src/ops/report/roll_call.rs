@@ -40,7 +40,7 @@ pub(crate) fn now(cfg: &Config, dept: Option<&str>, at: Option<TypedTime>) -> Re
         crate::domain::roster::check_id("department id", d)?;
     }
     let db = crate::mysql::Db::open_reports(cfg)?;
-    let mut depts: Vec<String> = crate::mysql::roster_rows::department_ids(&mut db.conn()?)?
+    let mut depts: Vec<String> = crate::mysql::people::roster_rows::department_ids(&mut db.conn()?)?
         .into_iter()
         .map(|(d, _)| d)
         .collect();

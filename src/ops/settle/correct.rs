@@ -124,9 +124,9 @@ fn recompute(cfg: &Config, tx: &mut Tx, req: &Request, before: &Stored) -> Resul
             .into());
         }
     }
-    let overrides = crate::mysql::calendar_rows::overrides(tx, req.date, req.date)?;
+    let overrides = crate::mysql::people::calendar_rows::overrides(tx, req.date, req.date)?;
     let workday = workdays::is_workday(&cfg.policy, &overrides, req.date);
-    let on_leave = crate::mysql::leave_rows::on_leave(tx, req.date)?.contains(req.employee_id);
+    let on_leave = crate::mysql::people::leave_rows::on_leave(tx, req.date)?.contains(req.employee_id);
     let (tz, start) = (cfg.timezone, policy::day_start(cfg.timezone, req.date));
     let secs = |t: NaiveDateTime| (t.and_utc() - start).num_seconds();
     let o = policy::day_outcome(

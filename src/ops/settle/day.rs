@@ -310,9 +310,13 @@ impl Run<'_> {
     /// The calendar (the day itself and the year after it, for the next work day) and the leave.
     fn read_calendar(&mut self, date: NaiveDate) -> Result<Calendar> {
         Ok(Calendar {
-            overrides: crate::mysql::calendar_rows::overrides(self.lock.conn(), date, date + Duration::days(367))?,
-            on_leave: crate::mysql::leave_rows::on_leave(self.lock.conn(), date)?,
-            half_leave: crate::mysql::leave_rows::half_leave(self.lock.conn(), date)?,
+            overrides: crate::mysql::people::calendar_rows::overrides(
+                self.lock.conn(),
+                date,
+                date + Duration::days(367),
+            )?,
+            on_leave: crate::mysql::people::leave_rows::on_leave(self.lock.conn(), date)?,
+            half_leave: crate::mysql::people::leave_rows::half_leave(self.lock.conn(), date)?,
         })
     }
 

@@ -276,8 +276,8 @@ impl<'a> Run<'a> {
         let today = crate::domain::policy::work_date(cfg.timezone, clock.server);
         let mut lock = SettleLock::try_acquire(&db)?
             .ok_or_else(|| Error::refused("another settle is running on this database"))?;
-        let departments = crate::mysql::roster_rows::department_ids(lock.conn())?;
-        let shifts = crate::mysql::shift_rows::table(lock.conn())?;
+        let departments = crate::mysql::people::roster_rows::department_ids(lock.conn())?;
+        let shifts = crate::mysql::people::shift_rows::table(lock.conn())?;
         Ok(Run {
             cfg,
             opts,
@@ -323,10 +323,12 @@ impl<'a> Run<'a> {
     /// The departments with active members employed on `date`: those a layout of that day gave
     /// a board (a department whose people have all left, or not yet started, has none).
     fn laid_out_departments(&mut self, date: NaiveDate) -> Result<Vec<String>> {
-        Ok(crate::mysql::roster_rows::department_ids_on(self.lock.conn(), date)?
-            .into_iter()
-            .filter_map(|(d, employed)| employed.then_some(d))
-            .collect())
+        Ok(
+            crate::mysql::people::roster_rows::department_ids_on(self.lock.conn(), date)?
+                .into_iter()
+                .filter_map(|(d, employed)| employed.then_some(d))
+                .collect(),
+        )
     }
 
     fn all_departments(&self) -> Vec<String> {
@@ -393,8 +395,8 @@ impl<'a> Run<'a> {
         if depts.is_empty() || self.shifts.is_empty() {
             return Ok(depts);
         }
-        let members = crate::mysql::roster_rows::active_members_of(self.lock.conn(), &depts, false)?;
-        let calendar = crate::mysql::calendar_rows::entry(self.lock.conn(), date)?;
+        let members = crate::mysql::people::roster_rows::active_members_of(self.lock.conn(), &depts, false)?;
+        let calendar = crate::mysql::people::calendar_rows::entry(self.lock.conn(), date)?;
         let shifts = crate::domain::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
         let rota = crate::domain::due::Rota::new(shifts, calendar, date);
         let expected: HashSet<&str> = members

@@ -114,7 +114,7 @@ impl Run<'_> {
             Some(ring) => Some(Verify::new(
                 cfg,
                 ring,
-                &crate::mysql::roster_rows::active_members(&self.db)?,
+                &crate::mysql::people::roster_rows::active_members(&self.db)?,
             )),
             None => None,
         };

@@ -19,10 +19,11 @@ use crate::domain::shifts::{ShiftTable, Shifts};
 use crate::domain::{policy, workdays};
 use crate::error::Error;
 use crate::mysql::attendance::{parse_log, DayRow, Stored};
+use crate::mysql::people::{calendar_rows, leave_rows};
 pub(crate) use crate::mysql::resettle_rows::Whose;
 use crate::mysql::resettle_rows::{self, Audit};
 use crate::mysql::runs::SettleLock;
-use crate::mysql::{calendar_rows, leave_rows, server, Db, Tx};
+use crate::mysql::{server, Db, Tx};
 use crate::ops::settle::rows::{self, Day};
 
 /// Which rows a change touches: the days from `from` to `to`, of one employee (a leave, their
@@ -122,7 +123,7 @@ impl Ground {
     /// leaves it (read in the change's own transaction, or computed for a dry run).
     pub(crate) fn read(cfg: &Config, conn: &mut Tx, shifts: ShiftTable) -> Result<Ground> {
         let os_user = crate::ops::lookup::os_user();
-        let by = crate::mysql::roster_rows::actor_of_login(conn, &os_user)?.map(|a| a.employee_id);
+        let by = crate::mysql::people::roster_rows::actor_of_login(conn, &os_user)?.map(|a| a.employee_id);
         let today = policy::work_date(cfg.timezone, server::now(conn)?);
         Ok(Ground {
             by,
@@ -144,7 +145,7 @@ pub(crate) fn resettle(cfg: &Config, db: &Db, _lock: &SettleLock, scope: Scope, 
     let run = || -> Result<Resettled> {
         let mut conn = db.conn()?;
         let mut tx = crate::mysql::begin(&mut conn)?;
-        let shifts = crate::mysql::shift_rows::table(&mut tx)?;
+        let shifts = crate::mysql::people::shift_rows::table(&mut tx)?;
         let ground = Ground::read(cfg, &mut tx, shifts)?;
         let out = within(cfg, &mut tx, &ground, scope, reason, true)?;
         tx.commit()?;
@@ -243,7 +244,7 @@ pub(crate) fn within(
 /// The row settle computes now from the stored punch history (`None`: unreadable).
 fn again(day: &Day, before: &Stored, on_leave: &HashSet<String>) -> Option<DayRow> {
     let punches = parse_log(&before.punches)?;
-    let member = crate::mysql::roster_rows::Member {
+    let member = crate::mysql::people::roster_rows::Member {
         employee_id: before.employee_id.clone(),
         department_id: before.department_id.clone(),
         name: String::new(),

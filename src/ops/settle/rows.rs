@@ -13,7 +13,7 @@ use crate::domain::event::Kind;
 use crate::domain::policy::{DayClock, DayStatus};
 use crate::domain::shifts::Shifts;
 pub(crate) use crate::mysql::attendance::{parse_log, DayRow, Stamp};
-use crate::mysql::roster_rows::Member;
+use crate::mysql::people::roster_rows::Member;
 pub(crate) use crate::mysql::runs::Failure;
 pub(crate) use crate::redis::board::BoardEntry;
 

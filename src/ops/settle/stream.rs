@@ -63,7 +63,7 @@ impl SliceReader<'_> {
     fn slice(&self, conn: &mut Conn, board: &mut Board, slice: &[String], out: &mut Slices) -> Result<Vec<DayRow>> {
         let (date, spent) = (self.day.date, self.spent);
         let mut members = spent.time("reading the roster", || {
-            crate::mysql::roster_rows::active_members_of(conn, slice, false)
+            crate::mysql::people::roster_rows::active_members_of(conn, slice, false)
         })?;
         // Nobody is expected outside their employment: a leaver after their last day, a joiner
         // before their first, has no row (one who punched anyway is a stray: their punches stay).
@@ -111,7 +111,7 @@ impl Run<'_> {
         let date = day.date;
         let spent = Spent::default();
         let (depts, active): (Vec<String>, Vec<u64>) =
-            crate::mysql::roster_rows::departments_by_first_employee(self.lock.conn())?
+            crate::mysql::people::roster_rows::departments_by_first_employee(self.lock.conn())?
                 .into_iter()
                 .unzip();
         progress(Progress::Rows(active.iter().sum()));
@@ -180,7 +180,7 @@ impl Run<'_> {
     ) -> Result<()> {
         let date = day.date;
         let ids: Vec<&str> = strays.keys().map(String::as_str).collect();
-        let mut members = crate::mysql::roster_rows::active_by_ids(&self.db, &ids)?;
+        let mut members = crate::mysql::people::roster_rows::active_by_ids(&self.db, &ids)?;
         members.retain(|m| m.employment.covers(date));
         let stored = attendance::stored_punches_of(self.lock.conn(), date, &ids)?;
         let pairs: Vec<(&str, &str)> = members

@@ -8,12 +8,12 @@ use anyhow::Result;
 use mysql::prelude::Queryable;
 use mysql::{TxOpts, Value};
 
-use super::placeholders;
-use super::typed::Cols;
-use super::Db;
 use crate::domain::employment::Employment;
 use crate::domain::roster::{Role, RosterRow};
 use crate::domain::roster_plan::{Held, Plan};
+use crate::mysql::placeholders;
+use crate::mysql::typed::Cols;
+use crate::mysql::Db;
 
 /// Rows per multi-row statement: well under 65,535 placeholders and max_allowed_packet.
 const CHUNK: usize = 2_000;

@@ -9,13 +9,13 @@ use chrono::{NaiveDate, NaiveDateTime};
 use chrono_tz::Tz;
 use mysql::prelude::Queryable;
 
-use super::typed::Cols;
-use super::Db;
 use crate::domain::hours::{self, HoursRule};
 use crate::domain::month::{last_day, Code, MonthSheet};
 use crate::domain::payroll::Payroll;
 use crate::domain::policy::{DayStatus, Policy};
 use crate::error::Error;
+use crate::mysql::typed::Cols;
+use crate::mysql::Db;
 
 /// The month that starts on `first`, of `dept` or of everyone, and the names on it
 /// (employee id -> name, department id -> name).

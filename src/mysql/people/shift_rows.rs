@@ -5,10 +5,10 @@ use chrono::{NaiveDate, NaiveTime};
 use mysql::prelude::Queryable;
 use mysql::Value;
 
-use super::placeholders;
-use super::Db;
 use crate::domain::shifts::{parse_days, Assignment, Scope, Shift, ShiftTable};
 use crate::error::Error;
+use crate::mysql::placeholders;
+use crate::mysql::Db;
 
 /// The whole table: every shift and every assignment.
 pub(crate) fn table(conn: &mut impl Queryable) -> Result<ShiftTable> {

@@ -9,13 +9,13 @@ use chrono_tz::Tz;
 use mysql::prelude::Queryable;
 use mysql::Row;
 
-use super::runs;
-use super::typed::Cols;
-use super::Db;
 use crate::domain::dates::wall_clock_utc;
 use crate::domain::hours::{self, Hours, HoursRule};
 use crate::domain::policy::{DayStatus, Policy};
 use crate::domain::table::{local, local_time, Cell, Table};
+use crate::mysql::runs;
+use crate::mysql::typed::Cols;
+use crate::mysql::Db;
 
 /// `COUNT(IF(status = 'present', 1, NULL)), ...` in `DayStatus::ALL` order.
 fn status_counts_sql() -> String {
@@ -233,7 +233,7 @@ pub(crate) fn corrections(pool: &Db, tz: Tz, from: NaiveDate, to: NaiveDate, emp
         "id", "date", "employee", "by", "os_user", "db_user", "at", "status", "in", "out", "reason",
     ]);
     let hhmm = |t: Option<NaiveDateTime>| t.map_or("-".to_string(), |t| wall_clock_utc(tz, t, "%H:%M"));
-    for c in super::corrections::list(&mut pool.get_conn()?, from, to, employee)? {
+    for c in crate::mysql::corrections::list(&mut pool.get_conn()?, from, to, employee)? {
         t.push(vec![
             Cell::from(c.id),
             Cell::Date(c.work_date),
@@ -282,7 +282,7 @@ pub(crate) fn punches(
         "event_id",
         "how",
     ]);
-    for p in super::punch_log::list(&mut pool.get_conn()?, from, to, employee, dept)? {
+    for p in crate::mysql::punch_log::list(&mut pool.get_conn()?, from, to, employee, dept)? {
         t.push(vec![
             Cell::Date(p.work_date),
             Cell::Text(p.employee_id),

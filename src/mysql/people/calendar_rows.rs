@@ -5,10 +5,10 @@ use chrono::NaiveDate;
 use mysql::prelude::Queryable;
 use mysql::{TxOpts, Value};
 
-use super::placeholders;
-use super::Db;
 use crate::domain::workdays::{DayKind, Entry, Overrides};
 use crate::error::Error;
+use crate::mysql::placeholders;
+use crate::mysql::Db;
 
 /// Set the entries, all in one transaction: a file lands whole or not at all.
 pub(crate) fn upsert(pool: &Db, entries: &[Entry]) -> Result<()> {

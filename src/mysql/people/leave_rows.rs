@@ -8,8 +8,8 @@ use mysql::prelude::Queryable;
 use mysql::TxOpts;
 use serde::Serialize;
 
-use super::typed::Cols;
-use super::Db;
+use crate::mysql::typed::Cols;
+use crate::mysql::Db;
 
 /// One leave as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -5,12 +5,12 @@ use anyhow::Result;
 use mysql::prelude::Queryable;
 use mysql::Value;
 
-use super::typed::Cols;
-use super::Db;
 use crate::domain::authority::Actor;
 use crate::domain::employment::Employment;
 use crate::domain::roster::Role;
 use crate::domain::roster_list::Entry;
+use crate::mysql::typed::Cols;
+use crate::mysql::Db;
 
 /// The active employee the roster maps to an operating-system account, if any.
 pub(crate) fn actor_of_login(conn: &mut impl Queryable, login: &str) -> Result<Option<Actor>> {
@@ -158,7 +158,7 @@ pub(crate) fn entries(conn: &mut impl Queryable, dept: Option<&str>) -> Result<V
     rows.into_iter()
         .map(|r| {
             let mut c = Cols::new(r, "employees row");
-            let held = super::roster_import::held_from(&mut c)?;
+            let held = crate::mysql::people::roster_import::held_from(&mut c)?;
             Ok(Entry::new(held, c.get(8)?))
         })
         .collect()
