@@ -1,5 +1,5 @@
 //! Where the punch script's Redis time goes: the bench's "board alone" step (a morning of
-//! check-ins, 100 per script call, no publish) run through variants of `redis/punch.lua`, each
+//! check-ins, 100 per script call, no publish) run through variants of `redis/scripts/punch.lua`, each
 //! without one of its steps. Each variant runs call by call, and each call's EVALSHA time as
 //! Redis counted it (INFO commandstats, read before and after; no CONFIG RESETSTAT, which would
 //! spoil other users' figures) is a sample: on a shared 2-core machine the 10th percentile is

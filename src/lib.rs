@@ -45,7 +45,7 @@ pub use crate::config::redis_cluster_seeds as seed_urls;
 pub use crate::redis::board::{punch_calls, Employee, Punch, PunchRules, PUNCH_SCRIPT};
 pub use crate::redis::cluster::ClusterConn;
 pub use crate::redis::keys::{Keys, ROSTER_PARTS};
-pub use crate::redis::persistence::info_texts;
+pub use crate::redis::server::persistence::info_texts;
 pub use crate::redis::{Board, Keyspace, Redis};
 
 // MySQL: the handle, the server connection tests drop their databases with, and the rows that

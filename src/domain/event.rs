@@ -116,7 +116,7 @@ pub(crate) fn routing_key(dept: &str, kind: Kind) -> String {
 //
 // where name and source are JSON-escaped without their quotes (so they hold no tab), and the
 // last field, the punch's kind and whether it changed the day's record, is the only part that
-// `redis/punch.lua` writes: Rust builds everything before it (`record_prefix`). Outboxes filled
+// `redis/scripts/punch.lua` writes: Rust builds everything before it (`record_prefix`). Outboxes filled
 // before this record existed hold the event's JSON itself (a value that starts with `{`);
 // `render` takes both, so such entries are published as they were written.
 // ---------------------------------------------------------------------------------------------

@@ -1,12 +1,12 @@
 //! The punch log's entries: what a day's punch logs in Redis hold (one hash per way punches
-//! came, event id -> the event's outbox record, see `redis/punch.lua`), read into the row
+//! came, event id -> the event's outbox record, see `redis/scripts/punch.lua`), read into the row
 //! settle writes to MySQL's `punch_log`.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 
 use super::event::{self, Event, Kind};
 
-/// How a punch came to the board: each has its own punch log in Redis (see `redis/punch.lua`).
+/// How a punch came to the board: each has its own punch log in Redis (see `redis/scripts/punch.lua`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum How {
     /// A check-in as it happened (`checkin E`).

@@ -32,5 +32,5 @@ pub(crate) mod watch;
 /// Settle's one-line warning when its Redis keeps nothing on disk or may evict keys; nothing
 /// when Redis cannot be reached (settle reports that itself, with its retries).
 pub(crate) fn settle_warning(cfg: &crate::config::Config) -> Option<String> {
-    crate::redis::persistence::warning_for(cfg)
+    crate::redis::server::persistence::warning_for(cfg)
 }

@@ -448,7 +448,7 @@ fn calls(punches: &[Punch]) -> Vec<Vec<usize>> {
 
 /// The punch script's text, which `board_breakdown` varies.
 #[doc(hidden)]
-pub const PUNCH_SCRIPT: &str = concat!(include_str!("hashtable.lua"), include_str!("punch.lua"));
+pub const PUNCH_SCRIPT: &str = concat!(include_str!("scripts/hashtable.lua"), include_str!("scripts/punch.lua"));
 
 impl Board {
     fn punch_batched(

@@ -14,9 +14,13 @@ use super::Board;
 use crate::domain::day_record::DayRecord;
 use crate::domain::punch_log::How;
 
-static CUTOVER: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(concat!(include_str!("tokens.lua"), include_str!("cutover.lua"))));
-static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("release.lua")));
+static CUTOVER: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(concat!(
+        include_str!("scripts/tokens.lua"),
+        include_str!("scripts/cutover.lua")
+    ))
+});
+static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("scripts/release.lua")));
 
 /// Departments per pipeline: a few hundred short commands per round trip.
 const PER_PIPELINE: usize = 200;

@@ -13,9 +13,13 @@ use super::{dump, Board};
 use crate::domain::roster::Member;
 use crate::redis::keys::Keys;
 
-static LAYOUT: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(concat!(include_str!("hashtable.lua"), include_str!("layout.lua"))));
-static RESTORE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("restore.lua")));
+static LAYOUT: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(concat!(
+        include_str!("scripts/hashtable.lua"),
+        include_str!("scripts/layout.lua")
+    ))
+});
+static RESTORE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("scripts/restore.lua")));
 
 /// Fields a pipeline carries: enough to keep Redis busy, few enough to keep a reply short.
 const FIELDS_PER_PIPELINE: usize = 5_000;

@@ -6,7 +6,6 @@
 
 mod alerts;
 pub(crate) mod board;
-mod clock;
 pub(crate) mod cluster;
 mod conn;
 pub(crate) mod cutover;
@@ -18,13 +17,10 @@ pub(crate) mod journaled;
 pub(crate) mod keys;
 mod layout;
 pub(crate) mod moves;
-pub(crate) mod nodes;
 mod outbox;
 mod overlap;
-pub(crate) mod persistence;
-mod replication;
 pub(crate) mod roster_cache;
-mod server;
+pub(crate) mod server;
 mod shift_copy;
 mod void;
 

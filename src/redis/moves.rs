@@ -23,12 +23,12 @@ use crate::domain::membership::{add_departure, parse_departures, Departure, Memb
 
 static MOVE_IN: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(concat!(
-        include_str!("hashtable.lua"),
-        include_str!("tokens.lua"),
-        include_str!("move_in.lua")
+        include_str!("scripts/hashtable.lua"),
+        include_str!("scripts/tokens.lua"),
+        include_str!("scripts/move_in.lua")
     ))
 });
-static MOVE_OUT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("move_out.lua")));
+static MOVE_OUT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("scripts/move_out.lua")));
 
 /// What moving one employee's days did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]

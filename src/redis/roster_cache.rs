@@ -79,7 +79,7 @@ impl Board {
             let replies: Vec<Option<redis::Value>> = match pipe.query::<Vec<redis::Value>>(con) {
                 Ok(mut replies) => {
                     if time {
-                        let server = super::clock::server_time(replies.remove(0))?;
+                        let server = super::server::clock::server_time(replies.remove(0))?;
                         reading = Some(Reading {
                             before,
                             server,

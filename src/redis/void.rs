@@ -12,7 +12,7 @@ use crate::domain::punch_log::{self, Entry, How};
 use crate::domain::void_notice::VoidNotice;
 use crate::redis::handle::Board;
 
-static VOID: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("void.lua")));
+static VOID: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("scripts/void.lua")));
 
 impl Board {
     /// Take the punch `kind` at `secs` into `date` out of `emp`'s day on `dept`'s live board,

@@ -17,7 +17,7 @@ use crate::redis::board::{Board, Punch, PunchRules};
 #[derive(Debug, Clone)]
 pub(crate) struct Request<'a> {
     pub employee_id: &'a str,
-    /// `None`: its time decides (`policy.auto_kind_split`, see `redis/punch.lua`).
+    /// `None`: its time decides (`policy.auto_kind_split`, see `redis/scripts/punch.lua`).
     pub kind: Option<Kind>,
     /// `None`: now, by the Redis server's clock; `HH:MM` is on today by that clock.
     pub at: Option<TypedTime>,

@@ -3,8 +3,8 @@
 
 use super::verdict::{check, Check, Level};
 use crate::config::Config;
-use crate::redis::nodes::{NodeHealth, Replication};
-use crate::redis::persistence as health;
+use crate::redis::server::nodes::{NodeHealth, Replication};
+use crate::redis::server::persistence as health;
 
 /// A replica this many seconds without acknowledging its master is lagging: a fail-over now
 /// would lose what it has not acknowledged.

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 
-use super::Board;
+use crate::redis::Board;
 
 /// How long the mark of a repeated punch lives: longer than any `WAIT`.
 const MARK_TTL_MS: u32 = 120_000;
@@ -45,13 +45,15 @@ impl Board {
         // One department's mark per master: WAIT is routed by its key's slot.
         let mut per_master: Vec<(String, &str)> = Vec::new();
         match &mut self.con {
-            super::Redis::Single(_) => per_master.extend(marks.first().map(|m| ("redis".to_string(), m.as_str()))),
-            super::Redis::Cluster(c) => {
+            crate::redis::Redis::Single(_) => {
+                per_master.extend(marks.first().map(|m| ("redis".to_string(), m.as_str())))
+            }
+            crate::redis::Redis::Cluster(c) => {
                 let ranges = c
                     .slot_masters()
                     .context("reading the cluster's masters (CLUSTER SLOTS)")?;
                 for mark in &marks {
-                    let slot = super::cluster::slot_of(mark);
+                    let slot = crate::redis::cluster::slot_of(mark);
                     let master = ranges
                         .iter()
                         .find(|(a, b, _)| (*a..=*b).contains(&slot))

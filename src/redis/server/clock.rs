@@ -5,12 +5,12 @@
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
-use super::Board;
 use crate::domain::clock::Reading;
 use crate::redis::board::Employee;
+use crate::redis::Board;
 
 /// `TIME`'s answer (seconds and microseconds, as strings) as an instant.
-pub(super) fn server_time(v: redis::Value) -> Result<DateTime<Utc>> {
+pub(crate) fn server_time(v: redis::Value) -> Result<DateTime<Utc>> {
     let (secs, micros): (i64, i64) = redis::from_redis_value(v).context("TIME")?;
     DateTime::from_timestamp_micros(secs * 1_000_000 + micros).context("Redis's TIME is out of range")
 }

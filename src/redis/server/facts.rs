@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result};
 use chrono::NaiveDate;
 
-use super::{Board, Keyspace};
 use crate::redis::keys::Keys;
+use crate::redis::{Board, Keyspace};
 
 impl Board {
     /// `redis_version` from `INFO server`.

@@ -6,10 +6,10 @@ use anyhow::{Context, Result};
 use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
 use redis::{Cmd, ConnectionLike, RedisResult, Value};
 
-use super::cluster::ClusterConn;
-use super::handle::Redis;
 use super::persistence::{self, Persistence};
-use super::Board;
+use crate::redis::cluster::ClusterConn;
+use crate::redis::handle::Redis;
+use crate::redis::Board;
 
 /// What one node says of itself.
 #[derive(Debug, Clone)]
@@ -98,7 +98,7 @@ struct OneNode<'a> {
 
 impl ConnectionLike for OneNode<'_> {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
-        let cmd = super::cluster::unpack(cmd, 1)?.remove(0);
+        let cmd = crate::redis::cluster::unpack(cmd, 1)?.remove(0);
         self.req_command(&cmd)
     }
 
@@ -111,7 +111,7 @@ impl ConnectionLike for OneNode<'_> {
     }
 
     fn req_packed_commands(&mut self, cmd: &[u8], offset: usize, count: usize) -> RedisResult<Vec<Value>> {
-        let cmds = super::cluster::unpack(cmd, offset + count)?;
+        let cmds = crate::redis::cluster::unpack(cmd, offset + count)?;
         cmds.iter().skip(offset).map(|c| self.req_command(c)).collect()
     }
 

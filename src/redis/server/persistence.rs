@@ -121,12 +121,12 @@ fn info_field(con: &mut impl ConnectionLike, section: &str, field: &str) -> Resu
 /// The same warning for the Redis `cfg` names (every master of a cluster); nothing when Redis
 /// cannot be reached (the caller's own work reports that, with its retries).
 pub(crate) fn warning_for(cfg: &crate::config::Config) -> Option<String> {
-    super::Board::open(cfg)
+    crate::redis::Board::open(cfg)
         .ok()
         .and_then(|mut board| board.persistence_warning())
 }
 
-impl super::Board {
+impl crate::redis::Board {
     /// This board's Redis's persistence and eviction settings.
     pub fn persistence(&mut self) -> Result<Persistence> {
         persistence(&mut self.con)
