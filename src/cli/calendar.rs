@@ -5,8 +5,8 @@ use chrono::Duration;
 
 use super::Ctx;
 use crate::cli::CalendarCommand;
+use crate::domain::day::workdays::{self, Entry};
 use crate::domain::text::plural;
-use crate::domain::workdays::{self, Entry};
 use crate::ops;
 
 pub(crate) fn run(ctx: &Ctx, cmd: CalendarCommand) -> Result<()> {

@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::{ReviewCommand, ReviewDecision};
-use crate::domain::roster;
+use crate::domain::people::roster;
 use crate::error::Error;
 use crate::ops::review::{self, Request};
 

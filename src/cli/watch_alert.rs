@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use super::watch_screen::AlertPanel;
 use super::Ctx;
-use crate::domain::alert::AbsenceAlert;
 use crate::domain::dates::{minutes_text, wall_clock};
-use crate::domain::event::{Event, Kind};
+use crate::domain::event::alert::AbsenceAlert;
+use crate::domain::event::record::{Event, Kind};
 use crate::domain::text::inert;
 
 /// The latest alert's people, and whether each has arrived since.

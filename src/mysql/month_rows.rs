@@ -11,10 +11,10 @@ use mysql::prelude::Queryable;
 
 use super::typed::Cols;
 use super::Db;
-use crate::domain::hours::{self, HoursRule};
-use crate::domain::month::{last_day, Code, MonthSheet};
-use crate::domain::payroll::Payroll;
-use crate::domain::policy::{DayStatus, Policy};
+use crate::domain::day::hours::{self, HoursRule};
+use crate::domain::day::policy::{DayStatus, Policy};
+use crate::domain::report::month::{last_day, Code, MonthSheet};
+use crate::domain::report::payroll::Payroll;
 use crate::error::Error;
 
 /// The month that starts on `first`, of `dept` or of everyone, and the names on it

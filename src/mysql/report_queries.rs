@@ -13,9 +13,9 @@ use super::runs;
 use super::typed::Cols;
 use super::Db;
 use crate::domain::dates::wall_clock_utc;
-use crate::domain::hours::{self, Hours, HoursRule};
-use crate::domain::policy::{DayStatus, Policy};
-use crate::domain::table::{local, local_time, Cell, Table};
+use crate::domain::day::hours::{self, Hours, HoursRule};
+use crate::domain::day::policy::{DayStatus, Policy};
+use crate::domain::report::table::{local, local_time, Cell, Table};
 
 /// `COUNT(IF(status = 'present', 1, NULL)), ...` in `DayStatus::ALL` order.
 fn status_counts_sql() -> String {

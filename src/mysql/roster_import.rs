@@ -11,9 +11,9 @@ use mysql::{TxOpts, Value};
 use super::placeholders;
 use super::typed::Cols;
 use super::Db;
-use crate::domain::employment::Employment;
-use crate::domain::roster::{Role, RosterRow};
-use crate::domain::roster_plan::{Held, Plan};
+use crate::domain::people::employment::Employment;
+use crate::domain::people::roster::{Role, RosterRow};
+use crate::domain::people::roster_plan::{Held, Plan};
 
 /// Rows per multi-row statement: well under 65,535 placeholders and max_allowed_packet.
 const CHUNK: usize = 2_000;
@@ -79,7 +79,7 @@ pub(crate) fn import(
 pub fn upsert(pool: &Db, rows: &[RosterRow]) -> Result<ImportReport> {
     let today = chrono::Utc::now().date_naive();
     let work_out = |held: &HashMap<String, Held>, depts: &HashMap<String, String>| {
-        crate::domain::roster_plan::plan(rows, held, depts, None, today).map_err(anyhow::Error::msg)
+        crate::domain::people::roster_plan::plan(rows, held, depts, None, today).map_err(anyhow::Error::msg)
     };
     Ok(import(pool, rows, false, work_out, |_, _| Ok(()), Finish::Commit)?.1)
 }

@@ -12,7 +12,7 @@ use anyhow::Result;
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError};
 
 use crate::config::Config;
-use crate::domain::punch_file::{self, Refusal, Row, SHOWN_REFUSALS};
+use crate::domain::formats::punch_file::{self, Refusal, Row, SHOWN_REFUSALS};
 use crate::error::Error;
 use crate::ops::bulk::Bulk;
 

@@ -7,8 +7,8 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::domain::policy::DayStatus;
-use crate::domain::workdays::{self, DayKind, Entry};
+use crate::domain::day::policy::DayStatus;
+use crate::domain::day::workdays::{self, DayKind, Entry};
 use crate::error::Error;
 use crate::ops::resettle::{self, Resettled, Scope, Whose};
 

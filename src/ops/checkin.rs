@@ -11,11 +11,11 @@ use serde::Serialize;
 
 use crate::amqp::Publisher;
 use crate::config::Config;
-use crate::domain::clock::Reading;
 use crate::domain::dates::TypedTime;
-use crate::domain::event::Kind;
-use crate::domain::policy;
-use crate::domain::shifts::Shifts;
+use crate::domain::day::clock::Reading;
+use crate::domain::day::policy;
+use crate::domain::day::shifts::Shifts;
+use crate::domain::event::record::Kind;
 use crate::error::Error;
 use crate::redis::board::{Board, Employee, Punch, PunchRules};
 
@@ -112,7 +112,7 @@ fn known(mut found: HashMap<String, Employee>, id: &str) -> Result<Employee> {
 /// work date more than `policy.max_backdate_days` before today (see `policy::PunchWindow`);
 /// `now` is the Redis server's clock.
 pub(crate) fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<(), Error> {
-    crate::domain::policy::PunchWindow::new(&cfg.policy, cfg.timezone, now)
+    crate::domain::day::policy::PunchWindow::new(&cfg.policy, cfg.timezone, now)
         .check(at)
         .map_err(Error::refused)
 }
@@ -138,7 +138,7 @@ pub(crate) struct Request<'a> {
 }
 
 /// A punch applied to the board, or held for a supervisor's review (back-dated past
-/// `policy.replay_window_minutes` without replay authority: `domain::review`).
+/// `policy.replay_window_minutes` without replay authority: `domain::day::review`).
 #[derive(Debug, Clone)]
 pub(crate) enum Punched {
     Applied(Checkin),
@@ -190,7 +190,7 @@ pub(crate) struct Checkin {
 /// Record one punch and notify its supervisor; or hold it for review when it is back-dated
 /// past the replay window and this process's key may not replay offline punches.
 pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
-    crate::domain::roster::check_id("employee id", req.employee_id)?;
+    crate::domain::people::roster::check_id("employee id", req.employee_id)?;
     crate::domain::text::check("--source", req.source).map_err(Error::input)?;
     let dated = req
         .at
@@ -223,7 +223,7 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
     p.recorded_at = now;
     let rules = PunchRules::new(&cfg.policy, tz);
     // The keyring is read only for a back-dated punch: a live one never needs it.
-    if crate::domain::review::past_window(at, now, cfg.policy.replay_window_minutes)
+    if crate::domain::day::review::past_window(at, now, cfg.policy.replay_window_minutes)
         && !board.may_replay(cfg.signing.keyring()?.as_ref())
     {
         let id = crate::ops::review::hold(cfg, &board, rules, std::slice::from_ref(&p))?;

@@ -8,11 +8,11 @@ use chrono_tz::Tz;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::domain::authority::{self, Actor};
 use crate::domain::dates::TypedTime;
-use crate::domain::event::Kind;
-use crate::domain::policy::DayStatus;
-use crate::domain::{policy, punch_log, workdays};
+use crate::domain::day::policy::DayStatus;
+use crate::domain::event::record::Kind;
+use crate::domain::people::authority::{self, Actor};
+use crate::domain::{day::policy, day::workdays, event::punch_log};
 use crate::error::Error;
 use crate::mysql::attendance::{self, Stored};
 use crate::mysql::{corrections, Conn, Tx};
@@ -105,7 +105,7 @@ fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
 }
 
 /// Who acts: the employee the roster maps to the account running the command; `--by`, if
-/// given, must name them. Then whether they may correct this day (`domain::authority`).
+/// given, must name them. Then whether they may correct this day (`domain::people::authority`).
 fn check_authority(conn: &mut Conn, req: &Request) -> Result<Actor> {
     acting(conn, req.os_user, req.by, req.employee_id, authority::may_correct)
 }

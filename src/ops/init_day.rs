@@ -20,9 +20,9 @@ use chrono::NaiveDate;
 
 use super::queues::{declare_missing, Declared};
 use crate::config::{Config, Policy};
-use crate::domain::due::Rota;
-use crate::domain::roster::{Member, Stamp};
-use crate::domain::shifts::{ShiftTable, Shifts};
+use crate::domain::day::due::Rota;
+use crate::domain::day::shifts::{ShiftTable, Shifts};
+use crate::domain::people::roster::{Member, Stamp};
 use crate::mysql::Db;
 use crate::redis::board::{Board, LayoutReport, RosterRebuild};
 

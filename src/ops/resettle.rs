@@ -14,8 +14,8 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::domain::shifts::{ShiftTable, Shifts};
-use crate::domain::{policy, workdays};
+use crate::domain::day::shifts::{ShiftTable, Shifts};
+use crate::domain::{day::policy, day::workdays};
 use crate::error::Error;
 use crate::mysql::attendance::{parse_log, DayRow, Stored};
 pub(crate) use crate::mysql::resettle_rows::Whose;

@@ -10,9 +10,9 @@ use chrono::Utc;
 use redis::ConnectionLike;
 
 use super::Board;
-use crate::domain::clock::Reading;
-use crate::domain::employment::Employment;
-use crate::domain::roster::{Member, Stamp};
+use crate::domain::day::clock::Reading;
+use crate::domain::people::employment::Employment;
+use crate::domain::people::roster::{Member, Stamp};
 use crate::redis::board::Employee;
 use crate::redis::keys::{roster_part_of, ROSTER_PARTS};
 

@@ -10,12 +10,12 @@ use anyhow::{Context, Result};
 use chrono::NaiveDate;
 
 use super::handle::Board;
-use crate::domain::shifts::ShiftTable;
+use crate::domain::day::shifts::ShiftTable;
 
 /// The `table` field: the table without the employees' own assignments.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Head {
-    shifts: std::collections::BTreeMap<String, crate::domain::shifts::Shift>,
+    shifts: std::collections::BTreeMap<String, crate::domain::day::shifts::Shift>,
     departments: HashMap<String, Vec<(NaiveDate, String)>>,
 }
 

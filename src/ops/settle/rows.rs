@@ -8,10 +8,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 
 use crate::config::Policy;
-use crate::domain::day_record::DayRecord;
-use crate::domain::event::Kind;
-use crate::domain::policy::{DayClock, DayStatus};
-use crate::domain::shifts::Shifts;
+use crate::domain::day::policy::{DayClock, DayStatus};
+use crate::domain::day::record::DayRecord;
+use crate::domain::day::shifts::Shifts;
+use crate::domain::event::record::Kind;
 pub(crate) use crate::mysql::attendance::{parse_log, DayRow, Stamp};
 use crate::mysql::roster_rows::Member;
 pub(crate) use crate::mysql::runs::Failure;
