@@ -10,7 +10,7 @@ use super::confirm::{returned_ids, Confirming};
 use super::connect::Link;
 use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config, JournalSettings};
-use crate::domain::event::record::{self, Outgoing};
+use crate::domain::event::render::{self, Outgoing};
 use crate::error::{Error, Service};
 
 /// A confirm-mode channel on its own connection, declaring department queues as it meets them.
@@ -121,7 +121,7 @@ impl Publisher {
         if self.broken.is_some() {
             return false;
         }
-        let ev = match record::render_verified(id, stored, self.ring.as_deref()) {
+        let ev = match render::render_verified(id, stored, self.ring.as_deref()) {
             Ok(ev) => ev,
             Err(e) => {
                 flow.malformed.push((id.to_string(), e.to_string()));

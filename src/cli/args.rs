@@ -10,8 +10,8 @@ use crate::config::Overrides;
 use crate::domain::dates::{parse_day, parse_month, parse_typed_time, TypedTime};
 use crate::domain::day::policy::DayStatus;
 use crate::domain::day::workdays::DayKind;
-use crate::domain::event::record::Kind;
 use crate::domain::grants::Role;
+use crate::domain::punch::Kind;
 use crate::domain::report::table::Format;
 
 /// The help heading of the options that say where the stores are, apart from each command's own.

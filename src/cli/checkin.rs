@@ -6,7 +6,7 @@ use anyhow::Result;
 use super::Ctx;
 use crate::cli::CheckinArgs;
 use crate::domain::dates::minutes_text;
-use crate::domain::event::record::Kind;
+use crate::domain::punch::Kind;
 use crate::error::Error;
 use crate::ops::checkin::{self, Checkin, Punched, Request};
 use crate::ops::review::HeldPunch;

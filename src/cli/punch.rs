@@ -57,7 +57,7 @@ fn run_void(ctx: &Ctx, a: VoidArgs) -> Result<()> {
         "{} on {}: {} at {at} voided (void {}) by {} (as {} on this machine, {} in MySQL); the day now: in {}, out {}",
         v.employee_id,
         v.work_date,
-        if v.kind == crate::domain::event::record::Kind::In {
+        if v.kind == crate::domain::punch::Kind::In {
             "check-in"
         } else {
             "check-out"

@@ -7,7 +7,8 @@ use super::watch_screen::AlertPanel;
 use super::Ctx;
 use crate::domain::dates::{minutes_text, wall_clock};
 use crate::domain::event::alert::AbsenceAlert;
-use crate::domain::event::record::{Event, Kind};
+use crate::domain::event::record::Event;
+use crate::domain::punch::Kind;
 use crate::domain::text::inert;
 
 /// The latest alert's people, and whether each has arrived since.

@@ -12,8 +12,9 @@ use super::watch_screen::Entry;
 use super::Ctx;
 use crate::cli::WatchDeptArgs;
 use crate::domain::dates::minutes_text;
-use crate::domain::event::record::{Event, Kind};
+use crate::domain::event::record::Event;
 use crate::domain::event::void_notice::VoidNotice;
+use crate::domain::punch::Kind;
 use crate::interrupt;
 use crate::ops::watch::{WatchItem, WatchOptions};
 

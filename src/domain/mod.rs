@@ -15,5 +15,6 @@ pub(crate) mod formats;
 pub(crate) mod grants;
 pub(crate) mod instant;
 pub(crate) mod people;
+pub(crate) mod punch;
 pub(crate) mod report;
 pub(crate) mod text;

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::placeholders;
 use super::typed::Cols;
 use crate::domain::day::policy::{DayOutcome, DayStatus};
-use crate::domain::event::record::Kind;
+use crate::domain::punch::Kind;
 use crate::error::Error;
 
 /// One punch of the history, as an instant.

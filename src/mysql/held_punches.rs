@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::placeholders;
 use super::typed::Cols;
 use crate::domain::day::review::Status;
-use crate::domain::event::record::Kind;
+use crate::domain::punch::Kind;
 
 /// Rows per multi-row INSERT: 10 values each.
 const CHUNK: usize = 500;

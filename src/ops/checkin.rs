@@ -15,7 +15,7 @@ use crate::domain::dates::TypedTime;
 use crate::domain::day::clock::Reading;
 use crate::domain::day::policy;
 use crate::domain::day::shifts::Shifts;
-use crate::domain::event::record::Kind;
+use crate::domain::punch::Kind;
 use crate::error::Error;
 use crate::redis::board::{Board, Employee, Punch, PunchRules};
 

@@ -165,7 +165,7 @@ struct Replayer<'c> {
     already_present: u64,
     skipped: u64,
     /// The day's voided punches (employee, unix seconds, kind), and how many were met.
-    voids: std::collections::HashSet<(String, i64, crate::domain::event::record::Kind)>,
+    voids: std::collections::HashSet<(String, i64, crate::domain::punch::Kind)>,
     voided: u64,
     /// Checks on every event of the day, when a keyring is configured.
     verify: Option<Verify>,

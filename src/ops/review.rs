@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::domain::day::review::Status;
-use crate::domain::event::record::Kind;
 use crate::domain::people::authority;
+use crate::domain::punch::Kind;
 use crate::error::Error;
 use crate::mysql::held_punches::{self, Held, NewHeld};
 use crate::ops::checkin::{self, Checkin};

@@ -65,7 +65,7 @@ pub(crate) struct Settled {
 /// A punch on the board of a settled day, not yet in MySQL.
 #[derive(Debug, Serialize)]
 pub(crate) struct Waiting {
-    pub kind: crate::domain::event::record::Kind,
+    pub kind: crate::domain::punch::Kind,
     pub at: String,
 }
 

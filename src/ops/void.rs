@@ -10,9 +10,9 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::domain::dates::TypedTime;
 use crate::domain::day::record::DayRecord;
-use crate::domain::event::record::Kind;
 use crate::domain::event::void_notice::VoidNotice;
 use crate::domain::people::authority;
+use crate::domain::punch::Kind;
 use crate::domain::{day::policy, event::punch_log};
 use crate::error::Error;
 use crate::mysql::voids;
@@ -141,7 +141,7 @@ pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
     // The board first, the audit's commit after: a void that could not be audited would be a
     // change nobody answers for; one audited but not done is rolled back here.
     let mut notice = VoidNotice {
-        notice_type: crate::domain::event::void_notice::TYPE.to_string(),
+        notice_type: crate::domain::event::message::VOID.to_string(),
         event_id: format!("void-{void_id}"),
         employee_id: req.employee_id.to_string(),
         employee_name: employee.name.clone(),

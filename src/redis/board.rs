@@ -20,9 +20,9 @@ use crate::config::Policy;
 use crate::domain::day::policy::PunchFacts;
 use crate::domain::day::record::{DayRecord, MAX_TOKENS};
 use crate::domain::event::punch_log::How;
-use crate::domain::event::record::Kind;
-use crate::domain::event::signing::Signer;
+use crate::domain::event::signer::Signer;
 use crate::domain::people::employment::Employment;
+use crate::domain::punch::Kind;
 use crate::redis::keys::Keys;
 
 static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(PUNCH_SCRIPT));
@@ -320,7 +320,7 @@ impl Board {
         let reply: redis::Value = inv.invoke(&mut self.con).context("recording the punch in Redis")?;
         let mut o = outcomes(reply, Some(records), 1)?.remove(0);
         if let Some(record) = o.event_json.take() {
-            o.event_json = Some(crate::domain::event::record::render(&p.event_id, &record)?.json);
+            o.event_json = Some(crate::domain::event::render::render(&p.event_id, &record)?.json);
         }
         Ok(o)
     }
@@ -570,7 +570,7 @@ mod tests {
         let p = Punch::new(e, None, at, "gate \"7\"\n", &Policy::default(), chrono_tz::Asia::Tokyo);
         // As the script completes it: a check-in that changed the record.
         let record = record_prefix(&p, Kind::In, chrono_tz::Asia::Tokyo, None) + "i1";
-        let out = crate::domain::event::record::render(&p.event_id, &record).unwrap();
+        let out = crate::domain::event::render::render(&p.event_id, &record).unwrap();
         let ev: crate::domain::event::record::Event = serde_json::from_str(&out.json).unwrap();
         assert_eq!(ev.employee_name, "Ann \"Q\" O'Neil \\ é\tx");
         assert_eq!(ev.source, "gate \"7\"\n");

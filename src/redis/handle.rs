@@ -18,7 +18,7 @@ pub struct Board {
     pub(super) con: Redis,
     pub(super) keys: Keys,
     /// The key the events this board records are signed with (`signing.key_file`).
-    pub(super) signer: Option<std::sync::Arc<crate::domain::event::signing::Signer>>,
+    pub(super) signer: Option<std::sync::Arc<crate::domain::event::signer::Signer>>,
     /// The shift copy's fields for one employee, read in the roster lookup's own round trip
     /// (a single check-in), taken by the next `read_shifts` of that employee.
     pub(super) shift_prefetch: Option<super::shift_copy::Prefetch>,

@@ -11,7 +11,7 @@
 //! and last check-out. Boards written before that rule (when an unlabelled punch took its kind
 //! from what was on the board) hold the same `i`/`o` tokens and read the same way.
 
-use crate::domain::event::record::Kind;
+use crate::domain::punch::Kind;
 
 /// Tokens kept per employee and day: beyond it, the record and the earliest other punches
 /// (see `DayRecord::compact`).

@@ -9,10 +9,9 @@ use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::day::due::Due;
-use crate::domain::event::signing::{Keyring, Refusal, Signer};
-
-/// The `type` field of an absence alert (a check-in's event has none).
-pub(crate) const ABSENCE_ALERT: &str = "absence_alert";
+use crate::domain::event::message::ABSENCE_ALERT;
+use crate::domain::event::signer::Signer;
+use crate::domain::event::signing::{Keyring, Refusal};
 
 /// Sent more than this long after its time, an alert says it is late (a relay that was down,
 /// or that found it unsent when it started).

@@ -5,8 +5,10 @@
 
 use serde::Deserialize;
 
-use crate::domain::event::alert::ABSENCE_ALERT;
-use crate::domain::event::void_notice::TYPE as VOID;
+/// The `type` of an absence alert (`event::alert`).
+pub(crate) const ABSENCE_ALERT: &str = "absence_alert";
+/// The `type` of a void notice (`event::void_notice`).
+pub(crate) const VOID: &str = "void";
 
 /// What a message body says it is, by its `type`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,6 +7,7 @@ pub(crate) mod membership;
 pub(crate) mod message;
 pub(crate) mod punch_log;
 pub(crate) mod record;
-mod render;
+pub(crate) mod render;
+pub(crate) mod signer;
 pub(crate) mod signing;
 pub(crate) mod void_notice;

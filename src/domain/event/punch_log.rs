@@ -4,7 +4,9 @@
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 
-use crate::domain::event::record::{self, Event, Kind};
+use crate::domain::event::record::Event;
+use crate::domain::event::render;
+use crate::domain::punch::Kind;
 
 /// How a punch came to the board: each has its own punch log in Redis (see `redis/punch.lua`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +62,7 @@ pub(crate) struct Entry {
 
 /// Read one field of a day's punch log in Redis (`how`'s log): the event id and its record.
 pub(crate) fn parse(event_id: &str, record: &str, how: How) -> Result<Entry, String> {
-    let out = record::render(event_id, record).map_err(|e| format!("punch log entry {event_id}: {e}"))?;
+    let out = render::render(event_id, record).map_err(|e| format!("punch log entry {event_id}: {e}"))?;
     let ev: Event = serde_json::from_str(&out.json).map_err(|e| format!("punch log entry {event_id}: {e}"))?;
     let at = DateTime::parse_from_rfc3339(&ev.at)
         .map_err(|e| format!("punch log entry {event_id}: at: {e}"))?
@@ -103,7 +105,7 @@ mod tests {
             key_id: None,
             sig: None,
         };
-        let record = record::record_of(&ev).unwrap();
+        let record = crate::domain::event::record::record_of(&ev).unwrap();
         let e = parse("e1", &record, How::Bulk).unwrap();
         assert_eq!(e.how, How::Bulk);
         assert_eq!((e.employee_id.as_str(), e.department_id.as_str()), ("E7", "D042"));

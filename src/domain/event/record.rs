@@ -1,51 +1,17 @@
-//! The check-in event: what a supervisor is told, as JSON on the wire and in the outbox.
+//! The check-in event ([`Event`]): what a supervisor is told, as JSON on the wire and in the
+//! outbox, and its compact outbox record, with the bytes a signature covers ([`signed_body`]).
 //!
-//! The outbox holds a compact record of each event (see `record_prefix` and `render` below):
-//! Rust writes all of it but the punch's kind and whether it changed the record, which only the
-//! board's Lua script knows; every publisher renders the wire JSON from it through `render`.
+//! The outbox holds a compact record of each event (see `record_prefix` below): Rust writes all
+//! of it but the punch's kind and whether it changed the record, which only the board's Lua
+//! script knows; every publisher renders the wire JSON from it through `event::render`.
 //! Field names are documented in docs/notifications.md; adding a field is compatible, renaming
 //! one is not.
 
 use chrono::{DateTime, FixedOffset, NaiveDate, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::domain::event::message::MessageType;
-use crate::domain::event::signing::{self, Keyring, Signer};
-use crate::domain::event::void_notice::VoidNotice;
-
-/// Punch kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    In,
-    Out,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::In => "in",
-            Kind::Out => "out",
-        }
-    }
-}
-
-impl std::fmt::Display for Kind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Kind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "in" => Ok(Kind::In),
-            "out" => Ok(Kind::Out),
-            _ => Err(format!("kind must be 'in' or 'out', not '{s}'")),
-        }
-    }
-}
+use crate::domain::event::signer::Signer;
+use crate::domain::punch::Kind;
 
 /// One punch as told to a supervisor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,7 +46,7 @@ pub struct Event {
     pub key_id: Option<String>,
     /// The signature (HMAC-SHA256 of the record's bytes truncated to 128 bits, base64url, 22
     /// characters; or, from older builds, the whole MAC of the first canonical text in base64,
-    /// 43: see `signing`); absent: unsigned.
+    /// 43: see `event::signing`); absent: unsigned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sig: Option<String>,
 }
@@ -111,7 +77,7 @@ pub(crate) fn routing_key(dept: &str, kind: Kind) -> String {
 // and, for a signed event, version 2: the same with the key id and the signature before the
 // last field (`2 \t ... \t early minutes if out \t key id \t signature \t <i|o><1|0>`), the
 // minutes of the other kind 0. The signature is made over these very bytes (see
-// `signing::record_message`) and covers the kind Rust resolved (the script resolves the same
+// `signer::record_message`) and covers the kind Rust resolved (the script resolves the same
 // from the same time), so a record whose script suffix disagrees fails verification.
 //
 // where name and source are JSON-escaped without their quotes (so they hold no tab), and the
@@ -151,7 +117,7 @@ pub(crate) struct RecordFields<'a> {
 }
 
 /// The record up to its last field, which the punch script appends (`<i|o><1|0>`). A signed
-/// record is tagged over its own bytes as written (see `signing::record_message`): no second
+/// record is tagged over its own bytes as written (see `signer::record_message`): no second
 /// text is built for the signature.
 pub(crate) fn record_prefix(f: &RecordFields) -> String {
     let Some(signer) = f.signer else {
@@ -174,7 +140,7 @@ pub(crate) fn record_prefix(f: &RecordFields) -> String {
 
 /// What the current signature format covers of an event besides its id and kind: its record
 /// from the employee id to the key id and its tab, rebuilt from the wire fields (see
-/// `signing::record_message`). Ids holding what the record would escape are refused, so no two
+/// `signer::record_message`). Ids holding what the record would escape are refused, so no two
 /// events share these bytes.
 pub(crate) fn signed_body(ev: &Event, key_id: &str) -> Result<String, Malformed> {
     for (what, id) in [
@@ -274,94 +240,10 @@ pub(super) fn escaped(s: &str) -> std::borrow::Cow<'_, str> {
     q[1..q.len() - 1].to_string().into()
 }
 
-/// An outbox entry made ready to publish.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outgoing {
-    pub department_id: String,
-    pub kind: Kind,
-    /// The wire JSON (see docs/notifications.md).
-    pub json: String,
-    /// When the punch was recorded (`at` for old entries without `recorded_at`), if readable.
-    pub recorded_at: Option<DateTime<Utc>>,
-    /// A void notice (`domain::event::void_notice`), not a punch: never journaled, as nothing replays it.
-    pub void: bool,
-}
-
-impl Outgoing {
-    /// `<department id>.<kind>`, or `<department id>.void` for a void notice.
-    pub fn routing_key(&self) -> String {
-        if self.void {
-            return format!("{}.{}", self.department_id, crate::domain::event::void_notice::TYPE);
-        }
-        routing_key(&self.department_id, self.kind)
-    }
-}
-
 /// An outbox entry that is no event: never published, left where it is for a person to see.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("not an event: {0}")]
 pub struct Malformed(pub String);
-
-/// Turn an outbox entry (event id, stored value) into what is published: a compact record is
-/// rendered to the wire JSON; an entry from before the record (the event's JSON) is checked and
-/// published as it was written. Every publisher and every view of pending events goes here.
-pub fn render(id: &str, stored: &str) -> Result<Outgoing, Malformed> {
-    render_verified(id, stored, None)
-}
-
-/// [`render`], and with a keyring the event's signature checked too: one that fails is
-/// `Malformed` ("refused: ..."), so a publisher never sends what it cannot verify.
-pub(crate) fn render_verified(id: &str, stored: &str, ring: Option<&Keyring>) -> Result<Outgoing, Malformed> {
-    // The hot path: a record as this build writes it (never JSON, so never a void notice).
-    if let Some(out) = crate::domain::event::render::render_record(id, stored, ring) {
-        return Ok(out);
-    }
-    let refused = |r: signing::Refusal| Malformed(format!("refused: {r}"));
-    if MessageType::of(stored.as_bytes()) == Ok(MessageType::Void) {
-        let n: VoidNotice = serde_json::from_str(stored).map_err(|e| Malformed(format!("bad void notice: {e}")))?;
-        if let Some(ring) = ring {
-            n.verify(ring).map_err(refused)?;
-        }
-        return Ok(Outgoing {
-            recorded_at: n.voided_at(),
-            department_id: n.department_id,
-            kind: n.kind,
-            json: stored.to_string(),
-            void: true,
-        });
-    }
-    if stored.starts_with('{') {
-        let ev: Event = serde_json::from_str(stored).map_err(|e| Malformed(format!("bad event JSON: {e}")))?;
-        if let Some(ring) = ring {
-            ring.verify(&ev).map_err(refused)?;
-        }
-        let recorded = ev.recorded_at.as_deref().unwrap_or(&ev.at);
-        return Ok(Outgoing {
-            recorded_at: DateTime::parse_from_rfc3339(recorded)
-                .ok()
-                .map(|t| t.with_timezone(&Utc)),
-            department_id: ev.department_id,
-            kind: ev.kind,
-            json: stored.to_string(),
-            void: false,
-        });
-    }
-    let ev = decode(id, stored)?;
-    if let Some(ring) = ring {
-        ring.verify(&ev).map_err(refused)?;
-    }
-    let recorded_at = ev
-        .recorded_at
-        .as_deref()
-        .and_then(|t| DateTime::parse_from_rfc3339(t).ok());
-    Ok(Outgoing {
-        json: ev.to_wire_json(),
-        recorded_at: recorded_at.map(|t| t.with_timezone(&Utc)),
-        department_id: ev.department_id,
-        kind: ev.kind,
-        void: false,
-    })
-}
 
 /// A version 1 or 2 record as the event it stands for.
 pub(super) fn decode(id: &str, stored: &str) -> Result<Event, Malformed> {
@@ -472,114 +354,5 @@ mod tests {
                 prop_assert_eq!(escaped(s), &q[1..q.len() - 1]);
             }
         }
-    }
-
-    /// A check-in as the script before the compact record wrote it, byte for byte.
-    const OLD: &str = r#"{"event_id":"6f1c","employee_id":"E7","employee_name":"Zoë \"Z\" \\ O\tK","department_id":"D042","at":"2026-11-30T09:12:00+01:00","work_date":"2026-11-30","source":"kiosk \"3\"","recorded_at":"2026-11-30T08:12:00.250Z","kind":"in","late":true,"late_minutes":12,"early":false,"early_minutes":0,"changed":true}"#;
-
-    fn fields(at: &str) -> RecordFields<'static> {
-        RecordFields {
-            event_id: "6f1c",
-            kind: Kind::In,
-            signer: None,
-            employee_id: "E7",
-            employee_name: "Zoë \"Z\" \\ O\tK",
-            department_id: "D042",
-            at: DateTime::parse_from_rfc3339(at).unwrap(),
-            work_date: NaiveDate::from_ymd_opt(2026, 11, 30).unwrap(),
-            source: "kiosk \"3\"",
-            recorded_at: DateTime::parse_from_rfc3339("2026-11-30T08:12:00.250Z")
-                .unwrap()
-                .with_timezone(&Utc),
-            late_minutes_if_in: 12,
-            early_minutes_if_out: 339,
-        }
-    }
-
-    #[test]
-    fn a_record_renders_to_the_bytes_the_old_script_wrote() {
-        let record = record_prefix(&fields("2026-11-30T09:12:00+01:00")) + "i1";
-        assert!(!record.contains('\n') && record.split('\t').count() == RECORD_FIELDS);
-        let out = render("6f1c", &record).unwrap();
-        assert_eq!(out.json, OLD);
-        assert_eq!((out.department_id.as_str(), out.kind), ("D042", Kind::In));
-        assert_eq!(out.routing_key(), "D042.in");
-        // The same punch as a check-out: early, not late; and a repeat that changed nothing.
-        let out = render("6f1c", &(record_prefix(&fields("2026-11-30T09:12:00+01:00")) + "o0")).unwrap();
-        let ev: Event = serde_json::from_str(&out.json).unwrap();
-        assert_eq!((ev.kind, ev.late, ev.late_minutes), (Kind::Out, false, 0));
-        assert_eq!((ev.early, ev.early_minutes, ev.changed), (true, 339, false));
-    }
-
-    #[test]
-    fn an_entry_from_before_the_record_is_published_as_it_was_written() {
-        let out = render("6f1c", OLD).unwrap();
-        assert_eq!(out.json, OLD);
-        assert_eq!(out.recorded_at, Some(fields("2026-11-30T09:12:00+01:00").recorded_at));
-        // Older still: no recorded_at, the age counts from `at`.
-        let older = OLD.replace(r#","recorded_at":"2026-11-30T08:12:00.250Z""#, "");
-        let out = render("6f1c", &older).unwrap();
-        assert_eq!(out.json, older);
-        assert_eq!(out.recorded_at.unwrap().to_rfc3339(), "2026-11-30T08:12:00+00:00");
-    }
-
-    #[test]
-    fn a_signed_record_renders_to_an_event_that_verifies_and_keeps_its_signature() {
-        let secret = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
-        let signer = Signer::new("kiosk-3", secret).unwrap();
-        let mut ring = signing::Keyring::default();
-        ring.add("kiosk-3", secret, false).unwrap();
-        let f = RecordFields {
-            signer: Some(&signer),
-            ..fields("2026-11-30T09:12:00+01:00")
-        };
-        let record = record_prefix(&f) + "i1";
-        assert!(record.starts_with("2\t") && record.split('\t').count() == RECORD_V2_FIELDS);
-        let ev: Event = serde_json::from_str(&render("6f1c", &record).unwrap().json).unwrap();
-        assert_eq!((ev.key_id.as_deref(), ev.late_minutes), (Some("kiosk-3"), 12));
-        assert_eq!(ring.verify(&ev), Ok(()));
-        assert_eq!(
-            render("6f1c", &record_of(&ev).unwrap()).unwrap().json,
-            ev.to_wire_json()
-        );
-        // The script settling another kind than the one signed: refused, not published.
-        let other = record_prefix(&f) + "o1";
-        assert!(render_verified("6f1c", &other, Some(&ring)).is_err());
-        assert!(render_verified("6f1c", &record, Some(&ring)).is_ok());
-        assert!(render_verified("6f1c", OLD, Some(&ring))
-            .unwrap_err()
-            .0
-            .contains("unsigned"));
-    }
-
-    #[test]
-    fn record_of_an_event_renders_back_to_it() {
-        let ev: Event = serde_json::from_str(OLD).unwrap();
-        assert_eq!(render("6f1c", &record_of(&ev).unwrap()).unwrap().json, OLD);
-    }
-
-    #[test]
-    fn what_is_no_event_is_refused_not_guessed() {
-        let good = record_prefix(&fields("2026-11-30T09:12:00+01:00")) + "i1";
-        let mut bad: Vec<String> = vec![
-            String::new(),
-            "garbage".into(),
-            "{\"event_id\":\"x\"}".into(),
-            good.replacen('1', "2", 1),
-            good.replace("\ti1", "\tx1"),
-            good.replace("\ti1", "\ti"),
-            good.replace("\ti1", "\ti2"),
-            good.replace("\ti1", "\ti1\textra"),
-            good.replace("D042", "D042\tD043"),
-            good.replace("\t3600\t", "\tone hour\t"),
-            good.replace("\t12\t", "\t-12\t"),
-            good.replace("2026-11-30", "2026-13-30"),
-            good.replace("Zo", "Z\\q"),
-        ];
-        bad.push(good[..good.len() - 1].to_string());
-        for b in &bad {
-            assert!(render("6f1c", b).is_err(), "rendered: {b:?}");
-        }
-        assert!(render("6f1c", &good).is_ok());
     }
 }

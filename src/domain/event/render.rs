@@ -1,17 +1,109 @@
-//! The wire JSON of an outbox record written straight into one buffer: the publishers' hot path
-//! (a bulk check-in renders every punch's event), without the `Event` and its dozen Strings
-//! that `event::decode` and `Event::to_wire_json` build and drop per event.
+//! An outbox entry made ready to publish ([`Outgoing`]): every publisher and every view of
+//! pending events asks [`render`] (or [`render_verified`], the signature checked too). A compact
+//! record (`event::record`) is rendered to the wire JSON, a void notice or an entry from before
+//! the record is checked and published as it was written.
 //!
-//! It takes on only records written as this build writes them (`event::record_prefix`):
+//! The hot path writes the wire JSON of a record straight into one buffer (a bulk check-in
+//! renders every punch's event), without the `Event` and its dozen Strings that
+//! `record::decode` and `Event::to_wire_json` build and drop per event.
+//!
+//! It takes on only records written as this build writes them (`record::record_prefix`):
 //! numbers as Rust prints them, texts with nothing escaped, ids a record need not escape, dates
 //! and instants in years 1000 to 9999. Anything else (an old or hand-made entry) goes to the
 //! general path, which renders it or says why not; so both give the same bytes and the same
-//! verdicts (a proptest in this module checks it against the general path).
+//! verdicts (a proptest in this module checks one against the other).
 
-use chrono::{Datelike, FixedOffset, NaiveDate, TimeZone, Timelike, Utc};
+use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, TimeZone, Timelike, Utc};
 
-use crate::domain::event::record::{Kind, Outgoing, RECORD_FIELDS, RECORD_V1, RECORD_V2, RECORD_V2_FIELDS};
-use crate::domain::event::signing::Keyring;
+use crate::domain::event::message::{MessageType, VOID};
+use crate::domain::event::record::{decode, Event, Malformed, RECORD_FIELDS, RECORD_V1, RECORD_V2, RECORD_V2_FIELDS};
+use crate::domain::event::signing::{self, Keyring};
+use crate::domain::event::void_notice::VoidNotice;
+use crate::domain::punch::Kind;
+
+/// An outbox entry made ready to publish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    pub department_id: String,
+    pub kind: Kind,
+    /// The wire JSON (see docs/notifications.md).
+    pub json: String,
+    /// When the punch was recorded (`at` for old entries without `recorded_at`), if readable.
+    pub recorded_at: Option<DateTime<Utc>>,
+    /// A void notice (`domain::event::void_notice`), not a punch: never journaled, as nothing replays it.
+    pub void: bool,
+}
+
+impl Outgoing {
+    /// `<department id>.<kind>`, or `<department id>.void` for a void notice.
+    pub fn routing_key(&self) -> String {
+        if self.void {
+            return format!("{}.{}", self.department_id, VOID);
+        }
+        crate::domain::event::record::routing_key(&self.department_id, self.kind)
+    }
+}
+
+/// Turn an outbox entry (event id, stored value) into what is published: a compact record is
+/// rendered to the wire JSON; an entry from before the record (the event's JSON) is checked and
+/// published as it was written. Every publisher and every view of pending events goes here.
+pub fn render(id: &str, stored: &str) -> Result<Outgoing, Malformed> {
+    render_verified(id, stored, None)
+}
+
+/// [`render`], and with a keyring the event's signature checked too: one that fails is
+/// `Malformed` ("refused: ..."), so a publisher never sends what it cannot verify.
+pub(crate) fn render_verified(id: &str, stored: &str, ring: Option<&Keyring>) -> Result<Outgoing, Malformed> {
+    // The hot path: a record as this build writes it (never JSON, so never a void notice).
+    if let Some(out) = render_record(id, stored, ring) {
+        return Ok(out);
+    }
+    let refused = |r: signing::Refusal| Malformed(format!("refused: {r}"));
+    if MessageType::of(stored.as_bytes()) == Ok(MessageType::Void) {
+        let n: VoidNotice = serde_json::from_str(stored).map_err(|e| Malformed(format!("bad void notice: {e}")))?;
+        if let Some(ring) = ring {
+            n.verify(ring).map_err(refused)?;
+        }
+        return Ok(Outgoing {
+            recorded_at: n.voided_at(),
+            department_id: n.department_id,
+            kind: n.kind,
+            json: stored.to_string(),
+            void: true,
+        });
+    }
+    if stored.starts_with('{') {
+        let ev: Event = serde_json::from_str(stored).map_err(|e| Malformed(format!("bad event JSON: {e}")))?;
+        if let Some(ring) = ring {
+            ring.verify(&ev).map_err(refused)?;
+        }
+        let recorded = ev.recorded_at.as_deref().unwrap_or(&ev.at);
+        return Ok(Outgoing {
+            recorded_at: DateTime::parse_from_rfc3339(recorded)
+                .ok()
+                .map(|t| t.with_timezone(&Utc)),
+            department_id: ev.department_id,
+            kind: ev.kind,
+            json: stored.to_string(),
+            void: false,
+        });
+    }
+    let ev = decode(id, stored)?;
+    if let Some(ring) = ring {
+        ring.verify(&ev).map_err(refused)?;
+    }
+    let recorded_at = ev
+        .recorded_at
+        .as_deref()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok());
+    Ok(Outgoing {
+        json: ev.to_wire_json(),
+        recorded_at: recorded_at.map(|t| t.with_timezone(&Utc)),
+        department_id: ev.department_id,
+        kind: ev.kind,
+        void: false,
+    })
+}
 
 /// Room for the JSON's field names, numbers and instants besides the record's texts.
 const JSON_ROOM: usize = 256;
@@ -19,7 +111,7 @@ const JSON_ROOM: usize = 256;
 /// The event of a compact record, and with a keyring its signature checked over the record's
 /// own bytes (`Keyring::verify_record`); `None` when this path does not take the record on or
 /// the check fails: the caller's general path then renders it or refuses it with its reason.
-pub(super) fn render_record(id: &str, stored: &str, ring: Option<&Keyring>) -> Option<Outgoing> {
+fn render_record(id: &str, stored: &str, ring: Option<&Keyring>) -> Option<Outgoing> {
     let mut f = [""; RECORD_V2_FIELDS];
     let mut n = 0;
     for field in stored.split('\t') {
@@ -206,8 +298,8 @@ fn number(json: &mut String, v: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::event::record::{decode, record_prefix, Event, RecordFields};
-    use crate::domain::event::signing::Signer;
+    use crate::domain::event::record::{decode, record_of, record_prefix, Event, RecordFields};
+    use crate::domain::event::signer::Signer;
     use proptest::prelude::*;
 
     const SECRET: &str = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
@@ -384,12 +476,121 @@ mod tests {
             .unwrap();
         assert!(render_record("6f1c", &record, Some(&other)).is_none());
         assert!(
-            crate::domain::event::record::render_verified("6f1c", &record, Some(&other))
+            crate::domain::event::render::render_verified("6f1c", &record, Some(&other))
                 .unwrap_err()
                 .0
                 .contains("bad signature")
         );
         // Without a keyring it renders (the publisher checks nothing then, as before).
         assert!(render_record("6f1d", &record, None).is_some());
+    }
+
+    /// A check-in as the script before the compact record wrote it, byte for byte.
+    const OLD: &str = r#"{"event_id":"6f1c","employee_id":"E7","employee_name":"Zoë \"Z\" \\ O\tK","department_id":"D042","at":"2026-11-30T09:12:00+01:00","work_date":"2026-11-30","source":"kiosk \"3\"","recorded_at":"2026-11-30T08:12:00.250Z","kind":"in","late":true,"late_minutes":12,"early":false,"early_minutes":0,"changed":true}"#;
+
+    fn fields(at: &str) -> RecordFields<'static> {
+        RecordFields {
+            event_id: "6f1c",
+            kind: Kind::In,
+            signer: None,
+            employee_id: "E7",
+            employee_name: "Zoë \"Z\" \\ O\tK",
+            department_id: "D042",
+            at: DateTime::parse_from_rfc3339(at).unwrap(),
+            work_date: NaiveDate::from_ymd_opt(2026, 11, 30).unwrap(),
+            source: "kiosk \"3\"",
+            recorded_at: DateTime::parse_from_rfc3339("2026-11-30T08:12:00.250Z")
+                .unwrap()
+                .with_timezone(&Utc),
+            late_minutes_if_in: 12,
+            early_minutes_if_out: 339,
+        }
+    }
+
+    #[test]
+    fn a_record_renders_to_the_bytes_the_old_script_wrote() {
+        let record = record_prefix(&fields("2026-11-30T09:12:00+01:00")) + "i1";
+        assert!(!record.contains('\n') && record.split('\t').count() == RECORD_FIELDS);
+        let out = render("6f1c", &record).unwrap();
+        assert_eq!(out.json, OLD);
+        assert_eq!((out.department_id.as_str(), out.kind), ("D042", Kind::In));
+        assert_eq!(out.routing_key(), "D042.in");
+        // The same punch as a check-out: early, not late; and a repeat that changed nothing.
+        let out = render("6f1c", &(record_prefix(&fields("2026-11-30T09:12:00+01:00")) + "o0")).unwrap();
+        let ev: Event = serde_json::from_str(&out.json).unwrap();
+        assert_eq!((ev.kind, ev.late, ev.late_minutes), (Kind::Out, false, 0));
+        assert_eq!((ev.early, ev.early_minutes, ev.changed), (true, 339, false));
+    }
+
+    #[test]
+    fn an_entry_from_before_the_record_is_published_as_it_was_written() {
+        let out = render("6f1c", OLD).unwrap();
+        assert_eq!(out.json, OLD);
+        assert_eq!(out.recorded_at, Some(fields("2026-11-30T09:12:00+01:00").recorded_at));
+        // Older still: no recorded_at, the age counts from `at`.
+        let older = OLD.replace(r#","recorded_at":"2026-11-30T08:12:00.250Z""#, "");
+        let out = render("6f1c", &older).unwrap();
+        assert_eq!(out.json, older);
+        assert_eq!(out.recorded_at.unwrap().to_rfc3339(), "2026-11-30T08:12:00+00:00");
+    }
+
+    #[test]
+    fn a_signed_record_renders_to_an_event_that_verifies_and_keeps_its_signature() {
+        let secret = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
+        let signer = Signer::new("kiosk-3", secret).unwrap();
+        let mut ring = signing::Keyring::default();
+        ring.add("kiosk-3", secret, false).unwrap();
+        let f = RecordFields {
+            signer: Some(&signer),
+            ..fields("2026-11-30T09:12:00+01:00")
+        };
+        let record = record_prefix(&f) + "i1";
+        assert!(record.starts_with("2\t") && record.split('\t').count() == RECORD_V2_FIELDS);
+        let ev: Event = serde_json::from_str(&render("6f1c", &record).unwrap().json).unwrap();
+        assert_eq!((ev.key_id.as_deref(), ev.late_minutes), (Some("kiosk-3"), 12));
+        assert_eq!(ring.verify(&ev), Ok(()));
+        assert_eq!(
+            render("6f1c", &record_of(&ev).unwrap()).unwrap().json,
+            ev.to_wire_json()
+        );
+        // The script settling another kind than the one signed: refused, not published.
+        let other = record_prefix(&f) + "o1";
+        assert!(render_verified("6f1c", &other, Some(&ring)).is_err());
+        assert!(render_verified("6f1c", &record, Some(&ring)).is_ok());
+        assert!(render_verified("6f1c", OLD, Some(&ring))
+            .unwrap_err()
+            .0
+            .contains("unsigned"));
+    }
+
+    #[test]
+    fn record_of_an_event_renders_back_to_it() {
+        let ev: Event = serde_json::from_str(OLD).unwrap();
+        assert_eq!(render("6f1c", &record_of(&ev).unwrap()).unwrap().json, OLD);
+    }
+
+    #[test]
+    fn what_is_no_event_is_refused_not_guessed() {
+        let good = record_prefix(&fields("2026-11-30T09:12:00+01:00")) + "i1";
+        let mut bad: Vec<String> = vec![
+            String::new(),
+            "garbage".into(),
+            "{\"event_id\":\"x\"}".into(),
+            good.replacen('1', "2", 1),
+            good.replace("\ti1", "\tx1"),
+            good.replace("\ti1", "\ti"),
+            good.replace("\ti1", "\ti2"),
+            good.replace("\ti1", "\ti1\textra"),
+            good.replace("D042", "D042\tD043"),
+            good.replace("\t3600\t", "\tone hour\t"),
+            good.replace("\t12\t", "\t-12\t"),
+            good.replace("2026-11-30", "2026-13-30"),
+            good.replace("Zo", "Z\\q"),
+        ];
+        bad.push(good[..good.len() - 1].to_string());
+        for b in &bad {
+            assert!(render("6f1c", b).is_err(), "rendered: {b:?}");
+        }
+        assert!(render("6f1c", &good).is_ok());
     }
 }

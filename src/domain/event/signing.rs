@@ -1,5 +1,6 @@
-//! Signed events: the recording process's key (a kiosk identity), the verifiers' keyring, and
-//! the one canonical text of an event that is signed and checked (docs/security.md).
+//! Signed events checked: the verifiers' keyring, why an event is refused, the first format's
+//! canonical text, and everything a consumer checks of an event (docs/security.md). The
+//! recording process's key and the current format's tag are `event::signer`.
 //!
 //! HMAC-SHA256: one keyed state per key, cloned per event (about a microsecond), so a bulk
 //! check-in of 100,000 punches pays well under the 5% the hot path may spend. The price is the
@@ -7,7 +8,7 @@
 //!
 //! Two formats (told apart by the tag's length): the current one, a tag of 128 bits (HMAC-SHA256
 //! truncated, RFC 2104 section 5, NIST SP 800-107) in base64url, 22 characters, over the bytes of
-//! the outbox record itself (see [`record_message`]); and the first one, the whole 256-bit MAC
+//! the outbox record itself (see `signer::record_message`); and the first one, the whole 256-bit MAC
 //! in base64, 43 characters, over a canonical text of its own (see [`canonical`]), accepted for
 //! events of work dates up to `signing.accept_v1_signatures_until` (the migration period).
 
@@ -15,119 +16,12 @@ use std::collections::{HashMap, HashSet};
 
 use base64::Engine;
 use chrono::{DateTime, NaiveDate};
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use hmac::Mac;
 
 use crate::domain::event::membership::Membership;
-use crate::domain::event::record::{Event, Kind};
-
-type HmacSha256 = Hmac<Sha256>;
-
-/// Secrets shorter than this are refused: an HMAC key is as strong as its bytes.
-pub(crate) const MIN_SECRET_BYTES: usize = 32;
-
-/// The key a recording process signs its events with. Its secret never leaves it: no
-/// `Debug` shows it.
-#[derive(Clone)]
-pub struct Signer {
-    key_id: String,
-    keyed: HmacSha256,
-}
-
-impl std::fmt::Debug for Signer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Signer({}, secret redacted)", self.key_id)
-    }
-}
-
-/// A key id: short, printable, no separator the canonical text or a record uses.
-pub(crate) fn check_key_id(id: &str) -> Result<(), String> {
-    if id.is_empty() || id.len() > 64 || !id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
-        return Err(format!(
-            "a key id is 1 to 64 letters, digits, '-', '_' or '.', not {:?}",
-            crate::domain::text::clip(id)
-        ));
-    }
-    Ok(())
-}
-
-/// A secret as a key file or a keyring writes it: base64 of at least 32 bytes.
-fn keyed(secret_b64: &str) -> Result<HmacSha256, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(secret_b64.trim())
-        .map_err(|_| "the secret is not base64".to_string())?;
-    if bytes.len() < MIN_SECRET_BYTES {
-        return Err(format!("the secret must hold at least {MIN_SECRET_BYTES} bytes"));
-    }
-    Ok(HmacSha256::new_from_slice(&bytes).expect("HMAC takes a key of any length"))
-}
-
-impl Signer {
-    pub fn new(key_id: &str, secret_b64: &str) -> Result<Signer, String> {
-        check_key_id(key_id)?;
-        Ok(Signer {
-            key_id: key_id.to_string(),
-            keyed: keyed(secret_b64)?,
-        })
-    }
-
-    pub fn key_id(&self) -> &str {
-        &self.key_id
-    }
-
-    /// The whole MAC of a text, base64 without padding: the first format's signature of a
-    /// canonical text (see [`canonical`]), and the replay probe.
-    pub fn sign(&self, canonical: &str) -> String {
-        let mut mac = self.keyed.clone();
-        mac.update(canonical.as_bytes());
-        base64::engine::general_purpose::STANDARD_NO_PAD.encode(mac.finalize().into_bytes())
-    }
-
-    /// The current format's tag of an event (see [`record_message`]): the first [`TAG_BYTES`]
-    /// of the MAC, base64url without padding ([`TAG_CHARS`] characters). Nothing is copied: the
-    /// MAC runs over the record as it was written.
-    pub fn tag_record(&self, event_id: &str, body: &str, kind: Kind) -> String {
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(self.tag_bytes(event_id, body, kind))
-    }
-
-    /// [`Signer::tag_record`] of `record[body_from..]`, appended to the record being written
-    /// (no String of its own).
-    pub(crate) fn append_tag(&self, event_id: &str, record: &mut String, body_from: usize, kind: Kind) {
-        let tag = self.tag_bytes(event_id, &record[body_from..], kind);
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode_string(tag, record);
-    }
-
-    fn tag_bytes(&self, event_id: &str, body: &str, kind: Kind) -> [u8; TAG_BYTES] {
-        let full = record_message(self.keyed.clone(), event_id, body, kind)
-            .finalize()
-            .into_bytes();
-        let mut tag = [0; TAG_BYTES];
-        tag.copy_from_slice(&full[..TAG_BYTES]);
-        tag
-    }
-}
-
-/// The current format's tag: HMAC-SHA256 truncated to 128 bits (RFC 2104 section 5 allows
-/// truncation to no less than half the output; NIST SP 800-107 puts a 128-bit tag's forgery
-/// odds at 2^-128 per try), in base64url without padding.
-pub(crate) const TAG_BYTES: usize = 16;
-pub(crate) const TAG_CHARS: usize = 22;
-/// The first format's signature: the whole MAC, base64 without padding.
-const V1_CHARS: usize = 43;
-
-/// What the current format signs: a version label, the event id, then `body`, the event's outbox
-/// record from the employee id to the key id and its tab (every field but the record's version
-/// and the script's suffix, see `event::record_prefix`), then the punch's kind (`i` or `o`).
-/// Names and sources are JSON-escaped in the record and ids hold no tab (checked when the record
-/// is rebuilt from an event), so the fields are unambiguous.
-fn record_message(mut mac: HmacSha256, event_id: &str, body: &str, kind: Kind) -> HmacSha256 {
-    mac.update(b"attendance-event-v2\t");
-    mac.update(event_id.as_bytes());
-    mac.update(b"\t");
-    mac.update(body.as_bytes());
-    mac.update(if kind == Kind::In { b"i" } else { b"o" });
-    mac
-}
+use crate::domain::event::record::Event;
+use crate::domain::event::signer::{check_key_id, keyed, record_message, HmacSha256, Signer, TAG_CHARS, V1_CHARS};
+use crate::domain::punch::Kind;
 
 /// What is signed of an event, as it is known before the board script runs.
 #[derive(Debug, Clone, Copy)]
@@ -322,7 +216,7 @@ impl Keyring {
 
     /// Check the current format's tag of an outbox record as it is stored: `body` is the
     /// record's bytes from the employee id to the key id and its tab, the very bytes the
-    /// recording process tagged (`event::record_prefix`), so nothing is rebuilt. The caller
+    /// recording process tagged (`record::record_prefix`), so nothing is rebuilt. The caller
     /// vouches that the record is written as this build writes it (canonical numbers, no escaped
     /// character, ids a record need not escape, the other kind's minutes 0): then these bytes are
     /// what [`Keyring::verify`] rebuilds from the event, and both accept the same records.
@@ -450,7 +344,7 @@ pub(crate) fn check(
 
 /// Sign an event as it stands (its wire fields) with a key, in the current format: what a tool
 /// that re-signs an event, or a test that plays a kiosk, does. Recording processes sign in
-/// `event::record_prefix`.
+/// `record::record_prefix`.
 pub fn sign_event(ev: &mut Event, signer: &Signer) -> Result<(), Refusal> {
     let body = crate::domain::event::record::signed_body(ev, signer.key_id()).map_err(|e| Refusal::Malformed(e.0))?;
     ev.sig = Some(signer.tag_record(&ev.event_id, &body, ev.kind));

@@ -9,11 +9,9 @@ use chrono::{DateTime, NaiveDate};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::event::membership::Membership;
-use crate::domain::event::record::Kind;
-use crate::domain::event::signing::{Keyring, Refusal, Signer};
-
-/// The `type` of a void notice on the wire.
-pub(crate) const TYPE: &str = "void";
+use crate::domain::event::signer::Signer;
+use crate::domain::event::signing::{Keyring, Refusal};
+use crate::domain::punch::Kind;
 
 /// A punch taken off its day before settle, as told to the department's supervisor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,7 +121,7 @@ mod tests {
 
     fn notice() -> VoidNotice {
         VoidNotice {
-            notice_type: TYPE.into(),
+            notice_type: crate::domain::event::message::VOID.into(),
             event_id: "void-7".into(),
             employee_id: "E7".into(),
             employee_name: "Zoë".into(),

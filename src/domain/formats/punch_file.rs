@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::domain::day::policy::PunchWindow;
-use crate::domain::event::record::Kind;
 use crate::domain::people::roster::valid_id;
+use crate::domain::punch::Kind;
 use crate::domain::text::clip;
 use crate::error::Error;
 

@@ -17,8 +17,9 @@ use crate::error::Error;
 pub(crate) const HEADER: [&str; 5] = ["employee_id", "name", "department_id", "department_name", "role"];
 
 /// The optional columns, in any order after the others: the employee's operating-system account
-/// (see `domain::people::authority`) and their employment dates (see `domain::people::employment`). A column
-/// left out keeps what the record holds; a blank cell clears it.
+/// (see [`valid_login`] and `domain::people::authority`) and their employment dates (see
+/// `domain::people::employment`). A column left out keeps what the record holds; a blank cell
+/// clears it.
 pub(crate) const OPTIONAL: [&str; 3] = ["login", "start_date", "end_date"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -113,6 +114,16 @@ pub(crate) fn valid_id(s: &str) -> bool {
     !s.is_empty() && s.len() <= 32 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
+/// An operating-system account name as the roster's `login` column may give it: 1 to 32
+/// letters, digits, '.', '_' or '-', not starting with '-' or '.' (what `useradd` accepts
+/// by default, and no shell or terminal control).
+pub(crate) fn valid_login(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric() || c == '_')
+        && s.len() <= 32
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
 /// Check an id given on the command line: a usage error if malformed.
 pub(crate) fn check_id(what: &str, s: &str) -> Result<(), Error> {
     if valid_id(s) {
@@ -168,7 +179,7 @@ pub(crate) fn read(reader: impl Read) -> Result<Result<Vec<RosterRow>, Vec<Refus
             Some(l) => {
                 if let Err(why) = crate::domain::text::check("login", l) {
                     problems.push(why);
-                } else if !crate::domain::people::authority::valid_login(l) {
+                } else if !valid_login(l) {
                     problems.push(format!(
                         "login '{}' must be 1 to 32 letters, digits, '.', '_' or '-', not starting with '-' or '.'",
                         crate::domain::text::clip(l)
@@ -526,5 +537,15 @@ mod tests {
             "x".repeat(33)
         );
         assert!(parse(long.as_bytes()).unwrap_err().to_string().contains("line 2"));
+    }
+
+    #[test]
+    fn logins_are_plain_account_names() {
+        for ok in ["root", "ana.lopez", "_svc", "u-1", "A1"] {
+            assert!(valid_login(ok), "{ok}");
+        }
+        for bad in ["", "-x", ".x", "a b", "a\u{1b}", "é", &"x".repeat(33), "uid 0"] {
+            assert!(!valid_login(bad), "{bad}");
+        }
     }
 }

@@ -11,7 +11,7 @@ use crate::config::Policy;
 use crate::domain::day::policy::{DayClock, DayStatus};
 use crate::domain::day::record::DayRecord;
 use crate::domain::day::shifts::Shifts;
-use crate::domain::event::record::Kind;
+use crate::domain::punch::Kind;
 pub(crate) use crate::mysql::attendance::{parse_log, DayRow, Stamp};
 use crate::mysql::roster_rows::Member;
 pub(crate) use crate::mysql::runs::Failure;
