@@ -10,7 +10,7 @@ use crate::config::Overrides;
 use crate::domain::dates::{parse_day, parse_month, parse_typed_time, TypedTime};
 use crate::domain::day::policy::DayStatus;
 use crate::domain::day::workdays::DayKind;
-use crate::domain::grants::Role;
+use crate::domain::people::accounts::Role;
 use crate::domain::punch::Kind;
 use crate::domain::report::table::Format;
 

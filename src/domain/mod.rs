@@ -12,7 +12,6 @@ pub(crate) mod dates;
 pub(crate) mod day;
 pub(crate) mod event;
 pub(crate) mod formats;
-pub(crate) mod grants;
 pub(crate) mod instant;
 pub(crate) mod people;
 pub(crate) mod punch;

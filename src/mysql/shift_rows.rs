@@ -7,7 +7,8 @@ use mysql::Value;
 
 use super::placeholders;
 use super::Db;
-use crate::domain::day::shifts::{parse_days, Assignment, Scope, Shift, ShiftTable};
+use crate::domain::day::shift::{parse_days, Shift};
+use crate::domain::day::shifts::{Assignment, Scope, ShiftTable};
 use crate::error::Error;
 
 /// The whole table: every shift and every assignment.

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::domain::dates::TypedTime;
 use crate::domain::day::policy::DayStatus;
+use crate::domain::day::shift_clock;
 use crate::domain::people::authority::{self, Actor};
 use crate::domain::punch::Kind;
 use crate::domain::{day::policy, day::workdays, event::punch_log};
@@ -177,7 +178,7 @@ fn recompute(cfg: &Config, tx: &mut Tx, req: &Request, before: &Stored) -> Resul
     let on_leave = crate::mysql::leave_rows::on_leave(tx, req.date)?.contains(req.employee_id);
     let (tz, start) = (cfg.timezone, policy::day_start(cfg.timezone, req.date));
     let secs = |t: NaiveDateTime| (t.and_utc() - start).num_seconds();
-    let o = policy::day_outcome(
+    let o = shift_clock::day_outcome(
         &cfg.policy,
         tz,
         req.date,

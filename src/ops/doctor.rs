@@ -13,7 +13,7 @@ use crate::amqp::inventory as queues;
 use crate::amqp::management::{self, SPARE_HANDLES};
 use crate::config::Config;
 use crate::domain::day::clock::{self, Reading};
-use crate::domain::grants::Role;
+use crate::domain::people::accounts::Role;
 use crate::domain::text::plural;
 use crate::error::redact;
 use crate::mysql::{runs, Conn};

@@ -12,7 +12,8 @@ use serde::Serialize;
 
 pub(crate) use crate::amqp::EndedBy; // what ended the journal's read, for the command to say
 use crate::config::Config;
-use crate::domain::day::policy::{self, DayClock};
+use crate::domain::day::policy;
+use crate::domain::day::shift_clock::DayClock;
 use crate::domain::event::record::Event;
 use crate::error::Error;
 use crate::redis::board::{Board, Employee, Punch, PunchRules};

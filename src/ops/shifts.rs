@@ -8,8 +8,9 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::domain::day::shift::Shift;
 use crate::domain::day::shift_changes::{assignments_of, differences};
-use crate::domain::day::shifts::{Assignment, Scope, Shift, ShiftTable, Shifts, Source};
+use crate::domain::day::shifts::{Assignment, Scope, ShiftTable, Shifts, Source};
 use crate::domain::text::plural;
 use crate::error::Error;
 use crate::mysql::{shift_rows, Db};
@@ -296,7 +297,7 @@ pub(crate) fn which(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<
         None => shift.works_on(date),
     };
     let tz = cfg.timezone;
-    let clock = crate::domain::day::policy::DayClock::for_shift(shift, tz, date);
+    let clock = crate::domain::day::shift_clock::DayClock::for_shift(shift, tz, date);
     let text = |t: chrono::DateTime<chrono::Utc>| crate::domain::instant::text(&t.with_timezone(&tz));
     Ok(Which {
         employee_id: employee_id.to_string(),

@@ -7,7 +7,8 @@ use chrono_tz::Tz;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::domain::day::policy::{self, DayClock};
+use crate::domain::day::policy;
+use crate::domain::day::shift_clock::DayClock;
 use crate::redis::board::{Board, Employee};
 
 /// The answer: a live day, or a settled one.

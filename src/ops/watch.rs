@@ -123,7 +123,7 @@ impl Viewer {
             let ids: Vec<&str> = b.keys().map(String::as_str).collect();
             let shifts = crate::domain::day::shifts::Shifts::new(board.read_shifts(&ids)?, &cfg.policy);
             let mut clocks = crate::domain::day::shifts::Clocks::new(&shifts, cfg.timezone);
-            let by_id: HashMap<&str, crate::domain::day::policy::DayClock> =
+            let by_id: HashMap<&str, crate::domain::day::shift_clock::DayClock> =
                 ids.iter().map(|id| (*id, clocks.on(id, dept, date))).collect();
             let summary = summary::summarize_by(&b, |id| by_id[id]);
             let new: Vec<String> = b.keys().filter(|id| !known.contains_key(*id)).cloned().collect();

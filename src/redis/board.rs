@@ -17,8 +17,8 @@ use chrono_tz::Tz;
 use redis::Commands;
 
 use crate::config::Policy;
-use crate::domain::day::policy::PunchFacts;
 use crate::domain::day::record::{DayRecord, MAX_TOKENS};
+use crate::domain::day::shift_clock::PunchFacts;
 use crate::domain::event::punch_log::How;
 use crate::domain::event::signer::Signer;
 use crate::domain::people::employment::Employment;
@@ -70,7 +70,7 @@ impl Punch {
             kind,
             at,
             source,
-            crate::domain::day::policy::classify(policy, tz, at),
+            crate::domain::day::shift_clock::classify(policy, tz, at),
         )
     }
 

@@ -15,7 +15,7 @@ use crate::domain::day::shifts::ShiftTable;
 /// The `table` field: the table without the employees' own assignments.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Head {
-    shifts: std::collections::BTreeMap<String, crate::domain::day::shifts::Shift>,
+    shifts: std::collections::BTreeMap<String, crate::domain::day::shift::Shift>,
     departments: HashMap<String, Vec<(NaiveDate, String)>>,
 }
 

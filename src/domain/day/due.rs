@@ -8,8 +8,10 @@ use std::collections::{BTreeMap, HashSet};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use chrono_tz::Tz;
 
-use crate::domain::day::policy::{DayClock, Policy};
-use crate::domain::day::shifts::{Shift, Shifts};
+use crate::domain::day::policy::Policy;
+use crate::domain::day::shift::Shift;
+use crate::domain::day::shift_clock::DayClock;
+use crate::domain::day::shifts::Shifts;
 use crate::domain::people::roster::Member;
 
 /// A department's people due at one start time on one work date.

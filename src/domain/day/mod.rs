@@ -7,6 +7,8 @@ pub(crate) mod hours;
 pub(crate) mod policy;
 pub(crate) mod record;
 pub(crate) mod review;
+pub(crate) mod shift;
 pub(crate) mod shift_changes;
+pub(crate) mod shift_clock;
 pub(crate) mod shifts;
 pub(crate) mod workdays;

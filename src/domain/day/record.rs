@@ -212,7 +212,7 @@ mod tests {
                 // The row settle writes from them (Monday 2026-11-02, a work day, in Paris).
                 let date = chrono::NaiveDate::from_ymd_opt(2026, 11, 2).unwrap();
                 let policy = crate::domain::day::policy::Policy::default();
-                let row = crate::domain::day::policy::day_outcome(&policy, chrono_tz::Europe::Paris, date, true, false, r.first_in(), r.last_out());
+                let row = crate::domain::day::shift_clock::day_outcome(&policy, chrono_tz::Europe::Paris, date, true, false, r.first_in(), r.last_out());
                 (r.first_in(), r.last_out(), kept, kinds, row)
             };
             prop_assert_eq!(run(&punches), run(&shuffled));

@@ -3,7 +3,8 @@
 
 use chrono::{Duration, NaiveDate};
 
-use crate::domain::day::shifts::{Assignment, Scope, Shift, ShiftTable};
+use crate::domain::day::shift::Shift;
+use crate::domain::day::shifts::{Assignment, Scope, ShiftTable};
 
 /// The last day `target`'s assignment from `from` governs: the day before the target's next
 /// assignment, or `None` when none follows (it governs from then on).
@@ -108,7 +109,7 @@ mod tests {
             end: t(6),
             late_grace_minutes: 10,
             early_grace_minutes: 5,
-            work_days: crate::domain::day::shifts::parse_days("mon-fri").unwrap(),
+            work_days: crate::domain::day::shift::parse_days("mon-fri").unwrap(),
             break_minutes: 30,
             part_time: false,
             split: None,
@@ -118,7 +119,7 @@ mod tests {
             start: t(21),
             end: t(5),
             break_minutes: 0,
-            work_days: crate::domain::day::shifts::parse_days("mon-sat").unwrap(),
+            work_days: crate::domain::day::shift::parse_days("mon-sat").unwrap(),
             ..old.clone()
         };
         assert_eq!(

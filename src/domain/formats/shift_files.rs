@@ -9,7 +9,8 @@ use std::io::Read;
 use chrono::{NaiveTime, Weekday};
 
 use crate::domain::csv_input::{self, Refusal};
-use crate::domain::day::shifts::{check, parse_days, Assignment, Scope, Shift, DEFAULT_SHIFT};
+use crate::domain::day::shift::{parse_days, Shift, DEFAULT_SHIFT};
+use crate::domain::day::shifts::{check, Assignment, Scope};
 use crate::error::Error;
 
 /// The most rows a shifts or assignments file may have.

@@ -237,7 +237,8 @@ mod tests {
     #[test]
     fn a_night_shift_still_on_from_the_day_before_is_in_and_a_day_shift_left_open_is_not() {
         use crate::domain::day::policy::Policy;
-        use crate::domain::day::shifts::{Assignment, Scope, Shift, ShiftTable};
+        use crate::domain::day::shift::Shift;
+        use crate::domain::day::shifts::{Assignment, Scope, ShiftTable};
         let board = |v: &[(&str, &str)]| -> HashMap<String, DayRecord> {
             v.iter().map(|(k, v)| (k.to_string(), DayRecord::parse(v))).collect()
         };

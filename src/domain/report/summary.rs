@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use crate::domain::day::policy;
 use crate::domain::day::record::DayRecord;
+use crate::domain::day::shift_clock;
 
 /// Employee ids by state, each list sorted.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -19,7 +19,10 @@ pub(crate) struct Summary {
 
 /// Sum a department's board up, each employee judged by their own shift: `clock_of` gives
 /// their day's clock.
-pub(crate) fn summarize_by(board: &HashMap<String, DayRecord>, clock_of: impl Fn(&str) -> policy::DayClock) -> Summary {
+pub(crate) fn summarize_by(
+    board: &HashMap<String, DayRecord>,
+    clock_of: impl Fn(&str) -> shift_clock::DayClock,
+) -> Summary {
     let mut s = Summary::default();
     for (id, rec) in board {
         let clock = clock_of(id);
@@ -62,7 +65,7 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_string(), DayRecord::parse(v)))
         .collect();
-        let clock = policy::DayClock::new(&Policy::default(), Tz::UTC, d);
+        let clock = shift_clock::DayClock::new(&Policy::default(), Tz::UTC, d);
         let s = summarize_by(&board, |_| clock);
         assert_eq!(s.not_in, ["E1"]);
         assert_eq!(s.on_time, ["E2"]);

@@ -17,7 +17,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::Run;
-use crate::domain::day::policy::DayClock;
+use crate::domain::day::shift_clock::DayClock;
 use crate::domain::event::record::Event;
 use crate::mysql::runs::SettleLock;
 use crate::ops::recover::{self, Verify};

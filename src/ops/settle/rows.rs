@@ -8,8 +8,9 @@ use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 
 use crate::config::Policy;
-use crate::domain::day::policy::{DayClock, DayStatus};
+use crate::domain::day::policy::DayStatus;
 use crate::domain::day::record::DayRecord;
+use crate::domain::day::shift_clock::DayClock;
 use crate::domain::day::shifts::Shifts;
 use crate::domain::punch::Kind;
 pub(crate) use crate::mysql::attendance::{parse_log, DayRow, Stamp};
