@@ -5,7 +5,7 @@
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 
 use crate::domain::event::record::Event;
-use crate::domain::event::render;
+use crate::domain::event::render::render;
 use crate::domain::punch::Kind;
 
 /// How a punch came to the board: each has its own punch log in Redis (see `redis/punch.lua`).
@@ -62,7 +62,7 @@ pub(crate) struct Entry {
 
 /// Read one field of a day's punch log in Redis (`how`'s log): the event id and its record.
 pub(crate) fn parse(event_id: &str, record: &str, how: How) -> Result<Entry, String> {
-    let out = render::render(event_id, record).map_err(|e| format!("punch log entry {event_id}: {e}"))?;
+    let out = render(event_id, record).map_err(|e| format!("punch log entry {event_id}: {e}"))?;
     let ev: Event = serde_json::from_str(&out.json).map_err(|e| format!("punch log entry {event_id}: {e}"))?;
     let at = DateTime::parse_from_rfc3339(&ev.at)
         .map_err(|e| format!("punch log entry {event_id}: at: {e}"))?

@@ -41,7 +41,7 @@ pub struct Event {
     /// punch replayed by a kiosk that was offline. Absent in events from before this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_at: Option<String>,
-    /// The id of the key that signed the event (domain/signing.rs); absent: unsigned.
+    /// The id of the key that signed the event (domain/event/signing.rs); absent: unsigned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
     /// The signature (HMAC-SHA256 of the record's bytes truncated to 128 bits, base64url, 22
