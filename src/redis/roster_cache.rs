@@ -89,7 +89,7 @@ impl Board {
                     if prefetch {
                         let fields: Vec<Option<String>> =
                             redis::from_redis_value(replies.remove(0)).context("reading the shift copy")?;
-                        prefetched = Some(super::shift_copy::Prefetch::new(ids[0].as_ref(), fields));
+                        prefetched = Some(super::handle::Prefetch::new(ids[0].as_ref(), fields));
                     }
                     replies.into_iter().map(Some).collect()
                 }

@@ -19,22 +19,6 @@ struct Head {
     departments: HashMap<String, Vec<(NaiveDate, String)>>,
 }
 
-/// One employee's fields of the copy (`table`, `e:<id>`), read ahead with the roster lookup.
-#[derive(Debug, Clone)]
-pub(crate) struct Prefetch {
-    employee: String,
-    fields: Vec<Option<String>>,
-}
-
-impl Prefetch {
-    pub(super) fn new(employee: &str, fields: Vec<Option<String>>) -> Prefetch {
-        Prefetch {
-            employee: employee.to_string(),
-            fields,
-        }
-    }
-}
-
 /// The table from the `table` field and the employees' own fields, in `employees` order.
 fn decode<S: AsRef<str>>(head: Option<String>, employees: &[S], own: Vec<Option<String>>) -> Result<ShiftTable> {
     let Some(head) = head else {
