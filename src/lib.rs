@@ -32,13 +32,18 @@ pub use crate::output::stderr_line;
 pub use crate::config::{check_environment, Config, Overrides, Policy};
 
 // The pure rules and formats that tests check directly and benchmarks feed.
-pub use crate::domain::day_record::DayRecord;
-pub use crate::domain::employment::{Employment, Given};
-pub use crate::domain::event::{record_of, render, Event, Kind};
-pub use crate::domain::policy::{day_start, is_policy_workday, local_offset_secs, DayOutcome, DayStatus, PunchWindow};
-pub use crate::domain::punch_file::{parse as parse_punch_file, Row as PunchRow};
-pub use crate::domain::roster::{generate as generate_roster, parse as parse_roster};
-pub use crate::domain::signing::{sign_event, Signer};
+pub use crate::domain::day::policy::{
+    day_start, is_policy_workday, local_offset_secs, DayOutcome, DayStatus, PunchWindow,
+};
+pub use crate::domain::day::record::DayRecord;
+pub use crate::domain::event::record::{record_of, Event};
+pub use crate::domain::event::render::render;
+pub use crate::domain::event::signer::Signer;
+pub use crate::domain::event::signing::sign_event;
+pub use crate::domain::formats::punch_file::{parse as parse_punch_file, Row as PunchRow};
+pub use crate::domain::people::employment::{Employment, Given};
+pub use crate::domain::people::roster::{generate as generate_roster, parse as parse_roster};
+pub use crate::domain::punch::Kind;
 
 // Redis: the board handle, the punch script and the raw handle that benchmarks time Redis alone on.
 pub use crate::config::redis_cluster_seeds as seed_urls;

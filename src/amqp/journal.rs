@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use super::topology::{self, Names};
 use crate::config::Config;
-use crate::domain::event::Event;
+use crate::domain::event::record::Event;
 use crate::error::{Error, Service};
 
 /// Deliveries in flight: streams need a prefetch, and a big one keeps the read streaming.

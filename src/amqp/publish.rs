@@ -10,7 +10,7 @@ use super::confirm::{returned_ids, Confirming};
 use super::connect::Link;
 use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config, JournalSettings};
-use crate::domain::event::{self, Outgoing};
+use crate::domain::event::render::{self, Outgoing};
 use crate::error::{Error, Service};
 
 /// A confirm-mode channel on its own connection, declaring department queues as it meets them.
@@ -26,7 +26,7 @@ pub struct Publisher {
     declared: HashSet<String>,
     /// The verifiers' keyring: with one, an outbox entry whose signature fails is never
     /// published (it stays in its outbox, reported like a malformed one).
-    ring: Option<std::sync::Arc<crate::domain::signing::Keyring>>,
+    ring: Option<std::sync::Arc<crate::domain::event::signing::Keyring>>,
     names: Names,
     settings: AmqpSettings,
     /// Why the channel is no longer usable, once it is not.
@@ -121,7 +121,7 @@ impl Publisher {
         if self.broken.is_some() {
             return false;
         }
-        let ev = match event::render_verified(id, stored, self.ring.as_deref()) {
+        let ev = match render::render_verified(id, stored, self.ring.as_deref()) {
             Ok(ev) => ev,
             Err(e) => {
                 flow.malformed.push((id.to_string(), e.to_string()));

@@ -8,11 +8,11 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::config::Overrides;
 use crate::domain::dates::{parse_day, parse_month, parse_typed_time, TypedTime};
-use crate::domain::event::Kind;
-use crate::domain::grants::Role;
-use crate::domain::policy::DayStatus;
-use crate::domain::table::Format;
-use crate::domain::workdays::DayKind;
+use crate::domain::day::policy::DayStatus;
+use crate::domain::day::workdays::DayKind;
+use crate::domain::people::accounts::Role;
+use crate::domain::punch::Kind;
+use crate::domain::report::table::Format;
 
 /// The help heading of the options that say where the stores are, apart from each command's own.
 const CONNECTION: &str = "Connection";
@@ -508,7 +508,7 @@ pub enum LeaveCommand {
 }
 
 /// The kinds of leave HR records.
-pub(crate) use crate::domain::payroll::LEAVE_KINDS;
+pub(crate) use crate::domain::report::payroll::LEAVE_KINDS;
 
 #[derive(Debug, Subcommand)]
 pub enum PunchCommand {
@@ -768,7 +768,7 @@ pub struct SimulateArgs {
     pub date: Option<NaiveDate>,
     /// Morning check-ins or evening check-outs (the same people are absent in both)
     #[arg(long, value_enum)]
-    pub phase: crate::domain::sample_day::Phase,
+    pub phase: crate::domain::formats::sample_day::Phase,
     /// Percent of the roster that never comes
     #[arg(long, default_value_t = 3.0)]
     pub absent_pct: f64,

@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::CorrectArgs;
-use crate::domain::roster;
+use crate::domain::people::roster;
 use crate::ops::settle::correct::{self, parse_time, Request};
 
 pub(crate) fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {

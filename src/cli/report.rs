@@ -9,9 +9,9 @@ use chrono::{Datelike, Duration, NaiveDate};
 use super::Ctx;
 use crate::cli::{DateRange, ReportCommand, ReportFormat};
 use crate::domain::dates::TypedTime;
-use crate::domain::month;
-use crate::domain::table::{Format, Table};
-use crate::domain::xlsx::MonthSheet;
+use crate::domain::report::month;
+use crate::domain::report::table::{Format, Table};
+use crate::domain::report::xlsx::MonthSheet;
 use crate::error::Error;
 use crate::ops::report::roll_call;
 use crate::ops::report::{self, Query};
@@ -196,7 +196,7 @@ fn month_sheet(ctx: &Ctx, first: NaiveDate, dept: Option<&str>, format: &ReportF
                     MonthSheet { name: d, title, table }
                 })
                 .collect();
-            crate::domain::xlsx::month_workbook(&sheets, &month::legend())?
+            crate::domain::report::xlsx::month_workbook(&sheets, &month::legend())?
         }
         Format::Table if !format.wide => {
             let table = m.sheet.table(&m.names, None);
@@ -237,7 +237,7 @@ fn refuse_binary_on_terminal(format: &ReportFormat) -> Result<()> {
 /// Render a report as asked, to stdout or its file.
 fn print(table: &Table, title: &str, format: &ReportFormat) -> Result<()> {
     let bytes = match format.get() {
-        Format::Xlsx => crate::domain::xlsx::workbook(&[(title, table)])?,
+        Format::Xlsx => crate::domain::report::xlsx::workbook(&[(title, table)])?,
         text => render(table, text, format.csv_raw)?,
     };
     emit(&bytes, format)

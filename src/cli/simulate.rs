@@ -4,7 +4,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use crate::cli::SimulateArgs;
-use crate::domain::sample_day::{write_punches, Mix};
+use crate::domain::formats::sample_day::{write_punches, Mix};
 use crate::domain::text::plural;
 use crate::error::Error;
 

@@ -20,7 +20,7 @@ use settable::Raw;
 
 // The rules are the domain's; the configuration only fills them in (so the domain never
 // reaches up into the edge). Re-exported because `Config` carries one.
-pub use crate::domain::policy::Policy;
+pub use crate::domain::day::policy::Policy;
 pub use environment::check as check_environment;
 pub(crate) use environment::unknown as unknown_variables;
 pub(crate) use secrets::PasswordFiles;

@@ -8,7 +8,8 @@ use chrono::NaiveDate;
 use serde::Deserialize;
 
 use super::secrets::check_private;
-use crate::domain::signing::{Keyring, Signer};
+use crate::domain::event::signer::Signer;
+use crate::domain::event::signing::Keyring;
 use crate::error::Error;
 
 /// Where the keys are. Nothing is signed without `key_file`; nothing is checked without

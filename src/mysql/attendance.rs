@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use super::placeholders;
 use super::typed::Cols;
-use crate::domain::event::Kind;
-use crate::domain::policy::{DayOutcome, DayStatus};
+use crate::domain::day::policy::{DayOutcome, DayStatus};
+use crate::domain::punch::Kind;
 use crate::error::Error;
 
 /// One punch of the history, as an instant.
@@ -366,7 +366,7 @@ pub(crate) fn row(conn: &mut impl Queryable, date: NaiveDate, employee: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::policy::DayStatus;
+    use crate::domain::day::policy::DayStatus;
     use proptest::prelude::*;
 
     fn stamps(secs: i64, n: usize) -> Vec<Stamp> {
@@ -399,7 +399,7 @@ mod tests {
         let row = DayRow {
             employee_id: "E\t1\\x\ny".into(),
             department_id: "D1".into(),
-            outcome: crate::domain::policy::DayOutcome {
+            outcome: crate::domain::day::policy::DayOutcome {
                 status: DayStatus::MissingCheckout,
                 late_minutes: 5,
                 early_minutes: 0,

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use super::placeholders;
 use super::typed::Cols;
-use crate::domain::event::Kind;
-use crate::domain::review::Status;
+use crate::domain::day::review::Status;
+use crate::domain::punch::Kind;
 
 /// Rows per multi-row INSERT: 10 values each.
 const CHUNK: usize = 500;

@@ -10,7 +10,7 @@ use mysql::Value;
 
 use super::placeholders;
 use super::typed::Cols;
-use crate::domain::punch_log::Entry;
+use crate::domain::event::punch_log::Entry;
 
 /// Rows per multi-row INSERT: 10 values each, well under 65,535 placeholders.
 const CHUNK: usize = 1000;

@@ -7,7 +7,7 @@ use anyhow::Result;
 use chrono::{NaiveDate, NaiveDateTime};
 use mysql::prelude::Queryable;
 
-use crate::domain::event::Kind;
+use crate::domain::punch::Kind;
 
 /// One voided punch to record. Times are UTC.
 pub(crate) struct Void<'a> {

@@ -9,9 +9,9 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use crate::config::Config;
-use crate::domain::authority::Actor;
-use crate::domain::clock::Reading;
-use crate::domain::shifts::{ShiftTable, Shifts};
+use crate::domain::day::clock::Reading;
+use crate::domain::day::shifts::{ShiftTable, Shifts};
+use crate::domain::people::authority::Actor;
 use crate::error::Error;
 use crate::mysql::{corrections, Conn, Db};
 use crate::redis::board::{Board, Employee};

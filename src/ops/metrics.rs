@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use anyhow::Result;
 
-use crate::domain::policy::DayStatus;
+use crate::domain::day::policy::DayStatus;
 use crate::ops::relay::DrainReport;
 use crate::ops::settle::Report;
 

@@ -11,8 +11,8 @@ use chrono::NaiveDate;
 use crate::amqp::ShownEvents;
 pub(crate) use crate::amqp::{WatchItem, WatchOptions, WatchReport};
 use crate::config::Config;
-use crate::domain::membership::Membership;
-use crate::domain::summary::{self, Summary};
+use crate::domain::event::membership::Membership;
+use crate::domain::report::summary::{self, Summary};
 use crate::ops::reopen::{board_again, redis_gone};
 use crate::redis::board::Board;
 
@@ -121,9 +121,9 @@ impl Viewer {
             let b = board.department_board(dept, date)?;
             // Each employee judged by their own shift (one small read of the shift copy).
             let ids: Vec<&str> = b.keys().map(String::as_str).collect();
-            let shifts = crate::domain::shifts::Shifts::new(board.read_shifts(&ids)?, &cfg.policy);
-            let mut clocks = crate::domain::shifts::Clocks::new(&shifts, cfg.timezone);
-            let by_id: HashMap<&str, crate::domain::policy::DayClock> =
+            let shifts = crate::domain::day::shifts::Shifts::new(board.read_shifts(&ids)?, &cfg.policy);
+            let mut clocks = crate::domain::day::shifts::Clocks::new(&shifts, cfg.timezone);
+            let by_id: HashMap<&str, crate::domain::day::shift_clock::DayClock> =
                 ids.iter().map(|id| (*id, clocks.on(id, dept, date))).collect();
             let summary = summary::summarize_by(&b, |id| by_id[id]);
             let new: Vec<String> = b.keys().filter(|id| !known.contains_key(*id)).cloned().collect();

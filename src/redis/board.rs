@@ -16,12 +16,12 @@ use chrono_tz::Tz;
 use redis::Commands;
 
 use crate::config::Policy;
-use crate::domain::day_record::{DayRecord, MAX_TOKENS};
-use crate::domain::employment::Employment;
-use crate::domain::event::Kind;
-use crate::domain::policy::PunchFacts;
-use crate::domain::punch_log::How;
-use crate::domain::signing::Signer;
+use crate::domain::day::record::{DayRecord, MAX_TOKENS};
+use crate::domain::day::shift_clock::PunchFacts;
+use crate::domain::event::punch_log::How;
+use crate::domain::event::signer::Signer;
+use crate::domain::people::employment::Employment;
+use crate::domain::punch::Kind;
 use crate::redis::keys::Keys;
 
 static PUNCH: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(PUNCH_SCRIPT));
@@ -69,7 +69,7 @@ impl Punch {
             kind,
             at,
             source,
-            crate::domain::policy::classify(policy, tz, at),
+            crate::domain::day::shift_clock::classify(policy, tz, at),
         )
     }
 
@@ -130,14 +130,14 @@ impl PunchRules {
     /// The split on `date`, in seconds into the work day as the board counts them (a DST day
     /// included).
     pub fn split_secs(&self, date: NaiveDate) -> i64 {
-        crate::domain::policy::local_offset_secs(self.tz, date, self.auto_kind_split)
+        crate::domain::day::policy::local_offset_secs(self.tz, date, self.auto_kind_split)
     }
 }
 
 /// The event's outbox record up to its last field, which the script appends once it knows the
 /// kind (see `event::record_prefix`).
 fn record_prefix(p: &Punch, kind: Kind, tz: Tz, signer: Option<&Signer>) -> String {
-    crate::domain::event::record_prefix(&crate::domain::event::RecordFields {
+    crate::domain::event::record::record_prefix(&crate::domain::event::record::RecordFields {
         event_id: &p.event_id,
         kind,
         signer,
@@ -319,7 +319,7 @@ impl Board {
         let reply: redis::Value = inv.invoke(&mut self.con).context("recording the punch in Redis")?;
         let mut o = outcomes(reply, Some(records), 1)?.remove(0);
         if let Some(record) = o.event_json.take() {
-            o.event_json = Some(crate::domain::event::render(&p.event_id, &record)?.json);
+            o.event_json = Some(crate::domain::event::render::render(&p.event_id, &record)?.json);
         }
         Ok(o)
     }
@@ -338,7 +338,7 @@ impl Board {
     }
 
     /// Whether this process signs with a key that `ring` lets replay offline punches.
-    pub(crate) fn may_replay(&self, ring: Option<&crate::domain::signing::Keyring>) -> bool {
+    pub(crate) fn may_replay(&self, ring: Option<&crate::domain::event::signing::Keyring>) -> bool {
         matches!((ring, self.signer.as_deref()), (Some(r), Some(s)) if r.authorises_replay(s))
     }
 
@@ -569,8 +569,8 @@ mod tests {
         let p = Punch::new(e, None, at, "gate \"7\"\n", &Policy::default(), chrono_tz::Asia::Tokyo);
         // As the script completes it: a check-in that changed the record.
         let record = record_prefix(&p, Kind::In, chrono_tz::Asia::Tokyo, None) + "i1";
-        let out = crate::domain::event::render(&p.event_id, &record).unwrap();
-        let ev: crate::domain::event::Event = serde_json::from_str(&out.json).unwrap();
+        let out = crate::domain::event::render::render(&p.event_id, &record).unwrap();
+        let ev: crate::domain::event::record::Event = serde_json::from_str(&out.json).unwrap();
         assert_eq!(ev.employee_name, "Ann \"Q\" O'Neil \\ é\tx");
         assert_eq!(ev.source, "gate \"7\"\n");
         assert_eq!(ev.at, "2026-11-02T17:00:00+09:00");

@@ -19,6 +19,9 @@ use crate::error::{redact, Error};
 // The URL's grammar belongs to the configuration, which validates `redis_url` without
 // reaching into a store; the connection code keeps its short names for it.
 use crate::config::REDIS_CLUSTER_TLS_SCHEME as TLS_SCHEME;
+
+/// Keys SCAN looks at per call, on a single node and on each master of a cluster.
+pub(crate) const SCAN_COUNT: usize = 1_000;
 pub(crate) use crate::config::{redis_cluster_seeds as seed_urls, REDIS_CLUSTER_SCHEME as SCHEME};
 
 /// Whether `url` names a cluster's seed nodes (`redis+cluster://`, or `rediss+cluster://` whose
@@ -204,11 +207,7 @@ impl ClusterConn {
             let mut cursor = 0u64;
             loop {
                 let mut scan = redis::cmd("SCAN");
-                scan.arg(cursor)
-                    .arg("MATCH")
-                    .arg(pattern)
-                    .arg("COUNT")
-                    .arg(super::handle::SCAN_COUNT);
+                scan.arg(cursor).arg("MATCH").arg(pattern).arg("COUNT").arg(SCAN_COUNT);
                 let reply = self.con.route_command(&scan, route.clone())?;
                 let (next, found): (u64, Vec<String>) = redis::from_redis_value(reply)?;
                 keys.extend(found);

@@ -11,8 +11,8 @@ use chrono::NaiveDate;
 use redis::ConnectionLike;
 
 use super::Board;
-use crate::domain::day_record::DayRecord;
-use crate::domain::punch_log::How;
+use crate::domain::day::record::DayRecord;
+use crate::domain::event::punch_log::How;
 
 static CUTOVER: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(concat!(

@@ -6,7 +6,7 @@
 use anyhow::Result;
 use redis::{Cmd, ConnectionLike, RedisResult, Value};
 
-use super::cluster::{self, ClusterConn};
+use super::cluster::{self, ClusterConn, SCAN_COUNT};
 use crate::config::Config;
 use crate::redis::conn::RedisConn;
 use crate::redis::keys::Keys;
@@ -18,10 +18,27 @@ pub struct Board {
     pub(super) con: Redis,
     pub(super) keys: Keys,
     /// The key the events this board records are signed with (`signing.key_file`).
-    pub(super) signer: Option<std::sync::Arc<crate::domain::signing::Signer>>,
+    pub(super) signer: Option<std::sync::Arc<crate::domain::event::signer::Signer>>,
     /// The shift copy's fields for one employee, read in the roster lookup's own round trip
     /// (a single check-in), taken by the next `read_shifts` of that employee.
-    pub(super) shift_prefetch: Option<super::shift_copy::Prefetch>,
+    pub(super) shift_prefetch: Option<Prefetch>,
+}
+
+/// One employee's fields of the shift copy (`table`, `e:<id>`, see `shift_copy`), read ahead
+/// with the roster lookup.
+#[derive(Debug, Clone)]
+pub(crate) struct Prefetch {
+    pub(super) employee: String,
+    pub(super) fields: Vec<Option<String>>,
+}
+
+impl Prefetch {
+    pub(super) fn new(employee: &str, fields: Vec<Option<String>>) -> Prefetch {
+        Prefetch {
+            employee: employee.to_string(),
+            fields,
+        }
+    }
 }
 
 impl Board {
@@ -141,9 +158,6 @@ fn step_one(con: &mut impl ConnectionLike, pattern: &str, cursor: u64) -> RedisR
         .arg(SCAN_COUNT)
         .query(con)
 }
-
-/// Keys SCAN looks at per call.
-pub(crate) const SCAN_COUNT: usize = 1_000;
 
 impl Keyspace for Redis {
     fn scan_keys(&mut self, pattern: &str) -> RedisResult<Vec<String>> {

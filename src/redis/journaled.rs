@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use chrono::NaiveDate;
 
 use super::Board;
-use crate::domain::punch_log::How;
+use crate::domain::event::punch_log::How;
 
 /// Departments' days per pipeline: each asks 2 keys per way a punch comes.
 const GROUPS_PER_PIPELINE: usize = 100;

@@ -118,7 +118,7 @@ impl Keys {
     }
 
     /// Hash of the departments each employee left and when (`D1@<unix secs>,...`, see
-    /// `domain::membership`): written by `org import` with its moves and kept, so that a
+    /// `domain::event::membership`): written by `org import` with its moves and kept, so that a
     /// consumer accepts a moved employee's earlier events of their old department. Same
     /// hash tag as [`Keys::moves`]: both are written in one pipeline.
     pub fn departures(&self) -> String {
@@ -132,7 +132,7 @@ impl Keys {
     }
 
     /// Hash of the events consumers refused (signature or roster), by class
-    /// (`domain::signing::Refusal::class`) -> count, for `doctor`. Its own hash tag.
+    /// (`domain::event::signing::Refusal::class`) -> count, for `doctor`. Its own hash tag.
     pub fn refused(&self) -> String {
         format!("{}:refused:{{signing}}", self.ns)
     }

@@ -10,7 +10,7 @@ use chrono::NaiveDate;
 use redis::ConnectionLike;
 
 use super::{dump, Board};
-use crate::domain::roster::Member;
+use crate::domain::people::roster::Member;
 use crate::redis::keys::Keys;
 
 static LAYOUT: LazyLock<redis::Script> = LazyLock::new(|| {

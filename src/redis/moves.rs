@@ -9,7 +9,7 @@
 //! is written before the roster changes and emptied after, so a rerun of `org import`
 //! finishes a move a crash cut short. In between, settle reads both boards and merges them.
 //! The departures stay (`Keys::departures`): consumers check a moved employee's earlier events
-//! against them (`domain::membership`).
+//! against them (`domain::event::membership`).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::LazyLock;
@@ -19,7 +19,7 @@ use chrono::NaiveDate;
 use redis::Commands;
 
 use super::Board;
-use crate::domain::membership::{add_departure, parse_departures, Departure, Membership};
+use crate::domain::event::membership::{add_departure, parse_departures, Departure, Membership};
 
 static MOVE_IN: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(concat!(

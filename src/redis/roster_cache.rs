@@ -10,9 +10,9 @@ use chrono::Utc;
 use redis::ConnectionLike;
 
 use super::Board;
-use crate::domain::clock::Reading;
-use crate::domain::employment::Employment;
-use crate::domain::roster::{Member, Stamp};
+use crate::domain::day::clock::Reading;
+use crate::domain::people::employment::Employment;
+use crate::domain::people::roster::{Member, Stamp};
 use crate::redis::board::Employee;
 use crate::redis::keys::{roster_part_of, ROSTER_PARTS};
 
@@ -89,7 +89,7 @@ impl Board {
                     if prefetch {
                         let fields: Vec<Option<String>> =
                             redis::from_redis_value(replies.remove(0)).context("reading the shift copy")?;
-                        prefetched = Some(super::shift_copy::Prefetch::new(ids[0].as_ref(), fields));
+                        prefetched = Some(super::handle::Prefetch::new(ids[0].as_ref(), fields));
                     }
                     replies.into_iter().map(Some).collect()
                 }

@@ -10,29 +10,13 @@ use anyhow::{Context, Result};
 use chrono::NaiveDate;
 
 use super::handle::Board;
-use crate::domain::shifts::ShiftTable;
+use crate::domain::day::shifts::ShiftTable;
 
 /// The `table` field: the table without the employees' own assignments.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Head {
-    shifts: std::collections::BTreeMap<String, crate::domain::shifts::Shift>,
+    shifts: std::collections::BTreeMap<String, crate::domain::day::shift::Shift>,
     departments: HashMap<String, Vec<(NaiveDate, String)>>,
-}
-
-/// One employee's fields of the copy (`table`, `e:<id>`), read ahead with the roster lookup.
-#[derive(Debug, Clone)]
-pub(crate) struct Prefetch {
-    employee: String,
-    fields: Vec<Option<String>>,
-}
-
-impl Prefetch {
-    pub(super) fn new(employee: &str, fields: Vec<Option<String>>) -> Prefetch {
-        Prefetch {
-            employee: employee.to_string(),
-            fields,
-        }
-    }
 }
 
 /// The table from the `table` field and the employees' own fields, in `employees` order.

@@ -7,9 +7,9 @@ use anyhow::{Context, Result};
 use chrono::NaiveDate;
 use redis::Commands;
 
-use crate::domain::event::Kind;
-use crate::domain::punch_log::{self, Entry, How};
-use crate::domain::void_notice::VoidNotice;
+use crate::domain::event::punch_log::{self, Entry, How};
+use crate::domain::event::void_notice::VoidNotice;
+use crate::domain::punch::Kind;
 use crate::redis::handle::Board;
 
 static VOID: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("scripts/void.lua")));

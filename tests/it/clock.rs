@@ -57,7 +57,7 @@ fn shifted_with(env: &TestEnv, offset: &str, args: &[&str], vars: &[(&str, &str)
 const NO_BROKER: (&str, &str) = ("ATTENDANCE_AMQP_URL", common::CLOSED_BROKER);
 
 /// When each event waiting in D001's outbox was recorded (the compact record's ninth field,
-/// Unix milliseconds: `domain::event::record_prefix`).
+/// Unix milliseconds: `domain::event::record::record_prefix`).
 fn recorded_at(env: &TestEnv) -> Vec<DateTime<Utc>> {
     env.outbox("D001")
         .values()

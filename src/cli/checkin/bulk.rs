@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::cli::Ctx;
-use crate::domain::punch_file::{self, Refusal, SHOWN_REFUSALS};
+use crate::domain::formats::punch_file::{self, Refusal, SHOWN_REFUSALS};
 use crate::error::Error;
 use crate::ops;
 use crate::ops::checkin::record::Replication;

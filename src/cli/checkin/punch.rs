@@ -15,7 +15,7 @@ pub(crate) fn run(ctx: &Ctx, c: PunchCommand) -> Result<()> {
 
 fn run_void(ctx: &Ctx, a: VoidArgs) -> Result<()> {
     if let Some(by) = &a.by {
-        crate::domain::roster::check_id("--by employee id", by)?;
+        crate::domain::people::roster::check_id("--by employee id", by)?;
     }
     let os_user = crate::ops::lookup::os_user();
     let v = void::void(
@@ -57,7 +57,7 @@ fn run_void(ctx: &Ctx, a: VoidArgs) -> Result<()> {
         "{} on {}: {} at {at} voided (void {}) by {} (as {} on this machine, {} in MySQL); the day now: in {}, out {}",
         v.employee_id,
         v.work_date,
-        if v.kind == crate::domain::event::Kind::In {
+        if v.kind == crate::domain::punch::Kind::In {
             "check-in"
         } else {
             "check-out"

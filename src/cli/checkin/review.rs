@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::{ReviewCommand, ReviewDecision};
-use crate::domain::roster;
+use crate::domain::people::roster;
 use crate::error::Error;
 use crate::ops::checkin::review::{self, Request};
 

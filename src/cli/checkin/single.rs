@@ -6,7 +6,7 @@ use anyhow::Result;
 use crate::cli::CheckinArgs;
 use crate::cli::Ctx;
 use crate::domain::dates::minutes_text;
-use crate::domain::event::Kind;
+use crate::domain::punch::Kind;
 use crate::error::Error;
 use crate::ops::checkin::record::{Checkin, Notification, Replication};
 use crate::ops::checkin::review::HeldPunch;

@@ -5,8 +5,8 @@ use chrono::Duration;
 
 use crate::cli::CalendarCommand;
 use crate::cli::Ctx;
+use crate::domain::day::workdays::{self, Entry};
 use crate::domain::text::plural;
-use crate::domain::workdays::{self, Entry};
 use crate::ops;
 use crate::ops::people::Difference;
 

@@ -4,9 +4,9 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::OrgCommand;
-use crate::domain::roster_plan::{Listed, LISTED_IDS};
+use crate::domain::people::roster_plan::{Listed, LISTED_IDS};
 use crate::domain::text::plural;
-use crate::domain::{roster, roster_list};
+use crate::domain::{people::roster, people::roster_list};
 use crate::error::Error;
 use crate::ops;
 use crate::ops::people::org::{ImportOptions, Imported, Who};

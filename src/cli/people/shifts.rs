@@ -4,7 +4,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::{ShiftsCommand, ShiftsFile};
-use crate::domain::shift_files;
+use crate::domain::formats::shift_files;
 use crate::domain::text::plural;
 use crate::ops;
 use crate::ops::people::shifts::Report;

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use super::screen::AlertPanel;
 use crate::cli::Ctx;
-use crate::domain::alert::AbsenceAlert;
 use crate::domain::dates::{minutes_text, wall_clock};
-use crate::domain::event::{Event, Kind};
+use crate::domain::event::alert::AbsenceAlert;
+use crate::domain::event::record::Event;
+use crate::domain::punch::Kind;
 use crate::domain::text::inert;
 
 /// The latest alert's people, and whether each has arrived since.

@@ -12,13 +12,14 @@ use super::screen::Entry;
 use crate::cli::Ctx;
 use crate::cli::WatchDeptArgs;
 use crate::domain::dates::minutes_text;
-use crate::domain::event::{Event, Kind};
-use crate::domain::void_notice::VoidNotice;
+use crate::domain::event::record::Event;
+use crate::domain::event::void_notice::VoidNotice;
+use crate::domain::punch::Kind;
 use crate::interrupt;
 use crate::ops::watch::{WatchItem, WatchOptions};
 
 pub(crate) fn run(ctx: &Ctx, args: WatchDeptArgs) -> Result<()> {
-    crate::domain::roster::check_id("department id", &args.department_id)?;
+    crate::domain::people::roster::check_id("department id", &args.department_id)?;
     let live = !args.once && !args.output.json && std::io::stdout().is_terminal();
     let dept = &args.department_id;
     let stop = interrupt::stop_flag();

@@ -11,7 +11,7 @@ use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
 use super::screen::{Drawn, Filter, ScreenState};
-use crate::domain::summary::Summary;
+use crate::domain::report::summary::Summary;
 use crate::domain::text::inert;
 use crate::ops::watch::DepartmentView;
 

@@ -5,7 +5,7 @@ use chrono::NaiveDate;
 use mysql::prelude::Queryable;
 use mysql::{TxOpts, Value};
 
-use crate::domain::workdays::{DayKind, Entry, Overrides};
+use crate::domain::day::workdays::{DayKind, Entry, Overrides};
 use crate::error::Error;
 use crate::mysql::placeholders;
 use crate::mysql::Db;
@@ -58,7 +58,7 @@ pub(crate) fn overrides(conn: &mut impl Queryable, from: NaiveDate, to: NaiveDat
         .collect()
 }
 
-/// The calendar entry of `date` as the shifts read it (`domain::workdays::entry`).
+/// The calendar entry of `date` as the shifts read it (`domain::day::workdays::entry`).
 pub(crate) fn entry(conn: &mut impl Queryable, date: NaiveDate) -> Result<Option<bool>> {
-    Ok(crate::domain::workdays::entry(&overrides(conn, date, date)?, date))
+    Ok(crate::domain::day::workdays::entry(&overrides(conn, date, date)?, date))
 }

@@ -8,9 +8,9 @@ use anyhow::Result;
 use mysql::prelude::Queryable;
 use mysql::{TxOpts, Value};
 
-use crate::domain::employment::Employment;
-use crate::domain::roster::{Role, RosterRow};
-use crate::domain::roster_plan::{Held, Plan};
+use crate::domain::people::employment::Employment;
+use crate::domain::people::roster::{Role, RosterRow};
+use crate::domain::people::roster_plan::{Held, Plan};
 use crate::mysql::placeholders;
 use crate::mysql::typed::Cols;
 use crate::mysql::Db;
@@ -79,7 +79,7 @@ pub(crate) fn import(
 pub fn upsert(pool: &Db, rows: &[RosterRow]) -> Result<ImportReport> {
     let today = chrono::Utc::now().date_naive();
     let work_out = |held: &HashMap<String, Held>, depts: &HashMap<String, String>| {
-        crate::domain::roster_plan::plan(rows, held, depts, None, today).map_err(anyhow::Error::msg)
+        crate::domain::people::roster_plan::plan(rows, held, depts, None, today).map_err(anyhow::Error::msg)
     };
     Ok(import(pool, rows, false, work_out, |_, _| Ok(()), Finish::Commit)?.1)
 }

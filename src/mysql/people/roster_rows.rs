@@ -5,10 +5,10 @@ use anyhow::Result;
 use mysql::prelude::Queryable;
 use mysql::Value;
 
-use crate::domain::authority::Actor;
-use crate::domain::employment::Employment;
-use crate::domain::roster::Role;
-use crate::domain::roster_list::Entry;
+use crate::domain::people::authority::Actor;
+use crate::domain::people::employment::Employment;
+use crate::domain::people::roster::Role;
+use crate::domain::people::roster_list::Entry;
 use crate::mysql::typed::Cols;
 use crate::mysql::Db;
 
@@ -26,7 +26,7 @@ pub(crate) fn actor_of_login(conn: &mut impl Queryable, login: &str) -> Result<O
     .transpose()
 }
 
-pub use crate::domain::roster::Member;
+pub use crate::domain::people::roster::Member;
 
 /// The active employees among `ids` (unknown or inactive ones are left out).
 pub(crate) fn active_by_ids(pool: &Db, ids: &[&str]) -> Result<Vec<Member>> {

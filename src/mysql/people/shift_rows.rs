@@ -5,7 +5,8 @@ use chrono::{NaiveDate, NaiveTime};
 use mysql::prelude::Queryable;
 use mysql::Value;
 
-use crate::domain::shifts::{parse_days, Assignment, Scope, Shift, ShiftTable};
+use crate::domain::day::shift::{parse_days, Shift};
+use crate::domain::day::shifts::{Assignment, Scope, ShiftTable};
 use crate::error::Error;
 use crate::mysql::placeholders;
 use crate::mysql::Db;

@@ -9,10 +9,10 @@ use chrono::{NaiveDate, NaiveDateTime};
 use chrono_tz::Tz;
 use mysql::prelude::Queryable;
 
-use crate::domain::hours::{self, HoursRule};
-use crate::domain::month::{last_day, Code, MonthSheet};
-use crate::domain::payroll::Payroll;
-use crate::domain::policy::{DayStatus, Policy};
+use crate::domain::day::hours::{self, HoursRule};
+use crate::domain::day::policy::{DayStatus, Policy};
+use crate::domain::report::month::{last_day, Code, MonthSheet};
+use crate::domain::report::payroll::Payroll;
 use crate::error::Error;
 use crate::mysql::typed::Cols;
 use crate::mysql::Db;

@@ -10,9 +10,9 @@ use mysql::prelude::Queryable;
 use mysql::Row;
 
 use crate::domain::dates::wall_clock_utc;
-use crate::domain::hours::{self, Hours, HoursRule};
-use crate::domain::policy::{DayStatus, Policy};
-use crate::domain::table::{local, local_time, Cell, Table};
+use crate::domain::day::hours::{self, Hours, HoursRule};
+use crate::domain::day::policy::{DayStatus, Policy};
+use crate::domain::report::table::{local, local_time, Cell, Table};
 use crate::mysql::runs;
 use crate::mysql::typed::Cols;
 use crate::mysql::Db;

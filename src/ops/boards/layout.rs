@@ -19,9 +19,9 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use crate::config::{Config, Policy};
-use crate::domain::due::Rota;
-use crate::domain::roster::{Member, Stamp};
-use crate::domain::shifts::{ShiftTable, Shifts};
+use crate::domain::day::due::Rota;
+use crate::domain::day::shifts::{ShiftTable, Shifts};
+use crate::domain::people::roster::{Member, Stamp};
 use crate::mysql::Db;
 use crate::ops::relay::queues::{declare_missing, Declared};
 use crate::redis::board::{Board, LayoutReport};

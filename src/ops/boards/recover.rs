@@ -12,8 +12,9 @@ use serde::Serialize;
 
 pub(crate) use crate::amqp::EndedBy; // what ended the journal's read, for the command to say
 use crate::config::Config;
-use crate::domain::event::Event;
-use crate::domain::policy::{self, DayClock};
+use crate::domain::day::policy;
+use crate::domain::day::shift_clock::DayClock;
+use crate::domain::event::record::Event;
 use crate::error::Error;
 use crate::redis::board::{Board, Employee, Punch, PunchRules};
 
@@ -170,7 +171,7 @@ struct Replayer<'c> {
     already_present: u64,
     skipped: u64,
     /// The day's voided punches (employee, unix seconds, kind), and how many were met.
-    voids: std::collections::HashSet<(String, i64, crate::domain::event::Kind)>,
+    voids: std::collections::HashSet<(String, i64, crate::domain::punch::Kind)>,
     voided: u64,
     /// Checks on every event of the day, when a keyring is configured.
     verify: Option<Verify>,
@@ -193,7 +194,7 @@ pub(crate) fn park(cfg: &Config, board: &mut Board, verify: Option<Verify>) -> R
 
 /// The keyring and the roster a journaled event must agree with before it is replayed.
 pub(crate) struct Verify {
-    ring: crate::domain::signing::Keyring,
+    ring: crate::domain::event::signing::Keyring,
     roster: std::collections::HashMap<String, String>,
     tz: chrono_tz::Tz,
     refused: Vec<crate::amqp::parking::Refused>,
@@ -203,7 +204,7 @@ impl Verify {
     /// The checks against `ring` (`members`: the active roster).
     pub(crate) fn new(
         cfg: &Config,
-        ring: crate::domain::signing::Keyring,
+        ring: crate::domain::event::signing::Keyring,
         members: &[crate::mysql::people::roster_rows::Member],
     ) -> Verify {
         Verify {
@@ -225,7 +226,7 @@ impl Verify {
             None => None,
         };
         Ok(
-            match crate::domain::signing::check(&self.ring, ev, self.tz, roster.as_ref(), None) {
+            match crate::domain::event::signing::check(&self.ring, ev, self.tz, roster.as_ref(), None) {
                 Ok(()) => true,
                 Err(refusal) => {
                     self.refused.push(crate::amqp::parking::Refused {

@@ -10,9 +10,9 @@ use serde::Serialize;
 
 use super::record::Replication;
 use crate::config::Config;
-use crate::domain::policy::PunchWindow;
-use crate::domain::punch_file::{self, BulkReport, Refusal, Row, SHOWN_REFUSALS};
-use crate::domain::shifts::Clocks;
+use crate::domain::day::policy::PunchWindow;
+use crate::domain::day::shifts::Clocks;
+use crate::domain::formats::punch_file::{self, BulkReport, Refusal, Row, SHOWN_REFUSALS};
 use crate::error::{Error, Service};
 use crate::ops::checkin::review::HeldPunch;
 use crate::ops::lookup::resolve_timed;
@@ -141,7 +141,7 @@ fn hold_backdated(
     now: DateTime<Utc>,
 ) -> Result<(Vec<Punch>, Vec<HeldPunch>)> {
     let window = cfg.policy.replay_window_minutes;
-    let past = |p: &Punch| crate::domain::review::past_window(p.at, now, window);
+    let past = |p: &Punch| crate::domain::day::review::past_window(p.at, now, window);
     if !punches.iter().any(past) || board.may_replay(cfg.signing.keyring()?.as_ref()) {
         return Ok((punches, Vec::new()));
     }

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use crate::amqp::Publisher;
 use crate::config::Config;
-use crate::domain::event::Kind;
-use crate::domain::policy;
+use crate::domain::day::policy;
+use crate::domain::punch::Kind;
 use crate::error::Error;
 use crate::redis::board::{Board, Punch, PunchRules};
 
@@ -20,7 +20,7 @@ use crate::redis::board::{Board, Punch, PunchRules};
 /// work date more than `policy.max_backdate_days` before today (see `policy::PunchWindow`);
 /// `now` is the Redis server's clock.
 pub(crate) fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<(), Error> {
-    crate::domain::policy::PunchWindow::new(&cfg.policy, cfg.timezone, now)
+    crate::domain::day::policy::PunchWindow::new(&cfg.policy, cfg.timezone, now)
         .check(at)
         .map_err(Error::refused)
 }

@@ -11,9 +11,9 @@ use serde::Serialize;
 
 use super::record::{self, Checkin, PunchStatus};
 use crate::config::Config;
-use crate::domain::authority;
-use crate::domain::event::Kind;
-use crate::domain::review::Status;
+use crate::domain::day::review::Status;
+use crate::domain::people::authority;
+use crate::domain::punch::Kind;
 use crate::error::Error;
 use crate::mysql::held_punches::{self, Held, NewHeld};
 use crate::ops::lookup;
@@ -129,7 +129,7 @@ pub(crate) struct Decided {
 /// while its row is locked: two reviewers cannot both apply it, and a failure before the commit
 /// leaves it pending (applying it again is a repeat: same event, same time).
 pub(crate) fn decide(cfg: &Config, req: &Request) -> Result<Decided> {
-    crate::domain::review::check_reason(req.reason, !req.approve).map_err(Error::input)?;
+    crate::domain::day::review::check_reason(req.reason, !req.approve).map_err(Error::input)?;
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
     let unknown = || Error::refused(format!("no punch is held for review with id {}", req.id));

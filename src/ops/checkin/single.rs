@@ -8,7 +8,7 @@ use super::record::{apply, check_window, notifier, Checkin};
 use super::review::{hold, HeldPunch};
 use crate::config::Config;
 use crate::domain::dates::TypedTime;
-use crate::domain::event::Kind;
+use crate::domain::punch::Kind;
 use crate::error::Error;
 use crate::ops::lookup::{check_employed, known, resolve_timed, shifts};
 use crate::redis::board::{Board, Punch, PunchRules};
@@ -25,7 +25,7 @@ pub(crate) struct Request<'a> {
 }
 
 /// A punch applied to the board, or held for a supervisor's review (back-dated past
-/// `policy.replay_window_minutes` without replay authority: `domain::review`).
+/// `policy.replay_window_minutes` without replay authority: `domain::day::review`).
 #[derive(Debug, Clone)]
 pub(crate) enum Punched {
     Applied(Checkin),
@@ -35,7 +35,7 @@ pub(crate) enum Punched {
 /// Record one punch and notify its supervisor; or hold it for review when it is back-dated
 /// past the replay window and this process's key may not replay offline punches.
 pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
-    crate::domain::roster::check_id("employee id", req.employee_id)?;
+    crate::domain::people::roster::check_id("employee id", req.employee_id)?;
     crate::domain::text::check("--source", req.source).map_err(Error::input)?;
     let dated = req
         .at
@@ -68,7 +68,7 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
     p.recorded_at = now;
     let rules = PunchRules::new(&cfg.policy, tz);
     // The keyring is read only for a back-dated punch: a live one never needs it.
-    if crate::domain::review::past_window(at, now, cfg.policy.replay_window_minutes)
+    if crate::domain::day::review::past_window(at, now, cfg.policy.replay_window_minutes)
         && !board.may_replay(cfg.signing.keyring()?.as_ref())
     {
         let id = hold(cfg, &board, rules, std::slice::from_ref(&p))?;

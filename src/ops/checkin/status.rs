@@ -7,7 +7,8 @@ use chrono_tz::Tz;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::domain::policy::{self, DayClock};
+use crate::domain::day::policy;
+use crate::domain::day::shift_clock::DayClock;
 use crate::redis::board::{Board, Employee};
 
 /// The answer: a live day, or a settled one.
@@ -96,13 +97,13 @@ pub(crate) struct Settled {
 /// A punch on the board of a settled day, not yet in MySQL.
 #[derive(Debug, Serialize)]
 pub(crate) struct Waiting {
-    pub kind: crate::domain::event::Kind,
+    pub kind: crate::domain::punch::Kind,
     pub at: String,
 }
 
 /// The status of `employee_id` on `date`; `today` is the company's today.
 pub(crate) fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: NaiveDate) -> Result<Answer> {
-    crate::domain::roster::check_id("employee id", employee_id)?;
+    crate::domain::people::roster::check_id("employee id", employee_id)?;
     if date < today {
         if let Some(s) = settled(cfg, employee_id, date)? {
             return Ok(Answer::Settled(s));
@@ -141,7 +142,7 @@ fn live(
     cfg: &Config,
     e: Employee,
     date: NaiveDate,
-    rec: &crate::domain::day_record::DayRecord,
+    rec: &crate::domain::day::record::DayRecord,
     clock: &DayClock,
 ) -> Live {
     let tz = cfg.timezone;

@@ -13,7 +13,7 @@ use crossbeam_channel::{bounded, Receiver, RecvTimeoutError};
 
 use super::record::Replication;
 use crate::config::Config;
-use crate::domain::punch_file::{self, Refusal, Row, SHOWN_REFUSALS};
+use crate::domain::formats::punch_file::{self, Refusal, Row, SHOWN_REFUSALS};
 use crate::error::Error;
 use crate::ops::checkin::bulk::Bulk;
 

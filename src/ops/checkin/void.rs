@@ -9,12 +9,12 @@ use serde::Serialize;
 
 use super::record::Notification;
 use crate::config::Config;
-use crate::domain::authority;
 use crate::domain::dates::TypedTime;
-use crate::domain::day_record::DayRecord;
-use crate::domain::event::Kind;
-use crate::domain::void_notice::VoidNotice;
-use crate::domain::{policy, punch_log};
+use crate::domain::day::record::DayRecord;
+use crate::domain::event::void_notice::VoidNotice;
+use crate::domain::people::authority;
+use crate::domain::punch::Kind;
+use crate::domain::{day::policy, event::punch_log};
 use crate::error::Error;
 use crate::mysql::voids;
 use crate::redis::board::Board;
@@ -69,7 +69,7 @@ pub(crate) struct Voided {
 
 /// Void one punch on its employee's live board, audited.
 pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
-    crate::domain::roster::check_id("employee id", req.employee_id)?;
+    crate::domain::people::roster::check_id("employee id", req.employee_id)?;
     crate::domain::text::check("--reason", req.reason).map_err(Error::input)?;
     if req.reason.chars().count() > 500 {
         return Err(Error::input("--reason must be at most 500 characters").into());
@@ -142,7 +142,7 @@ pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
     // The board first, the audit's commit after: a void that could not be audited would be a
     // change nobody answers for; one audited but not done is rolled back here.
     let mut notice = VoidNotice {
-        notice_type: crate::domain::void_notice::TYPE.to_string(),
+        notice_type: crate::domain::event::message::VOID.to_string(),
         event_id: format!("void-{void_id}"),
         employee_id: req.employee_id.to_string(),
         employee_name: employee.name.clone(),

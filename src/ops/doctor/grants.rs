@@ -5,7 +5,8 @@
 
 use super::verdict::{check, Check, Level};
 use crate::config::Config;
-use crate::domain::grants::{self, Grant, Role, Scope};
+use crate::domain::people::accounts::Role;
+use crate::mysql::grants::{self, Grant, Scope};
 use crate::mysql::Conn;
 use crate::ops::exit::one_line;
 

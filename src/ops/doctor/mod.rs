@@ -20,8 +20,8 @@ use serde::Serialize;
 use crate::amqp::inventory as queues;
 use crate::amqp::management::{self, SPARE_HANDLES};
 use crate::config::Config;
-use crate::domain::clock::{self, Reading};
-use crate::domain::grants::Role;
+use crate::domain::day::clock::{self, Reading};
+use crate::domain::people::accounts::Role;
 use crate::domain::text::plural;
 use crate::error::redact;
 use crate::mysql::{runs, Conn};
@@ -269,7 +269,7 @@ fn mysql_checks(cfg: &Config, checks: &mut Vec<Check>) -> Option<Conn> {
 }
 
 /// A server's clock read three times; the reading with the shortest round trip
-/// (`domain::clock::best`) says how far it is from ours.
+/// (`domain::day::clock::best`) says how far it is from ours.
 fn offset(mut read: impl FnMut() -> anyhow::Result<Reading>) -> anyhow::Result<chrono::Duration> {
     let readings = (0..3).map(|_| read()).collect::<anyhow::Result<Vec<_>>>()?;
     Ok(clock::best(readings).map(|r| r.offset()).unwrap_or_default())
@@ -584,7 +584,7 @@ fn unsettled_workdays(cfg: &Config, conn: &mut Conn, today: NaiveDate) -> anyhow
         .iter_days()
         .skip(1)
         .take_while(|d| *d <= yesterday)
-        .filter(|d| crate::domain::workdays::is_workday(&cfg.policy, &overrides, *d) && !settled.contains(d))
+        .filter(|d| crate::domain::day::workdays::is_workday(&cfg.policy, &overrides, *d) && !settled.contains(d))
         .collect())
 }
 

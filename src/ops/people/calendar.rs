@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::Difference;
 use crate::config::Config;
-use crate::domain::workdays::{self, DayKind, Entry};
+use crate::domain::day::workdays::{self, DayKind, Entry};
 use crate::error::Error;
 use crate::ops::settle::resettle::{self, Resettled, Scope, Whose};
 

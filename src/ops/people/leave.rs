@@ -7,7 +7,7 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use crate::config::Config;
-use crate::domain::{roster, workdays};
+use crate::domain::{day::workdays, people::roster};
 use crate::error::Error;
 use crate::mysql::people::leave_rows::{self as leave, Added};
 pub(crate) use crate::mysql::people::leave_rows::{Leave, NewLeave};

@@ -7,9 +7,9 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use crate::config::Config;
-use crate::domain::roster::{Member, RosterRow};
-use crate::domain::roster_list::Entry;
-use crate::domain::roster_plan::{self, Full, Held, Summary};
+use crate::domain::people::roster::{Member, RosterRow};
+use crate::domain::people::roster_list::Entry;
+use crate::domain::people::roster_plan::{self, Full, Held, Summary};
 use crate::error::Error;
 use crate::mysql::people::roster_import::{Finish, ImportReport};
 use crate::redis::board::Board;
@@ -50,7 +50,7 @@ pub(crate) fn list(cfg: &Config, dept: Option<&str>, who: Who) -> Result<(NaiveD
             return Err(Error::refused(format!("unknown department '{d}'")).into());
         }
     }
-    let today = crate::domain::policy::work_date(cfg.timezone, Board::open(cfg)?.read_clock()?.server);
+    let today = crate::domain::day::policy::work_date(cfg.timezone, Board::open(cfg)?.read_clock()?.server);
     let mut entries = crate::mysql::people::roster_rows::entries(&mut db.conn()?, dept)?;
     entries.retain(|e| e.left(today) == (who == Who::Left));
     Ok((today, entries))
@@ -111,7 +111,7 @@ pub(crate) struct Moves {
 pub(crate) fn import(cfg: &Config, rows: &[RosterRow], opts: ImportOptions) -> Result<Imported> {
     let db = crate::mysql::Db::open(cfg)?;
     let mut board = Board::open(cfg)?;
-    let today = crate::domain::policy::work_date(cfg.timezone, board.read_clock()?.server);
+    let today = crate::domain::day::policy::work_date(cfg.timezone, board.read_clock()?.server);
     let full = opts.full.then(|| Full {
         end: opts.end_date.unwrap_or(today),
     });

@@ -7,8 +7,8 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use crate::config::Config;
-use crate::domain::shift_changes::last_day;
-use crate::domain::shifts::{Assignment, Scope, ShiftTable};
+use crate::domain::day::shift_changes::last_day;
+use crate::domain::day::shifts::{Assignment, Scope, ShiftTable};
 use crate::error::Error;
 use crate::mysql::people::shift_rows;
 use crate::mysql::{resettle_rows, Db, Tx};

@@ -9,8 +9,9 @@ use serde::Serialize;
 
 use super::Difference;
 use crate::config::Config;
-use crate::domain::shift_changes::{assignments_of, differences};
-use crate::domain::shifts::{Assignment, Scope, Shift, Shifts, Source};
+use crate::domain::day::shift::Shift;
+use crate::domain::day::shift_changes::{assignments_of, differences};
+use crate::domain::day::shifts::{Assignment, Scope, Shifts, Source};
 use crate::domain::text::plural;
 use crate::error::Error;
 use crate::mysql::people::shift_rows;
@@ -276,7 +277,7 @@ pub(crate) struct Which {
 }
 
 pub(crate) fn which(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<Which> {
-    crate::domain::roster::check_id("employee id", employee_id)?;
+    crate::domain::people::roster::check_id("employee id", employee_id)?;
     let db = Db::open(cfg)?;
     let member = crate::mysql::people::roster_rows::active_by_ids(&db, &[employee_id])?
         .into_iter()
@@ -286,11 +287,11 @@ pub(crate) fn which(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<
     let (shift, source) = shifts.on(employee_id, &member.department_id, date);
     let overrides = crate::mysql::people::calendar_rows::overrides(&mut db.conn()?, date, date)?;
     let work_day = match overrides.get(&date) {
-        Some(e) => e.kind == crate::domain::workdays::DayKind::Workday,
+        Some(e) => e.kind == crate::domain::day::workdays::DayKind::Workday,
         None => shift.works_on(date),
     };
     let tz = cfg.timezone;
-    let clock = crate::domain::policy::DayClock::for_shift(shift, tz, date);
+    let clock = crate::domain::day::shift_clock::DayClock::for_shift(shift, tz, date);
     let text = |t: chrono::DateTime<chrono::Utc>| crate::domain::instant::text(&t.with_timezone(&tz));
     Ok(Which {
         employee_id: employee_id.to_string(),

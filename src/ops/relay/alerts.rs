@@ -1,5 +1,5 @@
 //! The absence alerts a following relay sends (docs/notifications.md#absence-alerts): once a
-//! group of people is due and its alert time has come (`domain::due`, by the Redis server's
+//! group of people is due and its alert time has come (`domain::day::due`, by the Redis server's
 //! clock), its department's supervisor is told who has not arrived, through the department's
 //! queue, once per department, date and shift however many relays run: a relay claims the
 //! alert in the department's hash slot (one SET NX, expiring), publishes it, and marks it sent
@@ -14,10 +14,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::amqp::AlertPublisher;
 use crate::config::Config;
-use crate::domain::alert::AbsenceAlert;
-use crate::domain::due::{self, Due};
-use crate::domain::shifts::Shifts;
-use crate::domain::workdays::DayKind;
+use crate::domain::day::due::{self, Due};
+use crate::domain::day::shifts::Shifts;
+use crate::domain::day::workdays::DayKind;
+use crate::domain::event::alert::AbsenceAlert;
 use crate::ops::exit::one_line;
 use crate::ops::reopen::redis_gone;
 use crate::redis::board::Board;
@@ -89,7 +89,7 @@ impl Alerts {
         let (tz, policy) = (cfg.timezone, &cfg.policy);
         let read = Instant::now();
         let now = board.read_clock()?.server;
-        let date = crate::domain::policy::work_date(tz, now);
+        let date = crate::domain::day::policy::work_date(tz, now);
         if self.done == Some(date) {
             return Ok(Looked::default());
         }
@@ -169,7 +169,7 @@ impl Alerts {
 }
 
 /// The groups due on `date`, by shift: the roster, leave and calendar read from MySQL, then
-/// `domain::due`.
+/// `domain::day::due`.
 fn due_of(cfg: &Config, date: NaiveDate) -> Result<Vec<Due>> {
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;

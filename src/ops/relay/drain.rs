@@ -416,7 +416,7 @@ pub(crate) fn send_punch(
 /// Its age counts from when it was recorded, not from the punch itself, which a kiosk that was
 /// offline may replay hours later (events from before `recorded_at` existed fall back on `at`).
 fn is_stale(id: &str, stored: &str, now: DateTime<Utc>) -> bool {
-    crate::domain::event::render(id, stored)
+    crate::domain::event::render::render(id, stored)
         .ok()
         .and_then(|ev| ev.recorded_at)
         .is_some_and(|at| (now - at).num_seconds() >= STALE_AFTER_SECS)
@@ -425,7 +425,7 @@ fn is_stale(id: &str, stored: &str, now: DateTime<Utc>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::event::{record_prefix, RecordFields};
+    use crate::domain::event::record::{record_prefix, RecordFields};
 
     fn instant(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
@@ -443,7 +443,7 @@ mod tests {
     fn record(at: &str, recorded_at: &str) -> String {
         let fields = RecordFields {
             event_id: "x",
-            kind: crate::domain::event::Kind::In,
+            kind: crate::domain::punch::Kind::In,
             signer: None,
             employee_id: "E1",
             employee_name: "Ann",

@@ -8,8 +8,8 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use crate::config::Config;
-use crate::domain::roster;
-use crate::domain::table::Table;
+use crate::domain::people::roster;
+use crate::domain::report::table::Table;
 use crate::error::Error;
 use crate::mysql::report::month_rows::{self, Month};
 use crate::mysql::report::report_queries::{self as report, Known};

@@ -11,9 +11,10 @@ use chrono_tz::Tz;
 
 use crate::config::Config;
 use crate::domain::dates::TypedTime;
-use crate::domain::day_record::DayRecord;
-use crate::domain::roll_call::{self, Present, RollCall};
-use crate::domain::shifts::{Clocks, Shift};
+use crate::domain::day::record::DayRecord;
+use crate::domain::day::shift::Shift;
+use crate::domain::day::shifts::Clocks;
+use crate::domain::report::roll_call::{self, Present, RollCall};
 use crate::error::Error;
 use crate::redis::board::Board;
 
@@ -37,7 +38,7 @@ pub(crate) fn now(cfg: &Config, dept: Option<&str>, at: Option<TypedTime>) -> Re
         return Err(Error::input(why).into());
     }
     if let Some(d) = dept {
-        crate::domain::roster::check_id("department id", d)?;
+        crate::domain::people::roster::check_id("department id", d)?;
     }
     let db = crate::mysql::Db::open_reports(cfg)?;
     let mut depts: Vec<String> = crate::mysql::people::roster_rows::department_ids(&mut db.conn()?)?
@@ -59,18 +60,18 @@ pub(crate) fn now(cfg: &Config, dept: Option<&str>, at: Option<TypedTime>) -> Re
                 .instant(tz, server.with_timezone(&tz).date_naive())
                 .map_err(Error::input)?;
             // Bounded as a back-dated punch is: the boards of older days are settled and gone.
-            crate::domain::policy::PunchWindow::new(&cfg.policy, tz, server)
+            crate::domain::day::policy::PunchWindow::new(&cfg.policy, tz, server)
                 .check(i)
                 .map_err(|why| Error::refused(why.replacen("punch", "a roll call", 1)))?;
             Some(i)
         }
     };
     let at = asked.unwrap_or(server).with_timezone(&tz);
-    let date = crate::domain::policy::work_date(tz, at.to_utc());
+    let date = crate::domain::day::policy::work_date(tz, at.to_utc());
     let read = |board: &mut Board, date: NaiveDate| -> Result<Vec<HashMap<String, DayRecord>>> {
         let mut boards = board.department_boards(date, &depts)?;
         if asked.is_some() {
-            let secs = (at.to_utc() - crate::domain::policy::day_start(tz, date)).num_seconds();
+            let secs = (at.to_utc() - crate::domain::day::policy::day_start(tz, date)).num_seconds();
             boards.iter_mut().for_each(|b| roll_call::as_of(b, secs));
         }
         Ok(boards)
@@ -84,7 +85,7 @@ pub(crate) fn now(cfg: &Config, dept: Option<&str>, at: Option<TypedTime>) -> Re
 }
 
 /// Those still in from a shift that began the day before `date` (see
-/// `domain::roll_call::open_before`). Cheap when nobody can be: the day before's boards are read
+/// `domain::report::roll_call::open_before`). Cheap when nobody can be: the day before's boards are read
 /// only when some shift is assigned and one crosses midnight (one small read of the shift
 /// copy's table says so), and the shifts of only those whose check-in there is still open.
 fn still_in_from_before(

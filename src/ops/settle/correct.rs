@@ -8,11 +8,12 @@ use chrono_tz::Tz;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::domain::authority::{self, Actor};
 use crate::domain::dates::TypedTime;
-use crate::domain::event::Kind;
-use crate::domain::policy::DayStatus;
-use crate::domain::{policy, punch_log, workdays};
+use crate::domain::day::policy::DayStatus;
+use crate::domain::day::shift_clock;
+use crate::domain::people::authority::{self, Actor};
+use crate::domain::punch::Kind;
+use crate::domain::{day::policy, day::workdays, event::punch_log};
 use crate::error::Error;
 use crate::mysql::attendance::{self, Stored};
 use crate::mysql::{corrections, Conn, Tx};
@@ -88,7 +89,7 @@ fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
 }
 
 /// Who acts: the employee the roster maps to the account running the command; `--by`, if
-/// given, must name them. Then whether they may correct this day (`domain::authority`).
+/// given, must name them. Then whether they may correct this day (`domain::people::authority`).
 fn check_authority(conn: &mut Conn, req: &Request) -> Result<Actor> {
     crate::ops::lookup::acting(conn, req.os_user, req.by, req.employee_id, authority::may_correct)
 }
@@ -129,7 +130,7 @@ fn recompute(cfg: &Config, tx: &mut Tx, req: &Request, before: &Stored) -> Resul
     let on_leave = crate::mysql::people::leave_rows::on_leave(tx, req.date)?.contains(req.employee_id);
     let (tz, start) = (cfg.timezone, policy::day_start(cfg.timezone, req.date));
     let secs = |t: NaiveDateTime| (t.and_utc() - start).num_seconds();
-    let o = policy::day_outcome(
+    let o = shift_clock::day_outcome(
         &cfg.policy,
         tz,
         req.date,

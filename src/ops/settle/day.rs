@@ -13,7 +13,7 @@ use super::log::Logged;
 use super::rows::Day;
 use super::stream::Written;
 use super::{Hooks, Progress, Report, Run};
-use crate::domain::workdays;
+use crate::domain::day::workdays;
 use crate::mysql::{attendance, runs};
 use crate::ops::relay::DrainReport;
 use crate::redis::board::LayoutReport;
@@ -170,7 +170,7 @@ impl Run<'_> {
         let workday = workdays::is_workday(&self.cfg.policy, &cal.overrides, date);
         steps.mark("read the calendar and leave");
         let calendar = cal.overrides.get(&date).map(|e| e.kind == workdays::DayKind::Workday);
-        let shifts = std::sync::Arc::new(crate::domain::shifts::Shifts::new(
+        let shifts = std::sync::Arc::new(crate::domain::day::shifts::Shifts::new(
             self.shifts.clone(),
             &self.cfg.policy,
         ));

@@ -8,7 +8,7 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use super::Run;
-use crate::domain::punch_log;
+use crate::domain::event::punch_log;
 
 /// Departments read from Redis and written to MySQL at a time: memory stays bounded.
 const DEPTS_PER_STEP: usize = 200;

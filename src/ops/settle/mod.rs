@@ -190,7 +190,7 @@ struct Run<'a> {
     /// Now by the Redis server's clock: a day is settled only once its last shift has ended.
     now: chrono::DateTime<chrono::Utc>,
     /// Every shift and assignment (empty: everyone on the policy), read once for the run.
-    shifts: crate::domain::shifts::ShiftTable,
+    shifts: crate::domain::day::shifts::ShiftTable,
     /// Every department (boards are looked for in each), and whether it has active members
     /// (a layout reads those; it gives a board to the ones with members employed that day).
     departments: Vec<(String, bool)>,
@@ -273,7 +273,7 @@ impl<'a> Run<'a> {
         clock
             .check(cfg.policy.max_clock_skew_secs, "settle")
             .map_err(Error::refused)?;
-        let today = crate::domain::policy::work_date(cfg.timezone, clock.server);
+        let today = crate::domain::day::policy::work_date(cfg.timezone, clock.server);
         let mut lock = SettleLock::try_acquire(&db)?
             .ok_or_else(|| Error::refused("another settle is running on this database"))?;
         let departments = crate::mysql::people::roster_rows::department_ids(lock.conn())?;
@@ -298,7 +298,7 @@ impl<'a> Run<'a> {
             return Ok(());
         }
         let tz = self.cfg.timezone;
-        let shifts = crate::domain::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
+        let shifts = crate::domain::day::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
         let end = shifts.last_end(tz, date);
         if self.now < end {
             return Err(Error::refused(format!(
@@ -397,8 +397,8 @@ impl<'a> Run<'a> {
         }
         let members = crate::mysql::people::roster_rows::active_members_of(self.lock.conn(), &depts, false)?;
         let calendar = crate::mysql::people::calendar_rows::entry(self.lock.conn(), date)?;
-        let shifts = crate::domain::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
-        let rota = crate::domain::due::Rota::new(shifts, calendar, date);
+        let shifts = crate::domain::day::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
+        let rota = crate::domain::day::due::Rota::new(shifts, calendar, date);
         let expected: HashSet<&str> = members
             .iter()
             .filter(|m| rota.expects(m))

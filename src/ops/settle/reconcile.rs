@@ -17,8 +17,8 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::Run;
-use crate::domain::event::Event;
-use crate::domain::policy::DayClock;
+use crate::domain::day::shift_clock::DayClock;
+use crate::domain::event::record::Event;
 use crate::mysql::runs::SettleLock;
 use crate::ops::boards::recover::{self, Verify};
 use crate::redis::board::{Board, Punch, PunchRules};

@@ -14,9 +14,9 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::domain::policy::DayStatus;
-use crate::domain::shifts::{ShiftTable, Shifts};
-use crate::domain::{policy, workdays};
+use crate::domain::day::policy::DayStatus;
+use crate::domain::day::shifts::{ShiftTable, Shifts};
+use crate::domain::{day::policy, day::workdays};
 use crate::error::Error;
 use crate::mysql::attendance::{parse_log, DayRow, Stored};
 use crate::mysql::people::{calendar_rows, leave_rows};

@@ -8,10 +8,11 @@ use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 
 use crate::config::Policy;
-use crate::domain::day_record::DayRecord;
-use crate::domain::event::Kind;
-use crate::domain::policy::{DayClock, DayStatus};
-use crate::domain::shifts::Shifts;
+use crate::domain::day::policy::DayStatus;
+use crate::domain::day::record::DayRecord;
+use crate::domain::day::shift_clock::DayClock;
+use crate::domain::day::shifts::Shifts;
+use crate::domain::punch::Kind;
 pub(crate) use crate::mysql::attendance::{parse_log, DayRow, Stamp};
 use crate::mysql::people::roster_rows::Member;
 pub(crate) use crate::mysql::runs::Failure;

@@ -1,20 +1,20 @@
 -- Punches on one department's board for one day, and their events in the department's outbox,
 -- in one atomic step. Many punches per call amortise the call itself (bulk check-in).
--- KEYS[1] board hash (field = employee id, value = "i<secs>,o<secs>,..." see domain/day_record.rs)
--- KEYS[2] outbox hash (field = event id, value = the event's compact record, see src/domain/event.rs)
+-- KEYS[1] board hash (field = employee id, value = "i<secs>,o<secs>,..." see domain/day/record.rs)
+-- KEYS[2] outbox hash (field = event id, value = the event's compact record, see src/domain/event/record.rs)
 -- KEYS[3] the department's set of dates with boards (how settle finds days left to settle)
 -- KEYS[4] the department's punch log of the day for how these punches came (live, bulk or
 -- recovered: one hash each, so no value is built here; field = event id, value = the event's
 -- record as in the outbox): settle writes it to MySQL's punch_log (see src/mysql/punch_log.rs)
 -- ARGV[1] the day's split, secs into the work day: an unlabelled punch before it is a check-in,
 -- at or after it a check-out (its time alone decides, never the board, so no arrival order
--- changes a punch's kind or its event; see domain/day_record.rs `resolve_kind`),
+-- changes a punch's kind or its event; see domain/day/record.rs `resolve_kind`),
 -- ARGV[2] max tokens per employee, ARGV[3] mode: 'r' a replay from the journal (recover):
 -- nothing to the outbox, since the event was published once already, only to the recovered
 -- punch log; anything else ('1' or '0'): to the outbox and the punch log; ARGV[4] the work date
 -- (YYYY-MM-DD, the board's)
 -- then 5 per punch: employee id, secs into the work day, kind (in|out|auto), event id, the event
--- record up to its last field (built in Rust: src/domain/event.rs `record_prefix`). This script only
+-- record up to its last field (built in Rust: src/domain/event/record.rs `record_prefix`). This script only
 -- appends that last field, the punch's kind and whether it changed the record: '<i|o><1|0>'.
 -- Returns per punch three numbers: flags (1 the kind is out, 2 it changed the record, 4 a
 -- duplicate: no event), first_in or -1, last_out or -1. Never the record: the caller built its
@@ -43,7 +43,7 @@ end
 
 -- A full day (more than maxtok distinct punches, rare): keep the record (first check-in, last
 -- check-out) and the earliest other punches, maxtok in all. What is kept depends on the set of
--- the day's punches, never on their arrival order (domain/day_record.rs `compact`).
+-- the day's punches, never on their arrival order (domain/day/record.rs `compact`).
 local function compact(toks, n, nf, nl)
   local keep, rest, nk, nr = {}, {}, 0, 0
   local fi, lo = nf and ('i' .. nf), nl and ('o' .. nl)

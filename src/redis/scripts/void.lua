@@ -2,7 +2,7 @@
 -- taken out of the employee's value, so status, the roll call and settle see the day without it.
 -- KEYS[1] the live board, KEYS[2] the department's outbox; ARGV[1] employee id, ARGV[2] the
 -- token ('i<secs>' or 'o<secs>', as punch.lua wrote it), ARGV[3] the void notice's event id and
--- ARGV[4] its wire JSON (src/domain/void_notice.rs): put in the outbox with the void, so that the
+-- ARGV[4] its wire JSON (src/domain/event/void_notice.rs): put in the outbox with the void, so that the
 -- supervisor is told of it even when the broker is down now (relay sends it later).
 -- Returns 1 when the token was there and is gone, 0 when the board holds no such punch (voided
 -- already, or the day cut over to settle meanwhile): nothing is written then.

@@ -1,11 +1,11 @@
 //! The Redis server's clock, the one clock the program goes by (README "Where time comes
 //! from"): `TIME`, read alone or in the pipeline of the roster lookup a punch makes anyway, with
-//! this host's clock read around it (`domain::clock::Reading`).
+//! this host's clock read around it (`domain::day::clock::Reading`).
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
-use crate::domain::clock::Reading;
+use crate::domain::day::clock::Reading;
 use crate::redis::board::Employee;
 use crate::redis::Board;
 

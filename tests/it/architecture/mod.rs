@@ -263,6 +263,124 @@ fn no_circle_between_the_parts() {
     fail_with("an import on a circle between the parts", &violations);
 }
 
+/// The module a path of the crate reaches, as the longest module of `modules` (a file of
+/// `src/`) its resolved path starts with; `None` for an outside crate, a local name, the crate
+/// root or a macro.
+fn module_reached(src: &Source, path: &str, modules: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
+    let segs: Vec<&str> = path.split("::").collect();
+    let mut module = src.module.clone();
+    let rest: &[&str] = match segs[0] {
+        "crate" | "$crate" => {
+            module.clear();
+            &segs[1..]
+        }
+        "self" => &segs[1..],
+        "super" => {
+            let mut k = 0;
+            while segs.get(k) == Some(&"super") {
+                module.pop();
+                k += 1;
+            }
+            &segs[k..]
+        }
+        _ => return None,
+    };
+    module.extend(rest.iter().map(|s| s.to_string()));
+    (1..=module.len()).rev().map(|n| module[..n].to_vec()).find(|m| modules.contains(m))
+}
+
+/// Every reference from one file of `src/` to another, as (from, to) module paths.
+fn file_edges() -> Vec<(Vec<String>, Vec<String>, String)> {
+    let sources = sources();
+    let modules: BTreeSet<Vec<String>> = sources.iter().map(|s| s.module.clone()).collect();
+    let mut edges = Vec::new();
+    for s in sources.iter().filter(|s| PARTS.contains(&s.part.as_str())) {
+        let (uses, rest) = use_declarations(&s.code);
+        let mut refs: Vec<(usize, String)> = uses
+            .into_iter()
+            .flat_map(|(at, tree)| expand_use(&tree).into_iter().map(move |p| (at, p)))
+            .collect();
+        refs.extend(crate_paths(&rest));
+        for (at, path) in refs {
+            if let Some(to) = module_reached(s, &path, &modules) {
+                if to != s.module {
+                    let seen = format!("{}:{}: {path}", s.file, line_of(&s.code, at));
+                    edges.push((s.module.clone(), to, seen));
+                }
+            }
+        }
+    }
+    edges
+}
+
+#[test]
+fn no_circle_between_files_or_folders_at_any_level() {
+    // At every folder, its children (files and sub-folders) import each other without a circle:
+    // an import from a/b/c.rs to a/d/e.rs is, inside a/, an arrow from b to d. A folder's
+    // mod.rs is its face: what it defines, its own children may use (`super::Run`), so an
+    // arrow from a module to one that contains it is not counted.
+    let mut arrows: BTreeMap<Vec<String>, BTreeMap<String, BTreeMap<String, String>>> = BTreeMap::new();
+    for (from, to, seen) in file_edges() {
+        let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+        if common == from.len() || common == to.len() {
+            continue; // one contains the other
+        }
+        arrows
+            .entry(from[..common].to_vec())
+            .or_default()
+            .entry(from[common].clone())
+            .or_default()
+            .entry(to[common].clone())
+            .or_insert(seen);
+    }
+    let mut violations = Vec::new();
+    for (folder, next) in &arrows {
+        let reaches = |a: &str, b: &str| {
+            let mut seen = BTreeSet::new();
+            let mut todo = vec![a.to_string()];
+            while let Some(p) = todo.pop() {
+                for q in next.get(&p).into_iter().flat_map(|m| m.keys()) {
+                    if q == b {
+                        return true;
+                    }
+                    if seen.insert(q.clone()) {
+                        todo.push(q.clone());
+                    }
+                }
+            }
+            false
+        };
+        for (a, tos) in next {
+            for (b, seen) in tos {
+                if reaches(b, a) {
+                    violations.push(format!("in src/{}: {a} -> {b} and back ({seen})", folder.join("/")));
+                }
+            }
+        }
+    }
+    fail_with("an import on a circle", &violations);
+}
+
+#[test]
+fn no_folder_holds_more_than_twenty_files_side_by_side() {
+    fn walk(dir: &Path, out: &mut Vec<String>) {
+        let entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.expect("a directory entry").path())
+            .collect();
+        let files = entries.iter().filter(|p| p.is_file()).count();
+        if files > 20 {
+            out.push(format!("{}: {files} files", dir.display()));
+        }
+        for sub in entries.iter().filter(|p| p.is_dir()) {
+            walk(sub, out);
+        }
+    }
+    let mut violations = Vec::new();
+    walk(&root().join("src"), &mut violations);
+    fail_with("a folder too full to read (group its files by family)", &violations);
+}
+
 #[test]
 fn each_part_imports_only_the_layers_below_it() {
     let (edges, _) = graph();

@@ -1,0 +1,14 @@
+//! The day's rules: the policy, shifts and who follows which, the work calendar, who is due,
+//! an employee's day as stored, its hours, the servers' clock, and punches held for review.
+
+pub(crate) mod clock;
+pub(crate) mod due;
+pub(crate) mod hours;
+pub(crate) mod policy;
+pub(crate) mod record;
+pub(crate) mod review;
+pub(crate) mod shift;
+pub(crate) mod shift_changes;
+pub(crate) mod shift_clock;
+pub(crate) mod shifts;
+pub(crate) mod workdays;

@@ -1,0 +1,372 @@
+//! Reports as plain tables of cells, and their three renderings: a comfy-table for people,
+//! CSV and JSON (an array of objects, one per row, keyed by column) for programs. The three
+//! hold the very same cells, so a script and a person always read the same numbers.
+
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+use chrono_tz::Tz;
+use serde_json::{Map, Value};
+
+use crate::domain::dates::{is_ambiguous, wall_clock};
+use crate::domain::instant;
+use crate::domain::text::{inert, spreadsheet_text};
+
+/// How a report is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+    /// An Excel workbook (`crate::domain::report::xlsx`): binary, so never to a terminal.
+    Xlsx,
+}
+
+impl Format {
+    /// The names `--format` accepts, in the order `--help` shows them.
+    pub const NAMES: [&'static str; 4] = ["table", "csv", "json", "xlsx"];
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Format, String> {
+        match s {
+            "table" => Ok(Format::Table),
+            "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
+            "xlsx" => Ok(Format::Xlsx),
+            _ => Err(format!("unknown format '{s}': expected table, csv, json or xlsx")),
+        }
+    }
+}
+
+/// One cell: text, a count, a day, a time of day, a local date and time, or nothing. Days and times print as
+/// text everywhere but in a workbook, where they are real dates and times.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Cell {
+    Text(String),
+    Int(i64),
+    Date(NaiveDate),
+    Time(NaiveTime),
+    DateTime(NaiveDateTime),
+    /// A duration in minutes: `7 h 45 min` for people, the number in CSV, JSON and a workbook.
+    Minutes(i64),
+    Null,
+    /// A cell shown one way (table, CSV, workbook) and given to programs typed in JSON: an
+    /// instant in the contract's form, a flag as a boolean, counts as an object
+    /// (docs/commands.md, "The JSON contract").
+    Typed(Box<Cell>, Value),
+}
+
+impl Cell {
+    pub(crate) fn text(s: impl Into<String>) -> Cell {
+        Cell::Text(s.into())
+    }
+
+    pub(crate) fn plain(&self) -> String {
+        match self {
+            Cell::Text(s) => s.clone(),
+            Cell::Int(n) => n.to_string(),
+            Cell::Date(d) => d.format("%Y-%m-%d").to_string(),
+            Cell::Time(t) => t.format("%H:%M").to_string(),
+            Cell::DateTime(t) => t.format("%Y-%m-%d %H:%M:%S").to_string(),
+            Cell::Minutes(m) => crate::domain::day::hours::human(*m),
+            Cell::Null => String::new(),
+            Cell::Typed(shown, _) => shown.plain(),
+        }
+    }
+
+    /// A cell shown as `shown`, in JSON as `json`.
+    pub(crate) fn typed(shown: Cell, json: impl Into<Value>) -> Cell {
+        Cell::Typed(Box::new(shown), json.into())
+    }
+
+    /// The cell in a CSV file: text inert and, unless `raw`, never a formula.
+    fn csv(&self, raw: bool) -> String {
+        match self {
+            Cell::Text(s) if raw => inert(s).into_owned(),
+            Cell::Text(s) => spreadsheet_text(&inert(s)).into_owned(),
+            Cell::Minutes(m) => m.to_string(),
+            Cell::Typed(shown, _) => shown.csv(raw),
+            other => other.plain(),
+        }
+    }
+
+    fn json(&self) -> Value {
+        match self {
+            Cell::Text(s) => Value::from(s.as_str()),
+            Cell::Int(n) | Cell::Minutes(n) => Value::from(*n),
+            Cell::Date(_) | Cell::Time(_) | Cell::DateTime(_) => Value::from(self.plain()),
+            Cell::Null => Value::Null,
+            Cell::Typed(_, v) => v.clone(),
+        }
+    }
+}
+
+/// A column's key in JSON: one name per concept across every command (docs/commands.md).
+/// Tables and CSV keep their headers; `name` is the employee's where the table has an
+/// employee column, else the department's.
+fn json_key(column: &str, columns: &[String]) -> String {
+    let has_employee = columns.iter().any(|c| c == "employee");
+    match column {
+        "employee" => "employee_id".into(),
+        "department" => "department_id".into(),
+        "name" if has_employee => "employee_name".into(),
+        "name" => "department_name".into(),
+        "date" => "work_date".into(),
+        "run" => "run_id".into(),
+        "id" => "correction_id".into(),
+        // The corrections report's `at` is when the correction was made (beside `by`).
+        "at" if columns.iter().any(|c| c == "by") => "corrected_at".into(),
+        "written" => "rows_written".into(),
+        "started" => "started_at".into(),
+        "finished" => "finished_at".into(),
+        other => other.replace(' ', "_"),
+    }
+}
+
+/// A totals row's key in JSON where it differs from its column's (the employee report's
+/// totals row holds the days in `weekday` and the days by status in `status`).
+fn totals_key(key: String) -> String {
+    match key.as_str() {
+        "weekday" => "days".into(),
+        "status" => "counts".into(),
+        _ => key,
+    }
+}
+
+impl From<u64> for Cell {
+    fn from(n: u64) -> Cell {
+        Cell::Int(n as i64)
+    }
+}
+
+/// A report: named columns and rows of cells (a totals row, if any, is the last row, its first
+/// cell `total`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Table {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    pub(crate) fn new(columns: &[&str]) -> Table {
+        Table {
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub(crate) fn push(&mut self, row: Vec<Cell>) {
+        debug_assert_eq!(row.len(), self.columns.len());
+        self.rows.push(row);
+    }
+
+    /// A person's view.
+    pub(crate) fn to_table(&self) -> String {
+        self.comfy().to_string()
+    }
+
+    /// The columns a terminal shows by default (`--wide` shows all): `keep` names each kept
+    /// column and the header it gets there, in the table's order; a name the table lacks is
+    /// left out.
+    pub(crate) fn narrow(&self, keep: &[(&str, &str)]) -> Table {
+        let picked: Vec<(usize, &str)> = keep
+            .iter()
+            .filter_map(|(name, label)| self.columns.iter().position(|c| c == name).map(|i| (i, *label)))
+            .collect();
+        Table {
+            columns: picked.iter().map(|(_, l)| l.to_string()).collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| picked.iter().map(|(i, _)| r[*i].clone()).collect())
+                .collect(),
+        }
+    }
+
+    /// A person's view within `width` characters a line: a cell too long for its share of the
+    /// width wraps inside its column, never past the edge.
+    pub(crate) fn to_table_within(&self, width: u16) -> String {
+        let mut t = self.comfy();
+        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+        t.set_width(width);
+        t.to_string()
+    }
+
+    fn comfy(&self) -> comfy_table::Table {
+        let mut t = comfy_table::Table::new();
+        t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+        t.set_header(self.columns.clone());
+        for r in &self.rows {
+            t.add_row(r.iter().map(|c| inert(&c.plain()).into_owned()).collect::<Vec<_>>());
+        }
+        t
+    }
+
+    /// CSV with a header line; empty cells for nothing. Control characters are made visible
+    /// (`\u{1b}`); a text cell that a spreadsheet would run as a formula is written with a
+    /// leading `'` unless `raw` (numbers stay numbers either way).
+    pub(crate) fn to_csv(&self, raw: bool) -> anyhow::Result<String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(&self.columns)?;
+        for r in &self.rows {
+            w.write_record(r.iter().map(|c| c.csv(raw)))?;
+        }
+        Ok(String::from_utf8(w.into_inner()?)?)
+    }
+
+    /// The totals row, if the table has one (its last row, first cell `total`).
+    pub(crate) fn totals(&self) -> Option<&[Cell]> {
+        self.rows
+            .last()
+            .filter(|r| r.first() == Some(&Cell::text("total")))
+            .map(Vec::as_slice)
+    }
+
+    /// `{"rows": [...], "totals": {...} or null}`: a row is an object keyed by the columns'
+    /// JSON names; the totals are their own object (no label, no empty cells), never a row.
+    pub(crate) fn to_json(&self) -> String {
+        let keys: Vec<String> = self.columns.iter().map(|c| json_key(c, &self.columns)).collect();
+        let totals = self.totals();
+        let data = &self.rows[..self.rows.len() - usize::from(totals.is_some())];
+        let rows: Vec<Value> = data
+            .iter()
+            .map(|r| Value::Object(keys.iter().cloned().zip(r.iter().map(Cell::json)).collect()))
+            .collect();
+        let totals = totals.map(|r| {
+            let m: Map<String, Value> = keys
+                .iter()
+                .zip(r)
+                .skip(1)
+                .filter(|(_, c)| **c != Cell::Null)
+                .map(|(k, c)| (totals_key(k.clone()), c.json()))
+                .collect();
+            Value::Object(m)
+        });
+        serde_json::json!({ "rows": rows, "totals": totals }).to_string()
+    }
+
+    /// Render as `table`, `csv` or `json`; `csv_raw`: CSV without the formula guard.
+    pub(crate) fn render(&self, format: Format, csv_raw: bool) -> anyhow::Result<String> {
+        match format {
+            Format::Csv => self.to_csv(csv_raw),
+            Format::Json => Ok(self.to_json()),
+            Format::Table => Ok(self.to_table()),
+            Format::Xlsx => anyhow::bail!("a workbook is not text: crate::domain::report::xlsx::workbook writes it"),
+        }
+    }
+}
+
+/// A UTC instant as a local date and time in the company's zone, to the second; in the hour
+/// the clocks go back, text with its offset (a spreadsheet's date-time has no offset to show).
+/// In JSON, the instant in the contract's form.
+pub(crate) fn local(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
+    t.map_or(Cell::Null, |t| {
+        let zoned = t.and_utc().with_timezone(&tz);
+        let json = instant::text_in(tz, &zoned);
+        if is_ambiguous(zoned) {
+            return Cell::typed(Cell::Text(wall_clock(zoned, "%Y-%m-%d %H:%M:%S")), json);
+        }
+        let local = zoned.naive_local();
+        Cell::typed(Cell::DateTime(local.with_nanosecond(0).unwrap_or(local)), json)
+    })
+}
+
+/// A UTC instant's time of day in the company's zone (to the minute, as the reports show it);
+/// with its offset in the hour the clocks go back, as [`local`].
+pub(crate) fn local_time(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
+    t.map_or(Cell::Null, |t| {
+        let zoned = t.and_utc().with_timezone(&tz);
+        let json = instant::text_in(tz, &zoned);
+        if is_ambiguous(zoned) {
+            return Cell::typed(Cell::Text(wall_clock(zoned, "%H:%M")), json);
+        }
+        let local = zoned.time();
+        Cell::typed(
+            Cell::Time(local.with_second(0).and_then(|l| l.with_nanosecond(0)).unwrap_or(local)),
+            json,
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_three_renderings_hold_the_same_cells() {
+        let mut t = Table::new(&["dept", "absent", "note"]);
+        t.push(vec![Cell::text("D1"), Cell::from(3u64), Cell::Null]);
+        t.push(vec![Cell::text("D,2"), Cell::from(0u64), Cell::text("x")]);
+        assert_eq!(t.to_csv(false).unwrap(), "dept,absent,note\nD1,3,\n\"D,2\",0,x\n");
+        assert_eq!(
+            t.to_json(),
+            r#"{"rows":[{"absent":3,"dept":"D1","note":null},{"absent":0,"dept":"D,2","note":"x"}],"totals":null}"#
+        );
+        assert!(t.to_table().contains("D,2"));
+    }
+
+    #[test]
+    fn json_names_each_concept_once_and_keeps_the_totals_apart() {
+        let mut t = Table::new(&["employee", "name", "date", "in since", "absent"]);
+        let at = NaiveDateTime::parse_from_str("2026-12-01 07:04:05", "%Y-%m-%d %H:%M:%S").unwrap();
+        let tz: Tz = "Europe/Paris".parse().unwrap();
+        t.push(vec![
+            Cell::text("E1"),
+            Cell::text("Ann"),
+            Cell::Date(at.date()),
+            local_time(tz, Some(at)),
+            Cell::from(3u64),
+        ]);
+        t.push(vec![
+            Cell::text("total"),
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::from(3u64),
+        ]);
+        let v: Value = serde_json::from_str(&t.to_json()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "rows": [{"employee_id": "E1", "employee_name": "Ann", "work_date": "2026-12-01",
+                          "in_since": "2026-12-01T08:04:05+01:00", "absent": 3}],
+                "totals": {"absent": 3},
+            })
+        );
+        assert_eq!(t.rows[0][3].plain(), "08:04", "people still read the local time");
+        assert!(
+            t.to_csv(false).unwrap().ends_with("total,,,,3\n"),
+            "CSV keeps its totals line"
+        );
+    }
+
+    #[test]
+    fn a_narrow_table_keeps_the_named_columns_and_fits_its_width() {
+        let mut t = Table::new(&["dept", "absent", "note"]);
+        t.push(vec![Cell::text("D1"), Cell::from(3u64), Cell::text("x".repeat(200))]);
+        let n = t.narrow(&[("dept", "department"), ("note", "note"), ("gone", "gone")]);
+        assert_eq!(n.columns, ["department", "note"]);
+        assert_eq!(n.rows[0][0], Cell::text("D1"));
+        let text = n.to_table_within(80);
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        assert!(text.contains("department"));
+    }
+
+    #[test]
+    fn text_is_inert_and_formulas_are_text_but_numbers_stay_numbers() {
+        let mut t = Table::new(&["name", "late"]);
+        t.push(vec![Cell::text("=HYPERLINK(\"http://x\",\"y\")"), Cell::Int(-2)]);
+        t.push(vec![Cell::text("-2+3"), Cell::from(5u64)]);
+        t.push(vec![Cell::text("a\u{1b}[2J"), Cell::Null]);
+        assert_eq!(
+            t.to_csv(false).unwrap(),
+            "name,late\n\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-2\n'-2+3,5\na\\u{1b}[2J,\n"
+        );
+        assert_eq!(
+            t.to_csv(true).unwrap(),
+            "name,late\n\"=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-2\n-2+3,5\na\\u{1b}[2J,\n"
+        );
+        assert!(!t.to_table().contains('\u{1b}'));
+        assert!(t.to_table().contains("a\\u{1b}[2J"));
+    }
+}
