@@ -761,6 +761,22 @@ pub enum ReportCommand {
     },
 }
 
+/// `simulate --phase`, as the command line spells it (the domain knows nothing of clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SamplePhase {
+    Morning,
+    Evening,
+}
+
+impl From<SamplePhase> for crate::domain::formats::sample_day::Phase {
+    fn from(p: SamplePhase) -> Self {
+        match p {
+            SamplePhase::Morning => Self::Morning,
+            SamplePhase::Evening => Self::Evening,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
     /// The day, YYYY-MM-DD [default: today in the company's zone]
@@ -768,7 +784,7 @@ pub struct SimulateArgs {
     pub date: Option<NaiveDate>,
     /// Morning check-ins or evening check-outs (the same people are absent in both)
     #[arg(long, value_enum)]
-    pub phase: crate::domain::formats::sample_day::Phase,
+    pub phase: SamplePhase,
     /// Percent of the roster that never comes
     #[arg(long, default_value_t = 3.0)]
     pub absent_pct: f64,

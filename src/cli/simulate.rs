@@ -27,14 +27,14 @@ pub(crate) fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
     };
     let n = match &a.output {
         Some(path) => crate::files::write_with(path, |w| {
-            write_punches(w, &ids, date, ctx.cfg.timezone, a.phase, mix, a.seed)
+            write_punches(w, &ids, date, ctx.cfg.timezone, a.phase.into(), mix, a.seed)
         })?,
         None => write_punches(
             std::io::stdout().lock(),
             &ids,
             date,
             ctx.cfg.timezone,
-            a.phase,
+            a.phase.into(),
             mix,
             a.seed,
         )?,

@@ -11,8 +11,9 @@ use rand::{RngExt, SeedableRng};
 
 use crate::domain::day::policy::{day_start, local_offset_secs};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Phase {
+/// Which half of the day is sampled: the check-ins or the check-outs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
     Morning,
     Evening,
 }
