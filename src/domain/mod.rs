@@ -5,7 +5,7 @@
 //! (report tables, workbooks).
 //!
 //! May import: `domain` and `error` (for its error type) only: no store, no `config`, no
-//! operation. Everything above reads it. `tests/architecture.rs` checks this.
+//! operation. Everything above reads it. `tests/it/architecture` checks this.
 
 pub(crate) mod csv_input;
 pub(crate) mod dates;
