@@ -286,7 +286,10 @@ fn module_reached(src: &Source, path: &str, modules: &BTreeSet<Vec<String>>) -> 
         _ => return None,
     };
     module.extend(rest.iter().map(|s| s.to_string()));
-    (1..=module.len()).rev().map(|n| module[..n].to_vec()).find(|m| modules.contains(m))
+    (1..=module.len())
+        .rev()
+        .map(|n| module[..n].to_vec())
+        .find(|m| modules.contains(m))
 }
 
 /// Every reference from one file of `src/` to another, as (from, to) module paths.
