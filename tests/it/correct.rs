@@ -8,12 +8,12 @@ use crate::common;
 use common::{strs, TestEnv};
 use mysql::prelude::Queryable;
 
-const TZ: &str = "Europe/Paris";
+pub(crate) const TZ: &str = "Europe/Paris";
 /// A Friday.
-const DAY: &str = "2026-11-20";
+pub(crate) const DAY: &str = "2026-11-20";
 
 /// The stored row: status, first in and last out (UTC), late minutes, corrected.
-fn row(env: &TestEnv, emp: &str) -> String {
+pub(crate) fn row(env: &TestEnv, emp: &str) -> String {
     env.mysql()
         .exec_first(
             "SELECT CONCAT_WS('|', status, IFNULL(first_in, '-'), IFNULL(last_out, '-'), late_minutes, corrected) \

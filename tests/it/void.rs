@@ -5,24 +5,10 @@
 
 use crate::common;
 
+// The day, its zone and its stored row are the corrections' (the same undo, audited).
+use crate::correct::{row, DAY, TZ};
 use common::{strs, TestEnv};
 use mysql::prelude::Queryable;
-
-const TZ: &str = "Europe/Paris";
-/// A Friday.
-const DAY: &str = "2026-11-20";
-
-/// The stored row: status, first in and last out (UTC), late minutes, corrected.
-fn row(env: &TestEnv, emp: &str) -> String {
-    env.mysql()
-        .exec_first(
-            "SELECT CONCAT_WS('|', status, IFNULL(first_in, '-'), IFNULL(last_out, '-'), late_minutes, corrected) \
-             FROM attendance WHERE work_date = ? AND employee_id = ?",
-            (DAY, emp),
-        )
-        .unwrap()
-        .unwrap()
-}
 
 /// The day's value of `emp` on D001's live board.
 fn board_value(env: &TestEnv, emp: &str) -> Option<String> {

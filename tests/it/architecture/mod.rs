@@ -132,13 +132,16 @@ fn sources() -> Vec<Source> {
         .collect()
 }
 
-/// The part a path of the crate reaches, resolved against the file's module for `self` and
-/// `super`; `None` for an outside crate or a name local to the file.
-fn target(src: &Source, path: &str, macros: &BTreeMap<String, String>) -> Option<Result<String, String>> {
+/// A path of the crate as the whole module path it names, resolved against the file's module
+/// for `self` and `super`; `None` for an outside crate or a name local to the file.
+fn resolved(src: &Source, path: &str) -> Option<Vec<String>> {
     let segs: Vec<&str> = path.split("::").collect();
     let mut module = src.module.clone();
     let rest: &[&str] = match segs[0] {
-        "crate" | "$crate" => &segs[1..],
+        "crate" | "$crate" => {
+            module.clear();
+            &segs[1..]
+        }
         "self" => &segs[1..],
         "super" => {
             let mut k = 0;
@@ -150,10 +153,13 @@ fn target(src: &Source, path: &str, macros: &BTreeMap<String, String>) -> Option
         }
         _ => return None,
     };
-    if segs[0] == "crate" || segs[0] == "$crate" {
-        module.clear();
-    }
     module.extend(rest.iter().map(|s| s.to_string()));
+    Some(module)
+}
+
+/// The part a path of the crate reaches (see [`resolved`]).
+fn target(src: &Source, path: &str, macros: &BTreeMap<String, String>) -> Option<Result<String, String>> {
+    let module = resolved(src, path)?;
     let first = module.first()?;
     if PARTS.contains(&first.as_str()) {
         Some(Ok(first.clone()))
@@ -267,25 +273,7 @@ fn no_circle_between_the_parts() {
 /// `src/`) its resolved path starts with; `None` for an outside crate, a local name, the crate
 /// root or a macro.
 fn module_reached(src: &Source, path: &str, modules: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
-    let segs: Vec<&str> = path.split("::").collect();
-    let mut module = src.module.clone();
-    let rest: &[&str] = match segs[0] {
-        "crate" | "$crate" => {
-            module.clear();
-            &segs[1..]
-        }
-        "self" => &segs[1..],
-        "super" => {
-            let mut k = 0;
-            while segs.get(k) == Some(&"super") {
-                module.pop();
-                k += 1;
-            }
-            &segs[k..]
-        }
-        _ => return None,
-    };
-    module.extend(rest.iter().map(|s| s.to_string()));
+    let module = resolved(src, path)?;
     (1..=module.len())
         .rev()
         .map(|n| module[..n].to_vec())
