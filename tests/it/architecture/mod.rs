@@ -170,6 +170,17 @@ fn target(src: &Source, path: &str, macros: &BTreeMap<String, String>) -> Option
     }
 }
 
+/// Every path a file names, with where: its `use` lines expanded, and its `crate::` paths.
+fn references(s: &Source) -> Vec<(usize, String)> {
+    let (uses, rest) = use_declarations(&s.code);
+    let mut refs: Vec<(usize, String)> = uses
+        .into_iter()
+        .flat_map(|(at, tree)| expand_use(&tree).into_iter().map(move |p| (at, p)))
+        .collect();
+    refs.extend(crate_paths(&rest));
+    refs
+}
+
 /// The project's module graph, as every reference from one part to another (a part's
 /// references to itself are left out); paths that reach no known part are returned apart.
 fn graph() -> (Vec<Edge>, Vec<String>) {
@@ -194,13 +205,7 @@ fn graph() -> (Vec<Edge>, Vec<String>) {
     let mut edges = Vec::new();
     let mut unknown = Vec::new();
     for s in sources.iter().filter(|s| PARTS.contains(&s.part.as_str())) {
-        let (uses, rest) = use_declarations(&s.code);
-        let mut refs: Vec<(usize, String)> = uses
-            .into_iter()
-            .flat_map(|(at, tree)| expand_use(&tree).into_iter().map(move |p| (at, p)))
-            .collect();
-        refs.extend(crate_paths(&rest));
-        for (at, path) in refs {
+        for (at, path) in references(s) {
             match target(s, &path, &macros) {
                 Some(Ok(to)) if to != s.part => edges.push(Edge {
                     file: s.file.clone(),
@@ -286,13 +291,7 @@ fn file_edges() -> Vec<(Vec<String>, Vec<String>, String)> {
     let modules: BTreeSet<Vec<String>> = sources.iter().map(|s| s.module.clone()).collect();
     let mut edges = Vec::new();
     for s in sources.iter().filter(|s| PARTS.contains(&s.part.as_str())) {
-        let (uses, rest) = use_declarations(&s.code);
-        let mut refs: Vec<(usize, String)> = uses
-            .into_iter()
-            .flat_map(|(at, tree)| expand_use(&tree).into_iter().map(move |p| (at, p)))
-            .collect();
-        refs.extend(crate_paths(&rest));
-        for (at, path) in refs {
+        for (at, path) in references(s) {
             if let Some(to) = module_reached(s, &path, &modules) {
                 if to != s.module {
                     let seen = format!("{}:{}: {path}", s.file, line_of(&s.code, at));
