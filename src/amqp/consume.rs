@@ -15,6 +15,7 @@ use super::parking as dlq;
 use super::reconnect::broker_gone;
 use super::topology::{self, Names, Wait};
 use crate::config::{AmqpSettings, Config};
+use crate::domain::day::shifts::Shifts;
 use crate::domain::event::alert::AbsenceAlert;
 use crate::domain::event::membership::Membership;
 use crate::domain::event::message::MessageType;
@@ -88,6 +89,8 @@ pub(crate) trait ShownEvents {
     fn membership(&mut self, employee_id: &str, dept: &str) -> Result<Option<Membership>>;
     /// Count an event refused for `class` (`doctor` reports the counts).
     fn refused(&mut self, class: &str) -> Result<()>;
+    /// The shifts of the employee (and of every department): what dates their punches.
+    fn shifts(&mut self, employee_id: &str) -> Result<Shifts>;
 }
 
 struct Watcher<'r> {
@@ -294,11 +297,11 @@ impl Watcher<'_> {
         let svc = |e| Error::service(Service::Rabbitmq, e);
         let parsed = parse_message(&d.body);
         if let (Ok(message), Some(ring)) = (&parsed, &self.ring) {
-            let roster = match message.employee() {
-                Some((emp, dept)) => self.shown.membership(emp, dept)?,
-                None => None,
+            let (roster, shifts) = match message.employee() {
+                Some((emp, dept)) => (self.shown.membership(emp, dept)?, Some(self.shown.shifts(emp)?)),
+                None => (None, None),
             };
-            if let Err(refusal) = message.check(ring, self.tz, roster.as_ref(), &self.dept) {
+            if let Err(refusal) = message.check(ring, self.tz, roster.as_ref(), shifts.as_ref(), &self.dept) {
                 // Never shown, and never retried: a forgery does not get better with time.
                 let reason = format!("refused: {refusal}");
                 let timeout = Duration::from_millis(u64::from(self.settings.confirm_timeout_ms));
@@ -387,16 +390,23 @@ impl Message {
     }
 
     /// Everything a reader of `dept`'s queue checks of it: the signature through `ring`, and
-    /// `roster` (the entry of [`Message::employee`]) against its department and date.
+    /// `roster` (the entry of [`Message::employee`]) against its department and date, a punch's
+    /// date by `shifts` (the employee's, read with the roster entry).
     pub(crate) fn check(
         &self,
         ring: &Keyring,
         tz: chrono_tz::Tz,
         roster: Option<&Membership>,
+        shifts: Option<&Shifts>,
         dept: &str,
     ) -> Result<(), signing::Refusal> {
         match self {
-            Message::Event(event) => signing::check(ring, event, tz, roster, Some(dept)),
+            Message::Event(event) => {
+                let Some(shifts) = shifts else {
+                    return Err(signing::Refusal::Roster("no shift table to date the punch by".into()));
+                };
+                signing::check(ring, event, tz, roster, Some(dept), shifts)
+            }
             Message::Void(n) => n.check(ring, tz, roster, dept),
             Message::Alert(alert) => alert.check(ring, dept),
         }

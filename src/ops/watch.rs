@@ -11,6 +11,7 @@ use chrono::NaiveDate;
 use crate::amqp::ShownEvents;
 pub(crate) use crate::amqp::{WatchItem, WatchOptions, WatchReport};
 use crate::config::Config;
+use crate::domain::day::shifts::Shifts;
 use crate::domain::event::membership::Membership;
 use crate::domain::report::summary::{self, Summary};
 use crate::ops::reopen::{board_again, redis_gone};
@@ -80,6 +81,11 @@ impl<S: FnMut(String)> ShownEvents for Shown<'_, S> {
 
     fn membership(&mut self, employee_id: &str, dept: &str) -> Result<Option<Membership>> {
         self.again(|b| b.membership(employee_id, dept))
+    }
+
+    fn shifts(&mut self, employee_id: &str) -> Result<Shifts> {
+        let cfg = self.cfg;
+        self.again(|b| crate::ops::lookup::shifts(cfg, b, &[employee_id]))
     }
 }
 

@@ -18,6 +18,7 @@ use base64::Engine;
 use chrono::{DateTime, NaiveDate};
 use hmac::Mac;
 
+use crate::domain::day::shifts::{Clocks, Shifts};
 use crate::domain::event::membership::Membership;
 use crate::domain::event::record::Event;
 use crate::domain::event::signer::{check_key_id, keyed, record_message, HmacSha256, Signer, TAG_CHARS, V1_CHARS};
@@ -303,13 +304,17 @@ fn full_mac_matches(entry: &Entry, text: &str, sig: &str) -> Result<(), ()> {
 /// Everything a consumer checks of an event: its signature (through `ring`), then the roster:
 /// `roster` is the employee's department in the roster and the ones they left (`None`:
 /// unknown), and `expected_department` the department whose queue or board the event is for,
-/// if any. The event's department must be one the employee was in on its work date.
+/// if any. The event's department must be one the employee was in on its work date, and its
+/// work date the one the employee's shift (in `shifts`, as the event's department had it) gives
+/// its time, as the punch path dated it: a night shift's check-out after midnight belongs to
+/// the date the shift started.
 pub(crate) fn check(
     ring: &Keyring,
     ev: &Event,
     tz: chrono_tz::Tz,
     roster: Option<&Membership>,
     expected_department: Option<&str>,
+    shifts: &Shifts,
 ) -> Result<(), Refusal> {
     ring.verify(ev)?;
     let clip = crate::domain::text::clip;
@@ -332,7 +337,7 @@ pub(crate) fn check(
         )));
     }
     let at = DateTime::parse_from_rfc3339(&ev.at).map_err(|e| Refusal::Malformed(format!("at: {e}")))?;
-    let day = crate::domain::day::policy::work_date(tz, at.with_timezone(&chrono::Utc));
+    let day = Clocks::new(shifts, tz).work_date(&ev.employee_id, &ev.department_id, at.with_timezone(&chrono::Utc));
     if day != ev.work_date {
         return Err(Refusal::Roster(format!(
             "work date {} does not match its time ({day})",
@@ -494,6 +499,62 @@ mod tests {
         assert!(matches!(r.verify(&forged), Err(Refusal::BadSignature(_))));
         r.accept_v1_signatures_until = NaiveDate::from_ymd_opt(2026, 11, 29);
         assert_eq!(r.verify(&old), Err(Refusal::OldFormat("k1".into())));
+    }
+
+    /// D042 on a 22:00-06:00 shift from 2026-11-01; everyone else on the policy.
+    fn night_shifts() -> Shifts {
+        use crate::domain::day::shift::{parse_days, Shift};
+        use crate::domain::day::shifts::{Assignment, Scope, ShiftTable};
+        let t = |h| chrono::NaiveTime::from_hms_opt(h, 0, 0).unwrap();
+        let night = Shift {
+            name: "night".into(),
+            start: t(22),
+            end: t(6),
+            late_grace_minutes: 0,
+            early_grace_minutes: 0,
+            work_days: parse_days("mon-sun").unwrap(),
+            break_minutes: 0,
+            part_time: false,
+            split: None,
+        };
+        let from = NaiveDate::from_ymd_opt(2026, 11, 1).unwrap();
+        let assigned = Assignment {
+            scope: Scope::Department,
+            target: "D042".into(),
+            from,
+            shift: "night".into(),
+        };
+        Shifts::new(
+            ShiftTable::new(vec![night], vec![assigned]),
+            &crate::domain::day::policy::Policy::default(),
+        )
+    }
+
+    #[test]
+    fn a_night_check_out_after_midnight_is_dated_by_the_shift_as_the_punch_was() {
+        let s1 = Signer::new("k1", S1).unwrap();
+        let out = |work_date: &str| {
+            let mut ev = event(None);
+            ev.at = "2026-12-01T06:01:00+01:00".into();
+            ev.work_date = work_date.parse().unwrap();
+            ev.kind = Kind::Out;
+            (ev.late, ev.late_minutes) = (false, 0);
+            sign_event(&mut ev, &s1).unwrap();
+            ev
+        };
+        let tz = chrono_tz::Europe::Paris;
+        let member = Membership::now("D042");
+        let verdict = |ev: &Event, shifts: &Shifts| check(&ring(), ev, tz, Some(&member), Some("D042"), shifts);
+        let none = Shifts::new(Default::default(), &Default::default());
+        assert_eq!(verdict(&out("2026-11-30"), &night_shifts()), Ok(()));
+        // The local date is not the night's: refused, as a punch never dated it so.
+        assert!(matches!(
+            verdict(&out("2026-12-01"), &night_shifts()),
+            Err(Refusal::Roster(_))
+        ));
+        // Without a night shift the local date stands.
+        assert_eq!(verdict(&out("2026-12-01"), &none), Ok(()));
+        assert!(matches!(verdict(&out("2026-11-30"), &none), Err(Refusal::Roster(_))));
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub(crate) use crate::amqp::EndedBy; // what ended the journal's read, for the c
 use crate::config::Config;
 use crate::domain::day::policy;
 use crate::domain::day::shift_clock::DayClock;
+use crate::domain::day::shifts::Shifts;
 use crate::domain::event::record::Event;
 use crate::error::Error;
 use crate::redis::board::{Board, Employee, Punch, PunchRules};
@@ -118,12 +119,8 @@ pub(crate) fn replay(
     // The day's boards hold those employed that day and expected by their shift (see
     // `init_day::lay_out`).
     let db = crate::mysql::Db::open(cfg)?;
-    let rota = super::layout::rota(
-        &db,
-        crate::mysql::people::shift_rows::read(&db)?,
-        &cfg.policy,
-        opts.date,
-    )?;
+    let table = crate::mysql::people::shift_rows::read(&db)?;
+    let rota = super::layout::rota(&db, table.clone(), &cfg.policy, opts.date)?;
     let employed: Vec<_> = members.iter().filter(|m| rota.expects(m)).cloned().collect();
     let laid_out = board.layout_day(opts.date, &employed, |_| {})?.laid_out;
     let mut r = Replayer {
@@ -139,7 +136,10 @@ pub(crate) fn replay(
         // the void finds it there and takes it off again.
         voids: crate::mysql::voids::voided_on(&db, opts.date)?,
         voided: 0,
-        verify: cfg.signing.keyring()?.map(|ring| Verify::new(cfg, ring, members)),
+        verify: cfg
+            .signing
+            .keyring()?
+            .map(|ring| Verify::new(cfg, ring, members, Shifts::new(table, &cfg.policy))),
     };
     let journal = crate::amqp::read_journal(cfg, read_from(cfg, opts.date), opts.idle, |ev| r.take(ev))?;
     r.flush()?;
@@ -177,6 +177,12 @@ struct Replayer<'c> {
     verify: Option<Verify>,
 }
 
+/// The shifts as the record (MySQL) holds them, whatever Redis lost: what dates a journaled
+/// punch for [`Verify`].
+pub(crate) fn shifts_of_record(cfg: &Config, db: &crate::mysql::Db) -> Result<Shifts> {
+    Ok(Shifts::new(crate::mysql::people::shift_rows::read(db)?, &cfg.policy))
+}
+
 /// Park the events `verify` refused, with their reasons, and count them by class for `doctor`;
 /// returns how many.
 pub(crate) fn park(cfg: &Config, board: &mut Board, verify: Option<Verify>) -> Result<u64> {
@@ -192,20 +198,24 @@ pub(crate) fn park(cfg: &Config, board: &mut Board, verify: Option<Verify>) -> R
     Ok(refused.len() as u64)
 }
 
-/// The keyring and the roster a journaled event must agree with before it is replayed.
+/// The keyring, the roster and the shifts a journaled event must agree with before it is
+/// replayed.
 pub(crate) struct Verify {
     ring: crate::domain::event::signing::Keyring,
     roster: std::collections::HashMap<String, String>,
+    /// What dates a punch: a night shift's check-out after midnight is the night's.
+    shifts: Shifts,
     tz: chrono_tz::Tz,
     refused: Vec<crate::amqp::parking::Refused>,
 }
 
 impl Verify {
-    /// The checks against `ring` (`members`: the active roster).
+    /// The checks against `ring` (`members`: the active roster; `shifts`: MySQL's, the record's).
     pub(crate) fn new(
         cfg: &Config,
         ring: crate::domain::event::signing::Keyring,
         members: &[crate::mysql::people::roster_rows::Member],
+        shifts: Shifts,
     ) -> Verify {
         Verify {
             ring,
@@ -213,6 +223,7 @@ impl Verify {
                 .iter()
                 .map(|m| (m.employee_id.clone(), m.department_id.clone()))
                 .collect(),
+            shifts,
             tz: cfg.timezone,
             refused: Vec::new(),
         }
@@ -226,7 +237,7 @@ impl Verify {
             None => None,
         };
         Ok(
-            match crate::domain::event::signing::check(&self.ring, ev, self.tz, roster.as_ref(), None) {
+            match crate::domain::event::signing::check(&self.ring, ev, self.tz, roster.as_ref(), None, &self.shifts) {
                 Ok(()) => true,
                 Err(refusal) => {
                     self.refused.push(crate::amqp::parking::Refused {

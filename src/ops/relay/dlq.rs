@@ -35,12 +35,15 @@ pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
             // No department to go back to: parking::replay lists it as not routed.
             return Ok(None);
         };
-        let roster = match message.employee() {
-            Some((emp, home)) => board.membership(emp, home)?,
-            None => None,
+        let (roster, shifts) = match message.employee() {
+            Some((emp, home)) => (
+                board.membership(emp, home)?,
+                Some(crate::ops::lookup::shifts(cfg, &mut board, &[emp])?),
+            ),
+            None => (None, None),
         };
         Ok(message
-            .check(&ring, cfg.timezone, roster.as_ref(), dept)
+            .check(&ring, cfg.timezone, roster.as_ref(), shifts.as_ref(), dept)
             .err()
             .map(|r| format!("not replayed: {r}")))
     };

@@ -115,6 +115,7 @@ impl Run<'_> {
                 cfg,
                 ring,
                 &crate::mysql::people::roster_rows::active_members(&self.db)?,
+                recover::shifts_of_record(cfg, &self.db)?,
             )),
             None => None,
         };

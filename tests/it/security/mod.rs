@@ -6,5 +6,6 @@ mod inert_text;
 mod provenance;
 mod roles;
 mod signed;
+mod signed_nights;
 mod tls;
 mod who_acts;
