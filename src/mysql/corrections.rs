@@ -7,16 +7,18 @@ use serde::Serialize;
 
 use super::attendance::{self, Stored};
 use super::typed::Cols;
+use crate::domain::people::employment::Employment;
 
-/// The supervisor of an employee's department, if the employee exists: `Some(None)` when the
-/// department has none.
-pub(crate) fn supervisor_of(conn: &mut impl Queryable, employee: &str) -> Result<Option<Option<String>>> {
-    let r: Option<(String, Option<String>)> = conn.exec_first(
-        "SELECT e.id, s.employee_id FROM employees e \
+/// The supervisor of an employee's department (`None` when the department has none) and the
+/// employee's employment dates, if the employee exists.
+pub(crate) fn supervisor_of(conn: &mut impl Queryable, employee: &str) -> Result<Option<(Option<String>, Employment)>> {
+    type Row = (String, Option<String>, Option<NaiveDate>, Option<NaiveDate>);
+    let r: Option<Row> = conn.exec_first(
+        "SELECT e.id, s.employee_id, e.start_date, e.end_date FROM employees e \
          LEFT JOIN supervisors s ON s.department_id = e.department_id WHERE e.id = ?",
         (employee,),
     )?;
-    Ok(r.map(|(_, s)| s))
+    Ok(r.map(|(_, s, start, end)| (s, Employment::new(start, end))))
 }
 
 /// The settled row, locked until the transaction ends (`None`: not settled).

@@ -11,7 +11,7 @@ use chrono::NaiveDate;
 use crate::config::Config;
 use crate::domain::day::clock::Reading;
 use crate::domain::day::shifts::{ShiftTable, Shifts};
-use crate::domain::people::authority::Actor;
+use crate::domain::people::authority::{self, Actor};
 use crate::error::Error;
 use crate::mysql::{corrections, Conn, Db};
 use crate::redis::board::{Board, Employee};
@@ -139,12 +139,15 @@ pub(crate) fn os_user() -> String {
 }
 
 /// The employee the roster maps to `os_user` (who acts: `by`, if given, must name them), if
-/// `rule` lets them act on `employee`'s day (`correct`, `review`); refused (exit 1) otherwise.
+/// they may act on `employee`'s `day` (`correct`, `review`, `punch void`): both employed on it,
+/// the actor employed today too (by MySQL's clock, in `tz`: `authority::employed_to_act`), and
+/// `rule` lets them; refused (exit 1) otherwise.
 pub(crate) fn acting(
     conn: &mut Conn,
+    tz: chrono_tz::Tz,
     os_user: &str,
     by: Option<&str>,
-    employee: &str,
+    (employee, day): (&str, NaiveDate),
     rule: fn(&Actor, &str, Option<&str>) -> Result<(), String>,
 ) -> Result<Actor> {
     let Some(actor) = crate::mysql::people::roster_rows::actor_of_login(conn, os_user)? else {
@@ -162,9 +165,11 @@ pub(crate) fn acting(
         ))
         .into());
     }
-    let Some(supervisor) = corrections::supervisor_of(conn, employee)? else {
+    let Some((supervisor, employment)) = corrections::supervisor_of(conn, employee)? else {
         return Err(Error::refused(format!("unknown employee '{employee}'")).into());
     };
+    let today = crate::domain::day::policy::work_date(tz, crate::mysql::server::now(conn)?);
+    authority::employed_to_act(&actor, employee, employment, today, day).map_err(Error::refused)?;
     rule(&actor, employee, supervisor.as_deref()).map_err(Error::refused)?;
     Ok(actor)
 }

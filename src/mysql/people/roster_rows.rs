@@ -12,16 +12,22 @@ use crate::domain::people::roster_list::Entry;
 use crate::mysql::typed::Cols;
 use crate::mysql::Db;
 
-/// The active employee the roster maps to an operating-system account, if any.
+/// The active employee the roster maps to an operating-system account, if any, with their
+/// employment dates (authority lasts as long as they do).
 pub(crate) fn actor_of_login(conn: &mut impl Queryable, login: &str) -> Result<Option<Actor>> {
-    let r: Option<(String, String)> = conn.exec_first(
-        "SELECT id, CAST(role AS CHAR) FROM employees WHERE login = ? AND active",
+    type Row = (String, String, Option<chrono::NaiveDate>, Option<chrono::NaiveDate>);
+    let r: Option<Row> = conn.exec_first(
+        "SELECT id, CAST(role AS CHAR), start_date, end_date FROM employees WHERE login = ? AND active",
         (login,),
     )?;
-    r.map(|(employee_id, role)| {
+    r.map(|(employee_id, role, start, end)| {
         let role =
             Role::parse(&role).ok_or_else(|| anyhow::anyhow!("employee {employee_id} has an unknown role '{role}'"))?;
-        Ok(Actor { employee_id, role })
+        Ok(Actor {
+            employee_id,
+            role,
+            employment: Employment::new(start, end),
+        })
     })
     .transpose()
 }

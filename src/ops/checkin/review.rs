@@ -135,7 +135,8 @@ pub(crate) fn decide(cfg: &Config, req: &Request) -> Result<Decided> {
     let unknown = || Error::refused(format!("no punch is held for review with id {}", req.id));
     let held = held_punches::get(&mut conn, req.id)?.ok_or_else(unknown)?;
     let rule = authority::may_review;
-    let actor = lookup::acting(&mut conn, req.os_user, None, &held.employee_id, rule)?;
+    let on = (held.employee_id.as_str(), held.work_date);
+    let actor = lookup::acting(&mut conn, cfg.timezone, req.os_user, None, on, rule)?;
     let day_settled = crate::mysql::attendance::row(&mut conn, held.work_date, &held.employee_id)?.is_some();
     let mut tx = crate::mysql::begin(&mut conn)?;
     let held = held_punches::lock(&mut tx, req.id)?.ok_or_else(unknown)?;

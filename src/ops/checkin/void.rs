@@ -125,7 +125,8 @@ pub(crate) fn void(cfg: &Config, req: &Request) -> Result<Voided> {
 
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
-    let actor = crate::ops::lookup::acting(&mut conn, req.os_user, req.by, req.employee_id, authority::may_void)?;
+    let on = (req.employee_id, date);
+    let actor = crate::ops::lookup::acting(&mut conn, tz, req.os_user, req.by, on, authority::may_void)?;
     let mut tx = crate::mysql::begin(&mut conn)?;
     let v = voids::Void {
         work_date: date,

@@ -90,8 +90,9 @@ fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
 
 /// Who acts: the employee the roster maps to the account running the command; `--by`, if
 /// given, must name them. Then whether they may correct this day (`domain::people::authority`).
-fn check_authority(conn: &mut Conn, req: &Request) -> Result<Actor> {
-    crate::ops::lookup::acting(conn, req.os_user, req.by, req.employee_id, authority::may_correct)
+fn check_authority(conn: &mut Conn, tz: Tz, req: &Request) -> Result<Actor> {
+    let on = (req.employee_id, req.date);
+    crate::ops::lookup::acting(conn, tz, req.os_user, req.by, on, authority::may_correct)
 }
 
 /// The row with the corrected times, recomputed under the same rules as settle.
@@ -155,7 +156,7 @@ pub(crate) fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
     check_request(cfg, req)?;
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
-    let actor = check_authority(&mut conn, req)?;
+    let actor = check_authority(&mut conn, cfg.timezone, req)?;
     let mut tx = crate::mysql::begin(&mut conn)?;
     // The row, locked until the commit, is what the correction hangs on: no foreign key ties
     // a correction to its row since V5 (partitioning), and `archive --drop` deletes a row and

@@ -3,6 +3,7 @@
 
 mod accounts;
 mod inert_text;
+mod leavers;
 mod provenance;
 mod roles;
 mod signed;
