@@ -60,6 +60,32 @@ struct Bench {
     quiet_waits: Vec<(&'static str, Duration)>,
 }
 
+/// How far back the benchmark's punches may be dated, in the binary (as an environment
+/// variable) and in the files it parses itself (`backdating`).
+const BACKDATE_DAYS: &str = "366";
+
+/// The policy the benchmark's own parsing of its punch files uses: its days are past days.
+fn backdating() -> attendance::Policy {
+    attendance::Policy {
+        max_backdate_days: BACKDATE_DAYS.parse().expect("a number of days"),
+        ..Default::default()
+    }
+}
+
+/// The `n` most recent work days (Monday to Friday) before today, newest first.
+fn past_work_days(n: usize) -> Vec<String> {
+    use chrono::Datelike;
+    let mut d = chrono::Utc::now().date_naive();
+    let mut days = Vec::with_capacity(n);
+    while days.len() < n {
+        d = d.pred_opt().expect("a date before");
+        if d.weekday().number_from_monday() <= 5 {
+            days.push(d.format("%Y-%m-%d").to_string());
+        }
+    }
+    days
+}
+
 impl Bench {
     /// Let the local broker finish what the previous step left it to do (see `quiet.rs`)
     /// before `step` is timed, so that no step is timed against the last one's leftovers.
@@ -72,8 +98,8 @@ impl Bench {
     fn cmd(&self) -> Command {
         let mut c = args::command(&self.bin, &self.cfg);
         c.env("ATTENDANCE_TIMEZONE", self.cfg.timezone.name())
-            // The benchmark's days are fixed dates: keep them within the back-dating limit.
-            .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "366");
+            // The benchmark's days are past days: keep them within the back-dating limit.
+            .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", BACKDATE_DAYS);
         c
     }
 
@@ -463,14 +489,17 @@ fn run(departments: u32) -> Result<()> {
 
     org_steps(&mut b, employees, departments)?;
 
-    // A past work day, so that every punch is in the past.
-    let day = "2026-11-26";
+    // Past work days, so that every punch is in the past, counted back from today: fixed dates
+    // fall out of the back-dating window as the calendar moves (this benchmark once measured
+    // zero punches that way). The first is the day's; the others are the journal's.
+    let days = past_work_days(5);
+    let day = days[0].as_str();
     let (morning, evening, before) = day_steps(&mut b, &mut con, day, employees)?;
 
     // The board alone: the same script, pipelined, no publish, on another day's keys.
     let (rows, _) = attendance::parse_punch_file(
         std::fs::File::open(&morning)?,
-        &attendance::PunchWindow::new(&Default::default(), chrono_tz::UTC, chrono::Utc::now()),
+        &attendance::PunchWindow::new(&backdating(), chrono_tz::UTC, chrono::Utc::now()),
     )?;
     let ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
     let known = attendance::resolve(&b.cfg, &mut attendance::Board::open(&b.cfg)?, &ids)?;
@@ -480,7 +509,7 @@ fn run(departments: u32) -> Result<()> {
 
     night(&mut b, &mut con, day, employees, before)?;
 
-    journal_figures(&mut b, &mut con, &keys, &depts)?;
+    journal_figures(&mut b, &mut con, &keys, &depts, &days[1..])?;
 
     b.quiet("the single processes");
     single_processes(&mut b, runs, &rows)?;
@@ -825,8 +854,13 @@ fn worst(sorted: &[f64]) -> String {
 /// morning (every employee in) on other days, alternately without the journal (deleted, so
 /// nothing is bound) and with it; then the last day's evening too, the day's boards deleted
 /// as a Redis without AOF would lose them, and the day recovered from the journal.
-fn journal_figures(b: &mut Bench, con: &mut impl attendance::Keyspace, keys: &Keys, queues: &[String]) -> Result<()> {
-    let days = ["2026-11-23", "2026-11-24", "2026-11-25", "2026-11-27"];
+fn journal_figures(
+    b: &mut Bench,
+    con: &mut impl attendance::Keyspace,
+    keys: &Keys,
+    queues: &[String],
+    days: &[String],
+) -> Result<()> {
     let (mut without, mut with) = (Vec::new(), Vec::new());
     let mut n = 0usize;
     for (i, day) in days.iter().enumerate() {
@@ -860,7 +894,7 @@ fn journal_figures(b: &mut Bench, con: &mut impl attendance::Keyspace, keys: &Ke
         ),
         "-",
     );
-    let last = days[days.len() - 1];
+    let last = days[days.len() - 1].as_str();
     let file = b.dir.join(format!("evening-{last}.csv"));
     let f = file.to_str().expect("utf-8");
     b.run(&steps::simulate(last, "evening", f))?;
