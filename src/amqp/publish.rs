@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use amiquip::{AmqpProperties, Confirm, Publish};
+use amiquip::{AmqpProperties, Publish};
 use anyhow::Result;
 
 use super::confirm::{returned_ids, Confirming};
@@ -308,11 +308,9 @@ impl Publisher {
         }
         // A message's return arrives before its ack, so it is known here when the ack comes.
         flow.returned.extend(returned_ids(&got.returned));
+        // Each tag once, with its own verdict: an event leaves its outbox only on its own ack.
         for c in got.confirms {
-            match c {
-                Confirm::Ack(p) => flow.confirmed(p.delivery_tag, true),
-                Confirm::Nack(p) => flow.confirmed(p.delivery_tag, false),
-            }
+            flow.confirmed(c.tag, c.acked);
         }
     }
 
