@@ -249,6 +249,12 @@ impl Publisher {
 
     /// Take the confirms that arrive within the timeout; false once none will come.
     fn wait<T>(&mut self, flow: &mut Flow<T>) -> bool {
+        // Broken already (a confirm that timed out, a closed channel, an alarm): no confirm is
+        // coming, and waiting again would spend a second `confirm_timeout_ms` (a bulk whose
+        // window filled waited once there, then once more in `finish`: 10 s, not 5).
+        if self.broken.is_some() {
+            return false;
+        }
         let got = match self
             .out
             .wait(Duration::from_millis(u64::from(self.settings.confirm_timeout_ms)))
