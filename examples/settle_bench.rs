@@ -204,7 +204,9 @@ fn settle_once(cfg: &Config, opts: &Options, employees: u32, steps: bool) -> Res
     std::fs::write("/proc/self/clear_refs", "5").context("resetting the peak RSS")?;
     let rss_before = proc_status_mb("VmRSS:")?;
     let t = Instant::now();
-    let report = attendance::settle(cfg, opts, |_| {})?.last;
+    let report = attendance::settle(cfg, opts, |_| {})?
+        .last
+        .context("settle settled no day")?;
     let settle_s = t.elapsed().as_secs_f64();
     let peak = proc_status_mb("VmHWM:")?;
     if report.failed > 0 || report.rows_written != u64::from(employees) {

@@ -3,10 +3,11 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use amiquip::{Channel, Confirm, ConfirmSmoother, Connection, ConnectionBlockedNotification, Publish, Return};
+use amiquip::{Channel, Confirm, Connection, ConnectionBlockedNotification, Publish, Return};
 use anyhow::Result;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
+use super::outstanding::{Outstanding, Settled};
 use super::topology;
 use crate::error::{Error, Service};
 
@@ -14,9 +15,9 @@ pub(crate) struct Confirming {
     pub(crate) channel: Channel,
     confirms: Receiver<Confirm>,
     returns: Receiver<Return>,
-    smoother: ConfirmSmoother,
-    /// Delivery tag of the last publish (tags count from 1 once confirms are on).
-    last_tag: u64,
+    /// The tags not yet confirmed: each confirm read exactly (not amiquip's `ConfirmSmoother`,
+    /// which turns an out-of-order nack into an ack: see `outstanding.rs`).
+    outstanding: Outstanding,
     /// A wait for a confirm ran out: the broker may have stopped answering altogether.
     pub(crate) timed_out: bool,
     /// The broker's `connection.blocked` and `connection.unblocked` (a memory or disk alarm).
@@ -30,9 +31,10 @@ pub(crate) struct Confirming {
 /// How often a wait for confirms looks whether the broker blocked the connection meanwhile.
 const BLOCK_CHECK: Duration = Duration::from_millis(50);
 
-/// What one wait brought: single (smoothed) confirms, and the message ids returned unroutable.
+/// What one wait brought: the delivery tags a confirm settled, each once, and the messages
+/// returned unroutable.
 pub(crate) struct Confirmed {
-    pub(crate) confirms: Vec<Confirm>,
+    pub(crate) confirms: Vec<Settled>,
     pub(crate) returned: Vec<Return>,
 }
 
@@ -50,8 +52,7 @@ impl Confirming {
             channel,
             confirms,
             returns,
-            smoother: ConfirmSmoother::new(),
-            last_tag: 0,
+            outstanding: Outstanding::default(),
             timed_out: false,
             blocks,
             blocked: None,
@@ -64,8 +65,7 @@ impl Confirming {
         self.channel
             .basic_publish(exchange, publish)
             .map_err(|e| Error::service(Service::Rabbitmq, e))?;
-        self.last_tag += 1;
-        Ok(self.last_tag)
+        Ok(self.outstanding.publish())
     }
 
     /// Wait up to `timeout` for the next confirm from the broker; `Err(why)` when none came,
@@ -101,9 +101,18 @@ impl Confirming {
         // The broker sends a message's return before its ack, so it is already queued here.
         let returned = self.returns.try_iter().collect();
         Ok(Confirmed {
-            confirms: self.smoother.process(raw).collect(),
+            confirms: self.settle(raw),
             returned,
         })
+    }
+
+    /// The tags a confirm from amiquip settles.
+    fn settle(&mut self, raw: Confirm) -> Vec<Settled> {
+        let (p, acked) = match raw {
+            Confirm::Ack(p) => (p, true),
+            Confirm::Nack(p) => (p, false),
+        };
+        self.outstanding.confirm(p.delivery_tag, p.multiple, acked)
     }
 
     /// Why the broker blocks this connection's publishers, if it does now (the notifications
@@ -131,7 +140,7 @@ impl Confirming {
         };
         let returned = self.returns.try_iter().collect();
         Some(Confirmed {
-            confirms: self.smoother.process(raw).collect(),
+            confirms: self.settle(raw),
             returned,
         })
     }
@@ -151,12 +160,8 @@ impl Confirming {
                 .wait(timeout)
                 .map_err(|why| Error::service(Service::Rabbitmq, why))?;
             returned |= !got.returned.is_empty();
-            for c in got.confirms {
-                match c {
-                    Confirm::Ack(p) if p.delivery_tag == tag => return Ok(!returned),
-                    Confirm::Nack(p) if p.delivery_tag == tag => return Ok(false),
-                    _ => {}
-                }
+            if let Some(c) = got.confirms.iter().find(|c| c.tag == tag) {
+                return Ok(c.acked && !returned);
             }
         }
     }

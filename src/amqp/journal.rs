@@ -9,6 +9,9 @@
 //!   as acks return credit, so a pause that long is the tail, not a slow read.
 //!
 //! Both bound the read: the first by the messages there were at the start, the second by time.
+//!
+//! Settle's read ends on a fence of its own instead (see [`read_journal_to_fence`]), and there a
+//! pause is not an end but a question to the broker: one that does not answer fails the read.
 
 use std::time::Duration;
 
@@ -67,8 +70,11 @@ pub(crate) fn read_journal(
 /// message of its own to the stream (not an event: every reader skips it) and stops when that
 /// comes back. The stream is in append order, so every event a publisher saw confirmed before
 /// then has been read, and the read ends at once instead of after an idle pause (settle reads
-/// the journal every night; the idle pause stays as the bound should the fence be lost).
-/// `None`: the namespace has no journal at all (nothing was ever journaled, or it was deleted).
+/// the journal every night). Only the fence ends it: a pause of `idle` makes the reader ask the
+/// broker whether it is still there, and no answer within `amqp.confirm_timeout_ms`, or
+/// [`FENCE_PAUSES`] answered pauses in a row, is an error (RabbitMQ failing), never an end.
+/// `None`: the broker answered that the namespace has no journal at all (nothing was ever
+/// journaled, or it was deleted); a lookup that failed or went unanswered is an error.
 pub(crate) fn read_journal_to_fence(
     cfg: &Config,
     from: DateTime<Utc>,
@@ -81,6 +87,16 @@ pub(crate) fn read_journal_to_fence(
 /// Fence messages' ids begin so; a reader skips every fence, its own ends the read.
 const FENCE: &str = "attendance-fence-";
 
+/// Pauses of `idle` in a row, each answered by the broker, after which a read waiting for its
+/// fence gives up (an error, never an end): a broker that answers and delivers nothing.
+const FENCE_PAUSES: u32 = 5;
+
+/// The broker's answer to a lookup of a queue that does not exist (404 NOT_FOUND, which
+/// closes the channel); anything else (no answer, a lost connection) is not.
+fn not_found(e: &amiquip::Error) -> bool {
+    matches!(e, amiquip::Error::ServerClosedChannel { code: 404, .. })
+}
+
 fn read(
     cfg: &Config,
     from: DateTime<Utc>,
@@ -91,10 +107,16 @@ fn read(
     let svc = |e| Error::service(Service::Rabbitmq, e);
     let names = Names::new(&cfg.namespace);
     let started = Utc::now().timestamp();
+    // Only the broker's own answer "no such queue" means there is no journal: a lookup that
+    // failed or went unanswered is the broker failing (within the connect bound), never taken
+    // for an empty journal (settle would then write absent whoever's punch Redis lost).
     let (link, ch) = topology::connect(cfg, |conn| {
         let ch = topology::open_channel(conn)?;
-        let found = ch.queue_declare_passive(names.journal()).map(drop);
-        Ok(found.map(|()| ch))
+        match ch.queue_declare_passive(names.journal()) {
+            Ok(_) => Ok(Ok(ch)),
+            Err(e) if not_found(&e) => Ok(Err(e)),
+            Err(e) => Err(anyhow::Error::from(svc(e)).context("looking up the journal")),
+        }
     })?;
     let ch = match ch {
         Ok(ch) => ch,
@@ -135,6 +157,8 @@ fn read(
     // The first delivery may need the broker to open old segment files.
     let mut wait = idle.max(Duration::from_secs(5));
     let mut unacked: Option<Delivery> = None;
+    // Pauses in a row with no delivery while waiting for the fence.
+    let mut paused: u32 = 0;
     loop {
         let d = match consumer.receiver().recv_timeout(wait) {
             Ok(ConsumerMessage::Delivery(d)) => d,
@@ -142,12 +166,38 @@ fn read(
                 return Err(svc(e).into())
             }
             Ok(_) => return Err(Error::service(Service::Rabbitmq, "the journal consumer was cancelled").into()),
+            // Without a fence a pause is the end. With one, only the fence is: a pause is a
+            // broker that is slow or has stopped answering, and an end taken there would miss
+            // whatever it had not delivered yet. So it is asked whether it is still there
+            // (one round trip, bounded by `confirm_timeout_ms`: a silent broker is cut then),
+            // and waited for a while longer while it answers.
+            Err(RecvTimeoutError::Timeout) if fence_id.is_some() => {
+                paused += 1;
+                if paused > FENCE_PAUSES {
+                    return Err(Error::service(
+                        Service::Rabbitmq,
+                        format!(
+                            "the journal's read did not reach its end: no delivery for {} s while the broker still answered",
+                            (idle * FENCE_PAUSES).as_secs()
+                        ),
+                    )
+                    .into());
+                }
+                link.guard()
+                    .within(answer, "reading the journal: no delivery, then no answer", || {
+                        ch.queue_declare_passive(names.journal())
+                            .map(drop)
+                            .map_err(|e| svc(e).into())
+                    })?;
+                continue;
+            }
             Err(RecvTimeoutError::Timeout) => break,
             Err(RecvTimeoutError::Disconnected) => {
                 return Err(Error::service(Service::Rabbitmq, "the connection closed").into())
             }
         };
         wait = idle;
+        paused = 0;
         if let Some(id) = d.properties.message_id().as_deref().filter(|id| id.starts_with(FENCE)) {
             if fence_id.as_deref() == Some(id) {
                 report.ended_by = EndedBy::NewerMessage;
@@ -198,10 +248,11 @@ fn journal_events(body: &[u8]) -> Option<Vec<Event>> {
 }
 
 /// Fail (exit 1) unless the namespace's journal exists, before a caller changes anything.
+/// A lookup that fails otherwise (no answer, a lost connection) is RabbitMQ failing (exit 3).
 pub(crate) fn require_journal(cfg: &Config) -> Result<()> {
     let (link, found) = topology::connect(cfg, |conn| {
         let ch = topology::open_channel(conn)?;
-        let found = check_journal(&ch, &Names::new(&cfg.namespace));
+        let found = check_journal(&ch, &Names::new(&cfg.namespace))?;
         if found.is_ok() {
             ch.close().ok();
         }
@@ -213,10 +264,13 @@ pub(crate) fn require_journal(cfg: &Config) -> Result<()> {
 
 /// The journal must exist: a passive declare, so that a namespace with the journal turned off
 /// (or a typo'd namespace) is a clear error instead of an empty read, and nothing is created.
-fn check_journal(ch: &Channel, names: &Names) -> Result<()> {
-    ch.queue_declare_passive(names.journal())
-        .map(drop)
-        .map_err(|e| missing_journal(names, &e.to_string()))
+/// The outer error is the broker failing; the inner one its answer that there is no journal.
+fn check_journal(ch: &Channel, names: &Names) -> Result<Result<()>> {
+    match ch.queue_declare_passive(names.journal()) {
+        Ok(_) => Ok(Ok(())),
+        Err(e) if not_found(&e) => Ok(Err(missing_journal(names, &e.to_string()))),
+        Err(e) => Err(anyhow::Error::from(Error::service(Service::Rabbitmq, e)).context("looking up the journal")),
+    }
 }
 
 fn missing_journal(names: &Names, why: &str) -> anyhow::Error {

@@ -11,6 +11,7 @@ pub(crate) mod inventory;
 mod journal;
 pub(crate) mod limits;
 pub(crate) mod management;
+mod outstanding;
 pub(crate) mod parking;
 mod publish;
 mod reconnect;

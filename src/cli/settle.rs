@@ -87,6 +87,13 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
             ctx.say(format!("caught up {}: {}", plural(days.len(), "day"), days.join(", ")));
         }
     }
+    // A day whose night shift is still on is the next run's, as cron runs it again tomorrow.
+    for w in &summary.waiting {
+        ctx.say(format!(
+            "{} left for the next run: its last shift ends at {} (settle --date {} after that settles it now)",
+            w.date, w.last_shift_ends, w.date
+        ));
+    }
     if summary.failed() > 0 {
         if let Some(problem) = &metrics_problem {
             ctx.say(format!("warning: {problem}"));
@@ -194,8 +201,8 @@ fn with_metrics(
         return (result, None);
     };
     let (report, outcome) = match &result {
-        Ok(s) if s.failed() > 0 => (Some(&s.last), "partial"),
-        Ok(s) => (Some(&s.last), "ok"),
+        Ok(s) if s.failed() > 0 => (s.last.as_ref(), "partial"),
+        Ok(s) => (s.last.as_ref(), "ok"),
         Err(_) => (None, "error"),
     };
     // A run that stopped early: the outboxes as Redis has them, if it can be read.

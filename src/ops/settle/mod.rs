@@ -156,19 +156,32 @@ fn timed<S: serde::Serializer>(timings: &[(&'static str, f64)], s: S) -> Result<
 }
 
 /// What a run did: the last day's report at the top (the shape of a one-day run), the days
-/// settled oldest first, and the reports of the earlier days a catch-up settled.
+/// settled oldest first, and the reports of the earlier days a catch-up settled. A catch-up
+/// whose only day still waits for its last shift settles nothing (`last` is `None`): that day
+/// is in `waiting`, for the next run.
 #[derive(Debug, Serialize)]
 pub struct Summary {
     #[serde(flatten)]
-    pub last: Report,
+    pub last: Option<Report>,
     pub settled_days: Vec<NaiveDate>,
     pub earlier: Vec<Report>,
+    /// Days a catch-up left for its next run: a shift working on them had not ended.
+    pub waiting: Vec<Waiting>,
+}
+
+/// A day a catch-up (settle without `--date`) left for its next run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Waiting {
+    #[serde(rename = "work_date")]
+    pub date: NaiveDate,
+    /// When its last shift ends, in the company's zone (RFC 3339).
+    pub last_shift_ends: String,
 }
 
 impl Summary {
     /// Every day's report, oldest first.
     pub fn days(&self) -> impl Iterator<Item = &Report> {
-        self.earlier.iter().chain(std::iter::once(&self.last))
+        self.earlier.iter().chain(self.last.iter())
     }
 
     pub fn failed(&self) -> u64 {
@@ -222,25 +235,35 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
         ))
         .into());
     }
-    let days = match opts.date {
+    let (days, waiting) = match opts.date {
         Some(d) => {
             run.refuse_unfinished(d)?;
-            vec![d]
+            (vec![d], Vec::new())
         }
         None => {
-            // Catching up: a day whose night shift is still on waits for the next run.
-            let all = run.days_to_settle()?;
-            let done: Vec<NaiveDate> = all
-                .iter()
-                .copied()
-                .filter(|d| run.refuse_unfinished(*d).is_ok())
-                .collect();
-            match (done.is_empty(), all.last()) {
-                (true, Some(&d)) => return Err(run.refuse_unfinished(d).expect_err("unfinished")),
-                _ => done,
+            // Catching up: a day whose night shift is still on waits for the next run, which
+            // is no failure of this one (docs/shifts.md): nothing of it is touched.
+            let (mut done, mut waiting) = (Vec::new(), Vec::new());
+            for d in run.days_to_settle()? {
+                match run.unfinished(d) {
+                    Some(end) => waiting.push(Waiting {
+                        date: d,
+                        last_shift_ends: crate::domain::instant::text(&end.with_timezone(&cfg.timezone)),
+                    }),
+                    None => done.push(d),
+                }
             }
+            (done, waiting)
         }
     };
+    if days.is_empty() {
+        return Ok(Summary {
+            last: None,
+            settled_days: days,
+            earlier: Vec::new(),
+            waiting,
+        });
+    }
     if !opts.accept_missing_boards {
         run.refuse_lost_days(&days)?;
     }
@@ -254,11 +277,12 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
         }
         reports.push(report);
     }
-    let last = reports.pop().expect("at least one day");
+    let last = reports.pop();
     Ok(Summary {
         last,
         settled_days: days,
         earlier: reports,
+        waiting,
     })
 }
 
@@ -294,13 +318,8 @@ impl<'a> Run<'a> {
     /// Refused (exit 1) while `date`'s last shift has not ended: a night shift's punches are
     /// still coming in. Says when settle may run.
     fn refuse_unfinished(&self, date: NaiveDate) -> Result<()> {
-        if self.shifts.is_empty() {
-            return Ok(());
-        }
         let tz = self.cfg.timezone;
-        let shifts = crate::domain::day::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
-        let end = shifts.last_end(tz, date);
-        if self.now < end {
+        if let Some(end) = self.unfinished(date) {
             return Err(Error::refused(format!(
                 "{date}'s last shift ends at {}: settle it after that (now {} by the Redis server's clock)",
                 crate::domain::instant::text(&end.with_timezone(&tz)),
@@ -309,6 +328,16 @@ impl<'a> Run<'a> {
             .into());
         }
         Ok(())
+    }
+
+    /// When `date`'s last shift ends, if it has not ended yet (by the Redis server's clock).
+    fn unfinished(&self, date: NaiveDate) -> Option<chrono::DateTime<chrono::Utc>> {
+        if self.shifts.is_empty() {
+            return None;
+        }
+        let shifts = crate::domain::day::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
+        let end = shifts.last_end(self.cfg.timezone, date);
+        (self.now < end).then_some(end)
     }
 
     /// The departments with active members: those a layout reads.

@@ -4,6 +4,7 @@
 mod blocked_broker;
 mod bulk_redis_fails;
 mod failover;
+mod journal_read;
 mod redis_crash;
 mod redis_restart;
 mod stall;

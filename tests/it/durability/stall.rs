@@ -582,3 +582,43 @@ fn bulk_checkin_cut_off_by_redis_says_what_it_recorded_and_a_rerun_is_idempotent
         assert!(again.get("error").is_none());
     }
 }
+
+/// A bulk check-in whose broker accepts the connection and then goes silent, with the default
+/// timeouts: docs/timeouts.md gives `connect_timeout_ms` + one `confirm_timeout_ms` (7 s).
+/// Regression: a bulk whose window of confirms filled waited one confirm timeout there and a
+/// second one at its end, 10.2 s; the publisher now stops waiting once a wait has run out.
+#[test]
+fn bulk_checkin_whose_broker_goes_silent_keeps_the_documented_bound_and_leaves_every_event_pending() {
+    // Silent from the first byte (the handshake), and silent after the handshake, at the
+    // first publish, with a window small enough to fill before the end of the file.
+    for stall in [
+        Stall::when_client_sends(PROTOCOL_HEADER).hold_trigger(),
+        Stall::when_client_sends(BASIC_PUBLISH).hold_trigger(),
+    ] {
+        let (env, file, n) = forty_departments();
+        let cfg = env.file("att.toml", "[amqp]\nconfirm_window = 10\n");
+        let proxy = StallProxy::start("127.0.0.1:5672", stall);
+        let (o, took) = timed(
+            &env,
+            &["checkin", "--file", &file, "--json"],
+            &[
+                ("ATTENDANCE_AMQP_URL", &amqp_via(&proxy)),
+                ("ATTENDANCE_CONFIG", cfg.to_str().unwrap()),
+            ],
+        );
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        assert!(proxy.tripped());
+        // The documented bound with the defaults (2 s + 5 s), and room for a loaded machine.
+        assert!(
+            took < Duration::from_millis(2_000 + 5_000 + 2_000),
+            "took {took:?}: {err}"
+        );
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["recorded"].as_u64(), Some(n as u64), "{r}");
+        assert_eq!(r["notifications"]["sent"], 0, "{r}");
+        assert_eq!(r["notifications"]["pending"].as_u64(), Some(n as u64), "{r}");
+        assert_eq!(punched(&env), n, "every punch recorded");
+        assert_eq!(env.outbox_events(), n, "every event waits in its outbox");
+    }
+}

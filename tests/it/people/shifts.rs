@@ -240,10 +240,11 @@ fn bad_files_are_refused_whole_with_their_line_numbers_and_change_nothing() {
     assert!(e.contains("unknown employee"), "{e}");
 }
 
-#[test]
-fn settle_of_a_date_waits_until_its_last_shift_has_ended() {
-    // A zone where it is now between 12:00 and 13:00, so that yesterday's shift of 13:00 to
-    // 12:59 the next day has not ended yet, whatever time the test runs.
+/// A zone where it is now between 12:00 and 13:00, so that yesterday's shift of 13:00 to 12:59
+/// the next day has not ended yet, whatever time the test runs; one employee on that shift
+/// since the day before yesterday. Returns the environment, the employee, yesterday and the
+/// day before.
+fn yesterdays_shift_still_on() -> (TestEnv, String, String, String) {
     let hour = chrono::Utc::now().format("%H").to_string().parse::<i32>().unwrap();
     let offset = 12 - hour;
     let tz = match offset {
@@ -255,8 +256,7 @@ fn settle_of_a_date_waits_until_its_last_shift_has_ended() {
     let (emp, _) = env.member_and_supervisor();
     let long = env.file("long.csv", "name,start,end,work_days\nlong,13:00,12:59,mon-sun\n");
     env.ok(&["shifts", "import", long.to_str().unwrap(), "-q"]);
-    let tzv: chrono_tz::Tz = tz.parse().unwrap();
-    let today = chrono::Utc::now().with_timezone(&tzv).date_naive();
+    let today = env.today();
     let yesterday = (today - chrono::Duration::days(1)).to_string();
     let before = (today - chrono::Duration::days(2)).to_string();
     let a = env.file(
@@ -264,6 +264,12 @@ fn settle_of_a_date_waits_until_its_last_shift_has_ended() {
         &format!("scope,target,from,shift\nemployee,{emp},{before},long\n"),
     );
     env.ok(&["shifts", "assign", a.to_str().unwrap(), "-q"]);
+    (env, emp, yesterday, before)
+}
+
+#[test]
+fn settle_of_a_date_waits_until_its_last_shift_has_ended() {
+    let (env, _, yesterday, before) = yesterdays_shift_still_on();
     let e = env.fails(&["settle", "--date", &yesterday], 1);
     assert!(
         e.contains("last shift ends at") && e.contains("settle it after that"),
@@ -273,6 +279,51 @@ fn settle_of_a_date_waits_until_its_last_shift_has_ended() {
     // The day before has ended: it settles.
     env.ok(&["settle", "--date", &before, "-q"]);
     assert!(env.count("attendance") > 0);
+}
+
+/// Regression: the nightly settle (no --date) whose only day still waited for a night shift
+/// exited 1 with an `error:` line; docs/shifts.md says it leaves the day for the next run.
+#[test]
+fn nightly_settle_leaves_a_day_whose_last_shift_is_still_on_for_the_next_run() {
+    let (env, emp, yesterday, _) = yesterdays_shift_still_on();
+    // A colleague on the policy's hours came in yesterday morning: yesterday's board has a punch.
+    let (_, sup) = env.member_and_supervisor();
+    assert_ne!(emp, sup);
+    env.punch(&sup, "in", &format!("{yesterday}T08:50:00"), false);
+    let board = env.board("D001", &yesterday);
+    assert!(board.get(&sup).is_some_and(|v| !v.is_empty()), "{board:?}");
+
+    let o = env.run(&["settle"]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("error:"), "{err}");
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("left for the next run")).collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(
+        said[0].starts_with(&format!("{yesterday} left for the next run: its last shift ends at ")),
+        "{err}"
+    );
+    assert!(!err.contains("settled "), "nothing settled: {err}");
+    // Nothing written, nothing taken from Redis: the next run settles the day whole.
+    assert_eq!(env.count("attendance"), 0);
+    assert_eq!(env.count("settle_runs"), 0);
+    assert_eq!(env.board("D001", &yesterday), board);
+
+    let s = env.json(&["settle", "--json"]);
+    assert_eq!(s["settled_days"], serde_json::json!([]), "{s}");
+    assert_eq!(s["waiting"][0]["work_date"], yesterday.as_str(), "{s}");
+    assert!(
+        s["waiting"][0]["last_shift_ends"]
+            .as_str()
+            .unwrap()
+            .starts_with(&env.today().to_string()),
+        "{s}"
+    );
+    assert!(s.get("run_id").is_none(), "no run: {s}");
+    // `settle --date` of that day is still refused, as documented.
+    let e = env.fails(&["settle", "--date", &yesterday], 1);
+    assert!(e.contains("settle it after that"), "{e}");
+    assert_eq!(env.count("attendance"), 0);
 }
 
 #[test]
