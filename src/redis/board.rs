@@ -55,7 +55,8 @@ pub struct Punch {
 }
 
 impl Punch {
-    /// Build a punch at `at` under the policy, with a fresh event id.
+    /// Build a punch at `at` under the policy; its event id is the punch's identity
+    /// (`punch::punch_id`), so the same punch sent again carries the same id.
     pub fn new(
         employee: Employee,
         kind: Option<Kind>,
@@ -81,13 +82,14 @@ impl Punch {
         source: &str,
         facts: PunchFacts,
     ) -> Punch {
+        let resolved = resolved_kind(kind, &facts);
         Punch {
+            event_id: crate::domain::punch::punch_id(&employee.id, resolved, at),
             facts,
             employee,
             kind,
             at,
             source: source.to_string(),
-            event_id: uuid::Uuid::new_v4().to_string(),
             recorded_at: Utc::now(),
             record: None,
         }
@@ -201,6 +203,8 @@ fn invocation<'p, 's>(
     inv.key(keys.outbox(dept))
         .key(keys.board_days(dept))
         .key(keys.punch_log(dept, date, events.how().as_str()))
+        .key(keys.settle_board(dept, date))
+        .key(keys.settled_board(dept, date))
         .arg(split)
         .arg(MAX_TOKENS)
         .arg(if events == Events::Drop { "r" } else { "1" })
@@ -246,11 +250,12 @@ fn complete(prefix: Cow<'_, str>, o: &PunchOutcome) -> Option<String> {
 /// that the signature covers the kind the script records: each punch carries its own split,
 /// so the punches of one call may follow different shifts.
 fn kind_of(p: &Punch) -> Kind {
-    p.kind.unwrap_or(if p.facts.secs < p.facts.split {
-        Kind::In
-    } else {
-        Kind::Out
-    })
+    resolved_kind(p.kind, &p.facts)
+}
+
+/// A punch's label, or without one its time against its shift's split.
+fn resolved_kind(kind: Option<Kind>, facts: &PunchFacts) -> Kind {
+    kind.unwrap_or(if facts.secs < facts.split { Kind::In } else { Kind::Out })
 }
 
 /// One script call's reply: per punch, flags (1 out, 2 changed, 4 duplicate), first_in and
