@@ -20,7 +20,12 @@ static CUTOVER: LazyLock<redis::Script> = LazyLock::new(|| {
         include_str!("scripts/cutover.lua")
     ))
 });
-static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(include_str!("scripts/release.lua")));
+static RELEASE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(concat!(
+        include_str!("scripts/tokens.lua"),
+        include_str!("scripts/release.lua")
+    ))
+});
 
 /// Departments per pipeline: a few hundred short commands per round trip.
 const PER_PIPELINE: usize = 200;
@@ -111,13 +116,16 @@ impl Board {
     }
 
     /// Delete settle's boards of `date` for these departments and forget the date in their days
-    /// sets (unless a fresh live board appeared), `per_call` departments per pipeline;
+    /// sets (unless a fresh live board appeared), keeping their punches in the settled day's key
+    /// until `keep_until` (unix seconds; 0: not kept) so that a punch sent again is a repeat
+    /// (see `Keys::settled_board`), `per_call` departments per pipeline;
     /// `after_each` runs after every pipeline with its size (the test hook uses it). Returns how
     /// many boards were deleted.
     pub fn release(
         &mut self,
         date: NaiveDate,
         depts: &[String],
+        keep_until: i64,
         per_call: usize,
         after_each: impl FnMut(usize),
     ) -> Result<u64> {
@@ -125,7 +133,11 @@ impl Board {
         let what = "deleting settled boards from Redis";
         per_department(con, &RELEASE, what, depts, per_call, after_each, |d| {
             let mut inv = RELEASE.key(keys.settle_board(d, date));
-            inv.key(keys.board(d, date)).key(keys.board_days(d)).arg(day(date));
+            inv.key(keys.board(d, date))
+                .key(keys.board_days(d))
+                .key(keys.settled_board(d, date))
+                .arg(day(date))
+                .arg(keep_until);
             for how in How::ON_BOARD {
                 inv.key(keys.settle_punch_log(d, date, how.as_str()));
             }

@@ -86,6 +86,14 @@ impl Keys {
         format!("{}:settle:board:{{{dept}}}:{}", self.ns, date.format("%Y-%m-%d"))
     }
 
+    /// What a department's settled day held, kept after settle released its board: employee id
+    /// -> the day's punch tokens, as the board had them. The punch script counts a punch found
+    /// here a repeat, so a punch sent again after settle is not a new punch; it expires once no
+    /// punch on that day is accepted (`policy.max_backdate_days`). Same hash tag as the board.
+    pub fn settled_board(&self, dept: &str, date: NaiveDate) -> String {
+        format!("{}:settled:board:{{{dept}}}:{}", self.ns, date.format("%Y-%m-%d"))
+    }
+
     /// A department's punch log of one day for the punches that came one way (`how`: live, bulk
     /// or recovered): event id -> its record (see `punch.lua`), written to MySQL's punch_log by
     /// settle. Same hash tag as the board.

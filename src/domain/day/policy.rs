@@ -153,6 +153,17 @@ impl PunchWindow {
     }
 }
 
+/// Until when (unix seconds) settle keeps a settled day's punches so that one sent again is a
+/// repeat: past the last day [`PunchWindow`] accepts a punch on `date` (its calendar date, or
+/// the day before for a night shift's small hours), with a day to spare for any zone.
+pub(crate) fn repeats_kept_until(max_backdate_days: u32, date: NaiveDate) -> i64 {
+    let last = date + chrono::Days::new(u64::from(max_backdate_days) + 3);
+    last.and_hms_opt(0, 0, 0)
+        .expect("midnight exists")
+        .and_utc()
+        .timestamp()
+}
+
 /// The instant `secs` into `date`, in the company's zone (for display and for MySQL).
 pub(crate) fn instant(tz: Tz, date: NaiveDate, secs: i64) -> DateTime<Tz> {
     (day_start(tz, date) + Duration::seconds(secs)).with_timezone(&tz)

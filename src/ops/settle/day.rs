@@ -335,10 +335,13 @@ impl Run<'_> {
         let kept = kept.iter().filter(|d| with_boards.contains(*d)).count() as u64;
         let hook = self.opts.hooks.abort_after_deletes;
         let mut done = 0u64;
-        let deleted = self.board.release(date, &to_release, Hooks::per_call(hook), |n| {
-            done += n as u64;
-            Hooks::check(hook, done);
-        })?;
+        let keep = crate::domain::day::policy::repeats_kept_until(self.cfg.policy.max_backdate_days, date);
+        let deleted = self
+            .board
+            .release(date, &to_release, keep, Hooks::per_call(hook), |n| {
+                done += n as u64;
+                Hooks::check(hook, done);
+            })?;
         Ok((deleted, kept))
     }
 

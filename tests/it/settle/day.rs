@@ -875,7 +875,7 @@ fn the_cutover_merges_into_a_board_a_killed_run_left_and_release_keeps_a_fresh_d
 
     // A punch lands on a fresh live board of D2 before settle releases the day.
     let _: () = con.hset(k.board("D2", d), "E5", "o300").unwrap();
-    let deleted = board.release(d, &depts, 10, |_| {}).unwrap();
+    let deleted = board.release(d, &depts, 0, 10, |_| {}).unwrap();
     assert_eq!(deleted, 2);
     let days = board.days_with_boards(&depts).unwrap();
     assert_eq!(
