@@ -38,10 +38,11 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
         say_refused(ctx, &report.refused, errors);
         say_held(ctx, &b);
         textln!(
-            "{} rows: {} recorded, {} unchanged, {} refused, {} held for review ({:.2}s)",
+            "{} rows: {} recorded, {} unchanged ({} repeats), {} refused, {} held for review ({:.2}s)",
             report.rows,
             report.recorded,
             report.unchanged,
+            report.repeats,
             report.refused.len(),
             report.held,
             started.elapsed().as_secs_f64()

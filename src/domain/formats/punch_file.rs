@@ -128,6 +128,9 @@ pub(crate) struct BulkReport {
     pub recorded: usize,
     /// Punches kept as history (a repeat) or exact duplicates: the record did not move.
     pub unchanged: usize,
+    /// Of `unchanged`, the punches already recorded (the same punch sent again: same employee,
+    /// kind and second, before or after settle): no event, no punch log entry.
+    pub repeats: usize,
     /// Every refusal, in line order; `--json` lists the first [`SHOWN_REFUSALS`] of them
     /// (`--errors FILE` has them all) and `refused_count` counts them all.
     #[serde(serialize_with = "first_refusals")]

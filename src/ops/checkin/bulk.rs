@@ -258,6 +258,7 @@ fn record(
     BulkReport {
         recorded,
         unchanged: outcomes.len() - recorded,
+        repeats: outcomes.iter().filter(|o| o.duplicate).count(),
         unconfirmed: punches.len() - outcomes.len(),
         error: failure.as_ref().map(crate::ops::exit::one_line),
         failure,

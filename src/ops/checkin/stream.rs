@@ -177,6 +177,7 @@ fn add(mut t: Bulk, b: Bulk) -> Bulk {
     r.rows += b.report.rows;
     r.recorded += b.report.recorded;
     r.unchanged += b.report.unchanged;
+    r.repeats += b.report.repeats;
     r.unconfirmed += b.report.unconfirmed;
     r.refused_count += b.report.refused_count;
     r.refused.extend(b.report.refused);

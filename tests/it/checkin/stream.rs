@@ -109,7 +109,10 @@ fn sigterm_mid_stream_prints_the_summary_of_what_was_recorded_and_exits_0() {
     drop(stdin);
     let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
-    assert!(out.contains("1 rows: 1 recorded, 0 unchanged, 0 refused"), "{out}");
+    assert!(
+        out.contains("1 rows: 1 recorded, 0 unchanged (0 repeats), 0 refused"),
+        "{out}"
+    );
     assert!(out.contains("notifications: 1 sent, 0 pending"), "{out}");
     assert!(err.contains("stopped by a signal"), "{err}");
 }
@@ -189,7 +192,9 @@ fn a_hundred_thousand_bad_rows_print_twenty_and_a_count_and_every_one_goes_to_er
     assert!(err.len() < 4096, "stderr stays small: {} bytes", err.len());
     assert_eq!(err.matches("refused line ").count(), 20, "{err}");
     assert!(err.contains("and 99980 more refused rows"), "{err}");
-    assert!(String::from_utf8_lossy(&o.stdout).contains("100000 rows: 0 recorded, 0 unchanged, 100000 refused"));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("100000 rows: 0 recorded, 0 unchanged (0 repeats), 100000 refused")
+    );
     let written = std::fs::read_to_string(&errors).unwrap();
     let lines: Vec<&str> = written.lines().collect();
     assert_eq!(lines.len(), 100_001);
