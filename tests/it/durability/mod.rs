@@ -1,5 +1,6 @@
 //! Nothing acknowledged is lost and no wait is unbounded: Redis crashed, restarted or failed
-//! over, services that stall or block, a bulk check-in whose Redis fails.
+//! over, services that stall or block, a bulk check-in whose Redis fails; a punch sent twice is
+//! one punch, before or after settle.
 
 mod blocked_broker;
 mod bulk_redis_fails;
@@ -7,4 +8,5 @@ mod failover;
 mod journal_read;
 mod redis_crash;
 mod redis_restart;
+mod replay;
 mod stall;
