@@ -203,7 +203,6 @@ fn invocation<'p, 's>(
     inv.key(keys.outbox(dept))
         .key(keys.board_days(dept))
         .key(keys.punch_log(dept, date, events.how().as_str()))
-        .key(keys.settle_board(dept, date))
         .key(keys.settled_board(dept, date))
         .arg(split)
         .arg(MAX_TOKENS)

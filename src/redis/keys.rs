@@ -89,9 +89,11 @@ impl Keys {
     /// What a department's settled day held, kept after settle released its board: employee id
     /// -> the day's punch tokens, as the board had them. The punch script counts a punch found
     /// here a repeat, so a punch sent again after settle is not a new punch; it expires once no
-    /// punch on that day is accepted (`policy.max_backdate_days`). Same hash tag as the board.
+    /// punch on that day is accepted (`policy.max_backdate_days`). Same hash tag as the board;
+    /// not a `:board:` key (no board: nothing to settle, nothing to lay out). A kiosk's Redis
+    /// account needs it whole (Redis asks full access to a script's keys), as it does its boards.
     pub fn settled_board(&self, dept: &str, date: NaiveDate) -> String {
-        format!("{}:settled:board:{{{dept}}}:{}", self.ns, date.format("%Y-%m-%d"))
+        format!("{}:settled:{{{dept}}}:{}", self.ns, date.format("%Y-%m-%d"))
     }
 
     /// A department's punch log of one day for the punches that came one way (`how`: live, bulk

@@ -6,9 +6,9 @@
 -- KEYS[4] the department's punch log of the day for how these punches came (live, bulk or
 -- recovered: one hash each, so no value is built here; field = event id, value = the event's
 -- record as in the outbox): settle writes it to MySQL's punch_log (see src/mysql/punch_log.rs)
--- KEYS[5] settle's board of the day (while settle runs), KEYS[6] the settled day's punches
--- (kept after settle released its board): a punch found in either is the same punch sent
--- again, a duplicate like one found on the live board (no token, no event, no log entry)
+-- KEYS[5] the settled day's punches (kept after settle released its board, see
+-- src/redis/keys.rs `settled_board`): a punch found there is the same punch sent again, a
+-- duplicate like one found on the live board (no token, no event, no log entry)
 -- ARGV[1] the day's split, secs into the work day: an unlabelled punch before it is a check-in,
 -- at or after it a check-out (its time alone decides, never the board, so no arrival order
 -- changes a punch's kind or its event; see domain/day/record.rs `resolve_kind`),
@@ -24,7 +24,7 @@
 -- prefix and the flags say its last field, so the reply stays short (Redis's cost to build and
 -- send a reply is per byte, and a signed record is a third longer).
 local board, outbox, days, plog = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local settling, settled = KEYS[5], KEYS[6]
+local settled = KEYS[5]
 local split, maxtok, replay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == 'r'
 -- What a bulk call of 100 punches costs is mostly per-punch interpreter work, so the hot path
 -- keeps it small: library functions in locals, counters rather than '#t' (a search in Lua 5.1),
@@ -44,18 +44,14 @@ local vals = redis.call('HMGET', board, unpack(emps))
 for j = 1, nemp do
   if cur[emps[j]] == nil then cur[emps[j]] = vals[j] or '' end
 end
--- The day's punches already taken by settle, per employee (',' around each value, so a token
--- is found as ',<tok>,'); nothing read when the day has no settle (the common case).
+-- The day's punches already settled, per employee (',' around each value, so a token is found
+-- as ',<tok>,'); nothing read when the day was never settled (the common case).
 local before = nil
-for _, key in ipairs({settling, settled}) do
-  if redis.call('EXISTS', key) == 1 then
-    before = before or {}
-    local old = redis.call('HMGET', key, unpack(emps))
-    for j = 1, nemp do
-      if old[j] and old[j] ~= '' then
-        before[emps[j]] = (before[emps[j]] or ',') .. old[j] .. ','
-      end
-    end
+if redis.call('EXISTS', settled) == 1 then
+  before = {}
+  local old = redis.call('HMGET', settled, unpack(emps))
+  for j = 1, nemp do
+    if old[j] and old[j] ~= '' then before[emps[j]] = ',' .. old[j] .. ',' end
   end
 end
 

@@ -19,7 +19,7 @@ use serde_json::Value;
 fn kiosk() -> Grants<'static> {
     Grants {
         redis: Some(
-            "%R~{ns}:roster:* %R~{ns}:{shifts} ~{ns}:board:* ~{ns}:days:* ~{ns}:outbox:* ~{ns}:punchlog:* %R~{ns}:settle:* ~{ns}:relay:* \
+            "%R~{ns}:roster:* %R~{ns}:{shifts} ~{ns}:board:* ~{ns}:days:* ~{ns}:outbox:* ~{ns}:punchlog:* %R~{ns}:settle:* ~{ns}:settled:* ~{ns}:relay:* \
              -@all +evalsha +eval +script|load +hmget +hget +hset +hdel +hscan +hlen \
              +exists +time +sadd +rpush +ltrim +object|encoding +ping +hello +auth +client|setname +select",
         ),
