@@ -343,8 +343,9 @@ pub struct SettleArgs {
 /// Where a job leaves its figures for Prometheus.
 #[derive(Debug, Args, Clone)]
 pub struct MetricsArgs {
-    /// Write a node_exporter textfile (e.g. /var/lib/node_exporter/attendance_settle.prom),
-    /// replaced atomically at the end of each run
+    /// Write a node_exporter textfile (e.g.
+    /// /var/lib/prometheus/node-exporter/attendance_settle.prom), replaced atomically at the end
+    /// of each run; a file that cannot be written is a warning, not a failed run
     #[arg(long, value_name = "PATH")]
     pub metrics_file: Option<PathBuf>,
 }
