@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI: the .deb builds, installs, works and goes away cleanly, and its systemd units are hardened
-# (an exposure of 4.0 or less in `systemd-analyze security --offline=yes`) and pass
-# `systemd-analyze verify`. Needs root (dpkg -i); leaves the machine as it found it: the
+# (an exposure of 4.0 or less in `systemd-analyze security --offline=yes`, no core dumps) and
+# pass `systemd-analyze verify`; their metrics directory is made for them. Needs root (dpkg -i); leaves the machine as it found it: the
 # package purged, and the `attendance` system user removed if this run made it.
 #
 #   scripts/deb-check.sh
@@ -14,6 +14,9 @@ if dpkg -s attendance >/dev/null 2>&1; then
   echo "deb-check: a package named attendance is installed already; not touching it" >&2
   exit 3
 fi
+metrics_dir=/var/lib/prometheus/node-exporter
+made_metrics=yes
+[ -e "$metrics_dir" ] && made_metrics=no
 made_user=yes
 getent passwd attendance >/dev/null && made_user=no
 cleanup() {
@@ -49,8 +52,18 @@ setpriv --reuid=attendance --regid=attendance --init-groups env -i PATH=/usr/bin
   /usr/bin/attendance config show >/dev/null ||
   fail "the installed example config is refused"
 
+# The units' metrics directory: there, and the units' user may write it (postinst made it, or
+# an existing one lets it).
+if ! setpriv --reuid=attendance --regid=attendance --init-groups test -d "$metrics_dir" -a -w "$metrics_dir"; then
+  [ "$made_metrics" = no ] || fail "postinst did not make $metrics_dir writable by attendance"
+  echo "deb-check: warning: $metrics_dir is not writable by attendance (it was there before: not ours to change)" >&2
+fi
+
 # The units: hardened, and valid with the binary and man pages they name installed.
 for unit in attendance-relay.service attendance-settle.service; do
+  # No core dump: the processes hold the stores' passwords and the signing secret.
+  grep -qx 'LimitCORE=0' "/lib/systemd/system/$unit" || fail "$unit: no LimitCORE=0"
+  grep -qx "ReadWritePaths=-$metrics_dir" "/lib/systemd/system/$unit" || fail "$unit: may not write $metrics_dir"
   out=$(systemd-analyze security --offline=yes "/lib/systemd/system/$unit" 2>&1) || true
   level=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' <<<"$out")
   [ -n "$level" ] || fail "$unit: no exposure level in systemd-analyze's output: $out"
@@ -71,6 +84,7 @@ dpkg --purge attendance >/dev/null
 left=()
 for f in "${files[@]}"; do [ -e "$f" ] && left+=("$f"); done
 [ -e /etc/attendance ] && left+=(/etc/attendance)
+[ "$made_metrics" = yes ] && [ -e "$metrics_dir" ] && left+=("$metrics_dir")
 [ ${#left[@]} -eq 0 ] || fail "left after --purge: ${left[*]}"
 ! dpkg -s attendance >/dev/null 2>&1 || fail "dpkg still knows the package after --purge"
 echo "deb-check: installed ${#files[@]} files, removed and purged cleanly" >&2

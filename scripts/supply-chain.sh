@@ -9,6 +9,8 @@
 #     the line says how old it is;
 #   - with none, advisories are NOT checked ("supply-chain: advisories not checked: ..."); bans,
 #     licenses and sources still are. ATTENDANCE_REQUIRE_ADVISORIES=1 makes that a failure.
+# The summary line says which: `supply-chain: cargo deny check ...: ok; advisories not checked`
+# (or checked, and against what).
 #
 #   scripts/supply-chain.sh
 set -euo pipefail
@@ -19,8 +21,11 @@ if ! cargo deny --version >/dev/null 2>&1; then
 fi
 checks=(bans licenses sources)
 fetch=()
+# What the summary line says of the advisories: CI's log is read by its last lines.
+advisories="advisories not checked"
 if fetched=$(cargo deny fetch db 2>&1); then
   checks=(advisories "${checks[@]}")
+  advisories="advisories checked against a database fetched now"
 else
   why=$(grep -m1 -iE 'error|fail|resolve' <<<"$fetched" || tail -n 1 <<<"$fetched")
   db=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/advisory-dbs/*/ 2>/dev/null | head -n 1 || true)
@@ -29,6 +34,7 @@ else
     echo "supply-chain: the advisory database could not be updated ($why); checking against the copy of $when" >&2
     checks=(advisories "${checks[@]}")
     fetch=(--disable-fetch)
+    advisories="advisories checked against the copy of $when (not updated)"
   elif [ "${ATTENDANCE_REQUIRE_ADVISORIES:-0}" = 1 ]; then
     echo "supply-chain: the advisory database could not be fetched ($why) and ATTENDANCE_REQUIRE_ADVISORIES=1" >&2
     exit 3
@@ -37,4 +43,4 @@ else
   fi
 fi
 cargo deny --locked check "${fetch[@]}" "${checks[@]}"
-echo "supply-chain: cargo deny check ${checks[*]}: ok" >&2
+echo "supply-chain: cargo deny check ${checks[*]}: ok; $advisories" >&2

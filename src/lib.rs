@@ -29,7 +29,7 @@ pub use crate::ops::exit::{exit_code_of, one_line};
 pub use crate::output::stderr_line;
 
 // The configuration, as every command and benchmark builds it.
-pub use crate::config::{check_environment, Config, Overrides, Policy};
+pub use crate::config::{check_environment, Config, Overrides, Policy, Sources};
 
 // The pure rules and formats that tests check directly and benchmarks feed.
 pub use crate::domain::day::policy::{

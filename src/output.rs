@@ -26,6 +26,12 @@ impl Out {
         }
     }
 
+    /// A warning on stderr that `-q` does not silence: something an admin must hear even from
+    /// a quiet job (the units run `-q`, and their stderr is the journal).
+    pub(crate) fn warning(&self, msg: impl AsRef<str>) {
+        stderr_line(format!("warning: {}", msg.as_ref()));
+    }
+
     /// A detail on stderr, only with `-v`.
     pub(crate) fn verbose(&self, msg: impl AsRef<str>) {
         if self.verbose && !self.quiet {

@@ -10,7 +10,13 @@
 //! file, and its name against the URL's host.
 //!
 //! Every connection comes with the [`Guard`] of `watchdog.rs`, which bounds each wait on it.
+//! The handshake has two bounds: `amqp.connect_timeout_ms` until the broker first answers,
+//! then `amqp.login_timeout_ms` for its verdict on the login, since RabbitMQ holds a refused
+//! login about 3 s before closing the connection. So a broker that never answers (out of file
+//! handles), one that refuses the login, and one that answers but gives no verdict are three
+//! different lines.
 
+use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::ops::{Deref, DerefMut};
 use std::time::{Duration, Instant};
@@ -144,6 +150,7 @@ fn open_one<T>(url: &str, s: &AmqpSettings, setup: &mut impl FnMut(&mut Connecti
 fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
     let t = Target::parse(url)?;
     let timeout = Duration::from_millis(t.timeout_ms.unwrap_or(u64::from(s.connect_timeout_ms)));
+    let login = Duration::from_millis(u64::from(s.login_timeout_ms));
     let started = Instant::now();
     let where_ = format!("{}:{}", t.host, t.port);
     let unreachable = |e: &dyn std::fmt::Display| Error::service(Service::Rabbitmq, format!("{where_}: {e}"));
@@ -158,16 +165,24 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
             Ok(stream) => {
                 stream.set_nodelay(true).map_err(|e| unreachable(&e))?;
                 let watched = stream.try_clone().map_err(|e| unreachable(&e))?;
-                let stream = mio::net::TcpStream::from_stream(stream).map_err(|e| unreachable(&e))?;
                 let guard = Guard::start(watched);
                 guard.arm_until(started + timeout);
+                let stream = Heard {
+                    stream: mio::net::TcpStream::from_stream(stream).map_err(|e| unreachable(&e))?,
+                    first: Some(Box::new({
+                        let guard = guard.clone();
+                        move || guard.extend_until(Instant::now() + login)
+                    })),
+                };
                 let options = ConnectionOptions::default()
                     .auth(Auth::Plain {
                         username: t.user.clone(),
                         password: t.password.clone(),
                     })
                     .virtual_host(t.vhost.clone())
-                    .connection_timeout(Some(timeout))
+                    // The guard bounds the handshake (its two parts); amiquip's own timeout,
+                    // on each quiet spell, only comes after it.
+                    .connection_timeout(Some(timeout + login + Duration::from_secs(1)))
                     .heartbeat(t.heartbeat.unwrap_or(s.heartbeat_secs));
                 let opened = match &connector {
                     Some(c) => {
@@ -176,13 +191,22 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
                     None => Connection::insecure_open_stream(stream, options, ConnectionTuning::default()),
                 };
                 let conn = match opened {
-                    Ok(conn) => conn,
+                    Ok(conn) => {
+                        // Logged in: what is left of the connect bound for the setup, or one
+                        // connect timeout more when a slow login used it up.
+                        guard.arm_until((started + timeout).max(Instant::now() + timeout));
+                        conn
+                    }
                     Err(e) => {
-                        // The socket is connected already: amiquip's own timeout (the same
-                        // length, it may fire before the guard on a loaded machine) can only
-                        // mean the handshake went unanswered too.
+                        // amiquip says "invalid credentials" of any end of the connection after
+                        // it sent them: the broker answered. Closed by the broker, that is
+                        // RabbitMQ refusing the login; cut by the guard, no verdict came.
+                        // Otherwise the socket is connected already: amiquip's own timeout can
+                        // only mean the handshake went unanswered too.
                         let e = if let Some(said) = tls_refused(&e) {
                             Error::service(Service::Rabbitmq, format!("{where_}: {said}")).into()
+                        } else if matches!(e, amiquip::Error::InvalidCredentials) {
+                            login_failed(&where_, &t, !guard.tripped(), login)
                         } else if guard.tripped() || matches!(e, amiquip::Error::ConnectionTimeout) {
                             silent_handshake(&where_, timeout)
                         } else {
@@ -254,6 +278,78 @@ fn silent_handshake(broker: &str, timeout: Duration) -> anyhow::Error {
     )
     .into()
 }
+
+/// The broker refused the login (it closed the connection once it had the credentials), or
+/// answered the handshake and then gave no verdict within `amqp.login_timeout_ms`. Names the
+/// user and the vhost, never the password.
+fn login_failed(broker: &str, t: &Target, refused: bool, login: Duration) -> anyhow::Error {
+    let (user, vhost) = (&t.user, &t.vhost);
+    let detail = if refused {
+        format!(
+            "{broker} refused the login of user '{user}' (vhost '{vhost}'): a wrong password, an unknown user, or a user without access to the vhost; check amqp_url's user and its password (amqp_password_file)"
+        )
+    } else {
+        format!(
+            "{broker} answered the AMQP handshake but neither accepted nor refused the login of user '{user}' within {} ms (amqp.login_timeout_ms): a broker overloaded, or a slow authentication backend",
+            login.as_millis()
+        )
+    };
+    Error::service(Service::Rabbitmq, detail).into()
+}
+
+/// The broker's socket as amiquip reads it, telling the guard when the broker first says
+/// something (`first`): from then on the login has its own bound.
+struct Heard {
+    stream: mio::net::TcpStream,
+    first: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl Read for Heard {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.stream.read(buf)?;
+        if n > 0 {
+            if let Some(first) = self.first.take() {
+                first();
+            }
+        }
+        Ok(n)
+    }
+}
+
+impl Write for Heard {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.stream.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.stream.flush()
+    }
+}
+
+impl mio::Evented for Heard {
+    fn register(
+        &self,
+        poll: &mio::Poll,
+        token: mio::Token,
+        interest: mio::Ready,
+        opts: mio::PollOpt,
+    ) -> std::io::Result<()> {
+        self.stream.register(poll, token, interest, opts)
+    }
+    fn reregister(
+        &self,
+        poll: &mio::Poll,
+        token: mio::Token,
+        interest: mio::Ready,
+        opts: mio::PollOpt,
+    ) -> std::io::Result<()> {
+        self.stream.reregister(poll, token, interest, opts)
+    }
+    fn deregister(&self, poll: &mio::Poll) -> std::io::Result<()> {
+        self.stream.deregister(poll)
+    }
+}
+
+impl amiquip::IoStream for Heard {}
 
 /// An open connection and the guard that bounds every wait on it. Dropping it closes the
 /// connection politely, waiting at most `amqp.close_timeout_ms` for the broker's Close-Ok.
@@ -351,6 +447,74 @@ mod tests {
         );
         assert_eq!(crate::error::exit_code_with(&e, &[super::super::failure::says]), 3);
         silent.join().unwrap();
+    }
+
+    /// A listener that answers the protocol header with a Connection.Start (PLAIN), reads the
+    /// credentials, then closes the connection (`refuse`), as RabbitMQ refuses a login, or
+    /// says nothing more; and settings that give it 300 ms to answer and 300 ms to decide.
+    fn start_then(refuse: bool) -> (std::net::SocketAddr, std::thread::JoinHandle<()>, AmqpSettings) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap();
+        let broker = std::thread::spawn(move || {
+            let (mut peer, _) = listener.accept().unwrap();
+            let mut header = [0u8; 8];
+            std::io::Read::read_exact(&mut peer, &mut header).unwrap();
+            let mut payload = vec![0, 10, 0, 10, 0, 9, 0, 0, 0, 0];
+            for s in ["PLAIN", "en_US"] {
+                payload.extend((s.len() as u32).to_be_bytes());
+                payload.extend(s.as_bytes());
+            }
+            let mut frame = vec![1, 0, 0];
+            frame.extend((payload.len() as u32).to_be_bytes());
+            frame.extend(payload);
+            frame.push(0xCE);
+            std::io::Write::write_all(&mut peer, &frame).unwrap();
+            let mut buf = [0u8; 512];
+            let _ = std::io::Read::read(&mut peer, &mut buf);
+            if !refuse {
+                while matches!(std::io::Read::read(&mut peer, &mut buf), Ok(n) if n > 0) {}
+            }
+        });
+        let settings = AmqpSettings {
+            connect_timeout_ms: 300,
+            login_timeout_ms: 300,
+            ..AmqpSettings::default()
+        };
+        (at, broker, settings)
+    }
+
+    #[test]
+    fn a_login_the_broker_refuses_is_said_as_such_naming_the_user_only() {
+        let (at, broker, settings) = start_then(true);
+        let url = format!("amqp://ann:secret@{at}/%2f");
+        let e = open(&[url.as_str()], &settings, |_| Ok(())).err().expect("refused");
+        let line = super::super::failure::one_line(&e);
+        assert!(
+            line.contains(&format!("{at} refused the login of user 'ann' (vhost '/')"))
+                && !line.contains("file handles")
+                && !line.contains("secret"),
+            "{line}"
+        );
+        assert_eq!(crate::error::exit_code_with(&e, &[super::super::failure::says]), 3);
+        broker.join().unwrap();
+    }
+
+    #[test]
+    fn a_broker_that_answers_and_then_gives_no_verdict_on_the_login_is_bounded_and_named() {
+        let (at, broker, settings) = start_then(false);
+        let url = format!("amqp://ann:secret@{at}/%2f");
+        let started = Instant::now();
+        let e = open(&[url.as_str()], &settings, |_| Ok(())).err().expect("no verdict");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        let line = super::super::failure::one_line(&e);
+        assert!(
+            line.contains(
+                "answered the AMQP handshake but neither accepted nor refused the login of user 'ann' within 300 ms"
+            ) && !line.contains("file handles")
+                && !line.contains("secret"),
+            "{line}"
+        );
+        broker.join().unwrap();
     }
 
     #[test]

@@ -63,6 +63,16 @@ impl Guard {
         self.0.wake.notify_one();
     }
 
+    /// Push an armed deadline back to `at` (never earlier; a disarmed or tripped guard stays so).
+    pub(super) fn extend_until(&self, at: Instant) {
+        let mut st = self.state();
+        if let Some(old) = st.deadline {
+            st.deadline = Some(old.max(at));
+        }
+        drop(st);
+        self.0.wake.notify_one();
+    }
+
     /// Cut the socket if the broker has not answered within `d` from now (or sooner, if a
     /// deadline is already armed that comes first).
     pub(crate) fn arm_within(&self, d: Duration) {

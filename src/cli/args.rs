@@ -343,8 +343,9 @@ pub struct SettleArgs {
 /// Where a job leaves its figures for Prometheus.
 #[derive(Debug, Args, Clone)]
 pub struct MetricsArgs {
-    /// Write a node_exporter textfile (e.g. /var/lib/node_exporter/attendance_settle.prom),
-    /// replaced atomically at the end of each run
+    /// Write a node_exporter textfile (e.g.
+    /// /var/lib/prometheus/node-exporter/attendance_settle.prom), replaced atomically at the end
+    /// of each run; a file that cannot be written is a warning, not a failed run
     #[arg(long, value_name = "PATH")]
     pub metrics_file: Option<PathBuf>,
 }
@@ -965,25 +966,52 @@ pub enum ReviewCommand {
         /// Only punches of this department
         #[arg(long, value_name = "DEPT_ID")]
         dept: Option<String>,
+        /// Only punches recorded by the process signing with this key id
+        #[arg(long, value_name = "KEY_ID")]
+        key: Option<String>,
         /// Decided ones too, with who decided, when and why
         #[arg(long)]
         all: bool,
         #[command(flatten)]
         output: Output,
     },
-    /// Apply a held punch exactly as a replaying kiosk's check-in (board, signed event, punch
-    /// log as approved); by the employee's supervisor or HR, never the employee
+    /// Apply held punches exactly as a replaying kiosk's check-ins (board, signed event, punch
+    /// log as approved): one by its id, or every pending one a filter matches; by the
+    /// employee's supervisor or HR, never the employee
+    ///
+    /// With filters (`--dept`, `--date`, `--key`, combined with AND, or `--all-pending`), each
+    /// matching punch is checked and decided on its own, audited on its own row; the ones the
+    /// account running it may not decide are refused and left pending (listed, exit 4).
+    /// `--dry-run` counts what would be decided and refused, and changes nothing.
     Approve(ReviewDecision),
-    /// Refuse a held punch for good: nothing changes but its audit
+    /// Refuse held punches for good (one by its id, or by filter as `approve`): nothing changes
+    /// but their audit
     Reject(ReviewDecision),
 }
 
-/// A decision on one held punch.
+/// A decision on one held punch, or on every pending one a filter matches.
 #[derive(Debug, Args)]
 pub struct ReviewDecision {
-    /// The review id (`review list`, or what `checkin` printed)
-    pub id: u64,
-    /// Why (kept in the audit; required to reject)
+    /// The review id (`review list`, or what `checkin` printed); or give filters instead
+    #[arg(required_unless_present_any = ["dept", "date", "key", "all_pending"])]
+    pub id: Option<u64>,
+    /// Every pending punch of this department (the department it was recorded under)
+    #[arg(long, value_name = "DEPT_ID", conflicts_with = "id")]
+    pub dept: Option<String>,
+    /// Every pending punch of this work day, YYYY-MM-DD
+    #[arg(long, value_parser = parse_day, conflicts_with = "id")]
+    pub date: Option<NaiveDate>,
+    /// Every pending punch recorded by the process signing with this key id (`review list`
+    /// shows each punch's key)
+    #[arg(long, value_name = "KEY_ID", conflicts_with = "id")]
+    pub key: Option<String>,
+    /// Every pending punch (alone: no filter narrows it)
+    #[arg(long, conflicts_with_all = ["id", "dept", "date", "key"])]
+    pub all_pending: bool,
+    /// Count what would be decided and refused; change nothing
+    #[arg(long, conflicts_with = "id")]
+    pub dry_run: bool,
+    /// Why (kept in the audit of each punch decided; required to reject)
     #[arg(long)]
     pub reason: Option<String>,
     #[command(flatten)]

@@ -151,11 +151,11 @@ fn files(r: &mut Roff) {
 fn exit_status(r: &mut Roff) {
     r.control("SH", ["EXIT STATUS"]);
     for (code, meaning) in [
-        ("0", "Done."),
+        ("0", "Done (a --metrics-file that could not be written is a warning on stderr, not a failure)."),
         ("1", "Refused by a rule (an unknown employee, a punch out of its window, a correction without authority, a MySQL account without the privilege)."),
-        ("2", "Bad usage or bad input: a malformed date, time or file, a bad config value, a destructive command without --yes; nothing changed."),
-        ("3", "A service (Redis, MySQL, RabbitMQ) unreachable, failing or silent past its timeout; a server certificate refused."),
-        ("4", "Done, but some items were refused or failed (listed on stderr), doctor found warnings only, or a --metrics-file could not be written."),
+        ("2", "Bad usage or bad input: a malformed date, time or file, a bad config (named with its file, variable or flag), a config file that exists but cannot be read, a destructive command without --yes; nothing changed."),
+        ("3", "A service (Redis, MySQL, RabbitMQ) unreachable, failing or silent past its timeout; a server certificate refused; a broker login refused."),
+        ("4", "Done, but some items were refused or failed (listed on stderr), or doctor found warnings only."),
         ("5", "An internal or I/O failure: a file that cannot be written, a value read back from a store that does not parse."),
         ("6", "Settle refused a day that looks lost in Redis: run attendance recover first."),
     ] {

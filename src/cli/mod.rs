@@ -61,6 +61,11 @@ impl Ctx {
         self.out.status(inert(msg.as_ref()));
     }
 
+    /// A warning on stderr, even under `-q`, made inert like every text a person reads.
+    pub(crate) fn warn(&self, msg: impl AsRef<str>) {
+        self.out.warning(inert(msg.as_ref()));
+    }
+
     /// A `--date` flag (typed and range-checked by clap), or today.
     pub(crate) fn date_or_today(&self, date: Option<NaiveDate>) -> NaiveDate {
         date.unwrap_or_else(|| self.today())

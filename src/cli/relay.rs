@@ -21,27 +21,26 @@ pub(crate) fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
         };
         let last = result.as_ref().ok().or(backlog.as_ref());
         let sent = last.map_or(0, |r| r.sent);
-        // A metrics file that cannot be written is said after the drain's own word.
         let problem = write_metrics(&args, last, sent, (started, clock));
+        // A metrics file that cannot be written is a warning (even under `-q`) after the
+        // drain's own word, never the relay's exit code: a unit whose work succeeded must
+        // succeed.
         let warn = || {
             if let Some(p) = &problem {
-                ctx.say(format!("warning: {p}"));
+                ctx.warn(p);
             }
         };
         let r = result.inspect_err(|_| warn())?;
         print(ctx, &args, &r)?;
+        warn();
         if r.pending > 0 {
-            warn();
             return Err(Error::Partial(format!(
                 "{} events still pending (not confirmed by the broker)",
                 r.pending
             ))
             .into());
         }
-        return match problem {
-            Some(p) => Err(Error::Partial(format!("{p} (the relay itself is done)")).into()),
-            None => Ok(()),
-        };
+        return Ok(());
     }
     let interval = Duration::from_millis(args.interval_ms);
     let mut lines = Lines {
@@ -55,18 +54,18 @@ pub(crate) fn run(ctx: &Ctx, args: RelayArgs) -> Result<()> {
         "relay: stopped; {} events sent in all, {} pending",
         total.sent, total.pending
     ));
-    match (lines.unwritten, lines.problem) {
-        (0, _) | (_, None) => Ok(()),
-        (n, Some(p)) => Err(Error::Partial(format!(
+    if let (n @ 1.., Some(p)) = (lines.unwritten, lines.problem) {
+        ctx.warn(format!(
             "{p} ({n} round(s) without their metrics; the relay itself stopped cleanly)"
-        ))
-        .into()),
+        ));
     }
+    Ok(())
 }
 
 /// `--follow`'s reports, as they come: status lines to stderr, reports to stdout, the rounds'
 /// figures to the metrics file. A metrics file that cannot be written stops nothing: the
-/// relay goes on, says so once each time the reason changes, and exits 4 when it stops.
+/// relay goes on, warns once each time the reason changes (even under `-q`: the journal must
+/// hear it), and says how many rounds went unwritten when it stops, exiting as its work did.
 struct Lines<'a> {
     ctx: &'a Ctx,
     args: &'a RelayArgs,
@@ -89,7 +88,7 @@ impl FollowSink for Lines<'_> {
         match write_metrics(self.args, last, sent_total, started) {
             Some(p) => {
                 if self.problem.as_ref() != Some(&p) {
-                    self.ctx.say(format!("warning: {p}"));
+                    self.ctx.warn(&p);
                 }
                 self.unwritten += 1;
                 self.problem = Some(p);

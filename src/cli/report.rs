@@ -9,6 +9,7 @@ use chrono::{Datelike, Duration, NaiveDate};
 use super::Ctx;
 use crate::cli::{DateRange, ReportCommand, ReportFormat};
 use crate::domain::dates::TypedTime;
+use crate::domain::day::policy::DayStatus;
 use crate::domain::report::month;
 use crate::domain::report::table::{Format, Table};
 use crate::domain::report::xlsx::MonthSheet;
@@ -132,7 +133,7 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
             text += &if format.wide {
                 table.to_table()
             } else {
-                table.narrow(keep).to_table_within(TERMINAL)
+                with_other(&table, keep).narrow(keep).to_table_within(TERMINAL)
             };
             text.push('\n');
             emit(text.as_bytes(), &format)?;
@@ -278,6 +279,21 @@ fn title(q: &Query) -> String {
     }
 }
 
+/// A narrow view that keeps some status columns and an `other` column: `other` sums the
+/// statuses it leaves out, so that the counts shown add up to each row's headcount or days
+/// (`late_and_early` and the rest included). Other views are the table itself.
+fn with_other(table: &Table, keep: &[(&str, &str)]) -> Table {
+    if !keep.iter().any(|(c, _)| *c == "other") {
+        return table.clone();
+    }
+    let left_out: Vec<&str> = DayStatus::ALL
+        .iter()
+        .map(|s| s.as_str())
+        .filter(|s| !keep.iter().any(|(c, _)| c == s))
+        .collect();
+    table.with_sum("other", &left_out)
+}
+
 /// The width a report's table keeps to by default: a terminal's classic 80 columns.
 const TERMINAL: u16 = 80;
 
@@ -298,14 +314,15 @@ const MONTH: &[(&str, &str)] = &[
 fn essential(q: &Query) -> Option<&'static [(&'static str, &'static str)]> {
     Some(match q {
         Query::Day { .. } => &[
-            ("department", "department"),
-            ("headcount", "headcount"),
+            ("department", "dept"),
+            ("headcount", "staff"),
             ("present", "present"),
             ("late", "late"),
             ("early_leave", "early"),
-            ("missing_checkout", "no out"),
+            ("late_and_early", "both"),
             ("absent", "absent"),
             ("on_leave", "leave"),
+            ("other", "other"),
         ],
         Query::Absent { .. } => &[("employee", "employee"), ("name", "name"), ("department", "department")],
         Query::Employee { .. } => &[
@@ -323,6 +340,7 @@ fn essential(q: &Query) -> Option<&'static [(&'static str, &'static str)]> {
             ("late", "late"),
             ("absent", "absent"),
             ("on_leave", "leave"),
+            ("other", "other"),
         ],
         Query::Payroll { .. } => &[
             ("employee", "employee"),

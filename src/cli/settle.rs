@@ -94,22 +94,19 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
             w.date, w.last_shift_ends, w.date
         ));
     }
+    // The day is done and said: a metrics file that could not be written is a warning, even
+    // under `-q`, and never the run's exit code (a unit whose work succeeded must succeed).
+    if let Some(problem) = &metrics_problem {
+        ctx.warn(format!("{problem} (the settle itself is done)"));
+    }
     if summary.failed() > 0 {
-        if let Some(problem) = &metrics_problem {
-            ctx.say(format!("warning: {problem}"));
-        }
         return Err(Error::Partial(format!(
             "{} row(s) could not be written (see `attendance report runs --failures`); their boards are kept for a rerun",
             summary.failed()
         ))
         .into());
     }
-    // The day is done and said: a metrics file that could not be written is the one thing
-    // left to say (exit 4, "done, with something failed").
-    match metrics_problem {
-        Some(problem) => Err(Error::Partial(format!("{problem} (the settle itself is done)")).into()),
-        None => Ok(()),
-    }
+    Ok(())
 }
 
 fn show_failures(ctx: &Ctx, report: &Report) {
@@ -188,8 +185,8 @@ fn line(report: &Report) -> String {
 /// Write the run's figures for node_exporter when `--metrics-file` asks for them (those of the
 /// last day settled, which is yesterday), also for a run that stopped early (outcome `error`:
 /// what an alert needs to see). A file that cannot be written costs the run nothing: its
-/// result is handed on whole, with one line saying which file and why, for after the summary.
-/// A run that stopped early says so itself, the metrics line is then only a warning.
+/// result is handed on whole, with one line saying which file and why, for a warning after
+/// the summary (before the error of a run that stopped early).
 fn with_metrics(
     ctx: &Ctx,
     args: &SettleArgs,
@@ -213,7 +210,7 @@ fn with_metrics(
     let written = metrics::settle(report, pending, outcome, started, clock.elapsed().as_secs_f64()).write(path);
     let problem = written.err().map(|e| metrics::not_written(path, &e));
     if let (Err(_), Some(p)) = (&result, &problem) {
-        ctx.say(format!("warning: {p}"));
+        ctx.warn(p);
     }
     (result, problem)
 }

@@ -58,14 +58,20 @@ pub(crate) fn unknown(names: impl IntoIterator<Item = OsString>) -> Vec<String> 
         if !name.starts_with(PREFIX) || name.starts_with("ATTENDANCE_TEST_") || known.iter().any(|k| k == name) {
             continue;
         }
-        let closest = known
-            .iter()
-            .min_by_key(|k| distance(k, name))
-            .map_or(String::new(), |k| format!("; did you mean {k}?"));
+        let closest = did_you_mean(name, known.iter().cloned());
         warnings.push(format!("warning: {name} is not a setting and is ignored{closest}"));
     }
     warnings.sort();
     warnings
+}
+
+/// `; did you mean KEY?` for the known name closest to `name` (a variable's or a file key's:
+/// the same rule for both layers), or nothing when none is known.
+pub(super) fn did_you_mean(name: &str, known: impl IntoIterator<Item = String>) -> String {
+    known
+        .into_iter()
+        .min_by_key(|k| distance(k, name))
+        .map_or(String::new(), |k| format!("; did you mean {k}?"))
 }
 
 /// Levenshtein distance over bytes (the names are ASCII).

@@ -80,6 +80,11 @@ pub struct AmqpSettings {
     pub publishers: usize,
     /// How long opening a connection to the broker may take before it counts as unreachable.
     pub connect_timeout_ms: u32,
+    /// Once the broker has answered the handshake, how long its verdict on the login may take:
+    /// RabbitMQ holds a refused login about 3 s before it closes the connection, longer than
+    /// the connect timeout, and only its closing says "refused" (a broker out of file handles
+    /// never answers at all).
+    pub login_timeout_ms: u32,
     /// How long to wait for the broker to confirm a publish before the event stays pending.
     pub confirm_timeout_ms: u32,
     /// The same, for the one event of a single check-in: a kiosk must not hang on a slow
@@ -127,6 +132,7 @@ impl Default for AmqpSettings {
             confirm_window: 1_000,
             publishers: std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
             connect_timeout_ms: 2_000,
+            login_timeout_ms: 5_000,
             confirm_timeout_ms: 5_000,
             checkin_confirm_ms: 1_000,
             republish_horizon_seconds: 10,
@@ -267,6 +273,31 @@ pub struct Config {
     pub file: Option<PathBuf>,
     /// The signing key and the verifiers' keyring (config/signing.rs).
     pub signing: SigningSettings,
+    /// Where each key set by a layer got its value (`file PATH`, `ATTENDANCE_X`, ...), so that
+    /// an error found once the layers are merged names it; a key not here is a default.
+    pub sources: Sources,
+}
+
+/// Each key's source, as its errors say it. Not part of a configuration's value: two
+/// configurations that hold the same settings are equal wherever they came from.
+#[derive(Debug, Clone, Default)]
+pub struct Sources(std::collections::BTreeMap<&'static str, String>);
+
+impl PartialEq for Sources {
+    fn eq(&self, _: &Sources) -> bool {
+        true
+    }
+}
+
+impl Sources {
+    pub(crate) fn set(&mut self, key: &'static str, source: &str) {
+        self.0.insert(key, source.to_string());
+    }
+
+    /// `key (its source)`, or `key (default)`.
+    fn named(&self, key: &str) -> String {
+        format!("{key} ({})", self.0.get(key).map_or("default", String::as_str))
+    }
 }
 
 impl fmt::Debug for Config {
@@ -322,12 +353,36 @@ impl Default for Config {
             password_files: PasswordFiles::default(),
             file: None,
             signing: SigningSettings::default(),
+            sources: Sources::default(),
         }
     }
 }
 
-fn bad(key: &str, value: &str, expected: &str) -> Error {
-    Error::input(format!("config: {key}: invalid value '{}' ({expected})", redact(value)))
+impl Config {
+    /// `key (where its value came from)`, e.g. `mysql_url (file /etc/attendance/config.toml)`,
+    /// for an error about the key found after loading (a store's client refusing its URL).
+    pub(crate) fn named(&self, key: &str) -> String {
+        self.sources.named(key)
+    }
+
+    /// A merged value refused: the key, where its value came from, the value (redacted) and
+    /// what was expected.
+    fn bad(&self, key: &str, value: &str, expected: &str) -> Error {
+        Error::input(format!(
+            "config: {}: invalid value '{}' ({expected})",
+            self.sources.named(key),
+            redact(value)
+        ))
+    }
+
+    /// A rule between keys broken: `what`, with `{key}` replaced by each key and its source.
+    fn clash(&self, what: &str, keys: &[&str]) -> Error {
+        let mut line = what.to_string();
+        for key in keys {
+            line = line.replacen(&format!("{{{key}}}"), &self.sources.named(key), 1);
+        }
+        Error::input(format!("config: {line}"))
+    }
 }
 
 impl Config {
@@ -336,7 +391,7 @@ impl Config {
     pub fn load(o: &Overrides) -> Result<Config, Error> {
         let mut o = o.clone();
         if o.config_file.is_none() {
-            o.config_file = file::default_file(|name| std::env::var_os(name));
+            o.config_file = file::default_file(|name| std::env::var_os(name))?;
         }
         Config::load_with_env(&o, |name| std::env::var(name).ok())
     }
@@ -351,7 +406,7 @@ impl Config {
         for key in settable::KEYS {
             let var = key.env_var();
             if let Some(v) = env(&var) {
-                key.apply(&mut c, &Raw::Env(v), &format!(" ({var})"))?;
+                key.apply(&mut c, &Raw::Env(v), &var)?;
             }
         }
         c.apply_overrides(o)?;
@@ -372,7 +427,7 @@ impl Config {
             ("timezone", &o.timezone),
         ] {
             if let (Some(v), Some(key)) = (value, settable::find(name)) {
-                let origin = format!(" ({} or --{})", key.env_var(), name.replace('_', "-"));
+                let origin = format!("{} or --{}", key.env_var(), name.replace('_', "-"));
                 key.apply(self, &Raw::Env(v.clone()), &origin)?;
             }
         }
@@ -387,7 +442,7 @@ impl Config {
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
         {
-            return Err(bad("namespace", ns, "1 to 32 of a-z, 0-9, '_' and '-'"));
+            return Err(self.bad("namespace", ns, "1 to 32 of a-z, 0-9, '_' and '-'"));
         }
         for (key, url, schemes) in [
             (
@@ -412,11 +467,11 @@ impl Config {
         ] {
             let scheme = url.split("://").next().unwrap_or("");
             if !url.contains("://") || !schemes.contains(&scheme) {
-                return Err(bad(key, url, &format!("a URL starting with {}://", schemes[0])));
+                return Err(self.bad(key, url, &format!("a URL starting with {}://", schemes[0])));
             }
         }
         if self.redis_url.contains("+cluster://") && redis_cluster_seeds(&self.redis_url).is_none() {
-            return Err(bad(
+            return Err(self.bad(
                 "redis_url",
                 &self.redis_url,
                 "a cluster's seed nodes as redis+cluster://host:port,host:port (rediss+cluster:// for TLS)",
@@ -425,7 +480,18 @@ impl Config {
         // Every broker of a list, not only the first.
         for url in self.amqp_urls() {
             if !url.starts_with("amqp://") && !url.starts_with("amqps://") {
-                return Err(bad("amqp_url", url, "a URL starting with amqp:// (amqps:// for TLS)"));
+                return Err(self.bad("amqp_url", url, "a URL starting with amqp:// (amqps:// for TLS)"));
+            }
+            // RabbitMQ refuses an empty password: such a URL can only fail, 3 s later, at every
+            // command (a password file, if set, is in the URL by now).
+            if let Some(user) = user_without_password(url) {
+                return Err(self.clash(
+                    &format!(
+                        "{{amqp_url}} names the user '{user}' but no password, which RabbitMQ refuses: \
+                         put the password in a file named by amqp_password_file (or in the URL)"
+                    ),
+                    &["amqp_url"],
+                ));
             }
         }
         for (key, url) in [
@@ -433,38 +499,37 @@ impl Config {
             ("report_mysql_url", self.report_mysql_url()),
         ] {
             if let Err(why) = mysql_tls(url) {
-                return Err(bad(key, url, &why));
+                return Err(self.bad(key, url, &why));
             }
             if database_of(url).is_none() {
-                return Err(bad(
-                    key,
-                    url,
-                    "the URL must name a database, as in mysql://host/attendance",
-                ));
+                return Err(self.bad(key, url, "the URL must name a database, as in mysql://host/attendance"));
             }
         }
         if self.uses_tls() {
             ca_file()?;
         }
         if self.policy.checkout_from <= self.policy.checkin_deadline {
-            return Err(Error::input(
-                "config: policy.checkout_from must be later than policy.checkin_deadline",
+            return Err(self.clash(
+                "{policy.checkout_from} must be later than {policy.checkin_deadline}",
+                &["policy.checkout_from", "policy.checkin_deadline"],
             ));
         }
         if let Some(split) = self.policy.auto_kind_split {
             if split <= self.policy.checkin_deadline || split > self.policy.checkout_from {
-                return Err(Error::input(
-                    "config: policy.auto_kind_split must be later than policy.checkin_deadline and no later than policy.checkout_from",
+                return Err(self.clash(
+                    "{policy.auto_kind_split} must be later than {policy.checkin_deadline} and no later than {policy.checkout_from}",
+                    &["policy.auto_kind_split", "policy.checkin_deadline", "policy.checkout_from"],
                 ));
             }
         }
         if self.policy.work_days.is_empty() {
-            return Err(Error::input("config: policy.work_days: at least one day is needed"));
+            return Err(self.clash("{policy.work_days}: at least one day is needed", &["policy.work_days"]));
         }
         let r = self.replication;
         if r.min_replicas_acked > 0 && r.wait_timeout_ms >= self.redis.read_timeout_ms {
-            return Err(Error::input(
-                "config: redis.wait_timeout_ms must be shorter than redis.read_timeout_ms (WAIT holds its reply that long)",
+            return Err(self.clash(
+                "{redis.wait_timeout_ms} must be shorter than {redis.read_timeout_ms} (WAIT holds its reply that long)",
+                &["redis.wait_timeout_ms", "redis.read_timeout_ms"],
             ));
         }
         Ok(())
@@ -508,6 +573,14 @@ impl Config {
         let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
         format!("{scheme}://{auth_host}/{query}")
     }
+}
+
+/// The user of a URL whose user information has no password (`amqp://ann@host/`).
+fn user_without_password(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    (!userinfo.is_empty() && !userinfo.contains(':')).then_some(userinfo)
 }
 
 fn parse_tz(v: &str) -> Result<Tz, String> {

@@ -105,15 +105,19 @@ impl Key {
         (self.get)(cfg)
     }
 
-    /// Set the key from `raw`; `origin` names where the value came from in the error.
-    pub(crate) fn apply(&self, cfg: &mut Config, raw: &Raw, origin: &str) -> Result<(), Error> {
+    /// Set the key from `raw`; `source` names where the value came from (`file PATH`,
+    /// `ATTENDANCE_X`, `ATTENDANCE_X or --x`), in this error and in any later one about the
+    /// merged configuration.
+    pub(crate) fn apply(&self, cfg: &mut Config, raw: &Raw, source: &str) -> Result<(), Error> {
         (self.set)(cfg, raw).map_err(|expected| {
             Error::input(format!(
-                "config: {}{origin}: invalid value '{}' ({expected})",
+                "config: {} ({source}): invalid value '{}' ({expected})",
                 self.name,
                 redact(&raw.shown())
             ))
-        })
+        })?;
+        cfg.sources.set(self.name, source);
+        Ok(())
     }
 }
 
@@ -266,6 +270,8 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "amqp.confirm_window", set: |c, v| put(&mut c.amqp.confirm_window, size(v, 1..=10_000)), get: |c| int(c.amqp.confirm_window) },
     Key { name: "amqp.publishers", set: |c, v| put(&mut c.amqp.publishers, size(v, 1..=16)), get: |c| int(c.amqp.publishers) },
     Key { name: "amqp.connect_timeout_ms", set: |c, v| put(&mut c.amqp.connect_timeout_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.connect_timeout_ms) },
+    // RabbitMQ holds a refused login 3 s before it closes: less would read every refusal as a silent broker.
+    Key { name: "amqp.login_timeout_ms", set: |c, v| put(&mut c.amqp.login_timeout_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.login_timeout_ms) },
     Key { name: "amqp.confirm_timeout_ms", set: |c, v| put(&mut c.amqp.confirm_timeout_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.confirm_timeout_ms) },
     Key { name: "amqp.checkin_confirm_ms", set: |c, v| put(&mut c.amqp.checkin_confirm_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.checkin_confirm_ms) },
     // The events a lost connection confirmed this long before, published again; ten minutes

@@ -363,6 +363,27 @@ pub(crate) fn row(conn: &mut impl Queryable, date: NaiveDate, employee: &str) ->
     Ok(r.map(stored_from_row).transpose()?)
 }
 
+/// Which of these (work date, employee) days have a settled row, a thousand to a query.
+pub(crate) fn settled_among(
+    conn: &mut impl Queryable,
+    days: &[(NaiveDate, &str)],
+) -> Result<HashSet<(NaiveDate, String)>> {
+    let mut found = HashSet::new();
+    for chunk in days.chunks(1_000) {
+        let sql = format!(
+            "SELECT work_date, employee_id FROM attendance WHERE (work_date, employee_id) IN ({})",
+            vec!["(?,?)"; chunk.len()].join(",")
+        );
+        let params: Vec<Value> = chunk
+            .iter()
+            .flat_map(|(d, e)| [Value::from(*d), Value::from(*e)])
+            .collect();
+        let rows: Vec<(NaiveDate, String)> = conn.exec(sql, params)?;
+        found.extend(rows);
+    }
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,12 @@ use crate::error::{redact, Error, Service};
 /// MySQL options for a URL, with the configured timeouts.
 fn mysql_opts(cfg: &Config, url: &str) -> Result<mysql::Opts> {
     let t = cfg.mysql;
-    let bad = |why: &str| Error::input(format!("config: mysql_url: {}", redact(why)));
+    let key = if url == cfg.report_mysql_url() && cfg.report_mysql_url.is_some() {
+        "report_mysql_url"
+    } else {
+        "mysql_url"
+    };
+    let bad = |why: &str| Error::input(format!("config: {}: {}", cfg.named(key), redact(why)));
     let (url, tls) = crate::config::mysql_tls(url).map_err(|why| bad(&why))?;
     let opts = mysql::Opts::from_url(&url).map_err(|e| bad(&e.to_string()))?;
     let ssl = match tls {

@@ -1,5 +1,7 @@
 //! Corrections of settled rows: the row itself, its audit trail, and the list for reports.
 
+use std::collections::HashMap;
+
 use anyhow::Result;
 use chrono::{NaiveDate, NaiveDateTime};
 use mysql::prelude::Queryable;
@@ -12,13 +14,30 @@ use crate::domain::people::employment::Employment;
 /// The supervisor of an employee's department (`None` when the department has none) and the
 /// employee's employment dates, if the employee exists.
 pub(crate) fn supervisor_of(conn: &mut impl Queryable, employee: &str) -> Result<Option<(Option<String>, Employment)>> {
+    Ok(supervisors_of(conn, &[employee])?.remove(employee))
+}
+
+/// [`supervisor_of`] for several employees, a thousand to a query: the ones that exist.
+pub(crate) fn supervisors_of(
+    conn: &mut impl Queryable,
+    employees: &[&str],
+) -> Result<HashMap<String, (Option<String>, Employment)>> {
     type Row = (String, Option<String>, Option<NaiveDate>, Option<NaiveDate>);
-    let r: Option<Row> = conn.exec_first(
-        "SELECT e.id, s.employee_id, e.start_date, e.end_date FROM employees e \
-         LEFT JOIN supervisors s ON s.department_id = e.department_id WHERE e.id = ?",
-        (employee,),
-    )?;
-    Ok(r.map(|(_, s, start, end)| (s, Employment::new(start, end))))
+    let mut found = HashMap::with_capacity(employees.len());
+    for chunk in employees.chunks(1_000) {
+        let rows: Vec<Row> = conn.exec(
+            format!(
+                "SELECT e.id, s.employee_id, e.start_date, e.end_date FROM employees e \
+                 LEFT JOIN supervisors s ON s.department_id = e.department_id WHERE e.id IN ({})",
+                vec!["?"; chunk.len()].join(",")
+            ),
+            chunk.to_vec(),
+        )?;
+        for (id, s, start, end) in rows {
+            found.entry(id).or_insert((s, Employment::new(start, end)));
+        }
+    }
+    Ok(found)
 }
 
 /// The settled row, locked until the transaction ends (`None`: not settled).

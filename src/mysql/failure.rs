@@ -76,7 +76,25 @@ pub(crate) fn detail(e: &mysql::Error) -> String {
             me.code, me.message
         )
     } else {
-        e.to_string()
+        text(e)
+    }
+}
+
+/// A MySQL error as text: the client's own words without its Rust wrapper (the mysql crate
+/// writes `MySqlError { ERROR 1045 (28000): Access denied ... }`, `DriverError { ... }`).
+pub(crate) fn text(e: &mysql::Error) -> String {
+    unwrapped(&e.to_string())
+}
+
+/// `SomeError { words }` as `words`; any other text as it is.
+fn unwrapped(s: &str) -> String {
+    match s.split_once(" { ") {
+        Some((name, rest))
+            if name.ends_with("Error") && name.chars().all(char::is_alphanumeric) && rest.ends_with(" }") =>
+        {
+            rest[..rest.len() - 2].to_string()
+        }
+        _ => s.to_string(),
     }
 }
 
@@ -123,10 +141,24 @@ mod tests {
             says(&server(codes::DEADLOCK)),
             Some(StoreSays::Failed {
                 service: Service::Mysql,
-                words: server(codes::DEADLOCK).to_string()
+                words: format!("ERROR {} (42000): nope", codes::DEADLOCK)
             })
         );
         assert_eq!(says(&std::io::Error::other("x")), None);
+    }
+
+    #[test]
+    fn errors_are_text_not_the_crates_debug_form() {
+        // Regression: `MySqlError { ERROR 1045 (28000): Access denied for user ... }`.
+        let denied = said(1045, "Access denied for user 'att'@'localhost' (using password: YES)");
+        assert_eq!(
+            detail(&denied),
+            "ERROR 1045 (HY000): Access denied for user 'att'@'localhost' (using password: YES)"
+        );
+        let io = mysql::Error::IoError(std::io::Error::other("Connection refused (os error 111)"));
+        assert_eq!(detail(&io), "Connection refused (os error 111)");
+        assert_eq!(unwrapped("a { b }"), "a { b }");
+        assert_eq!(unwrapped("DriverError { Could not connect }"), "Could not connect");
     }
 
     fn said(code: u16, message: &str) -> mysql::Error {

@@ -142,20 +142,23 @@ fn held_of(row: mysql::Row) -> Result<Held> {
     })
 }
 
-/// Held punches, oldest first: of one work date and/or department if given, pending only
-/// unless `all`.
-pub(crate) fn list(
-    conn: &mut impl Queryable,
-    date: Option<NaiveDate>,
-    dept: Option<&str>,
-    all: bool,
-) -> Result<Vec<Held>> {
+/// Which held punches: of one work date, one department, one recording key (each if given).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Filter<'a> {
+    pub date: Option<NaiveDate>,
+    pub dept: Option<&'a str>,
+    pub key: Option<&'a str>,
+}
+
+/// Held punches matching `filter`, oldest first: pending only unless `all`.
+pub(crate) fn list(conn: &mut impl Queryable, filter: Filter, all: bool) -> Result<Vec<Held>> {
+    let Filter { date, dept, key } = filter;
     let rows: Vec<mysql::Row> = conn.exec(
         format!(
             "{SELECT} WHERE (? IS NULL OR work_date = ?) AND (? IS NULL OR department_id = ?) \
-             AND (? OR status = 'pending') ORDER BY id"
+             AND (? IS NULL OR key_id = ?) AND (? OR status = 'pending') ORDER BY id"
         ),
-        (date, date, dept, dept, all),
+        (date, date, dept, dept, key, key, all),
     )?;
     rows.into_iter().map(held_of).collect()
 }
@@ -188,6 +191,49 @@ pub(crate) fn decide(
         (status.as_str(), by, os_user, reason, id),
     )?;
     super::audit::db_user(tx, "held_punches", id)
+}
+
+/// These held punches, locked until the transaction ends, whatever their status (one
+/// statement: a bulk review locks a chunk at a time).
+pub(crate) fn lock_many(tx: &mut impl Queryable, ids: &[u64]) -> Result<Vec<Held>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "{SELECT} WHERE id IN ({}) ORDER BY id FOR UPDATE",
+        vec!["?"; ids.len()].join(",")
+    );
+    let rows: Vec<mysql::Row> = tx.exec(sql, ids.to_vec())?;
+    rows.into_iter().map(held_of).collect()
+}
+
+/// [`decide`] for several pending held punches at once, each row audited alike; returns the
+/// MySQL account the server wrote (empty when `ids` is).
+pub(crate) fn decide_many(
+    tx: &mut impl Queryable,
+    ids: &[u64],
+    status: Status,
+    by: &str,
+    os_user: &str,
+    reason: Option<&str>,
+) -> Result<String> {
+    let Some(&first) = ids.first() else {
+        return Ok(String::new());
+    };
+    let sql = format!(
+        "UPDATE held_punches SET status = ?, decided_by = ?, os_user = ?, db_user = CURRENT_USER(), \
+         decided_at = UTC_TIMESTAMP(3), reason = ? WHERE status = 'pending' AND id IN ({})",
+        vec!["?"; ids.len()].join(",")
+    );
+    let mut params = vec![
+        Value::from(status.as_str()),
+        Value::from(by),
+        Value::from(os_user),
+        Value::from(reason),
+    ];
+    params.extend(ids.iter().map(|&id| Value::from(id)));
+    tx.exec_drop(sql, params)?;
+    super::audit::db_user(tx, "held_punches", first)
 }
 
 /// Pending held punches: of one work date, or of every date.

@@ -142,7 +142,7 @@ impl<'p> Writer<'p> {
                     Err(e) if is_data_error(&e) => failures.push(Failure {
                         employee_id: r.employee_id.clone(),
                         department_id: r.department_id.clone(),
-                        reason: e.to_string(),
+                        reason: super::failure::text(&e),
                     }),
                     Err(e) => return Err(e),
                 }

@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::domain::day::clock::Reading;
 use crate::domain::day::shifts::{ShiftTable, Shifts};
 use crate::domain::people::authority::{self, Actor};
+use crate::domain::people::employment::Employment;
 use crate::error::Error;
 use crate::mysql::{corrections, Conn, Db};
 use crate::redis::board::{Board, Employee};
@@ -150,6 +151,16 @@ pub(crate) fn acting(
     (employee, day): (&str, NaiveDate),
     rule: fn(&Actor, &str, Option<&str>) -> Result<(), String>,
 ) -> Result<Actor> {
+    let actor = actor(conn, os_user, by)?;
+    let target = corrections::supervisor_of(conn, employee)?;
+    let today = server_today(conn, tz)?;
+    may_act(&actor, (employee, target), today, day, rule)?;
+    Ok(actor)
+}
+
+/// The employee the roster maps to `os_user` (`by`, if given, must name them); refused (exit
+/// 1) when none is, or `by` names another.
+pub(crate) fn actor(conn: &mut Conn, os_user: &str, by: Option<&str>) -> Result<Actor> {
     let Some(actor) = crate::mysql::people::roster_rows::actor_of_login(conn, os_user)? else {
         return Err(Error::refused(format!(
             "the account '{}' running this is not mapped to an active employee: give its employee that \
@@ -165,11 +176,31 @@ pub(crate) fn acting(
         ))
         .into());
     }
-    let Some((supervisor, employment)) = corrections::supervisor_of(conn, employee)? else {
-        return Err(Error::refused(format!("unknown employee '{employee}'")).into());
-    };
-    let today = crate::domain::day::policy::work_date(tz, crate::mysql::server::now(conn)?);
-    authority::employed_to_act(&actor, employee, employment, today, day).map_err(Error::refused)?;
-    rule(&actor, employee, supervisor.as_deref()).map_err(Error::refused)?;
     Ok(actor)
+}
+
+/// The company's today by MySQL's clock: the day authority is judged on.
+pub(crate) fn server_today(conn: &mut Conn, tz: chrono_tz::Tz) -> Result<NaiveDate> {
+    Ok(crate::domain::day::policy::work_date(
+        tz,
+        crate::mysql::server::now(conn)?,
+    ))
+}
+
+/// May `actor` act on `employee`'s `day`, given what MySQL knows of the employee (their
+/// department's supervisor and their employment: `corrections::supervisor_of`, `None` for an
+/// unknown employee)? The rules of [`acting`], without a store: a bulk review reads the
+/// employees once and asks this of each punch.
+pub(crate) fn may_act(
+    actor: &Actor,
+    (employee, known): (&str, Option<(Option<String>, Employment)>),
+    today: NaiveDate,
+    day: NaiveDate,
+    rule: fn(&Actor, &str, Option<&str>) -> Result<(), String>,
+) -> Result<(), Error> {
+    let Some((supervisor, employment)) = known else {
+        return Err(Error::refused(format!("unknown employee '{employee}'")));
+    };
+    authority::employed_to_act(actor, employee, employment, today, day).map_err(Error::refused)?;
+    rule(actor, employee, supervisor.as_deref()).map_err(Error::refused)
 }

@@ -50,7 +50,8 @@ impl ClusterConn {
     pub fn open(cfg: &Config) -> Result<ClusterConn> {
         let seeds = seed_urls(&cfg.redis_url).ok_or_else(|| {
             Error::input(format!(
-                "config: redis_url: '{}': a cluster URL lists its seed nodes as redis+cluster://host:port,host:port",
+                "config: {}: '{}': a cluster URL lists its seed nodes as redis+cluster://host:port,host:port",
+                cfg.named("redis_url"),
                 redact(&cfg.redis_url)
             ))
         })?;
@@ -69,7 +70,13 @@ impl ClusterConn {
             .min_retry_wait(10)
             .max_retry_wait(200)
             .build()
-            .map_err(|e| Error::input(format!("config: redis_url: {}", redact(&e.to_string()))))?;
+            .map_err(|e| {
+                Error::input(format!(
+                    "config: {}: {}",
+                    cfg.named("redis_url"),
+                    redact(&e.to_string())
+                ))
+            })?;
         let con = connect(&client, t).map_err(|e| super::conn::connect_error(e, tls))?;
         Ok(ClusterConn {
             con,

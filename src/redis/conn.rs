@@ -110,8 +110,13 @@ pub(super) fn single_redis(cfg: &Config) -> Result<RedisConn> {
         // rustls-native-certs reads the same variable; a bad one is the user's (exit 2).
         crate::config::ca_file()?;
     }
-    let client = redis::Client::open(cfg.redis_url.as_str())
-        .map_err(|e| Error::input(format!("config: redis_url: {}", redact(&e.to_string()))))?;
+    let client = redis::Client::open(cfg.redis_url.as_str()).map_err(|e| {
+        Error::input(format!(
+            "config: {}: {}",
+            cfg.named("redis_url"),
+            redact(&e.to_string())
+        ))
+    })?;
     let con = client
         .get_connection_with_timeout(t.connect())
         .map_err(|e| connect_error(e, tls))?;

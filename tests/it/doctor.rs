@@ -243,6 +243,9 @@ fn a_redis_without_persistence_is_a_warning_exit_4() {
     assert_eq!(st, "warn");
     assert!(detail.contains("restart"), "{detail}");
     assert_eq!(status(&checks, "redis eviction").0, "ok");
+    // Regression: then "no replicas (one node: its append-only file keeps the day ...)".
+    let (_, replication) = status(&checks, "redis replication");
+    assert!(!replication.contains("append-only file keeps"), "{replication}");
     assert_eq!(code, 4, "{checks:?}");
     // Regression: only warnings ended in "error: doctor: 1 warning(s)".
     let o = doctor_text(&env, &redis);
@@ -287,6 +290,62 @@ fn unreachable_services_fail_each_on_its_line_without_a_password() {
     assert_eq!(status(&checks, "migrations").0, "ok");
     assert!(status(&checks, "clock").1.contains("MySQL"), "{checks:?}");
     assert!(!format!("{checks:?}").contains("hush"));
+    // Regression: with Redis unreachable, its past boards unread, this said ok.
+    let (st, detail) = status(&checks, "unsettled days");
+    assert_eq!(st, "skip", "{detail}");
+    assert!(detail.contains("Redis is unreachable"), "{detail}");
+}
+
+#[test]
+fn a_wrong_broker_password_is_a_refused_login_naming_the_user_not_a_broker_out_of_handles() {
+    // Regression: RabbitMQ holds a refused login about 3 s, past the 2 s connect timeout, and
+    // every command said the broker was out of file handles and pointed at ulimit.
+    let env = TestEnv::migrated("UTC");
+    let grants = common::roles::Grants {
+        rabbit: Some([".*", ".*", ".*"]),
+        ..Default::default()
+    };
+    let kiosk = common::roles::Role::create(&env, "kiosk", &grants);
+    let wrong = format!("wrong{}", uuid::Uuid::new_v4().simple());
+    let pw = env.file("wrong.pw", &format!("{wrong}\n"));
+    let url = format!("amqp://{}@127.0.0.1:5672/%2f", kiosk.user);
+    let vars = [
+        ("ATTENDANCE_AMQP_URL", url.as_str()),
+        ("ATTENDANCE_AMQP_PASSWORD_FILE", pw.to_str().unwrap()),
+    ];
+    let started = Instant::now();
+    let o = env.cmd().envs(vars).args(["dlq", "list"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.starts_with("error: ")
+            && err.contains(&format!("refused the login of user '{}'", kiosk.user))
+            && !err.contains("file handles")
+            && !err.contains(&wrong)
+            && !err.contains(kiosk.password()),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+
+    // doctor's rabbitmq line says the same, and the queues are skipped, not blamed.
+    let (code, checks) = doctor(&env, &vars);
+    assert_eq!(code, 3, "{checks:?}");
+    let (st, detail) = status(&checks, "rabbitmq");
+    assert_eq!(st, "fail");
+    assert!(
+        detail.contains("refused the login") && !detail.contains("file handles") && !detail.contains(&wrong),
+        "{detail}"
+    );
+
+    // The right password logs in: the same user, so the refusal was the password's.
+    let good = env.file("good.pw", &format!("{}\n", kiosk.password()));
+    env.cmd()
+        .env("ATTENDANCE_AMQP_URL", &url)
+        .env("ATTENDANCE_AMQP_PASSWORD_FILE", &good)
+        .args(["dlq", "list"])
+        .assert()
+        .success();
 }
 
 #[test]

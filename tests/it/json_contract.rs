@@ -269,6 +269,20 @@ fn every_json_output_validates_against_its_schema() {
         &["review", "reject", &second, "--reason", "not on site"],
     );
     c.ok(&env, "review list", &["review", "list", "--date", EMPTY_DAY]);
+    // By filter: a dry run, an approval that matches nothing, a rejection of what is pending.
+    c.held(&env, &other, "in", "07:05");
+    c.ok(
+        &env,
+        "review approve",
+        &["review", "approve", "--all-pending", "--dry-run"],
+    );
+    c.ok(&env, "review approve", &["review", "approve", "--date", EMPTY_DAY]);
+    let bulk = c.ok(
+        &env,
+        "review reject",
+        &["review", "reject", "--date", DAY, "--reason", "not on site"],
+    );
+    assert_eq!(bulk["rejected"].as_u64(), Some(1), "{bulk}");
     c.ok(
         &env,
         "punch void",

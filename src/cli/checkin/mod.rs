@@ -4,5 +4,6 @@
 pub(super) mod bulk;
 pub(super) mod punch;
 pub(super) mod review;
+pub(super) mod review_bulk;
 pub(super) mod single;
 pub(super) mod status;

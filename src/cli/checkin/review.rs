@@ -3,25 +3,25 @@
 //! or HR, acting as the employee the roster maps to the operating-system account running it.
 
 use anyhow::Result;
+use chrono::NaiveDate;
 
 use crate::cli::Ctx;
 use crate::cli::{ReviewCommand, ReviewDecision};
 use crate::domain::people::roster;
 use crate::error::Error;
-use crate::ops::checkin::review::{self, Request};
+use crate::ops::checkin::review::{self, Filter, Request};
 
 pub(crate) fn run(ctx: &Ctx, c: ReviewCommand) -> Result<()> {
     match c {
         ReviewCommand::List {
             date,
             dept,
+            key,
             all,
             output,
         } => {
-            if let Some(d) = &dept {
-                roster::check_id("department id", d)?;
-            }
-            let held = review::list(&ctx.cfg, date, dept.as_deref(), all)?;
+            let filter = filter(date, dept.as_deref(), key.as_deref())?;
+            let held = review::list(&ctx.cfg, filter, all)?;
             if output.json {
                 return crate::output::json(&held);
             }
@@ -58,15 +58,29 @@ pub(crate) fn run(ctx: &Ctx, c: ReviewCommand) -> Result<()> {
     }
 }
 
+/// The filters of `list` and of a bulk decision, checked.
+pub(super) fn filter<'a>(date: Option<NaiveDate>, dept: Option<&'a str>, key: Option<&'a str>) -> Result<Filter<'a>> {
+    if let Some(d) = dept {
+        roster::check_id("department id", d)?;
+    }
+    if let Some(k) = key {
+        crate::domain::event::signer::check_key_id(k).map_err(Error::input)?;
+    }
+    Ok(Filter { date, dept, key })
+}
+
 fn decide(ctx: &Ctx, d: ReviewDecision, approve: bool) -> Result<()> {
-    if d.id == 0 {
+    let Some(id) = d.id else {
+        return super::review_bulk::decide_all(ctx, d, approve);
+    };
+    if id == 0 {
         return Err(Error::input("a review id is a number from 1 (see `attendance review list`)").into());
     }
     let os_user = crate::ops::lookup::os_user();
     let o = review::decide(
         &ctx.cfg,
         &Request {
-            id: d.id,
+            id,
             approve,
             reason: d.reason.as_deref(),
             os_user: &os_user,

@@ -60,7 +60,7 @@ fn live_line(tz: Tz, s: &Live) -> String {
     )
 }
 
-/// `E000123 (D042) on 2026-11-27: late (in 09:12, out 18:05, late 12 min, early 0 min)`.
+/// `E000123 Ann Smith (D042) on 2026-11-27: late (in 09:12, out 18:05, late 12 min, early 0 min)`.
 fn settled_line(tz: Tz, s: &Settled) -> String {
     let or_dash = |t: &Option<String>| t.as_deref().map_or("-".to_string(), |t| hhmm(tz, t));
     let waiting: Vec<String> = s
@@ -73,8 +73,13 @@ fn settled_line(tz: Tz, s: &Settled) -> String {
     } else {
         format!("; not yet settled: {} (the next settle adds them)", waiting.join(", "))
     };
+    let name = if s.employee_name.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", s.employee_name)
+    };
     format!(
-        "{} ({}) on {}: {} (in {}, out {}, late {}, early {}){}{waiting}",
+        "{}{name} ({}) on {}: {} (in {}, out {}, late {}, early {}){}{waiting}",
         s.employee_id,
         s.department_id,
         s.date,

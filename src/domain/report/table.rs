@@ -183,6 +183,29 @@ impl Table {
         }
     }
 
+    /// The table with a last column `name` holding, per row, the sum of the whole-number
+    /// columns `of` (missing ones count 0): what a narrow view leaves out, summed, so that the
+    /// counts it shows still add up to its row's total.
+    pub(crate) fn with_sum(&self, name: &str, of: &[&str]) -> Table {
+        let at: Vec<usize> = of
+            .iter()
+            .filter_map(|c| self.columns.iter().position(|x| x == c))
+            .collect();
+        let mut t = self.clone();
+        t.columns.push(name.to_string());
+        for r in &mut t.rows {
+            let sum: i64 = at
+                .iter()
+                .map(|&i| match r.get(i) {
+                    Some(Cell::Int(n)) => *n,
+                    _ => 0,
+                })
+                .sum();
+            r.push(Cell::Int(sum));
+        }
+        t
+    }
+
     /// A person's view within `width` characters a line: a cell too long for its share of the
     /// width wraps inside its column, never past the edge.
     pub(crate) fn to_table_within(&self, width: u16) -> String {
@@ -303,6 +326,28 @@ mod tests {
             r#"{"rows":[{"absent":3,"dept":"D1","note":null},{"absent":0,"dept":"D,2","note":"x"}],"totals":null}"#
         );
         assert!(t.to_table().contains("D,2"));
+    }
+
+    #[test]
+    fn a_sum_column_adds_the_named_counts_of_each_row() {
+        let mut t = Table::new(&["dept", "headcount", "present", "late", "absent"]);
+        t.push(vec![
+            Cell::text("D1"),
+            Cell::from(5u64),
+            Cell::from(2u64),
+            Cell::from(1u64),
+            Cell::from(2u64),
+        ]);
+        t.push(vec![
+            Cell::text("total"),
+            Cell::from(5u64),
+            Cell::from(2u64),
+            Cell::from(1u64),
+            Cell::from(2u64),
+        ]);
+        let s = t.with_sum("other", &["late", "absent", "no_such_column"]);
+        assert_eq!(s.columns.last().map(String::as_str), Some("other"));
+        assert!(s.rows.iter().all(|r| r.last() == Some(&Cell::Int(3))));
     }
 
     #[test]

@@ -32,6 +32,12 @@ pub(crate) fn actor_of_login(conn: &mut impl Queryable, login: &str) -> Result<O
     .transpose()
 }
 
+/// An employee's name as the roster has it, active or not (a leaver's settled days keep it);
+/// `None` for an id MySQL does not know.
+pub(crate) fn name_of(conn: &mut impl Queryable, id: &str) -> Result<Option<String>> {
+    Ok(conn.exec_first("SELECT name FROM employees WHERE id = ?", (id,))?)
+}
+
 pub use crate::domain::people::roster::Member;
 
 /// The active employees among `ids` (unknown or inactive ones are left out).

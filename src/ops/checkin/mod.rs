@@ -7,6 +7,7 @@
 pub(crate) mod bulk;
 pub(crate) mod record;
 pub(crate) mod review;
+pub(crate) mod review_bulk;
 pub(crate) mod single;
 pub(crate) mod status;
 pub(crate) mod stream;

@@ -12,9 +12,11 @@ use serde::Serialize;
 use super::record::{self, Checkin, PunchStatus};
 use crate::config::Config;
 use crate::domain::day::review::Status;
+use crate::domain::day::shifts::Shifts;
 use crate::domain::people::authority;
 use crate::domain::punch::Kind;
 use crate::error::Error;
+pub(crate) use crate::mysql::held_punches::Filter;
 use crate::mysql::held_punches::{self, Held, NewHeld};
 use crate::ops::lookup;
 use crate::redis::board::{Board, Employee, Punch, PunchRules};
@@ -85,11 +87,11 @@ pub(crate) fn hold(cfg: &Config, board: &Board, rules: PunchRules, punches: &[Pu
     held_punches::hold(&mut conn, &rows)
 }
 
-/// Held punches: pending ones (every one with `all`), of a work date and/or a department.
-pub(crate) fn list(cfg: &Config, date: Option<NaiveDate>, dept: Option<&str>, all: bool) -> Result<Vec<Held>> {
+/// Held punches matching `filter`: pending ones (every one with `all`).
+pub(crate) fn list(cfg: &Config, filter: Filter, all: bool) -> Result<Vec<Held>> {
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
-    held_punches::list(&mut conn, date, dept, all)
+    held_punches::list(&mut conn, filter, all)
 }
 
 /// A decision as asked.
@@ -181,33 +183,38 @@ pub(crate) fn decide(cfg: &Config, req: &Request) -> Result<Decided> {
 fn apply(cfg: &Config, held: &Held) -> Result<Checkin> {
     let mut board = Board::open(cfg)?;
     let connecting = record::notifier(cfg, &mut board)?;
-    // The name for the output, from the roster; the record keeps the one it was signed with.
     let (found, clock) = lookup::resolve_timed(cfg, &mut board, &[held.employee_id.as_str()], None)?;
-    let known = found.get(&held.employee_id);
+    let shifts = lookup::shifts(cfg, &mut board, &[held.employee_id.as_str()])?;
+    let p = punch_of(cfg, held, found.get(&held.employee_id), &shifts)?;
+    let now: DateTime<Utc> = clock.server;
+    record::apply(
+        cfg,
+        &mut board,
+        PunchRules::new(&cfg.policy, cfg.timezone),
+        &p,
+        connecting,
+        now,
+        true,
+    )
+}
+
+/// The very punch that was held, ready for its board: `known` is the employee as the roster has
+/// them now (for the output's name; the record keeps the one it was signed with). A punch of a
+/// day outside the employment (an end date set since it was held) is refused as the check-in
+/// itself would refuse it.
+pub(crate) fn punch_of(cfg: &Config, held: &Held, known: Option<&Employee>, shifts: &Shifts) -> Result<Punch, Error> {
     let employee = Employee {
         id: held.employee_id.clone(),
         department_id: held.department_id.clone(),
         name: known.map_or_else(|| held.employee_id.clone(), |e| e.name.clone()),
         employment: known.map(|e| e.employment).unwrap_or_default(),
     };
-    // A punch of a day outside the employment (an end date set since it was held) is refused
-    // as the check-in itself would refuse it.
     lookup::check_employed(&employee, held.work_date)?;
     let (tz, at) = (cfg.timezone, held.at.and_utc());
-    let facts =
-        lookup::shifts(cfg, &mut board, &[employee.id.as_str()])?.facts(&employee.id, &employee.department_id, tz, at);
+    let facts = shifts.facts(&employee.id, &employee.department_id, tz, at);
     let mut p = Punch::with_facts(employee, Some(held.kind), at, &held.source, facts);
     p.event_id = held.event_id.clone();
     p.recorded_at = held.recorded_at.and_utc();
     p.record = Some(held.record.clone());
-    let now: DateTime<Utc> = clock.server;
-    record::apply(
-        cfg,
-        &mut board,
-        PunchRules::new(&cfg.policy, tz),
-        &p,
-        connecting,
-        now,
-        true,
-    )
+    Ok(p)
 }

@@ -77,6 +77,8 @@ pub(crate) struct Live {
 #[derive(Debug, Serialize)]
 pub(crate) struct Settled {
     pub employee_id: String,
+    /// As the roster has it now (empty for an employee no longer in it).
+    pub employee_name: String,
     pub department_id: String,
     #[serde(rename = "work_date")]
     pub date: String,
@@ -176,9 +178,11 @@ fn live(
 /// The settled row of a past day, or `None` if the day is not settled yet.
 fn settled(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<Option<Settled>> {
     let db = crate::mysql::Db::open(cfg)?;
-    let Some(r) = crate::mysql::attendance::row(&mut db.conn()?, date, employee_id)? else {
+    let mut conn = db.conn()?;
+    let Some(r) = crate::mysql::attendance::row(&mut conn, date, employee_id)? else {
         return Ok(None);
     };
+    let employee_name = crate::mysql::people::roster_rows::name_of(&mut conn, employee_id)?.unwrap_or_default();
     let (waiting_punches, note) = match waiting(cfg, &r, date) {
         Ok(w) => (w, None),
         Err(e) => (Vec::new(), Some(crate::ops::exit::one_line(&e))),
@@ -188,6 +192,7 @@ fn settled(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<Option<Se
         first_in: local(r.first_in),
         last_out: local(r.last_out),
         employee_id: r.employee_id,
+        employee_name,
         department_id: r.department_id,
         date: date.to_string(),
         settled: true,

@@ -538,8 +538,11 @@ fn run_verdict(cfg: &Config, r: &runs::Run) -> Check {
 
 /// Past days with boards still in Redis, and past work days since the last settled one that
 /// no run settled.
+/// With Redis unreachable its past boards cannot be read, so the verdict is never ok: the
+/// days MySQL shows waiting are a warning, none is a skip.
 fn unsettled(cfg: &Config, conn: &mut Conn, redis: Option<&mut Board>, today: NaiveDate) -> Check {
     let mut waiting: BTreeMap<NaiveDate, &'static str> = BTreeMap::new();
+    let redis_read = redis.is_some();
     if let Some(con) = redis {
         match con.past_board_days(today) {
             Ok(days) => waiting.extend(days.into_keys().map(|d| (d, "boards in Redis"))),
@@ -554,16 +557,28 @@ fn unsettled(cfg: &Config, conn: &mut Conn, redis: Option<&mut Board>, today: Na
         }
         Err(e) => return check("unsettled days", Level::Warn, one_line(&e)),
     }
+    if waiting.is_empty() && !redis_read {
+        return check(
+            "unsettled days",
+            Level::Skip,
+            "not checked: Redis is unreachable, so the past days' boards in it were not read (MySQL shows no work day without a settle run)",
+        );
+    }
     if waiting.is_empty() {
         return check("unsettled days", Level::Ok, "no past day waiting to be settled");
     }
     let shown: Vec<String> = waiting.iter().take(5).map(|(d, why)| format!("{d} ({why})")).collect();
     let more = if waiting.len() > shown.len() { ", ..." } else { "" };
+    let unread = if redis_read {
+        ""
+    } else {
+        " (Redis unreachable: its past boards not read)"
+    };
     check(
         "unsettled days",
         Level::Warn,
         format!(
-            "{} past day(s) waiting: {}{more}; run `attendance settle --date D` for each",
+            "{} past day(s) waiting: {}{more}{unread}; run `attendance settle --date D` for each",
             waiting.len(),
             shown.join(", ")
         ),

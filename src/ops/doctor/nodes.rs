@@ -30,7 +30,7 @@ pub(super) fn node_verdicts(cfg: &Config, nodes: &[NodeHealth]) -> Vec<Check> {
         durability.push((n.node.as_deref(), d));
         eviction.push((n.node.as_deref(), e));
         let r = match &n.replication {
-            Ok(r) => replication_verdict(cfg, r, n.node.is_none()),
+            Ok(r) => replication_verdict(cfg, r, n.node.is_none(), n.persistence.as_ref().ok()),
             Err(why) => check("redis replication", Level::Warn, format!("cannot read it ({why})")),
         };
         replication.push((n.node.as_deref(), r));
@@ -69,7 +69,14 @@ fn combined(per_node: Vec<(Option<&str>, Check)>) -> Option<Check> {
 }
 
 /// A master's replicas against `redis.min_replicas_acked`, and its `min-replicas-to-write`.
-fn replication_verdict(cfg: &Config, r: &Replication, single: bool) -> Check {
+/// A single node without replicas is ok only as far as its own persistence (`persistence`, when
+/// read) keeps the day: what it says of that agrees with `redis persistence`'s line.
+fn replication_verdict(
+    cfg: &Config,
+    r: &Replication,
+    single: bool,
+    persistence: Option<&health::Persistence>,
+) -> Check {
     let name = "redis replication";
     let want = cfg.replication.min_replicas_acked;
     let online = r.replicas.iter().filter(|x| x.state == "online").count() as u32;
@@ -84,11 +91,13 @@ fn replication_verdict(cfg: &Config, r: &Replication, single: bool) -> Check {
     }
     if r.replicas.is_empty() {
         return if single {
-            check(
-                name,
-                Level::Ok,
-                "no replicas (one node: its append-only file keeps the day across a restart)",
-            )
+            let keeps = match persistence {
+                Some(p) if p.aof => "its append-only file keeps the day across a restart",
+                Some(p) if p.snapshots() => "only its snapshots keep the day across a restart (see redis persistence)",
+                Some(_) => "nothing keeps the day across a restart (see redis persistence)",
+                None => "what keeps the day across a restart is not known (see redis persistence)",
+            };
+            check(name, Level::Ok, format!("no replicas (one node: {keeps})"))
         } else {
             check(
                 name,
@@ -189,5 +198,28 @@ mod tests {
         let [d, e] = persistence_verdicts(&p(false, "3600 1", "volatile-lru"));
         assert!(d.detail.contains("snapshots"), "{}", d.detail);
         assert_eq!(e.status, Level::Fail);
+    }
+
+    #[test]
+    fn a_single_node_without_replicas_says_what_its_persistence_says() {
+        // Regression: `appendonly no`, then "its append-only file keeps the day".
+        let none = Replication {
+            min_replicas_to_write: None,
+            replicas: Vec::new(),
+        };
+        let cfg = Config::default();
+        let said = |aof, save| replication_verdict(&cfg, &none, true, Some(&p(aof, save, "noeviction"))).detail;
+        assert!(
+            said(true, "").contains("its append-only file keeps the day"),
+            "{}",
+            said(true, "")
+        );
+        for (aof, save) in [(false, ""), (false, "3600 1")] {
+            let d = said(aof, save);
+            assert!(!d.contains("append-only file keeps"), "{d}");
+            assert!(d.contains("see redis persistence"), "{d}");
+        }
+        let d = replication_verdict(&cfg, &none, true, None).detail;
+        assert!(!d.contains("append-only file keeps"), "{d}");
     }
 }

@@ -1,5 +1,6 @@
 //! Configuration and the command line every command shares: usage, help, layers of settings,
-//! and `config show`.
+//! config errors an admin can act on, and `config show`.
 
+mod errors;
 mod show;
 mod usage;

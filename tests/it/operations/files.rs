@@ -1,7 +1,7 @@
 //! Files the program writes, on real filesystems that refuse them:
 //! a report written to a full disk leaves the previous report whole and no temporary file; a
-//! metrics file in a read-only directory costs a settle or a relay nothing but a warning and
-//! exit 4. The full and read-only filesystems are small tmpfs mounts of the test's own (the
+//! metrics file in a read-only or missing directory costs a settle or a relay nothing but a
+//! warning (exit 0: a unit whose work succeeded succeeds). The full and read-only filesystems are small tmpfs mounts of the test's own (the
 //! suite runs as root), unmounted when the test ends.
 
 use crate::common;
@@ -164,40 +164,43 @@ fn a_report_to_a_full_disk_leaves_the_previous_report_whole_and_no_partial_file(
 }
 
 #[test]
-fn a_settle_whose_metrics_file_cannot_be_written_still_says_everything_and_exits_4() {
-    // Regression: with --metrics-file in a read-only directory, settle did the whole day and
-    // then exited 5 printing neither its summary nor --json.
+fn a_settle_whose_metrics_file_cannot_be_written_warns_and_exits_0_with_its_rows_written() {
+    // Regressions: with --metrics-file in a read-only directory, settle did the whole day and
+    // then exited 5 printing neither its summary nor --json; then it exited 4, so the nightly
+    // unit failed every night on a machine without the metrics directory.
     let env = TestEnv::with_roster(TZ, 12, 2);
     punch_both_days(&env);
     let ro = Mount::new(env.dir.join("ro"), "ro,size=64k");
     let prom = ro.0.join("settle.prom");
     let p = prom.to_str().unwrap();
 
-    let o = env.run(&["settle", "--date", D1, "--json", "--metrics-file", p]);
+    // As the unit runs it: -q, and the warning still reaches stderr (the journal).
+    let o = env.run(&["-q", "settle", "--date", D1, "--json", "--metrics-file", p]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("--json printed whole");
     assert_eq!(json["rows_written"], 12, "{json}");
-    // One line (after any warning of the run's own, such as Redis without persistence).
     let said: Vec<&str> = err.lines().filter(|l| l.contains("metrics-file")).collect();
     assert_eq!(said.len(), 1, "one line: {err}");
     assert!(
-        said[0].starts_with("error: --metrics-file ")
+        said[0].starts_with("warning: --metrics-file ")
             && said[0].contains(p)
             && said[0].contains("Read-only file system"),
         "{err}"
     );
-    assert_eq!(err.trim().lines().last(), Some(said[0]), "{err}");
+    assert!(!err.contains("error:"), "{err}");
     assert_eq!(
         env.count(&format!("attendance WHERE work_date = '{D1}'")),
         12,
         "the rows are in MySQL"
     );
 
-    // In text: the day's summary line, then the metrics line; a missing directory alike.
+    // In text: the day's summary line, then the warning; a missing directory alike.
     let missing = env.dir.join("no-such-dir").join("settle.prom");
     for (day, path) in [(D2, p), ("2026-11-21", missing.to_str().unwrap())] {
-        let err = env.fails(&["settle", "--date", day, "--metrics-file", path], 4);
+        let o = env.run(&["settle", "--date", day, "--metrics-file", path]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{err}");
         let lines: Vec<&str> = err
             .trim()
             .lines()
@@ -206,7 +209,7 @@ fn a_settle_whose_metrics_file_cannot_be_written_still_says_everything_and_exits
         assert_eq!(lines.len(), 2, "{err}");
         assert!(lines[0].starts_with(&format!("settled {day}")), "{err}");
         assert!(
-            lines[1].starts_with("error: --metrics-file") && lines[1].contains(path),
+            lines[1].starts_with("warning: --metrics-file") && lines[1].contains(path),
             "{err}"
         );
     }
@@ -216,7 +219,7 @@ fn a_settle_whose_metrics_file_cannot_be_written_still_says_everything_and_exits
 }
 
 #[test]
-fn a_relay_whose_metrics_file_cannot_be_written_still_drains_and_exits_4() {
+fn a_relay_whose_metrics_file_cannot_be_written_still_drains_warns_and_exits_0() {
     let env = TestEnv::with_roster(TZ, 6, 1);
     // A punch while the broker is unreachable: its event waits in the outbox for the relay.
     env.cmd()
@@ -227,15 +230,15 @@ fn a_relay_whose_metrics_file_cannot_be_written_still_drains_and_exits_4() {
     let ro = Mount::new(env.dir.join("ro"), "ro,size=64k");
     let prom = ro.0.join("relay.prom");
     let p = prom.to_str().unwrap();
-    let o = env.run(&["relay", "--json", "--metrics-file", p]);
+    let o = env.run(&["-q", "relay", "--json", "--metrics-file", p]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("--json printed whole");
     assert_eq!(json["sent"], 1, "{json}");
     assert_eq!(env.outbox_events(), 0, "the outbox is empty in Redis");
     let last = err.trim().lines().last().unwrap_or_default();
     assert!(
-        last.starts_with("error: --metrics-file") && last.contains(p) && last.contains("Read-only file system"),
+        last.starts_with("warning: --metrics-file") && last.contains(p) && last.contains("Read-only file system"),
         "{err}"
     );
     assert_eq!(err.matches("metrics-file").count(), 1, "{err}");

@@ -67,10 +67,12 @@ fn marks(env: &TestEnv) -> Vec<(String, String)> {
     let mut con = env.redis();
     let mut keys: Vec<String> = con.keys(format!("{}:alert:*", env.ns)).unwrap();
     keys.sort();
+    // A claim with a TTL (the dead relay's, below) may expire between KEYS and GET: gone, it
+    // is no mark.
     keys.into_iter()
-        .map(|k| {
-            let v: String = con.get(&k).unwrap();
-            (k, v)
+        .filter_map(|k| {
+            let v: Option<String> = con.get(&k).unwrap();
+            v.map(|v| (k, v))
         })
         .collect()
 }

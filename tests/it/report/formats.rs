@@ -363,16 +363,63 @@ fn every_reports_default_table_fits_80_columns_and_wide_shows_all_columns() {
     let day = table_cells(&env.ok(&["report", "day", "--date", DAY]));
     assert_eq!(
         day[0],
-        [
-            "department",
-            "headcount",
-            "present",
-            "late",
-            "early",
-            "no out",
-            "absent",
-            "leave"
-        ]
+        ["dept", "staff", "present", "late", "early", "both", "absent", "leave", "other"]
     );
     assert_eq!(day.last().unwrap()[..4], ["total", "30", "1", "0"]);
+}
+
+/// The status counts of a row, summed: every column after the first `skip` (a row's total).
+fn counts_sum(row: &[String], skip: usize) -> u64 {
+    row[skip..].iter().map(|c| c.parse::<u64>().unwrap()).sum()
+}
+
+#[test]
+fn the_day_reports_status_counts_add_up_to_its_headcount_late_and_early_included() {
+    // Regression: the default table left late_and_early (and four other statuses) out, so its
+    // counts fell short of the headcount (by 407 in the demo).
+    let env = TestEnv::with_roster(TZ, 30, 2);
+    let d1 = env.members("D001");
+    let d2 = env.members("D002");
+    env.punch(&d1[0], "in", "2026-11-20T08:50:00", false);
+    env.punch(&d1[0], "out", "2026-11-20T18:05:00", false);
+    // Late and early, twice; late only; missing its check-out.
+    for e in [&d1[1], &d2[1]] {
+        env.punch(e, "in", "2026-11-20T09:25:00", false);
+        env.punch(e, "out", "2026-11-20T17:00:00", false);
+    }
+    env.punch(&d1[2], "in", "2026-11-20T09:15:00", false);
+    env.punch(&d1[2], "out", "2026-11-20T18:00:00", false);
+    env.punch(&d1[3], "in", "2026-11-20T08:45:00", false);
+    env.ok(&["settle", "--date", DAY]);
+
+    let v = env.json(&["report", "day", "--date", DAY, "--json"]);
+    let statuses = |o: &serde_json::Value| -> u64 {
+        o.as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| !["department_id", "department_name", "headcount"].contains(&k.as_str()))
+            .map(|(_, n)| n.as_u64().unwrap())
+            .sum()
+    };
+    for row in v["rows"].as_array().unwrap().iter().chain([&v["totals"]]) {
+        assert_eq!(statuses(row), row["headcount"].as_u64().unwrap(), "{row}");
+    }
+    assert_eq!(v["totals"]["late_and_early"], 2, "{v}");
+    assert_eq!(v["totals"]["headcount"], 30);
+
+    // The default table: what it shows adds up too, `other` holding what it leaves out.
+    let text = env.ok(&["report", "day", "--date", DAY]);
+    let day = table_cells(&text);
+    assert_eq!(day[0][1], "staff");
+    assert_eq!(day.last().unwrap()[5], "2", "both: late and early\n{text}");
+    for row in &day[1..] {
+        assert_eq!(counts_sum(row, 2), row[1].parse::<u64>().unwrap(), "{row:?}\n{text}");
+    }
+    // So does the department report's: each employee's days.
+    let text = env.ok(&["report", "dept", "D001", "--from", DAY, "--to", DAY]);
+    let dept = table_cells(&text);
+    assert_eq!(dept[0][2..], ["days", "present", "late", "absent", "leave", "other"]);
+    for row in &dept[1..] {
+        assert_eq!(counts_sum(row, 3), row[2].parse::<u64>().unwrap(), "{row:?}\n{text}");
+    }
 }

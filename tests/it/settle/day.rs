@@ -692,6 +692,14 @@ fn a_late_punch_on_a_settled_day_is_shown_by_status_and_settled_by_the_next_run(
     assert!(st["waiting_punches"][0]["at"].as_str().unwrap().contains("T18:10:00"));
     let text = env.ok(&["status", late, "--date", &day]);
     assert!(text.contains("not yet settled: out at 18:10"), "{text}");
+    // A settled day names the employee, as a live one does (regression: it dropped the name).
+    let name: String = env
+        .mysql()
+        .exec_first("SELECT name FROM employees WHERE id = ?", (late,))
+        .unwrap()
+        .unwrap();
+    assert_eq!(st["employee_name"], name.as_str(), "{st}");
+    assert!(text.starts_with(&format!("{late} {name} (D001) on {day}: ")), "{text}");
 
     let s = env.json(&["settle", "--json"]);
     assert_eq!(s["settled_days"][0], day, "{s}");

@@ -10,6 +10,8 @@
 
 use crate::common;
 
+mod bulk;
+
 use std::io::Write;
 use std::process::{Output, Stdio};
 
@@ -34,8 +36,13 @@ fn afternoon_zone() -> String {
 }
 
 fn company() -> TestEnv {
+    company_of(ROSTER)
+}
+
+/// A company of `roster` in the afternoon zone.
+fn company_of(roster: &str) -> TestEnv {
     let env = TestEnv::migrated(&afternoon_zone());
-    env.import_roster("roster.csv", ROSTER);
+    env.import_roster("roster.csv", roster);
     env
 }
 
