@@ -1,6 +1,6 @@
 -- Settle is done with one department's day (its rows are committed): keep its punch tokens in
 -- the settled day's key (merged into what an earlier settle of the day kept, see punch.lua's
--- KEYS[6]: a punch sent again after settle is a repeat), delete settle's board and its punch
+-- KEYS[5]: a punch sent again after settle is a repeat), delete settle's board and its punch
 -- logs and, unless a punch made a fresh live board meanwhile, forget the date in the
 -- department's set. All in one step: a punch's SADD can never slip between the check and the SREM.
 -- KEYS[1] settle's board, KEYS[2] live board, KEYS[3] the department's days set, KEYS[4] the
