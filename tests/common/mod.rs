@@ -229,6 +229,40 @@ impl TestEnv {
             .collect()
     }
 
+    /// A night shift (22:00-06:00, 30 minutes' break, grace 10 and 5, every day) imported and
+    /// assigned to department `dept` from `from` (`YYYY-MM-DD`).
+    pub fn assign_night_shift(&self, dept: &str, from: &str) {
+        let shifts = self.file(
+            "night-shift.csv",
+            "name,start,end,late_grace,early_grace,work_days,break,part_time\n\
+             night,22:00,06:00,10,5,mon-sun,30,false\n",
+        );
+        self.ok(&["shifts", "import", shifts.to_str().unwrap(), "-q"]);
+        let a = self.file(
+            "night-assign.csv",
+            &format!("scope,target,from,shift\ndepartment,{dept},{from},night\n"),
+        );
+        self.ok(&["shifts", "assign", a.to_str().unwrap(), "-q"]);
+    }
+
+    /// The parking queue's messages as `dlq list --json` shows them: (message id, reason), sorted.
+    pub fn parked(&self) -> Vec<(String, String)> {
+        let listed = self.json(&["dlq", "list", "--json"]);
+        let mut out: Vec<(String, String)> = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["message_id"].as_str().unwrap_or("").to_string(),
+                    p["reason"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
     /// The employees of a department, in id order.
     pub fn members(&self, dept: &str) -> Vec<String> {
         self.mysql()

@@ -19,17 +19,7 @@ const NEXT: &str = "2026-11-19";
 /// two teams.
 fn company() -> (TestEnv, Vec<String>, Vec<String>) {
     let env = TestEnv::with_roster(TZ, 6, 2);
-    let shifts = env.file(
-        "shifts.csv",
-        "name,start,end,late_grace,early_grace,work_days,break,part_time\n\
-         night,22:00,06:00,10,5,mon-sun,30,false\n",
-    );
-    env.ok(&["shifts", "import", shifts.to_str().unwrap(), "-q"]);
-    let a = env.file(
-        "assign.csv",
-        "scope,target,from,shift\ndepartment,D002,2026-11-01,night\n",
-    );
-    env.ok(&["shifts", "assign", a.to_str().unwrap(), "-q"]);
+    env.assign_night_shift("D002", "2026-11-01");
     let (days, nights) = (env.members("D001"), env.members("D002"));
     (env, days, nights)
 }

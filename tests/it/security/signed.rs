@@ -55,24 +55,6 @@ fn recover(env: &TestEnv, keyring: &Path) -> Value {
     serde_json::from_str(&out).unwrap()
 }
 
-/// The parked messages: (message id, reason).
-fn parked(env: &TestEnv) -> Vec<(String, String)> {
-    let listed = env.json(&["dlq", "list", "--json"]);
-    let mut out: Vec<(String, String)> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            (
-                p["message_id"].as_str().unwrap_or("").to_string(),
-                p["reason"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    out.sort();
-    out
-}
-
 fn reason_of<'a>(parked: &'a [(String, String)], id: &str) -> &'a str {
     &parked
         .iter()
@@ -116,7 +98,7 @@ fn a_forged_journal_batch_is_refused_by_recover_and_parked_and_never_settled() {
     assert_eq!(board.get(&e1).map(String::as_str), Some("i76920"), "{board:?}");
     assert!(!board.contains_key("E999"), "{board:?}");
     assert!(env.redis_keys().iter().all(|k| !k.contains("D777")));
-    let parked = parked(&env);
+    let parked = env.parked();
     assert!(reason_of(&parked, "f-ontime").contains("unsigned"), "{parked:?}");
     assert!(reason_of(&parked, "f-d777").contains("unsigned"), "{parked:?}");
     assert!(reason_of(&parked, "f-badkey").contains("unknown key"), "{parked:?}");
@@ -159,7 +141,7 @@ fn watch_dept_shows_signed_events_only_and_parks_forgeries_with_their_reason() {
         "only the real punch is shown"
     );
     assert_eq!(shown[0]["key_id"], KEY_ID);
-    let parked = parked(&env);
+    let parked = env.parked();
     assert_eq!(parked.len(), 5, "{parked:?}");
     assert!(reason_of(&parked, "f-unsigned").contains("unsigned event"));
     assert!(reason_of(&parked, "f-unknown").contains("unknown employee"));
@@ -186,7 +168,7 @@ fn watch_dept_shows_signed_events_only_and_parks_forgeries_with_their_reason() {
     let o = env.with_keyring(&ring, &["dlq", "replay", "--all"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("not replayed: f-unsigned (unsigned event)"), "{err}");
-    assert_eq!(self::parked(&env).len(), 5, "still parked");
+    assert_eq!(env.parked().len(), 5, "still parked");
 }
 
 #[test]
@@ -218,7 +200,7 @@ fn a_moved_employees_earlier_check_in_is_shown_to_the_old_department() {
         [real["event_id"].as_str().unwrap()],
         "the check-in made in D001 is shown"
     );
-    let parked = parked(&env);
+    let parked = env.parked();
     assert_eq!(parked.len(), 1, "{parked:?}");
     assert!(
         reason_of(&parked, "f-never").contains(&format!("is in D003, and was not in \"D001\" on {DAY}")),
@@ -302,7 +284,7 @@ fn a_revoked_key_is_refused_and_two_keys_are_accepted_by_id() {
         .map(|e| e["event_id"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(shown, [a, b]);
-    let parked = parked(&env);
+    let parked = env.parked();
     assert_eq!(parked.len(), 1, "{parked:?}");
     assert!(
         reason_of(&parked, &c).contains("revoked key id \"kiosk-3\""),
@@ -403,7 +385,7 @@ fn events_signed_in_the_first_format_pass_in_the_migration_period_and_tampered_o
     let shown = in_period(&["watch-dept", "D001", "--once", "--json"]);
     let ids = common::event_ids(&shown);
     assert_eq!(ids, ["v1-queued", "v1-outbox"], "{shown}");
-    let parked = parked(&env);
+    let parked = env.parked();
     assert_eq!(parked.len(), 1, "{parked:?}");
     assert!(reason_of(&parked, "v1-altered").contains("bad signature"), "{parked:?}");
     // The journal has the relayed one: recover puts it on the board.
@@ -419,7 +401,7 @@ fn events_signed_in_the_first_format_pass_in_the_migration_period_and_tampered_o
     let late = old("v1-after", "E000004", "08:00:00");
     publish_to_queue(&queue, &serde_json::to_string(&late).unwrap(), "v1-after");
     assert!(watch(&env, &ring, "D001").is_empty());
-    let parked = self::parked(&env);
+    let parked = env.parked();
     assert!(
         reason_of(&parked, "v1-after").contains("signed in the first format"),
         "{parked:?}"

@@ -23,17 +23,7 @@ const OUT_AT: &str = "2026-11-21T06:01:00+01:00";
 /// environment's key. Returns the environment, the team and the keyring.
 fn night_team() -> (TestEnv, Vec<String>, std::path::PathBuf) {
     let env = TestEnv::with_roster(TZ, 4, 1);
-    let shifts = env.file(
-        "shifts.csv",
-        "name,start,end,late_grace,early_grace,work_days,break,part_time\n\
-         night,22:00,06:00,10,5,mon-sun,30,false\n",
-    );
-    env.ok(&["shifts", "import", shifts.to_str().unwrap(), "-q"]);
-    let a = env.file(
-        "assign.csv",
-        "scope,target,from,shift\ndepartment,D001,2026-11-01,night\n",
-    );
-    env.ok(&["shifts", "assign", a.to_str().unwrap(), "-q"]);
+    env.assign_night_shift("D001", "2026-11-01");
     let ring = env.keyring(&[(KEY_ID, &env.key_secret, false)], &[]);
     let team = env.members("D001");
     (env, team, ring)
@@ -62,24 +52,6 @@ fn night_out(id: &str, emp: &str, work_date: &str, signer: &Signer) -> Event {
     .unwrap();
     attendance::sign_event(&mut ev, signer).unwrap();
     ev
-}
-
-/// The parked messages: (message id, reason), sorted.
-fn parked(env: &TestEnv) -> Vec<(String, String)> {
-    let listed = env.json(&["dlq", "list", "--json"]);
-    let mut out: Vec<(String, String)> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            (
-                p["message_id"].as_str().unwrap_or("").to_string(),
-                p["reason"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    out.sort();
-    out
 }
 
 fn with_ring(env: &TestEnv, ring: &std::path::Path, args: &[&str]) -> String {
@@ -113,7 +85,7 @@ fn a_signed_night_check_out_reaches_the_supervisor_and_forgeries_still_do_not() 
         "both punches of the night are shown: {shown:?}"
     );
     assert_eq!(shown[1]["work_date"], NIGHT);
-    let parked = parked(&env);
+    let parked = env.parked();
     let ids: Vec<&str> = parked.iter().map(|(id, _)| id.as_str()).collect();
     assert_eq!(ids, ["f-forged", "f-local-date"], "{parked:?}");
     assert!(parked[0].1.contains("bad signature"), "{parked:?}");
@@ -153,7 +125,7 @@ fn recover_restores_a_signed_night_check_out_after_redis_lost_everything() {
         board[&team[0]].contains(','),
         "in and out on the night's board: {board:?}"
     );
-    let parked = parked(&env);
+    let parked = env.parked();
     assert_eq!(parked.len(), 1, "{parked:?}");
     assert!(parked[0].1.contains("bad signature"), "{parked:?}");
 
