@@ -30,6 +30,16 @@ fn one_error_line(o: &Output) -> String {
     err
 }
 
+/// `status E1` run with `--config file`: its one error line, checked as [`one_error_line`] does.
+fn status_with_config(env: &TestEnv, file: &Path) -> String {
+    let o = env
+        .cmd()
+        .args(["--config", file.to_str().unwrap(), "status", "E1"])
+        .output()
+        .unwrap();
+    one_error_line(&o)
+}
+
 fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
@@ -94,12 +104,7 @@ fn a_config_file_that_cannot_be_read_is_an_error_naming_who_may_read_it_never_th
         .unwrap();
     let err = one_error_line(&o);
     assert!(err.contains(&format!("{} is not a file", file.display())), "{err}");
-    let o = env
-        .cmd()
-        .args(["--config", file.to_str().unwrap(), "status", "E1"])
-        .output()
-        .unwrap();
-    let err = one_error_line(&o);
+    let err = status_with_config(&env, &file);
     assert!(
         err.contains("Is a directory") && err.contains("name a config file, not a directory"),
         "{err}"
@@ -111,12 +116,7 @@ fn every_config_error_names_where_its_value_came_from() {
     let env = TestEnv::new("UTC");
     // A file's bad value names the file.
     let f = env.file("writers.toml", "[settle]\nwriters = 9\n");
-    let o = env
-        .cmd()
-        .args(["--config", f.to_str().unwrap(), "status", "E1"])
-        .output()
-        .unwrap();
-    let err = one_error_line(&o);
+    let err = status_with_config(&env, &f);
     assert!(
         err.contains(&format!("settle.writers (file {}): invalid value '9'", f.display())),
         "{err}"
@@ -141,12 +141,7 @@ fn every_config_error_names_where_its_value_came_from() {
     );
     // A rule between keys names each key's source, a default included.
     let f = env.file("hours.toml", "[policy]\ncheckout_from = \"08:00\"\n");
-    let o = env
-        .cmd()
-        .args(["--config", f.to_str().unwrap(), "status", "E1"])
-        .output()
-        .unwrap();
-    let err = one_error_line(&o);
+    let err = status_with_config(&env, &f);
     assert!(
         err.contains(&format!(
             "policy.checkout_from (file {}) must be later than policy.checkin_deadline (default)",
@@ -174,21 +169,11 @@ fn every_config_error_names_where_its_value_came_from() {
 fn a_toml_slip_says_its_line_and_column_and_a_misspelt_key_the_closest_one() {
     let env = TestEnv::new("UTC");
     let f = env.file("slip.toml", "namespace = \"acme\"\n\n[policy]\ngrace_minutes = = 5\n");
-    let o = env
-        .cmd()
-        .args(["--config", f.to_str().unwrap(), "status", "E1"])
-        .output()
-        .unwrap();
-    let err = one_error_line(&o);
+    let err = status_with_config(&env, &f);
     assert!(err.contains(&format!("{} at line 4, column ", f.display())), "{err}");
     // The file's typos get the environment's "did you mean", from the same code.
     let f = env.file("typo.toml", "compny = \"Acme\"\n");
-    let o = env
-        .cmd()
-        .args(["--config", f.to_str().unwrap(), "status", "E1"])
-        .output()
-        .unwrap();
-    let err = one_error_line(&o);
+    let err = status_with_config(&env, &f);
     assert!(err.contains("unknown key 'compny'; did you mean company?"), "{err}");
     let o = env
         .cmd()
