@@ -154,6 +154,7 @@ fn main() -> Result<()> {
         date: Some(date),
         accept_missing_boards: false,
         no_reconcile: false,
+        check_journal: false,
         hooks: Hooks::default(),
     };
     let mut runs = Vec::new();

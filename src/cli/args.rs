@@ -330,10 +330,16 @@ pub struct SettleArgs {
     #[arg(long)]
     pub accept_missing_boards: bool,
     /// Settle the boards as Redis has them, without first restoring from the journal the
-    /// punches they lost (by default settle checks every day against the journal, and refuses
-    /// with exit 3 when it cannot be read)
-    #[arg(long)]
+    /// punches they lost (by default settle checks every day whose Redis servers restarted or
+    /// failed over since its layout against the journal, and refuses with exit 3 when it cannot
+    /// be read)
+    #[arg(long, conflicts_with = "check_journal")]
     pub no_reconcile: bool,
+    /// Check every day against the journal, also a day that the same Redis servers held from
+    /// before its first punch (by default such a day is not read back: nothing was lost to a
+    /// restart or a fail-over)
+    #[arg(long)]
+    pub check_journal: bool,
     #[command(flatten)]
     pub output: Output,
     #[command(flatten)]

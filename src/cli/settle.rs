@@ -17,6 +17,7 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
         date: args.date,
         accept_missing_boards: args.accept_missing_boards,
         no_reconcile: args.no_reconcile,
+        check_journal: args.check_journal,
         hooks: Hooks::from_env()?,
     };
     // A config that cannot serve the run is its one line, before any warning.
@@ -162,6 +163,8 @@ fn line(report: &Report) -> String {
         (Checked::Skipped, _) => "; not checked against the journal (--no-reconcile)".into(),
         (Checked::JournalOff, _) => "; not checked against the journal (journal.enabled = false)".into(),
         (Checked::NoJournal, _) => "; not checked against the journal (none on the broker)".into(),
+        // The usual night: said by nothing, as a check that restored nothing.
+        (Checked::Unchanged, _) => String::new(),
     };
     let held = match report.held_for_review {
         0 => String::new(),

@@ -54,7 +54,7 @@ fn push_log(out: &mut String, punches: &[Stamp]) {
 
 /// `2026-11-27 07:55:00` (with `sep` between date and time), written digit by digit: chrono's
 /// `format` reads its pattern again for every value, and settle writes millions of them.
-fn push_datetime(out: &mut String, t: NaiveDateTime, sep: char) {
+pub(super) fn push_datetime(out: &mut String, t: NaiveDateTime, sep: char) {
     use chrono::{Datelike, Timelike};
     use std::fmt::Write;
     if !(0..=9999).contains(&t.year()) {
@@ -191,7 +191,7 @@ fn tsv<'r>(date: NaiveDate, rows: impl ExactSizeIterator<Item = &'r DayRow>) -> 
 }
 
 /// A value for a LOAD DATA line: its field and line separators and the escape escaped.
-fn tsv_escape(out: &mut String, s: &str) {
+pub(super) fn tsv_escape(out: &mut String, s: &str) {
     for c in s.chars() {
         match c {
             '\\' => out.push_str("\\\\"),

@@ -67,19 +67,32 @@ pub(crate) fn check_storable(date: NaiveDate) -> Result<(), crate::error::Error>
 }
 
 /// Record that a day's boards were laid out (init-day, or settle laying out the next work day).
+/// `identity`: the Redis servers that hold them, when no punch of the day was recorded before
+/// (`None` otherwise). A later layout on other servers, or without an identity, leaves none:
+/// the servers that held the day from its start are then not known, and settle checks it.
 pub(crate) fn record_layout(
     conn: &mut impl Queryable,
     date: NaiveDate,
     departments: usize,
     employees: usize,
+    identity: Option<&str>,
 ) -> Result<()> {
     conn.exec_drop(
-        "INSERT INTO day_layouts (work_date, departments, employees, laid_out_at) \
-         VALUES (?, ?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE departments = VALUES(departments), \
-         employees = VALUES(employees), laid_out_at = VALUES(laid_out_at)",
-        (date, departments as u64, employees as u64),
+        "INSERT INTO day_layouts (work_date, departments, employees, laid_out_at, redis_identity) \
+         VALUES (?, ?, ?, UTC_TIMESTAMP(3), ?) ON DUPLICATE KEY UPDATE departments = VALUES(departments), \
+         employees = VALUES(employees), laid_out_at = VALUES(laid_out_at), \
+         redis_identity = IF(redis_identity = VALUES(redis_identity), redis_identity, NULL)",
+        (date, departments as u64, employees as u64, identity),
     )?;
     Ok(())
+}
+
+/// The Redis servers that held `date`'s boards from before its first punch, as its layout
+/// recorded them: `None` when not known (no layout, or see [`record_layout`]).
+pub(crate) fn layout_identity(conn: &mut impl Queryable, date: NaiveDate) -> Result<Option<String>> {
+    let id: Option<Option<String>> =
+        conn.exec_first("SELECT redis_identity FROM day_layouts WHERE work_date = ?", (date,))?;
+    Ok(id.flatten())
 }
 
 /// Whether a day was laid out in Redis: then each of its departments had a board.

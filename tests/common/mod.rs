@@ -444,6 +444,20 @@ impl TestEnv {
             .unwrap_or_else(|| panic!("no row for {emp} on {day}"))
     }
 
+    /// What a fail-over leaves in the record of `day`: its boards on Redis servers other than
+    /// those its layout recorded (a promoted replica has a `run_id` of its own). The test then
+    /// edits the shared Redis to what the promoted replica lacks; settle checks such a day
+    /// against the journal.
+    pub fn failed_over(&self, day: &str) {
+        let mut db = self.mysql();
+        db.exec_drop(
+            "UPDATE day_layouts SET redis_identity = 'the-master-that-died' WHERE work_date = ?",
+            (day,),
+        )
+        .unwrap();
+        assert_eq!(db.affected_rows(), 1, "{day} was never laid out");
+    }
+
     /// Row count of a table in this test's database.
     pub fn count(&self, table: &str) -> u64 {
         self.mysql()

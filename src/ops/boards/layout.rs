@@ -60,6 +60,7 @@ pub(crate) fn init_day(
     // employees would read the whole department index, a good part of a second at a million).
     started(board.roster_cache_state()?.held);
     let clock = Instant::now();
+    let identity = identity_before_layout(&mut board, date, &depts);
     // The day's queues are looked up on the broker (the missing ones declared) while the boards
     // are laid out in Redis: two services' work, overlapped.
     let (layout, queues) = std::thread::scope(|s| {
@@ -72,13 +73,30 @@ pub(crate) fn init_day(
     });
     let layout = layout?;
     // Recorded once the boards exist: a layout cut off half-way is not claimed.
-    crate::mysql::runs::record_layout(&mut conn, date, layout.departments, layout.employees)?;
+    crate::mysql::runs::record_layout(
+        &mut conn,
+        date,
+        layout.departments,
+        layout.employees,
+        identity.as_deref(),
+    )?;
     Ok(Outcome {
         layout,
         persistence,
         queues,
         seconds: clock.elapsed().as_secs_f64(),
     })
+}
+
+/// The Redis servers about to hold `date`'s boards, when none of its punches is recorded yet:
+/// settle then knows whether the same servers held the day from its start (a restart or a
+/// fail-over in between may have lost punches). `None` when a punch is there already, or when
+/// Redis cannot say: the day is then checked against the journal, as before.
+pub(crate) fn identity_before_layout(board: &mut Board, date: NaiveDate, depts: &[String]) -> Option<String> {
+    match board.day_has_punches(date, depts) {
+        Ok(false) => board.server_identity().ok(),
+        _ => None,
+    }
 }
 
 /// Departments per slice: enough employees for the pipelines to stay full.

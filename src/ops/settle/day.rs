@@ -369,9 +369,16 @@ impl Run<'_> {
     /// Lay out the next work day and record it (a lost layout is then caught by its settle).
     fn lay_out(&mut self, next: NaiveDate) -> Result<LayoutReport> {
         let depts = self.active_departments();
+        let identity = crate::ops::boards::layout::identity_before_layout(&mut self.board, next, &depts);
         let report =
             crate::ops::boards::layout::lay_out(&self.db, &mut self.board, &self.cfg.policy, next, &depts, |_| {})?;
-        runs::record_layout(self.lock.conn(), next, report.departments, report.employees)?;
+        runs::record_layout(
+            self.lock.conn(),
+            next,
+            report.departments,
+            report.employees,
+            identity.as_deref(),
+        )?;
         Ok(report)
     }
 }

@@ -35,7 +35,7 @@ impl Run<'_> {
                     Err(_) => done.unreadable += 1,
                 }
             }
-            done.written += crate::mysql::punch_log::insert(self.lock.conn(), &entries)?;
+            done.written += crate::mysql::punch_log::insert_day(self.lock.conn(), &entries)?;
         }
         Ok(done)
     }

@@ -95,6 +95,8 @@ pub struct Options {
     pub accept_missing_boards: bool,
     /// Settle the boards as they are, without checking them against the journal first.
     pub no_reconcile: bool,
+    /// Read the journal back for every day, also those the same Redis servers held throughout.
+    pub check_journal: bool,
     pub hooks: Hooks,
 }
 

@@ -4,6 +4,11 @@
 //! any loss of Redis's data) took. It is put back on its board the way `recover` does (the same
 //! punch script, logged as recovered, the keyring's checks included), before the cut-over.
 //!
+//! Only a day whose boards may have lost something is read: one whose Redis servers are not
+//! the ones that held its boards from before its first punch (a restart, a fail-over to a
+//! replica, a server swapped), or whose servers are not known (`days_to_check`). A day the same
+//! servers held throughout lost nothing to a fail-over, and the journal is not read for it.
+//!
 //! The journal is read once for all the run's days, streamed in batches, up to a fence the
 //! reader appends (so it ends as soon as it has read everything, not after an idle pause). A
 //! punch voided since it was recorded is off its board but still in its punch log: it stays
@@ -41,6 +46,9 @@ pub enum Checked {
     JournalOff,
     /// The broker has no journal for the namespace: nothing was ever journaled.
     NoJournal,
+    /// Not read: the Redis servers that held the day's boards from before its first punch
+    /// hold them still (no restart, no fail-over), so no acknowledged punch can be missing.
+    Unchanged,
 }
 
 impl Checked {
@@ -51,6 +59,7 @@ impl Checked {
             Checked::Skipped => "skipped",
             Checked::JournalOff => "journal_off",
             Checked::NoJournal => "no_journal",
+            Checked::Unchanged => "unchanged",
         }
     }
 }
@@ -100,9 +109,15 @@ impl Run<'_> {
         if let Some(status) = skipped {
             return Ok(all(status));
         }
+        let (days, unchanged) = self.days_to_check(days)?;
+        let mut out: BTreeMap<NaiveDate, Reconciled> = unchanged
+            .iter()
+            .map(|d| (*d, Reconciled::none(Checked::Unchanged)))
+            .collect();
         let Some(&first) = days.iter().min() else {
-            return Ok(BTreeMap::new());
+            return Ok(out);
         };
+        let days = &days[..];
         // Unattended, a message in the journal that no kiosk signed must not become a row: with
         // no keyring configured, events are checked against this host's own key (an installation
         // that signs nothing checks nothing, as `recover`). The roster is read only for the checks.
@@ -142,9 +157,38 @@ impl Run<'_> {
                 )))
             }
         };
-        let Reconciler { days, verify, .. } = r;
+        let Reconciler {
+            days: checked, verify, ..
+        } = r;
         recover::park(cfg, &mut self.board, verify)?;
-        Ok(if read.is_some() { days } else { all(Checked::NoJournal) })
+        out.extend(if read.is_some() {
+            checked
+        } else {
+            all(Checked::NoJournal)
+        });
+        Ok(out)
+    }
+
+    /// `days` split into those the journal must be read for and those whose boards the same
+    /// Redis servers held from before their first punch (as their layout recorded them). A
+    /// restart, a fail-over or a server that cannot say which it is: the day is read.
+    /// `--check-journal` reads them all.
+    fn days_to_check(&mut self, days: &[NaiveDate]) -> Result<(Vec<NaiveDate>, Vec<NaiveDate>)> {
+        if self.opts.check_journal {
+            return Ok((days.to_vec(), Vec::new()));
+        }
+        let Ok(now) = self.board.server_identity() else {
+            return Ok((days.to_vec(), Vec::new()));
+        };
+        let (mut check, mut unchanged) = (Vec::new(), Vec::new());
+        for &d in days {
+            if crate::mysql::runs::layout_identity(self.lock.conn(), d)?.as_deref() == Some(now.as_str()) {
+                unchanged.push(d);
+            } else {
+                check.push(d);
+            }
+        }
+        Ok((check, unchanged))
     }
 }
 

@@ -56,6 +56,7 @@ fn day_with_a_lost_punch() -> (TestEnv, PathBuf, String, String) {
     }
     // The replica never had the lost punch: its board field as laid out, its punch log without it.
     let _: () = con.hset(&board, &lost, laid_out.unwrap_or_default()).unwrap();
+    env.failed_over(DAY);
     let plog = env.keys().punch_log("D001", common::date(DAY), "live");
     let removed: u32 = con.hdel(&plog, &ids[0]).unwrap();
     assert_eq!(removed, 1);
