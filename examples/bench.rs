@@ -5,7 +5,9 @@
 //!
 //! It uses its own namespace (`bench`, or `--tag NAME`) and database (`attendance_<namespace>`),
 //! which it resets first, and writes the figures to `bench-results/<namespace>.md` as well as the
-//! screen.
+//! screen. Every step is then compared with BENCHMARKS.md's first table (the latest full run),
+//! and each one more than 20% worse is named; `--record` makes this run that first table, with
+//! its date, commit and load average, the previous one kept below it.
 //!
 //! On a Redis Cluster: `ATTENDANCE_REDIS_URL=redis+cluster://host:port,host:port ...`
 //! (`redis-benchmark --cluster` on the first seed node gives the reference figures); it then
@@ -25,6 +27,8 @@ mod mysql_refs;
 mod peak;
 #[path = "common/quiet.rs"]
 mod quiet;
+#[path = "common/record.rs"]
+mod record;
 #[path = "common/redis_refs.rs"]
 mod redis_refs;
 #[path = "common/shift_steps.rs"]
@@ -58,6 +62,12 @@ struct Bench {
     lines: Vec<String>,
     /// How long each timed step waited for the local broker to go idle first.
     quiet_waits: Vec<(&'static str, Duration)>,
+    /// BENCHMARKS.md's latest run, and each step of this one beside it.
+    record: record::Record,
+    compared: Vec<(String, record::Compared)>,
+    started: chrono::DateTime<chrono::Utc>,
+    /// The machine's load averages when the run began: a busy machine explains a slow step.
+    load_before: String,
 }
 
 /// How far back the benchmark's punches may be dated, in the binary (as an environment
@@ -71,6 +81,19 @@ fn backdating() -> attendance::Policy {
         ..Default::default()
     }
 }
+
+/// Which way a step's headline figure improves: throughputs against Redis's own are better
+/// higher, every time, ratio and size better lower.
+fn better(step: &str) -> record::Better {
+    if step.starts_with("board alone") || step.contains("broker away") {
+        record::Better::Higher
+    } else {
+        record::Better::Lower
+    }
+}
+
+/// Where the record is: BENCHMARKS.md at the top of the checkout the benchmark runs from.
+const RECORD: &str = "BENCHMARKS.md";
 
 /// The `n` most recent work days (Monday to Friday) before today, newest first.
 fn past_work_days(n: usize) -> Vec<String> {
@@ -137,6 +160,9 @@ impl Bench {
         let line = format!("| {step} | {figure} | {reference} | {target} |");
         println!("{line}");
         self.lines.push(line);
+        if let Some(c) = self.record.compare(step, &figure, better(step)) {
+            self.compared.push((step.to_string(), c));
+        }
     }
 }
 
@@ -370,14 +396,17 @@ fn main() -> Result<()> {
     let departments = arg("--departments", 500)?;
     let only = match args::text("--only")? {
         None => None,
-        Some(step @ ("latency" | "signing" | "shifts")) => Some(step),
-        Some(other) => bail!("--only: '{other}' is not a step this benchmark can run alone (latency, signing, shifts)"),
+        Some(step @ ("latency" | "signing" | "shifts" | "settle")) => Some(step),
+        Some(other) => {
+            bail!("--only: '{other}' is not a step this benchmark can run alone (latency, signing, shifts, settle)")
+        }
     };
     // Also after a failure: a 1M run leaves 5,000 queues and a few hundred MB behind.
     args::run_then_cleanup(
         || match only {
             Some("latency") => run_latency(departments),
             Some("shifts") => run_shifts(departments),
+            Some("settle") => run_settle(departments),
             Some(_) => run_signing(departments),
             None => run(departments),
         },
@@ -397,6 +426,10 @@ fn start(employees: u32, departments: u32) -> Result<Bench> {
         dir,
         lines: Vec::new(),
         quiet_waits: Vec::new(),
+        record: record::Record::read(std::path::Path::new(RECORD)),
+        compared: Vec::new(),
+        started: chrono::Utc::now(),
+        load_before: record::load(),
     };
     // What an earlier run left (a day of events would pile up in the broker run after run).
     cleanup(departments)?;
@@ -431,7 +464,53 @@ fn write_figures(b: &mut Bench) -> Result<()> {
     let out = b.dir.join(format!("{}.md", tag()));
     std::fs::write(&out, b.lines.join("\n") + "\n")?;
     println!("\nfigures written to {}", out.display());
+    compare_with_record(b);
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--record") && args.iter().any(|a| a == "--only") {
+        println!("--record: only a full run becomes the record (this one ran --only)");
+    } else if args.iter().any(|a| a == "--record") {
+        let block = format!(
+            "Run of {} UTC, commit {}, load average before the run {} (1, 5, 15 min); the command:\n\n\
+             ```sh\ncargo build --release --bins --examples && target/release/examples/bench --record\n```\n\n{}\n",
+            b.started.format("%Y-%m-%d %H:%M"),
+            record::commit(),
+            b.load_before,
+            b.lines[1..].join("\n")
+        );
+        record::record(std::path::Path::new(RECORD), &block)?;
+        println!("{RECORD}: this run is now its first table, the previous one below it");
+    }
     Ok(())
+}
+
+/// Every step beside BENCHMARKS.md's record, and the ones more than 20% worse named last.
+fn compare_with_record(b: &Bench) {
+    if b.compared.is_empty() {
+        println!("\nno step to compare: {RECORD} has no table with these steps");
+        return;
+    }
+    println!("\ncompared with {RECORD}'s latest run ({}):", b.record.dated);
+    for (step, c) in &b.compared {
+        println!("- {step}: {c}");
+    }
+    let worse: Vec<&str> = b
+        .compared
+        .iter()
+        .filter(|(_, c)| c.worse)
+        .map(|(s, _)| s.as_str())
+        .collect();
+    if worse.is_empty() {
+        println!(
+            "no step more than 20% worse than the record ({} compared)",
+            b.compared.len()
+        );
+    } else {
+        println!(
+            "{} step(s) MORE THAN 20% WORSE than the record: {}",
+            worse.len(),
+            worse.join("; ")
+        );
+    }
 }
 
 /// `--only latency`: the company imported, then the notification latency steps (each check-in
@@ -470,6 +549,21 @@ fn run_shifts(departments: u32) -> Result<()> {
     let mut b = start(employees, departments)?;
     org_steps(&mut b, employees, departments)?;
     shift_steps::shift_steps(&mut b, arg("--shifts", 5)?.max(1), runs)?;
+    write_figures(&mut b)
+}
+
+/// `--only settle`: the company imported, a day laid out, its morning and evening checked in
+/// (untimed), then the night as the whole run times it.
+fn run_settle(departments: u32) -> Result<()> {
+    let employees = arg("--employees", 100_000)?;
+    let mut b = start(employees, departments)?;
+    let mut con = attendance::Redis::open(&b.cfg)?;
+    org_steps(&mut b, employees, departments)?;
+    let days = past_work_days(1);
+    let (morning, evening, before) = day_steps(&mut b, &mut con, &days[0], employees)?;
+    b.run(&["checkin", "--file", morning.to_str().expect("utf-8")])?;
+    b.run(&["checkin", "--file", evening.to_str().expect("utf-8")])?;
+    night(&mut b, &mut con, &days[0], employees, before)?;
     write_figures(&mut b)
 }
 
@@ -590,14 +684,19 @@ fn night(b: &mut Bench, con: &mut attendance::Redis, day: &str, employees: u32, 
     let pool = attendance::Db::open(&b.cfg)?;
     let date = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")?;
     let (load_s, insert_s) = mysql_refs::references(&pool, date, b.cfg.settle.batch_size)?;
+    let (log_s, logged) = mysql_refs::punch_log_reference(&pool, date)?;
     b.report(
-        "settle (process, every row written, boards deleted)",
+        "settle (process: the day's rows and its punch log written, boards deleted)",
         format!(
             "{:.2} s = {:.2}x LOAD DATA; peak RSS {peak_mb:.0} MB",
             t.as_secs_f64(),
-            t.as_secs_f64() / load_s
+            t.as_secs_f64() / (load_s + log_s)
         ),
-        format!("LOAD DATA LOCAL INFILE of the same rows: {load_s:.2} s; multi-row INSERT: {insert_s:.2} s"),
+        format!(
+            "LOAD DATA LOCAL INFILE of the same rows and punch log: {:.2} s ({load_s:.2} s the rows, \
+             {log_s:.2} s the {logged} punch log rows); multi-row INSERT of the rows: {insert_s:.2} s",
+            load_s + log_s
+        ),
         if employees >= 1_000_000 {
             "<= 1.3x LOAD DATA; <= 12 s and <= 300 MB at 1M"
         } else {

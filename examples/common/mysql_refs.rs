@@ -80,22 +80,28 @@ fn tsv_of(stored: &[attendance::Stored]) -> Result<Vec<u8>> {
     Ok(tsv)
 }
 
-/// LOAD DATA LOCAL INFILE of the rows into a twin table; its seconds.
-fn load_data(conn: &mut mysql::PooledConn, stored: &[attendance::Stored]) -> Result<f64> {
-    let tsv = tsv_of(stored)?;
-    twin_table(conn, "attendance_load")?;
-    let data = std::sync::Arc::new(tsv);
-    let feed = data.clone();
+/// Seconds for `load` (a LOAD DATA LOCAL INFILE statement) fed `tsv`.
+fn timed_load(conn: &mut mysql::PooledConn, tsv: Vec<u8>, load: &str) -> Result<f64> {
+    let feed = std::sync::Arc::new(tsv);
     conn.set_local_infile_handler(Some(mysql::LocalInfileHandler::new(move |_, w| {
         w.write_all(&feed)?;
         Ok(())
     })));
     let t = Instant::now();
-    conn.query_drop(
+    conn.query_drop(load)?;
+    Ok(t.elapsed().as_secs_f64())
+}
+
+/// LOAD DATA LOCAL INFILE of the rows into a twin table; its seconds.
+fn load_data(conn: &mut mysql::PooledConn, stored: &[attendance::Stored]) -> Result<f64> {
+    let tsv = tsv_of(stored)?;
+    twin_table(conn, "attendance_load")?;
+    let load_s = timed_load(
+        conn,
+        tsv,
         "LOAD DATA LOCAL INFILE 'rows.tsv' INTO TABLE attendance_load (work_date, employee_id, department_id, \
          status, first_in, last_out, late_minutes, early_minutes, punches, corrected)",
     )?;
-    let load_s = t.elapsed().as_secs_f64();
     let loaded: u64 = conn.query_first("SELECT COUNT(*) FROM attendance_load")?.unwrap_or(0);
     if loaded != stored.len() as u64 {
         bail!("LOAD DATA loaded {loaded} rows of {}", stored.len());
@@ -140,4 +146,44 @@ fn multi_insert(conn: &mut mysql::PooledConn, stored: &[attendance::Stored], bat
     let insert_s = t.elapsed().as_secs_f64();
 
     Ok(insert_s)
+}
+
+/// Seconds for LOAD DATA of the punch log rows settle wrote for `date`, into a twin of
+/// `punch_log`: settle writes them too, so its reference loads them beside the day's rows.
+#[allow(dead_code)] // the day benchmark's settle writes a punch log; settle_bench's does not
+pub fn punch_log_reference(db: &attendance::Db, date: NaiveDate) -> Result<(f64, usize)> {
+    let mut conn = db.conn()?;
+    let rows: Vec<mysql::Row> = conn.exec(
+        "SELECT event_id, CAST(work_date AS CHAR), employee_id, department_id, CAST(punched_at AS CHAR), \
+         CAST(kind AS CHAR), source, key_id, CAST(recorded_at AS CHAR), CAST(how AS CHAR) FROM punch_log \
+         WHERE work_date = ?",
+        (date,),
+    )?;
+    let mut tsv = Vec::with_capacity(rows.len() * 160);
+    for r in &rows {
+        let cells: Vec<String> = (0..10)
+            .map(|i| match r.as_ref(i) {
+                Some(mysql::Value::NULL) | None => "\\N".to_string(),
+                Some(v) => mysql::from_value::<String>(v.clone()),
+            })
+            .collect();
+        writeln!(tsv, "{}", cells.join("\t"))?;
+    }
+    let (_, ddl): (String, String) = conn
+        .query_first("SHOW CREATE TABLE punch_log")?
+        .context("no punch_log table")?;
+    conn.query_drop("DROP TABLE IF EXISTS punch_log_load")?;
+    conn.query_drop(ddl.replacen("CREATE TABLE `punch_log`", "CREATE TABLE `punch_log_load`", 1))?;
+    let load_s = timed_load(
+        &mut conn,
+        tsv,
+        "LOAD DATA LOCAL INFILE 'punch_log.tsv' INTO TABLE punch_log_load (event_id, work_date, employee_id, \
+         department_id, punched_at, kind, source, key_id, recorded_at, how)",
+    )?;
+    let loaded: u64 = conn.query_first("SELECT COUNT(*) FROM punch_log_load")?.unwrap_or(0);
+    conn.query_drop("DROP TABLE punch_log_load")?;
+    if loaded != rows.len() as u64 {
+        bail!("LOAD DATA loaded {loaded} punch log rows of {}", rows.len());
+    }
+    Ok((load_s, rows.len()))
 }
