@@ -71,9 +71,6 @@ fi
 export ATTENDANCE_NAMESPACE=${DEMO_NAMESPACE:-demo}
 export ATTENDANCE_MYSQL_URL=${DEMO_MYSQL_URL:-mysql://root@127.0.0.1:3306/attendance_demo}
 export ATTENDANCE_TIMEZONE=${ATTENDANCE_TIMEZONE:-Europe/Paris}
-# The demo plays yesterday's whole day now, as a kiosk allowed to replay offline punches would:
-# none of its punches is held for review (docs/security.md, back-dating needs authority).
-export ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES=5270400
 
 # --cleanup: everything the demo made, in the order that still finds it (the queues are known
 # from the roster, so they go before the database).
@@ -96,6 +93,17 @@ fi
 
 work=$(mktemp -d)
 roster_loaded=
+# The demo plays yesterday's whole day now, as a kiosk that was offline replays its punches: it
+# signs with a key the keyring lets replay (replay = true), so none of its punches is held for
+# review; the company's replay window stays as it is (docs/security.md, back-dating needs
+# authority). The key lives as long as the run: the files are private to it.
+if [ -z "${ATTENDANCE_SIGNING_KEY_FILE:-}" ]; then
+  secret=$(head -c 32 /dev/urandom | base64)
+  (umask 077
+   printf 'key_id = "demo-kiosk"\nsecret = "%s"\n' "$secret" >"$work/kiosk.key"
+   printf 'revoked = []\n[keys."demo-kiosk"]\nsecret = "%s"\nreplay = true\n' "$secret" >"$work/keyring.toml")
+  export ATTENDANCE_SIGNING_KEY_FILE=$work/kiosk.key ATTENDANCE_SIGNING_KEYRING_FILE=$work/keyring.toml
+fi
 done=
 cleanup() {
   # The queues are known from the roster: only once it is imported can they be purged.
