@@ -38,6 +38,26 @@ mapfile -t files < <(dpkg -L attendance | while read -r f; do [ -f "$f" ] && ech
 for page in attendance attendance-settle attendance-relay attendance-doctor; do
   man -w "$page" >/dev/null || fail "man $page: no page installed"
 done
+# Package hygiene, as lintian checks it: compressed man pages, a changelog, the JSON schemas.
+uncompressed=$(dpkg -L attendance | grep '^/usr/share/man/.*\.1$' || true)
+[ -z "$uncompressed" ] || fail "man pages not compressed: $uncompressed"
+[ -s /usr/share/doc/attendance/changelog.Debian.gz ] || fail "no /usr/share/doc/attendance/changelog.Debian.gz"
+[ -s /usr/share/doc/attendance/schema/checkin.json ] || fail "no JSON schemas in /usr/share/doc/attendance/schema"
+zcat /usr/share/man/man1/attendance-settle.1.gz | grep -q '^\.SH EXAMPLES' || fail "man attendance-settle: no EXAMPLES"
+for s in postinst prerm postrm; do
+  ! grep -q '#DEBHELPER#' "/var/lib/dpkg/info/attendance.$s" 2>/dev/null || fail "$s: an unexpanded #DEBHELPER#"
+done
+dpkg-query -W -f='${Depends}\n' attendance | grep -qw adduser || fail "postinst uses adduser, not in Depends"
+# lintian, where it is installed: no error, and every warning one named in docs/installing.md.
+if command -v lintian >/dev/null 2>&1; then
+  found=$(lintian --no-tag-display-limit "$deb" 2>&1 | grep -E '^[EW]: ' || true)
+  named=$(sed -n 's/^| `\([a-z0-9-]*\)` |.*/\1/p' docs/installing.md)
+  unnamed=$(grep -vwF -f <(printf '%s\n' $named) <<<"$found" || true)
+  [ -z "$unnamed" ] || fail "lintian: $unnamed"
+  echo "deb-check: lintian: no error or warning but those docs/installing.md names" >&2
+else
+  echo "deb-check: lintian not installed: not run" >&2
+fi
 for f in /usr/share/bash-completion/completions/attendance /usr/share/zsh/vendor-completions/_attendance \
   /usr/share/fish/vendor_completions.d/attendance.fish; do
   [ -s "$f" ] || fail "$f: missing or empty"

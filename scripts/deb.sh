@@ -19,6 +19,8 @@ assets="$target/release/deb"
 rm -rf "$assets"
 mkdir -p "$assets/man" "$assets/completions"
 "$bin" man --dir "$assets/man"
+# Debian's policy: man pages compressed (gzip -9, no name or time stamp: reproducible).
+gzip -9n "$assets/man"/*.1
 "$bin" completions bash > "$assets/completions/attendance"
 "$bin" completions zsh > "$assets/completions/_attendance"
 "$bin" completions fish > "$assets/completions/attendance.fish"

@@ -4,12 +4,15 @@
 # day's boards, a realistic morning through bulk check-in, a supervisor's notifications, the
 # evening's check-outs, the nightly settle and the day's report.
 #
-#   scripts/demo.sh [--employees N] [--departments N] [--no-services]
+#   scripts/demo.sh [--employees N] [--departments N] [--no-services] [--fix-broker]
 #   scripts/demo.sh --cleanup     # remove everything a demo made
 #
 # --employees N alone scales the departments with it: 200 employees a department, at least 1,
 # at most 500. --no-services skips scripts/services.sh (the services are yours, named by the
-# ATTENDANCE_* variables). ATTENDANCE_BIN runs that binary instead of building the release one.
+# ATTENDANCE_* variables). A running broker is someone's: one short of file handles is only
+# named, with what would change, unless --fix-broker lets scripts/services.sh restart it.
+# ATTENDANCE_BIN runs that binary instead of building the release one (cargo's progress shows
+# on stderr); --cleanup uses a binary already built in this checkout, or `attendance` on PATH.
 # It works in its own namespace (DEMO_NAMESPACE, default demo) and database (DEMO_MYSQL_URL,
 # default attendance_demo); the broker is ATTENDANCE_AMQP_URL's (default the local one). Every step is idempotent, so a second run redoes the same day and lands the
 # same rows. The queues are declared right after the roster: a broker short of file handles for
@@ -25,13 +28,15 @@ employees=100000
 departments=
 services=1
 remove=
+fix_broker=
 while [ $# -gt 0 ]; do
   case $1 in
     --employees) employees=$2; shift 2 ;;
     --departments) departments=$2; shift 2 ;;
     --no-services) services=; shift ;;
+    --fix-broker) fix_broker=--fix-broker; shift ;;
     --cleanup) remove=1; services=; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "demo: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -42,15 +47,22 @@ if [ -z "$departments" ]; then
   [ "$departments" -gt 500 ] && departments=500
 fi
 
-[ -n "$services" ] && bash scripts/services.sh
+[ -n "$services" ] && bash scripts/services.sh $fix_broker
+# Cargo puts its builds under CARGO_TARGET_DIR when that is set.
+target=${CARGO_TARGET_DIR:-target}
+att=
 if [ -n "${ATTENDANCE_BIN:-}" ]; then
   att=$ATTENDANCE_BIN
-elif [ -n "$remove" ] && [ -x target/release/attendance ]; then
-  att=$ATTENDANCE_BIN
-else
-  echo "== building the release binary" >&2
-  cargo build --release --quiet --bins
-  att=target/release/attendance
+elif [ -n "$remove" ]; then
+  # Removing needs only `queues delete`: any build of this checkout does, no release build.
+  for b in "$target/release/attendance" "$target/debug/attendance" "$(command -v attendance || true)"; do
+    [ -n "$b" ] && [ -x "$b" ] && { att=$b; break; }
+  done
+fi
+if [ -z "$att" ]; then
+  echo "== building the release binary (a few minutes from a fresh clone on 2 cores; cargo's progress follows)" >&2
+  cargo build --release --bins
+  att=$target/release/attendance
 fi
 
 # Its own namespace and database whatever the shell's ATTENDANCE_NAMESPACE and
@@ -59,9 +71,6 @@ fi
 export ATTENDANCE_NAMESPACE=${DEMO_NAMESPACE:-demo}
 export ATTENDANCE_MYSQL_URL=${DEMO_MYSQL_URL:-mysql://root@127.0.0.1:3306/attendance_demo}
 export ATTENDANCE_TIMEZONE=${ATTENDANCE_TIMEZONE:-Europe/Paris}
-# The demo plays yesterday's whole day now, as a kiosk allowed to replay offline punches would:
-# none of its punches is held for review (docs/security.md, back-dating needs authority).
-export ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES=5270400
 
 # --cleanup: everything the demo made, in the order that still finds it (the queues are known
 # from the roster, so they go before the database).
@@ -84,6 +93,17 @@ fi
 
 work=$(mktemp -d)
 roster_loaded=
+# The demo plays yesterday's whole day now, as a kiosk that was offline replays its punches: it
+# signs with a key the keyring lets replay (replay = true), so none of its punches is held for
+# review; the company's replay window stays as it is (docs/security.md, back-dating needs
+# authority). The key lives as long as the run: the files are private to it.
+if [ -z "${ATTENDANCE_SIGNING_KEY_FILE:-}" ]; then
+  secret=$(head -c 32 /dev/urandom | base64)
+  (umask 077
+   printf 'key_id = "demo-kiosk"\nsecret = "%s"\n' "$secret" >"$work/kiosk.key"
+   printf 'revoked = []\n[keys."demo-kiosk"]\nsecret = "%s"\nreplay = true\n' "$secret" >"$work/keyring.toml")
+  export ATTENDANCE_SIGNING_KEY_FILE=$work/kiosk.key ATTENDANCE_SIGNING_KEYRING_FILE=$work/keyring.toml
+fi
 done=
 cleanup() {
   # The queues are known from the roster: only once it is imported can they be purged.
@@ -138,8 +158,17 @@ $att checkin --file "$work/evening.csv"
 step "the nightly settle"
 $att settle --date "$day"
 
-step "the day's report"
-$att report day --date "$day" | tail -n 12
+step "the day's report, and who was absent in D001"
+# A line per department: with many, the first ones and the total, under the title and headers.
+$att report day --date "$day" >"$work/day.txt"
+rows=$(wc -l <"$work/day.txt")
+if [ "$rows" -gt 16 ]; then
+  head -n 9 "$work/day.txt"
+  echo "│ ... $(( rows - 11 )) more departments"
+  tail -n 2 "$work/day.txt"
+else
+  cat "$work/day.txt"
+fi
 $att report absent --date "$day" --dept D001
 
 echo >&2

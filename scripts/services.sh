@@ -3,14 +3,24 @@
 # Order of preference: a service already running; Docker Compose (deploy/docker-compose.yml) when a
 # Docker engine answers; otherwise the distribution's packages (Debian/Ubuntu, as root).
 # Redis is started durable (an append-only file fsynced every second, no eviction: see
-# docs/durability.md); a running service is never reconfigured, only warned about, with one
-# exception: a local RabbitMQ under an open-files limit too low for the department queues (or
-# no longer answering the AMQP handshake) is restarted under the raised limit when this runs as
-# root, and otherwise the script stops (exit 3) with the command to run.
+# docs/durability.md); a running service is never reconfigured, only warned about. A local
+# RabbitMQ under an open-files limit too low for the department queues is named with what would
+# change (a warning; the queues' own declaration refuses clearly when they do not fit), and one
+# no longer answering the AMQP handshake stops the script (exit 3) with the command to run;
+# with --fix-broker, run as root, either is restarted under the raised limit instead.
+#
+#   scripts/services.sh [--fix-broker]
 # RABBITMQ_NODE_PORT and RABBITMQ_NODENAME (as rabbitmq-server and rabbitmqctl read them) pick
 # another local node than the default rabbit@host on 5672.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+fix_broker=
+case ${1:-} in
+  '') ;;
+  --fix-broker) fix_broker=1 ;;
+  *) echo "services: unknown argument $1 (scripts/services.sh [--fix-broker])" >&2; exit 2 ;;
+esac
 
 up() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -74,8 +84,14 @@ rabbitmq_pid() {
 restart_rabbitmq() {
   local why=$1 pid
   pid=$(rabbitmq_pid)
+  if [ -z "$fix_broker" ]; then
+    # Someone else's broker (a shared one, perhaps): say what would change, touch nothing.
+    echo "services: RabbitMQ on 127.0.0.1:$RABBIT_PORT $why; --fix-broker (as root) would restart it under ulimit -n $RABBIT_NOFILE, stopping it for everyone using it (see docs/operations.md: RabbitMQ's file handles)" >&2
+    [ "${2:-}" = answers ] && return 0
+    exit 3
+  fi
   if [ "$(id -u)" != 0 ] || [ -z "$pid" ] || ! command -v rabbitmqctl >/dev/null 2>&1; then
-    echo "services: RabbitMQ on 127.0.0.1:$RABBIT_PORT $why; restart it under a raised open-files limit, as root: sudo rabbitmqctl stop; sudo bash scripts/services.sh (see docs/operations.md: RabbitMQ's file handles)" >&2
+    echo "services: RabbitMQ on 127.0.0.1:$RABBIT_PORT $why; restart it under a raised open-files limit, as root: sudo rabbitmqctl stop; sudo bash scripts/services.sh --fix-broker (see docs/operations.md: RabbitMQ's file handles)" >&2
     exit 3
   fi
   echo "services: RabbitMQ on 127.0.0.1:$RABBIT_PORT $why; restarting it under ulimit -n $RABBIT_NOFILE" >&2

@@ -5,7 +5,8 @@
 # library's, the binary's and the integration tests last, so the run ends on their real count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/services.sh
+# CI's broker is the suite's own: one short of file handles is restarted, not only named.
+bash scripts/services.sh --fix-broker
 # tests/it/clusters/redis_cluster.rs starts its own local Redis Cluster unless ATTENDANCE_TEST_REDIS_CLUSTER names
 # one: it needs redis-server and redis-cli (Debian's redis-tools has both, and starts nothing).
 if [ -z "${ATTENDANCE_TEST_REDIS_CLUSTER:-}" ] && ! command -v redis-cli >/dev/null 2>&1; then

@@ -194,6 +194,12 @@ pub enum Command {
     Report(ReportCommand),
     /// Write a realistic morning or evening of punches for the roster (demos, benchmarks)
     Simulate(SimulateArgs),
+    /// The day's figures from the stores, in Prometheus's text format
+    ///
+    /// Check-ins recorded and held, notifications pending, parked and queued (the deepest
+    /// department queues by name, the rest together), whether each store answered, and the
+    /// build. For node_exporter's textfile collector (-o FILE, written whole) or a scrape wrapper.
+    Metrics(DayMetricsArgs),
     /// Check that this installation can be trusted: services, schema, persistence, queues, clocks, settle
     ///
     /// One line per check: ok, skip (not checked, and why), warn or fail.
@@ -805,6 +811,16 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// Output file [default: stdout]
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DayMetricsArgs {
+    /// Department queues given a series of their own, the deepest first (the rest: department="_other")
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=500))]
+    pub top: u16,
+    /// Write to this file, whole (node_exporter reads *.prom) [default: stdout]
     #[arg(long, short)]
     pub output: Option<PathBuf>,
 }

@@ -32,6 +32,7 @@ mod dlq;
 mod doctor;
 mod init_day;
 mod man;
+mod metrics;
 mod people;
 mod queues;
 mod record;
@@ -164,6 +165,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
         Command::Dlq(c) => dlq::run(ctx, c),
         Command::Recover(a) => recover::run(ctx, a),
         Command::Settle(a) => settle::run(ctx, a),
+        Command::Metrics(a) => metrics::run(ctx, a),
         Command::Calendar(c) => people::calendar::run(ctx, c),
         Command::Leave(c) => people::leave::run(ctx, c),
         Command::Shifts(c) => people::shifts::run(ctx, c),

@@ -44,5 +44,15 @@ pub(crate) fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
         plural(n, "punch"),
         plural(ids.len(), "employee")
     ));
+    // Punches of a past day are what an offline kiosk replays: checked in from a key that may
+    // not replay, past the replay window, each would be held for review.
+    if date < ctx.today() {
+        ctx.say(format!(
+            "{date} is past: check these in as an offline kiosk replaying its punches would, signed with a key \
+             that may replay (replay = true in signing.keyring_file), or each older than \
+             policy.replay_window_minutes ({}) is held for review",
+            ctx.cfg.policy.replay_window_minutes
+        ));
+    }
     Ok(())
 }

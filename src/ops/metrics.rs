@@ -53,7 +53,7 @@ impl Textfile {
         let _ = writeln!(self.text, "{name}{labels} {value}");
     }
 
-    #[cfg(test)]
+    /// The exposition as written: `attendance metrics` prints it.
     pub(crate) fn as_str(&self) -> &str {
         &self.text
     }

@@ -5,8 +5,8 @@
 //! leave, calendar), `report` (HR's reports, the roll call), `doctor` (the installation's
 //! verdicts), `record` (schema, partitions, archive). Beside them, what every family shares:
 //! `lookup` (who an employee is, their shift, who acts), `exit` (the one line of an error),
-//! `reopen` (riding out a Redis restart), `metrics` (the jobs' textfile) and `watch` (the
-//! supervisor's queue and screen). An operation takes the configuration and plain values,
+//! `reopen` (riding out a Redis restart), `metrics` (the jobs' textfile), `day_metrics` (the
+//! day's figures on demand) and `watch` (the supervisor's queue and screen). An operation takes the configuration and plain values,
 //! applies the domain's rules, reaches each store through its folder (`redis`, `mysql`,
 //! `amqp`), returns a value and prints nothing; it knows nothing of clap.
 //!
@@ -17,6 +17,7 @@
 
 pub(crate) mod boards;
 pub(crate) mod checkin;
+pub(crate) mod day_metrics;
 pub(crate) mod doctor;
 pub(crate) mod exit;
 pub(crate) mod lookup;

@@ -1,6 +1,7 @@
 //! The quick start on a broker with the common open-files limit of 1024: the demo
-//! ends with a clear message or succeeds, and leaves the broker answering handshakes; and
-//! `scripts/services.sh`, as root, restarts such a local broker under the raised limit.
+//! ends with a clear message or succeeds, and leaves the broker answering handshakes;
+//! `scripts/services.sh --fix-broker`, as root, restarts such a local broker under the raised
+//! limit (without the flag it only says so); and the demo's clean-up works as it prints it.
 //!
 //! The broker is the test's own: a second RabbitMQ node on free ports, its files in a temporary
 //! directory, stopped and removed at the end.
@@ -195,7 +196,7 @@ fn the_demo_on_a_broker_limited_to_1024_files_refuses_clearly_or_succeeds_and_le
 }
 
 #[test]
-fn services_restarts_a_local_broker_limited_to_1024_files_under_the_raised_limit() {
+fn services_restarts_a_local_broker_limited_to_1024_files_only_when_told_to_fix_it() {
     if !is_root() {
         eprintln!("skipped: restarting a local broker needs root");
         return;
@@ -203,10 +204,25 @@ fn services_restarts_a_local_broker_limited_to_1024_files_under_the_raised_limit
     let broker = Broker::start(1024);
     let before = broker.pid().unwrap();
     let root = env!("CARGO_MANIFEST_DIR");
-    let mut c = Command::new("bash");
-    c.arg(format!("{root}/scripts/services.sh"));
-    broker.env(&mut c);
-    let o = c.output().unwrap();
+    let services = |args: &[&str]| {
+        let mut c = Command::new("bash");
+        c.arg(format!("{root}/scripts/services.sh")).args(args);
+        broker.env(&mut c);
+        c.output().unwrap()
+    };
+
+    // Without --fix-broker the broker is someone's: named, with what would change, left running.
+    let o = services(&[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("has an open-files limit of 1024")
+            && err.contains("--fix-broker (as root) would restart it under ulimit -n"),
+        "{err}"
+    );
+    assert_eq!(broker.pid(), Some(before), "{err}");
+
+    let o = services(&["--fix-broker"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -224,4 +240,60 @@ fn services_restarts_a_local_broker_limited_to_1024_files_under_the_raised_limit
         .unwrap();
     assert!(nofile >= 16_384, "{limits}");
     assert!(broker.answers_handshake());
+}
+
+/// Whether the shared broker has a queue of this name (a passive declare).
+fn shared_queue_exists(name: &str) -> bool {
+    let mut conn = amiquip::Connection::insecure_open(common::AMQP_URL).unwrap();
+    let found = conn.open_channel(None).unwrap().queue_declare_passive(name).is_ok();
+    conn.close().ok();
+    found
+}
+
+/// `scripts/demo.sh --cleanup` run exactly as the demo's last line prints it: the same DEMO_*
+/// variables and nothing else (no ATTENDANCE_BIN: it failed then with "ATTENDANCE_BIN: unbound
+/// variable" and removed nothing), on a small demo-like namespace made here on the shared services.
+#[test]
+fn the_demo_cleanup_as_printed_removes_the_queues_keys_and_database() {
+    let env = TestEnv::migrated("Europe/Paris");
+    env.import_roster(
+        "roster.csv",
+        "employee_id,name,department_id,department_name,role\n\
+         E1,Ann,D1,Sales,supervisor\nE2,Bob,D1,Sales,employee\nE3,Cy,D2,Ops,supervisor\n",
+    );
+    env.ok(&["queues", "declare"]);
+    let day = env.today().to_string();
+    env.ok(&["init-day", "--date", &day]);
+    env.ok(&["checkin", "E2", "--kind", "in"]);
+    let queue = format!("{}.dept.D1", env.ns);
+    assert!(shared_queue_exists(&queue));
+    assert!(!env.redis_keys().is_empty());
+
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut c = Command::new("bash");
+    c.arg(format!("{root}/scripts/demo.sh")).arg("--cleanup");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("ATTENDANCE_") || k.starts_with("DEMO_") {
+            c.env_remove(k);
+        }
+    }
+    let o = c
+        .env("DEMO_NAMESPACE", &env.ns)
+        .env("DEMO_MYSQL_URL", env.mysql_url())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("unbound variable"), "{err}");
+    assert!(
+        err.contains(&format!("demo removed: queues, Redis keys {}:*", env.ns)),
+        "{err}"
+    );
+
+    assert!(!shared_queue_exists(&queue), "{err}");
+    assert!(!shared_queue_exists(&format!("{}.dept.D2", env.ns)), "{err}");
+    assert_eq!(env.redis_keys(), Vec::<String>::new());
+    let mut server = mysql::Pool::new(common::MYSQL_SERVER).unwrap().get_conn().unwrap();
+    let dbs: Vec<String> = server.query(format!("SHOW DATABASES LIKE '{}'", env.db)).unwrap();
+    assert!(dbs.is_empty(), "{dbs:?}");
 }

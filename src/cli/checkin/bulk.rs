@@ -67,9 +67,12 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
         return Err(Error::Partial(format!("{} of {} rows refused", report.refused.len(), report.rows)).into());
     }
     if report.held > 0 {
+        let key = b.held_for_review.first().and_then(|h| h.key_id.as_deref());
         return Err(Error::Held(format!(
-            "{} of {} rows held for review: back-dated past policy.replay_window_minutes (`attendance review list`)",
-            report.held, report.rows
+            "{} of {} rows held for review: back-dated {}; `attendance review list`, then `review approve` by the supervisor or HR",
+            report.held,
+            report.rows,
+            ops::checkin::review::held_why(ctx.cfg.policy.replay_window_minutes, key)
         ))
         .into());
     }
@@ -90,8 +93,8 @@ fn say_unreplicated(ctx: &Ctx, b: &ops::checkin::bulk::Bulk) {
 fn say_held(ctx: &Ctx, b: &ops::checkin::bulk::Bulk) {
     for h in &b.held_for_review {
         ctx.say(format!(
-            "held for review (review {}): {} {} at {} on {}",
-            h.review_id, h.employee_id, h.kind, h.at, h.work_date
+            "held for review (review {}): {} {} at {} on {}, {} min old when recorded",
+            h.review_id, h.employee_id, h.kind, h.at, h.work_date, h.minutes_old
         ));
     }
     let more = b.report.held.saturating_sub(b.held_for_review.len());

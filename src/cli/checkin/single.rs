@@ -9,7 +9,7 @@ use crate::domain::dates::minutes_text;
 use crate::domain::punch::Kind;
 use crate::error::Error;
 use crate::ops::checkin::record::{Checkin, Notification, Replication};
-use crate::ops::checkin::review::HeldPunch;
+use crate::ops::checkin::review::{held_why, HeldPunch};
 use crate::ops::checkin::single::{self, Punched, Request};
 
 pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
@@ -31,7 +31,7 @@ pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
     )?;
     let c = match punched {
         Punched::Applied(c) => c,
-        Punched::Held(h) => return held(args.output.json, &h),
+        Punched::Held(h) => return held(args.output.json, ctx.cfg.policy.replay_window_minutes, &h),
     };
     if let Some(why) = &c.unreplicated_because {
         ctx.say(format!(
@@ -49,7 +49,7 @@ pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
 }
 
 /// A punch held for review: said on stdout (or `--json`), then exit 7 with one line.
-fn held(json: bool, h: &HeldPunch) -> Result<()> {
+fn held(json: bool, window: u32, h: &HeldPunch) -> Result<()> {
     if json {
         crate::output::json(h)?;
     } else {
@@ -67,9 +67,12 @@ fn held(json: bool, h: &HeldPunch) -> Result<()> {
         )?;
     }
     Err(Error::Held(format!(
-        "punch held for review (review {}): the day is unchanged until a supervisor approves it \
-         (`attendance review approve {}`)",
-        h.review_id, h.review_id
+        "punch held for review (review {}): {} min old, {}; applied when the employee's \
+         supervisor or HR runs `attendance review approve {}`",
+        h.review_id,
+        h.minutes_old,
+        held_why(window, h.key_id.as_deref()),
+        h.review_id
     ))
     .into())
 }

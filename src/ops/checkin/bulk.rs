@@ -151,7 +151,7 @@ fn hold_backdated(
     let held = old
         .iter()
         .zip(ids)
-        .map(|(p, id)| HeldPunch::new(p, board.held_record(rules, p).0, id, cfg.timezone))
+        .map(|(p, id)| HeldPunch::new(p, board.held_record(rules, p).0, id, cfg.timezone, board.key_id()))
         .collect();
     Ok((keep, held))
 }

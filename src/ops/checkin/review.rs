@@ -39,12 +39,20 @@ pub(crate) struct HeldPunch {
     pub recorded_at: String,
     #[serde(skip)]
     pub local_at: DateTime<Tz>,
+    /// How old the punch was when recorded, in whole minutes: what passed the window.
+    #[serde(skip)]
+    pub minutes_old: i64,
+    /// The key it came with (`None`: this process signs nothing).
+    #[serde(skip)]
+    pub key_id: Option<String>,
 }
 
 impl HeldPunch {
-    pub(crate) fn new(p: &Punch, kind: Kind, review_id: u64, tz: Tz) -> HeldPunch {
+    pub(crate) fn new(p: &Punch, kind: Kind, review_id: u64, tz: Tz, key_id: Option<&str>) -> HeldPunch {
         let local_at = p.at.with_timezone(&tz);
         HeldPunch {
+            minutes_old: (p.recorded_at - p.at).num_minutes(),
+            key_id: key_id.map(str::to_string),
             status: PunchStatus::HeldForReview,
             review_id,
             employee_id: p.employee.id.clone(),
@@ -57,6 +65,16 @@ impl HeldPunch {
             local_at,
         }
     }
+}
+
+/// Why a punch was held and what the owner can do, in one clause for a one-line message:
+/// the window, the key, and the two ways out (a key that may replay, or a review).
+pub(crate) fn held_why(window_minutes: u32, key_id: Option<&str>) -> String {
+    let key = match key_id {
+        Some(k) => format!("key '{k}' may not replay"),
+        None => "this process signs with no key that may replay".to_string(),
+    };
+    format!("past policy.replay_window_minutes ({window_minutes}), and {key} (replay = true in signing.keyring_file)")
 }
 
 /// Hold these punches for review in MySQL, each with the event record it would have had (signed

@@ -73,7 +73,7 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
     {
         let id = hold(cfg, &board, rules, std::slice::from_ref(&p))?;
         let kind = board.held_record(rules, &p).0;
-        return Ok(Punched::Held(HeldPunch::new(&p, kind, id[0], tz)));
+        return Ok(Punched::Held(HeldPunch::new(&p, kind, id[0], tz, board.key_id())));
     }
     Ok(Punched::Applied(apply(
         cfg, &mut board, rules, &p, connecting, now, false,

@@ -89,7 +89,19 @@ fn held(env: &TestEnv, emp: &str, at: &str) -> u64 {
     assert_eq!(code(&o), Some(7), "{}", stderr(&o));
     let v = json(&o);
     assert_eq!(v["status"], "held_for_review", "{v}");
-    assert!(stderr(&o).contains("held for review"), "{}", stderr(&o));
+    // Its one line says why (how old, the window, the key) and what the owner can do.
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(" min old, past policy.replay_window_minutes (15)")
+            && line.contains(&format!("key '{}' may not replay", common::KEY_ID))
+            && line.contains("replay = true in signing.keyring_file")
+            && line.contains(&format!("runs `attendance review approve {}`", v["review_id"])),
+        "{line}"
+    );
     v["review_id"].as_u64().unwrap()
 }
 
@@ -476,7 +488,17 @@ fn a_punch_file_and_a_punch_stream_hold_their_backdated_rows_and_apply_the_rest(
     assert_eq!(code(&o), Some(7), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("1 recorded") && out.contains("1 held for review"), "{out}");
-    assert!(stderr(&o).contains("held for review (review"), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("held for review (review") && err.contains("min old when recorded"),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 of 2 rows held for review: back-dated past policy.replay_window_minutes (15)")
+            && err.contains(&format!("key '{}' may not replay (replay = true", common::KEY_ID))
+            && err.contains("`attendance review list`, then `review approve`"),
+        "{err}"
+    );
     assert!(env.board("D2", &day.to_string()).get("B1").is_none_or(|v| v.is_empty()));
     assert_eq!(env.count("held_punches"), 2);
 }
