@@ -1,0 +1,229 @@
+//! The month's own network: a private Redis (append-only, fsync on every write) behind a proxy,
+//! and proxies of the harness's own in front of the shared MySQL and RabbitMQ, so that every
+//! fault the harness injects (a kill, a cut, a silent server) hits its own connections and
+//! instances only, never the shared services. Every command of the month runs through here.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::private_redis::PrivateRedis;
+use crate::common::stall::{Stall, StallProxy};
+use crate::common::TestEnv;
+
+/// How long any one command may take before the harness calls it a hang: the short timeouts
+/// below bound every wait far under this.
+const HANG: Duration = Duration::from_secs(90);
+
+/// A fault, injected into one command (see [`Net::inject`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Redis killed (SIGKILL) a few milliseconds into the command, restarted after it.
+    RedisKill,
+    /// The Redis proxy cuts every connection (a partition) while the command runs.
+    RedisCut,
+    /// Redis goes silent once the command sends its first script call (a hung server).
+    RedisStall,
+    /// The broker is cut off (a partition) for the command.
+    BrokerCut,
+    /// The broker goes silent after the first publish reaches it (no confirm ever comes).
+    BrokerStall,
+    /// MySQL is cut off for the command.
+    MysqlCut,
+    /// MySQL goes silent once the command sends its first INSERT.
+    MysqlStall,
+}
+
+impl Fault {
+    pub const ALL: [Fault; 7] = [
+        Fault::RedisKill,
+        Fault::RedisCut,
+        Fault::RedisStall,
+        Fault::BrokerCut,
+        Fault::BrokerStall,
+        Fault::MysqlCut,
+        Fault::MysqlStall,
+    ];
+}
+
+pub struct Net {
+    redis: PrivateRedis,
+    redis_proxy: StallProxy,
+    broker_proxy: StallProxy,
+    mysql_proxy: StallProxy,
+    /// Faults injected so far, for the summary.
+    pub injected: Vec<(usize, Fault, String, Option<i32>)>,
+}
+
+impl Net {
+    pub fn start(env: &TestEnv) -> Net {
+        let redis = PrivateRedis::start(env, true);
+        always_fsync(&redis);
+        Net {
+            redis_proxy: StallProxy::start(&format!("127.0.0.1:{}", redis.port), Stall::never()),
+            broker_proxy: StallProxy::start("127.0.0.1:5672", Stall::never()),
+            mysql_proxy: StallProxy::start("127.0.0.1:3306", Stall::never()),
+            redis,
+            injected: Vec::new(),
+        }
+    }
+
+    /// The private Redis, straight (not through the proxy): what the checks read.
+    pub fn redis_url(&self) -> String {
+        self.redis.url()
+    }
+
+    /// The binary with the month's settings: the stores through the proxies, short timeouts
+    /// (a silent server is found out in a second or two), the default replay window (a
+    /// back-dated punch from a key without replay authority is held), the keyring, and `key`
+    /// as the key this process signs with.
+    pub fn cmd(&self, env: &TestEnv, ring: &Path, key: &Path, args: &[&str]) -> Command {
+        let mut c = env.std_cmd();
+        let vars = [
+            (
+                "ATTENDANCE_REDIS_URL",
+                format!("redis://127.0.0.1:{}/", self.redis_proxy.port()),
+            ),
+            (
+                "ATTENDANCE_MYSQL_URL",
+                format!("mysql://root@127.0.0.1:{}/{}", self.mysql_proxy.port(), env.db),
+            ),
+            ("ATTENDANCE_AMQP_URL", self.broker_proxy.amqp_url()),
+            ("ATTENDANCE_REDIS_CONNECT_TIMEOUT_MS", "1000".into()),
+            ("ATTENDANCE_REDIS_READ_TIMEOUT_MS", "1500".into()),
+            ("ATTENDANCE_REDIS_WRITE_TIMEOUT_MS", "1500".into()),
+            ("ATTENDANCE_MYSQL_CONNECT_TIMEOUT_MS", "1000".into()),
+            ("ATTENDANCE_MYSQL_READ_TIMEOUT_MS", "3000".into()),
+            ("ATTENDANCE_MYSQL_WRITE_TIMEOUT_MS", "3000".into()),
+            ("ATTENDANCE_AMQP_CONNECT_TIMEOUT_MS", "1000".into()),
+            ("ATTENDANCE_AMQP_LOGIN_TIMEOUT_MS", "1500".into()),
+            ("ATTENDANCE_AMQP_CONFIRM_TIMEOUT_MS", "800".into()),
+            ("ATTENDANCE_AMQP_CHECKIN_CONFIRM_MS", "500".into()),
+            ("ATTENDANCE_AMQP_CLOSE_TIMEOUT_MS", "300".into()),
+            ("ATTENDANCE_SETTLE_MYSQL_RETRIES", "1".into()),
+            ("ATTENDANCE_SETTLE_RETRY_BACKOFF_MS", "50".into()),
+            ("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "15".into()),
+        ];
+        for (k, v) in vars {
+            c.env(k, v);
+        }
+        c.env("ATTENDANCE_SIGNING_KEYRING_FILE", ring)
+            .env("ATTENDANCE_SIGNING_KEY_FILE", key)
+            .args(args);
+        c
+    }
+
+    /// Run a command to its end (a hang past [`HANG`] fails the month).
+    pub fn run(&self, mut c: Command) -> Output {
+        let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        wait_bounded(child)
+    }
+
+    /// Inject `fault`: the command built next (its URLs name the proxies as they are then)
+    /// meets it in [`Net::run_faulted`].
+    pub fn inject(&mut self, fault: Fault) {
+        match fault {
+            Fault::RedisCut => self.redis_proxy.cut(),
+            Fault::RedisStall => self.redis_proxy = self.redis_stall(),
+            Fault::BrokerCut => self.broker_proxy.cut(),
+            Fault::BrokerStall => {
+                // A basic.publish method frame: class 60, method 40.
+                self.broker_proxy = StallProxy::start("127.0.0.1:5672", Stall::when_client_sends(&[0, 60, 0, 40]))
+            }
+            Fault::MysqlCut => self.mysql_proxy.cut(),
+            Fault::MysqlStall => {
+                self.mysql_proxy = StallProxy::start("127.0.0.1:3306", Stall::when_client_sends(b"INSERT"))
+            }
+            Fault::RedisKill => {}
+        }
+    }
+
+    /// Run a command built after [`Net::inject`]`(fault)` (Redis is killed `delay_ms` into it),
+    /// then heal the fault; returns what the command did.
+    pub fn run_faulted(&mut self, day: usize, fault: Fault, mut c: Command, delay_ms: u64) -> Output {
+        let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        if fault == Fault::RedisKill {
+            std::thread::sleep(Duration::from_millis(delay_ms));
+            self.redis.crash();
+        }
+        let out = wait_bounded(child);
+        self.heal(fault);
+        let what = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .to_string();
+        self.injected.push((day, fault, what, out.status.code()));
+        out
+    }
+
+    fn redis_stall(&self) -> StallProxy {
+        StallProxy::start(
+            &format!("127.0.0.1:{}", self.redis.port),
+            Stall::when_client_sends(b"EVALSHA"),
+        )
+    }
+
+    /// Undo a fault: restart, restore, or a fresh proxy in place of a silent one.
+    fn heal(&mut self, fault: Fault) {
+        match fault {
+            Fault::RedisKill => {
+                self.redis.spawn();
+                always_fsync(&self.redis);
+            }
+            Fault::RedisCut => self.redis_proxy.restore(),
+            Fault::RedisStall => {
+                self.redis_proxy = StallProxy::start(&format!("127.0.0.1:{}", self.redis.port), Stall::never())
+            }
+            Fault::BrokerCut => self.broker_proxy.restore(),
+            Fault::BrokerStall => self.broker_proxy = StallProxy::start("127.0.0.1:5672", Stall::never()),
+            Fault::MysqlCut => self.mysql_proxy.restore(),
+            Fault::MysqlStall => self.mysql_proxy = StallProxy::start("127.0.0.1:3306", Stall::never()),
+        }
+    }
+}
+
+/// An acknowledged punch is on disk before the acknowledgement: the harness tests what a
+/// restart keeps, not the one-second window of `appendfsync everysec`.
+fn always_fsync(redis: &PrivateRedis) {
+    let mut c = redis.con().unwrap();
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("appendfsync")
+        .arg("always")
+        .query::<()>(&mut c)
+        .unwrap();
+}
+
+fn wait_bounded(mut child: std::process::Child) -> Output {
+    // Read both pipes on threads so that a chatty command never blocks on a full pipe.
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let t1 = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut so, &mut v).ok();
+        v
+    });
+    let t2 = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut se, &mut v).ok();
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > HANG {
+            child.kill().ok();
+            let s = child.wait().unwrap();
+            panic!("a command did not end within {HANG:?} (killed: {s:?})");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: t1.join().unwrap(),
+        stderr: t2.join().unwrap(),
+    }
+}
