@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Long runs of the simulated month (tests/it/month): seed after seed until HOURS are up, each a
 # month of ATTENDANCE_MONTH_EMPLOYEES (default 250) in ATTENDANCE_MONTH_DEPARTMENTS (8) over
-# ATTENDANCE_MONTH_DAYS (30) with faults on ATTENDANCE_MONTH_FAULT_RATE (0.15) of the commands.
+# ATTENDANCE_MONTH_DAYS (30) with faults on ATTENDANCE_MONTH_FAULT_RATE (0.15) of the commands,
+# on a RabbitMQ node of its own when run as root (ATTENDANCE_MONTH_PRIVATE_BROKER=0: the shared one).
 # Each run's log is kept under target/soak/; at the end it prints every seed run, which failed
 # (with the day and what differed) and the findings the runs printed. Exit 1 if a seed failed.
 #
@@ -15,6 +16,10 @@ end=$(( $(date +%s) + $(awk -v h="$hours" 'BEGIN { printf "%d", h * 3600 }') ))
 out=target/soak/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
 cargo test --test it --no-run -q
+# As root the month runs on a RabbitMQ node of its own, which its faults may kill.
+if [ "$(id -u)" = 0 ] && command -v rabbitmq-server >/dev/null 2>&1; then
+  export ATTENDANCE_MONTH_PRIVATE_BROKER=${ATTENDANCE_MONTH_PRIVATE_BROKER:-1}
+fi
 runs=0; failed=0
 while [ "$(date +%s)" -lt "$end" ]; do
   seed=${ATTENDANCE_MONTH_SEED_BASE:-$RANDOM$RANDOM$RANDOM}

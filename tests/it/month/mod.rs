@@ -43,13 +43,15 @@ fn a_short_month_with_faults_settles_every_night_as_the_oracle_says() {
         fault_rate: 0.25,
         strict_forgery: flag("ATTENDANCE_MONTH_STRICT_FORGERY"),
         strict_journal: flag("ATTENDANCE_MONTH_STRICT_JOURNAL"),
+        private_broker: flag("ATTENDANCE_MONTH_PRIVATE_BROKER"),
     });
     eprintln!("month: {s:#?}");
     assert!(s.acked > 0, "{s:?}");
 }
 
 /// A long run for `scripts/soak.sh`: sizes from the environment (`ATTENDANCE_MONTH_EMPLOYEES`,
-/// `_DEPARTMENTS`, `_DAYS`, `_FAULT_RATE`), one seed a run.
+/// `_DEPARTMENTS`, `_DAYS`, `_FAULT_RATE`; `ATTENDANCE_MONTH_PRIVATE_BROKER=1` for a RabbitMQ
+/// node of its own that faults may kill), one seed a run.
 #[test]
 #[ignore = "a soak run: scripts/soak.sh HOURS runs it seed after seed"]
 fn a_long_month_with_faults_settles_every_night_as_the_oracle_says() {
@@ -61,6 +63,7 @@ fn a_long_month_with_faults_settles_every_night_as_the_oracle_says() {
         fault_rate: var("ATTENDANCE_MONTH_FAULT_RATE", 0.15),
         strict_forgery: flag("ATTENDANCE_MONTH_STRICT_FORGERY"),
         strict_journal: flag("ATTENDANCE_MONTH_STRICT_JOURNAL"),
+        private_broker: flag("ATTENDANCE_MONTH_PRIVATE_BROKER"),
     });
     eprintln!("month: {s:#?}");
 }

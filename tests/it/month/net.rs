@@ -1,15 +1,17 @@
 //! The month's own network: a private Redis (append-only, fsync on every write) behind a proxy,
 //! and proxies of the harness's own in front of the shared MySQL and RabbitMQ, so that every
 //! fault the harness injects (a kill, a cut, a silent server) hits its own connections and
-//! instances only, never the shared services. Every command of the month runs through here.
+//! instances only, never the shared services. With a private broker (a RabbitMQ node of the
+//! month's own), the broker can be killed too. Every command of the month runs through here.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::private_redis::PrivateRedis;
+use crate::common::rabbit::Node;
 use crate::common::stall::{Stall, StallProxy};
-use crate::common::TestEnv;
+use crate::common::{TestEnv, AMQP_URL};
 
 /// How long any one command may take before the harness calls it a hang: the short timeouts
 /// below bound every wait far under this.
@@ -28,6 +30,9 @@ pub enum Fault {
     BrokerCut,
     /// The broker goes silent after the first publish reaches it (no confirm ever comes).
     BrokerStall,
+    /// The month's private broker node killed (SIGKILL) a few milliseconds into the command,
+    /// started again on the same files after it (only with a private broker).
+    BrokerKill,
     /// MySQL is cut off for the command.
     MysqlCut,
     /// MySQL goes silent once the command sends its first INSERT.
@@ -35,12 +40,13 @@ pub enum Fault {
 }
 
 impl Fault {
-    pub const ALL: [Fault; 7] = [
+    pub const ALL: [Fault; 8] = [
         Fault::RedisKill,
         Fault::RedisCut,
         Fault::RedisStall,
         Fault::BrokerCut,
         Fault::BrokerStall,
+        Fault::BrokerKill,
         Fault::MysqlCut,
         Fault::MysqlStall,
     ];
@@ -48,6 +54,10 @@ impl Fault {
 
 pub struct Net {
     redis: PrivateRedis,
+    /// A RabbitMQ node of the month's own, when it runs on one (a broker can then be killed).
+    broker: Option<Node>,
+    /// host:port of the broker the proxy forwards to: the private node's, or the shared one.
+    broker_at: String,
     redis_proxy: StallProxy,
     broker_proxy: StallProxy,
     mysql_proxy: StallProxy,
@@ -56,16 +66,36 @@ pub struct Net {
 }
 
 impl Net {
-    pub fn start(env: &TestEnv) -> Net {
+    pub fn start(env: &TestEnv, private_broker: bool) -> Net {
         let redis = PrivateRedis::start(env, true);
         always_fsync(&redis);
+        let broker = private_broker.then(|| {
+            let node = Node::start(false, Some(BROKER_FILES));
+            wait_for(&node);
+            node
+        });
+        let broker_at = broker
+            .as_ref()
+            .map_or("127.0.0.1:5672".to_string(), |n| format!("127.0.0.1:{}", n.amqp));
         Net {
             redis_proxy: StallProxy::start(&format!("127.0.0.1:{}", redis.port), Stall::never()),
-            broker_proxy: StallProxy::start("127.0.0.1:5672", Stall::never()),
+            broker_proxy: StallProxy::start(&broker_at, Stall::never()),
+            broker,
+            broker_at,
             mysql_proxy: StallProxy::start("127.0.0.1:3306", Stall::never()),
             redis,
             injected: Vec::new(),
         }
+    }
+
+    /// The broker, straight (not through the proxy): where the checks read the journal.
+    pub fn broker_url(&self) -> String {
+        self.broker.as_ref().map_or(AMQP_URL.to_string(), Node::amqp_url)
+    }
+
+    /// Whether `fault` can be injected here (a broker is killed only when it is the month's own).
+    pub fn supports(&self, fault: Fault) -> bool {
+        fault != Fault::BrokerKill || self.broker.is_some()
     }
 
     /// The private Redis, straight (not through the proxy): what the checks read.
@@ -134,7 +164,7 @@ impl Net {
             Fault::MysqlStall => {
                 self.mysql_proxy = StallProxy::start("127.0.0.1:3306", Stall::when_client_sends(b"INSERT"))
             }
-            Fault::RedisKill => {}
+            Fault::RedisKill | Fault::BrokerKill => {}
         }
     }
 
@@ -145,6 +175,10 @@ impl Net {
         if fault == Fault::RedisKill {
             std::thread::sleep(Duration::from_millis(delay_ms));
             self.redis.crash();
+        }
+        if let (Fault::BrokerKill, Some(node)) = (fault, &self.broker) {
+            std::thread::sleep(Duration::from_millis(delay_ms));
+            node.kill();
         }
         let out = wait_bounded(child);
         self.heal(fault);
@@ -176,11 +210,28 @@ impl Net {
                 self.redis_proxy = StallProxy::start(&format!("127.0.0.1:{}", self.redis.port), Stall::never())
             }
             Fault::BrokerCut => self.broker_proxy.restore(),
-            Fault::BrokerStall => self.broker_proxy = StallProxy::start("127.0.0.1:5672", Stall::never()),
+            Fault::BrokerStall => self.broker_proxy = StallProxy::start(&self.broker_at, Stall::never()),
+            Fault::BrokerKill => {
+                if let Some(node) = &self.broker {
+                    // The killed node's pid file names a dead process: the start writes anew.
+                    std::fs::remove_file(node.dir.join("pid")).ok();
+                    node.launch(Some(BROKER_FILES));
+                    wait_for(node);
+                }
+            }
             Fault::MysqlCut => self.mysql_proxy.restore(),
             Fault::MysqlStall => self.mysql_proxy = StallProxy::start("127.0.0.1:3306", Stall::never()),
         }
     }
+}
+
+/// The private broker's open-files limit: a handful of department queues and the journal.
+const BROKER_FILES: u32 = 4096;
+
+/// Wait until the node answers (bounded by rabbitmqctl's own timeout).
+fn wait_for(node: &Node) {
+    let pid = node.dir.join("pid");
+    node.ctl(&["wait", pid.to_str().unwrap(), "--timeout", "120"]);
 }
 
 /// An acknowledged punch is on disk before the acknowledgement: the harness tests what a

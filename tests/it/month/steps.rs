@@ -14,12 +14,13 @@ use super::plan::{Channel, Planned};
 use super::run::Month;
 
 /// What a check-in may meet: every Redis and broker fault (MySQL is not on its path).
-const CHECKIN_FAULTS: [Fault; 5] = [
+const CHECKIN_FAULTS: [Fault; 6] = [
     Fault::RedisKill,
     Fault::RedisCut,
     Fault::RedisStall,
     Fault::BrokerCut,
     Fault::BrokerStall,
+    Fault::BrokerKill,
 ];
 
 /// A punch as a row of a kiosk file; unlabelled rows leave the kind to the punch's time.
