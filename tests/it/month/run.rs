@@ -226,13 +226,13 @@ impl<'a> Month<'a> {
             &format!("scope,target,from,shift\ndepartment,{night},{from},night\n"),
         );
         self.ok(&["shifts", "assign", a.to_str().unwrap(), "-q"]);
-        // A holiday on a weekday past the first day, when the month has one.
+        // A holiday on a weekday past the first day (a month of five days or more has one).
         let weekdays: Vec<NaiveDate> = self.days[1..]
             .iter()
             .copied()
             .filter(|d| chrono::Datelike::weekday(d).num_days_from_monday() < 5)
             .collect();
-        if self.days.len() > 6 && !weekdays.is_empty() {
+        if self.days.len() >= 5 && !weekdays.is_empty() {
             let h = weekdays[self.rng.random_range(0..weekdays.len())];
             self.ok(&["calendar", "set", &h.to_string(), "holiday", "--note", "founders' day"]);
             self.w.holidays.insert(h);
