@@ -22,18 +22,19 @@ const HANG: Duration = Duration::from_secs(90);
 pub enum Fault {
     /// Redis killed (SIGKILL) a few milliseconds into the command, restarted after it.
     RedisKill,
-    /// The Redis proxy cuts every connection (a partition) while the command runs.
+    /// The Redis proxy cuts every connection a few milliseconds into the command and refuses
+    /// new ones until it ends (a partition).
     RedisCut,
     /// Redis goes silent once the command sends its first script call (a hung server).
     RedisStall,
-    /// The broker is cut off (a partition) for the command.
+    /// The broker cut off a few milliseconds into the command, until it ends.
     BrokerCut,
     /// The broker goes silent after the first publish reaches it (no confirm ever comes).
     BrokerStall,
     /// The month's private broker node killed (SIGKILL) a few milliseconds into the command,
     /// started again on the same files after it (only with a private broker).
     BrokerKill,
-    /// MySQL is cut off for the command.
+    /// MySQL cut off a few milliseconds into the command, until it ends.
     MysqlCut,
     /// MySQL goes silent once the command sends its first INSERT.
     MysqlStall,
@@ -114,9 +115,15 @@ impl Net {
                 "ATTENDANCE_REDIS_URL",
                 format!("redis://127.0.0.1:{}/", self.redis_proxy.port()),
             ),
+            // Without prefer_socket=false the client would move to MySQL's Unix socket, past
+            // the proxy, and no MySQL fault would reach it.
             (
                 "ATTENDANCE_MYSQL_URL",
-                format!("mysql://root@127.0.0.1:{}/{}", self.mysql_proxy.port(), env.db),
+                format!(
+                    "mysql://root@127.0.0.1:{}/{}?prefer_socket=false",
+                    self.mysql_proxy.port(),
+                    env.db
+                ),
             ),
             ("ATTENDANCE_AMQP_URL", self.broker_proxy.amqp_url()),
             ("ATTENDANCE_REDIS_CONNECT_TIMEOUT_MS", "1000".into()),
@@ -153,32 +160,36 @@ impl Net {
     /// meets it in [`Net::run_faulted`].
     pub fn inject(&mut self, fault: Fault) {
         match fault {
-            Fault::RedisCut => self.redis_proxy.cut(),
             Fault::RedisStall => self.redis_proxy = self.redis_stall(),
-            Fault::BrokerCut => self.broker_proxy.cut(),
             Fault::BrokerStall => {
                 // A basic.publish method frame: class 60, method 40.
                 self.broker_proxy = StallProxy::start("127.0.0.1:5672", Stall::when_client_sends(&[0, 60, 0, 40]))
             }
-            Fault::MysqlCut => self.mysql_proxy.cut(),
             Fault::MysqlStall => {
                 self.mysql_proxy = StallProxy::start("127.0.0.1:3306", Stall::when_client_sends(b"INSERT"))
             }
-            Fault::RedisKill | Fault::BrokerKill => {}
+            // Kills and cuts strike once the command runs (see run_faulted).
+            Fault::RedisKill | Fault::BrokerKill | Fault::RedisCut | Fault::BrokerCut | Fault::MysqlCut => {}
         }
     }
 
-    /// Run a command built after [`Net::inject`]`(fault)` (Redis is killed `delay_ms` into it),
-    /// then heal the fault; returns what the command did.
+    /// Run a command built after [`Net::inject`]`(fault)` (a kill or a cut strikes `delay_ms`
+    /// into it), then heal the fault; returns what the command did.
     pub fn run_faulted(&mut self, day: usize, fault: Fault, mut c: Command, delay_ms: u64) -> Output {
         let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-        if fault == Fault::RedisKill {
-            std::thread::sleep(Duration::from_millis(delay_ms));
-            self.redis.crash();
-        }
-        if let (Fault::BrokerKill, Some(node)) = (fault, &self.broker) {
-            std::thread::sleep(Duration::from_millis(delay_ms));
-            node.kill();
+        // A kill or a partition `delay_ms` into the command: at its connect, or in its middle.
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        match fault {
+            Fault::RedisKill => self.redis.crash(),
+            Fault::BrokerKill => {
+                if let Some(node) = &self.broker {
+                    node.kill();
+                }
+            }
+            Fault::RedisCut => self.redis_proxy.cut(),
+            Fault::BrokerCut => self.broker_proxy.cut(),
+            Fault::MysqlCut => self.mysql_proxy.cut(),
+            Fault::RedisStall | Fault::BrokerStall | Fault::MysqlStall => {}
         }
         let out = wait_bounded(child);
         self.heal(fault);

@@ -147,7 +147,7 @@ impl<'a> Month<'a> {
             let usable: Vec<Fault> = faults.iter().copied().filter(|f| self.net.supports(*f)).collect();
             let out = if n == 0 && !usable.is_empty() && self.rng.random_bool(self.p.fault_rate) {
                 let fault = usable[self.rng.random_range(0..usable.len())];
-                let delay = self.rng.random_range(0..300);
+                let delay = self.rng.random_range(0..800);
                 self.net.inject(fault);
                 let c = build(self);
                 self.net.run_faulted(self.day, fault, c, delay)
