@@ -282,7 +282,9 @@ impl<'a> Month<'a> {
             .map(|p| p.punch.clone())
             .collect();
         self.kiosk_queue.extend(kiosk);
-        if i == 0 || (i == 1 && n <= 6) {
+        // Two forgeries a month, on the first days that have someone to forge for (a weekend
+        // may have no one).
+        if self.w.forged.len() < 2 {
             self.forge(d, &plan.absent);
         }
         let mut resettle = BTreeSet::new();
