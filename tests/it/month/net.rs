@@ -41,6 +41,7 @@ pub enum Fault {
 }
 
 impl Fault {
+    /// Every fault: those of Redis and the broker first, then MySQL's.
     pub const ALL: [Fault; 8] = [
         Fault::RedisKill,
         Fault::RedisCut,
@@ -51,6 +52,8 @@ impl Fault {
         Fault::MysqlCut,
         Fault::MysqlStall,
     ];
+    /// The faults of Redis and the broker.
+    pub const REDIS_AND_BROKER: &[Fault] = Fault::ALL.split_at(6).0;
 }
 
 pub struct Net {

@@ -14,14 +14,7 @@ use super::plan::{Channel, Planned};
 use super::run::Month;
 
 /// What a check-in may meet: every Redis and broker fault (MySQL is not on its path).
-const CHECKIN_FAULTS: [Fault; 6] = [
-    Fault::RedisKill,
-    Fault::RedisCut,
-    Fault::RedisStall,
-    Fault::BrokerCut,
-    Fault::BrokerStall,
-    Fault::BrokerKill,
-];
+const CHECKIN_FAULTS: &[Fault] = Fault::REDIS_AND_BROKER;
 
 /// A punch as a row of a kiosk file; unlabelled rows leave the kind to the punch's time.
 fn row(p: &Punch, labelled: bool, source: &str) -> String {
@@ -51,7 +44,7 @@ impl Month<'_> {
                 &format!("employee_id,kind,at,source\n{rows}"),
             );
             let args = ["checkin", "--file", f.to_str().unwrap(), "-q"];
-            self.attempt(&args, &CHECKIN_FAULTS, &[0]);
+            self.attempt(&args, CHECKIN_FAULTS, &[0]);
             if k == 0 {
                 self.attempt(&args, &[], &[0]);
             }
@@ -69,7 +62,7 @@ impl Month<'_> {
             if labelled {
                 args.extend(["--kind", p.punch.kind.word()]);
             }
-            let o = self.attempt(&args, &CHECKIN_FAULTS, &[0]);
+            let o = self.attempt(&args, CHECKIN_FAULTS, &[0]);
             let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
             if v["status"] != "applied" || v["kind"] != p.punch.kind.word() {
                 self.fail(&format!("checkin {args:?} answered {v}"));
@@ -152,7 +145,7 @@ impl Month<'_> {
             .env
             .file("kiosk-offline.csv", &format!("employee_id,kind,at,source\n{rows}"));
         let args = ["checkin", "--file", f.to_str().unwrap(), "--json"];
-        self.attempt(&args, &CHECKIN_FAULTS, &[0]);
+        self.attempt(&args, CHECKIN_FAULTS, &[0]);
         let o = self.attempt(&args, &[], &[0]);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         if v["repeats"].as_u64() != Some(punches.len() as u64) {
