@@ -62,10 +62,17 @@ impl Node {
             "[].\n"
         };
         std::fs::write(n.dir.join("enabled_plugins"), plugins).unwrap();
+        n.launch(nofile);
+        n
+    }
+
+    /// `rabbitmq-server -detached` on this node's files (under `ulimit -n nofile` if given):
+    /// its first start, or a start again after [`Node::kill`], on the same ports and data.
+    pub fn launch(&self, nofile: Option<u32>) {
         let start = if is_root() {
             Command::new("chown")
                 .args(["-R", "rabbitmq:rabbitmq"])
-                .arg(&n.dir)
+                .arg(&self.dir)
                 .status()
                 .unwrap();
             "exec setpriv --reuid rabbitmq --regid rabbitmq --init-groups env HOME=/var/lib/rabbitmq \
@@ -79,9 +86,9 @@ impl Node {
         };
         let mut c = Command::new("bash");
         c.arg("-c").arg(script);
-        n.env(&mut c);
+        self.env(&mut c);
         if !is_root() {
-            c.env("HOME", &n.dir);
+            c.env("HOME", &self.dir);
         }
         let o = c.output().unwrap();
         assert!(
@@ -89,7 +96,6 @@ impl Node {
             "rabbitmq-server: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        n
     }
 
     /// The variables that make `rabbitmq-server` and `rabbitmqctl` this node's.

@@ -26,6 +26,7 @@ mod architecture;
 mod clusters;
 mod durability;
 mod json_contract;
+mod month;
 mod mysql_years;
 mod operations;
 mod quickstart;
