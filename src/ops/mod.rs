@@ -19,6 +19,7 @@ pub(crate) mod boards;
 pub(crate) mod checkin;
 pub(crate) mod doctor;
 pub(crate) mod exit;
+pub(crate) mod keys;
 pub(crate) mod lookup;
 pub(crate) mod metrics;
 pub(crate) mod people;
