@@ -93,12 +93,7 @@ pub(crate) fn add(db: &Db, key_id: &str, public_key: &str, replay: bool, os_user
         os_user,
         &format!("public key {public_key}, replay {replay}"),
     )?;
-    let r: Option<Raw> = tx.exec_first(
-        format!("SELECT {COLUMNS} FROM signing_keys WHERE key_id = ?"),
-        (key_id,),
-    )?;
-    tx.commit()?;
-    Ok(AddOutcome::Added(row(r.expect("the row just inserted"))))
+    Ok(AddOutcome::Added(commit_reading(tx, key_id)?))
 }
 
 /// What [`revoke`] did.
@@ -143,12 +138,19 @@ pub(crate) fn revoke(db: &Db, key_id: &str, at: NaiveDateTime, reason: &str, os_
         os_user,
         &format!("revoked from {}{from}: {reason}", at.format("%Y-%m-%dT%H:%M:%S%.3fZ")),
     )?;
+    Ok(RevokeOutcome::Revoked(commit_reading(tx, key_id)?))
+}
+
+/// The key's row as the transaction wrote it, then the commit.
+fn commit_reading(mut tx: mysql::Transaction, key_id: &str) -> Result<KeyRow> {
     let r: Option<Raw> = tx.exec_first(
         format!("SELECT {COLUMNS} FROM signing_keys WHERE key_id = ?"),
         (key_id,),
     )?;
     tx.commit()?;
-    Ok(RevokeOutcome::Revoked(row(r.expect("the row just updated"))))
+    Ok(row(r.ok_or_else(|| {
+        anyhow::anyhow!("key {key_id}: its row is gone within its transaction")
+    })?))
 }
 
 fn audit(tx: &mut mysql::Transaction, key_id: &str, action: &str, os_user: &str, detail: &str) -> Result<()> {

@@ -162,12 +162,12 @@ fn with_registry(ring: &mut Keyring, copied: Vec<CopiedKey>) -> Result<()> {
     Ok(())
 }
 
-/// Whether this process may record with its key at `now` (the server's clock): refused (exit 1)
-/// when the registry copy revokes it by then, or when it is an Ed25519 key the registry does not
-/// hold (nobody could verify its events). A shared secret the registry does not hold records
-/// as before, up to the cut-over.
+/// Whether this process may record with its key at `now` (the server's clock): an Ed25519 key
+/// is refused (exit 1) when the registry copy revokes it by then, does not hold it, or holds
+/// another public key under its id (nobody could verify its events). A shared secret is never
+/// in the registry (it holds public keys only): it records as before, up to the cut-over.
 pub(crate) fn check_own_key(board: &mut Board, now: DateTime<Utc>) -> Result<()> {
-    let Some((key_id, ed25519)) = board.signer_kind() else {
+    let Some((key_id, Some(public))) = board.signer_kind() else {
         return Ok(());
     };
     match board.copied_key(&key_id)? {
@@ -175,18 +175,22 @@ pub(crate) fn check_own_key(board: &mut Board, now: DateTime<Utc>) -> Result<()>
             "this kiosk's key {key_id} is revoked (keys list): it may not record; install a new key"
         ))
         .into()),
-        None if ed25519 => Err(Error::refused(format!(
+        Some(k) if k.public_key != public => Err(Error::refused(format!(
+            "this kiosk's key file does not match the registry's public key of {key_id}: it may not record"
+        ))
+        .into()),
+        Some(_) => Ok(()),
+        None => Err(Error::refused(format!(
             "this kiosk's key {key_id} is not in the key registry: the owner adds it (attendance keys add {key_id} --public-key FILE)"
         ))
         .into()),
-        _ => Ok(()),
     }
 }
 
 /// Whether this process's key may replay offline punches at `now`: the registry copy's word
 /// alone (an Ed25519 key added with `--replay`, not revoked by then).
 pub(crate) fn may_replay(board: &mut Board, now: DateTime<Utc>) -> Result<bool> {
-    let Some((key_id, true)) = board.signer_kind() else {
+    let Some((key_id, Some(_))) = board.signer_kind() else {
         return Ok(false);
     };
     let Some(k) = board.copied_key(&key_id)? else {

@@ -341,9 +341,9 @@ impl Board {
         self.signer.as_deref().map(Signer::key_id)
     }
 
-    /// This process's key id, and whether it is an Ed25519 key (else a shared secret).
-    pub(crate) fn signer_kind(&self) -> Option<(String, bool)> {
-        self.signer.as_deref().map(|s| (s.key_id().to_string(), s.is_ed25519()))
+    /// This process's key id, and its Ed25519 public key (`None`: a shared secret).
+    pub(crate) fn signer_kind(&self) -> Option<(String, Option<String>)> {
+        self.signer.as_deref().map(|s| (s.key_id().to_string(), s.public_key()))
     }
 
     /// Whether this process signs with a key that `ring` lets replay offline punches at `now_ms`.

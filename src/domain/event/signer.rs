@@ -101,9 +101,14 @@ impl Signer {
         })
     }
 
-    /// Whether this is an Ed25519 key (one the registry may know).
-    pub(crate) fn is_ed25519(&self) -> bool {
-        matches!(self.key, SigningKey::Ed25519(_))
+    /// The public key of an Ed25519 key, in base64 as the registry holds it.
+    pub(crate) fn public_key(&self) -> Option<String> {
+        match &self.key {
+            SigningKey::Ed25519(key) => {
+                Some(base64::engine::general_purpose::STANDARD.encode(key.verifying_key().as_bytes()))
+            }
+            SigningKey::Hmac(_) => None,
+        }
     }
 
     pub fn key_id(&self) -> &str {
