@@ -1,6 +1,7 @@
-//! What signing events costs (docs/security.md): the same bulk check-ins and single check-ins
-//! with and without `signing.key_file`, side by side in one run, in alternating pairs, and the
-//! HMAC alone in process.
+//! What signing events with a kiosk's Ed25519 key costs beside today's HMAC secret
+//! (docs/security.md): the same bulk check-ins and single check-ins with either
+//! `signing.key_file`, side by side in one run, in alternating pairs, and each signature alone
+//! in process.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -22,6 +23,24 @@ fn key_file(b: &Bench) -> Result<String> {
     std::fs::write(&path, format!("key_id = \"bench\"\nsecret = \"{secret}\"\n"))?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
     Ok(path.to_str().expect("utf-8 path").to_string())
+}
+
+/// A kiosk's Ed25519 key made by `keys generate` and added to the registry by `keys add`, as a
+/// site deploys one.
+fn ed25519_key_file(b: &Bench) -> Result<String> {
+    let (key, public) = (b.dir.join("bench-ed25519.key"), b.dir.join("bench-ed25519.pub"));
+    let _ = std::fs::remove_file(&key);
+    let key = key.to_str().expect("utf-8 path").to_string();
+    let o = command(b, None, &["keys", "generate", "bench-ed", "--out", &key])
+        .stdout(Stdio::piped())
+        .output()?;
+    if !o.status.success() {
+        bail!("keys generate failed: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    std::fs::write(&public, &o.stdout)?;
+    let public = public.to_str().expect("utf-8 path");
+    timed(b, None, &["keys", "add", "bench-ed", "--public-key", public])?;
+    Ok(key)
 }
 
 /// The binary, signing with `key` or (None) not signing whatever the caller's environment says.
@@ -87,13 +106,15 @@ fn median(v: &[f64]) -> f64 {
     percentiles(&mut v).0
 }
 
-/// `pairs` pairs of bulk check-ins, a signed and an unsigned one, each on a fresh day, the order
-/// alternating from pair to pair (unsigned first in the first); each pair's ratio and the
+/// `pairs` pairs of bulk check-ins, one signed with an Ed25519 key and one with an HMAC secret,
+/// each on a fresh day, the order alternating from pair to pair (HMAC first in the first); each
+/// pair's ratio and the
 /// median ratio. Between runs the broker is let go idle, the department queues are emptied and
 /// the day's keys deleted, so that every run starts from the same state. Then single check-ins
 /// alternating, then the MAC alone.
 pub(super) fn signing_steps(b: &mut Bench, runs: usize, pairs: usize) -> Result<()> {
-    let key = key_file(b)?;
+    let hmac = key_file(b)?;
+    let ed25519 = ed25519_key_file(b)?;
     let roster = attendance::parse_roster(std::fs::File::open(b.dir.join("roster.csv"))?)?;
     let mut depts: Vec<&str> = roster.iter().map(|r| r.department_id.as_str()).collect();
     depts.sort_unstable();
@@ -103,7 +124,7 @@ pub(super) fn signing_steps(b: &mut Bench, runs: usize, pairs: usize) -> Result<
     let days = fresh_days(2 * pairs);
     let (mut ratios, mut lines, mut punches) = (Vec::new(), Vec::new(), 0);
     let (mut all_signed, mut all_plain) = (Vec::new(), Vec::new());
-    // CPU seconds per run, [unsigned, signed]: of the `checkin --file` process, of Redis and of
+    // CPU seconds per run, [HMAC, Ed25519]: of the `checkin --file` process, of Redis and of
     // the local broker.
     let (mut cpu, mut rcpu, mut bcpu) = (
         [Vec::new(), Vec::new()],
@@ -112,7 +133,7 @@ pub(super) fn signing_steps(b: &mut Bench, runs: usize, pairs: usize) -> Result<
     );
     for (i, pair) in days.chunks(2).enumerate() {
         let signed_first = i % 2 == 1;
-        let mut times = [0.0f64; 2]; // [unsigned, signed]
+        let mut times = [0.0f64; 2]; // [HMAC, Ed25519]
         for (k, day) in pair.iter().enumerate() {
             let sign = (k == 0) == signed_first;
             b.run(&steps::init_day(day))?;
@@ -122,7 +143,8 @@ pub(super) fn signing_steps(b: &mut Bench, runs: usize, pairs: usize) -> Result<
             punches = std::fs::read_to_string(&f)?.lines().count().saturating_sub(1);
             b.quiet("signing: a bulk check-in");
             let (c0, r0, b0) = (children_cpu(), redis_cpu(&mut con)?, broker_cpu_secs());
-            let t = timed(b, sign.then_some(key.as_str()), &["checkin", "--file", &file])?.as_secs_f64();
+            let key = if sign { &ed25519 } else { &hmac };
+            let t = timed(b, Some(key), &["checkin", "--file", &file])?.as_secs_f64();
             times[usize::from(sign)] = t;
             cpu[usize::from(sign)].push(children_cpu() - c0);
             rcpu[usize::from(sign)].push(redis_cpu(&mut con)? - r0);
@@ -144,17 +166,15 @@ pub(super) fn signing_steps(b: &mut Bench, runs: usize, pairs: usize) -> Result<
         all_signed.push(times[1]);
         lines.push(format!(
             "{}: {:.2} / {:.2} s = {ratio:.3}x",
-            if signed_first { "S-U" } else { "U-S" },
+            if signed_first { "E-H" } else { "H-E" },
             times[1],
             times[0]
         ));
     }
     b.report(
-        &format!(
-            "bulk check-in of {punches} punches (a morning, each on a fresh day), signed / unsigned, {pairs} pairs"
-        ),
+        &format!("bulk check-in of {punches} punches (a morning, each on a fresh day), Ed25519 / HMAC, {pairs} pairs"),
         format!(
-            "median ratio {:.3}x (signed median {:.2} s, unsigned {:.2} s)",
+            "median ratio {:.3}x (Ed25519 median {:.2} s, HMAC {:.2} s)",
             median(&ratios),
             median(&all_signed),
             median(&all_plain)
@@ -170,7 +190,7 @@ pub(super) fn signing_steps(b: &mut Bench, runs: usize, pairs: usize) -> Result<
         format!("RabbitMQ {sb:.2} / {ub:.2} s = {:.3}x", sb / ub)
     };
     b.report(
-        "CPU of the same bulk check-ins, signed / unsigned, medians (less noisy than wall time on a busy machine)",
+        "CPU of the same bulk check-ins, Ed25519 / HMAC, medians (less noisy than wall time on a busy machine)",
         format!(
             "checkin process {sc:.2} / {uc:.2} s = {:.3}x; Redis {sr:.2} / {ur:.2} s = {:.3}x; {broker}",
             sc / uc,
@@ -187,44 +207,55 @@ pub(super) fn signing_steps(b: &mut Bench, runs: usize, pairs: usize) -> Result<
         // the order alternating.
         let (e1, e2) = (&ids[(2 * i) % ids.len()], &ids[(2 * i + 1) % ids.len()]);
         if i % 2 == 0 {
-            with.push(time_one(command(b, Some(&key), &["checkin", e1]))?);
-            without.push(time_one(command(b, None, &["checkin", e2]))?);
+            with.push(time_one(command(b, Some(&ed25519), &["checkin", e1]))?);
+            without.push(time_one(command(b, Some(&hmac), &["checkin", e2]))?);
         } else {
-            without.push(time_one(command(b, None, &["checkin", e2]))?);
-            with.push(time_one(command(b, Some(&key), &["checkin", e1]))?);
+            without.push(time_one(command(b, Some(&hmac), &["checkin", e2]))?);
+            with.push(time_one(command(b, Some(&ed25519), &["checkin", e1]))?);
         }
     }
     let (w, wo) = (percentiles(&mut with), percentiles(&mut without));
     b.report(
-        "single checkin process, signed (runs alternating with unsigned ones)",
-        format!("median {:.2} ms = {:.3}x unsigned, p99 {:.2} ms", w.0, w.0 / wo.0, w.1),
-        format!("unsigned: median {:.2} ms, p99 {:.2} ms", wo.0, wo.1),
+        "single checkin process, Ed25519 (runs alternating with HMAC ones)",
+        format!("median {:.2} ms = {:.3}x HMAC, p99 {:.2} ms", w.0, w.0 / wo.0, w.1),
+        format!("HMAC: median {:.2} ms, p99 {:.2} ms", wo.0, wo.1),
         "<= 1.05x",
     );
-    let signer = attendance::Signer::new("bench", &base64::engine::general_purpose::STANDARD.encode([7u8; 32]))
-        .map_err(anyhow::Error::msg)?;
-    // A record's signed bytes as a bulk check-in writes them (`event::record_prefix`).
-    let body = "E000123\tEmployee 123\tD042\t1796029920\t3600\t2026-11-30\tbulk\t1796029920250\t12\t0\tbench\t";
-    let n = 100_000;
-    let t = Instant::now();
-    let mut len = 0;
-    for _ in 0..n {
-        let tag = signer.tag_record(
-            std::hint::black_box("6f1c2d3e-4f5a-4b6c-8d9e-0f1a2b3c4d5e"),
-            std::hint::black_box(body),
-            attendance::Kind::In,
-        );
-        len += tag.len();
-    }
-    let per = t.elapsed().as_secs_f64() / f64::from(n) * 1e6;
-    b.report(
-        "HMAC-SHA256 tag (128 bits, base64url) of one event's record, in process",
-        format!(
-            "{per:.2} us per event; {:.0} ms per 100,000 ({len} tag bytes)",
-            per * 100.0
+    let secret = base64::engine::general_purpose::STANDARD.encode([7u8; 32]);
+    for (what, signer) in [
+        (
+            "HMAC-SHA256 tag (128 bits, base64url)",
+            attendance::Signer::new("bench", &secret),
         ),
-        "-".into(),
-        "-",
-    );
+        (
+            "Ed25519 signature (base64url)",
+            attendance::Signer::ed25519("bench", &secret),
+        ),
+    ] {
+        let signer = signer.map_err(anyhow::Error::msg)?;
+        // A record's signed bytes as a bulk check-in writes them (`event::record_prefix`).
+        let body = "E000123\tEmployee 123\tD042\t1796029920\t3600\t2026-11-30\tbulk\t1796029920250\t12\t0\tbench\t";
+        let n = 100_000;
+        let t = Instant::now();
+        let mut len = 0;
+        for _ in 0..n {
+            let tag = signer.tag_record(
+                std::hint::black_box("6f1c2d3e-4f5a-4b6c-8d9e-0f1a2b3c4d5e"),
+                std::hint::black_box(body),
+                attendance::Kind::In,
+            );
+            len += tag.len();
+        }
+        let per = t.elapsed().as_secs_f64() / f64::from(n) * 1e6;
+        b.report(
+            &format!("{what} of one event's record, in process"),
+            format!(
+                "{per:.2} us per event; {:.0} ms per 100,000 ({len} tag bytes)",
+                per * 100.0
+            ),
+            "-".into(),
+            "-",
+        );
+    }
     Ok(())
 }

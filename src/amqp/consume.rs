@@ -101,7 +101,8 @@ struct Watcher<'r> {
     settings: AmqpSettings,
     names: Names,
     report: WatchReport,
-    /// The verifiers' keyring: without one, events are shown unchecked (docs/security.md).
+    /// The verifiers' keyring (the registry copy's public keys, a keyring file's shared
+    /// secrets): without one, events are shown unchecked (docs/security.md).
     ring: Option<Keyring>,
     tz: chrono_tz::Tz,
 }
@@ -162,7 +163,7 @@ pub(crate) fn watch_department(
     cfg: &Config,
     shown: &mut dyn ShownEvents,
     dept: &str,
-    opts: WatchOptions,
+    (opts, ring): (WatchOptions, Option<Keyring>),
     stop: &AtomicBool,
     mut show: impl FnMut(WatchItem<'_>) -> Result<()>,
 ) -> Result<WatchReport> {
@@ -176,7 +177,7 @@ pub(crate) fn watch_department(
         settings: cfg.amqp.clone(),
         names: names.clone(),
         report: WatchReport::default(),
-        ring: cfg.signing.keyring()?,
+        ring,
         tz: cfg.timezone,
     };
     if opts.once {

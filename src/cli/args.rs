@@ -180,6 +180,10 @@ pub enum Command {
     /// which applies to an employee on a date
     #[command(subcommand)]
     Shifts(ShiftsCommand),
+    /// Kiosk keys: make one (generate), and the registry of public keys that consumers verify
+    /// events with (add, revoke with a time, list); the registry is the owner's, audited
+    #[command(subcommand)]
+    Keys(KeysCommand),
     /// A supervisor fixes a settled day of one of their people (audited; kept by later settles)
     Correct(CorrectArgs),
     /// A punch on today's board (before settle): void a wrong one (audited, the supervisor told)
@@ -430,6 +434,59 @@ pub struct ShiftsFile {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Make an Ed25519 key for a kiosk: the private key into FILE (a new file, mode 0600; the
+    /// kiosk's signing.key_file), the public key printed for `keys add`. No store is touched.
+    Generate {
+        /// The key's id (1 to 64 letters, digits, '-', '_' or '.'), used once for ever
+        id: String,
+        /// Where to write the private key (never over an existing file)
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Add a kiosk's public key to the registry (audited; the owner's account alone may)
+    Add {
+        id: String,
+        /// A file holding the public key as `keys generate` printed it
+        #[arg(long, value_name = "FILE")]
+        public_key: PathBuf,
+        /// The key may replay offline punches (back-dated past policy.replay_window_minutes)
+        #[arg(long)]
+        replay: bool,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Revoke a key from an instant on: its events recorded at or after it are refused, the
+    /// ones before stay valid; a kiosk with it records no more (audited)
+    Revoke {
+        id: String,
+        /// RFC 3339 with an offset, e.g. 2026-12-07T14:00:00Z: the earliest moment the key may
+        /// have leaked
+        #[arg(long, value_parser = parse_instant)]
+        at: chrono::DateTime<chrono::Utc>,
+        /// Why (kept in the registry and its audit)
+        #[arg(long)]
+        reason: String,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Every key of the registry: public key, replay, who added it when, revocation
+    List {
+        #[command(flatten)]
+        output: Output,
+    },
+}
+
+/// An instant with its offset (RFC 3339).
+fn parse_instant(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .map_err(|e| format!("{e}: an RFC 3339 instant with its offset, e.g. 2026-12-07T14:00:00Z"))
+}
+
+#[derive(Subcommand, Debug)]
 pub enum ShiftsCommand {
     /// Add or change shifts from a CSV file (header: name,start,end then any of
     /// late_grace,early_grace,work_days,break,part_time). A file with any bad line is refused

@@ -31,6 +31,7 @@ mod correct;
 mod dlq;
 mod doctor;
 mod init_day;
+mod keys;
 mod man;
 mod metrics;
 mod people;
@@ -169,6 +170,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
         Command::Calendar(c) => people::calendar::run(ctx, c),
         Command::Leave(c) => people::leave::run(ctx, c),
         Command::Shifts(c) => people::shifts::run(ctx, c),
+        Command::Keys(c) => keys::run(ctx, c),
         Command::Correct(a) => correct::run(ctx, a),
         Command::Punch(c) => checkin::punch::run(ctx, c),
         Command::Review(c) => checkin::review::run(ctx, c),

@@ -29,11 +29,26 @@ pub struct SigningSettings {
     pub accept_v1_signatures_until: Option<NaiveDate>,
 }
 
+/// A recording process's key: its id and either an Ed25519 private key (`keys generate`
+/// writes it) or, until the cut-over, a shared HMAC secret.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct KeyFile {
     key_id: String,
-    secret: String,
+    #[serde(default)]
+    secret: Option<String>,
+    #[serde(default)]
+    private_key: Option<String>,
+}
+
+impl KeyFile {
+    fn signer(&self) -> Result<Signer, String> {
+        match (&self.secret, &self.private_key) {
+            (None, Some(private)) => Signer::ed25519(&self.key_id, private),
+            (Some(secret), None) => Signer::new(&self.key_id, secret),
+            _ => Err("a key file holds either private_key (Ed25519) or secret (HMAC), one of them".into()),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -49,9 +64,10 @@ struct KeyringFile {
 #[serde(deny_unknown_fields)]
 struct RingKey {
     secret: String,
-    /// May replay offline punches (back-dating authority).
-    #[serde(default)]
-    replay: bool,
+    /// Read and ignored: whether a key may replay offline punches is the registry's word
+    /// (`keys add --replay`), never a file's that its holder may write.
+    #[serde(default, rename = "replay")]
+    _replay: bool,
 }
 
 fn read_toml<T: serde::de::DeserializeOwned>(path: &Path, key: &str) -> Result<T, Error> {
@@ -74,19 +90,21 @@ impl SigningSettings {
     pub fn signer(&self) -> Result<Option<Signer>, Error> {
         let Some(path) = &self.key_file else { return Ok(None) };
         let f: KeyFile = read_toml(path, "signing.key_file")?;
-        Signer::new(&f.key_id, &f.secret)
+        f.signer()
             .map(Some)
             .map_err(|e| Error::input(format!("config: signing.key_file: {}: {e}", path.display())))
     }
 
-    /// A keyring of this host's own signing key alone, when it has one: what settle checks the
-    /// journaled events it restores against when no keyring is configured (so that an unsigned
-    /// or foreign message in the journal never becomes a row unattended).
+    /// A keyring of this host's own shared-secret key alone, when it has one: what settle
+    /// checks the journaled events it restores against when neither a keyring nor the registry
+    /// has a key (so that an unsigned or foreign message in the journal never becomes a row
+    /// unattended). An Ed25519 key's own events are checked through the registry.
     pub fn own_keyring(&self) -> Result<Option<Keyring>, Error> {
         let Some(path) = &self.key_file else { return Ok(None) };
         let f: KeyFile = read_toml(path, "signing.key_file")?;
+        let Some(secret) = &f.secret else { return Ok(None) };
         let mut ring = Keyring::default();
-        ring.add(&f.key_id, &f.secret, false)
+        ring.add(&f.key_id, secret)
             .map_err(|e| Error::input(format!("config: signing.key_file: {}: {e}", path.display())))?;
         Ok(Some(ring))
     }
@@ -100,7 +118,7 @@ impl SigningSettings {
         let bad = |e: String| Error::input(format!("config: signing.keyring_file: {}: {e}", path.display()));
         let mut ring = Keyring::default();
         for (id, k) in &f.keys {
-            ring.add(id, &k.secret, k.replay).map_err(bad)?;
+            ring.add(id, &k.secret).map_err(bad)?;
         }
         for id in &f.revoked {
             ring.revoke(id);

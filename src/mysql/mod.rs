@@ -18,6 +18,7 @@ pub(crate) mod report;
 pub(crate) mod resettle_rows;
 pub(crate) mod runs;
 pub(crate) mod server;
+pub(crate) mod signing_keys;
 pub(crate) mod typed;
 pub(crate) mod upserts;
 pub(crate) mod voids;

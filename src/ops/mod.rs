@@ -20,6 +20,7 @@ pub(crate) mod checkin;
 pub(crate) mod day_metrics;
 pub(crate) mod doctor;
 pub(crate) mod exit;
+pub(crate) mod keys;
 pub(crate) mod lookup;
 pub(crate) mod metrics;
 pub(crate) mod people;

@@ -28,14 +28,17 @@ pub(crate) fn department(
     say: impl FnMut(String),
     show: impl FnMut(WatchItem<'_>) -> Result<()>,
 ) -> Result<WatchReport> {
+    let mut board = Board::open(cfg)?;
+    // Public keys only: a supervisor's machine holds nothing that signs.
+    let ring = crate::ops::keys::verifiers(cfg, &mut board)?;
     let mut shown = Shown {
         cfg,
-        board: Board::open(cfg)?,
+        board,
         reconnect: !opts.once,
         stop,
         say,
     };
-    crate::amqp::watch_department(cfg, &mut shown, dept, opts, stop, show)
+    crate::amqp::watch_department(cfg, &mut shown, dept, (opts, ring), stop, show)
 }
 
 /// The watchers' dedup, beside the department's board, on a connection that a live watch

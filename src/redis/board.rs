@@ -341,9 +341,16 @@ impl Board {
         self.signer.as_deref().map(Signer::key_id)
     }
 
-    /// Whether this process signs with a key that `ring` lets replay offline punches.
-    pub(crate) fn may_replay(&self, ring: Option<&crate::domain::event::signing::Keyring>) -> bool {
-        matches!((ring, self.signer.as_deref()), (Some(r), Some(s)) if r.authorises_replay(s))
+    /// This process's key id, and its Ed25519 public key (`None`: a shared secret).
+    pub(crate) fn signer_kind(&self) -> Option<(String, Option<String>)> {
+        self.signer.as_deref().map(|s| (s.key_id().to_string(), s.public_key()))
+    }
+
+    /// Whether this process signs with a key that `ring` lets replay offline punches at `now_ms`.
+    pub(crate) fn may_replay(&self, ring: &crate::domain::event::signing::Keyring, now_ms: i64) -> bool {
+        self.signer
+            .as_deref()
+            .is_some_and(|s| ring.authorises_replay(s, now_ms))
     }
 
     /// Record many punches: grouped by department and day (order kept within each group: the

@@ -65,6 +65,17 @@ impl Keys {
         format!("{}:{{shifts}}:next", self.ns)
     }
 
+    /// The copy of the key registry consumers and kiosks read (`redis/key_registry.rs`): field
+    /// = key id, value = its public key, replay authority and revocation instant.
+    pub fn key_registry(&self) -> String {
+        format!("{}:{{keys}}", self.ns)
+    }
+
+    /// The registry copy being rewritten: it replaces [`Keys::key_registry`] whole (RENAME).
+    pub fn key_registry_next(&self) -> String {
+        format!("{}:{{keys}}:next", self.ns)
+    }
+
     pub fn roster_stamp(&self) -> String {
         format!("{}:roster-stamp", self.ns)
     }

@@ -14,6 +14,7 @@ pub(crate) mod failure;
 mod handle;
 pub(crate) mod handoff;
 pub(crate) mod journaled;
+pub(crate) mod key_registry;
 pub(crate) mod keys;
 mod layout;
 pub(crate) mod moves;

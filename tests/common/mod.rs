@@ -83,8 +83,46 @@ impl TestEnv {
         env
     }
 
-    /// Write a keyring (`signing.keyring_file`): keys as (id, secret, may replay), and the
-    /// revoked ids. Returns its path.
+    /// A kiosk's Ed25519 key, made by `keys generate` and added to the registry by `keys add`
+    /// (`--replay` when `replay`). Returns its key file: the kiosk's `signing.key_file`
+    /// (`ATTENDANCE_SIGNING_KEY_FILE`, see [`TestEnv::as_kiosk`]).
+    pub fn registered_key(&self, id: &str, replay: bool) -> PathBuf {
+        let key = self.dir.join(format!("{id}.key"));
+        let out = self.ok(&["keys", "generate", id, "--out", key.to_str().unwrap(), "--json"]);
+        let public: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let public = self.file(&format!("{id}.pub"), public["public_key"].as_str().unwrap());
+        let mut add = vec!["keys", "add", id, "--public-key", public.to_str().unwrap(), "-q"];
+        if replay {
+            add.push("--replay");
+        }
+        self.ok(&add);
+        key
+    }
+
+    /// The binary run with `args` and `key` as its signing key (`signing.key_file`), for its
+    /// output whatever its exit.
+    pub fn as_kiosk(&self, key: &Path, args: &[&str]) -> std::process::Output {
+        self.cmd()
+            .env("ATTENDANCE_SIGNING_KEY_FILE", key)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// The binary run with `args` and no key material at all (no key file, no keyring): a
+    /// supervisor's machine, or the owner's jobs, which verify with the registry's public keys.
+    pub fn without_secrets(&self, args: &[&str]) -> std::process::Output {
+        self.cmd()
+            .env_remove("ATTENDANCE_SIGNING_KEY_FILE")
+            .env_remove("ATTENDANCE_SIGNING_KEYRING_FILE")
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// Write a keyring (`signing.keyring_file`): keys as (id, secret, replay), and the revoked
+    /// ids. Returns its path. The binary ignores `replay` (the registry's word alone): a test
+    /// writes it to show that a self-written grant does nothing.
     pub fn keyring(&self, keys: &[(&str, &str, bool)], revoked: &[&str]) -> PathBuf {
         let mut text = format!("revoked = {revoked:?}\n");
         for (id, secret, replay) in keys {

@@ -450,6 +450,33 @@ fn every_json_output_validates_against_its_schema() {
     c.output("doctor", &o, false);
     c.ok(&env, "queues delete", &["queues", "delete", "--yes"]);
 
+    // Last: a registry key turns the consumers' checks on for what runs after it.
+    c.ok(&env, "keys list", &["keys", "list"]);
+    let key = env.dir.join("kiosk-j.key");
+    let made = c.ok(
+        &env,
+        "keys generate",
+        &["keys", "generate", "kiosk-j", "--out", key.to_str().unwrap()],
+    );
+    let public = env.file("kiosk-j.pub", made["public_key"].as_str().unwrap());
+    c.ok(
+        &env,
+        "keys add",
+        &[
+            "keys",
+            "add",
+            "kiosk-j",
+            "--public-key",
+            public.to_str().unwrap(),
+            "--replay",
+        ],
+    );
+    c.ok(
+        &env,
+        "keys revoke",
+        &["keys", "revoke", "kiosk-j", "--at", &at("07:00"), "--reason", "retired"],
+    );
+    c.ok(&env, "keys list", &["keys", "list"]);
     let unchecked: Vec<&String> = c.validators.keys().filter(|k| !c.checked.contains_key(*k)).collect();
     assert!(unchecked.is_empty(), "no output of these was checked: {unchecked:?}");
 }

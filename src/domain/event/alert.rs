@@ -146,9 +146,12 @@ impl AbsenceAlert {
     /// the department, and the id (an alert for another department, day or shift under this
     /// one's id would hide the real one from the dedup).
     pub(crate) fn check(&self, ring: &Keyring, expected_department: &str) -> Result<(), Refusal> {
-        ring.verify_text(self.key_id.as_deref(), self.sig.as_deref(), self.work_date, |k| {
-            self.canonical(k)
-        })?;
+        ring.verify_text(
+            self.key_id.as_deref(),
+            self.sig.as_deref(),
+            (self.work_date, crate::domain::event::signing::millis(&self.sent_at)),
+            |k| self.canonical(k),
+        )?;
         let clip = crate::domain::text::clip;
         if self.department_id != expected_department {
             return Err(Refusal::Roster(format!(
@@ -212,7 +215,7 @@ mod tests {
     fn a_signed_alert_verifies_and_any_change_breaks_it() {
         let s = Signer::new("relay-1", S1).unwrap();
         let mut ring = Keyring::default();
-        ring.add("relay-1", S1, false).unwrap();
+        ring.add("relay-1", S1).unwrap();
         let a = alert("2026-12-02T08:15:20Z", Some(&s));
         assert_eq!(a.check(&ring, "D042"), Ok(()));
         let mut fewer = a.clone();

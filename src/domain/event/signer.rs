@@ -1,6 +1,7 @@
-//! The key a recording process signs its events with (a kiosk identity): its id and secret, and
-//! the current format's tag, a 128-bit HMAC-SHA256 over the bytes of the outbox record itself
-//! (docs/security.md). The verifiers' side, the keyring, is `event::signing`.
+//! The key a recording process signs its events with (a kiosk identity): its id and either an
+//! Ed25519 private key (the registry holds its public key: consumers verify and cannot sign) or,
+//! until the cut-over, an HMAC secret; and what each signs over the bytes of the outbox record
+//! itself (docs/security.md). The verifiers' side, the keyring, is `event::signing`.
 
 use base64::Engine;
 use hmac::{Hmac, Mac};
@@ -18,13 +19,43 @@ pub(crate) const MIN_SECRET_BYTES: usize = 32;
 #[derive(Clone)]
 pub struct Signer {
     key_id: String,
-    keyed: HmacSha256,
+    key: SigningKey,
+}
+
+/// A signing key of either scheme.
+#[derive(Clone)]
+enum SigningKey {
+    /// A secret the verifiers share (every holder can sign): accepted until the cut-over.
+    Hmac(HmacSha256),
+    /// A private key only the kiosk holds; the registry holds its public half.
+    Ed25519(Box<ed25519_dalek::SigningKey>),
 }
 
 impl std::fmt::Debug for Signer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Signer({}, secret redacted)", self.key_id)
     }
+}
+
+/// An Ed25519 signature in base64url without padding: 64 bytes, 86 characters. Its length tells
+/// it from an HMAC tag (22) and the first format's MAC (43).
+pub(crate) const ED25519_CHARS: usize = 86;
+
+/// An Ed25519 key (private or public: both 32 bytes) as a key file or the registry writes it:
+/// base64 of its 32 bytes.
+pub(crate) fn key_bytes(b64: &str) -> Result<[u8; 32], String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .map_err(|_| "the key is not base64".to_string())?;
+    bytes.try_into().map_err(|_| "an Ed25519 key is 32 bytes".to_string())
+}
+
+/// The Ed25519 private key of 32 random bytes and its public key, both in base64 (what `keys
+/// generate` writes and prints); the caller wipes `seed`.
+pub(crate) fn ed25519_pair(seed: &[u8; 32]) -> (String, String) {
+    let key = ed25519_dalek::SigningKey::from_bytes(seed);
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    (b64(seed), b64(key.verifying_key().as_bytes()))
 }
 
 /// A key id: short, printable, no separator the canonical text or a record uses.
@@ -54,45 +85,99 @@ impl Signer {
         check_key_id(key_id)?;
         Ok(Signer {
             key_id: key_id.to_string(),
-            keyed: keyed(secret_b64)?,
+            key: SigningKey::Hmac(keyed(secret_b64)?),
         })
+    }
+
+    /// A kiosk's Ed25519 key: its id and its private key (base64 of 32 bytes).
+    pub fn ed25519(key_id: &str, private_b64: &str) -> Result<Signer, String> {
+        check_key_id(key_id)?;
+        let mut bytes = key_bytes(private_b64)?;
+        let key = ed25519_dalek::SigningKey::from_bytes(&bytes);
+        bytes.fill(0);
+        Ok(Signer {
+            key_id: key_id.to_string(),
+            key: SigningKey::Ed25519(Box::new(key)),
+        })
+    }
+
+    /// The public key of an Ed25519 key, in base64 as the registry holds it.
+    pub(crate) fn public_key(&self) -> Option<String> {
+        match &self.key {
+            SigningKey::Ed25519(key) => {
+                Some(base64::engine::general_purpose::STANDARD.encode(key.verifying_key().as_bytes()))
+            }
+            SigningKey::Hmac(_) => None,
+        }
     }
 
     pub fn key_id(&self) -> &str {
         &self.key_id
     }
 
-    /// The whole MAC of a text, base64 without padding: the first format's signature of a
-    /// canonical text (`signing::canonical`), and the replay probe.
+    /// The signature of a text: the whole MAC in base64 without padding (the first format's
+    /// signature of a canonical text, `signing::canonical`, and the replay probe), or an Ed25519
+    /// signature in base64url without padding. Alerts and void notices are signed so.
     pub fn sign(&self, canonical: &str) -> String {
-        let mut mac = self.keyed.clone();
-        mac.update(canonical.as_bytes());
-        base64::engine::general_purpose::STANDARD_NO_PAD.encode(mac.finalize().into_bytes())
+        match &self.key {
+            SigningKey::Hmac(keyed) => {
+                let mut mac = keyed.clone();
+                mac.update(canonical.as_bytes());
+                base64::engine::general_purpose::STANDARD_NO_PAD.encode(mac.finalize().into_bytes())
+            }
+            SigningKey::Ed25519(key) => {
+                use ed25519_dalek::Signer as _;
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(key.sign(canonical.as_bytes()).to_bytes())
+            }
+        }
     }
 
-    /// The current format's tag of an event (see [`record_message`]): the first [`TAG_BYTES`]
-    /// of the MAC, base64url without padding ([`TAG_CHARS`] characters). Nothing is copied: the
-    /// MAC runs over the record as it was written.
+    /// The current format's tag of an event (see [`record_message`]): with an HMAC secret the
+    /// first [`TAG_BYTES`] of the MAC ([`TAG_CHARS`] characters), with an Ed25519 key the
+    /// signature of the same message ([`ED25519_CHARS`]), base64url without padding.
     pub fn tag_record(&self, event_id: &str, body: &str, kind: Kind) -> String {
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(self.tag_bytes(event_id, body, kind))
+        let mut out = String::new();
+        self.tag_into(event_id, body, kind, &mut out);
+        out
     }
 
-    /// [`Signer::tag_record`] of `record[body_from..]`, appended to the record being written
-    /// (no String of its own).
+    /// [`Signer::tag_record`] of `record[body_from..]`, appended to the record being written.
     pub(crate) fn append_tag(&self, event_id: &str, record: &mut String, body_from: usize, kind: Kind) {
-        let tag = self.tag_bytes(event_id, &record[body_from..], kind);
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode_string(tag, record);
+        let mut tag = String::with_capacity(ED25519_CHARS);
+        self.tag_into(event_id, &record[body_from..], kind, &mut tag);
+        record.push_str(&tag);
     }
 
-    fn tag_bytes(&self, event_id: &str, body: &str, kind: Kind) -> [u8; TAG_BYTES] {
-        let full = record_message(self.keyed.clone(), event_id, body, kind)
-            .finalize()
-            .into_bytes();
-        let mut tag = [0; TAG_BYTES];
-        tag.copy_from_slice(&full[..TAG_BYTES]);
-        tag
+    fn tag_into(&self, event_id: &str, body: &str, kind: Kind, out: &mut String) {
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        match &self.key {
+            SigningKey::Hmac(keyed) => {
+                let full = record_message(keyed.clone(), event_id, body, kind)
+                    .finalize()
+                    .into_bytes();
+                b64.encode_string(&full[..TAG_BYTES], out);
+            }
+            SigningKey::Ed25519(key) => {
+                use ed25519_dalek::Signer as _;
+                let sig = key.sign(&message_bytes(event_id, body, kind));
+                b64.encode_string(sig.to_bytes(), out);
+            }
+        }
     }
 }
+
+/// The bytes [`record_message`] feeds the MAC, as one buffer: what an Ed25519 key signs.
+pub(super) fn message_bytes(event_id: &str, body: &str, kind: Kind) -> Vec<u8> {
+    let mut m = Vec::with_capacity(MESSAGE_LABEL.len() + event_id.len() + body.len() + 2);
+    m.extend_from_slice(MESSAGE_LABEL);
+    m.extend_from_slice(event_id.as_bytes());
+    m.push(b'\t');
+    m.extend_from_slice(body.as_bytes());
+    m.push(if kind == Kind::In { b'i' } else { b'o' });
+    m
+}
+
+const MESSAGE_LABEL: &[u8] = b"attendance-event-v2\t";
 
 /// The current format's tag: HMAC-SHA256 truncated to 128 bits (RFC 2104 section 5 allows
 /// truncation to no less than half the output; NIST SP 800-107 puts a 128-bit tag's forgery
@@ -108,7 +193,7 @@ pub(super) const V1_CHARS: usize = 43;
 /// Names and sources are JSON-escaped in the record and ids hold no tab (checked when the record
 /// is rebuilt from an event), so the fields are unambiguous.
 pub(super) fn record_message(mut mac: HmacSha256, event_id: &str, body: &str, kind: Kind) -> HmacSha256 {
-    mac.update(b"attendance-event-v2\t");
+    mac.update(MESSAGE_LABEL);
     mac.update(event_id.as_bytes());
     mac.update(b"\t");
     mac.update(body.as_bytes());

@@ -70,9 +70,12 @@ impl VoidNotice {
 
     /// Its signature, through `ring` (the roster is the caller's to check).
     pub(crate) fn verify(&self, ring: &Keyring) -> Result<(), Refusal> {
-        ring.verify_text(self.key_id.as_deref(), self.sig.as_deref(), self.work_date, |k| {
-            Ok(self.canonical(k))
-        })
+        ring.verify_text(
+            self.key_id.as_deref(),
+            self.sig.as_deref(),
+            (self.work_date, crate::domain::event::signing::millis(&self.voided_at)),
+            |k| Ok(self.canonical(k)),
+        )
     }
 
     /// Its signature through `ring`, then the roster as for a punch: the employee was in its
@@ -141,7 +144,7 @@ mod tests {
     fn a_signed_notice_verifies_and_a_changed_one_does_not() {
         let signer = Signer::new("hq", S1).unwrap();
         let mut ring = Keyring::default();
-        ring.add("hq", S1, false).unwrap();
+        ring.add("hq", S1).unwrap();
         let tz = chrono_tz::Europe::Berlin;
         let member = Membership::now("D042");
         let mut n = notice();

@@ -124,6 +124,8 @@ pub(crate) fn lay_out(
     // The punch path reads each employee's shift from Redis: every layout rewrites that copy
     // from MySQL, so a change made there by hand is picked up by the next day at the latest.
     let table = crate::ops::lookup::refresh_copy(db, board)?;
+    // Likewise the key registry's copy, which kiosks and consumers read.
+    crate::ops::keys::refresh_copy(db, board)?;
     let rota = rota(db, table, policy, date)?;
     // Read before the members: a change made while they are read shows at the next layout.
     let changed = crate::mysql::people::roster_rows::last_change(&mut db.conn()?)?;

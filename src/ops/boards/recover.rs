@@ -123,6 +123,8 @@ pub(crate) fn replay(
     let rota = super::layout::rota(&db, table.clone(), &cfg.policy, opts.date)?;
     let employed: Vec<_> = members.iter().filter(|m| rota.expects(m)).cloned().collect();
     let laid_out = board.layout_day(opts.date, &employed, |_| {})?.laid_out;
+    // The registry from MySQL: Redis lost its copy with the day.
+    let ring = crate::ops::keys::verifiers_of_record(cfg, &db, board)?;
     let mut r = Replayer {
         board,
         rules: PunchRules::new(&cfg.policy, cfg.timezone),
@@ -136,10 +138,7 @@ pub(crate) fn replay(
         // the void finds it there and takes it off again.
         voids: crate::mysql::voids::voided_on(&db, opts.date)?,
         voided: 0,
-        verify: cfg
-            .signing
-            .keyring()?
-            .map(|ring| Verify::new(cfg, ring, members, Shifts::new(table, &cfg.policy))),
+        verify: ring.map(|ring| Verify::new(cfg, ring, members, Shifts::new(table, &cfg.policy))),
     };
     let journal = crate::amqp::read_journal(cfg, read_from(cfg, opts.date), opts.idle, |ev| r.take(ev))?;
     r.flush()?;

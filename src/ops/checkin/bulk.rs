@@ -52,6 +52,8 @@ pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress
     let board = &mut board;
     let total = rows.len() + refused.len();
     let (punches, refused, clock) = prepare(cfg, board, rows, refused)?;
+    // A revoked key records nothing (exit 1, nothing written).
+    crate::ops::keys::check_own_key(board, clock)?;
     // Held punches are stored before anything is recorded: MySQL failing then changes nothing.
     let (punches, held) = hold_backdated(cfg, board, punches, clock)?;
     let mut depts: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
@@ -132,17 +134,17 @@ fn replicated(cfg: &Config, board: &mut Board, depts: &[String], applied: usize)
 }
 
 /// Hold for review the punches back-dated past the replay window, unless this process's key
-/// may replay offline punches (the keyring is read only when some punch is that old). Returns
+/// may replay offline punches (the registry is read only when some punch is that old). Returns
 /// the punches to record and the ones held.
 fn hold_backdated(
     cfg: &Config,
-    board: &Board,
+    board: &mut Board,
     punches: Vec<Punch>,
     now: DateTime<Utc>,
 ) -> Result<(Vec<Punch>, Vec<HeldPunch>)> {
     let window = cfg.policy.replay_window_minutes;
     let past = |p: &Punch| crate::domain::day::review::past_window(p.at, now, window);
-    if !punches.iter().any(past) || board.may_replay(cfg.signing.keyring()?.as_ref()) {
+    if !punches.iter().any(past) || crate::ops::keys::may_replay(board, now)? {
         return Ok((punches, Vec::new()));
     }
     let (old, keep): (Vec<Punch>, Vec<Punch>) = punches.into_iter().partition(past);

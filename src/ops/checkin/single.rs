@@ -67,9 +67,11 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
     let mut p = Punch::with_facts(employee, req.kind, at, req.source, facts);
     p.recorded_at = now;
     let rules = PunchRules::new(&cfg.policy, tz);
-    // The keyring is read only for a back-dated punch: a live one never needs it.
+    // A revoked key records nothing; the registry is read for replay authority only for a
+    // back-dated punch: a live one never needs it.
+    crate::ops::keys::check_own_key(&mut board, now)?;
     if crate::domain::day::review::past_window(at, now, cfg.policy.replay_window_minutes)
-        && !board.may_replay(cfg.signing.keyring()?.as_ref())
+        && !crate::ops::keys::may_replay(&mut board, now)?
     {
         let id = hold(cfg, &board, rules, std::slice::from_ref(&p))?;
         let kind = board.held_record(rules, &p).0;

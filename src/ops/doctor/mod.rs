@@ -92,9 +92,11 @@ fn signing(cfg: &Config, redis: Option<&mut Board>) -> Check {
         Ok(Some(s)) => format!("events signed with key {}", s.key_id()),
         _ => "events recorded here are not signed (no signing.key_file)".to_string(),
     };
-    let ring = match cfg.signing.keyring() {
-        Ok(Some(r)) => format!("consumers check events against {}", r.summary()),
-        _ => "consumers do not check events (no signing.keyring_file)".to_string(),
+    let mut redis = redis;
+    let ring = match redis.as_deref_mut().map(|b| crate::ops::keys::verifiers(cfg, b)) {
+        Some(Ok(Some(r))) => format!("consumers check events against {}", r.summary()),
+        Some(Err(e)) => format!("the key registry copy not read: {}", one_line(&e)),
+        _ => "consumers do not check events (no key in the registry, no signing.keyring_file)".to_string(),
     };
     let counts = match redis.map(|b| b.refused_counts()) {
         Some(Ok(c)) => c,

@@ -17,14 +17,15 @@ pub(crate) fn list(cfg: &Config, limit: usize) -> Result<Vec<Parked>> {
 }
 
 /// Put the selected parked notifications back on their department's queue, each confirmed
-/// before it leaves the parking queue. With a keyring (`signing.keyring_file`), a message whose
+/// before it leaves the parking queue. With keys to check against (the registry's, a keyring
+/// file's: `ops::keys::verifiers`), a message whose
 /// signature or roster check fails (an event, an absence alert or a void notice, checked as
 /// `watch-dept` checks them), or a body that is none of them, is never replayed: it stays parked.
 pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
-    let Some(ring) = cfg.signing.keyring()? else {
+    let mut board = Board::open(cfg)?;
+    let Some(ring) = crate::ops::keys::verifiers(cfg, &mut board)? else {
         return parking::replay(cfg, select, &mut |_, _| Ok(None));
     };
-    let mut board = Board::open(cfg)?;
     // The queue it goes back to is the parked department's: the message must be of it.
     let mut refuse = |p: &Parked, body: &[u8]| -> Result<Option<String>> {
         let message = match parse_message(body) {

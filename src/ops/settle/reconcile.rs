@@ -119,9 +119,10 @@ impl Run<'_> {
         };
         let days = &days[..];
         // Unattended, a message in the journal that no kiosk signed must not become a row: with
-        // no keyring configured, events are checked against this host's own key (an installation
-        // that signs nothing checks nothing, as `recover`). The roster is read only for the checks.
-        let ring = match cfg.signing.keyring()? {
+        // neither a registry key nor a keyring file, events are checked against this host's own
+        // shared secret (an installation that signs nothing checks nothing, as `recover`). The
+        // registry is read from MySQL (Redis may have lost its copy); the roster only for the checks.
+        let ring = match crate::ops::keys::verifiers_of_record(cfg, &self.db, &mut self.board)? {
             Some(ring) => Some(ring),
             None => cfg.signing.own_keyring()?,
         };

@@ -213,32 +213,40 @@ fn a_backdated_punch_without_replay_authority_is_held_and_changes_nothing() {
 }
 
 #[test]
-fn a_key_the_keyring_lets_replay_applies_a_backdated_punch_and_no_other_key_does() {
+fn a_key_the_registry_lets_replay_applies_a_backdated_punch_and_no_other_key_does() {
     let env = company();
     let day = env.today();
     let at = local(&env, day, 7, 55);
-    let ring_with = |replay: bool, secret: &str| env.keyring(&[(KEY_ID, secret, replay)], &[]);
-    // The key id is in the ring but may not replay, or the ring's secret for it is another:
-    // held, as without a keyring.
-    let no_replay = ring_with(false, &env.key_secret);
-    let impostor = ring_with(true, &common::new_secret());
-    for ring in [&no_replay, &impostor] {
-        let ring = ring.to_str().unwrap().to_string();
-        let o = run(
+    let checkin = |emp: &str, key: &std::path::Path| {
+        run(
             &env,
-            &["checkin", "A1", "--kind", "in", "--at", &at, "--json"],
-            &[("ATTENDANCE_SIGNING_KEYRING_FILE", &ring)],
-        );
-        assert_eq!(code(&o), Some(7), "{}", stderr(&o));
-    }
+            &["checkin", emp, "--kind", "in", "--at", &at, "--json"],
+            &[("ATTENDANCE_SIGNING_KEY_FILE", key.to_str().unwrap())],
+        )
+    };
+    // A registry key without replay: held, as a shared secret's punch is.
+    let plain = env.registered_key("kiosk-plain", false);
+    let o = checkin("A1", &plain);
+    assert_eq!(code(&o), Some(7), "{}", stderr(&o));
+    // A key file that claims the replaying kiosk's id with another private key: refused at
+    // the kiosk (exit 1), nothing recorded or held.
+    let replaying = env.registered_key("kiosk-replay", true);
+    let impostor = env.dir.join("impostor.key");
+    env.ok(&[
+        "keys",
+        "generate",
+        "kiosk-replay",
+        "--out",
+        impostor.to_str().unwrap(),
+        "-q",
+    ]);
+    let o = checkin("A1", &impostor);
+    assert_eq!(code(&o), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not match"), "{}", stderr(&o));
+    assert_eq!(env.count("held_punches"), 1);
     assert!(env.board("D1", &day.to_string()).get("A1").is_none_or(|v| v.is_empty()));
-    // The kiosk's own key, allowed to replay: applied at once.
-    let ring = ring_with(true, &env.key_secret);
-    let o = run(
-        &env,
-        &["checkin", "A2", "--kind", "in", "--at", &at, "--json"],
-        &[("ATTENDANCE_SIGNING_KEYRING_FILE", ring.to_str().unwrap())],
-    );
+    // The kiosk the registry lets replay: applied at once.
+    let o = checkin("A2", &replaying);
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(json(&o)["status"], "applied");
     assert!(
@@ -246,6 +254,39 @@ fn a_key_the_keyring_lets_replay_applies_a_backdated_punch_and_no_other_key_does
         "{}",
         first_in(&env, "A2", day)
     );
+}
+
+/// Regression: a keyring file granted `replay = true` to whatever key its writer named, so a
+/// kiosk's user who wrote one applied their back-dated punches unreviewed.
+#[test]
+fn a_self_written_keyring_granting_replay_grants_nothing() {
+    let env = company();
+    let day = env.today();
+    let at = local(&env, day, 7, 55);
+    let mine = env.keyring(&[(KEY_ID, &env.key_secret, true)], &[]);
+    let o = run(
+        &env,
+        &["checkin", "A1", "--kind", "in", "--at", &at, "--json"],
+        &[("ATTENDANCE_SIGNING_KEYRING_FILE", mine.to_str().unwrap())],
+    );
+    assert_eq!(code(&o), Some(7), "{}", stderr(&o));
+    assert_eq!(json(&o)["status"], "held_for_review");
+    assert_eq!(env.count("held_punches"), 1);
+    assert!(env.board("D1", &day.to_string()).get("A1").is_none_or(|v| v.is_empty()));
+    // The same with an Ed25519 key the registry holds without replay.
+    let key = env.registered_key("kiosk-7", false);
+    let ring = env.keyring(&[("kiosk-7", &common::new_secret(), true)], &[]);
+    let o = run(
+        &env,
+        &["checkin", "A2", "--kind", "in", "--at", &at, "--json"],
+        &[
+            ("ATTENDANCE_SIGNING_KEY_FILE", key.to_str().unwrap()),
+            ("ATTENDANCE_SIGNING_KEYRING_FILE", ring.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(code(&o), Some(7), "{}", stderr(&o));
+    assert_eq!(env.count("held_punches"), 2);
+    assert!(env.board("D1", &day.to_string()).get("A2").is_none_or(|v| v.is_empty()));
 }
 
 #[test]
@@ -335,8 +376,8 @@ fn approving_applies_the_held_punch_as_a_replay_and_is_audited() {
 fn a_held_punch_of_a_settled_day_is_reported_by_settle_and_approved_into_its_row() {
     let env = company();
     let day = env.today() - Duration::days(1);
-    let ring = env.keyring(&[(KEY_ID, &env.key_secret, true)], &[]);
-    let replay = [("ATTENDANCE_SIGNING_KEYRING_FILE", ring.to_str().unwrap())];
+    let key = env.registered_key("kiosk-replay", true);
+    let replay = [("ATTENDANCE_SIGNING_KEY_FILE", key.to_str().unwrap())];
     let o = run(
         &env,
         &["checkin", "A1", "--kind", "in", "--at", &local(&env, day, 10, 40), "-q"],

@@ -3,6 +3,7 @@
 
 mod accounts;
 mod inert_text;
+mod keys;
 mod leavers;
 mod provenance;
 mod roles;

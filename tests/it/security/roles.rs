@@ -19,7 +19,7 @@ use serde_json::Value;
 fn kiosk() -> Grants<'static> {
     Grants {
         redis: Some(
-            "%R~{ns}:roster:* %R~{ns}:{shifts} ~{ns}:board:* ~{ns}:days:* ~{ns}:outbox:* ~{ns}:punchlog:* %R~{ns}:settle:* ~{ns}:settled:* ~{ns}:relay:* \
+            "%R~{ns}:roster:* %R~{ns}:{shifts} %R~{ns}:{keys} ~{ns}:board:* ~{ns}:days:* ~{ns}:outbox:* ~{ns}:punchlog:* %R~{ns}:settle:* ~{ns}:settled:* ~{ns}:relay:* \
              -@all +evalsha +eval +script|load +hmget +hget +hset +hdel +hscan +hlen \
              +exists +time +sadd +rpush +ltrim +object|encoding +ping +hello +auth +client|setname +select",
         ),
@@ -53,7 +53,7 @@ fn relay() -> Grants<'static> {
 fn supervisor() -> Grants<'static> {
     Grants {
         redis: Some(
-            "%R~{ns}:roster:* %R~{ns}:{shifts} %R~{ns}:departures:* %R~{ns}:board:{D001}:* ~{ns}:shown:{D001} \
+            "%R~{ns}:roster:* %R~{ns}:{shifts} %R~{ns}:{keys} %R~{ns}:departures:* %R~{ns}:board:{D001}:* ~{ns}:shown:{D001} \
              ~{ns}:refused:{signing} -@all +hmget +hgetall +sismember +sadd +expire +hincrby \
              +ping +hello +auth +client|setname +select",
         ),

@@ -3,7 +3,8 @@
 //! settle's check against the journal) takes the work date from the employee's shift as the
 //! punch did. Regression: consumers compared the event's work date with the punch's local date,
 //! so a signed 06:01 check-out of a 22:00-06:00 shift was parked as a forgery, and once the
-//! boards were lost the night settled `missing_checkout`.
+//! boards were lost the night settled `missing_checkout`. The same holds for a kiosk that signs
+//! with an Ed25519 key from the registry, checked by consumers that hold no secret.
 
 use crate::common;
 
@@ -168,4 +169,60 @@ fn settle_restores_a_signed_night_check_out_a_fail_over_lost() {
         )
         .unwrap();
     assert_eq!(out.as_deref(), Some("2026-11-21 05:01:00"));
+}
+
+/// A private key nobody registered (32 bytes of 7).
+const STRANGER: &str = "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=";
+
+#[test]
+fn an_ed25519_signed_night_check_out_verifies_everywhere_with_no_secret() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    env.assign_night_shift("D001", "2026-11-01");
+    let team = env.members("D001");
+    let key = env.registered_key("kiosk-night", false);
+    let sent = |emp: &str, kind: &str, at: &str| {
+        let args = ["checkin", emp, "--kind", kind, "--at", at, "--json"];
+        let c: Value = serde_json::from_str(&common::expect_ok(&args, env.as_kiosk(&key, &args))).unwrap();
+        assert_eq!(
+            (c["notification"].as_str(), c["work_date"].as_str()),
+            (Some("sent"), Some(NIGHT)),
+            "{c}"
+        );
+        c["event_id"].as_str().unwrap().to_string()
+    };
+    let i = sent(&team[0], "in", IN_AT);
+    let o = sent(&team[0], "out", OUT_AT);
+    // Another private key under the kiosk's id, on the queue and in the journal.
+    let forger = Signer::ed25519("kiosk-night", STRANGER).unwrap();
+    let forged = night_out("f-forged", &team[1], NIGHT, &forger);
+    let body = serde_json::to_string(&forged).unwrap();
+    publish_to_queue(&format!("{}.dept.D001", env.ns), &body, "f-forged");
+    publish_to_queue(&format!("{}.journal", env.ns), &format!("[{body}]"), "batch-1");
+    let shown = common::expect_ok(
+        &["watch-dept"],
+        env.without_secrets(&["watch-dept", "D001", "--once", "--json"]),
+    );
+    assert_eq!(common::event_ids(&shown), [i, o], "both punches of the night: {shown}");
+    let parked = env.parked();
+    assert_eq!(parked.len(), 1, "{parked:?}");
+    assert!(parked[0].1.contains("bad signature"), "{parked:?}");
+
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // Redis lost every key of the namespace, the registry copy with them.
+    let keys = env.redis_keys();
+    let _: () = redis::cmd("DEL").arg(&keys).query(&mut env.redis()).unwrap();
+    let args = ["recover", "--date", NIGHT, "--json", "--idle-ms", "500"];
+    let r: Value = serde_json::from_str(&common::expect_ok(&args, env.without_secrets(&args))).unwrap();
+    assert_eq!(
+        (r["restored"].as_u64(), r["refused"].as_u64()),
+        (Some(2), Some(1)),
+        "both punches of the night back, the forgery refused: {r}"
+    );
+    common::expect_ok(&["settle"], env.without_secrets(&["settle", "--date", NIGHT, "-q"]));
+    assert_eq!(env.day_row(NIGHT, &team[0]), "present|0|0");
+    assert_eq!(
+        env.day_row(NIGHT, &team[1]),
+        "absent|0|0",
+        "the forgery settles nothing"
+    );
 }
