@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::domain::day::hours::Hours;
 use crate::domain::day::policy::DayStatus;
+use crate::domain::day::worked::Hours;
 use crate::domain::report::table::{Cell, Table};
 
 /// The kinds of leave, in the order of the payroll's columns (`leave add --kind`).

@@ -68,7 +68,7 @@ impl Cell {
             Cell::Date(d) => d.format("%Y-%m-%d").to_string(),
             Cell::Time(t) => t.format("%H:%M").to_string(),
             Cell::DateTime(t) => t.format("%Y-%m-%d %H:%M:%S").to_string(),
-            Cell::Minutes(m) => crate::domain::day::hours::human(*m),
+            Cell::Minutes(m) => crate::domain::day::worked::human(*m),
             Cell::Null => String::new(),
             Cell::Typed(shown, _) => shown.plain(),
         }

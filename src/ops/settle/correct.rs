@@ -10,13 +10,17 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::domain::dates::TypedTime;
 use crate::domain::day::policy::DayStatus;
-use crate::domain::day::shift_clock;
+use crate::domain::day::shifts::Shifts;
 use crate::domain::people::authority::{self, Actor};
 use crate::domain::punch::Kind;
-use crate::domain::{day::policy, day::workdays, event::punch_log};
+use crate::domain::{day::workdays, event::punch_log};
 use crate::error::Error;
 use crate::mysql::attendance::{self, Stored};
+use crate::mysql::people::leave_rows;
+use crate::mysql::people::roster_rows::Member;
 use crate::mysql::{corrections, Conn, Tx};
+use crate::ops::settle::rows;
+use std::sync::Arc;
 
 /// A correction as asked.
 #[derive(Debug, Clone)]
@@ -126,20 +130,30 @@ fn recompute(cfg: &Config, tx: &mut Tx, req: &Request, before: &Stored) -> Resul
             .into());
         }
     }
+    // Judged as settle judges the day: the employee's shift, the calendar, whole and half
+    // days of leave, all read in this transaction.
     let overrides = crate::mysql::people::calendar_rows::overrides(tx, req.date, req.date)?;
     let workday = workdays::is_workday(&cfg.policy, &overrides, req.date);
-    let on_leave = crate::mysql::people::leave_rows::on_leave(tx, req.date)?.contains(req.employee_id);
-    let (tz, start) = (cfg.timezone, policy::day_start(cfg.timezone, req.date));
-    let secs = |t: NaiveDateTime| (t.and_utc() - start).num_seconds();
-    let o = shift_clock::day_outcome(
-        &cfg.policy,
-        tz,
-        req.date,
-        workday,
-        on_leave,
-        first_in.map(secs),
-        last_out.map(secs),
-    );
+    let shifts = Shifts::new(crate::mysql::people::shift_rows::table(tx)?, &cfg.policy);
+    let day = rows::Day::new(req.date, cfg.timezone, &cfg.policy, workday)
+        .with_shifts(
+            cfg.timezone,
+            &cfg.policy,
+            Arc::new(shifts),
+            workdays::entry(&overrides, req.date),
+        )
+        .with_half_leave(leave_rows::half_leave(tx, req.date)?);
+    let on_leave = leave_rows::on_leave(tx, req.date)?.contains(req.employee_id);
+    let member = Member {
+        employee_id: before.employee_id.clone(),
+        department_id: before.department_id.clone(),
+        name: String::new(),
+        employment: Default::default(),
+    };
+    let punches = (first_in.map(|t| (t.and_utc(), Kind::In)).into_iter())
+        .chain(last_out.map(|t| (t.and_utc(), Kind::Out)))
+        .collect();
+    let o = rows::row(&day, &member, punches, on_leave).outcome;
     Ok(Stored {
         status: o.status,
         first_in,
