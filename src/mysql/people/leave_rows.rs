@@ -163,30 +163,37 @@ pub(crate) fn on_leave(conn: &mut impl Queryable, date: NaiveDate) -> Result<Has
 /// Approved half days of leave over a range, by employee: what a report asks of every row it
 /// reads (approved leave never overlaps, so a date has one at most).
 #[derive(Debug, Default)]
-pub(crate) struct HalfDays(std::collections::HashMap<String, Vec<(NaiveDate, NaiveDate, Half)>>);
+pub(crate) struct HalfDays(std::collections::HashMap<String, Vec<(NaiveDate, NaiveDate, Half, String)>>);
 
 impl HalfDays {
     /// The leave `employee` has on `date` as far as the day's hours go: half of it, or none
     /// (a whole day of leave does not change what the day was due).
     pub(crate) fn on(&self, employee: &str, date: NaiveDate) -> DayLeave {
+        self.half_on(employee, date)
+            .map_or(DayLeave::None, |(h, _)| DayLeave::Half(h))
+    }
+
+    /// The half day of leave `employee` has on `date`, and its kind.
+    pub(crate) fn half_on(&self, employee: &str, date: NaiveDate) -> Option<(Half, &str)> {
         self.0
-            .get(employee)
-            .and_then(|l| l.iter().find(|(f, t, _)| *f <= date && date <= *t))
-            .map_or(DayLeave::None, |(_, _, h)| DayLeave::Half(*h))
+            .get(employee)?
+            .iter()
+            .find(|(f, t, ..)| *f <= date && date <= *t)
+            .map(|(_, _, h, k)| (*h, k.as_str()))
     }
 }
 
 /// The approved half days of leave that touch `from..=to`.
 pub(crate) fn half_days(conn: &mut impl Queryable, from: NaiveDate, to: NaiveDate) -> Result<HalfDays> {
-    let rows: Vec<(String, NaiveDate, NaiveDate, String)> = conn.exec(
-        "SELECT employee_id, from_date, to_date, half FROM leaves \
+    let rows: Vec<(String, NaiveDate, NaiveDate, String, String)> = conn.exec(
+        "SELECT employee_id, from_date, to_date, half, kind FROM leaves \
          WHERE status = 'approved' AND half IS NOT NULL AND from_date <= ? AND to_date >= ?",
         (to, from),
     )?;
     let mut out = HalfDays::default();
-    for (e, f, t, h) in rows {
+    for (e, f, t, h, k) in rows {
         if let Some(h) = Half::parse(&h) {
-            out.0.entry(e).or_default().push((f, t, h));
+            out.0.entry(e).or_default().push((f, t, h, k));
         }
     }
     Ok(out)

@@ -11,7 +11,7 @@ use mysql::prelude::Queryable;
 use crate::domain::day::policy::DayStatus;
 use crate::domain::day::worked::Days;
 use crate::domain::report::month::{last_day, Code, MonthSheet};
-use crate::domain::report::payroll::Payroll;
+use crate::domain::report::payroll::{PayDay, Payroll};
 use crate::error::Error;
 use crate::mysql::people::leave_rows;
 use crate::mysql::typed::Cols;
@@ -115,7 +115,7 @@ pub(crate) fn payroll(
     let rows = conn.exec_iter(
         "SELECT a.employee_id, a.department_id, a.work_date, CAST(a.status AS CHAR), a.first_in, a.last_out, \
          a.late_minutes, l.kind FROM attendance a LEFT JOIN leaves l ON a.status = 'on_leave' \
-         AND l.employee_id = a.employee_id AND l.status = 'approved' AND a.work_date BETWEEN l.from_date AND l.to_date \
+         AND l.employee_id = a.employee_id AND l.status = 'approved' AND l.half IS NULL AND a.work_date BETWEEN l.from_date AND l.to_date \
          WHERE a.work_date BETWEEN ? AND ?",
         (from, to),
     )?;
@@ -126,11 +126,20 @@ pub(crate) fn payroll(
         let (late, kind): (u32, Option<String>) = (c.get(6)?, c.get(7)?);
         let status = DayStatus::parse(&status)
             .ok_or_else(|| Error::internal(format!("attendance row {date} {e}: unknown status '{status}'")))?;
-        let h = days
-            .of(&e, &d, date)
-            .1
-            .stored_hours(status, halves.on(&e, date), fi, lo);
-        payroll.add(e, d, date, status, late, kind.as_deref(), h);
+        let (shift, day) = days.of(&e, &d, date);
+        let h = day.stored_hours(status, halves.on(&e, date), fi, lo);
+        let half_leave_kind = halves.half_on(&e, date).map(|(_, k)| k);
+        payroll.add(PayDay {
+            employee: e.clone(),
+            dept: d,
+            date,
+            status,
+            late_minutes: late,
+            leave_kind: kind.as_deref(),
+            half_leave_kind,
+            shift: &shift.name,
+            hours: h,
+        });
     }
     let names = conn
         .query::<(String, String), _>("SELECT id, name FROM employees")?

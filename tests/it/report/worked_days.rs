@@ -250,13 +250,30 @@ fn every_day_of_a_hand_computed_week_reads_the_same_in_the_employee_report_month
             (worked, overtime),
             "{emp} in payroll"
         );
-        let codes = || paper.iter().flatten().map(|p| p.0);
-        let worked_days = codes().filter(|c| ["P", "L", "PT", "HV"].contains(c)).count() as u64;
-        let absent = codes().filter(|c| *c == "A").count() as u64;
+        // Days in halves: half a day of leave is half a day worked.
+        let halves = |of: &[&str]| -> f64 {
+            let n = paper.iter().flatten().filter(|p| of.contains(&p.0));
+            n.map(|p| if p.0 == "HV" { 0.5 } else { 1.0 }).sum()
+        };
+        let days = |key: &str| pay[key].as_f64().unwrap_or_else(|| panic!("{key}: {pay}"));
         assert_eq!(
-            (num(&pay["days_worked"]), num(&pay["absent_days"])),
-            (worked_days, absent),
+            (days("days_worked"), days("absent_days")),
+            (halves(&["P", "L", "PT", "HV"]), halves(&["A"])),
             "{emp} in payroll"
         );
+        // Leave by kind: HALF's morning off is annual, Friday sick.
+        let (annual, sick) = if emp == "HALF" { (0.5, 1.0) } else { (0.0, 0.0) };
+        assert_eq!(
+            (days("leave_annual"), days("leave_sick")),
+            (annual, sick),
+            "{emp} in payroll"
+        );
+        let shift = match emp {
+            "DAY" => "day",
+            "NIGHT" => "night",
+            "PART" => "part",
+            _ => "default",
+        };
+        assert_eq!(pay["shift"], shift, "{emp}: the shift payroll used");
     }
 }
