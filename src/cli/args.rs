@@ -568,6 +568,10 @@ pub struct CorrectArgs {
     #[arg(long, value_name = "STATUS", conflicts_with_all = ["check_in", "check_out", "clear_in", "clear_out"],
           value_parser = PossibleValuesParser::new(["absent", "leave"]).map(|s| if s == "absent" { DayStatus::Absent } else { DayStatus::OnLeave }))]
     pub status: Option<DayStatus>,
+    /// With --status leave: the kind of leave, booked as an approved leave of that one day
+    /// (payroll counts it under its kind); without it the day counts as leave of kind other
+    #[arg(long, value_name = "KIND", requires = "status", value_parser = LEAVE_KINDS)]
+    pub leave_kind: Option<String>,
     /// Why (kept in the audit)
     #[arg(long)]
     pub reason: String,

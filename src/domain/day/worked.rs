@@ -288,12 +288,9 @@ impl<'a> Days<'a> {
 
 /// A count of minutes as people read it: `7 h 45 min`, `8 h`, `45 min`, `0 min`.
 pub(crate) fn human(minutes: i64) -> String {
-    let (sign, m) = if minutes < 0 { ("-", -minutes) } else { ("", minutes) };
-    match (m / 60, m % 60) {
-        (0, r) => format!("{sign}{r} min"),
-        (h, 0) => format!("{sign}{h} h"),
-        (h, r) => format!("{sign}{h} h {r} min"),
-    }
+    let sign = if minutes < 0 { "-" } else { "" };
+    let m = u32::try_from(minutes.unsigned_abs()).unwrap_or(u32::MAX);
+    format!("{sign}{}", crate::domain::dates::minutes_text(m))
 }
 
 #[cfg(test)]
@@ -517,10 +514,8 @@ mod tests {
     }
 
     #[test]
-    fn minutes_read_as_hours_and_minutes() {
+    fn minutes_read_as_hours_and_minutes_with_a_sign() {
         assert_eq!(human(465), "7 h 45 min");
-        assert_eq!(human(480), "8 h");
-        assert_eq!(human(45), "45 min");
-        assert_eq!(human(0), "0 min");
+        assert_eq!(human(-45), "-45 min");
     }
 }

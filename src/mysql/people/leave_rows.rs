@@ -88,6 +88,40 @@ pub(crate) fn add(pool: &Db, l: &NewLeave) -> Result<Added> {
     Ok(added)
 }
 
+/// Book one day of approved leave of `kind` in a correction's transaction, so that the day set
+/// on leave by hand counts under its kind: nothing to do when an approved whole day of that kind
+/// already covers it; refused (exit 1) when another approved leave covers it.
+pub(crate) fn book_day(
+    tx: &mut impl Queryable,
+    employee: &str,
+    date: NaiveDate,
+    kind: &str,
+    reason: &str,
+) -> Result<()> {
+    let covering: Vec<(String, Option<String>)> = tx.exec(
+        "SELECT kind, half FROM leaves WHERE employee_id = ? AND status = 'approved' \
+         AND from_date <= ? AND to_date >= ? FOR UPDATE",
+        (employee, date, date),
+    )?;
+    match covering.first() {
+        Some((k, None)) if k == kind => Ok(()),
+        Some((k, half)) => Err(crate::error::Error::refused(format!(
+            "{employee} already has approved {}leave of kind {k} on {date}: cancel it or correct without --leave-kind",
+            if half.is_some() { "half-day " } else { "" }
+        ))
+        .into()),
+        None => {
+            let note: String = format!("correction: {reason}").chars().take(200).collect();
+            tx.exec_drop(
+                "INSERT INTO leaves (employee_id, from_date, to_date, kind, note, created_at) \
+                 VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())",
+                (employee, date, date, kind, note),
+            )?;
+            Ok(())
+        }
+    }
+}
+
 const SELECT_LEAVE: &str = "SELECT id, employee_id, from_date, to_date, kind, note, status, created_at FROM leaves";
 
 fn leave_from_row(r: mysql::Row) -> Result<Leave> {

@@ -34,6 +34,8 @@ pub(crate) struct Request<'a> {
     pub clear_out: bool,
     /// Set the day's status (absent or on leave), its times cleared.
     pub status: Option<DayStatus>,
+    /// With `status` on leave: the leave's kind, booked as an approved leave of the day.
+    pub leave_kind: Option<&'a str>,
     pub reason: &'a str,
     /// The employee the caller says they are: if given, it must be the one the roster maps
     /// to `os_user`.
@@ -72,6 +74,9 @@ fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
         .is_some_and(|s| !matches!(s, DayStatus::Absent | DayStatus::OnLeave))
     {
         return Err(Error::input("--status sets absent or leave only"));
+    }
+    if req.leave_kind.is_some() && req.status != Some(DayStatus::OnLeave) {
+        return Err(Error::input("--leave-kind goes with --status leave"));
     }
     crate::domain::text::check("--reason", req.reason).map_err(Error::input)?;
     if req.reason.trim().is_empty() || req.reason.chars().count() > 500 {
@@ -190,6 +195,12 @@ pub(crate) fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
             return Err(e);
         }
     };
+    if let Some(kind) = req.leave_kind {
+        if let Err(e) = leave_rows::book_day(&mut tx, req.employee_id, req.date, kind, req.reason) {
+            tx.rollback()?;
+            return Err(e);
+        }
+    }
     corrections::update_row(&mut tx, &after)?;
     let audit = corrections::Audit {
         by: &actor.employee_id,
