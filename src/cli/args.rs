@@ -180,6 +180,10 @@ pub enum Command {
     /// which applies to an employee on a date
     #[command(subcommand)]
     Shifts(ShiftsCommand),
+    /// Pay periods: HR closes a month (read-only to corrections, leave, calendar and shift
+    /// changes and settle) and reopens it with a reason, audited
+    #[command(subcommand)]
+    Period(PeriodCommand),
     /// A supervisor fixes a settled day of one of their people (audited; kept by later settles)
     Correct(CorrectArgs),
     /// A punch on today's board (before settle): void a wrong one (audited, the supervisor told)
@@ -348,6 +352,29 @@ pub struct MetricsArgs {
     /// of each run; a file that cannot be written is a warning, not a failed run
     #[arg(long, value_name = "PATH")]
     pub metrics_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PeriodCommand {
+    /// Close a month (HR): nothing changes its days until it is reopened
+    Close {
+        /// The month, YYYY-MM
+        #[arg(value_name = "YYYY-MM", value_parser = parse_month)]
+        month: NaiveDate,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Reopen a closed month (HR), saying why (audited)
+    Reopen {
+        /// The month, YYYY-MM
+        #[arg(value_name = "YYYY-MM", value_parser = parse_month)]
+        month: NaiveDate,
+        /// Why (kept in the audit)
+        #[arg(long)]
+        reason: String,
+        #[command(flatten)]
+        output: Output,
+    },
 }
 
 #[derive(Debug, Subcommand)]

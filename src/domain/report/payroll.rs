@@ -91,12 +91,19 @@ impl Payroll {
         l.hours += d.hours;
     }
 
-    /// The lines by employee id, with names.
-    pub(crate) fn table(&self, names: &HashMap<String, String>) -> Table {
+    /// The lines by employee id, with names; `closed`: whether every month of the period is a
+    /// closed pay period (its figures final), on every line.
+    pub(crate) fn table(&self, names: &HashMap<String, String>, closed: bool) -> Table {
         let mut cols = vec!["employee", "name", "department", "shift", "days_worked", "absent_days"];
         let leave: Vec<String> = LEAVE_KINDS.iter().map(|k| format!("leave_{k}")).collect();
         cols.extend(leave.iter().map(String::as_str));
-        cols.extend(["late_count", "late_minutes", "worked_minutes", "overtime_minutes"]);
+        cols.extend([
+            "late_count",
+            "late_minutes",
+            "worked_minutes",
+            "overtime_minutes",
+            "period_closed",
+        ]);
         let mut t = Table::new(&cols);
         for (e, l) in &self.lines {
             let shifts: Vec<&str> = l.shifts.iter().map(String::as_str).collect();
@@ -114,6 +121,7 @@ impl Payroll {
                 Cell::from(l.late_minutes),
                 Cell::Minutes(i64::from(l.hours.worked)),
                 Cell::Minutes(i64::from(l.hours.overtime)),
+                Cell::typed(Cell::text(if closed { "yes" } else { "no" }), closed),
             ]);
             t.push(row);
         }
@@ -167,7 +175,7 @@ mod tests {
             "default",
         ));
         p.add(day("2026-11-05", DayStatus::Absent, None, Some("sick"), "default"));
-        let t = p.table(&HashMap::new());
+        let t = p.table(&HashMap::new(), false);
         let row = &t.rows[0];
         assert_eq!(row[2], Cell::text("D1"), "the latest row's department");
         assert_eq!(row[3], Cell::text("default,night"), "every shift used");
@@ -180,7 +188,7 @@ mod tests {
         assert_eq!(row[7].plain(), "1.5", "sick");
         assert_eq!(row[11].plain(), "1", "other");
         assert_eq!(
-            row[12..],
+            row[12..16],
             [Cell::Int(1), Cell::Int(12), Cell::Minutes(500), Cell::Minutes(20)]
         );
     }

@@ -85,7 +85,8 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
         }
         Query::Payroll { from, to } => {
             let (p, names) = month_rows::payroll(&db, &mut Days::new(&shifts(cfg, &db)?, tz, rule), *from, *to)?;
-            Ok(p.table(&names))
+            let closed = crate::mysql::people::periods::all_closed(&mut db.conn()?, *from, *to)?;
+            Ok(p.table(&names, closed))
         }
         Query::Corrections { employee, from, to } => {
             if let Some(e) = employee {

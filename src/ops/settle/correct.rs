@@ -176,6 +176,7 @@ pub(crate) fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
     let actor = check_authority(&mut conn, cfg.timezone, req)?;
+    crate::mysql::people::periods::refuse_closed(&mut conn, req.date, req.date, "correction")?;
     let mut tx = crate::mysql::begin(&mut conn)?;
     // The row, locked until the commit, is what the correction hangs on: no foreign key ties
     // a correction to its row since V5 (partitioning), and `archive --drop` deletes a row and

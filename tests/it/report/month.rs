@@ -271,7 +271,11 @@ fn payroll_has_a_line_per_employee_with_leave_by_kind_and_the_rows_hours() {
         ["employee", "name", "department", "shift", "days_worked", "absent_days"]
     );
     let e0 = csv.iter().find(|r| r[0] == d1[0]).unwrap();
-    assert_eq!(e0[e0.len() - 2..], ["615", "135"], "minutes as numbers");
+    assert_eq!(
+        e0[e0.len() - 3..],
+        ["615", "135", "no"],
+        "minutes as numbers, then whether the period is closed"
+    );
     let path = env.dir.join("payroll.xlsx");
     let args = [
         &["report", "payroll"][..],
