@@ -184,6 +184,10 @@ pub enum Command {
     /// events with (add, revoke with a time, list); the registry is the owner's, audited
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Pay periods: HR closes a month (read-only to corrections, leave, calendar and shift
+    /// changes and settle) and reopens it with a reason, audited
+    #[command(subcommand)]
+    Period(PeriodCommand),
     /// A supervisor fixes a settled day of one of their people (audited; kept by later settles)
     Correct(CorrectArgs),
     /// A punch on today's board (before settle): void a wrong one (audited, the supervisor told)
@@ -364,6 +368,29 @@ pub struct MetricsArgs {
     /// of each run; a file that cannot be written is a warning, not a failed run
     #[arg(long, value_name = "PATH")]
     pub metrics_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PeriodCommand {
+    /// Close a month (HR): nothing changes its days until it is reopened
+    Close {
+        /// The month, YYYY-MM
+        #[arg(value_name = "YYYY-MM", value_parser = parse_month)]
+        month: NaiveDate,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Reopen a closed month (HR), saying why (audited)
+    Reopen {
+        /// The month, YYYY-MM
+        #[arg(value_name = "YYYY-MM", value_parser = parse_month)]
+        month: NaiveDate,
+        /// Why (kept in the audit)
+        #[arg(long)]
+        reason: String,
+        #[command(flatten)]
+        output: Output,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -637,6 +664,10 @@ pub struct CorrectArgs {
     #[arg(long, value_name = "STATUS", conflicts_with_all = ["check_in", "check_out", "clear_in", "clear_out"],
           value_parser = PossibleValuesParser::new(["absent", "leave"]).map(|s| if s == "absent" { DayStatus::Absent } else { DayStatus::OnLeave }))]
     pub status: Option<DayStatus>,
+    /// With --status leave: the kind of leave, booked as an approved leave of that one day
+    /// (payroll counts it under its kind); without it the day counts as leave of kind other
+    #[arg(long, value_name = "KIND", requires = "status", value_parser = LEAVE_KINDS)]
+    pub leave_kind: Option<String>,
     /// Why (kept in the audit)
     #[arg(long)]
     pub reason: String,

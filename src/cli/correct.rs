@@ -28,6 +28,7 @@ pub(crate) fn run(ctx: &Ctx, a: CorrectArgs) -> Result<()> {
             clear_in: a.clear_in,
             clear_out: a.clear_out,
             status: a.status,
+            leave_kind: a.leave_kind.as_deref(),
             reason: &a.reason,
             by: a.by.as_deref(),
             os_user: &os_user,

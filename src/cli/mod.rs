@@ -171,6 +171,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
         Command::Leave(c) => people::leave::run(ctx, c),
         Command::Shifts(c) => people::shifts::run(ctx, c),
         Command::Keys(c) => keys::run(ctx, c),
+        Command::Period(c) => people::period::run(ctx, c),
         Command::Correct(a) => correct::run(ctx, a),
         Command::Punch(c) => checkin::punch::run(ctx, c),
         Command::Review(c) => checkin::review::run(ctx, c),

@@ -256,7 +256,7 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "policy.max_backdate_days", set: |c, v| put(&mut c.policy.max_backdate_days, v.int(0..=3660)), get: |c| int(c.policy.max_backdate_days) },
     // Minutes, up to max_backdate_days' own bound (3660 days): past it no punch is accepted anyway.
     Key { name: "policy.replay_window_minutes", set: |c, v| put(&mut c.policy.replay_window_minutes, v.int(0..=5_270_400)), get: |c| int(c.policy.replay_window_minutes) },
-    // Four hours is already two shifts' worth; the hours rule keeps it inside the shift (domain::day::hours).
+    // Four hours is already two shifts' worth; the hours rule keeps it inside the shift (domain::day::worked).
     Key { name: "policy.break_minutes", set: |c, v| put(&mut c.policy.break_minutes, v.int(0..=240)), get: |c| int(c.policy.break_minutes) },
     // The running relay tells each department who has not arrived (docs/notifications.md#absence-alerts).
     Key { name: "policy.absence_alerts", set: |c, v| put(&mut c.policy.absence_alerts, v.boolean()), get: |c| Some(Value::Boolean(c.policy.absence_alerts)) },

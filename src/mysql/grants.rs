@@ -38,11 +38,16 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
             (SELECT, Some("shifts")),
             (SELECT, Some("shift_assignments")),
         ],
+        // `correct` judges the day by the employee's shift, refuses a closed pay period, and
+        // books the leave of `--leave-kind`.
         Role::Supervisor => &[
             (SELECT, Some("employees")),
             (SELECT, Some("supervisors")),
             (SELECT, Some("calendar_days")),
-            (SELECT, Some("leaves")),
+            (&["SELECT", "INSERT"], Some("leaves")),
+            (SELECT, Some("shifts")),
+            (SELECT, Some("shift_assignments")),
+            (SELECT, Some("pay_periods")),
             (&["SELECT", "UPDATE"], Some("attendance")),
             (&["SELECT", "INSERT"], Some("corrections")),
             (&["INSERT"], Some("punch_log")),
@@ -54,6 +59,8 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
             (&["UPDATE"], Some("attendance")),
             (&["INSERT"], Some("corrections")),
             (&["INSERT"], Some("punch_log")),
+            (&["INSERT", "UPDATE"], Some("pay_periods")),
+            (&["INSERT"], Some("pay_period_audit")),
         ],
         Role::Report => &[(SELECT, None)],
         Role::Jobs => &[(&["SELECT", "INSERT", "UPDATE", "DELETE"], None)],
@@ -280,7 +287,8 @@ mod tests {
                 "GRANT UPDATE ON `att`.`attendance` TO 'k'@'%';",
                 "GRANT SELECT ON `att`.`calendar_days` TO 'k'@'%';",
                 "GRANT SELECT, INSERT ON `att`.`corrections` TO 'k'@'%';",
-                "GRANT SELECT ON `att`.`leaves` TO 'k'@'%';",
+                "GRANT SELECT, INSERT ON `att`.`leaves` TO 'k'@'%';",
+                "GRANT SELECT ON `att`.`pay_periods` TO 'k'@'%';",
                 "GRANT INSERT ON `att`.`punch_log` TO 'k'@'%';",
                 "GRANT SELECT ON `att`.`supervisors` TO 'k'@'%';",
             ]

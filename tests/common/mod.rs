@@ -385,6 +385,19 @@ impl TestEnv {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
 
+    /// Punch the lines of a punch file (`employee_id,kind,at` lines, without the header) in one
+    /// `checkin --file` run, their notifications left waiting (no broker needed).
+    pub fn punch_file(&self, lines: &str) {
+        let f = self.file("punches.csv", &format!("employee_id,kind,at\n{lines}"));
+        let o = self
+            .cmd()
+            .args(["checkin", "--file", f.to_str().unwrap(), "-q"])
+            .env("ATTENDANCE_AMQP_URL", CLOSED_BROKER)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
     /// An unlabelled punch (`checkin EMP --at AT --json`: the board or the shift decides in or
     /// out) at an exact instant; with `broker_down`, its event left waiting in the outbox.
     /// Returns the printed JSON.

@@ -127,3 +127,65 @@ fn a_bad_clear_or_status_is_a_usage_error_and_changes_nothing() {
     assert_eq!(row(&env, &emp), before);
     assert_eq!(env.count("corrections"), 0);
 }
+
+#[test]
+fn a_day_set_on_leave_by_hand_takes_a_kind_that_payroll_counts_and_a_clash_changes_nothing() {
+    let env = TestEnv::with_roster(TZ, 4, 1);
+    let (emp, sup) = env.member_and_supervisor();
+    env.ok(&["settle", "--date", DAY]);
+    env.act_as(&sup);
+    let payroll = |env: &TestEnv| -> serde_json::Value {
+        let p = env.json(&["report", "payroll", "--from", DAY, "--to", DAY, "--json"]);
+        let rows = p["rows"].as_array().unwrap();
+        rows.iter().find(|r| r["employee_id"] == emp.as_str()).unwrap().clone()
+    };
+    assert_eq!(payroll(&env)["absent_days"], 1);
+
+    env.ok(&strs(&correct(
+        &emp,
+        &["--status", "leave", "--leave-kind", "sick"],
+        "sick note arrived",
+    )));
+    assert_eq!(row(&env, &emp), "on_leave|-|-|0|1");
+    let booked: Vec<String> = env
+        .mysql()
+        .query("SELECT CONCAT_WS('|', employee_id, from_date, to_date, kind, status, note) FROM leaves")
+        .unwrap();
+    assert_eq!(
+        booked,
+        [format!("{emp}|{DAY}|{DAY}|sick|approved|correction: sick note arrived")]
+    );
+    let line = payroll(&env);
+    assert_eq!(
+        (line["leave_sick"].as_u64(), line["leave_other"].as_u64()),
+        (Some(1), Some(0)),
+        "{line}"
+    );
+    assert_eq!(line["absent_days"], 0);
+    // The same kind again books nothing more.
+    env.ok(&strs(&correct(
+        &emp,
+        &["--status", "leave", "--leave-kind", "sick"],
+        "again",
+    )));
+    assert_eq!(env.count("leaves"), 1);
+
+    // Another kind over the booked leave is refused, and nothing changes.
+    let (rows, audits) = (env.attendance_rows(), env.count("corrections"));
+    let e = env.fails(
+        &strs(&correct(
+            &emp,
+            &["--status", "leave", "--leave-kind", "annual"],
+            "no, annual",
+        )),
+        1,
+    );
+    assert!(e.contains("already has approved leave of kind sick"), "{e}");
+    assert_eq!(
+        (env.attendance_rows(), env.count("corrections"), env.count("leaves")),
+        (rows, audits, 1)
+    );
+    // A kind without --status leave is a usage error.
+    let e = env.fails(&strs(&correct(&emp, &["--clear-in", "--leave-kind", "sick"], "x")), 2);
+    assert!(e.contains("--status"), "{e}");
+}

@@ -8,7 +8,9 @@
 //! into DIR (`<command>.<n>.json`), for whoever writes or reviews a schema.
 
 use crate::common;
+
 use crate::common::contract;
+use mysql::prelude::Queryable;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -419,6 +421,18 @@ fn every_json_output_validates_against_its_schema() {
     let now = c.ok(&env, "report now", &["report", "now"]);
     assert_eq!(now["rows"][0]["employee_id"], emp.as_str(), "{now}");
     c.ok(&env, "report now", &["report", "now", "--counts"]);
+
+    // Pay periods, closed and reopened by HR (a month nothing above touches).
+    env.mysql()
+        .exec_drop("UPDATE employees SET role = 'hr' WHERE id = ?", (&other,))
+        .unwrap();
+    env.act_as(&other);
+    c.ok(&env, "period close", &["period", "close", "2026-09"]);
+    c.ok(
+        &env,
+        "period reopen",
+        &["period", "reopen", "2026-09", "--reason", "late note"],
+    );
 
     // Upkeep.
     let out = env.dir.join("archive");

@@ -1,9 +1,8 @@
 //! The day's rules: the policy, shifts and who follows which, the work calendar, who is due,
-//! an employee's day as stored, its hours, the servers' clock, and punches held for review.
+//! an employee's day as stored, the worked day (status and minutes), the servers' clock, and punches held for review.
 
 pub(crate) mod clock;
 pub(crate) mod due;
-pub(crate) mod hours;
 pub(crate) mod policy;
 pub(crate) mod record;
 pub(crate) mod review;
@@ -12,3 +11,4 @@ pub(crate) mod shift_changes;
 pub(crate) mod shift_clock;
 pub(crate) mod shifts;
 pub(crate) mod workdays;
+pub(crate) mod worked;

@@ -37,7 +37,7 @@ pub struct Policy {
     /// review (`domain::day::review`).
     pub replay_window_minutes: u32,
     /// The unpaid break, in minutes, taken out of a day's hours where the day covers it
-    /// (`domain::day::hours`).
+    /// (`domain::day::worked`).
     pub break_minutes: u32,
     /// Whether the running relay tells each department's supervisor who has not arrived
     /// (`domain::day::due`, docs/notifications.md#absence-alerts).

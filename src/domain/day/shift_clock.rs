@@ -148,6 +148,7 @@ pub(crate) fn classify(policy: &Policy, tz: Tz, at: DateTime<Utc>) -> PunchFacts
 
 /// The status of a day from its first check-in and last check-out (seconds into the day).
 /// Punches win over leave: someone on leave who came in anyway is counted as they came.
+#[cfg(test)]
 pub(crate) fn day_outcome(
     policy: &Policy,
     tz: Tz,
@@ -161,8 +162,8 @@ pub(crate) fn day_outcome(
 }
 
 impl DayClock {
-    /// [`day_outcome`] on this clock's date, without the time-zone arithmetic: settle asks it
-    /// once per employee.
+    /// The status and lateness of a day on this clock's date, without the time-zone
+    /// arithmetic: the worked day (`day::worked`) asks it once per employee.
     pub(crate) fn outcome(
         &self,
         workday: bool,

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{Datelike, NaiveDate};
 
-use crate::domain::day::hours::Hours;
 use crate::domain::day::policy::DayStatus;
+use crate::domain::day::worked::Hours;
 use crate::domain::report::table::{Cell, Table};
 
 /// The code of a day in the sheet.

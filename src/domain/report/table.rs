@@ -49,6 +49,8 @@ pub(crate) enum Cell {
     DateTime(NaiveDateTime),
     /// A duration in minutes: `7 h 45 min` for people, the number in CSV, JSON and a workbook.
     Minutes(i64),
+    /// A count of days in halves (payroll's half days): `3` or `2.5`, a number everywhere.
+    Halves(u64),
     Null,
     /// A cell shown one way (table, CSV, workbook) and given to programs typed in JSON: an
     /// instant in the contract's form, a flag as a boolean, counts as an object
@@ -68,7 +70,9 @@ impl Cell {
             Cell::Date(d) => d.format("%Y-%m-%d").to_string(),
             Cell::Time(t) => t.format("%H:%M").to_string(),
             Cell::DateTime(t) => t.format("%Y-%m-%d %H:%M:%S").to_string(),
-            Cell::Minutes(m) => crate::domain::day::hours::human(*m),
+            Cell::Minutes(m) => crate::domain::day::worked::human(*m),
+            Cell::Halves(n) if n % 2 == 0 => (n / 2).to_string(),
+            Cell::Halves(n) => format!("{}.5", n / 2),
             Cell::Null => String::new(),
             Cell::Typed(shown, _) => shown.plain(),
         }
@@ -94,6 +98,8 @@ impl Cell {
         match self {
             Cell::Text(s) => Value::from(s.as_str()),
             Cell::Int(n) | Cell::Minutes(n) => Value::from(*n),
+            Cell::Halves(n) if n % 2 == 0 => Value::from(n / 2),
+            Cell::Halves(n) => Value::from(*n as f64 / 2.0),
             Cell::Date(_) | Cell::Time(_) | Cell::DateTime(_) => Value::from(self.plain()),
             Cell::Null => Value::Null,
             Cell::Typed(_, v) => v.clone(),

@@ -51,6 +51,7 @@ fn write_cell(ws: &mut Worksheet, row: u32, col: u16, cell: &Cell, f: &Formats, 
     match cell {
         Cell::Text(s) => ws.write_string_with_format(row, col, s, text)?,
         Cell::Int(n) | Cell::Minutes(n) => ws.write_number_with_format(row, col, *n as f64, text)?,
+        Cell::Halves(n) => ws.write_number_with_format(row, col, *n as f64 / 2.0, text)?,
         Cell::Date(d) => ws.write_datetime_with_format(row, col, d, if total { &f.bold_date } else { &f.date })?,
         Cell::Time(t) => ws.write_datetime_with_format(row, col, t, &f.time)?,
         Cell::DateTime(t) => ws.write_datetime_with_format(row, col, t, &f.datetime)?,

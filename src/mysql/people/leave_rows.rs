@@ -8,6 +8,7 @@ use mysql::prelude::Queryable;
 use mysql::TxOpts;
 use serde::Serialize;
 
+use crate::domain::day::worked::{Half, Leave as DayLeave};
 use crate::mysql::typed::Cols;
 use crate::mysql::Db;
 
@@ -87,6 +88,40 @@ pub(crate) fn add(pool: &Db, l: &NewLeave) -> Result<Added> {
     Ok(added)
 }
 
+/// Book one day of approved leave of `kind` in a correction's transaction, so that the day set
+/// on leave by hand counts under its kind: nothing to do when an approved whole day of that kind
+/// already covers it; refused (exit 1) when another approved leave covers it.
+pub(crate) fn book_day(
+    tx: &mut impl Queryable,
+    employee: &str,
+    date: NaiveDate,
+    kind: &str,
+    reason: &str,
+) -> Result<()> {
+    let covering: Vec<(String, Option<String>)> = tx.exec(
+        "SELECT kind, half FROM leaves WHERE employee_id = ? AND status = 'approved' \
+         AND from_date <= ? AND to_date >= ? FOR UPDATE",
+        (employee, date, date),
+    )?;
+    match covering.first() {
+        Some((k, None)) if k == kind => Ok(()),
+        Some((k, half)) => Err(crate::error::Error::refused(format!(
+            "{employee} already has approved {}leave of kind {k} on {date}: cancel it or correct without --leave-kind",
+            if half.is_some() { "half-day " } else { "" }
+        ))
+        .into()),
+        None => {
+            let note: String = format!("correction: {reason}").chars().take(200).collect();
+            tx.exec_drop(
+                "INSERT INTO leaves (employee_id, from_date, to_date, kind, note, created_at) \
+                 VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())",
+                (employee, date, date, kind, note),
+            )?;
+            Ok(())
+        }
+    }
+}
+
 const SELECT_LEAVE: &str = "SELECT id, employee_id, from_date, to_date, kind, note, status, created_at FROM leaves";
 
 fn leave_from_row(r: mysql::Row) -> Result<Leave> {
@@ -157,6 +192,45 @@ pub(crate) fn on_leave(conn: &mut impl Queryable, date: NaiveDate) -> Result<Has
         )?
         .into_iter()
         .collect())
+}
+
+/// Approved half days of leave over a range, by employee: what a report asks of every row it
+/// reads (approved leave never overlaps, so a date has one at most).
+#[derive(Debug, Default)]
+pub(crate) struct HalfDays(std::collections::HashMap<String, Vec<(NaiveDate, NaiveDate, Half, String)>>);
+
+impl HalfDays {
+    /// The leave `employee` has on `date` as far as the day's hours go: half of it, or none
+    /// (a whole day of leave does not change what the day was due).
+    pub(crate) fn on(&self, employee: &str, date: NaiveDate) -> DayLeave {
+        self.half_on(employee, date)
+            .map_or(DayLeave::None, |(h, _)| DayLeave::Half(h))
+    }
+
+    /// The half day of leave `employee` has on `date`, and its kind.
+    pub(crate) fn half_on(&self, employee: &str, date: NaiveDate) -> Option<(Half, &str)> {
+        self.0
+            .get(employee)?
+            .iter()
+            .find(|(f, t, ..)| *f <= date && date <= *t)
+            .map(|(_, _, h, k)| (*h, k.as_str()))
+    }
+}
+
+/// The approved half days of leave that touch `from..=to`.
+pub(crate) fn half_days(conn: &mut impl Queryable, from: NaiveDate, to: NaiveDate) -> Result<HalfDays> {
+    let rows: Vec<(String, NaiveDate, NaiveDate, String, String)> = conn.exec(
+        "SELECT employee_id, from_date, to_date, half, kind FROM leaves \
+         WHERE status = 'approved' AND half IS NOT NULL AND from_date <= ? AND to_date >= ?",
+        (to, from),
+    )?;
+    let mut out = HalfDays::default();
+    for (e, f, t, h, k) in rows {
+        if let Some(h) = Half::parse(&h) {
+            out.0.entry(e).or_default().push((f, t, h, k));
+        }
+    }
+    Ok(out)
 }
 
 /// Who is on half-day leave on `date`, and whether it is the morning (`true`) or the afternoon.

@@ -3,6 +3,7 @@
 
 pub(crate) mod calendar_rows;
 pub(crate) mod leave_rows;
+pub(crate) mod periods;
 pub(crate) mod roster_import;
 pub(crate) mod roster_rows;
 pub(crate) mod shift_rows;

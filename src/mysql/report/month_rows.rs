@@ -6,14 +6,14 @@ use std::collections::{HashMap, HashSet};
 
 use anyhow::Result;
 use chrono::{NaiveDate, NaiveDateTime};
-use chrono_tz::Tz;
 use mysql::prelude::Queryable;
 
-use crate::domain::day::hours::{self, HoursRule};
-use crate::domain::day::policy::{DayStatus, Policy};
+use crate::domain::day::policy::DayStatus;
+use crate::domain::day::worked::Days;
 use crate::domain::report::month::{last_day, Code, MonthSheet};
-use crate::domain::report::payroll::Payroll;
+use crate::domain::report::payroll::{PayDay, Payroll};
 use crate::error::Error;
+use crate::mysql::people::leave_rows;
 use crate::mysql::typed::Cols;
 use crate::mysql::Db;
 
@@ -28,7 +28,7 @@ pub(crate) struct Month {
 const COLUMNS: &str =
     "SELECT department_id, employee_id, work_date, CAST(status AS CHAR), first_in, last_out FROM attendance";
 
-pub(crate) fn month(pool: &Db, policy: &Policy, tz: Tz, first: NaiveDate, dept: Option<&str>) -> Result<Month> {
+pub(crate) fn month(pool: &Db, days: &mut Days, first: NaiveDate, dept: Option<&str>) -> Result<Month> {
     let last = last_day(first);
     let mut conn = pool.get_conn()?;
     let holidays: HashSet<NaiveDate> = conn
@@ -38,7 +38,7 @@ pub(crate) fn month(pool: &Db, policy: &Policy, tz: Tz, first: NaiveDate, dept: 
         )?
         .into_iter()
         .collect();
-    let mut rules: HashMap<NaiveDate, HoursRule> = HashMap::new();
+    let halves = leave_rows::half_days(&mut conn, first, last)?;
     let mut sheet = MonthSheet::new(first);
     // With a department, one equality per day, so that MySQL reads the (day, department)
     // index rather than every row of the month.
@@ -65,8 +65,10 @@ pub(crate) fn month(pool: &Db, policy: &Policy, tz: Tz, first: NaiveDate, dept: 
         let (fi, lo): (Option<NaiveDateTime>, Option<NaiveDateTime>) = (c.get(4)?, c.get(5)?);
         let status = DayStatus::parse(&status)
             .ok_or_else(|| Error::internal(format!("attendance row {date} {e}: unknown status '{status}'")))?;
-        let rule = rules.entry(date).or_insert_with(|| HoursRule::new(policy, tz, date));
-        let h = hours::of_row(rule, status != DayStatus::RestDay, fi, lo);
+        let h = days
+            .of(&e, &d, date)
+            .1
+            .stored_hours(status, halves.on(&e, date), fi, lo);
         sheet.add(d, e, date, Code::of(status, holidays.contains(&date)), h);
     }
     let departments: HashMap<String, String> = conn
@@ -103,18 +105,17 @@ pub(crate) fn month(pool: &Db, policy: &Policy, tz: Tz, first: NaiveDate, dept: 
 /// never overlaps, so a day matches one leave at most).
 pub(crate) fn payroll(
     pool: &Db,
-    policy: &Policy,
-    tz: Tz,
+    days: &mut Days,
     from: NaiveDate,
     to: NaiveDate,
 ) -> Result<(Payroll, HashMap<String, String>)> {
     let mut conn = pool.get_conn()?;
-    let mut rules: HashMap<NaiveDate, HoursRule> = HashMap::new();
+    let halves = leave_rows::half_days(&mut conn, from, to)?;
     let mut payroll = Payroll::default();
     let rows = conn.exec_iter(
         "SELECT a.employee_id, a.department_id, a.work_date, CAST(a.status AS CHAR), a.first_in, a.last_out, \
          a.late_minutes, l.kind FROM attendance a LEFT JOIN leaves l ON a.status = 'on_leave' \
-         AND l.employee_id = a.employee_id AND l.status = 'approved' AND a.work_date BETWEEN l.from_date AND l.to_date \
+         AND l.employee_id = a.employee_id AND l.status = 'approved' AND l.half IS NULL AND a.work_date BETWEEN l.from_date AND l.to_date \
          WHERE a.work_date BETWEEN ? AND ?",
         (from, to),
     )?;
@@ -125,9 +126,20 @@ pub(crate) fn payroll(
         let (late, kind): (u32, Option<String>) = (c.get(6)?, c.get(7)?);
         let status = DayStatus::parse(&status)
             .ok_or_else(|| Error::internal(format!("attendance row {date} {e}: unknown status '{status}'")))?;
-        let rule = rules.entry(date).or_insert_with(|| HoursRule::new(policy, tz, date));
-        let h = hours::of_row(rule, status != DayStatus::RestDay, fi, lo);
-        payroll.add(e, d, date, status, late, kind.as_deref(), h);
+        let (shift, day) = days.of(&e, &d, date);
+        let h = day.stored_hours(status, halves.on(&e, date), fi, lo);
+        let half_leave_kind = halves.half_on(&e, date).map(|(_, k)| k);
+        payroll.add(PayDay {
+            employee: e.clone(),
+            dept: d,
+            date,
+            status,
+            late_minutes: late,
+            leave_kind: kind.as_deref(),
+            half_leave_kind,
+            shift: &shift.name,
+            hours: h,
+        });
     }
     let names = conn
         .query::<(String, String), _>("SELECT id, name FROM employees")?

@@ -10,9 +10,10 @@ use mysql::prelude::Queryable;
 use mysql::Row;
 
 use crate::domain::dates::wall_clock_utc;
-use crate::domain::day::hours::{self, Hours, HoursRule};
-use crate::domain::day::policy::{DayStatus, Policy};
+use crate::domain::day::policy::DayStatus;
+use crate::domain::day::worked::{Days, Hours};
 use crate::domain::report::table::{local, local_time, Cell, Table};
+use crate::mysql::people::leave_rows;
 use crate::mysql::runs;
 use crate::mysql::typed::Cols;
 use crate::mysql::Db;
@@ -96,7 +97,7 @@ pub(crate) fn absent(pool: &Db, date: NaiveDate, dept: Option<&str>) -> Result<T
 
 /// One employee's days over a range, and a totals row (days, minutes, corrections, and the
 /// days by status in the status column).
-pub(crate) fn employee(pool: &Db, policy: &Policy, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
+pub(crate) fn employee(pool: &Db, model: &mut Days, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
     let mut t = Table::new(&[
         "date",
         "weekday",
@@ -109,9 +110,11 @@ pub(crate) fn employee(pool: &Db, policy: &Policy, tz: Tz, id: &str, from: Naive
         "overtime_minutes",
         "corrected",
     ]);
-    let rows: Vec<Row> = pool.get_conn()?.exec(
-        "SELECT work_date, CAST(status AS CHAR), first_in, last_out, late_minutes, early_minutes, corrected \
-         FROM attendance WHERE employee_id = ? AND work_date BETWEEN ? AND ? ORDER BY work_date",
+    let mut conn = pool.get_conn()?;
+    let halves = leave_rows::half_days(&mut conn, from, to)?;
+    let rows: Vec<Row> = conn.exec(
+        "SELECT work_date, CAST(status AS CHAR), first_in, last_out, late_minutes, early_minutes, corrected, \
+         department_id FROM attendance WHERE employee_id = ? AND work_date BETWEEN ? AND ? ORDER BY work_date",
         (id, from, to),
     )?;
     let (mut late, mut early, mut corrected) = (0u64, 0u64, 0u64);
@@ -126,7 +129,11 @@ pub(crate) fn employee(pool: &Db, policy: &Policy, tz: Tz, id: &str, from: Naive
         late += l;
         early += e;
         corrected += u64::from(c);
-        let h = hours::of_row(&HoursRule::new(policy, tz, date), status != "rest_day", fi, lo);
+        let dept: String = cols.get(7)?;
+        let h = model
+            .of(id, &dept, date)
+            .1
+            .stored_hours(stored_status(&status)?, halves.on(id, date), fi, lo);
         hours += h;
         *by_status.entry(status.clone()).or_default() += 1;
         t.push(vec![
@@ -165,7 +172,7 @@ pub(crate) fn employee(pool: &Db, policy: &Policy, tz: Tz, id: &str, from: Naive
 
 /// A department over a range: each employee's days by status, minutes late and early, hours
 /// worked and overtime, and totals.
-pub(crate) fn dept(pool: &Db, policy: &Policy, tz: Tz, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
+pub(crate) fn dept(pool: &Db, days: &mut Days, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
     let mut cols = vec!["employee", "name", "days"];
     cols.extend(status_columns());
     cols.extend(["late_minutes", "early_minutes"]);
@@ -182,7 +189,7 @@ pub(crate) fn dept(pool: &Db, policy: &Policy, tz: Tz, dept: &str, from: NaiveDa
         (dept, from, to),
     )?;
     let mut t = with_totals(t, rows)?;
-    let by_employee = dept_hours(pool, policy, tz, dept, from, to)?;
+    let by_employee = dept_hours(pool, days, dept, from, to)?;
     let mut sum = Hours::default();
     t.columns
         .extend(["worked_minutes".to_string(), "overtime_minutes".to_string()]);
@@ -201,24 +208,34 @@ pub(crate) fn dept(pool: &Db, policy: &Policy, tz: Tz, dept: &str, from: NaiveDa
 /// Each employee's hours in a department over a range, from the rows with both punches.
 fn dept_hours(
     pool: &Db,
-    policy: &Policy,
-    tz: Tz,
+    days: &mut Days,
     dept: &str,
     from: NaiveDate,
     to: NaiveDate,
 ) -> Result<HashMap<String, Hours>> {
-    let mut rules: HashMap<NaiveDate, HoursRule> = HashMap::new();
     let mut out: HashMap<String, Hours> = HashMap::new();
-    let rows: Vec<(String, NaiveDate, String, NaiveDateTime, NaiveDateTime)> = pool.get_conn()?.exec(
+    let mut conn = pool.get_conn()?;
+    let halves = leave_rows::half_days(&mut conn, from, to)?;
+    let rows: Vec<(String, NaiveDate, String, NaiveDateTime, NaiveDateTime)> = conn.exec(
         "SELECT employee_id, work_date, CAST(status AS CHAR), first_in, last_out FROM attendance \
          WHERE department_id = ? AND work_date BETWEEN ? AND ? AND first_in IS NOT NULL AND last_out IS NOT NULL",
         (dept, from, to),
     )?;
     for (e, date, status, fi, lo) in rows {
-        let rule = rules.entry(date).or_insert_with(|| HoursRule::new(policy, tz, date));
-        *out.entry(e).or_default() += hours::of_row(rule, status != "rest_day", Some(fi), Some(lo));
+        let leave = halves.on(&e, date);
+        let h = days
+            .of(&e, dept, date)
+            .1
+            .stored_hours(stored_status(&status)?, leave, Some(fi), Some(lo));
+        *out.entry(e).or_default() += h;
     }
     Ok(out)
+}
+
+/// A stored row's status, or an error naming it.
+fn stored_status(s: &str) -> Result<DayStatus> {
+    DayStatus::parse(s)
+        .ok_or_else(|| crate::error::Error::internal(format!("unknown status '{s}' in attendance")).into())
 }
 
 /// A corrected instant in JSON: `{"before": <instant or null>, "after": ...}`.

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::domain::day::policy;
-use crate::domain::day::shift_clock::DayClock;
+use crate::domain::day::worked::{Facts, Leave, OvertimeRule, ShiftDay};
 use crate::redis::board::{Board, Employee};
 
 /// The answer: a live day, or a settled one.
@@ -127,11 +127,11 @@ pub(crate) fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: Na
     // Judged by the employee's own shift of that date (one small read of the shift copy).
     let shifts = crate::ops::lookup::shifts(cfg, &mut board, &[e.id.as_str()])?;
     let shift = shifts.on(&e.id, &e.department_id, date).0;
-    let clock = DayClock::for_shift(shift, cfg.timezone, date);
+    let day = ShiftDay::new(shift, cfg.timezone, date, OvertimeRule::of(&cfg.policy));
     // Off the board on a day their shift does not work: init-day left them off as not expected
     // (a calendar work day would have laid them out). Without any shift assigned, as before.
     let rest_day = !on_board && !shifts.table.is_empty() && !shift.works_on(date);
-    let mut answer = live(cfg, e, date, &rec, &clock);
+    let mut answer = live(cfg, e, date, &rec, &day);
     if rest_day {
         answer.state = State::RestDay;
     }
@@ -145,11 +145,18 @@ fn live(
     e: Employee,
     date: NaiveDate,
     rec: &crate::domain::day::record::DayRecord,
-    clock: &DayClock,
+    day: &ShiftDay,
 ) -> Live {
     let tz = cfg.timezone;
-    let late = rec.first_in().map_or(0, |s| clock.late_minutes(s));
-    let early = rec.last_out().map_or(0, |s| clock.early_minutes(s));
+    // Late and early as the worked day has them so far (a live day has no leave to weigh).
+    let at = |s: i64| policy::instant(tz, date, s).with_timezone(&Utc);
+    let so_far = day.judge(&Facts {
+        workday: true,
+        leave: Leave::None,
+        first_in: rec.first_in().map(at),
+        last_out: rec.last_out().map(at),
+    });
+    let (late, early) = (so_far.late_minutes, so_far.early_minutes);
     Live {
         state: match (rec.first_in(), rec.last_out()) {
             (_, Some(_)) => State::Out,

@@ -138,6 +138,8 @@ mod tests {
             "GRANT UPDATE ON `att`.`attendance` TO `h`@`%`",
             "GRANT INSERT ON `att`.`corrections` TO `h`@`%`",
             "GRANT INSERT ON `att`.`punch_log` TO `h`@`%`",
+            "GRANT INSERT, UPDATE ON `att`.`pay_periods` TO `h`@`%`",
+            "GRANT INSERT ON `att`.`pay_period_audit` TO `h`@`%`",
         ]);
         let c = judge("h@%", "att", &hr, None);
         assert_eq!(c.status, Level::Ok);

@@ -20,6 +20,12 @@ pub(crate) fn set(cfg: &Config, entries: &[Entry]) -> Result<Resettled> {
     }
     let db = crate::mysql::Db::open(cfg)?;
     let lock = resettle::lock(&db)?;
+    if let (Some(from), Some(to)) = (
+        entries.iter().map(|e| e.date).min(),
+        entries.iter().map(|e| e.date).max(),
+    ) {
+        crate::mysql::people::periods::refuse_closed(&mut db.conn()?, from, to, "calendar change")?;
+    }
     crate::mysql::people::calendar_rows::upsert(&db, entries)?;
     let mut total = Resettled {
         reason: format!("calendar: {} set", entries.len()),
@@ -37,6 +43,7 @@ pub(crate) fn set(cfg: &Config, entries: &[Entry]) -> Result<Resettled> {
 pub(crate) fn unset(cfg: &Config, date: NaiveDate) -> Result<Option<(DayKind, Resettled)>> {
     let db = crate::mysql::Db::open(cfg)?;
     let lock = resettle::lock(&db)?;
+    crate::mysql::people::periods::refuse_closed(&mut db.conn()?, date, date, "calendar change")?;
     let Some(was) = crate::mysql::people::calendar_rows::remove(&db, date)? else {
         return Ok(None);
     };

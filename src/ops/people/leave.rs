@@ -11,6 +11,7 @@ use crate::domain::{day::workdays, people::roster};
 use crate::error::Error;
 use crate::mysql::people::leave_rows::{self as leave, Added};
 pub(crate) use crate::mysql::people::leave_rows::{Leave, NewLeave};
+use crate::mysql::people::periods;
 use crate::ops::settle::resettle::{self, Resettled, Scope, Whose};
 
 /// The outcome of [`add`]: the leave's id, whether it was already recorded, and what its
@@ -32,6 +33,7 @@ pub(crate) fn add(cfg: &Config, l: &NewLeave) -> Result<AddOutcome> {
     workdays::check_note(l.note).map_err(Error::input)?;
     let db = crate::mysql::Db::open(cfg)?;
     let lock = resettle::lock(&db)?;
+    periods::refuse_closed(&mut db.conn()?, l.from, l.to, "leave")?;
     let (id, repeat) = match leave::add(&db, l)? {
         Added::New(id) => (id, false),
         Added::Repeat(id) => (id, true),
@@ -73,6 +75,7 @@ pub(crate) fn cancel(cfg: &Config, id: u64) -> Result<(bool, String, Resettled)>
     let lock = resettle::lock(&db)?;
     let gone = || Error::refused(format!("no leave with id {id}"));
     let l = leave::get(&db, id)?.ok_or_else(gone)?;
+    periods::refuse_closed(&mut db.conn()?, l.from, l.to, "leave")?;
     let cancelled = leave::cancel(&db, id)?.ok_or_else(gone)?;
     let scope = Scope {
         from: l.from,

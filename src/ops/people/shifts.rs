@@ -177,6 +177,10 @@ pub(crate) fn assign(cfg: &Config, assignments: &[Assignment], dry_run: bool) ->
         }
     }
     let _lock = (!dry_run).then(|| resettle::lock(&db)).transpose()?;
+    if let Some(from) = assignments.iter().map(|a| a.from).min() {
+        let end = NaiveDate::from_ymd_opt(9999, 12, 31).unwrap_or(from);
+        crate::mysql::people::periods::refuse_closed(&mut db.conn()?, from, end, "shift assignment")?;
+    }
     let current = shift_rows::read(&db)?;
     let rows: Vec<Change<Assignment>> = assignments
         .iter()

@@ -8,6 +8,8 @@ use anyhow::Result;
 use chrono::NaiveDate;
 
 use crate::config::Config;
+use crate::domain::day::shifts::Shifts;
+use crate::domain::day::worked::{Days, OvertimeRule};
 use crate::domain::people::roster;
 use crate::domain::report::table::Table;
 use crate::error::Error;
@@ -63,7 +65,7 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
     }
     // Reports only read: they go to the replica when one is configured.
     let db = crate::mysql::Db::open_reports(cfg)?;
-    let tz = cfg.timezone;
+    let (tz, rule) = (cfg.timezone, OvertimeRule::of(&cfg.policy));
     match q {
         Query::Day { date, dept } => {
             known_dept(&db, dept.as_deref())?;
@@ -75,15 +77,16 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
         }
         Query::Employee { id, from, to } => {
             must_know(&db, Known::Employee, id)?;
-            report::employee(&db, &cfg.policy, tz, id, *from, *to)
+            report::employee(&db, &mut Days::new(&shifts(cfg, &db)?, tz, rule), tz, id, *from, *to)
         }
         Query::Dept { id, from, to } => {
             must_know(&db, Known::Department, id)?;
-            report::dept(&db, &cfg.policy, tz, id, *from, *to)
+            report::dept(&db, &mut Days::new(&shifts(cfg, &db)?, tz, rule), id, *from, *to)
         }
         Query::Payroll { from, to } => {
-            let (p, names) = month_rows::payroll(&db, &cfg.policy, tz, *from, *to)?;
-            Ok(p.table(&names))
+            let (p, names) = month_rows::payroll(&db, &mut Days::new(&shifts(cfg, &db)?, tz, rule), *from, *to)?;
+            let closed = crate::mysql::people::periods::all_closed(&mut db.conn()?, *from, *to)?;
+            Ok(p.table(&names, closed))
         }
         Query::Corrections { employee, from, to } => {
             if let Some(e) = employee {
@@ -116,7 +119,14 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
 pub(crate) fn month(cfg: &Config, first: NaiveDate, dept: Option<&str>) -> Result<Month> {
     let db = crate::mysql::Db::open_reports(cfg)?;
     known_dept(&db, dept)?;
-    month_rows::month(&db, &cfg.policy, cfg.timezone, first, dept)
+    let shifts = shifts(cfg, &db)?;
+    let mut days = Days::new(&shifts, cfg.timezone, OvertimeRule::of(&cfg.policy));
+    month_rows::month(&db, &mut days, first, dept)
+}
+
+/// The shifts as the record holds them: every report's hours are judged by the employee's own.
+fn shifts(cfg: &Config, db: &Db) -> Result<Shifts> {
+    Ok(Shifts::new(crate::mysql::people::shift_rows::read(db)?, &cfg.policy))
 }
 
 fn known_dept(db: &Db, dept: Option<&str>) -> Result<()> {

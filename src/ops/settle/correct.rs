@@ -10,13 +10,17 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::domain::dates::TypedTime;
 use crate::domain::day::policy::DayStatus;
-use crate::domain::day::shift_clock;
+use crate::domain::day::shifts::Shifts;
 use crate::domain::people::authority::{self, Actor};
 use crate::domain::punch::Kind;
-use crate::domain::{day::policy, day::workdays, event::punch_log};
+use crate::domain::{day::workdays, event::punch_log};
 use crate::error::Error;
 use crate::mysql::attendance::{self, Stored};
+use crate::mysql::people::leave_rows;
+use crate::mysql::people::roster_rows::Member;
 use crate::mysql::{corrections, Conn, Tx};
+use crate::ops::settle::rows;
+use std::sync::Arc;
 
 /// A correction as asked.
 #[derive(Debug, Clone)]
@@ -30,6 +34,8 @@ pub(crate) struct Request<'a> {
     pub clear_out: bool,
     /// Set the day's status (absent or on leave), its times cleared.
     pub status: Option<DayStatus>,
+    /// With `status` on leave: the leave's kind, booked as an approved leave of the day.
+    pub leave_kind: Option<&'a str>,
     pub reason: &'a str,
     /// The employee the caller says they are: if given, it must be the one the roster maps
     /// to `os_user`.
@@ -68,6 +74,9 @@ fn check_request(cfg: &Config, req: &Request) -> Result<(), Error> {
         .is_some_and(|s| !matches!(s, DayStatus::Absent | DayStatus::OnLeave))
     {
         return Err(Error::input("--status sets absent or leave only"));
+    }
+    if req.leave_kind.is_some() && req.status != Some(DayStatus::OnLeave) {
+        return Err(Error::input("--leave-kind goes with --status leave"));
     }
     crate::domain::text::check("--reason", req.reason).map_err(Error::input)?;
     if req.reason.trim().is_empty() || req.reason.chars().count() > 500 {
@@ -126,20 +135,30 @@ fn recompute(cfg: &Config, tx: &mut Tx, req: &Request, before: &Stored) -> Resul
             .into());
         }
     }
+    // Judged as settle judges the day: the employee's shift, the calendar, whole and half
+    // days of leave, all read in this transaction.
     let overrides = crate::mysql::people::calendar_rows::overrides(tx, req.date, req.date)?;
     let workday = workdays::is_workday(&cfg.policy, &overrides, req.date);
-    let on_leave = crate::mysql::people::leave_rows::on_leave(tx, req.date)?.contains(req.employee_id);
-    let (tz, start) = (cfg.timezone, policy::day_start(cfg.timezone, req.date));
-    let secs = |t: NaiveDateTime| (t.and_utc() - start).num_seconds();
-    let o = shift_clock::day_outcome(
-        &cfg.policy,
-        tz,
-        req.date,
-        workday,
-        on_leave,
-        first_in.map(secs),
-        last_out.map(secs),
-    );
+    let shifts = Shifts::new(crate::mysql::people::shift_rows::table(tx)?, &cfg.policy);
+    let day = rows::Day::new(req.date, cfg.timezone, &cfg.policy, workday)
+        .with_shifts(
+            cfg.timezone,
+            &cfg.policy,
+            Arc::new(shifts),
+            workdays::entry(&overrides, req.date),
+        )
+        .with_half_leave(leave_rows::half_leave(tx, req.date)?);
+    let on_leave = leave_rows::on_leave(tx, req.date)?.contains(req.employee_id);
+    let member = Member {
+        employee_id: before.employee_id.clone(),
+        department_id: before.department_id.clone(),
+        name: String::new(),
+        employment: Default::default(),
+    };
+    let punches = (first_in.map(|t| (t.and_utc(), Kind::In)).into_iter())
+        .chain(last_out.map(|t| (t.and_utc(), Kind::Out)))
+        .collect();
+    let o = rows::row(&day, &member, punches, on_leave).outcome;
     Ok(Stored {
         status: o.status,
         first_in,
@@ -157,6 +176,7 @@ pub(crate) fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
     let actor = check_authority(&mut conn, cfg.timezone, req)?;
+    crate::mysql::people::periods::refuse_closed(&mut conn, req.date, req.date, "correction")?;
     let mut tx = crate::mysql::begin(&mut conn)?;
     // The row, locked until the commit, is what the correction hangs on: no foreign key ties
     // a correction to its row since V5 (partitioning), and `archive --drop` deletes a row and
@@ -176,6 +196,12 @@ pub(crate) fn correct(cfg: &Config, req: &Request) -> Result<Outcome> {
             return Err(e);
         }
     };
+    if let Some(kind) = req.leave_kind {
+        if let Err(e) = leave_rows::book_day(&mut tx, req.employee_id, req.date, kind, req.reason) {
+            tx.rollback()?;
+            return Err(e);
+        }
+    }
     corrections::update_row(&mut tx, &after)?;
     let audit = corrections::Audit {
         by: &actor.employee_id,

@@ -175,7 +175,7 @@ impl Run<'_> {
             &self.cfg.policy,
         ));
         let day = Day::new(date, self.cfg.timezone, &self.cfg.policy, workday)
-            .with_shifts(self.cfg.timezone, shifts, calendar)
+            .with_shifts(self.cfg.timezone, &self.cfg.policy, shifts, calendar)
             .with_half_leave(cal.half_leave.clone());
         let written = self.stream_rows(&day, &cal.on_leave, progress)?;
         steps.mark("read, compute and write the rows, department by department");

@@ -240,6 +240,7 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
     let (days, waiting) = match opts.date {
         Some(d) => {
             run.refuse_unfinished(d)?;
+            crate::mysql::people::periods::refuse_closed(run.lock.conn(), d, d, "settle")?;
             (vec![d], Vec::new())
         }
         None => {

@@ -185,7 +185,7 @@ pub(crate) fn within(
         // As settle computes it: each employee's shift, whole and half days of leave.
         let calendar = overrides.get(&date).map(|e| e.kind == workdays::DayKind::Workday);
         let day = Day::new(date, cfg.timezone, &cfg.policy, workday)
-            .with_shifts(cfg.timezone, Arc::clone(&ground.shifts), calendar)
+            .with_shifts(cfg.timezone, &cfg.policy, Arc::clone(&ground.shifts), calendar)
             .with_half_leave(leave_rows::half_leave(tx, date)?);
         let on_leave = leave_rows::on_leave(tx, date)?;
         let mut rewrite = Vec::new();

@@ -8,10 +8,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 
 use crate::config::Policy;
-use crate::domain::day::policy::DayStatus;
 use crate::domain::day::record::DayRecord;
-use crate::domain::day::shift_clock::DayClock;
+use crate::domain::day::shift::Shift;
 use crate::domain::day::shifts::Shifts;
+use crate::domain::day::worked::{Facts, Half, Leave, OvertimeRule, ShiftDay};
 use crate::domain::punch::Kind;
 pub(crate) use crate::mysql::attendance::{parse_log, DayRow, Stamp};
 use crate::mysql::people::roster_rows::Member;
@@ -25,31 +25,31 @@ pub(crate) struct Day {
     pub workday: bool,
     /// The local midnight that starts the day (board seconds count from it).
     pub start: DateTime<Utc>,
-    /// The day's deadlines, worked out once rather than once per employee.
-    pub clock: DayClock,
+    /// The policy's shift on the date, worked out once rather than once per employee.
+    pub shift: ShiftDay,
     /// The shifts, when any is assigned: each employee's row follows their own.
     shifts: Option<Arc<DayShifts>>,
     /// Who is on leave for half the day: `true` the morning, `false` the afternoon.
     half_leave: Arc<HashMap<String, bool>>,
 }
 
-/// The day's shifts: who follows which, and each shift's clock and work day, worked out once.
+/// The day's shifts: who follows which, and each shift's day and work day, worked out once.
 #[derive(Debug)]
 struct DayShifts {
     /// Shared: a re-settle over many days judges them all by one table.
     shifts: Arc<Shifts>,
-    /// Per shift name: its clock on the date, whether the date is one of its work days.
-    clocks: HashMap<String, (DayClock, bool, bool)>,
+    /// Per shift name: its day on the date, whether the date is one of its work days.
+    days: HashMap<String, (ShiftDay, bool)>,
 }
 
 impl Day {
     pub(crate) fn new(date: NaiveDate, tz: Tz, policy: &Policy, workday: bool) -> Day {
-        let clock = DayClock::new(policy, tz, date);
+        let shift = ShiftDay::new(&Shift::from_policy(policy), tz, date, OvertimeRule::of(policy));
         Day {
             date,
             workday,
-            start: clock.start,
-            clock,
+            start: shift.clock.start,
+            shift,
             shifts: None,
             half_leave: Arc::default(),
         }
@@ -64,25 +64,24 @@ impl Day {
     /// The day with its shifts: `calendar` is the date's calendar entry (`Some(true)` a work
     /// day, `Some(false)` a holiday), which holds for every shift; without one, each shift's
     /// week decides. A table with no assignment changes nothing.
-    pub(crate) fn with_shifts(mut self, tz: Tz, shifts: Arc<Shifts>, calendar: Option<bool>) -> Day {
+    pub(crate) fn with_shifts(mut self, tz: Tz, policy: &Policy, shifts: Arc<Shifts>, calendar: Option<bool>) -> Day {
         if shifts.table.is_empty() {
             return self;
         }
-        let date = self.date;
-        let clocks = std::iter::once(&shifts.default)
+        let (date, rule) = (self.date, OvertimeRule::of(policy));
+        let days = std::iter::once(&shifts.default)
             .chain(shifts.table.shifts.values())
             .map(|s| {
                 let workday = calendar.unwrap_or_else(|| s.works_on(date));
-                (s.name.clone(), (DayClock::for_shift(s, tz, date), workday, s.part_time))
+                (s.name.clone(), (ShiftDay::new(s, tz, date, rule), workday))
             })
             .collect();
-        self.shifts = Some(Arc::new(DayShifts { shifts, clocks }));
+        self.shifts = Some(Arc::new(DayShifts { shifts, days }));
         self
     }
 
-    /// An employee's clock, whether the date is their work day, and whether their shift is
-    /// part time.
-    fn of(&self, member: &Member) -> (&DayClock, bool, bool) {
+    /// An employee's shift day and whether the date is their work day.
+    fn of(&self, member: &Member) -> (&ShiftDay, bool) {
         if let Some(s) = &self.shifts {
             let name = s
                 .shifts
@@ -90,11 +89,11 @@ impl Day {
                 .0
                 .name
                 .as_str();
-            if let Some((clock, workday, part_time)) = s.clocks.get(name) {
-                return (clock, *workday, *part_time);
+            if let Some((day, workday)) = s.days.get(name) {
+                return (day, *workday);
             }
         }
-        (&self.clock, self.workday, false)
+        (&self.shift, self.workday)
     }
 }
 
@@ -119,25 +118,22 @@ fn board_stamps(day: &Day, value: &str) -> Result<Vec<Stamp>, String> {
 pub(crate) fn row(day: &Day, member: &Member, mut punches: Vec<Stamp>, on_leave: bool) -> DayRow {
     punches.sort_by_key(|(t, k)| (*t, k.as_str()));
     punches.dedup();
-    let start = day.start;
     let first_in = punches.iter().filter(|(_, k)| *k == Kind::In).map(|(t, _)| *t).min();
     let last_out = punches.iter().filter(|(_, k)| *k == Kind::Out).map(|(t, _)| *t).max();
-    let secs = |t: DateTime<Utc>| (t - start).num_seconds();
-    let (clock, workday, part_time) = day.of(member);
-    let half = day.half_leave.get(&member.employee_id).copied();
-    // Half a day on leave: judged on the other half only.
-    let clock = match half {
-        Some(morning_off) => clock.other_half(morning_off),
-        None => *clock,
+    let (shift, workday) = day.of(member);
+    let leave = match day.half_leave.get(&member.employee_id) {
+        Some(morning_off) => Leave::Half(Half::of_morning(*morning_off)),
+        None if on_leave => Leave::Whole,
+        None => Leave::None,
     };
-    let mut outcome = clock.outcome(workday, on_leave, first_in.map(secs), last_out.map(secs));
-    if half.is_some() && workday && outcome.status == DayStatus::Present {
-        outcome.status = DayStatus::HalfDayLeave;
-    }
-    // A part-time day worked is a status of its own (its minutes still say how it went).
-    if part_time && first_in.is_some() && last_out.is_some() {
-        outcome.status = DayStatus::PartTime;
-    }
+    let outcome = shift
+        .judge(&Facts {
+            workday,
+            leave,
+            first_in,
+            last_out,
+        })
+        .outcome();
     DayRow {
         employee_id: member.employee_id.clone(),
         department_id: member.department_id.clone(),
@@ -217,6 +213,7 @@ pub(crate) fn day_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::day::policy::DayStatus;
     use crate::mysql::attendance::encode_log;
 
     fn member(id: &str) -> Member {

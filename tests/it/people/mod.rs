@@ -1,8 +1,10 @@
-//! The company's people and time: the roster and its imports, shifts, the work calendar, and
+//! The company's people and time: the roster and its imports, shifts, the work calendar, pay
+//! periods that close, and
 //! an employee moved to another department mid-day.
 
 mod calendar;
 mod move_mid_day;
 mod org;
+mod periods;
 mod roster;
 mod shifts;

@@ -267,11 +267,15 @@ fn payroll_has_a_line_per_employee_with_leave_by_kind_and_the_rows_hours() {
     );
     let csv = csv_cells(&env.ok(&[&["report", "payroll"][..], &NOVEMBER, &["--csv"]].concat()));
     assert_eq!(
-        csv[0][..5],
-        ["employee", "name", "department", "days_worked", "absent_days"]
+        csv[0][..6],
+        ["employee", "name", "department", "shift", "days_worked", "absent_days"]
     );
     let e0 = csv.iter().find(|r| r[0] == d1[0]).unwrap();
-    assert_eq!(e0[e0.len() - 2..], ["615", "135"], "minutes as numbers");
+    assert_eq!(
+        e0[e0.len() - 3..],
+        ["615", "135", "no"],
+        "minutes as numbers, then whether the period is closed"
+    );
     let path = env.dir.join("payroll.xlsx");
     let args = [
         &["report", "payroll"][..],
@@ -286,7 +290,7 @@ fn payroll_has_a_line_per_employee_with_leave_by_kind_and_the_rows_hours() {
         .find(|&i| r.get_value((i, 0)) == Some(&Data::String(d1[0].clone())))
         .unwrap();
     assert_eq!(
-        r.get_value((row, 13)),
+        r.get_value((row, 14)),
         Some(&Data::Float(615.0)),
         "worked minutes, a number"
     );

@@ -63,7 +63,10 @@ fn supervisor() -> Grants<'static> {
             "SELECT ON {db}.supervisors",
             "SELECT ON {db}.attendance",
             "SELECT ON {db}.calendar_days",
-            "SELECT ON {db}.leaves",
+            "SELECT, INSERT ON {db}.leaves",
+            "SELECT ON {db}.shifts",
+            "SELECT ON {db}.shift_assignments",
+            "SELECT ON {db}.pay_periods",
             "SELECT, INSERT ON {db}.corrections",
             "UPDATE ON {db}.attendance",
             "INSERT ON {db}.punch_log",
@@ -84,6 +87,8 @@ fn hr() -> Grants<'static> {
             "UPDATE ON {db}.attendance",
             "INSERT ON {db}.corrections",
             "INSERT ON {db}.punch_log",
+            "INSERT, UPDATE ON {db}.pay_periods",
+            "INSERT ON {db}.pay_period_audit",
         ],
         config: "",
     }
@@ -380,7 +385,7 @@ fn doctor_checks_each_roles_mysql_grants() {
     // A kiosk's grants checked as HR's: every statement HR's role lacks.
     let (status, detail) = grants_check(&env, &kiosk, &["--role", "hr"]);
     assert_eq!(status, "warn", "{detail}");
-    assert_eq!(detail.matches("GRANT ").count(), 6, "{detail}");
+    assert_eq!(detail.matches("GRANT ").count(), 8, "{detail}");
     env.mysql().query_drop(grant).unwrap();
     let (status, detail) = grants_check(&env, &sup2, &["--role", "supervisor"]);
     assert_eq!(status, "ok", "{detail}");

@@ -35,14 +35,7 @@ fn settled(days: &[&str], assignments: impl FnOnce(&TestEnv) -> String) -> TestE
             .iter()
             .map(|e| format!("{e},in,{day}T08:50:00+01:00\n{e},out,{day}T18:05:00+01:00\n"))
             .collect();
-        let f = env.file("day.csv", &format!("employee_id,kind,at\n{body}"));
-        let o = env
-            .cmd()
-            .args(["checkin", "--file", f.to_str().unwrap(), "-q"])
-            .env("ATTENDANCE_AMQP_URL", common::CLOSED_BROKER)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        env.punch_file(&body);
         env.ok(&["settle", "--date", day, "-q"]);
     }
     env
