@@ -50,7 +50,7 @@ done
 dpkg-query -W -f='${Depends}\n' attendance | grep -qw adduser || fail "postinst uses adduser, not in Depends"
 # lintian, where it is installed: no error, and every warning one named in docs/installing.md.
 if command -v lintian >/dev/null 2>&1; then
-  found=$(lintian --no-tag-display-limit "$deb" 2>&1 | grep -E '^[EW]: ' || true)
+  found=$(lintian --tag-display-limit 0 "$deb" 2>&1 | grep -E '^[EW]: ' || true)
   named=$(sed -n 's/^| `\([a-z0-9-]*\)` |.*/\1/p' docs/installing.md)
   unnamed=$(grep -vwF -f <(printf '%s\n' $named) <<<"$found" || true)
   [ -z "$unnamed" ] || fail "lintian: $unnamed"
@@ -78,6 +78,37 @@ if ! setpriv --reuid=attendance --regid=attendance --init-groups test -d "$metri
   [ "$made_metrics" = no ] || fail "postinst did not make $metrics_dir writable by attendance"
   echo "deb-check: warning: $metrics_dir is not writable by attendance (it was there before: not ours to change)" >&2
 fi
+
+# The settle unit's own command line, run as the unit runs it (its user, METRICS_DIR from the
+# unit), on a database and namespace of this check's: exit 0 with its metrics file written; and
+# with the metrics file unwritable, still exit 0 with a warning (the settle itself succeeded).
+ns=debcheck$$
+db_url=mysql://root@127.0.0.1:3306/att_debcheck_$$
+unit_env=(ATTENDANCE_NAMESPACE="$ns" ATTENDANCE_MYSQL_URL="$db_url"
+  ATTENDANCE_REDIS_URL="${ATTENDANCE_REDIS_URL:-redis://127.0.0.1:6379/}"
+  ATTENDANCE_AMQP_URL="${ATTENDANCE_AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/%2f}")
+drop_db() {
+  (mariadb -uroot -h127.0.0.1 -e "DROP DATABASE IF EXISTS att_debcheck_$$" 2>/dev/null || true)
+  redis-cli -u "${ATTENDANCE_REDIS_URL:-redis://127.0.0.1:6379/}" --scan --pattern "$ns:*" 2>/dev/null |
+    xargs -r redis-cli -u "${ATTENDANCE_REDIS_URL:-redis://127.0.0.1:6379/}" unlink >/dev/null 2>&1 || true
+}
+trap 'drop_db; cleanup' EXIT
+env "${unit_env[@]}" /usr/bin/attendance -q migrate
+exec_start=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/attendance-settle.service)
+unit_metrics=$(sed -n 's/^Environment=METRICS_DIR=//p' /lib/systemd/system/attendance-settle.service)
+cmd=${exec_start//'${METRICS_DIR}'/$unit_metrics}
+prom="$unit_metrics/attendance_settle.prom"
+rm -f "$prom"
+as_unit() { setpriv --reuid=attendance --regid=attendance --init-groups env -i PATH=/usr/bin:/bin HOME=/nonexistent "${unit_env[@]}" $cmd; }
+as_unit || fail "the settle unit's command ($cmd) failed as the unit runs it: exit $?"
+grep -q '^attendance_settle_outcome{outcome="ok"} 1' "$prom" || fail "$prom: not written with outcome ok"
+rm -f "$prom"
+mode=$(stat -c %a "$unit_metrics")
+chmod a-w "$unit_metrics"
+said=$(as_unit 2>&1) || { chmod "$mode" "$unit_metrics"; fail "the settle unit's command failed when its metrics file could not be written: $said"; }
+chmod "$mode" "$unit_metrics"
+grep -q 'warning: --metrics-file .* not written' <<<"$said" || fail "no warning for the unwritten metrics file: $said"
+echo "deb-check: the settle unit's command exits 0 as the unit runs it, metrics written, or a warning when they cannot be" >&2
 
 # The units: hardened, and valid with the binary and man pages they name installed.
 for unit in attendance-relay.service attendance-settle.service; do
