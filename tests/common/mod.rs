@@ -451,6 +451,23 @@ impl TestEnv {
             .unwrap()
             .unwrap()
     }
+
+    /// `doctor --json`'s verdict on the check `name`: (status, detail, doctor's exit code).
+    pub fn doctor_check(&self, name: &str) -> (String, String, i32) {
+        let o = self.run(&["doctor", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let c = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no check {name}: {v}"));
+        (
+            c["status"].as_str().unwrap().into(),
+            c["detail"].as_str().unwrap().into(),
+            o.status.code().unwrap(),
+        )
+    }
 }
 
 /// The `event_id` of each line of a `--json` stream (`watch-dept --once --json`), in order.

@@ -72,6 +72,7 @@ pub(crate) fn run(cfg: &Config, now: DateTime<Utc>, role: Option<Role>) -> Repor
         Some(conn) => checks.extend(settle_checks(cfg, conn, redis.as_mut(), today)),
         None => {
             checks.push(check("settle", Level::Skip, "not checked: MySQL is not usable"));
+            checks.push(check("settled days", Level::Skip, "not checked: MySQL is not usable"));
             checks.push(check("unsettled days", Level::Skip, "not checked: MySQL is not usable"));
             checks.push(check("reviews", Level::Skip, "not checked: MySQL is not usable"));
         }
@@ -468,6 +469,7 @@ fn settle_checks(cfg: &Config, conn: &mut Conn, redis: Option<&mut Board>, today
             let why = format!("cannot read the settle runs: {}", one_line(&e));
             return vec![
                 check("settle", Level::Fail, why),
+                check("settled days", Level::Skip, "not checked"),
                 check("unsettled days", Level::Skip, "not checked"),
                 reviews(conn),
             ];
@@ -481,7 +483,30 @@ fn settle_checks(cfg: &Config, conn: &mut Conn, redis: Option<&mut Board>, today
         ),
         Some(r) => run_verdict(cfg, r),
     };
-    vec![last_verdict, unsettled(cfg, conn, redis, today), reviews(conn)]
+    let mut redis = redis;
+    let short = short_days(conn, redis.as_deref_mut());
+    vec![last_verdict, short, unsettled(cfg, conn, redis, today), reviews(conn)]
+}
+
+/// The settled days MySQL holds fewer rows of than their settle left (the record in Redis): a
+/// failure naming each, what was expected and found, and what restores it.
+fn short_days(conn: &mut Conn, redis: Option<&mut Board>) -> Check {
+    let Some(board) = redis else {
+        return check(
+            "settled days",
+            Level::Skip,
+            "not checked: Redis (which keeps their record) is unreachable",
+        );
+    };
+    match crate::ops::settled::short_days(board, conn) {
+        Ok(short) if short.is_empty() => check(
+            "settled days",
+            Level::Ok,
+            "MySQL holds every row the recent settles wrote",
+        ),
+        Ok(short) => check("settled days", Level::Fail, crate::ops::settled::describe(&short)),
+        Err(e) => check("settled days", Level::Warn, format!("not checked: {}", one_line(&e))),
+    }
 }
 
 /// Punches held for review and still pending (back-dated past the replay window): a warning,
