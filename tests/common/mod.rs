@@ -454,7 +454,17 @@ impl TestEnv {
 
     /// `doctor --json`'s verdict on the check `name`: (status, detail, doctor's exit code).
     pub fn doctor_check(&self, name: &str) -> (String, String, i32) {
-        let o = self.run(&["doctor", "--json"]);
+        self.doctor_check_with(&[], name)
+    }
+
+    /// [`TestEnv::doctor_check`] with these environment variables set.
+    pub fn doctor_check_with(&self, vars: &[(&str, &str)], name: &str) -> (String, String, i32) {
+        let mut cmd = self.cmd();
+        cmd.args(["doctor", "--json"]);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let o = cmd.output().unwrap();
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let c = v["checks"]
             .as_array()

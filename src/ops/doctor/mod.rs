@@ -5,6 +5,7 @@
 
 mod backlog;
 mod grants;
+mod leaders;
 mod nodes;
 mod verdict;
 
@@ -370,7 +371,9 @@ fn broker_checks(
     };
     // The roster's departments with no queue yet: their queues are still to come.
     let missing = departments.as_ref().map_or(0, |_| state.missing.len()) as u64;
-    vec![broker, queues, backlog, files_verdict(cfg, missing)]
+    let mut checks = vec![broker, queues, backlog];
+    checks.extend(files_verdict(cfg, missing));
+    checks
 }
 
 /// Every department's queue declared, and nothing parked.
@@ -407,21 +410,40 @@ fn queue_verdict(departments: usize, s: &queues::BrokerState) -> Check {
 /// configured: the queues it leads and follows now (their actual placement), and its share of
 /// the roster's department queues not declared yet (`missing`), judged as `queues declare`
 /// judges them ([`management::headroom`]).
-fn files_verdict(cfg: &Config, missing: u64) -> Check {
+/// With it, where the department queues' leaders sit (`leaders`), from the same reading.
+fn files_verdict(cfg: &Config, missing: u64) -> Vec<Check> {
     let Some(url) = &cfg.amqp.management_url else {
-        return check(
-            "broker files",
-            Level::Skip,
-            "not checked: set amqp.management_url to read the nodes' open files",
-        );
+        return vec![
+            check(
+                "broker files",
+                Level::Skip,
+                "not checked: set amqp.management_url to read the nodes' open files",
+            ),
+            check(
+                "queue leaders",
+                Level::Skip,
+                "not checked: set amqp.management_url to read where the queues' leaders are",
+            ),
+        ];
     };
     let timeout = Duration::from_millis(u64::from(cfg.amqp.connect_timeout_ms));
     let read = management::nodes(url, timeout).and_then(|n| Ok((n, management::queue_seats(url, timeout)?)));
-    let (nodes, seats) = match read {
-        Ok((n, _)) if n.is_empty() => return check("broker files", Level::Warn, "the management API lists no node"),
-        Ok(r) => r,
-        Err(e) => return check("broker files", Level::Warn, format!("not read: {}", one_line(&e))),
+    let unread = |why: String| {
+        vec![
+            check("broker files", Level::Warn, why),
+            check(
+                "queue leaders",
+                Level::Skip,
+                "not checked: the management API was not read",
+            ),
+        ]
     };
+    let (nodes, seats) = match read {
+        Ok((n, _)) if n.is_empty() => return unread("the management API lists no node".into()),
+        Ok(r) => r,
+        Err(e) => return unread(format!("not read: {}", one_line(&e))),
+    };
+    let leaders = leaders::verdict(&nodes, &seats);
     let quorum = cfg.amqp.queue_type == crate::config::QueueType::Quorum;
     let placed = management::headroom(&nodes, &management::placement(&seats), missing, quorum);
     let (mut level, mut short) = (Level::Ok, false);
@@ -458,7 +480,7 @@ fn files_verdict(cfg: &Config, missing: u64) -> Check {
         "{}; {missing} department queue(s) not declared yet counted in{hint}",
         parts.join(", ")
     );
-    check("broker files", level, detail)
+    vec![check("broker files", level, detail), leaders]
 }
 
 /// The last settle run's outcome, and the past days still waiting to be settled.
