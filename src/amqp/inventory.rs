@@ -227,6 +227,11 @@ pub(crate) fn declare(cfg: &Config, departments: &[String]) -> Result<usize> {
         queues.push(names.journal());
     }
     refuse_without_headroom(cfg, &queues)?;
+    // A quorum queue's leader is placed when it is declared: the policy that spreads them must
+    // be there first, whichever command declares first (`org import`, `init-day`).
+    if !departments.is_empty() {
+        super::limits::ensure(cfg)?;
+    }
     let channels = DECLARE_CHANNELS.min(departments.len()).max(1);
     let (conn, chans) = topology::connect(cfg, |conn| {
         (0..channels)

@@ -8,8 +8,10 @@
 //! (`queue-leader-locator: balanced`; RabbitMQ 3.10 takes it as a policy key and as the queue
 //! argument `x-queue-leader-locator`). As an argument it would make every existing queue's
 //! redeclaration fail; as a policy it places each queue declared after it is set (one policy
-//! applies to a queue, so the limits and the placement share this one). Queues declared before
-//! keep their leader until `rabbitmq-queues rebalance quorum` moves them.
+//! applies to a queue, so the limits and the placement share this one). Every command that
+//! declares department queues in bulk (`queues declare`, `org import`, `init-day`) sets it
+//! first when `amqp.management_url` is configured ([`ensure`]). Queues declared before keep
+//! their leader until `rabbitmq-queues rebalance quorum` moves them (`doctor` says so).
 //!
 //! Past the length the oldest events are dropped (`overflow: drop-head`); past the age they
 //! expire. Either way the queue dead-letters them through the retry queue once; back at their
@@ -130,6 +132,19 @@ pub(crate) fn apply(cfg: &Config) -> Result<Applied> {
         None => management::delete_policy(url, &limits.vhost, &limits.name, timeout)?,
     }
     Ok(Applied::Managed)
+}
+
+/// Make sure the policy is on the broker before department queues are declared, through the
+/// management API when `amqp.management_url` is configured (one read; a write only when it
+/// differs or is missing). Without the API there is nothing this can do: `doctor` names the
+/// leaders piled on one node and the command that spreads them. A failure is an error: queues
+/// declared without the policy would keep their leaders where they land.
+pub(crate) fn ensure(cfg: &Config) -> Result<()> {
+    match in_force(cfg) {
+        InForce::Same | InForce::Unknown(None) => Ok(()),
+        InForce::Differs { .. } => apply(cfg).map(drop),
+        InForce::Unknown(Some(e)) => Err(e),
+    }
 }
 
 /// Whether the broker's policy is the configuration's, as `doctor` sees it.

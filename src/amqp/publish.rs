@@ -133,6 +133,7 @@ impl Publisher {
         }
         let seq = flow.track(
             tag,
+            &ev.department_id,
             1 + usize::from(self.journal && !ev.void) + usize::from(self.settings.events_exchange),
         );
         let sent = self.publish_one(flow, seq, id, &ev).and_then(|()| {
@@ -413,13 +414,17 @@ pub struct Flow<T> {
 }
 
 /// How the broker answered a stream's events over some stretch: acked, and refused (nacked
-/// or returned). A stretch with refusals and no ack at all is a channel the broker refuses
-/// outright (RabbitMQ 3.10 keeps a quorum queue's dead leader on a channel after a fail-over,
-/// so every later publish on it is refused): a new connection, not the same channel, is the cure.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+/// or returned), in all and by department queue. A stretch with refusals and no ack at all is
+/// a channel the broker refuses outright (RabbitMQ 3.10 keeps a quorum queue's dead leader on
+/// a channel after a fail-over, so every later publish on it is refused): a new connection, not
+/// the same channel, is the cure. The same holds for one queue whose events are all refused
+/// while the others' are acked: its dead leader is kept on the channel just the same.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Verdicts {
     pub acked: usize,
     pub refused: usize,
+    /// Department -> (acked, refused).
+    pub by_queue: std::collections::BTreeMap<String, (usize, usize)>,
 }
 
 impl Verdicts {
@@ -427,10 +432,31 @@ impl Verdicts {
     pub fn all_refused(&self) -> bool {
         self.refused > 0 && self.acked == 0
     }
+
+    /// The departments whose events were all refused, none acked.
+    pub fn refused_queues(&self) -> Vec<&str> {
+        self.by_queue
+            .iter()
+            .filter(|(_, (acked, refused))| *refused > 0 && *acked == 0)
+            .map(|(d, _)| d.as_str())
+            .collect()
+    }
+
+    fn count(&mut self, dept: &str, acked: bool) {
+        let q = self.by_queue.entry(dept.to_string()).or_default();
+        if acked {
+            self.acked += 1;
+            q.0 += 1;
+        } else {
+            self.refused += 1;
+            q.1 += 1;
+        }
+    }
 }
 
 struct Tracked<T> {
     tag: T,
+    dept: String,
     waiting: usize,
     failed: bool,
 }
@@ -500,10 +526,11 @@ impl<T> Flow<T> {
     }
 
     /// A new event, that goes out in `messages` messages.
-    fn track(&mut self, tag: T, messages: usize) -> u64 {
+    fn track(&mut self, tag: T, dept: &str, messages: usize) -> u64 {
         self.next += 1;
         let t = Tracked {
             tag,
+            dept: dept.to_string(),
             waiting: messages,
             failed: false,
         };
@@ -531,11 +558,10 @@ impl<T> Flow<T> {
             t.failed |= !ok;
             if t.waiting == 0 {
                 let t = self.events.remove(&seq).expect("present");
+                self.verdicts.count(&t.dept, !t.failed);
                 if !t.failed {
-                    self.verdicts.acked += 1;
                     self.acked.push(t.tag);
                 } else {
-                    self.verdicts.refused += 1;
                     if let Some(failed) = &mut self.failed {
                         failed.push(t.tag);
                     }
@@ -553,7 +579,7 @@ mod tests {
     fn a_flow_counts_the_events_acked_and_refused_nacks_and_returns_alike() {
         let mut flow: Flow<&str> = Flow::keeping_failed();
         for (tag, delivery) in [("a", 1), ("b", 2), ("c", 3)] {
-            let seq = flow.track(tag, 1);
+            let seq = flow.track(tag, if tag == "a" { "D1" } else { "D2" }, 1);
             flow.sent(delivery, tag, vec![seq]);
         }
         flow.returned.insert("c".into());
@@ -563,8 +589,9 @@ mod tests {
         let v = flow.take_verdicts();
         assert_eq!((v.acked, v.refused), (1, 2));
         assert!(!v.all_refused(), "one was acked");
+        assert_eq!(v.refused_queues(), vec!["D2"], "D1's one event acked, D2's two refused");
         assert_eq!(flow.take_verdicts(), Verdicts::default(), "taken once");
-        let seq = flow.track("d", 1);
+        let seq = flow.track("d", "D1", 1);
         flow.sent(4, "d", vec![seq]);
         flow.confirmed(4, false);
         assert!(flow.take_verdicts().all_refused());

@@ -301,6 +301,24 @@ pub(crate) fn departments_with_rows(conn: &mut impl Queryable, date: NaiveDate) 
     )?)
 }
 
+/// For each of `dates`, its rows and, of them, those with a punch, as MySQL holds them (a day
+/// with no row is left out). One range read of the primary key per day.
+pub(crate) fn held(conn: &mut impl Queryable, dates: &[NaiveDate]) -> Result<BTreeMap<NaiveDate, (u64, u64)>> {
+    let mut out = BTreeMap::new();
+    for chunk in dates.chunks(500) {
+        let sql = format!(
+            "SELECT work_date, COUNT(*), CAST(COALESCE(SUM(punches <> ''), 0) AS UNSIGNED) FROM attendance \
+             WHERE work_date IN ({}) GROUP BY work_date",
+            vec!["?"; chunk.len()].join(",")
+        );
+        let params: Vec<Value> = chunk.iter().map(|d| Value::from(*d)).collect();
+        for (d, rows, punched) in conn.exec::<(NaiveDate, u64, u64), _, _>(sql, params)? {
+            out.insert(d, (rows, punched));
+        }
+    }
+    Ok(out)
+}
+
 /// Rows by status for a day, as they stand in MySQL (corrections included).
 pub(crate) fn counts(conn: &mut impl Queryable, date: NaiveDate) -> Result<BTreeMap<String, u64>> {
     Ok(conn

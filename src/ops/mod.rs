@@ -29,6 +29,7 @@ pub(crate) mod relay;
 pub(crate) mod reopen;
 pub(crate) mod report;
 pub(crate) mod settle;
+pub(crate) mod settled;
 pub(crate) mod watch;
 
 /// Settle's one-line warning when its Redis keeps nothing on disk or may evict keys; nothing

@@ -107,6 +107,14 @@ impl Keys {
         format!("{}:settled:{{{dept}}}:{}", self.ns, date.format("%Y-%m-%d"))
     }
 
+    /// Hash of the days settle wrote to MySQL, date (YYYY-MM-DD) -> what MySQL held once the
+    /// run committed (`redis/settled_days.rs`): rows and rows with punches. Kept in Redis, not
+    /// MySQL, so that a fail-over to a lagging MySQL replica cannot take it with the rows it
+    /// lost. One small key with its own hash tag, read whole on a Redis Cluster too.
+    pub fn settled_days(&self) -> String {
+        format!("{}:settled-days:{{settled}}", self.ns)
+    }
+
     /// A department's punch log of one day for the punches that came one way (`how`: live, bulk
     /// or recovered): event id -> its record (see `punch.lua`), written to MySQL's punch_log by
     /// settle. Same hash tag as the board.

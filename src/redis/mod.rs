@@ -22,6 +22,7 @@ mod outbox;
 mod overlap;
 pub(crate) mod roster_cache;
 pub(crate) mod server;
+pub(crate) mod settled_days;
 mod shift_copy;
 mod void;
 

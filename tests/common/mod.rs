@@ -516,6 +516,33 @@ impl TestEnv {
             .unwrap()
             .unwrap()
     }
+
+    /// `doctor --json`'s verdict on the check `name`: (status, detail, doctor's exit code).
+    pub fn doctor_check(&self, name: &str) -> (String, String, i32) {
+        self.doctor_check_with(&[], name)
+    }
+
+    /// [`TestEnv::doctor_check`] with these environment variables set.
+    pub fn doctor_check_with(&self, vars: &[(&str, &str)], name: &str) -> (String, String, i32) {
+        let mut cmd = self.cmd();
+        cmd.args(["doctor", "--json"]);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let o = cmd.output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let c = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no check {name}: {v}"));
+        (
+            c["status"].as_str().unwrap().into(),
+            c["detail"].as_str().unwrap().into(),
+            o.status.code().unwrap(),
+        )
+    }
 }
 
 /// The `event_id` of each line of a `--json` stream (`watch-dept --once --json`), in order.

@@ -91,6 +91,9 @@ pub(crate) struct RecoverReport {
     pub refused: u64,
     /// Journal messages delivered in all.
     pub messages: u64,
+    /// The day was settled before (settle's record in Redis says so): `settle --date D` writes
+    /// it again from the boards put back, however few rows MySQL holds of it now.
+    pub was_settled: bool,
     pub first_offset: Option<i64>,
     pub last_offset: Option<i64>,
     pub ended_by: EndedBy,
@@ -143,8 +146,11 @@ pub(crate) fn replay(
     let journal = crate::amqp::read_journal(cfg, read_from(cfg, opts.date), opts.idle, |ev| r.take(ev))?;
     r.flush()?;
     let refused = park(cfg, r.board, r.verify.take())?;
+    // A day settled before (MySQL may have lost its rows): its next settle writes it again.
+    let was_settled = r.board.mark_settled_day_recovered(opts.date)?;
     Ok(RecoverReport {
         refused,
+        was_settled,
         date: opts.date,
         laid_out,
         read: r.read,

@@ -5,6 +5,7 @@
 
 mod backlog;
 mod grants;
+mod leaders;
 mod nodes;
 mod verdict;
 
@@ -72,6 +73,7 @@ pub(crate) fn run(cfg: &Config, now: DateTime<Utc>, role: Option<Role>) -> Repor
         Some(conn) => checks.extend(settle_checks(cfg, conn, redis.as_mut(), today)),
         None => {
             checks.push(check("settle", Level::Skip, "not checked: MySQL is not usable"));
+            checks.push(check("settled days", Level::Skip, "not checked: MySQL is not usable"));
             checks.push(check("unsettled days", Level::Skip, "not checked: MySQL is not usable"));
             checks.push(check("reviews", Level::Skip, "not checked: MySQL is not usable"));
         }
@@ -371,7 +373,9 @@ fn broker_checks(
     };
     // The roster's departments with no queue yet: their queues are still to come.
     let missing = departments.as_ref().map_or(0, |_| state.missing.len()) as u64;
-    vec![broker, queues, backlog, files_verdict(cfg, missing)]
+    let mut checks = vec![broker, queues, backlog];
+    checks.extend(files_verdict(cfg, missing));
+    checks
 }
 
 /// Every department's queue declared, and nothing parked.
@@ -408,21 +412,40 @@ fn queue_verdict(departments: usize, s: &queues::BrokerState) -> Check {
 /// configured: the queues it leads and follows now (their actual placement), and its share of
 /// the roster's department queues not declared yet (`missing`), judged as `queues declare`
 /// judges them ([`management::headroom`]).
-fn files_verdict(cfg: &Config, missing: u64) -> Check {
+/// With it, where the department queues' leaders sit (`leaders`), from the same reading.
+fn files_verdict(cfg: &Config, missing: u64) -> Vec<Check> {
     let Some(url) = &cfg.amqp.management_url else {
-        return check(
-            "broker files",
-            Level::Skip,
-            "not checked: set amqp.management_url to read the nodes' open files",
-        );
+        return vec![
+            check(
+                "broker files",
+                Level::Skip,
+                "not checked: set amqp.management_url to read the nodes' open files",
+            ),
+            check(
+                "queue leaders",
+                Level::Skip,
+                "not checked: set amqp.management_url to read where the queues' leaders are",
+            ),
+        ];
     };
     let timeout = Duration::from_millis(u64::from(cfg.amqp.connect_timeout_ms));
     let read = management::nodes(url, timeout).and_then(|n| Ok((n, management::queue_seats(url, timeout)?)));
-    let (nodes, seats) = match read {
-        Ok((n, _)) if n.is_empty() => return check("broker files", Level::Warn, "the management API lists no node"),
-        Ok(r) => r,
-        Err(e) => return check("broker files", Level::Warn, format!("not read: {}", one_line(&e))),
+    let unread = |why: String| {
+        vec![
+            check("broker files", Level::Warn, why),
+            check(
+                "queue leaders",
+                Level::Skip,
+                "not checked: the management API was not read",
+            ),
+        ]
     };
+    let (nodes, seats) = match read {
+        Ok((n, _)) if n.is_empty() => return unread("the management API lists no node".into()),
+        Ok(r) => r,
+        Err(e) => return unread(format!("not read: {}", one_line(&e))),
+    };
+    let leaders = leaders::verdict(&nodes, &seats);
     let quorum = cfg.amqp.queue_type == crate::config::QueueType::Quorum;
     let placed = management::headroom(&nodes, &management::placement(&seats), missing, quorum);
     let (mut level, mut short) = (Level::Ok, false);
@@ -459,7 +482,7 @@ fn files_verdict(cfg: &Config, missing: u64) -> Check {
         "{}; {missing} department queue(s) not declared yet counted in{hint}",
         parts.join(", ")
     );
-    check("broker files", level, detail)
+    vec![check("broker files", level, detail), leaders]
 }
 
 /// The last settle run's outcome, and the past days still waiting to be settled.
@@ -470,6 +493,7 @@ fn settle_checks(cfg: &Config, conn: &mut Conn, redis: Option<&mut Board>, today
             let why = format!("cannot read the settle runs: {}", one_line(&e));
             return vec![
                 check("settle", Level::Fail, why),
+                check("settled days", Level::Skip, "not checked"),
                 check("unsettled days", Level::Skip, "not checked"),
                 reviews(conn),
             ];
@@ -483,7 +507,30 @@ fn settle_checks(cfg: &Config, conn: &mut Conn, redis: Option<&mut Board>, today
         ),
         Some(r) => run_verdict(cfg, r),
     };
-    vec![last_verdict, unsettled(cfg, conn, redis, today), reviews(conn)]
+    let mut redis = redis;
+    let short = short_days(conn, redis.as_deref_mut());
+    vec![last_verdict, short, unsettled(cfg, conn, redis, today), reviews(conn)]
+}
+
+/// The settled days MySQL holds fewer rows of than their settle left (the record in Redis): a
+/// failure naming each, what was expected and found, and what restores it.
+fn short_days(conn: &mut Conn, redis: Option<&mut Board>) -> Check {
+    let Some(board) = redis else {
+        return check(
+            "settled days",
+            Level::Skip,
+            "not checked: Redis (which keeps their record) is unreachable",
+        );
+    };
+    match crate::ops::settled::short_days(board, conn) {
+        Ok(short) if short.is_empty() => check(
+            "settled days",
+            Level::Ok,
+            "MySQL holds every row the recent settles wrote",
+        ),
+        Ok(short) => check("settled days", Level::Fail, crate::ops::settled::describe(&short)),
+        Err(e) => check("settled days", Level::Warn, format!("not checked: {}", one_line(&e))),
+    }
 }
 
 /// Punches held for review and still pending (back-dated past the replay window): a warning,

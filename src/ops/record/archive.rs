@@ -114,7 +114,14 @@ pub(crate) fn archive(cfg: &Config, opts: &Options) -> Result<Report> {
         return dry_run(&mut conn, opts, paths);
     }
     let mut tx = crate::mysql::archive_rows::begin(&mut conn, opts.drop)?;
-    let files = match files_then_delete(&mut tx, opts, &paths) {
+    // Before the commit: settle's record of the settled days (in Redis) must forget those whose
+    // rows leave, or the next settle would take them for days a fail-over lost. Redis away:
+    // nothing is dropped.
+    let forgotten = match opts.drop {
+        true => crate::redis::Board::open(cfg).and_then(|mut b| b.forget_settled_days_before(opts.before)),
+        false => Ok(()),
+    };
+    let files = match forgotten.and_then(|()| files_then_delete(&mut tx, opts, &paths)) {
         Ok(files) => files,
         Err(e) => {
             tx.rollback().ok();

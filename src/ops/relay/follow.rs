@@ -213,6 +213,21 @@ impl<'c> Follow<'c> {
             self.refusals.reset();
         }
         if !v.all_refused() {
+            // Some queues' events all refused while others' are acked: those queues' dead
+            // leaders are kept on this channel; a fresh connection at once, no wait (the
+            // other queues are fine, and their events go on on the new connection).
+            let queues = v.refused_queues();
+            if queues.is_empty() {
+                return false;
+            }
+            let shown: Vec<&str> = queues.iter().take(5).copied().collect();
+            let more = if queues.len() > shown.len() { ", ..." } else { "" };
+            sink.status(format!(
+                "relay: the broker at {} refused every event published to {}{more} in the last round; connecting again",
+                p.broker(),
+                shown.join(", ")
+            ));
+            self.give_up_publisher();
             return false;
         }
         sink.status(format!(
@@ -220,12 +235,18 @@ impl<'c> Follow<'c> {
             p.broker(),
             v.refused
         ));
+        self.give_up_publisher();
+        true
+    }
+
+    /// Close the publisher as if lost: what it confirmed within the horizon is due again, and
+    /// the next [`Follow::connected`] opens a new connection.
+    fn give_up_publisher(&mut self) {
         if let Some(p) = self.publisher.take() {
             p.close();
         }
         self.handoffs.start_over(true);
         self.lost = true;
-        true
     }
 
     /// The publisher, reconnecting first if needed. A connection that broke (found out by a

@@ -60,17 +60,37 @@ struct Committed {
 enum After {
     Release,
     LayOut(NaiveDate),
+    Record,
     Finish,
 }
 
 /// A run stopped after its commit: the error, the step that failed, and the rows written.
 type Stopped = Box<(anyhow::Error, After, Written)>;
 
+/// Whether a stopped run's record reached MySQL: the error line claims only what was written.
+#[derive(Clone, Copy)]
+enum Recorded {
+    Yes,
+    No,
+}
+
+impl Recorded {
+    fn words(self, outcome: &str) -> String {
+        match self {
+            Recorded::Yes => format!("recorded as {outcome}"),
+            // MySQL shows the run `running` until the next run of the database marks it
+            // `interrupted` (a settle run holds the lock, so any run still `running` was cut).
+            Recorded::No => format!("not recorded as {outcome}: MySQL did not take the record"),
+        }
+    }
+}
+
 impl After {
     fn words(self) -> String {
         match self {
             After::Release => "deleting the boards".into(),
             After::LayOut(next) => format!("laying out the next work day {next}"),
+            After::Record => "recording the settled day in Redis".into(),
             After::Finish => "recording the run".into(),
         }
     }
@@ -103,7 +123,7 @@ impl Run<'_> {
             Ok(day) => day,
             Err(e) => {
                 let rows = committed.get();
-                self.record_stop(
+                let recorded = self.record_stop(
                     run_id,
                     runs::Finish {
                         outcome: "failed",
@@ -117,7 +137,8 @@ impl Run<'_> {
                     return Err(e);
                 }
                 return Err(e.context(format!(
-                    "settling {date} stopped after {rows} rows committed (run {run_id} recorded as failed, boards kept)"
+                    "settling {date} stopped after {rows} rows committed (run {run_id} {}, boards kept)",
+                    recorded.words("failed")
                 )));
             }
         };
@@ -134,7 +155,7 @@ impl Run<'_> {
                     .counts
                     .clone()
                     .or_else(|| attendance::counts(self.lock.conn(), date).ok());
-                self.record_stop(
+                let recorded = self.record_stop(
                     run_id,
                     runs::Finish {
                         outcome: "failed_after_commit",
@@ -148,8 +169,9 @@ impl Run<'_> {
                     &e,
                 );
                 Err(e.context(format!(
-                    "{date}: all {} rows committed (run {run_id}, recorded as failed_after_commit), then {} failed",
+                    "{date}: all {} rows committed (run {run_id}, {}), then {} failed",
                     written.rows_written,
+                    recorded.words("failed_after_commit"),
                     step.words()
                 )))
             }
@@ -250,6 +272,13 @@ impl Run<'_> {
                 return Err(Box::new((e, After::Finish, written)));
             }
         };
+        // What MySQL now holds of the day, kept where a fail-over of MySQL cannot take it.
+        if let Err(e) =
+            crate::ops::settled::record(&mut self.board, self.lock.conn(), self.cfg, (date, run_id), self.today)
+        {
+            written.counts = Some(counts);
+            return Err(Box::new((e, After::Record, written)));
+        }
         let fin = runs::Finish {
             outcome: if written.failures.is_empty() { "ok" } else { "partial" },
             employees: written.employees,
@@ -289,10 +318,13 @@ impl Run<'_> {
     }
 
     /// Record a run that stopped, with its error's one line; best effort: when MySQL is what
-    /// failed the record may fail too, and the error the caller returns says more.
-    fn record_stop(&mut self, run_id: u64, mut fin: runs::Finish, e: &anyhow::Error) {
+    /// failed the record may fail too, and the error line then says it was not recorded.
+    fn record_stop(&mut self, run_id: u64, mut fin: runs::Finish, e: &anyhow::Error) -> Recorded {
         fin.problem = crate::ops::exit::one_line(e);
-        let _ = runs::finish(self.lock.conn(), run_id, &fin);
+        match runs::finish(self.lock.conn(), run_id, &fin) {
+            Ok(()) => Recorded::Yes,
+            Err(_) => Recorded::No,
+        }
     }
 
     /// Move every department's live board of the day into settle's own key.

@@ -267,6 +267,7 @@ pub fn settle(cfg: &Config, opts: &Options, mut progress: impl FnMut(Progress)) 
             waiting,
         });
     }
+    run.refuse_short_days(&days)?;
     if !opts.accept_missing_boards {
         run.refuse_lost_days(&days)?;
     }
@@ -418,6 +419,27 @@ impl<'a> Run<'a> {
             .into());
         }
         Ok(())
+    }
+
+    /// Refuse (exit 6, before any change) while a settled day's rows are short in MySQL (the
+    /// record of settled days in Redis says what its settle left there): a fail-over to a
+    /// replica that was behind lost them. A day this run settles again after `recover` put its
+    /// boards back (the record says so) is what restores it; a board some late punch made is
+    /// not (settling it alone would write everyone else absent). A catch-up checks every
+    /// recorded day, `--date D` only D.
+    fn refuse_short_days(&mut self, days: &[NaiveDate]) -> Result<()> {
+        let mut short = crate::ops::settled::short_days(&mut self.board, self.lock.conn())?;
+        if self.opts.date.is_some() {
+            short.retain(|s| days.contains(&s.date));
+        }
+        if short.is_empty() {
+            return Ok(());
+        }
+        short.retain(|s| !(s.expected.recovered && days.contains(&s.date)));
+        if short.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Lost(crate::ops::settled::describe(&short)).into())
     }
 
     /// Those of `depts` whose boards of `date` held anyone: with shifts assigned, a department

@@ -8,7 +8,8 @@
 -- record as in the outbox): settle writes it to MySQL's punch_log (see src/mysql/punch_log.rs)
 -- KEYS[5] the settled day's punches (kept after settle released its board, see
 -- src/redis/keys.rs `settled_board`): a punch found there is the same punch sent again, a
--- duplicate like one found on the live board (no token, no event, no log entry)
+-- duplicate like one found on the live board (no token, no event, no log entry); not read by
+-- a replay from the journal (below)
 -- ARGV[1] the day's split, secs into the work day: an unlabelled punch before it is a check-in,
 -- at or after it a check-out (its time alone decides, never the board, so no arrival order
 -- changes a punch's kind or its event; see domain/day/record.rs `resolve_kind`),
@@ -45,9 +46,13 @@ for j = 1, nemp do
   if cur[emps[j]] == nil then cur[emps[j]] = vals[j] or '' end
 end
 -- The day's punches already settled, per employee (',' around each value, so a token is found
--- as ',<tok>,'); nothing read when the day was never settled (the common case).
+-- as ',<tok>,'); nothing read when the day was never settled (the common case), nor for a
+-- replay from the journal: that puts back what a store lost, and MySQL may have lost the
+-- settled day itself (a fail-over to a replica that was behind), so its punches go back on
+-- the board and into the recovered punch log (settle unions them with the stored history,
+-- so a day MySQL still holds is written with the same rows).
 local before = nil
-if redis.call('EXISTS', settled) == 1 then
+if not replay and redis.call('EXISTS', settled) == 1 then
   before = {}
   local old = redis.call('HMGET', settled, unpack(emps))
   for j = 1, nemp do

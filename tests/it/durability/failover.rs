@@ -178,18 +178,8 @@ fn a_check_in_is_acknowledged_as_replicated_only_once_a_replica_holds_it() {
 
 /// `doctor`'s verdict on one of the Redis checks: (status, detail).
 fn redis_check(env: &TestEnv, name: &str) -> (String, String) {
-    let o = env.run(&["doctor", "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let c = v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no check {name}: {v}"));
-    (
-        c["status"].as_str().unwrap().into(),
-        c["detail"].as_str().unwrap().into(),
-    )
+    let (status, detail, _) = env.doctor_check(name);
+    (status, detail)
 }
 
 /// Regression: doctor asked one random node of a cluster, so a master

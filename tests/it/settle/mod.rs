@@ -5,6 +5,7 @@
 mod day;
 mod dst;
 mod honest_runs;
+mod lagging_replica;
 mod reconcile;
 mod resettle;
 mod rest_days;

@@ -13,13 +13,13 @@ use common::TestEnv;
 use mysql::prelude::Queryable;
 use redis::Commands;
 
-const TZ: &str = "Europe/Paris";
+pub(super) const TZ: &str = "Europe/Paris";
 /// A Friday in the past (tests/common lifts the back-dating limit for fixed days like this one).
-const DAY: &str = "2026-11-20";
+pub(super) const DAY: &str = "2026-11-20";
 
 /// Check `emp` in (or out) at a local time of DAY; the punch is acknowledged and its
 /// notification sent (so it is in the journal). Returns its event id.
-fn punch_sent(env: &TestEnv, emp: &str, kind: &str, hhmm: &str) -> String {
+pub(super) fn punch_sent(env: &TestEnv, emp: &str, kind: &str, hhmm: &str) -> String {
     let at = format!("{DAY}T{hhmm}:00+01:00");
     let c = env.json(&["checkin", emp, "--kind", kind, "--at", &at, "--json"]);
     assert_eq!(c["notification"], "sent", "{c}");
