@@ -60,8 +60,8 @@ export ATTENDANCE_NAMESPACE=${DEMO_NAMESPACE:-demo}
 export ATTENDANCE_MYSQL_URL=${DEMO_MYSQL_URL:-mysql://root@127.0.0.1:3306/attendance_demo}
 export ATTENDANCE_TIMEZONE=${ATTENDANCE_TIMEZONE:-Europe/Paris}
 # The demo plays yesterday's whole day now, as a kiosk allowed to replay offline punches would:
-# none of its punches is held for review (docs/security.md, back-dating needs authority).
-export ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES=5270400
+# none of its punches is held for review (docs/security.md, back-dating needs authority). That is
+# the rulebook's to say: set below, after migrate (docs/policy.md).
 
 # --cleanup: everything the demo made, in the order that still finds it (the queues are known
 # from the roster, so they go before the database).
@@ -108,6 +108,7 @@ step() { echo; echo "== $*" >&2; }
 
 step "migrate"
 $att migrate
+$att -q policy set policy.replay_window_minutes 5270400 --from 2000-01-01 --reason "the demo replays yesterday"
 
 step "roster: $employees employees in $departments departments"
 $att org generate --employees "$employees" --departments "$departments" -o "$work/roster.csv"

@@ -1,8 +1,9 @@
-//! HR's commands on the company's people and rules of work: `org`, `shifts`, `leave` and
-//! `calendar`, and the lines that say what a change re-settled (`resettled`).
+//! HR's commands on the company's people and rules of work: `org`, `shifts`, `leave`,
+//! `calendar` and `policy`, and the lines that say what a change re-settled (`resettled`).
 
 pub(super) mod calendar;
 pub(super) mod leave;
 pub(super) mod org;
+pub(super) mod policy;
 mod resettled;
 pub(super) mod shifts;

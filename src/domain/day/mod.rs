@@ -1,5 +1,6 @@
-//! The day's rules: the policy, shifts and who follows which, the work calendar, who is due,
-//! an employee's day as stored, its hours, the servers' clock, and punches held for review.
+//! The day's rules: the policy and the rulebook of its versions, shifts and who follows which,
+//! the work calendar, who is due, an employee's day as stored, its hours, the servers' clock,
+//! and punches held for review.
 
 pub(crate) mod clock;
 pub(crate) mod due;
@@ -7,6 +8,7 @@ pub(crate) mod hours;
 pub(crate) mod policy;
 pub(crate) mod record;
 pub(crate) mod review;
+pub(crate) mod rulebook;
 pub(crate) mod shift;
 pub(crate) mod shift_changes;
 pub(crate) mod shift_clock;

@@ -28,7 +28,13 @@ pub(crate) struct Month {
 const COLUMNS: &str =
     "SELECT department_id, employee_id, work_date, CAST(status AS CHAR), first_in, last_out FROM attendance";
 
-pub(crate) fn month(pool: &Db, policy: &Policy, tz: Tz, first: NaiveDate, dept: Option<&str>) -> Result<Month> {
+pub(crate) fn month(
+    pool: &Db,
+    policy: &dyn Fn(NaiveDate) -> Policy,
+    tz: Tz,
+    first: NaiveDate,
+    dept: Option<&str>,
+) -> Result<Month> {
     let last = last_day(first);
     let mut conn = pool.get_conn()?;
     let holidays: HashSet<NaiveDate> = conn
@@ -65,7 +71,9 @@ pub(crate) fn month(pool: &Db, policy: &Policy, tz: Tz, first: NaiveDate, dept: 
         let (fi, lo): (Option<NaiveDateTime>, Option<NaiveDateTime>) = (c.get(4)?, c.get(5)?);
         let status = DayStatus::parse(&status)
             .ok_or_else(|| Error::internal(format!("attendance row {date} {e}: unknown status '{status}'")))?;
-        let rule = rules.entry(date).or_insert_with(|| HoursRule::new(policy, tz, date));
+        let rule = rules
+            .entry(date)
+            .or_insert_with(|| HoursRule::new(&policy(date), tz, date));
         let h = hours::of_row(rule, status != DayStatus::RestDay, fi, lo);
         sheet.add(d, e, date, Code::of(status, holidays.contains(&date)), h);
     }
@@ -103,7 +111,7 @@ pub(crate) fn month(pool: &Db, policy: &Policy, tz: Tz, first: NaiveDate, dept: 
 /// never overlaps, so a day matches one leave at most).
 pub(crate) fn payroll(
     pool: &Db,
-    policy: &Policy,
+    policy: &dyn Fn(NaiveDate) -> Policy,
     tz: Tz,
     from: NaiveDate,
     to: NaiveDate,
@@ -125,7 +133,9 @@ pub(crate) fn payroll(
         let (late, kind): (u32, Option<String>) = (c.get(6)?, c.get(7)?);
         let status = DayStatus::parse(&status)
             .ok_or_else(|| Error::internal(format!("attendance row {date} {e}: unknown status '{status}'")))?;
-        let rule = rules.entry(date).or_insert_with(|| HoursRule::new(policy, tz, date));
+        let rule = rules
+            .entry(date)
+            .or_insert_with(|| HoursRule::new(&policy(date), tz, date));
         let h = hours::of_row(rule, status != DayStatus::RestDay, fi, lo);
         payroll.add(e, d, date, status, late, kind.as_deref(), h);
     }

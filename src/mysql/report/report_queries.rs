@@ -96,7 +96,14 @@ pub(crate) fn absent(pool: &Db, date: NaiveDate, dept: Option<&str>) -> Result<T
 
 /// One employee's days over a range, and a totals row (days, minutes, corrections, and the
 /// days by status in the status column).
-pub(crate) fn employee(pool: &Db, policy: &Policy, tz: Tz, id: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
+pub(crate) fn employee(
+    pool: &Db,
+    policy: &dyn Fn(NaiveDate) -> Policy,
+    tz: Tz,
+    id: &str,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Table> {
     let mut t = Table::new(&[
         "date",
         "weekday",
@@ -126,7 +133,7 @@ pub(crate) fn employee(pool: &Db, policy: &Policy, tz: Tz, id: &str, from: Naive
         late += l;
         early += e;
         corrected += u64::from(c);
-        let h = hours::of_row(&HoursRule::new(policy, tz, date), status != "rest_day", fi, lo);
+        let h = hours::of_row(&HoursRule::new(&policy(date), tz, date), status != "rest_day", fi, lo);
         hours += h;
         *by_status.entry(status.clone()).or_default() += 1;
         t.push(vec![
@@ -165,7 +172,14 @@ pub(crate) fn employee(pool: &Db, policy: &Policy, tz: Tz, id: &str, from: Naive
 
 /// A department over a range: each employee's days by status, minutes late and early, hours
 /// worked and overtime, and totals.
-pub(crate) fn dept(pool: &Db, policy: &Policy, tz: Tz, dept: &str, from: NaiveDate, to: NaiveDate) -> Result<Table> {
+pub(crate) fn dept(
+    pool: &Db,
+    policy: &dyn Fn(NaiveDate) -> Policy,
+    tz: Tz,
+    dept: &str,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Table> {
     let mut cols = vec!["employee", "name", "days"];
     cols.extend(status_columns());
     cols.extend(["late_minutes", "early_minutes"]);
@@ -201,7 +215,7 @@ pub(crate) fn dept(pool: &Db, policy: &Policy, tz: Tz, dept: &str, from: NaiveDa
 /// Each employee's hours in a department over a range, from the rows with both punches.
 fn dept_hours(
     pool: &Db,
-    policy: &Policy,
+    policy: &dyn Fn(NaiveDate) -> Policy,
     tz: Tz,
     dept: &str,
     from: NaiveDate,
@@ -215,7 +229,9 @@ fn dept_hours(
         (dept, from, to),
     )?;
     for (e, date, status, fi, lo) in rows {
-        let rule = rules.entry(date).or_insert_with(|| HoursRule::new(policy, tz, date));
+        let rule = rules
+            .entry(date)
+            .or_insert_with(|| HoursRule::new(&policy(date), tz, date));
         *out.entry(e).or_default() += hours::of_row(rule, status != "rest_day", Some(fi), Some(lo));
     }
     Ok(out)

@@ -62,9 +62,11 @@ pub(crate) fn init_day(
     let clock = Instant::now();
     // The day's queues are looked up on the broker (the missing ones declared) while the boards
     // are laid out in Redis: two services' work, overlapped.
+    // Who is expected that day is the rulebook's version of the day (its work days).
+    let policy = crate::ops::lookup::rules_from(cfg, &db)?.on(date)?;
     let (layout, queues) = std::thread::scope(|s| {
         let declaring = s.spawn(|| declare_missing(cfg, &depts));
-        let layout = lay_out(&db, &mut board, &cfg.policy, date, &depts, &mut progress);
+        let layout = lay_out(&db, &mut board, &policy, date, &depts, &mut progress);
         let queues = declaring
             .join()
             .unwrap_or_else(|_| Err("the declaring thread panicked".into()));

@@ -184,13 +184,18 @@ fn apply(cfg: &Config, held: &Held) -> Result<Checkin> {
     let mut board = Board::open(cfg)?;
     let connecting = record::notifier(cfg, &mut board)?;
     let (found, clock) = lookup::resolve_timed(cfg, &mut board, &[held.employee_id.as_str()], None)?;
-    let shifts = lookup::shifts(cfg, &mut board, &[held.employee_id.as_str()])?;
+    let policy = lookup::policy_on(
+        cfg,
+        &mut board,
+        crate::domain::day::policy::work_date(cfg.timezone, held.at.and_utc()),
+    )?;
+    let shifts = lookup::shifts(cfg, &mut board, &[held.employee_id.as_str()], &policy)?;
     let p = punch_of(cfg, held, found.get(&held.employee_id), &shifts)?;
     let now: DateTime<Utc> = clock.server;
     record::apply(
         cfg,
         &mut board,
-        PunchRules::new(&cfg.policy, cfg.timezone),
+        PunchRules::new(&policy, cfg.timezone),
         &p,
         connecting,
         now,

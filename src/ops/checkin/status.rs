@@ -125,7 +125,7 @@ pub(crate) fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: Na
         (rec.unwrap_or_default(), on_board)
     };
     // Judged by the employee's own shift of that date (one small read of the shift copy).
-    let shifts = crate::ops::lookup::shifts(cfg, &mut board, &[e.id.as_str()])?;
+    let shifts = crate::ops::lookup::shifts_on(cfg, &mut board, &[e.id.as_str()], date)?;
     let shift = shifts.on(&e.id, &e.department_id, date).0;
     let clock = DayClock::for_shift(shift, cfg.timezone, date);
     // Off the board on a day their shift does not work: init-day left them off as not expected

@@ -25,6 +25,7 @@ pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
         return parking::replay(cfg, select, &mut |_, _| Ok(None));
     };
     let mut board = Board::open(cfg)?;
+    let today = crate::domain::day::policy::work_date(cfg.timezone, board.read_clock()?.server);
     // The queue it goes back to is the parked department's: the message must be of it.
     let mut refuse = |p: &Parked, body: &[u8]| -> Result<Option<String>> {
         let message = match parse_message(body) {
@@ -38,7 +39,7 @@ pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
         let (roster, shifts) = match message.employee() {
             Some((emp, home)) => (
                 board.membership(emp, home)?,
-                Some(crate::ops::lookup::shifts(cfg, &mut board, &[emp])?),
+                Some(crate::ops::lookup::shifts_on(cfg, &mut board, &[emp], today)?),
             ),
             None => (None, None),
         };

@@ -64,6 +64,8 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
     // Reports only read: they go to the replica when one is configured.
     let db = crate::mysql::Db::open_reports(cfg)?;
     let tz = cfg.timezone;
+    let rules = crate::ops::lookup::rules_from(cfg, &db)?;
+    let policy = |date| rules.on(date).unwrap_or_else(|_| cfg.policy.clone());
     match q {
         Query::Day { date, dept } => {
             known_dept(&db, dept.as_deref())?;
@@ -75,14 +77,14 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
         }
         Query::Employee { id, from, to } => {
             must_know(&db, Known::Employee, id)?;
-            report::employee(&db, &cfg.policy, tz, id, *from, *to)
+            report::employee(&db, &policy, tz, id, *from, *to)
         }
         Query::Dept { id, from, to } => {
             must_know(&db, Known::Department, id)?;
-            report::dept(&db, &cfg.policy, tz, id, *from, *to)
+            report::dept(&db, &policy, tz, id, *from, *to)
         }
         Query::Payroll { from, to } => {
-            let (p, names) = month_rows::payroll(&db, &cfg.policy, tz, *from, *to)?;
+            let (p, names) = month_rows::payroll(&db, &policy, tz, *from, *to)?;
             Ok(p.table(&names))
         }
         Query::Corrections { employee, from, to } => {
@@ -116,7 +118,10 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
 pub(crate) fn month(cfg: &Config, first: NaiveDate, dept: Option<&str>) -> Result<Month> {
     let db = crate::mysql::Db::open_reports(cfg)?;
     known_dept(&db, dept)?;
-    month_rows::month(&db, &cfg.policy, cfg.timezone, first, dept)
+    let rules = crate::ops::lookup::rules_from(cfg, &db)?;
+    // Each day's hours by the rulebook's version in force on it.
+    let policy = |date| rules.on(date).unwrap_or_else(|_| cfg.policy.clone());
+    month_rows::month(&db, &policy, cfg.timezone, first, dept)
 }
 
 fn known_dept(db: &Db, dept: Option<&str>) -> Result<()> {

@@ -127,12 +127,14 @@ fn recompute(cfg: &Config, tx: &mut Tx, req: &Request, before: &Stored) -> Resul
         }
     }
     let overrides = crate::mysql::people::calendar_rows::overrides(tx, req.date, req.date)?;
-    let workday = workdays::is_workday(&cfg.policy, &overrides, req.date);
+    // The rules in force on the corrected day, not today's.
+    let policy = crate::ops::lookup::Rules::new(cfg, crate::mysql::people::policy_rows::rulebook(tx)?).on(req.date)?;
+    let workday = workdays::is_workday(&policy, &overrides, req.date);
     let on_leave = crate::mysql::people::leave_rows::on_leave(tx, req.date)?.contains(req.employee_id);
     let (tz, start) = (cfg.timezone, policy::day_start(cfg.timezone, req.date));
     let secs = |t: NaiveDateTime| (t.and_utc() - start).num_seconds();
     let o = shift_clock::day_outcome(
-        &cfg.policy,
+        &policy,
         tz,
         req.date,
         workday,
