@@ -366,8 +366,8 @@ pub enum PolicyCommand {
     },
     /// Set a key from a date on (a settled day from then on is re-settled; audited)
     ///
-    /// The value is checked with the key's bounds (docs/policy.md); the rules must hold
-    /// together on every day from DATE on. Only the owner's database account may set.
+    /// The value is checked with the key's bounds (`policy show` lists the keys); the rules
+    /// must hold together on every day from DATE on. Only the owner's database account may set.
     Set {
         /// The key, e.g. policy.grace_minutes
         key: String,
