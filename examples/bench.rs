@@ -120,9 +120,9 @@ impl Bench {
 
     fn cmd(&self) -> Command {
         let mut c = args::command(&self.bin, &self.cfg);
-        c.env("ATTENDANCE_TIMEZONE", self.cfg.timezone.name())
-            // The benchmark's days are past days: keep them within the back-dating limit.
-            .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", BACKDATE_DAYS);
+        // The benchmark's days are past days: the rulebook's back-dating limit (`steps::POLICY`)
+        // keeps them in.
+        c.env("ATTENDANCE_TIMEZONE", self.cfg.timezone.name());
         c
     }
 

@@ -52,8 +52,7 @@ fn config() -> Result<Config> {
 
 fn command(bin: &Path, cfg: &Config) -> Command {
     let mut c = args::command(bin, cfg);
-    c.env("ATTENDANCE_TIMEZONE", cfg.timezone.name())
-        .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "366");
+    c.env("ATTENDANCE_TIMEZONE", cfg.timezone.name());
     c
 }
 

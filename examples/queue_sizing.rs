@@ -172,6 +172,9 @@ fn declare(bin: &Path, cfg: &Config, dir: &Path, departments: u32) -> Result<()>
     let roster = s(&roster);
     let company = steps::Company::new(&roster, departments * 2, departments);
     run(bin, cfg, &["migrate"])?;
+    for step in steps::rulebook() {
+        run(bin, cfg, &step)?;
+    }
     run(bin, cfg, &company.generate())?;
     // A past work day (the most recent before today), so that no punch is in the future
     // whatever the hour of the run.

@@ -12,8 +12,6 @@ command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)" >
 RUNS=${RUNS:-3}
 export ATTENDANCE_NAMESPACE=horizon_cost
 export ATTENDANCE_MYSQL_URL=mysql://root@127.0.0.1:3306/horizon_cost
-# Past days' punches, recorded without review (this run's own authority).
-export ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES=5270400 ATTENDANCE_POLICY_MAX_BACKDATE_DAYS=3660
 dir=$(mktemp -d)
 cleanup() {
   "$B" -q queues delete --yes >/dev/null 2>&1 || true
@@ -23,6 +21,9 @@ cleanup() {
 }
 trap cleanup EXIT
 "$B" -q migrate
+# Past days' punches, recorded without review (this run's own rulebook).
+"$B" -q policy set policy.replay_window_minutes 5270400 --from 2000-01-01 --reason "past days"
+"$B" -q policy set policy.max_backdate_days 3660 --from 2000-01-01 --reason "past days"
 "$B" -q org generate --employees 100000 --departments 500 -o "$dir/roster.csv"
 "$B" -q org import "$dir/roster.csv" >/dev/null
 "$B" -q queues declare >/dev/null

@@ -55,9 +55,7 @@ pub fn command(bin: &Path, cfg: &attendance::Config) -> std::process::Command {
         .env("ATTENDANCE_MYSQL_URL", &cfg.mysql_url)
         .env("ATTENDANCE_AMQP_URL", &cfg.amqp_url)
         .env("ATTENDANCE_NAMESPACE", &cfg.namespace)
-        // A benchmark replays whole days that are already past, as a kiosk allowed to replay
-        // offline punches would: none is held for review (docs/security.md).
-        .env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "5270400")
+        // Policy is the rulebook's (`steps::POLICY`, set after migrate), never a variable.
         .env_remove("ATTENDANCE_CONFIG");
     c
 }

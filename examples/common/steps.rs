@@ -5,6 +5,34 @@
 // Each includer uses a part of it: a benchmark lays out no day, a test times no import.
 #![allow(dead_code)]
 
+/// The rulebook a benchmark runs under: it replays whole days that are already past, as a kiosk
+/// allowed to replay offline punches would (none is held for review, docs/security.md), and
+/// those days stay within the back-dating bound (ten years).
+pub const POLICY: [(&str, &str); 2] = [
+    ("policy.replay_window_minutes", "5270400"),
+    ("policy.max_backdate_days", "3660"),
+];
+
+/// `policy set` of each of [`POLICY`]'s keys, from long ago: run after `migrate`.
+pub fn rulebook() -> Vec<[&'static str; 9]> {
+    POLICY
+        .iter()
+        .map(|(key, value)| {
+            [
+                "policy",
+                "set",
+                key,
+                value,
+                "--from",
+                "2000-01-01",
+                "--reason",
+                "benchmark",
+                "-q",
+            ]
+        })
+        .collect()
+}
+
 /// A company of `employees` in `departments`, its roster generated into the file `roster`.
 pub struct Company<'a> {
     roster: &'a str,
@@ -40,10 +68,14 @@ impl<'a> Company<'a> {
         ["org", "import", self.roster]
     }
 
-    /// `migrate`, then the roster generated and imported, each step through `run`, which
-    /// stops at the first error; returns what `run` gave for the import (a benchmark times it).
+    /// `migrate` and the benchmark's rulebook ([`POLICY`]), then the roster generated and
+    /// imported, each step through `run`, which stops at the first error; returns what `run`
+    /// gave for the import (a benchmark times it).
     pub fn set_up<T, E>(&self, mut run: impl FnMut(&[&str]) -> Result<T, E>) -> Result<T, E> {
         run(&["migrate"])?;
+        for step in rulebook() {
+            run(&step)?;
+        }
         run(&self.generate())?;
         run(&self.import())
     }

@@ -173,6 +173,10 @@ pub enum Command {
     /// The work calendar: holidays and extra work days over the policy's week
     #[command(subcommand)]
     Calendar(CalendarCommand),
+    /// The company's rulebook: policy values set from a date on (owner only, audited); every
+    /// day is judged by the version in force on it
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Approved leave: an employee on leave is on_leave, never absent
     #[command(subcommand)]
     Leave(LeaveCommand),
@@ -388,6 +392,41 @@ pub enum PeriodCommand {
         /// Why (kept in the audit)
         #[arg(long)]
         reason: String,
+        #[command(flatten)]
+        output: Output,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Every policy key's value in force on a date, and since when
+    Show {
+        /// The day (default: today)
+        #[arg(long, value_parser = parse_day)]
+        date: Option<NaiveDate>,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Set a key from a date on (a settled day from then on is re-settled; audited)
+    ///
+    /// The value is checked with the key's bounds (`policy show` lists the keys); the rules
+    /// must hold together on every day from DATE on. Only the owner's database account may set.
+    Set {
+        /// The key, e.g. policy.grace_minutes
+        key: String,
+        /// The value, e.g. 10, 08:30, true, or mon,tue,wed for work_days
+        value: String,
+        /// The first day it applies to, YYYY-MM-DD
+        #[arg(long, value_parser = parse_day)]
+        from: NaiveDate,
+        /// Why (kept in the history)
+        #[arg(long)]
+        reason: String,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Every version ever set: who, when, why, the value before and after
+    History {
         #[command(flatten)]
         output: Output,
     },

@@ -141,6 +141,13 @@ pub fn run(cli: Cli) -> Result<()> {
     for w in crate::config::unknown_variables(std::env::vars_os().map(|(k, _)| k)) {
         ctx.say(w);
     }
+    // The company's rules are the rulebook's: a host's file or environment may not set them
+    // (`migrate` imports them once, as the rulebook's first version).
+    if !matches!(cli.command, Command::Migrate) {
+        if let Some((key, source)) = ctx.cfg.sources.policy_given().into_iter().next() {
+            return Err(crate::config::rulebook::refusal(key, &source).into());
+        }
+    }
     // `-v` means the same on every command: what it runs against (as `config show` prints
     // it, secrets hidden), and how long it took.
     config::verbose(&ctx, &overrides);
@@ -168,6 +175,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
         Command::Settle(a) => settle::run(ctx, a),
         Command::Metrics(a) => metrics::run(ctx, a),
         Command::Calendar(c) => people::calendar::run(ctx, c),
+        Command::Policy(c) => people::policy::run(ctx, c),
         Command::Leave(c) => people::leave::run(ctx, c),
         Command::Shifts(c) => people::shifts::run(ctx, c),
         Command::Keys(c) => keys::run(ctx, c),

@@ -50,8 +50,7 @@ pub(crate) fn run(ctx: &Ctx, a: SimulateArgs) -> Result<()> {
         ctx.say(format!(
             "{date} is past: check these in as an offline kiosk replaying its punches would, signed with a key \
              that may replay (replay = true in signing.keyring_file), or each older than \
-             policy.replay_window_minutes ({}) is held for review",
-            ctx.cfg.policy.replay_window_minutes
+             policy.replay_window_minutes (`attendance policy show`) is held for review"
         ));
     }
     Ok(())

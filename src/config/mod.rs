@@ -10,6 +10,7 @@ use chrono_tz::Tz;
 
 mod environment;
 mod file;
+pub(crate) mod rulebook;
 mod secrets;
 mod settable;
 mod show;
@@ -259,6 +260,9 @@ pub struct Config {
     /// The company's name, for report titles ("" for none).
     pub company: String,
     pub timezone: Tz,
+    /// The built-in defaults the rulebook is laid over (`ops::lookup::Rules`): a day is judged
+    /// by the rulebook's version of it. A file's or the environment's policy values land here
+    /// only for `migrate` to import them; every other command refuses them.
     pub policy: Policy,
     pub amqp: AmqpSettings,
     pub settle: SettleSettings,
@@ -292,6 +296,16 @@ impl PartialEq for Sources {
 impl Sources {
     pub(crate) fn set(&mut self, key: &'static str, source: &str) {
         self.0.insert(key, source.to_string());
+    }
+
+    /// The policy keys a file or the environment gave, with where from: refused by every
+    /// command but `migrate`, which imports them once into the rulebook.
+    pub(crate) fn policy_given(&self) -> Vec<(&'static str, String)> {
+        self.0
+            .iter()
+            .filter(|(k, _)| rulebook::is_policy_key(k))
+            .map(|(k, v)| (*k, v.clone()))
+            .collect()
     }
 
     /// `key (its source)`, or `key (default)`.
@@ -508,6 +522,19 @@ impl Config {
         if self.uses_tls() {
             ca_file()?;
         }
+        self.check_policy()?;
+        let r = self.replication;
+        if r.min_replicas_acked > 0 && r.wait_timeout_ms >= self.redis.read_timeout_ms {
+            return Err(self.clash(
+                "{redis.wait_timeout_ms} must be shorter than {redis.read_timeout_ms} (WAIT holds its reply that long)",
+                &["redis.wait_timeout_ms", "redis.read_timeout_ms"],
+            ));
+        }
+        Ok(())
+    }
+
+    /// The rules between policy keys (a file's, or the rulebook's on a date).
+    pub(crate) fn check_policy(&self) -> Result<(), Error> {
         if self.policy.checkout_from <= self.policy.checkin_deadline {
             return Err(self.clash(
                 "{policy.checkout_from} must be later than {policy.checkin_deadline}",
@@ -524,13 +551,6 @@ impl Config {
         }
         if self.policy.work_days.is_empty() {
             return Err(self.clash("{policy.work_days}: at least one day is needed", &["policy.work_days"]));
-        }
-        let r = self.replication;
-        if r.min_replicas_acked > 0 && r.wait_timeout_ms >= self.redis.read_timeout_ms {
-            return Err(self.clash(
-                "{redis.wait_timeout_ms} must be shorter than {redis.read_timeout_ms} (WAIT holds its reply that long)",
-                &["redis.wait_timeout_ms", "redis.read_timeout_ms"],
-            ));
         }
         Ok(())
     }

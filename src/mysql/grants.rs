@@ -25,11 +25,14 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
     match role {
         // The shift tables: when Redis's copy of them cannot be read (its master failing
         // over), and for the relay's absence alerts, which read them when an alert is due.
+        // The rulebook: read only (`policy set` is the owner's alone), when its Redis copy
+        // cannot be read.
         Role::Kiosk => &[
             (SELECT, Some("employees")),
             (SELECT, Some("attendance")),
             (SELECT, Some("shifts")),
             (SELECT, Some("shift_assignments")),
+            (SELECT, Some("policy_versions")),
         ],
         Role::Relay => &[
             (SELECT, Some("employees")),
@@ -37,6 +40,7 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
             (SELECT, Some("calendar_days")),
             (SELECT, Some("shifts")),
             (SELECT, Some("shift_assignments")),
+            (SELECT, Some("policy_versions")),
         ],
         // `correct` judges the day by the employee's shift, refuses a closed pay period, and
         // books the leave of `--leave-kind`.
@@ -51,6 +55,7 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
             (&["SELECT", "UPDATE"], Some("attendance")),
             (&["SELECT", "INSERT"], Some("corrections")),
             (&["INSERT"], Some("punch_log")),
+            (SELECT, Some("policy_versions")),
         ],
         Role::Hr => &[
             (SELECT, None),
@@ -273,11 +278,12 @@ mod tests {
             "GRANT SELECT ON `att`.`attendance` TO `k`@`%`",
             "GRANT SELECT ON `att`.`shifts` TO `k`@`%`",
             "GRANT SELECT ON `att`.`shift_assignments` TO `k`@`%`",
+            "GRANT SELECT ON `att`.`policy_versions` TO `k`@`%`",
         ]);
         assert!(missing(Role::Kiosk, &kiosk, "att").is_empty());
         assert_eq!(
             missing(Role::Kiosk, &kiosk, "other").len(),
-            4,
+            5,
             "grants on another database do not count"
         );
         let gaps = missing(Role::Supervisor, &kiosk, "att");

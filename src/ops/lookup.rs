@@ -1,6 +1,7 @@
 //! Who is who, shared by every family of operations: an employee and their department (the
 //! Redis roster cache first, MySQL for its misses, cached back), the shifts they work (Redis's
-//! copy of the shift table, MySQL while it cannot be read) and who is acting (the employee the
+//! copy of the shift table, MySQL while it cannot be read), the policy of a day (the rulebook,
+//! from the same copy) and who is acting (the employee the
 //! roster maps to this process's operating-system account).
 
 use std::collections::HashMap;
@@ -8,8 +9,9 @@ use std::collections::HashMap;
 use anyhow::Result;
 use chrono::NaiveDate;
 
-use crate::config::Config;
+use crate::config::{Config, Policy};
 use crate::domain::day::clock::Reading;
+use crate::domain::day::rulebook::Rulebook;
 use crate::domain::day::shifts::{ShiftTable, Shifts};
 use crate::domain::people::authority::{self, Actor};
 use crate::domain::people::employment::Employment;
@@ -85,14 +87,20 @@ fn complete(
 /// The copy is one key, so on a cluster it lives on one master: while that master fails over,
 /// the shifts come from MySQL, as the roster does when its part of the cache cannot be read (no
 /// key of the whole company may take the check-ins of healthy departments down).
-pub(crate) fn shifts<S: AsRef<str>>(cfg: &Config, board: &mut Board, employees: &[S]) -> Result<Shifts> {
+/// `policy` is that of the day judged: its default shift is the shift `default`.
+pub(crate) fn shifts<S: AsRef<str>>(
+    cfg: &Config,
+    board: &mut Board,
+    employees: &[S],
+    policy: &Policy,
+) -> Result<Shifts> {
     let table = match board.read_shifts(employees) {
         Ok(table) => table,
         Err(redis) => crate::mysql::Db::open(cfg)
             .and_then(|db| crate::mysql::people::shift_rows::read(&db))
             .map_err(|mysql| redis.context(format!("nor could MySQL's shift tables be read: {mysql:#}")))?,
     };
-    Ok(Shifts::new(table, &cfg.policy))
+    Ok(Shifts::new(table, policy))
 }
 
 /// One employee, or refused (exit 1) when unknown everywhere.
@@ -115,11 +123,78 @@ pub(crate) fn check_employed(employee: &Employee, day: NaiveDate) -> Result<(), 
     }
 }
 
-/// Rewrite Redis's copy of the shift table from MySQL: after every change, and by init-day.
+/// Rewrite Redis's copy of the shift table and the rulebook from MySQL: after every change of
+/// either, and by init-day.
 pub(crate) fn refresh_copy(db: &Db, board: &mut Board) -> Result<ShiftTable> {
     let table = crate::mysql::people::shift_rows::read(db)?;
-    board.write_shifts(&table)?;
+    let rules = crate::mysql::people::policy_rows::read(db)?;
+    board.write_shifts(&table, &rules)?;
     Ok(table)
+}
+
+/// The company's rulebook, from Redis's copy (for a single check-in, read with its roster
+/// lookup: no round trip of its own), else from MySQL, copied back for the next command (best
+/// effort, as the roster cache is: an account that may only read the copy still judges right).
+pub(crate) fn rules(cfg: &Config, board: &mut Board) -> Result<Rules> {
+    let book = match board.read_rules() {
+        Ok(Some(book)) => book,
+        copy => {
+            let book = crate::mysql::people::policy_rows::read(&Db::open(cfg)?).map_err(|mysql| match copy {
+                Err(redis) => redis.context(format!("nor could MySQL's rulebook be read: {mysql:#}")),
+                Ok(_) => mysql,
+            })?;
+            let _ = board.write_rules(&book);
+            book
+        }
+    };
+    Ok(Rules::new(cfg, book))
+}
+
+/// [`shifts`] with the default shift of `date`'s policy (the rulebook's, see [`rules`]).
+pub(crate) fn shifts_on<S: AsRef<str>>(
+    cfg: &Config,
+    board: &mut Board,
+    employees: &[S],
+    date: NaiveDate,
+) -> Result<Shifts> {
+    let policy = policy_on(cfg, board, date)?;
+    shifts(cfg, board, employees, &policy)
+}
+
+/// The policy in force on `date`, from the rulebook's copy (see [`rules`]).
+pub(crate) fn policy_on(cfg: &Config, board: &mut Board, date: NaiveDate) -> Result<Policy> {
+    rules(cfg, board)?.on(date)
+}
+
+/// The rulebook read from MySQL alone (commands that hold no board: reports, corrections).
+pub(crate) fn rules_from(cfg: &Config, db: &Db) -> Result<Rules> {
+    Ok(Rules::new(cfg, crate::mysql::people::policy_rows::read(db)?))
+}
+
+/// The rulebook and what it is laid over: the policy each day is judged by.
+#[derive(Debug, Clone)]
+pub(crate) struct Rules {
+    base: Policy,
+    book: Rulebook,
+}
+
+impl Rules {
+    pub(crate) fn new(cfg: &Config, book: Rulebook) -> Rules {
+        Rules {
+            base: cfg.policy.clone(),
+            book,
+        }
+    }
+
+    /// The policy in force on `date`.
+    pub(crate) fn on(&self, date: NaiveDate) -> Result<Policy> {
+        Ok(crate::config::rulebook::policy_on(&self.base, &self.book, date)?)
+    }
+
+    /// The versions themselves.
+    pub(crate) fn book(&self) -> &Rulebook {
+        &self.book
+    }
 }
 
 /// The operating-system account of this process, from its real uid (not `$USER`, which anyone

@@ -22,13 +22,13 @@ pub(crate) struct Short {
 }
 
 /// Record `date` as settled with what MySQL now holds of it (`run` settled it), forgetting the
-/// days no punch can reach any more (by `today`).
+/// days no punch can reach any more (by `today` and today's `policy.max_backdate_days`, the
+/// rulebook's).
 pub(crate) fn record(
     board: &mut Board,
     conn: &mut Conn,
-    cfg: &crate::config::Config,
     (date, run): (NaiveDate, u64),
-    today: NaiveDate,
+    (today, max_backdate_days): (NaiveDate, u32),
 ) -> Result<()> {
     let (rows, punched) = crate::mysql::attendance::held(conn, &[date])?
         .remove(&date)
@@ -41,14 +41,14 @@ pub(crate) fn record(
             punched,
             recovered: false,
         },
-        horizon(cfg, today),
+        horizon(max_backdate_days, today),
     )
 }
 
 /// The oldest settled day still kept beside `today`: as long as its punch tokens are
 /// (`policy::repeats_kept_until`), the window in which a punch of the day is still taken.
-fn horizon(cfg: &crate::config::Config, today: NaiveDate) -> NaiveDate {
-    today - chrono::Days::new(u64::from(cfg.policy.max_backdate_days) + 3)
+fn horizon(max_backdate_days: u32, today: NaiveDate) -> NaiveDate {
+    today - chrono::Days::new(u64::from(max_backdate_days) + 3)
 }
 
 /// The recorded days MySQL holds less of, oldest first.

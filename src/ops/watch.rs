@@ -88,7 +88,9 @@ impl<S: FnMut(String)> ShownEvents for Shown<'_, S> {
 
     fn shifts(&mut self, employee_id: &str) -> Result<Shifts> {
         let cfg = self.cfg;
-        self.again(|b| crate::ops::lookup::shifts(cfg, b, &[employee_id]))
+        // A live screen's events are today's (a night shift's default shift never crosses midnight).
+        let today = chrono::Utc::now().with_timezone(&cfg.timezone).date_naive();
+        self.again(|b| crate::ops::lookup::shifts_on(cfg, b, &[employee_id], today))
     }
 }
 
@@ -130,7 +132,8 @@ impl Viewer {
             let b = board.department_board(dept, date)?;
             // Each employee judged by their own shift (one small read of the shift copy).
             let ids: Vec<&str> = b.keys().map(String::as_str).collect();
-            let shifts = crate::domain::day::shifts::Shifts::new(board.read_shifts(&ids)?, &cfg.policy);
+            let policy = crate::ops::lookup::policy_on(cfg, board, date)?;
+            let shifts = crate::domain::day::shifts::Shifts::new(board.read_shifts(&ids)?, &policy);
             let mut clocks = crate::domain::day::shifts::Clocks::new(&shifts, cfg.timezone);
             let by_id: HashMap<&str, crate::domain::day::shift_clock::DayClock> =
                 ids.iter().map(|id| (*id, clocks.on(id, dept, date))).collect();

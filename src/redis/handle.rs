@@ -22,6 +22,9 @@ pub struct Board {
     /// The shift copy's fields for one employee, read in the roster lookup's own round trip
     /// (a single check-in), taken by the next `read_shifts` of that employee.
     pub(super) shift_prefetch: Option<Prefetch>,
+    /// The rulebook's copy (`rules` of the shift copy), read in the same round trip; taken by
+    /// the next `read_rules`.
+    pub(super) rules_prefetch: Option<Option<String>>,
 }
 
 /// One employee's fields of the shift copy (`table`, `e:<id>`, see `shift_copy`), read ahead
@@ -50,6 +53,7 @@ impl Board {
             keys: Keys::new(&cfg.namespace),
             signer: cfg.signing.signer()?.map(std::sync::Arc::new),
             shift_prefetch: None,
+            rules_prefetch: None,
         })
     }
 

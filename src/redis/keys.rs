@@ -54,7 +54,7 @@ impl Keys {
 
     /// The MySQL roster the cache was last rebuilt from (`crate::mysql::people::roster_rows::Stamp`): a layout
     /// rewrites the cache only when MySQL's differs.
-    /// The copy of the shift table the punch path reads (`redis/shift_copy.rs`): field `table`
+    /// The copy of the shift table the punch path reads (`redis/copies/shift_copy.rs`): field `table`
     /// holds the shifts and the departments' assignments, `e:<id>` an employee's own.
     pub fn shifts(&self) -> String {
         format!("{}:{{shifts}}", self.ns)
@@ -65,7 +65,7 @@ impl Keys {
         format!("{}:{{shifts}}:next", self.ns)
     }
 
-    /// The copy of the key registry consumers and kiosks read (`redis/key_registry.rs`): field
+    /// The copy of the key registry consumers and kiosks read (`redis/copies/key_registry.rs`): field
     /// = key id, value = its public key, replay authority and revocation instant.
     pub fn key_registry(&self) -> String {
         format!("{}:{{keys}}", self.ns)

@@ -60,7 +60,7 @@ impl TestEnv {
     /// Set `day` up in this (not yet migrated) environment, on whatever Redis it uses;
     /// returns the roster file.
     pub fn day(&self, day: Day) -> PathBuf {
-        self.ok(&["migrate"]);
+        self.migrate();
         let roster = self.roster_file(day.employees, day.departments);
         let company = Company::new(roster.to_str().unwrap(), day.employees, day.departments);
         self.ok(&with(&company.import(), day.import_flags));

@@ -46,6 +46,20 @@ pub struct TestEnv {
     pub key_secret: String,
 }
 
+/// The rulebook every migrated test environment starts with, imported by `migrate` from these
+/// variables (the one command that still reads them): tests punch on fixed days in the past,
+/// which the default week-long back-dating limit would refuse as the calendar moves on (the
+/// bound, ten years, keeps the suite's 2026 dates accepted until 2036;
+/// `durability::redis_crash` tests the limit); those punches are not held for review (the
+/// widest replay window; `review` sets the default 15 minutes back to test the rule); and a
+/// following relay sends no absence alerts into the department queues whose messages the tests
+/// count (`relay::alerts` turns them on).
+pub const SUITE_POLICY: [(&str, &str); 3] = [
+    ("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "3660"),
+    ("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "5270400"),
+    ("ATTENDANCE_POLICY_ABSENCE_ALERTS", "false"),
+];
+
 /// The key id of every test environment's signing key.
 pub const KEY_ID: &str = "test-kiosk";
 
@@ -141,11 +155,35 @@ impl TestEnv {
             .unwrap()
     }
 
-    /// A fresh environment, migrated.
+    /// A fresh environment, migrated, with the suite's rulebook ([`SUITE_POLICY`]).
     pub fn migrated(tz: &str) -> TestEnv {
         let env = TestEnv::new(tz);
-        env.ok(&["migrate"]);
+        env.migrate();
         env
+    }
+
+    /// `migrate`, importing [`SUITE_POLICY`] as the rulebook's first version (the import a
+    /// host's old policy settings get, docs/policy.md). Returns stdout.
+    pub fn migrate(&self) -> String {
+        expect_ok(
+            &["migrate"],
+            self.cmd().envs(SUITE_POLICY).arg("migrate").output().unwrap(),
+        )
+    }
+
+    /// `policy set KEY VALUE --from FROM` (the owner's account: the test's root).
+    pub fn policy(&self, key: &str, value: &str, from: &str) {
+        self.ok(&[
+            "policy",
+            "set",
+            key,
+            value,
+            "--from",
+            from,
+            "--reason",
+            "the test's rules",
+            "-q",
+        ]);
     }
 
     pub fn mysql_url(&self) -> String {
@@ -168,17 +206,6 @@ impl TestEnv {
             // The user's config place is the test's own folder: a developer's
             // ~/.config/attendance/config.toml never leaks into a test.
             .env("XDG_CONFIG_HOME", &self.dir)
-            // Tests punch on fixed days in the past; the default week-long back-dating limit
-            // would refuse them as the calendar moves on; the bound (ten years) keeps the suite's
-            // 2026 dates accepted until 2036 (`durability::redis_crash` tests the limit).
-            .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "3660")
-            // Likewise the suite's punches on those days are not held for review: the widest
-            // replay window (3660 days) applies them as they come. `review` sets the
-            // default 15 minutes back to test the rule.
-            .env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "5270400")
-            // A following relay would send the day's absence alerts into the department queues
-            // whose messages the tests count; `relay::alerts` turns them on for its relays.
-            .env("ATTENDANCE_POLICY_ABSENCE_ALERTS", "false")
             .env("ATTENDANCE_SIGNING_KEY_FILE", self.dir.join("signing.key"));
         c
     }

@@ -156,12 +156,13 @@ impl Contract {
     /// A back-dated punch at DAY's `hhmm` under the default replay window: held for review
     /// (exit 7, `checkin`'s held object). Returns its review id.
     fn held(&mut self, env: &TestEnv, emp: &str, kind: &str, hhmm: &str) -> String {
+        env.policy("policy.replay_window_minutes", "15", "2000-01-01");
         let o = env
             .cmd()
-            .env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "15")
             .args(["checkin", emp, "--kind", kind, "--at", &at(hhmm), "--json"])
             .output()
             .unwrap();
+        env.policy("policy.replay_window_minutes", "5270400", "2000-01-01");
         assert_eq!(o.status.code(), Some(7), "{}", String::from_utf8_lossy(&o.stderr));
         self.output("checkin", &o, false).remove(0)["review_id"].to_string()
     }
@@ -169,7 +170,8 @@ impl Contract {
 
 /// Beyond the schemas' declared instants: any string anywhere in an output that reads as a
 /// date and time is an instant in the contract's one form, and none is a bare time of day
-/// (`config show`'s values are settings, `09:00` among them, and so are a shift's times).
+/// (`config show`'s values are settings, `09:00` among them, and so are a shift's times and the
+/// rulebook's values).
 fn one_time_form(command: &str, v: &Value, at: &str) {
     match v {
         Value::Array(a) => a
@@ -193,8 +195,12 @@ fn one_time_form(command: &str, v: &Value, at: &str) {
                 );
             }
             let clock = digits(0..2) && b.get(2) == Some(&b':') && digits(3..5) && (b.len() == 5 || b.len() == 8);
-            // A shift's start and end are settings too (`shifts import`, `shifts list`).
-            let settings = matches!(command, "config show" | "shifts import" | "shifts list");
+            // A shift's start and end are settings too (`shifts import`, `shifts list`), and so
+            // are the rulebook's values (`policy.checkin_deadline`).
+            let settings = matches!(
+                command,
+                "config show" | "shifts import" | "shifts list" | "policy show" | "policy set" | "policy history"
+            );
             assert!(
                 settings || !clock,
                 "`{command} --json` {at}: {s:?} is a time with no date nor offset"
@@ -337,6 +343,22 @@ fn every_json_output_validates_against_its_schema() {
     );
     let (next, later) = ("2026-12-24", "2026-12-26");
     c.ok(&env, "calendar set", &["calendar", "set", next, "holiday"]);
+    c.ok(
+        &env,
+        "policy set",
+        &[
+            "policy",
+            "set",
+            "policy.grace_minutes",
+            "5",
+            "--from",
+            next,
+            "--reason",
+            "winter",
+        ],
+    );
+    c.ok(&env, "policy show", &["policy", "show", "--date", next]);
+    c.ok(&env, "policy history", &["policy", "history"]);
     c.ok(&env, "calendar unset", &["calendar", "unset", next]);
     let cal = env.file(
         "cal.csv",

@@ -15,16 +15,9 @@ use common::TestEnv;
 /// 60 employees in D001, every day a work day, today laid out (UTC).
 fn company() -> (TestEnv, Vec<String>) {
     let env = TestEnv::new("UTC");
-    std::fs::create_dir_all(env.dir.join("attendance")).unwrap();
-    env.file(
-        "attendance/config.toml",
-        "[policy]\nwork_days = [\"mon\", \"tue\", \"wed\", \"thu\", \"fri\", \"sat\", \"sun\"]\n",
-    );
-    env.day(
-        Day::new(60, 1)
-            .import_flags(&["-q"])
-            .init_day(&env.today().to_string(), &["-q"]),
-    );
+    env.day(Day::new(60, 1).import_flags(&["-q"]));
+    env.policy("policy.work_days", "mon,tue,wed,thu,fri,sat,sun", "2000-01-01");
+    env.init_day(&env.today().to_string(), &["-q"]);
     let members = env.members("D001");
     assert_eq!(members.len(), 60);
     (env, members)

@@ -67,12 +67,16 @@ pub(crate) fn run(ctx: &Ctx, file: &Path, errors: Option<&Path>, json: bool) -> 
         return Err(Error::Partial(format!("{} of {} rows refused", report.refused.len(), report.rows)).into());
     }
     if report.held > 0 {
-        let key = b.held_for_review.first().and_then(|h| h.key_id.as_deref());
+        let first = b.held_for_review.first();
+        let (key, window) = (
+            first.and_then(|h| h.key_id.as_deref()),
+            first.map_or(0, |h| h.window_minutes),
+        );
         return Err(Error::Held(format!(
             "{} of {} rows held for review: back-dated {}; `attendance review list`, then `review approve` by the supervisor or HR",
             report.held,
             report.rows,
-            ops::checkin::review::held_why(ctx.cfg.policy.replay_window_minutes, key)
+            ops::checkin::review::held_why(window, key)
         ))
         .into());
     }

@@ -31,7 +31,7 @@ pub(crate) fn run(ctx: &Ctx, args: CheckinArgs) -> Result<()> {
     )?;
     let c = match punched {
         Punched::Applied(c) => c,
-        Punched::Held(h) => return held(args.output.json, ctx.cfg.policy.replay_window_minutes, &h),
+        Punched::Held(h) => return held(args.output.json, h.window_minutes, &h),
     };
     if let Some(why) = &c.unreplicated_because {
         ctx.say(format!(

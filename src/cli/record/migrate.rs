@@ -19,5 +19,15 @@ pub(crate) fn run(ctx: &Ctx) -> Result<()> {
             report.applied.join(", ")
         ));
     }
+    let imported = crate::ops::record::schema::import_policy(&ctx.cfg)?;
+    if !imported.is_empty() {
+        let keys: Vec<String> = imported.iter().map(|(k, s)| format!("{k} ({s})")).collect();
+        ctx.say(format!(
+            "imported {} policy value(s) into the rulebook as its first version: {}; remove them from \
+             the config file and the environment: `attendance policy set` changes them from now on",
+            imported.len(),
+            keys.join(", ")
+        ));
+    }
     Ok(())
 }

@@ -1,11 +1,13 @@
-//! The day's rules: the policy, shifts and who follows which, the work calendar, who is due,
-//! an employee's day as stored, the worked day (status and minutes), the servers' clock, and punches held for review.
+//! The day's rules: the policy and the rulebook of its versions, shifts and who follows which,
+//! the work calendar, who is due, an employee's day as stored, the worked day (status and
+//! minutes), the servers' clock, and punches held for review.
 
 pub(crate) mod clock;
 pub(crate) mod due;
 pub(crate) mod policy;
 pub(crate) mod record;
 pub(crate) mod review;
+pub(crate) mod rulebook;
 pub(crate) mod shift;
 pub(crate) mod shift_changes;
 pub(crate) mod shift_clock;

@@ -6,8 +6,9 @@ use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, TimeZone, Utc, 
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
-/// The attendance rules of the company, in its own time zone: settings the configuration
-/// fills in (`config/settable.rs`), defined here because every rule below reads them.
+/// The attendance rules of the company on one day, in its own time zone: the rulebook's
+/// version in force that day (`domain::day::rulebook`, its values checked by the key table,
+/// `config/settable.rs`), defined here because every rule below reads them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     /// A check-in after this local time (plus grace) is late.

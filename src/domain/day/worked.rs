@@ -256,32 +256,40 @@ impl ShiftDay {
 }
 
 /// Every shift's day, worked out once per shift and date and shared by the employees who
-/// follow it: what a month of rows asks for millions of times.
+/// follow it: what a month of rows asks for millions of times. Each date is judged by the
+/// policy in force on it (the rulebook's version): its overtime rule, and the default shift
+/// of whoever has none assigned.
 pub(crate) struct Days<'a> {
     shifts: &'a Shifts,
     tz: Tz,
-    rule: OvertimeRule,
+    policy: &'a dyn Fn(NaiveDate) -> Policy,
     cache: HashMap<(&'a str, NaiveDate), ShiftDay>,
 }
 
 impl<'a> Days<'a> {
-    pub(crate) fn new(shifts: &'a Shifts, tz: Tz, rule: OvertimeRule) -> Days<'a> {
+    pub(crate) fn new(shifts: &'a Shifts, tz: Tz, policy: &'a dyn Fn(NaiveDate) -> Policy) -> Days<'a> {
         Days {
             shifts,
             tz,
-            rule,
+            policy,
             cache: HashMap::new(),
         }
     }
 
     /// The day of the shift `employee` of `department` follows on `date`, and that shift.
     pub(crate) fn of(&mut self, employee: &str, department: &str, date: NaiveDate) -> (&'a Shift, ShiftDay) {
-        let shift: &'a Shift = self.shifts.on(employee, department, date).0;
-        let (tz, rule) = (self.tz, self.rule);
-        let day = *self
-            .cache
-            .entry((shift.name.as_str(), date))
-            .or_insert_with(|| ShiftDay::new(shift, tz, date, rule));
+        let shifts = self.shifts;
+        let shift: &'a Shift = shifts.on(employee, department, date).0;
+        let (tz, policy) = (self.tz, self.policy);
+        let day = *self.cache.entry((shift.name.as_str(), date)).or_insert_with(|| {
+            let p = policy(date);
+            let rule = OvertimeRule::of(&p);
+            if std::ptr::eq(shift, &shifts.default) {
+                ShiftDay::new(&Shift::from_policy(&p), tz, date, rule)
+            } else {
+                ShiftDay::new(shift, tz, date, rule)
+            }
+        });
         (shift, day)
     }
 }

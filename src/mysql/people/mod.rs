@@ -1,9 +1,10 @@
 //! The company's people and rules of work as MySQL holds them: the roster (imported, read), the
-//! shifts and their assignments, approved leave and the work calendar.
+//! shifts and their assignments, approved leave, the work calendar and the rulebook of policy versions.
 
 pub(crate) mod calendar_rows;
 pub(crate) mod leave_rows;
 pub(crate) mod periods;
+pub(crate) mod policy_rows;
 pub(crate) mod roster_import;
 pub(crate) mod roster_rows;
 pub(crate) mod shift_rows;

@@ -25,7 +25,7 @@ use crate::domain::people::roster::{Member, Stamp};
 use crate::mysql::Db;
 use crate::ops::relay::queues::{declare_missing, Declared};
 use crate::redis::board::{Board, LayoutReport};
-use crate::redis::roster_cache::RosterRebuild;
+use crate::redis::copies::roster_cache::RosterRebuild;
 
 /// What laying out a day did, and what the caller should tell the operator.
 #[derive(Debug)]
@@ -63,9 +63,11 @@ pub(crate) fn init_day(
     let identity = identity_before_layout(&mut board, date, &depts);
     // The day's queues are looked up on the broker (the missing ones declared) while the boards
     // are laid out in Redis: two services' work, overlapped.
+    // Who is expected that day is the rulebook's version of the day (its work days).
+    let policy = crate::ops::lookup::rules_from(cfg, &db)?.on(date)?;
     let (layout, queues) = std::thread::scope(|s| {
         let declaring = s.spawn(|| declare_missing(cfg, &depts));
-        let layout = lay_out(&db, &mut board, &cfg.policy, date, &depts, &mut progress);
+        let layout = lay_out(&db, &mut board, &policy, date, &depts, &mut progress);
         let queues = declaring
             .join()
             .unwrap_or_else(|_| Err("the declaring thread panicked".into()));

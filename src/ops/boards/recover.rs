@@ -102,8 +102,10 @@ pub(crate) struct RecoverReport {
 
 /// Where the read starts: the day's first instant, less the clock skew a punch of the day may
 /// have been published ahead of it with, and a minute for the broker's timestamps.
+/// The bound is the built-in maximum of `policy.max_future_skew_secs` (an hour): reading a
+/// little more of the journal costs nothing, missing a punch would.
 pub(crate) fn read_from(cfg: &Config, date: NaiveDate) -> DateTime<Utc> {
-    policy::day_start(cfg.timezone, date) - chrono::Duration::seconds(i64::from(cfg.policy.max_future_skew_secs) + 60)
+    policy::day_start(cfg.timezone, date) - chrono::Duration::seconds(3_600 + 60)
 }
 
 /// Lay day `opts.date` out from `members` (as `init-day` does; never clobbers a punch), then
@@ -123,15 +125,17 @@ pub(crate) fn replay(
     // `init_day::lay_out`).
     let db = crate::mysql::Db::open(cfg)?;
     let table = crate::mysql::people::shift_rows::read(&db)?;
-    let rota = super::layout::rota(&db, table.clone(), &cfg.policy, opts.date)?;
+    // The day is rebuilt by the rules in force on it.
+    let policy = crate::ops::lookup::rules_from(cfg, &db)?.on(opts.date)?;
+    let rota = super::layout::rota(&db, table.clone(), &policy, opts.date)?;
     let employed: Vec<_> = members.iter().filter(|m| rota.expects(m)).cloned().collect();
     let laid_out = board.layout_day(opts.date, &employed, |_| {})?.laid_out;
     // The registry from MySQL: Redis lost its copy with the day.
     let ring = crate::ops::keys::verifiers_of_record(cfg, &db, board)?;
     let mut r = Replayer {
         board,
-        rules: PunchRules::new(&cfg.policy, cfg.timezone),
-        clock: DayClock::new(&cfg.policy, cfg.timezone, opts.date),
+        rules: PunchRules::new(&policy, cfg.timezone),
+        clock: DayClock::new(&policy, cfg.timezone, opts.date),
         batch: Vec::with_capacity(BATCH),
         read: 0,
         restored: 0,
@@ -141,7 +145,7 @@ pub(crate) fn replay(
         // the void finds it there and takes it off again.
         voids: crate::mysql::voids::voided_on(&db, opts.date)?,
         voided: 0,
-        verify: ring.map(|ring| Verify::new(cfg, ring, members, Shifts::new(table, &cfg.policy))),
+        verify: ring.map(|ring| Verify::new(cfg, ring, members, Shifts::new(table, &policy))),
     };
     let journal = crate::amqp::read_journal(cfg, read_from(cfg, opts.date), opts.idle, |ev| r.take(ev))?;
     r.flush()?;
@@ -184,8 +188,10 @@ struct Replayer<'c> {
 
 /// The shifts as the record (MySQL) holds them, whatever Redis lost: what dates a journaled
 /// punch for [`Verify`].
-pub(crate) fn shifts_of_record(cfg: &Config, db: &crate::mysql::Db) -> Result<Shifts> {
-    Ok(Shifts::new(crate::mysql::people::shift_rows::read(db)?, &cfg.policy))
+/// The default shift is `date`'s policy (it never crosses midnight, so only its dating matters).
+pub(crate) fn shifts_of_record(cfg: &Config, db: &crate::mysql::Db, date: NaiveDate) -> Result<Shifts> {
+    let policy = crate::ops::lookup::rules_from(cfg, db)?.on(date)?;
+    Ok(Shifts::new(crate::mysql::people::shift_rows::read(db)?, &policy))
 }
 
 /// Park the events `verify` refused, with their reasons, and count them by class for `doctor`;

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::record::Replication;
-use crate::config::Config;
+use crate::config::{Config, Policy};
 use crate::domain::day::policy::PunchWindow;
 use crate::domain::day::shifts::Clocks;
 use crate::domain::formats::punch_file::{self, BulkReport, Refusal, Row, SHOWN_REFUSALS};
@@ -51,16 +51,17 @@ pub(crate) fn bulk(cfg: &Config, rows: Vec<Row>, refused: Vec<Refusal>, progress
     let mut board = Board::open(cfg)?;
     let board = &mut board;
     let total = rows.len() + refused.len();
-    let (punches, refused, clock) = prepare(cfg, board, rows, refused)?;
+    let (punches, refused, clock, policy) = prepare(cfg, board, rows, refused)?;
     // A revoked key records nothing (exit 1, nothing written).
     crate::ops::keys::check_own_key(board, clock)?;
     // Held punches are stored before anything is recorded: MySQL failing then changes nothing.
-    let (punches, held) = hold_backdated(cfg, board, punches, clock)?;
+    let (punches, held) = hold_backdated(cfg, &policy, board, punches, clock)?;
     let mut depts: Vec<String> = punches.iter().map(|p| p.employee.department_id.clone()).collect();
     depts.sort_unstable();
     depts.dedup();
-    let (mut report, notifications) =
-        crate::ops::relay::publish_while(cfg, &depts, |feed| record(cfg, board, &punches, progress, feed));
+    let (mut report, notifications) = crate::ops::relay::publish_while(cfg, &depts, |feed| {
+        record(cfg, &policy, board, &punches, progress, feed)
+    });
     report.rows = total;
     report.refused_count = refused.len();
     report.refused = refused;
@@ -138,22 +139,32 @@ fn replicated(cfg: &Config, board: &mut Board, depts: &[String], applied: usize)
 /// the punches to record and the ones held.
 fn hold_backdated(
     cfg: &Config,
+    policy: &Policy,
     board: &mut Board,
     punches: Vec<Punch>,
     now: DateTime<Utc>,
 ) -> Result<(Vec<Punch>, Vec<HeldPunch>)> {
-    let window = cfg.policy.replay_window_minutes;
+    let window = policy.replay_window_minutes;
     let past = |p: &Punch| crate::domain::day::review::past_window(p.at, now, window);
     if !punches.iter().any(past) || crate::ops::keys::may_replay(board, now)? {
         return Ok((punches, Vec::new()));
     }
     let (old, keep): (Vec<Punch>, Vec<Punch>) = punches.into_iter().partition(past);
-    let rules = PunchRules::new(&cfg.policy, cfg.timezone);
+    let rules = PunchRules::new(policy, cfg.timezone);
     let ids = crate::ops::checkin::review::hold(cfg, board, rules, &old)?;
     let held = old
         .iter()
         .zip(ids)
-        .map(|(p, id)| HeldPunch::new(p, board.held_record(rules, p).0, id, cfg.timezone, board.key_id()))
+        .map(|(p, id)| {
+            HeldPunch::new(
+                p,
+                board.held_record(rules, p).0,
+                id,
+                cfg.timezone,
+                board.key_id(),
+                window,
+            )
+        })
         .collect();
     Ok((keep, held))
 }
@@ -166,22 +177,32 @@ fn fail(report: &mut BulkReport, e: anyhow::Error) {
     }
 }
 
+/// The punches to record, every refusal in line order, the server's "now", and the policy
+/// the punches are recorded by (today's).
+type Prepared = (Vec<Punch>, Vec<Refusal>, DateTime<Utc>, Policy);
+
 /// Resolve and classify every row: the punches to record, and every refusal in line order.
 /// The Redis server's clock, read once with the roster lookup, is the "now" every row's time is
 /// checked against; a host whose clock is off by more than `policy.max_clock_skew_secs` is
 /// refused (exit 1) before anything is written: every row of a punch file has its own time.
-fn prepare(
-    cfg: &Config,
-    board: &mut Board,
-    rows: Vec<Row>,
-    refused: Vec<Refusal>,
-) -> Result<(Vec<Punch>, Vec<Refusal>, DateTime<Utc>)> {
+fn prepare(cfg: &Config, board: &mut Board, rows: Vec<Row>, refused: Vec<Refusal>) -> Result<Prepared> {
     let mut ids: Vec<&str> = rows.iter().map(|r| r.employee_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let (mut known, clock) = resolve_timed(cfg, board, &ids, Some(cfg.policy.max_clock_skew_secs))?;
-    let shifts = crate::ops::lookup::shifts(cfg, board, &ids)?;
-    let (tz, policy) = (cfg.timezone, &cfg.policy);
+    let (mut known, clock) = resolve_timed(cfg, board, &ids, None)?;
+    // Recording is judged by today's rules (how far back, the clocks' agreement), as a single
+    // check-in's is.
+    let policy = crate::ops::lookup::policy_on(
+        cfg,
+        board,
+        crate::domain::day::policy::work_date(cfg.timezone, clock.server),
+    )?;
+    clock
+        .check(policy.max_clock_skew_secs, "a punch with an explicit time")
+        .map_err(Error::refused)?;
+    let shifts = crate::ops::lookup::shifts(cfg, board, &ids, &policy)?;
+    let policy = &policy;
+    let tz = cfg.timezone;
     let (rows, mut refused) = punch_file::keep_within(&PunchWindow::new(policy, tz, clock.server), rows, refused);
     let shift = clock.offset();
     let mut punches = Vec::with_capacity(rows.len());
@@ -217,7 +238,7 @@ fn prepare(
         }
     }
     refused.sort_by_key(|r| r.line);
-    Ok((punches, refused, clock.server))
+    Ok((punches, refused, clock.server, policy.clone()))
 }
 
 /// For each row, whether it is its employee's last.
@@ -233,12 +254,13 @@ fn last_rows(rows: &[Row]) -> Vec<bool> {
 /// failure in it.
 fn record(
     cfg: &Config,
+    policy: &Policy,
     board: &mut Board,
     punches: &[Punch],
     mut progress: impl FnMut(usize),
     feed: &Feed,
 ) -> BulkReport {
-    let rules = PunchRules::new(&cfg.policy, cfg.timezone);
+    let rules = PunchRules::new(policy, cfg.timezone);
     let (outcomes, done) = board.punch_many_streamed(rules, punches, |call, out| {
         progress(call.len());
         let events = call

@@ -19,8 +19,13 @@ use crate::redis::board::{Board, Punch, PunchRules};
 /// Refuse a punch the rules do not accept: further in the future than the clock skew, or on a
 /// work date more than `policy.max_backdate_days` before today (see `policy::PunchWindow`);
 /// `now` is the Redis server's clock.
-pub(crate) fn check_window(cfg: &Config, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<(), Error> {
-    crate::domain::day::policy::PunchWindow::new(&cfg.policy, cfg.timezone, now)
+pub(crate) fn check_window(
+    policy: &crate::config::Policy,
+    tz: Tz,
+    at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    crate::domain::day::policy::PunchWindow::new(policy, tz, now)
         .check(at)
         .map_err(Error::refused)
 }
@@ -291,9 +296,9 @@ mod tests {
         let at = |s| crate::domain::dates::parse_instant(s).unwrap();
         let now = at("2026-11-30T08:00:00Z");
         let cfg = Config::default();
-        assert!(check_window(&cfg, at("2026-11-30T08:01:00Z"), now).is_ok());
-        assert!(check_window(&cfg, at("2026-11-30T08:03:00Z"), now).is_err());
-        assert!(check_window(&cfg, at("2026-11-23T08:00:00Z"), now).is_ok());
-        assert!(check_window(&cfg, at("2026-11-22T08:00:00Z"), now).is_err());
+        assert!(check_window(&cfg.policy, cfg.timezone, at("2026-11-30T08:01:00Z"), now).is_ok());
+        assert!(check_window(&cfg.policy, cfg.timezone, at("2026-11-30T08:03:00Z"), now).is_err());
+        assert!(check_window(&cfg.policy, cfg.timezone, at("2026-11-23T08:00:00Z"), now).is_ok());
+        assert!(check_window(&cfg.policy, cfg.timezone, at("2026-11-22T08:00:00Z"), now).is_err());
     }
 }

@@ -45,12 +45,23 @@ pub(crate) struct HeldPunch {
     /// The key it came with (`None`: this process signs nothing).
     #[serde(skip)]
     pub key_id: Option<String>,
+    /// The replay window it passed: the rulebook's on the day it was recorded.
+    #[serde(skip)]
+    pub window_minutes: u32,
 }
 
 impl HeldPunch {
-    pub(crate) fn new(p: &Punch, kind: Kind, review_id: u64, tz: Tz, key_id: Option<&str>) -> HeldPunch {
+    pub(crate) fn new(
+        p: &Punch,
+        kind: Kind,
+        review_id: u64,
+        tz: Tz,
+        key_id: Option<&str>,
+        window_minutes: u32,
+    ) -> HeldPunch {
         let local_at = p.at.with_timezone(&tz);
         HeldPunch {
+            window_minutes,
             minutes_old: (p.recorded_at - p.at).num_minutes(),
             key_id: key_id.map(str::to_string),
             status: PunchStatus::HeldForReview,
@@ -202,13 +213,18 @@ fn apply(cfg: &Config, held: &Held) -> Result<Checkin> {
     let mut board = Board::open(cfg)?;
     let connecting = record::notifier(cfg, &mut board)?;
     let (found, clock) = lookup::resolve_timed(cfg, &mut board, &[held.employee_id.as_str()], None)?;
-    let shifts = lookup::shifts(cfg, &mut board, &[held.employee_id.as_str()])?;
+    let policy = lookup::policy_on(
+        cfg,
+        &mut board,
+        crate::domain::day::policy::work_date(cfg.timezone, held.at.and_utc()),
+    )?;
+    let shifts = lookup::shifts(cfg, &mut board, &[held.employee_id.as_str()], &policy)?;
     let p = punch_of(cfg, held, found.get(&held.employee_id), &shifts)?;
     let now: DateTime<Utc> = clock.server;
     record::apply(
         cfg,
         &mut board,
-        PunchRules::new(&cfg.policy, cfg.timezone),
+        PunchRules::new(&policy, cfg.timezone),
         &p,
         connecting,
         now,

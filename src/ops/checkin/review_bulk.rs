@@ -164,7 +164,10 @@ pub(crate) fn decide_all(cfg: &Config, req: &BulkRequest) -> Result<BulkDecided>
     // Approving: each punch as its board will take it (the roster and shifts read once).
     let mut board = Board::open(cfg)?;
     let found = lookup::resolve(cfg, &mut board, &ids)?;
-    let shifts = lookup::shifts(cfg, &mut board, &ids)?;
+    // Today's rules (a held punch is approved now; the default shift never crosses midnight).
+    let today = crate::domain::day::policy::work_date(cfg.timezone, board.read_clock()?.server);
+    let policy = lookup::policy_on(cfg, &mut board, today)?;
+    let shifts = lookup::shifts(cfg, &mut board, &ids, &policy)?;
     let mut punches: Vec<(u64, Punch)> = Vec::with_capacity(allowed.len());
     for h in allowed {
         match punch_of(cfg, h, found.get(&h.employee_id), &shifts) {
@@ -181,7 +184,7 @@ pub(crate) fn decide_all(cfg: &Config, req: &BulkRequest) -> Result<BulkDecided>
         out.approved = punches.len();
         return Ok(out);
     }
-    let rules = PunchRules::new(&cfg.policy, cfg.timezone);
+    let rules = PunchRules::new(&policy, cfg.timezone);
     let mut depts = BTreeSet::new();
     let mut days_settled = BTreeSet::new();
     for chunk in punches.chunks(CHUNK) {

@@ -44,12 +44,22 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
         .map_err(Error::input)?;
     let mut board = Board::open(cfg)?;
     let connecting = notifier(cfg, &mut board)?;
-    // The server's clock comes with the roster lookup: the time of a punch without --at, and
-    // the "now" of the window; a punch with --at needs a host whose clock agrees with it.
-    let max_skew = req.at.is_some().then_some(cfg.policy.max_clock_skew_secs);
-    let (found, clock) = resolve_timed(cfg, &mut board, &[req.employee_id], max_skew)?;
-    let employee = known(found, req.employee_id)?;
+    // The server's clock comes with the roster lookup (and the rulebook's copy with it): the
+    // time of a punch without --at, and the "now" of the window; a punch with --at needs a
+    // host whose clock agrees with it.
+    let (found, clock) = resolve_timed(cfg, &mut board, &[req.employee_id], None)?;
+    let rules = crate::ops::lookup::rules(cfg, &mut board)?;
     let now = clock.server;
+    let tz = cfg.timezone;
+    // Recording is judged by today's rules (how far back, how old before review), the punch's
+    // day by the rules of its day.
+    let today = rules.on(crate::domain::day::policy::work_date(tz, now))?;
+    if req.at.is_some() {
+        clock
+            .check(today.max_clock_skew_secs, "a punch with an explicit time")
+            .map_err(Error::refused)?;
+    }
+    let employee = known(found, req.employee_id)?;
     let at = match (dated, req.at) {
         (Some(at), _) => at,
         // HH:MM: today in the company's zone, by the server's clock.
@@ -58,24 +68,32 @@ pub(crate) fn punch(cfg: &Config, req: &Request) -> Result<Punched> {
             .map_err(Error::input)?,
         (None, None) => now,
     };
-    check_window(cfg, at, now)?;
-    let tz = cfg.timezone;
+    check_window(&today, tz, at, now)?;
+    let day = rules.on(crate::domain::day::policy::work_date(tz, at))?;
     // The employee's shift decides the work date (a night shift's check-out belongs to the
     // date it started on), lateness, early leave and the kind of an unlabelled punch.
-    let facts = shifts(cfg, &mut board, &[employee.id.as_str()])?.facts(&employee.id, &employee.department_id, tz, at);
+    let facts =
+        shifts(cfg, &mut board, &[employee.id.as_str()], &day)?.facts(&employee.id, &employee.department_id, tz, at);
     check_employed(&employee, facts.work_date)?;
     let mut p = Punch::with_facts(employee, req.kind, at, req.source, facts);
     p.recorded_at = now;
-    let rules = PunchRules::new(&cfg.policy, tz);
+    let rules = PunchRules::new(&day, tz);
     // A revoked key records nothing; the registry is read for replay authority only for a
     // back-dated punch: a live one never needs it.
     crate::ops::keys::check_own_key(&mut board, now)?;
-    if crate::domain::day::review::past_window(at, now, cfg.policy.replay_window_minutes)
+    if crate::domain::day::review::past_window(at, now, today.replay_window_minutes)
         && !crate::ops::keys::may_replay(&mut board, now)?
     {
         let id = hold(cfg, &board, rules, std::slice::from_ref(&p))?;
         let kind = board.held_record(rules, &p).0;
-        return Ok(Punched::Held(HeldPunch::new(&p, kind, id[0], tz, board.key_id())));
+        return Ok(Punched::Held(HeldPunch::new(
+            &p,
+            kind,
+            id[0],
+            tz,
+            board.key_id(),
+            today.replay_window_minutes,
+        )));
     }
     Ok(Punched::Applied(apply(
         cfg, &mut board, rules, &p, connecting, now, false,

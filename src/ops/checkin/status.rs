@@ -125,9 +125,11 @@ pub(crate) fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: Na
         (rec.unwrap_or_default(), on_board)
     };
     // Judged by the employee's own shift of that date (one small read of the shift copy).
-    let shifts = crate::ops::lookup::shifts(cfg, &mut board, &[e.id.as_str()])?;
+    // The day's policy: its default shift and its overtime rule.
+    let policy = crate::ops::lookup::policy_on(cfg, &mut board, date)?;
+    let shifts = crate::ops::lookup::shifts(cfg, &mut board, &[e.id.as_str()], &policy)?;
     let shift = shifts.on(&e.id, &e.department_id, date).0;
-    let day = ShiftDay::new(shift, cfg.timezone, date, OvertimeRule::of(&cfg.policy));
+    let day = ShiftDay::new(shift, cfg.timezone, date, OvertimeRule::of(&policy));
     // Off the board on a day their shift does not work: init-day left them off as not expected
     // (a calendar work day would have laid them out). Without any shift assigned, as before.
     let rest_day = !on_board && !shifts.table.is_empty() && !shift.works_on(date);

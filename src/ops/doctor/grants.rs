@@ -101,6 +101,7 @@ mod tests {
             "GRANT SELECT ON `att`.`employees` TO `k`@`%`",
             "GRANT SELECT ON `att`.`shifts` TO `k`@`%`",
             "GRANT SELECT ON `att`.`shift_assignments` TO `k`@`%`",
+            "GRANT SELECT ON `att`.`policy_versions` TO `k`@`%`",
         ]);
         let c = judge("k@%", "att", &kiosk, Some(Role::Kiosk));
         assert_eq!(c.status, Level::Warn);

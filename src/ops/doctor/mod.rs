@@ -644,12 +644,14 @@ fn unsettled_workdays(cfg: &Config, conn: &mut Conn, today: NaiveDate) -> anyhow
         return Ok(Vec::new());
     };
     let overrides = crate::mysql::people::calendar_rows::overrides(conn, last, yesterday)?;
-    Ok(last
-        .iter_days()
-        .skip(1)
-        .take_while(|d| *d <= yesterday)
-        .filter(|d| crate::domain::day::workdays::is_workday(&cfg.policy, &overrides, *d) && !settled.contains(d))
-        .collect())
+    let rules = crate::ops::lookup::Rules::new(cfg, crate::mysql::people::policy_rows::rulebook(conn)?);
+    let mut days = Vec::new();
+    for d in last.iter_days().skip(1).take_while(|d| *d <= yesterday) {
+        if crate::domain::day::workdays::is_workday(&rules.on(d)?, &overrides, d) && !settled.contains(&d) {
+            days.push(d);
+        }
+    }
+    Ok(days)
 }
 
 #[cfg(test)]

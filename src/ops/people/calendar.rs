@@ -177,15 +177,23 @@ pub(crate) fn list(cfg: &Config, from: NaiveDate, to: NaiveDate) -> Result<Vec<D
     }
     let db = crate::mysql::Db::open(cfg)?;
     let overrides = crate::mysql::people::calendar_rows::overrides(&mut db.conn()?, from, to)?;
+    // Each day's work days are the rulebook's version in force on it.
+    let rules = crate::ops::lookup::rules_from(cfg, &db)?;
+    let policies = from
+        .iter_days()
+        .take_while(|d| *d <= to)
+        .map(|d| rules.on(d))
+        .collect::<Result<Vec<_>>>()?;
     Ok(from
         .iter_days()
         .take_while(|d| *d <= to)
-        .map(|d| {
+        .zip(policies)
+        .map(|(d, policy)| {
             let entry = overrides.get(&d);
             Day {
                 date: d,
                 weekday: d.format("%a").to_string(),
-                kind: match (workdays::is_workday(&cfg.policy, &overrides, d), entry) {
+                kind: match (workdays::is_workday(&policy, &overrides, d), entry) {
                     (true, _) => Counts::Workday,
                     (false, Some(_)) => Counts::Holiday,
                     (false, None) => Counts::RestDay,

@@ -1,6 +1,6 @@
 //! Work patterns: import shifts, assign them, list them, and say which applies to an employee
 //! on a date and why. MySQL holds the table; every change rewrites its Redis copy, which the
-//! punch path reads (`redis/shift_copy.rs`). A change that reaches settled days re-settles them
+//! punch path reads (`redis/copies/shift_copy.rs`). A change that reaches settled days re-settles them
 //! in its own transaction (`ops::people::shift_changes`), under settle's lock.
 
 use anyhow::Result;
@@ -253,8 +253,12 @@ pub(crate) struct Listing {
 }
 
 pub(crate) fn list(cfg: &Config) -> Result<Listing> {
-    let table = shift_rows::read(&Db::open(cfg)?)?;
-    let shifts = std::iter::once(Shift::from_policy(&cfg.policy))
+    let db = Db::open(cfg)?;
+    let table = shift_rows::read(&db)?;
+    // The shift `default` as today's version of the rulebook makes it.
+    let today = crate::ops::lookup::server_today(&mut db.conn()?, cfg.timezone)?;
+    let policy = crate::ops::lookup::rules_from(cfg, &db)?.on(today)?;
+    let shifts = std::iter::once(Shift::from_policy(&policy))
         .chain(table.shifts.values().cloned())
         .map(|s| ShiftRow::of(&s))
         .collect();
@@ -287,7 +291,8 @@ pub(crate) fn which(cfg: &Config, employee_id: &str, date: NaiveDate) -> Result<
         .into_iter()
         .next()
         .ok_or_else(|| Error::refused(format!("unknown employee '{employee_id}'")))?;
-    let shifts = Shifts::new(shift_rows::read(&db)?, &cfg.policy);
+    let policy = crate::ops::lookup::rules_from(cfg, &db)?.on(date)?;
+    let shifts = Shifts::new(shift_rows::read(&db)?, &policy);
     let (shift, source) = shifts.on(employee_id, &member.department_id, date);
     let overrides = crate::mysql::people::calendar_rows::overrides(&mut db.conn()?, date, date)?;
     let work_day = match overrides.get(&date) {

@@ -13,7 +13,7 @@ use anyhow::Result;
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::amqp::AlertPublisher;
-use crate::config::Config;
+use crate::config::{Config, Policy};
 use crate::domain::day::due::{self, Due};
 use crate::domain::day::shifts::Shifts;
 use crate::domain::day::workdays::DayKind;
@@ -62,7 +62,7 @@ impl Alerts {
     /// as often as it turns). Only Redis going away is an error (the loop reconnects); MySQL
     /// or a broker that fails is said once, and the look is tried again a little later.
     pub(crate) fn tick(&mut self, cfg: &Config, board: &mut Board, say: &mut impl FnMut(String)) -> Result<()> {
-        if !cfg.policy.absence_alerts || Instant::now() < self.next {
+        if Instant::now() < self.next {
             return Ok(());
         }
         self.next = Instant::now() + LOOK_EVERY;
@@ -86,11 +86,16 @@ impl Alerts {
     }
 
     fn look(&mut self, cfg: &Config, board: &mut Board) -> Result<Looked> {
-        let (tz, policy) = (cfg.timezone, &cfg.policy);
+        let tz = cfg.timezone;
         let read = Instant::now();
         let now = board.read_clock()?.server;
         let date = crate::domain::day::policy::work_date(tz, now);
         if self.done == Some(date) {
+            return Ok(Looked::default());
+        }
+        // Whether alerts go out, and when, is the rulebook's word for the day.
+        let policy = &crate::ops::lookup::policy_on(cfg, board, date)?;
+        if !policy.absence_alerts {
             return Ok(Looked::default());
         }
         // Each shift's alert goes out at its own start plus its grace: the shift table comes
@@ -100,7 +105,8 @@ impl Alerts {
             return Ok(Looked::default());
         }
         // A group whose alert time is still to come keeps the date open.
-        let (due, later): (Vec<Due>, Vec<Due>) = due_of(cfg, date)?.into_iter().partition(|d| d.alert_at <= now);
+        let (due, later): (Vec<Due>, Vec<Due>) =
+            due_of(cfg, policy, date)?.into_iter().partition(|d| d.alert_at <= now);
         let mut looked = Looked::default();
         let signer = cfg.signing.signer()?;
         let mut publisher: Option<AlertPublisher> = None;
@@ -170,18 +176,18 @@ impl Alerts {
 
 /// The groups due on `date`, by shift: the roster, leave and calendar read from MySQL, then
 /// `domain::day::due`.
-fn due_of(cfg: &Config, date: NaiveDate) -> Result<Vec<Due>> {
+fn due_of(cfg: &Config, policy: &Policy, date: NaiveDate) -> Result<Vec<Due>> {
     let db = crate::mysql::Db::open(cfg)?;
     let mut conn = db.conn()?;
     let overrides = crate::mysql::people::calendar_rows::overrides(&mut conn, date, date)?;
     let calendar = overrides.get(&date).map(|e| e.kind == DayKind::Workday);
-    let shifts = Shifts::new(crate::mysql::people::shift_rows::table(&mut conn)?, &cfg.policy);
+    let shifts = Shifts::new(crate::mysql::people::shift_rows::table(&mut conn)?, policy);
     let members = crate::mysql::people::roster_rows::active_members(&db)?;
     let mut on_leave = crate::mysql::people::leave_rows::on_leave(&mut conn, date)?;
     // Off for the morning: not due at the shift's start (off for the afternoon: due).
     let half = crate::mysql::people::leave_rows::half_leave(&mut conn, date)?;
     on_leave.extend(half.into_iter().filter_map(|(e, morning)| morning.then_some(e)));
-    let mut due = due::due(&cfg.policy, &shifts, cfg.timezone, date, calendar, &members, &on_leave);
+    let mut due = due::due(policy, &shifts, cfg.timezone, date, calendar, &members, &on_leave);
     due.sort_by(|a, b| a.shift.cmp(&b.shift));
     Ok(due)
 }

@@ -26,6 +26,7 @@ pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
     let Some(ring) = crate::ops::keys::verifiers(cfg, &mut board)? else {
         return parking::replay(cfg, select, &mut |_, _| Ok(None));
     };
+    let today = crate::domain::day::policy::work_date(cfg.timezone, board.read_clock()?.server);
     // The queue it goes back to is the parked department's: the message must be of it.
     let mut refuse = |p: &Parked, body: &[u8]| -> Result<Option<String>> {
         let message = match parse_message(body) {
@@ -39,7 +40,7 @@ pub(crate) fn replay(cfg: &Config, select: &Select) -> Result<DlqReport> {
         let (roster, shifts) = match message.employee() {
             Some((emp, home)) => (
                 board.membership(emp, home)?,
-                Some(crate::ops::lookup::shifts(cfg, &mut board, &[emp])?),
+                Some(crate::ops::lookup::shifts_on(cfg, &mut board, &[emp], today)?),
             ),
             None => (None, None),
         };

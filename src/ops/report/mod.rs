@@ -9,7 +9,7 @@ use chrono::NaiveDate;
 
 use crate::config::Config;
 use crate::domain::day::shifts::Shifts;
-use crate::domain::day::worked::{Days, OvertimeRule};
+use crate::domain::day::worked::Days;
 use crate::domain::people::roster;
 use crate::domain::report::table::Table;
 use crate::error::Error;
@@ -65,7 +65,10 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
     }
     // Reports only read: they go to the replica when one is configured.
     let db = crate::mysql::Db::open_reports(cfg)?;
-    let (tz, rule) = (cfg.timezone, OvertimeRule::of(&cfg.policy));
+    let tz = cfg.timezone;
+    let rules = crate::ops::lookup::rules_from(cfg, &db)?;
+    // Each day's hours by the rulebook's version in force on it.
+    let policy = |date| rules.on(date).unwrap_or_else(|_| cfg.policy.clone());
     match q {
         Query::Day { date, dept } => {
             known_dept(&db, dept.as_deref())?;
@@ -77,14 +80,14 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
         }
         Query::Employee { id, from, to } => {
             must_know(&db, Known::Employee, id)?;
-            report::employee(&db, &mut Days::new(&shifts(cfg, &db)?, tz, rule), tz, id, *from, *to)
+            report::employee(&db, &mut Days::new(&shifts(cfg, &db)?, tz, &policy), tz, id, *from, *to)
         }
         Query::Dept { id, from, to } => {
             must_know(&db, Known::Department, id)?;
-            report::dept(&db, &mut Days::new(&shifts(cfg, &db)?, tz, rule), id, *from, *to)
+            report::dept(&db, &mut Days::new(&shifts(cfg, &db)?, tz, &policy), id, *from, *to)
         }
         Query::Payroll { from, to } => {
-            let (p, names) = month_rows::payroll(&db, &mut Days::new(&shifts(cfg, &db)?, tz, rule), *from, *to)?;
+            let (p, names) = month_rows::payroll(&db, &mut Days::new(&shifts(cfg, &db)?, tz, &policy), *from, *to)?;
             let closed = crate::mysql::people::periods::all_closed(&mut db.conn()?, *from, *to)?;
             Ok(p.table(&names, closed))
         }
@@ -119,12 +122,16 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
 pub(crate) fn month(cfg: &Config, first: NaiveDate, dept: Option<&str>) -> Result<Month> {
     let db = crate::mysql::Db::open_reports(cfg)?;
     known_dept(&db, dept)?;
+    let rules = crate::ops::lookup::rules_from(cfg, &db)?;
+    // Each day's hours by the rulebook's version in force on it.
+    let policy = |date| rules.on(date).unwrap_or_else(|_| cfg.policy.clone());
     let shifts = shifts(cfg, &db)?;
-    let mut days = Days::new(&shifts, cfg.timezone, OvertimeRule::of(&cfg.policy));
+    let mut days = Days::new(&shifts, cfg.timezone, &policy);
     month_rows::month(&db, &mut days, first, dept)
 }
 
-/// The shifts as the record holds them: every report's hours are judged by the employee's own.
+/// The shifts as the record holds them: every report's hours are judged by the employee's own
+/// (the default shift, whose hours are the policy's, by each day's: see `Days`).
 fn shifts(cfg: &Config, db: &Db) -> Result<Shifts> {
     Ok(Shifts::new(crate::mysql::people::shift_rows::read(db)?, &cfg.policy))
 }

@@ -60,9 +60,14 @@ pub(crate) fn now(cfg: &Config, dept: Option<&str>, at: Option<TypedTime>) -> Re
                 .instant(tz, server.with_timezone(&tz).date_naive())
                 .map_err(Error::input)?;
             // Bounded as a back-dated punch is: the boards of older days are settled and gone.
-            crate::domain::day::policy::PunchWindow::new(&cfg.policy, tz, server)
-                .check(i)
-                .map_err(|why| Error::refused(why.replacen("punch", "a roll call", 1)))?;
+            let today = crate::domain::day::policy::work_date(tz, server);
+            crate::domain::day::policy::PunchWindow::new(
+                &crate::ops::lookup::policy_on(cfg, &mut board, today)?,
+                tz,
+                server,
+            )
+            .check(i)
+            .map_err(|why| Error::refused(why.replacen("punch", "a roll call", 1)))?;
             Some(i)
         }
     };
@@ -97,7 +102,7 @@ fn still_in_from_before(
     mut read: impl FnMut(&mut Board, NaiveDate) -> Result<Vec<HashMap<String, DayRecord>>>,
 ) -> Result<Vec<Present>> {
     // The copy's table alone (no employee's own assignment): which shifts exist.
-    let head = crate::ops::lookup::shifts(cfg, board, &[] as &[&str])?;
+    let head = crate::ops::lookup::shifts_on(cfg, board, &[] as &[&str], date)?;
     let defined = &head.table.shifts;
     // No shift defined: no copy, everyone on the policy, whose punches are on their local date.
     let night = !defined.is_empty() && defined.values().chain([&head.default]).any(Shift::crosses_midnight);
@@ -109,7 +114,7 @@ fn still_in_from_before(
         return Ok(open);
     }
     let ids: Vec<&str> = open.iter().map(|p| p.employee_id.as_str()).collect();
-    let shifts = crate::ops::lookup::shifts(cfg, board, &ids)?;
+    let shifts = crate::ops::lookup::shifts_on(cfg, board, &ids, before)?;
     let mut clocks = Clocks::new(&shifts, cfg.timezone);
     Ok(open
         .into_iter()

@@ -138,12 +138,14 @@ fn recompute(cfg: &Config, tx: &mut Tx, req: &Request, before: &Stored) -> Resul
     // Judged as settle judges the day: the employee's shift, the calendar, whole and half
     // days of leave, all read in this transaction.
     let overrides = crate::mysql::people::calendar_rows::overrides(tx, req.date, req.date)?;
-    let workday = workdays::is_workday(&cfg.policy, &overrides, req.date);
-    let shifts = Shifts::new(crate::mysql::people::shift_rows::table(tx)?, &cfg.policy);
-    let day = rows::Day::new(req.date, cfg.timezone, &cfg.policy, workday)
+    // The rules in force on the corrected day, not today's.
+    let policy = crate::ops::lookup::Rules::new(cfg, crate::mysql::people::policy_rows::rulebook(tx)?).on(req.date)?;
+    let workday = workdays::is_workday(&policy, &overrides, req.date);
+    let shifts = Shifts::new(crate::mysql::people::shift_rows::table(tx)?, &policy);
+    let day = rows::Day::new(req.date, cfg.timezone, &policy, workday)
         .with_shifts(
             cfg.timezone,
-            &cfg.policy,
+            &policy,
             Arc::new(shifts),
             workdays::entry(&overrides, req.date),
         )

@@ -189,15 +189,13 @@ impl Run<'_> {
         self.cut_over(date)?;
         steps.mark("start the run and cut the boards over");
         let cal = self.read_calendar(date)?;
-        let workday = workdays::is_workday(&self.cfg.policy, &cal.overrides, date);
+        let policy = self.policy(date)?;
+        let workday = workdays::is_workday(&policy, &cal.overrides, date);
         steps.mark("read the calendar and leave");
         let calendar = cal.overrides.get(&date).map(|e| e.kind == workdays::DayKind::Workday);
-        let shifts = std::sync::Arc::new(crate::domain::day::shifts::Shifts::new(
-            self.shifts.clone(),
-            &self.cfg.policy,
-        ));
-        let day = Day::new(date, self.cfg.timezone, &self.cfg.policy, workday)
-            .with_shifts(self.cfg.timezone, &self.cfg.policy, shifts, calendar)
+        let shifts = std::sync::Arc::new(crate::domain::day::shifts::Shifts::new(self.shifts.clone(), &policy));
+        let day = Day::new(date, self.cfg.timezone, &policy, workday)
+            .with_shifts(self.cfg.timezone, &policy, shifts, calendar)
             .with_half_leave(cal.half_leave.clone());
         let written = self.stream_rows(&day, &cal.on_leave, progress)?;
         steps.mark("read, compute and write the rows, department by department");
@@ -245,7 +243,9 @@ impl Run<'_> {
         } else {
             DrainReport::default()
         };
-        let next_workday = workdays::next_workday(&self.cfg.policy, &cal.overrides, date);
+        // The day's policy was read (and found valid) before its rows were written.
+        let policy = self.policy(date).unwrap_or_else(|_| self.cfg.policy.clone());
+        let next_workday = workdays::next_workday(&policy, &cal.overrides, date);
         let next_day = match next_workday {
             // A failed row may mean a roster to fix: the next day waits for a clean run (init-day
             // can lay it out meanwhile). A next work day in the past is never laid out.
@@ -273,9 +273,10 @@ impl Run<'_> {
             }
         };
         // What MySQL now holds of the day, kept where a fail-over of MySQL cannot take it.
-        if let Err(e) =
-            crate::ops::settled::record(&mut self.board, self.lock.conn(), self.cfg, (date, run_id), self.today)
-        {
+        let kept = self.policy(self.today).map(|p| p.max_backdate_days);
+        if let Err(e) = kept.and_then(|days| {
+            crate::ops::settled::record(&mut self.board, self.lock.conn(), (date, run_id), (self.today, days))
+        }) {
             written.counts = Some(counts);
             return Err(Box::new((e, After::Record, written)));
         }
@@ -367,7 +368,7 @@ impl Run<'_> {
         let kept = kept.iter().filter(|d| with_boards.contains(*d)).count() as u64;
         let hook = self.opts.hooks.abort_after_deletes;
         let mut done = 0u64;
-        let keep = crate::domain::day::policy::repeats_kept_until(self.cfg.policy.max_backdate_days, date);
+        let keep = crate::domain::day::policy::repeats_kept_until(self.policy(date)?.max_backdate_days, date);
         let deleted = self
             .board
             .release(date, &to_release, keep, Hooks::per_call(hook), |n| {
@@ -401,9 +402,9 @@ impl Run<'_> {
     /// Lay out the next work day and record it (a lost layout is then caught by its settle).
     fn lay_out(&mut self, next: NaiveDate) -> Result<LayoutReport> {
         let depts = self.active_departments();
+        let policy = self.policy(next)?;
         let identity = crate::ops::boards::layout::identity_before_layout(&mut self.board, next, &depts);
-        let report =
-            crate::ops::boards::layout::lay_out(&self.db, &mut self.board, &self.cfg.policy, next, &depts, |_| {})?;
+        let report = crate::ops::boards::layout::lay_out(&self.db, &mut self.board, &policy, next, &depts, |_| {})?;
         runs::record_layout(
             self.lock.conn(),
             next,

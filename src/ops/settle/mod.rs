@@ -206,6 +206,8 @@ struct Run<'a> {
     now: chrono::DateTime<chrono::Utc>,
     /// Every shift and assignment (empty: everyone on the policy), read once for the run.
     shifts: crate::domain::day::shifts::ShiftTable,
+    /// The rulebook, read once for the run: each day is judged by the policy in force on it.
+    rules: crate::ops::lookup::Rules,
     /// Every department (boards are looked for in each), and whether it has active members
     /// (a layout reads those; it gives a board to the ones with members employed that day).
     departments: Vec<(String, bool)>,
@@ -294,14 +296,15 @@ impl<'a> Run<'a> {
     fn open(cfg: &'a Config, opts: &'a Options) -> Result<Run<'a>> {
         // MySQL first: when it is unreachable nothing else is touched.
         let db = write::connect(cfg)?;
+        let rules = crate::ops::lookup::rules_from(cfg, &db)?;
         let mut board = Board::open(cfg)?;
         // Which day has ended is the server's to say; a host whose clock disagrees with it is
         // refused before the lock is taken or anything is written.
         let clock = board.read_clock()?;
-        clock
-            .check(cfg.policy.max_clock_skew_secs, "settle")
-            .map_err(Error::refused)?;
         let today = crate::domain::day::policy::work_date(cfg.timezone, clock.server);
+        clock
+            .check(rules.on(today)?.max_clock_skew_secs, "settle")
+            .map_err(Error::refused)?;
         let mut lock = SettleLock::try_acquire(&db)?
             .ok_or_else(|| Error::refused("another settle is running on this database"))?;
         let departments = crate::mysql::people::roster_rows::department_ids(lock.conn())?;
@@ -315,8 +318,14 @@ impl<'a> Run<'a> {
             today,
             now: clock.server,
             shifts,
+            rules,
             departments,
         })
+    }
+
+    /// The policy `date` is judged by: the rulebook's version in force on it.
+    fn policy(&self, date: NaiveDate) -> Result<crate::config::Policy> {
+        self.rules.on(date)
     }
 
     /// Refused (exit 1) while `date`'s last shift has not ended: a night shift's punches are
@@ -339,7 +348,9 @@ impl<'a> Run<'a> {
         if self.shifts.is_empty() {
             return None;
         }
-        let shifts = crate::domain::day::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
+        // A rulebook that cannot give this day's policy is refused by the day's own settle.
+        let policy = self.policy(date).unwrap_or_default();
+        let shifts = crate::domain::day::shifts::Shifts::new(self.shifts.clone(), &policy);
         let end = shifts.last_end(self.cfg.timezone, date);
         (self.now < end).then_some(end)
     }
@@ -451,7 +462,7 @@ impl<'a> Run<'a> {
         }
         let members = crate::mysql::people::roster_rows::active_members_of(self.lock.conn(), &depts, false)?;
         let calendar = crate::mysql::people::calendar_rows::entry(self.lock.conn(), date)?;
-        let shifts = crate::domain::day::shifts::Shifts::new(self.shifts.clone(), &self.cfg.policy);
+        let shifts = crate::domain::day::shifts::Shifts::new(self.shifts.clone(), &self.policy(date)?);
         let rota = crate::domain::day::due::Rota::new(shifts, calendar, date);
         let expected: HashSet<&str> = members
             .iter()

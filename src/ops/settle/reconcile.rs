@@ -131,18 +131,22 @@ impl Run<'_> {
                 cfg,
                 ring,
                 &crate::mysql::people::roster_rows::active_members(&self.db)?,
-                recover::shifts_of_record(cfg, &self.db)?,
+                recover::shifts_of_record(cfg, &self.db, first)?,
             )),
             None => None,
         };
+        // Each day's clock by the policy in force on it; an unlabelled punch's kind by the
+        // latest day's (the journal's events carry their kind once a board has read them).
+        let clocks = days
+            .iter()
+            .map(|d| Ok((*d, DayClock::new(&self.policy(*d)?, cfg.timezone, *d))))
+            .collect::<Result<_>>()?;
+        let latest = self.policy(*days.iter().max().unwrap_or(&self.today))?;
         let mut r = Reconciler {
             board: &mut self.board,
             lock: &mut self.lock,
-            rules: PunchRules::new(&cfg.policy, cfg.timezone),
-            clocks: days
-                .iter()
-                .map(|d| (*d, DayClock::new(&cfg.policy, cfg.timezone, *d)))
-                .collect(),
+            rules: PunchRules::new(&latest, cfg.timezone),
+            clocks,
             days: all(Checked::Done),
             batch: Vec::with_capacity(BATCH),
             verify,

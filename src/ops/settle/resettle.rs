@@ -14,7 +14,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::domain::day::policy::DayStatus;
+use crate::domain::day::policy::{DayStatus, Policy};
 use crate::domain::day::shifts::{ShiftTable, Shifts};
 use crate::domain::{day::policy, day::workdays};
 use crate::error::Error;
@@ -24,6 +24,7 @@ pub(crate) use crate::mysql::resettle_rows::Whose;
 use crate::mysql::resettle_rows::{self, Audit};
 use crate::mysql::runs::SettleLock;
 use crate::mysql::{server, Db, Tx};
+use crate::ops::lookup::Rules;
 use crate::ops::settle::rows::{self, Day};
 
 /// Which rows a change touches: the days from `from` to `to`, of one employee (a leave, their
@@ -116,6 +117,8 @@ pub(crate) struct Ground {
     pub today: NaiveDate,
     /// Shared by every day re-settled (a department's year is one table, not 365 copies).
     shifts: Arc<Shifts>,
+    /// The rulebook as the change leaves it: each day is judged by the policy in force on it.
+    rules: Rules,
 }
 
 impl Ground {
@@ -125,12 +128,26 @@ impl Ground {
         let os_user = crate::ops::lookup::os_user();
         let by = crate::mysql::people::roster_rows::actor_of_login(conn, &os_user)?.map(|a| a.employee_id);
         let today = policy::work_date(cfg.timezone, server::now(conn)?);
+        let rules = Rules::new(cfg, crate::mysql::people::policy_rows::rulebook(conn)?);
         Ok(Ground {
             by,
             os_user,
             today,
-            shifts: Arc::new(Shifts::new(shifts, &cfg.policy)),
+            shifts: Arc::new(Shifts::new(shifts, &rules.on(today)?)),
+            rules,
         })
+    }
+
+    /// The policy `date` is judged by, and the shifts with that day's default shift (shared
+    /// by every day whose policy is the same).
+    fn of_day(&self, date: NaiveDate, seen: &mut Vec<(Policy, Arc<Shifts>)>) -> Result<(Policy, Arc<Shifts>)> {
+        let policy = self.rules.on(date)?;
+        if let Some((_, shifts)) = seen.iter().find(|(p, _)| *p == policy) {
+            return Ok((policy, Arc::clone(shifts)));
+        }
+        let shifts = Arc::new(Shifts::new(self.shifts.table.clone(), &policy));
+        seen.push((policy.clone(), Arc::clone(&shifts)));
+        Ok((policy, shifts))
     }
 
     /// The shift table the rows are judged by.
@@ -178,14 +195,17 @@ pub(crate) fn within(
     let stored = resettle_rows::lock_rows(tx, scope.from, scope.to, scope.whose)?;
     let overrides = calendar_rows::overrides(tx, scope.from, scope.to)?;
     let mut changes = Vec::new();
+    let mut policies = Vec::new();
     // The rows come by day: one run of them per settled day.
     for of_day in stored.chunk_by(|a, b| a.work_date == b.work_date) {
         let date = of_day[0].work_date;
-        let workday = workdays::is_workday(&cfg.policy, &overrides, date);
+        // The rules in force on that day, whenever it is re-settled.
+        let (policy, shifts) = ground.of_day(date, &mut policies)?;
+        let workday = workdays::is_workday(&policy, &overrides, date);
         // As settle computes it: each employee's shift, whole and half days of leave.
         let calendar = overrides.get(&date).map(|e| e.kind == workdays::DayKind::Workday);
-        let day = Day::new(date, cfg.timezone, &cfg.policy, workday)
-            .with_shifts(cfg.timezone, &cfg.policy, Arc::clone(&ground.shifts), calendar)
+        let day = Day::new(date, cfg.timezone, &policy, workday)
+            .with_shifts(cfg.timezone, &policy, shifts, calendar)
             .with_half_leave(leave_rows::half_leave(tx, date)?);
         let on_leave = leave_rows::on_leave(tx, date)?;
         let mut rewrite = Vec::new();

@@ -36,7 +36,7 @@ fn a_whole_day_on_a_cluster_settles_the_same_rows_as_on_one_node() {
     let cluster = Cluster::given_or_start();
     let single = TestEnv::migrated("UTC");
     let clustered = TestEnv::on_redis("UTC", cluster.url());
-    clustered.ok(&["migrate"]);
+    clustered.migrate();
     let envs = [&single, &clustered];
 
     let roster = single.roster_file(400, 12);

@@ -15,7 +15,7 @@ fn config_show_names_every_origin_and_hides_every_secret() {
         "config.toml",
         &format!(
             "mysql_password_file = {:?}\nreport_mysql_url = \"mysql://r@127.0.0.1:3306/rep?password=qpw-secret\"\n\
-             [policy]\ngrace_minutes = 12\n[settle]\nwriters = 3\n",
+             [journal]\nmax_age_days = 12\n[settle]\nwriters = 3\n",
             pw.display()
         ),
     );
@@ -66,13 +66,15 @@ fn config_show_names_every_origin_and_hides_every_secret() {
         )
     );
     assert!(line("report_mysql_url =").contains("?password=***\"  # file "), "{out}");
-    assert_eq!(line("grace_minutes ="), format!("grace_minutes = 12  # file {path}"));
+    assert_eq!(line("max_age_days ="), format!("max_age_days = 12  # file {path}"));
+    // Policy is the rulebook's (`policy show`), not this host's.
+    assert!(!out.contains("[policy]") && !out.contains("grace_minutes"), "{out}");
     // The environment beats the file.
     assert_eq!(
         line("writers ="),
         "writers = 4  # environment ATTENDANCE_SETTLE_WRITERS"
     );
-    assert_eq!(line("checkin_deadline ="), "checkin_deadline = \"09:00\"  # default");
+    assert_eq!(line("queue_type ="), "queue_type = \"quorum\"  # default");
     assert!(line("management_url =").contains("mon:***@"), "{out}");
     assert!(line("key_file =").contains("signing.key\"  # environment ATTENDANCE_SIGNING_KEY_FILE"));
 
@@ -92,7 +94,8 @@ fn config_show_names_every_origin_and_hides_every_secret() {
         (&writers["value"], &writers["origin"], &writers["from"]),
         (&4.into(), &"environment".into(), &"ATTENDANCE_SETTLE_WRITERS".into())
     );
-    assert_eq!(j["settings"]["policy.grace_minutes"]["origin"], "file");
+    assert_eq!(j["settings"]["journal.max_age_days"]["origin"], "file");
+    assert!(j["settings"].get("policy.grace_minutes").is_none(), "{j}");
     assert_eq!(j["settings"]["namespace"]["origin"], "environment");
     assert_eq!(j["settings"]["amqp.queue_type"]["origin"], "default");
     assert_eq!(j["file"], path.as_str());
@@ -103,8 +106,8 @@ fn config_shows_toml_read_back_as_the_file_gives_the_same_configuration() {
     let env = TestEnv::new("Europe/Paris");
     let file = env.file(
         "config.toml",
-        "amqp_url = [\"amqp://n1:5672/%2f\", \"amqp://n2:5672/%2f\"]\n[policy]\nwork_days = [\"mon\", \"sat\"]\n\
-         checkin_deadline = \"08:30\"\n[journal]\nenabled = false\n",
+        "amqp_url = [\"amqp://n1:5672/%2f\", \"amqp://n2:5672/%2f\"]\n[settle]\nwriters = 5\n\
+         batch_size = 300\n[journal]\nenabled = false\n",
     );
     // The file's broker list, not the test's broker.
     let show = |f: &std::path::Path| {
@@ -124,7 +127,7 @@ fn config_shows_toml_read_back_as_the_file_gives_the_same_configuration() {
             .collect()
     };
     assert_eq!(values(&reread), values(&shown), "{shown}");
-    assert!(shown.contains("work_days = [\"mon\", \"sat\"]  # file"), "{shown}");
+    assert!(shown.contains("writers = 5  # file"), "{shown}");
     assert!(shown.contains("amqp_url = [\"amqp://n1:5672/%2f\", \"amqp://n2:5672/%2f\"]  # file"));
 }
 

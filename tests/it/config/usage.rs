@@ -258,11 +258,21 @@ fn help_puts_the_connection_options_under_their_own_heading() {
 #[test]
 fn every_config_key_is_settable_from_the_environment_and_checked_there() {
     let env = TestEnv::with_roster("UTC", 20, 2);
+    // Policy is the rulebook's, not the environment's: refused, named with what to run.
     let o = env
         .cmd()
         .args(["checkin", "E000003", "--at", "2026-11-30T08:30:00Z", "--json"])
         .env("ATTENDANCE_POLICY_CHECKIN_DEADLINE", "08:00")
-        .env("ATTENDANCE_POLICY_MAX_FUTURE_SKEW_SECS", "0")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("attendance policy set policy.checkin_deadline"), "{err}");
+    env.policy("policy.checkin_deadline", "08:00", "2000-01-01");
+    env.policy("policy.max_future_skew_secs", "0", "2000-01-01");
+    let o = env
+        .cmd()
+        .args(["checkin", "E000003", "--at", "2026-11-30T08:30:00Z", "--json"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -374,17 +384,17 @@ fn a_config_file_is_found_where_admins_look_and_v_shows_it_without_its_passwords
     // $XDG_CONFIG_HOME/attendance/config.toml (the test's folder is its XDG_CONFIG_HOME).
     std::fs::create_dir_all(env.dir.join("attendance")).unwrap();
     let found = env.dir.join("attendance").join("config.toml");
-    std::fs::write(&found, "[policy]\ngrace_minutes = 7\n").unwrap();
+    std::fs::write(&found, "[settle]\nwriters = 3\n").unwrap();
     let o = env.run(&["-v", "calendar", "list", "--json"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains(&format!("# config file: {}", found.display())), "{err}");
     assert!(
-        err.contains(&format!("grace_minutes = 7  # file {}", found.display())),
+        err.contains(&format!("writers = 3  # file {}", found.display())),
         "{err}"
     );
     // A file named by ATTENDANCE_CONFIG wins over the one found.
-    let named = env.file("named.toml", "[policy]\ngrace_minutes = 9\n");
+    let named = env.file("named.toml", "[settle]\nwriters = 4\n");
     let o = env
         .cmd()
         .env("ATTENDANCE_CONFIG", &named)
@@ -392,7 +402,7 @@ fn a_config_file_is_found_where_admins_look_and_v_shows_it_without_its_passwords
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("grace_minutes = 9  # file"), "{err}");
+    assert!(err.contains("writers = 4  # file"), "{err}");
     // -v shows the URLs with every password hidden, a query-string one too.
     let url = format!("{}?password=hunter2", env.mysql_url());
     let o = env

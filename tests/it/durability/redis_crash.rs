@@ -357,12 +357,9 @@ fn days_ago(days: i64) -> String {
 #[test]
 fn a_punch_older_than_max_backdate_days_is_refused_by_a_rule_and_recorded_nowhere() {
     let env = TestEnv::with_roster("UTC", 4, 1);
-    let week = |c: &mut Command| {
-        c.env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "7");
-    };
+    env.policy("policy.max_backdate_days", "7", "2000-01-01");
     let before = env.redis_snapshot();
     let mut c = env.std_cmd();
-    week(&mut c);
     let o = c.args(["checkin", "E000002", "--at", &days_ago(8)]).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
@@ -370,18 +367,15 @@ fn a_punch_older_than_max_backdate_days_is_refused_by_a_rule_and_recorded_nowher
     assert_eq!(env.redis_snapshot(), before);
 
     let mut c = env.std_cmd();
-    week(&mut c);
     let o = c
         .args(["checkin", "E000002", "--at", &days_ago(7), "-q"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
-    // The limit from the config file: a day back at most.
-    let cfg = env.file("backdate.toml", "[policy]\nmax_backdate_days = 1\n");
+    // The rulebook's limit changed: a day back at most.
+    env.policy("policy.max_backdate_days", "1", "2000-01-01");
     let mut c = env.std_cmd();
-    c.env_remove("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS")
-        .env("ATTENDANCE_CONFIG", &cfg);
     let o = c.args(["checkin", "E000003", "--at", &days_ago(2)]).output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
 }
@@ -395,9 +389,9 @@ fn bulk_lists_a_back_dated_row_as_refused_exit_4_and_records_the_rest() {
         days_ago(1)
     );
     let path = env.file("old.csv", &csv);
+    env.policy("policy.max_backdate_days", "7", "2000-01-01");
     let o = env
         .cmd()
-        .env("ATTENDANCE_POLICY_MAX_BACKDATE_DAYS", "7")
         .args(["checkin", "--file", path.to_str().unwrap(), "--json"])
         .output()
         .unwrap();

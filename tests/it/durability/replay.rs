@@ -161,13 +161,8 @@ fn a_held_punch_approved_then_sent_again_after_settle_is_one_punch() {
         .to_rfc3339();
     let file = env.file("held.csv", &format!("employee_id,kind,at,source\nA1,in,{at},kiosk-2\n"));
     // The default replay window (15 minutes): yesterday's 07:55 is held for review.
-    let run = |args: &[&str]| {
-        env.std_cmd()
-            .env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "15")
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    env.policy("policy.replay_window_minutes", "15", "2000-01-01");
+    let run = |args: &[&str]| env.std_cmd().args(args).output().unwrap();
     let o = run(&["checkin", "--file", file.to_str().unwrap(), "--json"]);
     let held: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(held["held"], 1, "{held}");
@@ -180,8 +175,9 @@ fn a_held_punch_approved_then_sent_again_after_settle_is_one_punch() {
     let queue = queue_depth(&format!("{}.dept.D1", env.ns));
     let rows = env.attendance_rows();
     assert_eq!((log, queue), (1, 1));
-    // The kiosk sends it again, with and without the authority to replay.
+    // The kiosk sends it again, with and without the authority to replay (the suite's window).
     run(&["checkin", "--file", file.to_str().unwrap(), "--json"]);
+    env.policy("policy.replay_window_minutes", "5270400", "2000-01-01");
     let replay = send(&env, &file);
     assert_eq!(replay["repeats"], 1, "{replay}");
     env.ok(&["settle", "--date", &day.to_string(), "-q"]);

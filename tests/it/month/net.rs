@@ -108,8 +108,7 @@ impl Net {
     }
 
     /// The binary with the month's settings: the stores through the proxies, short timeouts
-    /// (a silent server is found out in a second or two), the default replay window (a
-    /// back-dated punch from a key without replay authority is held), the keyring, and `key`
+    /// (a silent server is found out in a second or two), the keyring, and `key`
     /// as the key this process signs with.
     pub fn cmd(&self, env: &TestEnv, ring: &Path, key: &Path, args: &[&str]) -> Command {
         let mut c = env.std_cmd();
@@ -142,7 +141,6 @@ impl Net {
             ("ATTENDANCE_AMQP_CLOSE_TIMEOUT_MS", "300".into()),
             ("ATTENDANCE_SETTLE_MYSQL_RETRIES", "1".into()),
             ("ATTENDANCE_SETTLE_RETRY_BACKOFF_MS", "50".into()),
-            ("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "15".into()),
         ];
         for (k, v) in vars {
             c.env(k, v);

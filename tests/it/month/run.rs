@@ -178,7 +178,25 @@ impl<'a> Month<'a> {
     /// The company: departments of uneven size, the last on the night shift; one HR employee
     /// (mapped to the account the tests run as: `correct` and `review` act as them); a holiday.
     fn set_up(&mut self) {
-        self.ok(&["migrate"]);
+        // The suite's rulebook (imported by migrate), with the default replay window: a
+        // back-dated punch from a key without replay authority is held.
+        let mut migrate = self.cmd(&["migrate"]);
+        migrate.envs(crate::common::SUITE_POLICY);
+        let o = self.net.run(migrate);
+        if !o.status.success() {
+            self.fail(&format!("migrate: {}", String::from_utf8_lossy(&o.stderr).trim()));
+        }
+        self.ok(&[
+            "policy",
+            "set",
+            "policy.replay_window_minutes",
+            "15",
+            "--from",
+            "2000-01-01",
+            "--reason",
+            "the month's rules",
+            "-q",
+        ]);
         let n = self.p.employees;
         let depts = self.p.departments;
         let me = TestEnv::os_login();

@@ -102,10 +102,10 @@ fn metrics_show_the_days_checkins_held_punches_and_the_deepest_queues_from_the_r
         env.ok(&["checkin", emp, "--kind", kind]);
     }
     // An hour back by a key that may not replay, under the default 15-minute window: held.
+    env.policy("policy.replay_window_minutes", "15", "2000-01-01");
     let back = (Utc::now() - Duration::hours(1)).to_rfc3339();
     let o = env
         .cmd()
-        .env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "15")
         .args(["checkin", "S2", "--kind", "in", "--at", &back])
         .output()
         .unwrap();

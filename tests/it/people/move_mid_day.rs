@@ -114,7 +114,7 @@ fn a_moved_employee_keeps_their_day() {
 fn a_move_on_a_cluster_keeps_the_day() {
     let cluster = Cluster::given_or_start();
     let env = TestEnv::on_redis("Europe/Paris", cluster.url());
-    env.ok(&["migrate"]);
+    env.migrate();
     a_move_after_the_morning(&env);
     if cluster.owned() {
         env.ok(&["init-day", "--date", "2026-11-03", "-q"]);

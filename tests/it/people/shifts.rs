@@ -335,12 +335,9 @@ fn an_absence_alert_goes_out_per_department_and_shift_at_the_shifts_own_start() 
     let start = (local - chrono::Duration::minutes(2)).format("%H:%M").to_string();
     let end = (local + chrono::Duration::hours(3)).format("%H:%M").to_string();
     // The policy's own start is late in the evening: its alert is not due yet.
-    std::fs::create_dir_all(env.dir.join("attendance")).unwrap();
-    env.file(
-        "attendance/config.toml",
-        "[policy]\ncheckin_deadline = \"23:50\"\ncheckout_from = \"23:55\"\n\
-         work_days = [\"mon\", \"tue\", \"wed\", \"thu\", \"fri\", \"sat\", \"sun\"]\n",
-    );
+    env.policy("policy.checkout_from", "23:55", "2000-01-01");
+    env.policy("policy.checkin_deadline", "23:50", "2000-01-01");
+    env.policy("policy.work_days", "mon,tue,wed,thu,fri,sat,sun", "2000-01-01");
     let roster = env.file(
         "roster.csv",
         "employee_id,name,department_id,department_name,role\n\
@@ -363,7 +360,8 @@ fn an_absence_alert_goes_out_per_department_and_shift_at_the_shifts_own_start() 
     env.ok(&["checkin", "E1", "--kind", "in", "-q"]);
     env.ok(&["queues", "declare", "-q"]);
     env.ok(&["watch-dept", "D1", "--once", "-q"]);
-    let relay = Relay::start_with(&env, &[("ATTENDANCE_POLICY_ABSENCE_ALERTS", "true")]);
+    env.policy("policy.absence_alerts", "true", "2000-01-01");
+    let relay = Relay::start_with(&env, &[]);
     let mark = format!("{}:alert:{{D1}}:{today}:now", env.ns);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     let sent = || {

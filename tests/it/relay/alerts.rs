@@ -34,13 +34,15 @@ fn company(minutes_ago: i64) -> TestEnv {
     let (zone, offset) = common::midday_zone();
     let env = TestEnv::migrated(&zone);
     let local = Utc::now() + chrono::Duration::hours(offset) - chrono::Duration::minutes(minutes_ago);
-    let config = format!(
-        "[policy]\ncheckin_deadline = \"{}\"\ncheckout_from = \"23:30\"\ngrace_minutes = 0\n\
-         absence_alert_minutes = 0\nwork_days = [\"mon\", \"tue\", \"wed\", \"thu\", \"fri\", \"sat\", \"sun\"]\n",
-        local.format("%H:%M")
-    );
-    std::fs::create_dir_all(env.dir.join("attendance")).unwrap();
-    env.file("attendance/config.toml", &config);
+    for (key, value) in [
+        ("policy.checkout_from", "23:30".to_string()),
+        ("policy.checkin_deadline", local.format("%H:%M").to_string()),
+        ("policy.grace_minutes", "0".into()),
+        ("policy.absence_alert_minutes", "0".into()),
+        ("policy.work_days", "mon,tue,wed,thu,fri,sat,sun".into()),
+    ] {
+        env.policy(key, &value, "2000-01-01");
+    }
     env.import_roster("roster.csv", &roster(&env));
     env.ok(&["init-day", "-q"]);
     let date = env.today();
@@ -55,11 +57,10 @@ fn queue(env: &TestEnv, dept: &str) -> String {
     format!("{}.dept.{dept}", env.ns)
 }
 
-/// The suite's commands run with alerts off (tests/common): these relays turn them on.
-const ON: (&str, &str) = ("ATTENDANCE_POLICY_ABSENCE_ALERTS", "true");
-
+/// The suite's rulebook has alerts off (tests/common): these relays' company turns them on.
 fn relay(env: &TestEnv) -> Relay {
-    Relay::start_with(env, &[ON])
+    env.policy("policy.absence_alerts", "true", "2000-01-01");
+    Relay::start_with(env, &[])
 }
 
 /// The alert marks of the namespace (key -> value).
@@ -191,11 +192,10 @@ fn a_relay_started_after_the_alert_time_catches_up_and_says_it_is_late() {
 #[test]
 fn no_alert_before_its_time_nor_when_alerts_are_off() {
     let env = company(2);
-    for vars in [
-        &[ON, ("ATTENDANCE_POLICY_ABSENCE_ALERT_MINUTES", "600")][..],
-        &[("ATTENDANCE_POLICY_ABSENCE_ALERTS", "false")][..],
-    ] {
-        let relay = Relay::start_with(&env, vars);
+    for vars in [("true", "600"), ("false", "0")] {
+        env.policy("policy.absence_alerts", vars.0, "2000-01-01");
+        env.policy("policy.absence_alert_minutes", vars.1, "2000-01-01");
+        let relay = Relay::start_with(&env, &[]);
         std::thread::sleep(Duration::from_secs(6));
         let said = stop(relay);
         assert!(!said.contains("absence alert"), "{vars:?}: {said}");

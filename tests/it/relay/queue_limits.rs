@@ -130,7 +130,7 @@ fn a_full_department_queue_drops_its_oldest_events_and_doctor_warns_of_a_backlog
     let env = TestEnv::new("UTC");
     let roster = env.file("roster.csv", "");
     let roster = roster.to_str().unwrap();
-    ok(&env, &b, 1, &["migrate"]);
+    env.migrate();
     let gen = [
         "org",
         "generate",

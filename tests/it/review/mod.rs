@@ -39,9 +39,11 @@ fn company() -> TestEnv {
     company_of(ROSTER)
 }
 
-/// A company of `roster` in the afternoon zone.
+/// A company of `roster` in the afternoon zone, under the default replay window (15 minutes)
+/// instead of the suite's.
 fn company_of(roster: &str) -> TestEnv {
     let env = TestEnv::migrated(&afternoon_zone());
+    env.policy("policy.replay_window_minutes", "15", "2000-01-01");
     env.import_roster("roster.csv", roster);
     env
 }
@@ -59,10 +61,9 @@ fn local(env: &TestEnv, day: NaiveDate, hh: u32, mm: u32) -> String {
         .to_rfc3339()
 }
 
-/// The binary with the default replay window (15 minutes) and `extra` settings.
+/// The binary (under the company's replay window, 15 minutes), with `extra` settings.
 fn run(env: &TestEnv, args: &[&str], extra: &[(&str, &str)]) -> Output {
     let mut c = env.std_cmd();
-    c.env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "15");
     for (k, v) in extra {
         c.env(k, v);
     }
@@ -298,11 +299,8 @@ fn a_punch_within_the_window_applies_from_any_key() {
     assert_eq!(json(&o)["status"], "applied");
     assert_eq!(env.count("held_punches"), 0);
     // A window of 0 holds even that punch.
-    let o = run(
-        &env,
-        &["checkin", "A2", "--kind", "in", "--at", &at, "--json"],
-        &[("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "0")],
-    );
+    env.policy("policy.replay_window_minutes", "0", "2000-01-01");
+    let o = run(&env, &["checkin", "A2", "--kind", "in", "--at", &at, "--json"], &[]);
     assert_eq!(code(&o), Some(7), "{}", stderr(&o));
 }
 
@@ -518,8 +516,7 @@ fn a_punch_file_and_a_punch_stream_hold_their_backdated_rows_and_apply_the_rest(
         local(&env, day, 7, 40)
     );
     let mut c = env.std_cmd();
-    c.env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "15")
-        .args(["checkin", "--file", "-"])
+    c.args(["checkin", "--file", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

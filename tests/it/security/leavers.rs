@@ -64,12 +64,13 @@ fn stores(env: &TestEnv) -> Stores {
 
 /// A punch back-dated past a 15-minute replay window, held for review: its id.
 fn held(env: &TestEnv, emp: &str, at: &str) -> u64 {
+    env.policy("policy.replay_window_minutes", "15", "2000-01-01");
     let o = env
         .cmd()
-        .env("ATTENDANCE_POLICY_REPLAY_WINDOW_MINUTES", "15")
         .args(["checkin", emp, "--kind", "in", "--at", at, "--json"])
         .output()
         .unwrap();
+    env.policy("policy.replay_window_minutes", "5270400", "2000-01-01");
     assert_eq!(o.status.code(), Some(7), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     v["review_id"].as_u64().unwrap()

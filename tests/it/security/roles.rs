@@ -29,18 +29,20 @@ fn kiosk() -> Grants<'static> {
             "SELECT ON {db}.attendance",
             "SELECT ON {db}.shifts",
             "SELECT ON {db}.shift_assignments",
+            "SELECT ON {db}.policy_versions",
         ],
         config: "[amqp]\ndeclare = false",
     }
 }
 
 /// The relay with absence alerts off (the test env turns them off): the outboxes and its own
-/// hand-off keys; publishes only; no MySQL at all (its alerts would read the roster, leave and
-/// calendar: `doctor_checks_each_roles_mysql_grants` checks that account).
+/// hand-off keys, and the rules' copy (whether the day's alerts are on is the rulebook's word);
+/// publishes only; no MySQL at all (its alerts would read the roster, leave and calendar:
+/// `doctor_checks_each_roles_mysql_grants` checks that account).
 fn relay() -> Grants<'static> {
     Grants {
         redis: Some(
-            "~{ns}:outbox:* ~{ns}:relay:* -@all +scan +hscan +hdel +hlen +del +lpop +blpop +set +get +evalsha \
+            "~{ns}:outbox:* ~{ns}:relay:* %R~{ns}:{shifts} -@all +scan +hscan +hdel +hlen +del +lpop +blpop +set +get +hmget +evalsha \
              +eval +script|load +ping +hello +auth +client|setname +select",
         ),
         rabbit: Some(["", "^amq\\.default$", ""]),
@@ -67,6 +69,7 @@ fn supervisor() -> Grants<'static> {
             "SELECT ON {db}.shifts",
             "SELECT ON {db}.shift_assignments",
             "SELECT ON {db}.pay_periods",
+            "SELECT ON {db}.policy_versions",
             "SELECT, INSERT ON {db}.corrections",
             "UPDATE ON {db}.attendance",
             "INSERT ON {db}.punch_log",
@@ -123,7 +126,16 @@ fn a_day_run_by_each_role_with_its_own_accounts() {
 
     // The owner sets everything up, from an empty database; the other roles' grants name its
     // tables.
-    owner.ok(&env, &["migrate", "-q"]);
+    // The owner migrates, importing the suite's rulebook.
+    common::expect_ok(
+        &["migrate"],
+        owner
+            .cmd(&env)
+            .envs(common::SUITE_POLICY)
+            .args(["migrate", "-q"])
+            .output()
+            .unwrap(),
+    );
     let (kiosk, relay, sup, hr) = (
         Role::create(&env, "kiosk", &kiosk()),
         Role::create(&env, "relay", &relay()),
@@ -349,7 +361,16 @@ fn grants_check(env: &TestEnv, role: &Role, args: &[&str]) -> (String, String) {
 fn doctor_checks_each_roles_mysql_grants() {
     let env = TestEnv::new("UTC");
     let owner = Role::create(&env, "owner", &owner());
-    owner.ok(&env, &["migrate", "-q"]);
+    // The owner migrates, importing the suite's rulebook.
+    common::expect_ok(
+        &["migrate"],
+        owner
+            .cmd(&env)
+            .envs(common::SUITE_POLICY)
+            .args(["migrate", "-q"])
+            .output()
+            .unwrap(),
+    );
     let (kiosk, sup, hr) = (
         Role::create(&env, "kiosk", &kiosk()),
         Role::create(&env, "sup", &supervisor()),
@@ -401,6 +422,7 @@ fn doctor_checks_each_roles_mysql_grants() {
                 "SELECT ON {db}.calendar_days",
                 "SELECT ON {db}.shifts",
                 "SELECT ON {db}.shift_assignments",
+                "SELECT ON {db}.policy_versions",
             ],
             ..Grants::default()
         },

@@ -102,11 +102,7 @@ fn those_on_a_rest_day_by_their_shift_are_not_laid_out_nor_expected_and_settle_a
 #[test]
 fn the_live_screen_counts_only_those_whose_shift_works_today() {
     let env = TestEnv::migrated("UTC");
-    std::fs::create_dir_all(env.dir.join("attendance")).unwrap();
-    env.file(
-        "attendance/config.toml",
-        "[policy]\nwork_days = [\"mon\", \"tue\", \"wed\", \"thu\", \"fri\", \"sat\", \"sun\"]\n",
-    );
+    env.policy("policy.work_days", "mon,tue,wed,thu,fri,sat,sun", "2000-01-01");
     // `weekends` works every day but today.
     let today = chrono::Utc::now().date_naive();
     let others: Vec<String> = (1..7)

@@ -1,16 +1,18 @@
-//! Redis: the copy of the shift table (`<ns>:{shifts}`), so that a check-in learns its
-//! employee's shift in the round trip it already makes, without MySQL. Written whole by
-//! `shifts import|assign` and by every init-day and layout; read per punch for only the
-//! fields it needs: `table` (the shifts and the departments' assignments, small) and the
-//! punching employees' own assignments, `e:<id>`.
+//! Redis: the copy of the company's rules (`<ns>:{shifts}`): the shift table and the rulebook
+//! of policy versions, so that a check-in learns its employee's shift and the policy of its day
+//! in the round trip it already makes, without MySQL. Written whole by `shifts import|assign`,
+//! `policy set` and by every init-day and layout; read per punch for only the fields it needs:
+//! `table` (the shifts and the departments' assignments, small), the punching employees' own
+//! assignments, `e:<id>`, and `rules` (the rulebook, a few rows a year).
 
 use std::collections::HashMap;
 
 use anyhow::{Context, Result};
 use chrono::NaiveDate;
 
-use super::handle::Board;
+use crate::domain::day::rulebook::Rulebook;
 use crate::domain::day::shifts::ShiftTable;
+use crate::redis::handle::Board;
 
 /// The `table` field: the table without the employees' own assignments.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -40,23 +42,21 @@ fn decode<S: AsRef<str>>(head: Option<String>, employees: &[S], own: Vec<Option<
 }
 
 impl Board {
-    /// Replace the copy with `table`, whole: written aside, then renamed over the old one, so
-    /// that a punch never reads half of it. An empty table removes the copy.
-    pub(crate) fn write_shifts(&mut self, table: &ShiftTable) -> Result<()> {
+    /// Replace the copy with `table` and `rules`, whole: written aside, then renamed over the
+    /// old one, so that a punch never reads half of it. An empty table leaves no `table` field
+    /// (everyone on the policy); the `rules` field is always there, so that its absence means
+    /// a copy never made.
+    pub(crate) fn write_shifts(&mut self, table: &ShiftTable, rules: &Rulebook) -> Result<()> {
         let (key, next) = (self.keys.shifts(), self.keys.shifts_next());
-        if table.shifts.is_empty() && table.is_empty() {
-            redis::cmd("DEL")
-                .arg(&key)
-                .query::<()>(&mut self.con)
-                .context("removing the shift copy")?;
-            return Ok(());
-        }
-        let head = serde_json::to_string(&Head {
-            shifts: table.shifts.clone(),
-            departments: table.departments.clone(),
-        })?;
         redis::cmd("DEL").arg(&next).query::<()>(&mut self.con)?;
-        let mut fields: Vec<(String, String)> = vec![("table".into(), head)];
+        let mut fields: Vec<(String, String)> = vec![("rules".into(), serde_json::to_string(rules)?)];
+        if !(table.shifts.is_empty() && table.is_empty()) {
+            let head = serde_json::to_string(&Head {
+                shifts: table.shifts.clone(),
+                departments: table.departments.clone(),
+            })?;
+            fields.push(("table".into(), head));
+        }
         for (id, list) in &table.employees {
             fields.push((format!("e:{id}"), serde_json::to_string(list)?));
         }
@@ -117,6 +117,35 @@ impl Board {
         decode(head, employees, own)
     }
 
+    /// The rulebook's copy: for a single check-in, what the roster lookup already read (no
+    /// round trip). `None`: no copy was ever made (MySQL then has the rules).
+    pub(crate) fn read_rules(&mut self) -> Result<Option<Rulebook>> {
+        let field = match self.rules_prefetch.take() {
+            Some(field) => field,
+            // HMGET, as every role that reads the copy may (docs/security.md's ACLs).
+            None => redis::cmd("HMGET")
+                .arg(self.keys.shifts())
+                .arg("rules")
+                .query::<Vec<Option<String>>>(&mut self.con)
+                .context("reading the rulebook's copy")?
+                .pop()
+                .flatten(),
+        };
+        field
+            .map(|v| serde_json::from_str(&v).context("reading the rulebook's copy"))
+            .transpose()
+    }
+
+    /// Copy the rulebook alone, into the copy as it is (after a read from MySQL found none).
+    pub(crate) fn write_rules(&mut self, rules: &Rulebook) -> Result<()> {
+        redis::cmd("HSET")
+            .arg(self.keys.shifts())
+            .arg("rules")
+            .arg(serde_json::to_string(rules)?)
+            .query::<()>(&mut self.con)
+            .context("writing the rulebook's copy")
+    }
+
     /// The whole copy (every employee's own assignments included): what the relay's absence
     /// alerts look at every few seconds, without MySQL until an alert is due.
     pub(crate) fn read_all_shifts(&mut self) -> Result<ShiftTable> {
@@ -125,6 +154,7 @@ impl Board {
             .query(&mut self.con)
             .context("reading the shift copy")?;
         let head = all.remove("table");
+        all.remove("rules");
         let (employees, own): (Vec<String>, Vec<Option<String>>) = all
             .into_iter()
             .filter_map(|(field, v)| Some((field.strip_prefix("e:")?.to_string(), Some(v))))

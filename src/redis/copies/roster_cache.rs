@@ -9,12 +9,12 @@ use anyhow::{Context, Result};
 use chrono::Utc;
 use redis::ConnectionLike;
 
-use super::Board;
 use crate::domain::day::clock::Reading;
 use crate::domain::people::employment::Employment;
 use crate::domain::people::roster::{Member, Stamp};
 use crate::redis::board::Employee;
 use crate::redis::keys::{roster_part_of, ROSTER_PARTS};
+use crate::redis::Board;
 
 impl Board {
     /// Look employees up in the Redis roster cache: one HMGET per roster part, pipelined, 5,000
@@ -28,7 +28,7 @@ impl Board {
     /// [`Board::lookup_many`]; with `timed`, the first pipeline also asks for the server's
     /// `TIME` (no round trip of its own), read with this host's clock around it (one node
     /// only: a cluster's pipeline routes by key).
-    pub(super) fn lookup<S: AsRef<str>>(
+    pub(in crate::redis) fn lookup<S: AsRef<str>>(
         &mut self,
         ids: &[S],
         timed: bool,
@@ -36,8 +36,8 @@ impl Board {
         self.lookup_with(ids, timed, true)
     }
 
-    /// [`Board::lookup`]; `prefetch`: for one employee, also read their shift fields in the
-    /// same round trip (refused by an account's ACL: looked up again without, so that the
+    /// [`Board::lookup`]; `prefetch`: for one employee, also read their shift fields and the
+    /// rulebook's copy in the same round trip (refused by an account's ACL: looked up again without, so that the
     /// refusal named is the roster's own).
     fn lookup_with<S: AsRef<str>>(
         &mut self,
@@ -50,6 +50,7 @@ impl Board {
         let mut out = Vec::with_capacity(ids.len());
         let mut reading = None;
         let mut prefetched = None;
+        let mut rules = None;
         for chunk in ids.chunks(5_000) {
             let mut parts: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
             let mut order = Vec::with_capacity(chunk.len());
@@ -70,7 +71,8 @@ impl Board {
                 pipe.cmd("HMGET")
                     .arg(keys.shifts())
                     .arg("table")
-                    .arg(format!("e:{}", ids[0].as_ref()));
+                    .arg(format!("e:{}", ids[0].as_ref()))
+                    .arg("rules");
             }
             for (&part, ids) in &parts {
                 pipe.cmd("HMGET").arg(keys.roster_part(part)).arg(ids);
@@ -79,7 +81,7 @@ impl Board {
             let replies: Vec<Option<redis::Value>> = match pipe.query::<Vec<redis::Value>>(con) {
                 Ok(mut replies) => {
                     if time {
-                        let server = super::server::clock::server_time(replies.remove(0))?;
+                        let server = crate::redis::server::clock::server_time(replies.remove(0))?;
                         reading = Some(Reading {
                             before,
                             server,
@@ -87,9 +89,10 @@ impl Board {
                         });
                     }
                     if prefetch {
-                        let fields: Vec<Option<String>> =
+                        let mut fields: Vec<Option<String>> =
                             redis::from_redis_value(replies.remove(0)).context("reading the shift copy")?;
-                        prefetched = Some(super::handle::Prefetch::new(ids[0].as_ref(), fields));
+                        rules = fields.pop();
+                        prefetched = Some(crate::redis::handle::Prefetch::new(ids[0].as_ref(), fields));
                     }
                     replies.into_iter().map(Some).collect()
                 }
@@ -123,6 +126,7 @@ impl Board {
             );
         }
         self.shift_prefetch = prefetched;
+        self.rules_prefetch = rules;
         Ok((out, reading))
     }
 }
