@@ -233,6 +233,33 @@ const EXAMPLES: &[(&str, &str)] = &[
         "attendance recover --date 2026-11-30",
         "Rebuild a day's boards from the broker's journal.",
     ),
+    (
+        "attendance policy show --date 2026-11-30",
+        "The company's rules in force on a day, each since when.",
+    ),
+    (
+        "attendance policy set policy.grace_minutes 10 --from 2027-01-01 --reason \"union agreement\"",
+        "A new version of a rule from a date on (the owner's account).",
+    ),
+    ("attendance policy history", "Every version of the rules ever set."),
+    (
+        "attendance keys generate kiosk-1 --out kiosk-1.key",
+        "A kiosk's Ed25519 key pair.",
+    ),
+    (
+        "attendance keys add kiosk-1 --public-key kiosk-1.key.pub",
+        "Register a kiosk's public key.",
+    ),
+    (
+        "attendance keys revoke kiosk-1 --at 2026-12-07T14:00:00Z --reason \"laptop stolen\"",
+        "Revoke a key from an instant on.",
+    ),
+    ("attendance keys list", "The registered keys."),
+    ("attendance period close 2026-11", "Close a pay period."),
+    (
+        "attendance period reopen 2026-11 --reason \"late leave\"",
+        "Reopen a closed pay period.",
+    ),
     ("attendance calendar set 2026-12-25 holiday", "Make a day a holiday."),
     (
         "attendance calendar import calendar.csv --dry-run",
