@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::mysql::signing_keys::{self, AddOutcome, KeyRow, RevokeOutcome};
 use crate::mysql::Db;
 use crate::redis::board::Board;
-use crate::redis::key_registry::CopiedKey;
+use crate::redis::copies::key_registry::CopiedKey;
 
 /// A key made by `keys generate`: its id and public key (the private key is only in the file).
 #[derive(Debug, serde::Serialize)]

@@ -25,7 +25,7 @@ use crate::domain::people::roster::{Member, Stamp};
 use crate::mysql::Db;
 use crate::ops::relay::queues::{declare_missing, Declared};
 use crate::redis::board::{Board, LayoutReport};
-use crate::redis::roster_cache::RosterRebuild;
+use crate::redis::copies::roster_cache::RosterRebuild;
 
 /// What laying out a day did, and what the caller should tell the operator.
 #[derive(Debug)]

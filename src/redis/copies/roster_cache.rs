@@ -9,12 +9,12 @@ use anyhow::{Context, Result};
 use chrono::Utc;
 use redis::ConnectionLike;
 
-use super::Board;
 use crate::domain::day::clock::Reading;
 use crate::domain::people::employment::Employment;
 use crate::domain::people::roster::{Member, Stamp};
 use crate::redis::board::Employee;
 use crate::redis::keys::{roster_part_of, ROSTER_PARTS};
+use crate::redis::Board;
 
 impl Board {
     /// Look employees up in the Redis roster cache: one HMGET per roster part, pipelined, 5,000
@@ -28,7 +28,7 @@ impl Board {
     /// [`Board::lookup_many`]; with `timed`, the first pipeline also asks for the server's
     /// `TIME` (no round trip of its own), read with this host's clock around it (one node
     /// only: a cluster's pipeline routes by key).
-    pub(super) fn lookup<S: AsRef<str>>(
+    pub(in crate::redis) fn lookup<S: AsRef<str>>(
         &mut self,
         ids: &[S],
         timed: bool,
@@ -79,7 +79,7 @@ impl Board {
             let replies: Vec<Option<redis::Value>> = match pipe.query::<Vec<redis::Value>>(con) {
                 Ok(mut replies) => {
                     if time {
-                        let server = super::server::clock::server_time(replies.remove(0))?;
+                        let server = crate::redis::server::clock::server_time(replies.remove(0))?;
                         reading = Some(Reading {
                             before,
                             server,
@@ -89,7 +89,7 @@ impl Board {
                     if prefetch {
                         let fields: Vec<Option<String>> =
                             redis::from_redis_value(replies.remove(0)).context("reading the shift copy")?;
-                        prefetched = Some(super::handle::Prefetch::new(ids[0].as_ref(), fields));
+                        prefetched = Some(crate::redis::handle::Prefetch::new(ids[0].as_ref(), fields));
                     }
                     replies.into_iter().map(Some).collect()
                 }

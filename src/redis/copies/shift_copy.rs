@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use anyhow::{Context, Result};
 use chrono::NaiveDate;
 
-use super::handle::Board;
 use crate::domain::day::shifts::ShiftTable;
+use crate::redis::handle::Board;
 
 /// The `table` field: the table without the employees' own assignments.
 #[derive(serde::Serialize, serde::Deserialize)]

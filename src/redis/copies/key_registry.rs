@@ -5,7 +5,7 @@
 
 use anyhow::{Context, Result};
 
-use super::handle::Board;
+use crate::redis::handle::Board;
 
 /// One key as the copy holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
