@@ -242,24 +242,6 @@ const EXAMPLES: &[(&str, &str)] = &[
         "A new version of a rule from a date on (the owner's account).",
     ),
     ("attendance policy history", "Every version of the rules ever set."),
-    (
-        "attendance keys generate kiosk-1 --out kiosk-1.key",
-        "A kiosk's Ed25519 key pair.",
-    ),
-    (
-        "attendance keys add kiosk-1 --public-key kiosk-1.key.pub",
-        "Register a kiosk's public key.",
-    ),
-    (
-        "attendance keys revoke kiosk-1 --at 2026-12-07T14:00:00Z --reason \"laptop stolen\"",
-        "Revoke a key from an instant on.",
-    ),
-    ("attendance keys list", "The registered keys."),
-    ("attendance period close 2026-11", "Close a pay period."),
-    (
-        "attendance period reopen 2026-11 --reason \"late leave\"",
-        "Reopen a closed pay period.",
-    ),
     ("attendance calendar set 2026-12-25 holiday", "Make a day a holiday."),
     (
         "attendance calendar import calendar.csv --dry-run",
@@ -292,6 +274,27 @@ const EXAMPLES: &[(&str, &str)] = &[
     ),
     ("attendance leave list", "Approved leave."),
     ("attendance leave cancel 12", "Cancel a leave by its id."),
+    (
+        "attendance keys generate kiosk-2 --out /etc/attendance/kiosk-2.key",
+        "Make a kiosk's Ed25519 key: the private key into a new 0600 file, the public key printed.",
+    ),
+    (
+        "attendance keys add kiosk-2 --public-key kiosk-2.pub --replay",
+        "Put a kiosk's public key in the registry, allowed to replay offline punches.",
+    ),
+    (
+        "attendance keys revoke kiosk-1 --at 2026-12-07T14:00:00Z --reason \"laptop stolen\"",
+        "Refuse a key's events recorded from that instant on.",
+    ),
+    ("attendance keys list", "The key registry."),
+    (
+        "attendance period close 2026-11",
+        "Close November for payroll: its days no longer change.",
+    ),
+    (
+        "attendance period reopen 2026-11 --reason \"late sick note\"",
+        "Open a closed month again, audited.",
+    ),
     (
         "attendance correct E000123 --date 2026-11-27 --out 18:15 --reason \"kiosk down\"",
         "Set a settled day's check-out, audited.",
