@@ -197,6 +197,14 @@ impl<'a> Month<'a> {
             "the month's rules",
             "-q",
         ]);
+        // The month's keys in its registry (through the month's own stores).
+        for (id, public, replay) in self.sign.registry() {
+            let mut add = vec!["keys", "add", id, "--public-key", public.to_str().unwrap(), "-q"];
+            if replay {
+                add.push("--replay");
+            }
+            self.ok(&add);
+        }
         let n = self.p.employees;
         let depts = self.p.departments;
         let me = TestEnv::os_login();
