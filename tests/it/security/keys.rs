@@ -200,6 +200,7 @@ fn a_revocation_keeps_the_punches_signed_before_it_when_settle_restores_a_lost_d
     let removed: u32 = con.hdel(&plog, &lost_id).unwrap();
     assert_eq!(removed, 1);
     let _: () = con.del(format!("{}:{{keys}}", env.ns)).unwrap();
+    env.failed_over(DAY);
 
     let o = env.without_secrets(&["settle", "--date", DAY, "--json"]);
     let s: serde_json::Value = serde_json::from_str(&common::expect_ok(&["settle"], o)).unwrap();
