@@ -1,9 +1,9 @@
 //! The month's signing set-up, all in one place: the keys its kiosks and its front desk sign
-//! with, the rotation of the kiosks' key mid-month, and the keyring every command verifies with.
+//! with, the rotation of the kiosks' key mid-month, and the keyring every command is given.
 
 use std::path::PathBuf;
 
-use crate::common::{new_secret, TestEnv};
+use crate::common::TestEnv;
 
 /// What the commands of the month sign and verify with.
 pub struct Signing {
@@ -25,26 +25,18 @@ impl Signing {
     }
 }
 
-/// Every key of the month: two kiosk keys that may replay offline punches (the first used
-/// before `rotation_day`, the second from it on, both kept in the keyring so that what the old
-/// one signed still verifies), and a front-desk key that may not replay.
+/// Every key of the month, each an Ed25519 key in the registry (`keys generate` and `keys add`,
+/// the owner's): two kiosk keys that the registry lets replay offline punches (the first used
+/// before `rotation_day`, the second from it on, both kept so that what the old one signed still
+/// verifies), and a front-desk key that may not replay. The keyring file holds no secret: the
+/// consumers verify with the registry's public keys, copied to the month's Redis by its init-day.
 pub fn setup(env: &TestEnv, rotation_day: usize) -> Signing {
-    let secrets = [new_secret(), new_secret(), new_secret()];
-    let key =
-        |name: &str, id: &str, secret: &str| env.file(name, &format!("key_id = \"{id}\"\nsecret = \"{secret}\"\n"));
     let kiosk = [
-        key("kiosk-2026a.key", "kiosk-2026a", &secrets[0]),
-        key("kiosk-2026b.key", "kiosk-2026b", &secrets[1]),
+        env.registered_key("kiosk-2026a", true),
+        env.registered_key("kiosk-2026b", true),
     ];
-    let desk = key("desk.key", "desk", &secrets[2]);
-    let ring = env.keyring(
-        &[
-            ("kiosk-2026a", &secrets[0], true),
-            ("kiosk-2026b", &secrets[1], true),
-            ("desk", &secrets[2], false),
-        ],
-        &[],
-    );
+    let desk = env.registered_key("desk", false);
+    let ring = env.keyring(&[], &[]);
     Signing {
         ring,
         kiosk,
