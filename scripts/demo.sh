@@ -94,15 +94,13 @@ fi
 work=$(mktemp -d)
 roster_loaded=
 # The demo plays yesterday's whole day now, as a kiosk that was offline replays its punches: it
-# signs with a key the keyring lets replay (replay = true), so none of its punches is held for
-# review; the company's replay window stays as it is (docs/security.md, back-dating needs
-# authority). The key lives as long as the run: the files are private to it.
+# signs with its own Ed25519 key, which the key registry lets replay (`keys add --replay`, the
+# owner's word: a keyring file grants nothing), so none of its punches is held for review; the
+# company's replay window stays as it is (docs/security.md, back-dating needs authority). The
+# private key lives as long as the run: the file is private to it. It is made after `migrate`.
+demo_key=
 if [ -z "${ATTENDANCE_SIGNING_KEY_FILE:-}" ]; then
-  secret=$(head -c 32 /dev/urandom | base64)
-  (umask 077
-   printf 'key_id = "demo-kiosk"\nsecret = "%s"\n' "$secret" >"$work/kiosk.key"
-   printf 'revoked = []\n[keys."demo-kiosk"]\nsecret = "%s"\nreplay = true\n' "$secret" >"$work/keyring.toml")
-  export ATTENDANCE_SIGNING_KEY_FILE=$work/kiosk.key ATTENDANCE_SIGNING_KEYRING_FILE=$work/keyring.toml
+  demo_key=$work/kiosk.key
 fi
 done=
 cleanup() {
@@ -128,6 +126,18 @@ step() { echo; echo "== $*" >&2; }
 
 step "migrate"
 $att migrate
+if [ -n "$demo_key" ]; then
+  rm -f "$demo_key"
+  $att keys generate demo-kiosk --out "$demo_key" -q >"$work/kiosk.pub"
+  # A rerun finds the key registered already: its own new key is registered under a fresh id.
+  $att keys add demo-kiosk --public-key "$work/kiosk.pub" --replay -q 2>/dev/null || {
+    id=demo-kiosk-$(date +%s)
+    rm -f "$demo_key"
+    $att keys generate "$id" --out "$demo_key" -q >"$work/kiosk.pub"
+    $att keys add "$id" --public-key "$work/kiosk.pub" --replay -q
+  }
+  export ATTENDANCE_SIGNING_KEY_FILE=$demo_key
+fi
 
 step "roster: $employees employees in $departments departments"
 $att org generate --employees "$employees" --departments "$departments" -o "$work/roster.csv"

@@ -59,7 +59,8 @@ impl Record {
         }
         let dated = latest
             .lines()
-            .find(|l| l.starts_with("Run ") || l.contains(" UTC"))
+            .find(|l| l.starts_with("Run of "))
+            .or_else(|| latest.lines().find(|l| l.contains(" UTC") && l.contains("20")))
             .unwrap_or("")
             .trim()
             .to_string();

@@ -115,7 +115,12 @@ fn millis(t: NaiveDateTime) -> i64 {
 
 /// Rewrite Redis's copy of the registry from MySQL: after every change, and by init-day.
 pub(crate) fn refresh_copy(db: &Db, board: &mut Board) -> Result<()> {
-    let keys: Vec<CopiedKey> = signing_keys::all(db)?
+    board.write_key_registry(&of_record(db)?)
+}
+
+/// The registry as MySQL holds it, in the copy's shape.
+fn of_record(db: &Db) -> Result<Vec<CopiedKey>> {
+    Ok(signing_keys::all(db)?
         .into_iter()
         .map(|k| CopiedKey {
             key_id: k.key_id,
@@ -123,15 +128,19 @@ pub(crate) fn refresh_copy(db: &Db, board: &mut Board) -> Result<()> {
             replay: k.replay,
             revoked_from_ms: k.revoked_at.map(millis),
         })
-        .collect();
-    board.write_key_registry(&keys)
+        .collect())
 }
 
 /// The verifiers' keyring: the registry copy's public keys, and a keyring file's shared
 /// secrets (accepted up to the cut-over); `None` when neither holds a key (an installation
 /// that signs nothing checks nothing).
 pub(crate) fn verifiers(cfg: &Config, board: &mut Board) -> Result<Option<Keyring>> {
-    let copied = board.key_registry()?;
+    // On a cluster the copy's master may be lost while the department's is up: the record then
+    // answers, so that a supervisor's screen does not go down with an unrelated master.
+    let copied = match board.key_registry() {
+        Ok(copied) => copied,
+        Err(e) => Db::open(cfg).and_then(|db| of_record(&db)).map_err(|_| e)?,
+    };
     let file = cfg.signing.keyring()?;
     if copied.is_empty() && file.is_none() {
         return Ok(None);
