@@ -126,16 +126,7 @@ fn a_day_run_by_each_role_with_its_own_accounts() {
 
     // The owner sets everything up, from an empty database; the other roles' grants name its
     // tables.
-    // The owner migrates, importing the suite's rulebook.
-    common::expect_ok(
-        &["migrate"],
-        owner
-            .cmd(&env)
-            .envs(common::SUITE_POLICY)
-            .args(["migrate", "-q"])
-            .output()
-            .unwrap(),
-    );
+    owner_migrates(&env, &owner);
     let (kiosk, relay, sup, hr) = (
         Role::create(&env, "kiosk", &kiosk()),
         Role::create(&env, "relay", &relay()),
@@ -357,20 +348,24 @@ fn grants_check(env: &TestEnv, role: &Role, args: &[&str]) -> (String, String) {
     )
 }
 
-#[test]
-fn doctor_checks_each_roles_mysql_grants() {
-    let env = TestEnv::new("UTC");
-    let owner = Role::create(&env, "owner", &owner());
-    // The owner migrates, importing the suite's rulebook.
+/// The owner migrates the test's database, importing the suite's rulebook.
+fn owner_migrates(env: &TestEnv, owner: &Role) {
     common::expect_ok(
         &["migrate"],
         owner
-            .cmd(&env)
+            .cmd(env)
             .envs(common::SUITE_POLICY)
             .args(["migrate", "-q"])
             .output()
             .unwrap(),
     );
+}
+
+#[test]
+fn doctor_checks_each_roles_mysql_grants() {
+    let env = TestEnv::new("UTC");
+    let owner = Role::create(&env, "owner", &owner());
+    owner_migrates(&env, &owner);
     let (kiosk, sup, hr) = (
         Role::create(&env, "kiosk", &kiosk()),
         Role::create(&env, "sup", &supervisor()),
