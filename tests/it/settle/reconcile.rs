@@ -206,6 +206,43 @@ fn a_day_its_redis_held_throughout_settles_without_reading_the_journal() {
     assert_eq!(env.count("attendance"), 10);
 }
 
+/// A catch-up over two days, one whose Redis held it throughout and one that failed over: only
+/// the second is read back, and each says which it was.
+#[test]
+fn a_catch_up_checks_only_the_day_that_failed_over() {
+    let before = "2026-11-19";
+    let env = TestEnv::with_day(TZ, Day::new(10, 2).import_flags(&["-q"]).init_day(before, &["-q"]));
+    env.ok(&["init-day", "--date", DAY, "-q"]);
+    let emp = env.members("D001").remove(0);
+    env.json(&[
+        "checkin",
+        &emp,
+        "--kind",
+        "in",
+        "--at",
+        &format!("{before}T08:30:00+01:00"),
+        "--json",
+    ]);
+    punch_sent(&env, &emp, "in", "08:30");
+    env.failed_over(DAY);
+    let s = env.json(&["settle", "--json"]);
+    let mut runs = s["earlier"].as_array().unwrap().clone();
+    runs.push(s.clone());
+    let of = |day: &str| {
+        runs.iter()
+            .find(|r| r["work_date"] == day)
+            .unwrap_or_else(|| panic!("{s}"))
+            .clone()
+    };
+    assert_eq!(of(before)["reconcile"]["status"], "unchanged", "{s}");
+    let checked = of(DAY);
+    assert_eq!(checked["reconcile"]["status"], "done", "{s}");
+    assert_eq!(
+        checked["reconcile"]["journaled"], 1,
+        "only the day checked is counted: {s}"
+    );
+}
+
 /// A layout made once punches of the day were in Redis cannot vouch for them: such a day is
 /// checked against the journal (here it cannot be read: exit 3, nothing written).
 #[test]
