@@ -105,24 +105,14 @@ impl Run<'_> {
         } else {
             None
         };
-        let all = |status| days.iter().map(|d| (*d, Reconciled::none(status))).collect();
         if let Some(status) = skipped {
-            return Ok(all(status));
+            return Ok(each(days, status));
         }
+        // From here on, only the days to check: the others are neither read nor reported as done.
         let (days, unchanged) = self.days_to_check(days)?;
-        let mut out: BTreeMap<NaiveDate, Reconciled> = unchanged
-            .iter()
-            .map(|d| (*d, Reconciled::none(Checked::Unchanged)))
-            .collect();
+        let mut out = each(&unchanged, Checked::Unchanged);
         let Some(&first) = days.iter().min() else {
             return Ok(out);
-        };
-        let days = &days[..];
-        // From here on, only the days to check: the others are neither read nor reported as done.
-        let all = |status| {
-            days.iter()
-                .map(|d| (*d, Reconciled::none(status)))
-                .collect::<BTreeMap<_, _>>()
         };
         // Unattended, a message in the journal that no kiosk signed must not become a row: with
         // neither a registry key nor a keyring file, events are checked against this host's own
@@ -153,7 +143,7 @@ impl Run<'_> {
             lock: &mut self.lock,
             rules: PunchRules::new(&latest, cfg.timezone),
             clocks,
-            days: all(Checked::Done),
+            days: each(&days, Checked::Done),
             batch: Vec::with_capacity(BATCH),
             verify,
         };
@@ -175,7 +165,7 @@ impl Run<'_> {
         out.extend(if read.is_some() {
             checked
         } else {
-            all(Checked::NoJournal)
+            each(&days, Checked::NoJournal)
         });
         Ok(out)
     }
@@ -201,6 +191,11 @@ impl Run<'_> {
         }
         Ok((check, unchanged))
     }
+}
+
+/// Every one of `days` with nothing read, as `status` says.
+fn each(days: &[NaiveDate], status: Checked) -> BTreeMap<NaiveDate, Reconciled> {
+    days.iter().map(|d| (*d, Reconciled::none(status))).collect()
 }
 
 struct Reconciler<'r> {
