@@ -33,6 +33,8 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
             (SELECT, Some("shifts")),
             (SELECT, Some("shift_assignments")),
             (SELECT, Some("policy_versions")),
+            // A back-dated punch from a key that may not replay is held for review.
+            (&["SELECT", "INSERT"], Some("held_punches")),
         ],
         Role::Relay => &[
             (SELECT, Some("employees")),
@@ -43,7 +45,8 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
             (SELECT, Some("policy_versions")),
         ],
         // `correct` judges the day by the employee's shift, refuses a closed pay period, and
-        // books the leave of `--leave-kind`.
+        // books the leave of `--leave-kind`; `review approve|reject` decides a member's held
+        // punch, `punch void` takes a member's punch off the day.
         Role::Supervisor => &[
             (SELECT, Some("employees")),
             (SELECT, Some("supervisors")),
@@ -56,6 +59,8 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
             (&["SELECT", "INSERT"], Some("corrections")),
             (&["INSERT"], Some("punch_log")),
             (SELECT, Some("policy_versions")),
+            (&["SELECT", "UPDATE"], Some("held_punches")),
+            (&["SELECT", "INSERT"], Some("punch_voids")),
         ],
         Role::Hr => &[
             (SELECT, None),
@@ -279,11 +284,12 @@ mod tests {
             "GRANT SELECT ON `att`.`shifts` TO `k`@`%`",
             "GRANT SELECT ON `att`.`shift_assignments` TO `k`@`%`",
             "GRANT SELECT ON `att`.`policy_versions` TO `k`@`%`",
+            "GRANT SELECT, INSERT ON `att`.`held_punches` TO `k`@`%`",
         ]);
         assert!(missing(Role::Kiosk, &kiosk, "att").is_empty());
         assert_eq!(
             missing(Role::Kiosk, &kiosk, "other").len(),
-            5,
+            6,
             "grants on another database do not count"
         );
         let gaps = missing(Role::Supervisor, &kiosk, "att");
@@ -293,9 +299,11 @@ mod tests {
                 "GRANT UPDATE ON `att`.`attendance` TO 'k'@'%';",
                 "GRANT SELECT ON `att`.`calendar_days` TO 'k'@'%';",
                 "GRANT SELECT, INSERT ON `att`.`corrections` TO 'k'@'%';",
+                "GRANT UPDATE ON `att`.`held_punches` TO 'k'@'%';",
                 "GRANT SELECT, INSERT ON `att`.`leaves` TO 'k'@'%';",
                 "GRANT SELECT ON `att`.`pay_periods` TO 'k'@'%';",
                 "GRANT INSERT ON `att`.`punch_log` TO 'k'@'%';",
+                "GRANT SELECT, INSERT ON `att`.`punch_voids` TO 'k'@'%';",
                 "GRANT SELECT ON `att`.`supervisors` TO 'k'@'%';",
             ]
         );

@@ -750,3 +750,13 @@ pub fn midday_zone() -> (String, i64) {
     };
     (name, n)
 }
+
+/// A zone (`Etc/GMT-X` is UTC+X) where it is now about 14:00: a morning's 07:55 is hours back
+/// on the same work day whenever a test runs (a back-dated punch without a fixed date).
+pub fn afternoon_zone() -> String {
+    match 14 - chrono::Timelike::hour(&chrono::Utc::now()) as i32 {
+        0 => "Etc/GMT".to_string(),
+        x if x > 0 => format!("Etc/GMT-{x}"),
+        x => format!("Etc/GMT+{}", -x),
+    }
+}

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use chrono::{NaiveDate, TimeZone, Timelike, Utc};
+use chrono::{NaiveDate, TimeZone};
 use common::{queue_depth, TestEnv};
 use serde_json::Value;
 
@@ -134,18 +134,9 @@ fn a_single_punch_sent_again_after_settle_is_a_repeat() {
     assert_eq!(stores(&env), settled);
 }
 
-/// A zone (`Etc/GMT-X` is UTC+X) where it is now about 14:00.
-fn afternoon_zone() -> String {
-    match 14 - Utc::now().hour() as i32 {
-        0 => "Etc/GMT".to_string(),
-        x if x > 0 => format!("Etc/GMT-{x}"),
-        x => format!("Etc/GMT+{}", -x),
-    }
-}
-
 #[test]
 fn a_held_punch_approved_then_sent_again_after_settle_is_one_punch() {
-    let env = TestEnv::migrated(&afternoon_zone());
+    let env = TestEnv::migrated(&common::afternoon_zone());
     env.import_roster(
         "roster.csv",
         "employee_id,name,department_id,department_name,role\n\

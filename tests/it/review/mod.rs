@@ -15,7 +15,7 @@ mod bulk;
 use std::io::Write;
 use std::process::{Output, Stdio};
 
-use chrono::{Duration, NaiveDate, TimeZone, Timelike, Utc};
+use chrono::{Duration, NaiveDate, TimeZone, Utc};
 use common::{TestEnv, KEY_ID};
 use mysql::prelude::Queryable;
 use redis::Commands;
@@ -25,16 +25,6 @@ const ROSTER: &str = "employee_id,name,department_id,department_name,role\n\
     S1,Name S1,D1,Dept D1,supervisor\nA1,Name A1,D1,Dept D1,employee\nA2,Name A2,D1,Dept D1,employee\n\
     S2,Name S2,D2,Dept D2,supervisor\nB1,Name B1,D2,Dept D2,employee\nH1,Name H1,D2,Dept D2,hr\n";
 
-/// A zone (`Etc/GMT-X` is UTC+X) where it is now about 14:00.
-fn afternoon_zone() -> String {
-    let offset = 14 - Utc::now().hour() as i32;
-    match offset {
-        0 => "Etc/GMT".to_string(),
-        x if x > 0 => format!("Etc/GMT-{x}"),
-        x => format!("Etc/GMT+{}", -x),
-    }
-}
-
 fn company() -> TestEnv {
     company_of(ROSTER)
 }
@@ -42,7 +32,7 @@ fn company() -> TestEnv {
 /// A company of `roster` in the afternoon zone, under the default replay window (15 minutes)
 /// instead of the suite's.
 fn company_of(roster: &str) -> TestEnv {
-    let env = TestEnv::migrated(&afternoon_zone());
+    let env = TestEnv::migrated(&common::afternoon_zone());
     env.policy("policy.replay_window_minutes", "15", "2000-01-01");
     env.import_roster("roster.csv", roster);
     env
