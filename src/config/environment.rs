@@ -1,7 +1,7 @@
 //! The `ATTENDANCE_*` variables as a whole: a value that is not UTF-8 or is empty is an error
 //! naming the variable (never silently the default), and a variable no key reads is a warning
-//! naming the closest key (a typo such as `ATTENDANCE_POLCY_GRACE_MINUTES` would otherwise
-//! leave the default in force without a word).
+//! naming the closest key (a typo such as `ATTENDANCE_NAMESPCE` would otherwise leave the
+//! default in force without a word).
 
 use std::ffi::OsString;
 
@@ -45,21 +45,40 @@ pub fn check(vars: impl IntoIterator<Item = (OsString, OsString)>) -> Result<(),
     Ok(())
 }
 
-/// A warning for each `ATTENDANCE_*` variable that nothing reads, naming the closest key's.
+/// A warning for each `ATTENDANCE_*` variable that nothing reads, naming the closest key's. A
+/// name closest to a company rule's is pointed at the rulebook instead: its variable is refused
+/// (no caller sets the rules), so suggesting it would trade a warning for an error.
 pub(crate) fn unknown(names: impl IntoIterator<Item = OsString>) -> Vec<String> {
-    let known: Vec<String> = settable::KEYS
+    let (rules, settings): (Vec<&settable::Key>, Vec<&settable::Key>) =
+        settable::KEYS.iter().partition(|k| k.name.starts_with("policy."));
+    let known: Vec<String> = settings
         .iter()
         .map(|k| k.env_var())
         .chain(OTHERS.iter().map(|s| s.to_string()))
         .collect();
+    let rule_vars: Vec<(String, &str)> = rules.iter().map(|k| (k.env_var(), k.name)).collect();
     let mut warnings = Vec::new();
     for name in names {
         let Some(name) = name.to_str() else { continue };
-        if !name.starts_with(PREFIX) || name.starts_with("ATTENDANCE_TEST_") || known.iter().any(|k| k == name) {
+        if !name.starts_with(PREFIX)
+            || name.starts_with("ATTENDANCE_TEST_")
+            || known.iter().any(|k| k == name)
+            || rule_vars.iter().any(|(v, _)| v == name)
+        {
             continue;
         }
-        let closest = did_you_mean(name, known.iter().cloned());
-        warnings.push(format!("warning: {name} is not a setting and is ignored{closest}"));
+        let nearest_setting = known.iter().map(|k| distance(k, name)).min().unwrap_or(usize::MAX);
+        let nearest_rule = rule_vars.iter().min_by_key(|(v, _)| distance(v, name));
+        match nearest_rule {
+            Some((v, key)) if distance(v, name) < nearest_setting => warnings.push(format!(
+                "warning: {name} is not a setting and is ignored; the company's rules are the rulebook's: \
+                 `attendance policy set {key} VALUE --from DATE --reason R`"
+            )),
+            _ => {
+                let closest = did_you_mean(name, known.iter().cloned());
+                warnings.push(format!("warning: {name} is not a setting and is ignored{closest}"));
+            }
+        }
     }
     warnings.sort();
     warnings
@@ -117,7 +136,7 @@ mod tests {
     #[test]
     fn a_misspelt_variable_is_named_with_the_closest_key() {
         let names = [
-            "ATTENDANCE_POLCY_GRACE_MINUTES",
+            "ATTENDANCE_NAMESPCE",
             "ATTENDANCE_NAMESPACE",
             "PATH",
             "ATTENDANCE_TEST_X",
@@ -125,7 +144,23 @@ mod tests {
         let w = unknown(names.iter().map(OsString::from));
         assert_eq!(
             w,
-            ["warning: ATTENDANCE_POLCY_GRACE_MINUTES is not a setting and is ignored; did you mean ATTENDANCE_POLICY_GRACE_MINUTES?"]
+            ["warning: ATTENDANCE_NAMESPCE is not a setting and is ignored; did you mean ATTENDANCE_NAMESPACE?"]
         );
+    }
+
+    #[test]
+    fn a_misspelt_rule_is_pointed_at_the_rulebook_never_at_a_variable_that_is_refused() {
+        // Regression: the warning suggested ATTENDANCE_POLICY_GRACE_MINUTES, which is refused
+        // (exit 2): the company's rules are set in the rulebook alone.
+        let w = unknown(["ATTENDANCE_POLCY_GRACE_MINUTES"].iter().map(OsString::from));
+        assert_eq!(
+            w,
+            [
+                "warning: ATTENDANCE_POLCY_GRACE_MINUTES is not a setting and is ignored; the company's rules are the \
+              rulebook's: `attendance policy set policy.grace_minutes VALUE --from DATE --reason R`"
+            ]
+        );
+        // The rule's own variable is refused elsewhere (config), not warned about here.
+        assert!(unknown(["ATTENDANCE_POLICY_GRACE_MINUTES"].iter().map(OsString::from)).is_empty());
     }
 }

@@ -44,7 +44,7 @@ fn an_environment_value_that_is_not_text_or_is_empty_is_refused_by_name() {
     refused(&env, &mut c, "policy.work_days (ATTENDANCE_POLICY_WORK_DAYS)");
     assert_eq!(stores(&env), before, "nothing recorded");
 
-    // A misspelt variable: the command runs on the defaults, and says which setting was meant.
+    // A misspelt rule's variable: the command runs on the rulebook, and says where rules are set.
     let o = env
         .std_cmd()
         .env("ATTENDANCE_POLCY_GRACE_MINUTES", "10")
@@ -55,7 +55,7 @@ fn an_environment_value_that_is_not_text_or_is_empty_is_refused_by_name() {
     assert!(o.status.success(), "{err}");
     assert_eq!(
         err.trim(),
-        "warning: ATTENDANCE_POLCY_GRACE_MINUTES is not a setting and is ignored; did you mean ATTENDANCE_POLICY_GRACE_MINUTES?"
+        "warning: ATTENDANCE_POLCY_GRACE_MINUTES is not a setting and is ignored; the company's rules are the rulebook's: `attendance policy set policy.grace_minutes VALUE --from DATE --reason R`"
     );
 }
 

@@ -36,7 +36,7 @@ fn errors_and_warnings_carry_their_priority_only_when_stderr_is_the_journal() {
     let journal = run(&env, true);
     let lines: Vec<&str> = journal.lines().collect();
     assert!(
-        lines.contains(&"<4>warning: ATTENDANCE_POLCY_GRACE_MINUTES is not a setting and is ignored; did you mean ATTENDANCE_POLICY_GRACE_MINUTES?"),
+        lines.contains(&"<4>warning: ATTENDANCE_POLCY_GRACE_MINUTES is not a setting and is ignored; the company's rules are the rulebook's: `attendance policy set policy.grace_minutes VALUE --from DATE --reason R`"),
         "{journal}"
     );
     assert!(
