@@ -130,9 +130,31 @@ fn punch_log(env: &TestEnv, w: &World, f: &mut Found) {
         )
         .unwrap();
     f.logged = logged.len();
+    // A voided punch keeps its entry as it came and gains one `voided` entry: counted apart.
     let mut count: HashMap<Key, usize> = HashMap::new();
-    for (e, at, kind, _how, _d) in &logged {
-        *count.entry((e.clone(), at.clone(), kind_word(kind))).or_default() += 1;
+    let mut voids: HashMap<Key, usize> = HashMap::new();
+    for (e, at, kind, how, _d) in &logged {
+        let k = (e.clone(), at.clone(), kind_word(kind));
+        *if how == "voided" {
+            voids.entry(k)
+        } else {
+            count.entry(k)
+        }
+        .or_default() += 1;
+    }
+    for p in w.voided.iter().filter(|p| w.settled.contains(&w.work_date(p))) {
+        let k = key_of(p);
+        let n = voids.remove(&k).unwrap_or(0);
+        if n != 1 {
+            f.problems
+                .push(format!("punch log: voided punch {k:?} marked voided {n} time(s)"));
+        }
+    }
+    for (k, n) in voids {
+        if !w.voided.iter().any(|p| key_of(p) == k) {
+            f.problems
+                .push(format!("punch log: {k:?} marked voided {n} time(s), never voided"));
+        }
     }
     let (acked, rejected) = settled_punches(w);
     let mut known: HashSet<Key> = HashSet::new();
@@ -152,7 +174,7 @@ fn punch_log(env: &TestEnv, w: &World, f: &mut Found) {
         }
         known.insert(k);
     }
-    for (e, at, kind, how, d) in &logged {
+    for (e, at, kind, how, d) in logged.iter().filter(|l| l.3 != "voided") {
         let k = (e.clone(), at.clone(), kind_word(kind));
         if !known.contains(&k) && w.settled.contains(&NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap()) {
             f.problems

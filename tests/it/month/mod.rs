@@ -1,6 +1,8 @@
 //! A simulated month with every feature on: a company run day by day through the real binary
-//! (a day shift and a night shift, signed punches with a key rotation mid-month, back-dated
-//! punches held for review and decided, leave added late, a correction, a leaver and a joiner,
+//! (a day shift and a night shift, signed punches with a key rotation mid-month and the old key
+//! revoked, back-dated
+//! punches held for review and decided, a punch voided before settle, leave added late, a
+//! correction, a leaver and a joiner,
 //! an offline kiosk replaying its file twice, single check-ins and bulk files), with faults
 //! injected at random from a seeded generator (Redis killed, cut or silent; the broker cut or
 //! silent; MySQL cut or silent), settled each night and checked after every night by an oracle

@@ -60,6 +60,9 @@ pub struct World {
     pub acked: Vec<Punch>,
     /// Punches held for review and rejected: they must land nowhere.
     pub rejected: Vec<Punch>,
+    /// Acknowledged punches voided before settle (`punch void`): in the punch log twice (as
+    /// they came, and `voided`), in the journal once, in no settled row.
+    pub voided: Vec<Punch>,
     pub holidays: HashSet<NaiveDate>,
     pub leave: HashSet<(String, NaiveDate)>,
     /// A correction of a settled day's check-out: (employee, day) -> the new check-out.

@@ -1,5 +1,5 @@
 //! The oracle: what each settled row must be, recomputed from the harness's own model (the
-//! punches it saw acknowledged, leave, the calendar, the two shifts, employment dates,
+//! punches it saw acknowledged and not voided, leave, the calendar, the two shifts, employment dates,
 //! corrections) by the rules as docs/settle.md and docs/shifts.md state them. It shares no code
 //! with the product: not its rules, not its formats.
 
@@ -36,7 +36,7 @@ pub fn expected(w: &World, d: NaiveDate) -> BTreeMap<String, Row> {
         let mine: Vec<_> = w
             .acked
             .iter()
-            .filter(|p| p.emp == e.id && w.work_date(p) == d)
+            .filter(|p| p.emp == e.id && w.work_date(p) == d && !w.voided.contains(p))
             .collect();
         let first_in = mine.iter().filter(|p| p.kind == Kind::In).map(|p| p.at).min();
         let mut last_out = mine.iter().filter(|p| p.kind == Kind::Out).map(|p| p.at).max();

@@ -280,6 +280,9 @@ impl<'a> Month<'a> {
         if i == change + 1 {
             self.leaver_is_refused(d);
         }
+        if i == self.sign.rotation_day {
+            self.revoke_retired_key(d);
+        }
         self.attempt(
             &["init-day", "--date", &ds, "-q"],
             &[Fault::RedisKill, Fault::RedisCut, Fault::MysqlCut],
@@ -301,6 +304,7 @@ impl<'a> Month<'a> {
         self.bulk(&plan.punches);
         self.singles(&plan.punches);
         self.desk(&plan.punches);
+        self.void(d, &plan.punches);
         let kiosk: Vec<Punch> = plan
             .punches
             .iter()

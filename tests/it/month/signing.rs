@@ -23,6 +23,11 @@ impl Signing {
     pub fn kiosk(&self, day: usize) -> &PathBuf {
         &self.kiosk[usize::from(day >= self.rotation_day)]
     }
+
+    /// The kiosks' key before the rotation: revoked on the rotation day, from that moment on.
+    pub fn retired(&self) -> (&'static str, &PathBuf) {
+        ("kiosk-2026a", &self.kiosk[0])
+    }
 }
 
 /// Every key of the month: two kiosk keys that may replay offline punches (the first used

@@ -1,6 +1,6 @@
 //! The month's steps, each through the real binary: the kiosks' bulk files, single check-ins,
-//! the front desk's held punches and their review, the offline kiosk's replay, a forged board
-//! field, the roster's leaver and joiner, the night's settle and the morning's correction.
+//! the front desk's held punches and their review, a void before settle, the offline kiosk's
+//! replay, a forged board field, the roster's leaver and joiner, the night's settle and the morning's correction.
 
 use std::collections::BTreeSet;
 
@@ -105,6 +105,92 @@ impl Month<'_> {
                 self.w.rejected.push(p.punch.clone());
             }
         }
+    }
+
+    /// HR voids one of the day's punches before settle, half the days (a colleague's badge):
+    /// a day worker's punch that a kiosk file or a single check-in recorded, never HR's own, nor
+    /// a forged employee's. A broker cut leaves the supervisor's notice pending (exit 0).
+    pub(super) fn void(&mut self, d: NaiveDate, punches: &[Planned]) {
+        if !self.rng.random_bool(0.5) {
+            return;
+        }
+        let candidates: Vec<Punch> = punches
+            .iter()
+            .filter(|p| matches!(p.channel, Channel::Bulk { .. } | Channel::Single { .. }))
+            .map(|p| p.punch.clone())
+            .filter(|p| {
+                let e = self.w.emp(&p.emp);
+                !e.night && e.id != self.hr && !self.w.forged.contains(&(e.id.clone(), d))
+            })
+            .collect();
+        if candidates.is_empty() {
+            return;
+        }
+        let p = candidates[self.rng.random_range(0..candidates.len())].clone();
+        let at = p.at.to_rfc3339();
+        self.attempt(
+            &[
+                "punch",
+                "void",
+                &p.emp,
+                "--at",
+                &at,
+                "--kind",
+                p.kind.word(),
+                "--reason",
+                "a colleague's badge",
+                "-q",
+            ],
+            &[Fault::BrokerCut],
+            &[0],
+        );
+        eprintln!("month: voided {}'s {} at {at}", p.emp, p.kind.word());
+        self.w.voided.push(p);
+    }
+
+    /// The rotation day: the old kiosk key is revoked from now on (it may have leaked with a
+    /// kiosk sent for repair). Everything it signed before stays valid: the days settled with
+    /// it, and their re-settles, keep their punches (the oracle still counts them). A punch
+    /// signed with it now is refused (exit 1) and lands nowhere.
+    pub(super) fn revoke_retired_key(&mut self, d: NaiveDate) {
+        let (id, key) = self.sign.retired();
+        let key = key.clone();
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        self.ok(&[
+            "keys",
+            "revoke",
+            id,
+            "--at",
+            &now,
+            "--reason",
+            "kiosk sent for repair",
+            "-q",
+        ]);
+        // A second past the revocation: a punch recorded at or after it is refused.
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let Some(e) = self
+            .w
+            .emps
+            .iter()
+            .find(|e| !e.night && e.employed(d) && e.id != self.hr)
+            .map(|e| e.id.clone())
+        else {
+            return;
+        };
+        let p = Punch {
+            emp: e,
+            at: local(d, 7, 1, 1),
+            kind: Kind::In,
+        };
+        let at = p.at.to_rfc3339();
+        self.attempt_signed(
+            &["checkin", &p.emp, "--kind", "in", "--at", &at, "-q"],
+            &[],
+            &[1],
+            Some(key),
+        );
+        eprintln!("month: {id} revoked; {}'s punch signed with it refused", p.emp);
+        self.w.rejected.push(p);
     }
 
     /// A raw HSET into a board: someone who did not come is given a colleague's day, with no
