@@ -65,6 +65,9 @@ pub struct World {
     pub voided: Vec<Punch>,
     pub holidays: HashSet<NaiveDate>,
     pub leave: HashSet<(String, NaiveDate)>,
+    /// Half a day of leave added before the day: (employee, day) -> the morning off (`true`)
+    /// or the afternoon.
+    pub half_leave: HashMap<(String, NaiveDate), bool>,
     /// A correction of a settled day's check-out: (employee, day) -> the new check-out.
     pub corrections: HashMap<(String, NaiveDate), DateTime<Utc>>,
     pub settled: BTreeSet<NaiveDate>,

@@ -44,11 +44,17 @@ pub fn expected(w: &World, d: NaiveDate) -> BTreeMap<String, Row> {
         if let Some(out) = corrected {
             last_out = Some(*out);
         }
-        // The shift's start, end and graces.
+        // The shift's start, end and graces; half a day of leave moves the start (a morning
+        // off) or the end (an afternoon off) to the middle of the day shift, 13:30.
+        let half = w.half_leave.get(&(e.id.clone(), d)).copied();
         let (start, end, late_grace, early_grace) = if e.night {
             (local(d, 22, 0, 0), local(d.succ_opt().unwrap(), 6, 0, 0), 10, 5)
         } else {
-            (local(d, 9, 0, 0), local(d, 18, 0, 0), 0, 0)
+            match half {
+                Some(true) => (local(d, 13, 30, 0), local(d, 18, 0, 0), 0, 0),
+                Some(false) => (local(d, 9, 0, 0), local(d, 13, 30, 0), 0, 0),
+                None => (local(d, 9, 0, 0), local(d, 18, 0, 0), 0, 0),
+            }
         };
         let row = |status: &str, late: u32, early: u32| Row {
             status: status.to_string(),
@@ -73,6 +79,7 @@ pub fn expected(w: &World, d: NaiveDate) -> BTreeMap<String, Row> {
                 (Some(_), None) => "missing_checkout",
                 (None, Some(_)) => "missing_checkin",
                 (Some(_), Some(_)) => match (late > 0, early > 0) {
+                    (false, false) if half.is_some() => "half_day_leave",
                     (false, false) => "present",
                     (true, false) => "late",
                     (false, true) => "early_leave",

@@ -35,6 +35,9 @@ pub struct DayPlan {
     pub absent: Vec<String>,
     /// Leave added before the day.
     pub leave_ahead: Vec<String>,
+    /// Half a day of leave added before the day (the morning off: `true`); they come for the
+    /// other half, around its edge (13:30, the middle of 09:00-18:00).
+    pub half_ahead: Vec<(String, bool)>,
 }
 
 /// What shapes the plan beyond the model: the offline kiosk's department on this day, if it is
@@ -80,13 +83,31 @@ pub fn plan(w: &World, d: NaiveDate, rng: &mut StdRng, shape: &Shape) -> DayPlan
             let (h, m, sec) = hms(s);
             local(day, h, m, sec)
         };
+        // A day worker off for half the day, now and then: in around 13:30 after a morning off,
+        // out around it before an afternoon off.
+        let half = (!e.night && rng.random_bool(0.03)).then(|| rng.random_bool(0.5));
+        if let Some(morning) = half {
+            p.half_ahead.push((e.id.clone(), morning));
+        }
         let (in_at, out_at) = if e.night {
             let i = time_in(rng, 21 * 3600 + 40 * 60, 22 * 3600 + 25 * 60, &[79_800, 79_801, 79_200]);
             let o = time_in(rng, 5 * 3600 + 45 * 60, 6 * 3600 + 30 * 60, &[21_300, 21_299, 21_600]);
             (at(i, d), at(o, next))
         } else {
-            let i = time_in(rng, 7 * 3600 + 45 * 60, 9 * 3600 + 25 * 60, &[32_400, 32_401, 32_399]);
-            let o = time_in(rng, 17 * 3600 + 30 * 60, 19 * 3600, &[64_800, 64_799, 64_801]);
+            let (i, o) = match half {
+                Some(true) => (
+                    time_in(rng, 12 * 3600 + 50 * 60, 13 * 3600 + 50 * 60, &[48_600, 48_601, 48_599]),
+                    time_in(rng, 17 * 3600 + 30 * 60, 19 * 3600, &[64_800, 64_799, 64_801]),
+                ),
+                Some(false) => (
+                    time_in(rng, 7 * 3600 + 45 * 60, 9 * 3600 + 25 * 60, &[32_400, 32_401, 32_399]),
+                    time_in(rng, 13 * 3600 + 10 * 60, 14 * 3600, &[48_600, 48_599, 48_601]),
+                ),
+                None => (
+                    time_in(rng, 7 * 3600 + 45 * 60, 9 * 3600 + 25 * 60, &[32_400, 32_401, 32_399]),
+                    time_in(rng, 17 * 3600 + 30 * 60, 19 * 3600, &[64_800, 64_799, 64_801]),
+                ),
+            };
             (at(i, d), at(o, d))
         };
         let offline = shape.offline_dept == Some(e.dept.as_str());
@@ -100,12 +121,14 @@ pub fn plan(w: &World, d: NaiveDate, rng: &mut StdRng, shape: &Shape) -> DayPlan
                     approve: rng.random_bool(0.7),
                 }
             } else if rng.random_bool(0.8) {
+                // A half day's punches near 13:30 carry their kind: the time alone would make an
+                // arrival after a morning off a check-out.
                 Channel::Bulk {
-                    labelled: e.night || rng.random_bool(0.8),
+                    labelled: e.night || half.is_some() || rng.random_bool(0.8),
                 }
             } else {
                 Channel::Single {
-                    labelled: e.night || rng.random_bool(0.5),
+                    labelled: e.night || half.is_some() || rng.random_bool(0.5),
                 }
             }
         };

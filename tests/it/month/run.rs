@@ -301,6 +301,11 @@ impl<'a> Month<'a> {
             self.ok(&["leave", "add", e, &ds, &ds, "--kind", "annual", "-q"]);
             self.w.leave.insert((e.clone(), d));
         }
+        for (e, morning) in &plan.half_ahead {
+            let half = if *morning { "morning" } else { "afternoon" };
+            self.ok(&["leave", "add", e, &ds, &ds, "--half", half, "--kind", "annual", "-q"]);
+            self.w.half_leave.insert((e.clone(), d), *morning);
+        }
         self.bulk(&plan.punches);
         self.singles(&plan.punches);
         self.desk(&plan.punches);
