@@ -43,7 +43,7 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
             (SELECT, Some("policy_versions")),
         ],
         // `correct` judges the day by the employee's shift, refuses a closed pay period, and
-        // books the leave of `--leave-kind`.
+        // books the leave of `--leave-kind`; `overtime approve|reject` records its decision.
         Role::Supervisor => &[
             (SELECT, Some("employees")),
             (SELECT, Some("supervisors")),
@@ -54,6 +54,7 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
             (SELECT, Some("pay_periods")),
             (&["SELECT", "UPDATE"], Some("attendance")),
             (&["SELECT", "INSERT"], Some("corrections")),
+            (&["SELECT", "INSERT"], Some("overtime_decisions")),
             (&["INSERT"], Some("punch_log")),
             (SELECT, Some("policy_versions")),
         ],
@@ -66,6 +67,7 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
             (&["INSERT"], Some("punch_log")),
             (&["INSERT", "UPDATE"], Some("pay_periods")),
             (&["INSERT"], Some("pay_period_audit")),
+            (&["INSERT"], Some("overtime_decisions")),
         ],
         Role::Report => &[(SELECT, None)],
         Role::Jobs => &[(&["SELECT", "INSERT", "UPDATE", "DELETE"], None)],
@@ -294,6 +296,7 @@ mod tests {
                 "GRANT SELECT ON `att`.`calendar_days` TO 'k'@'%';",
                 "GRANT SELECT, INSERT ON `att`.`corrections` TO 'k'@'%';",
                 "GRANT SELECT, INSERT ON `att`.`leaves` TO 'k'@'%';",
+                "GRANT SELECT, INSERT ON `att`.`overtime_decisions` TO 'k'@'%';",
                 "GRANT SELECT ON `att`.`pay_periods` TO 'k'@'%';",
                 "GRANT INSERT ON `att`.`punch_log` TO 'k'@'%';",
                 "GRANT SELECT ON `att`.`supervisors` TO 'k'@'%';",
