@@ -425,6 +425,8 @@ pub struct OvertimeArgs {
     /// Why (kept in the audit)
     #[arg(long)]
     pub reason: Option<String>,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 #[derive(Debug, Subcommand)]

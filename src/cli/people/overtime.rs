@@ -35,7 +35,10 @@ pub(crate) fn run(ctx: &Ctx, cmd: OvertimeCommand) -> Result<()> {
             os_user: &os_user,
         },
     )?;
-    let who: Vec<&str> = done.decisions.iter().map(|(e, _)| e.as_str()).collect();
+    if a.output.json {
+        return crate::output::json(&done);
+    }
+    let who: Vec<&str> = done.decisions.iter().map(|r| r.employee_id.as_str()).collect();
     ctx.say(format!(
         "overtime of {} on {} {} by {} (as {} on this machine, {} in MySQL)",
         who.join(", "),

@@ -43,8 +43,17 @@ pub(crate) struct Decided {
     pub by: String,
     pub os_user: String,
     pub db_user: String,
-    /// (employee, decision id).
-    pub decisions: Vec<(String, u64)>,
+    pub reason: Option<String>,
+    /// One audit row per employee.
+    pub decisions: Vec<Row>,
+}
+
+/// One employee's decision as recorded.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Row {
+    pub employee_id: String,
+    /// Its row in `overtime_decisions`.
+    pub decision_id: u64,
 }
 
 /// Record a decision on the overtime of a day: refused (exit 1, nothing written) when the
@@ -101,7 +110,10 @@ pub(crate) fn decide(cfg: &Config, req: &Request) -> Result<Decided> {
             os_user: req.os_user,
         };
         let (id, user) = overtime_rows::add(&mut tx, &row)?;
-        decisions.push((e.to_string(), id));
+        decisions.push(Row {
+            employee_id: e.to_string(),
+            decision_id: id,
+        });
         db_user = user;
     }
     tx.commit()?;
@@ -111,6 +123,7 @@ pub(crate) fn decide(cfg: &Config, req: &Request) -> Result<Decided> {
         by: actor.employee_id,
         os_user: req.os_user.to_string(),
         db_user,
+        reason: req.reason.map(str::to_string),
         decisions,
     })
 }
