@@ -112,9 +112,9 @@ pub(crate) fn month(pool: &Db, days: &mut Days, first: NaiveDate, dept: Option<&
     })
 }
 
-/// Payroll's lines for a period, and the names on them: every settled row of the period in one
-/// streamed query, with the kind of the approved leave of each day on leave (approved leave
-/// never overlaps, so a day matches one leave at most). Rows come in date order from the Monday
+/// Payroll's lines for a period, and the names on them: every settled row of the period, streamed
+/// a day at a time, with the kind of the approved leave of each day on leave (approved leave
+/// never overlaps, so a day matches one leave at most). Days come in date order from the Monday
 /// of the period's first week: the days before the period count only toward their week's
 /// overtime threshold (`domain::day::overtime::Tally`).
 pub(crate) fn payroll(
@@ -129,39 +129,43 @@ pub(crate) fn payroll(
     let mut tally = Tally::new(overtime_rows::standing(&mut conn, monday, to)?);
     let versions = policy_rows::version_dates(&mut conn)?;
     let mut payroll = Payroll::default();
-    let rows = conn.exec_iter(
-        "SELECT a.employee_id, a.department_id, a.work_date, CAST(a.status AS CHAR), a.first_in, a.last_out, \
-         a.late_minutes, l.kind FROM attendance a LEFT JOIN leaves l ON a.status = 'on_leave' \
-         AND l.employee_id = a.employee_id AND l.status = 'approved' AND l.half IS NULL AND a.work_date BETWEEN l.from_date AND l.to_date \
-         WHERE a.work_date BETWEEN ? AND ? ORDER BY a.work_date",
-        (monday, to),
-    )?;
-    for row in rows {
-        let mut c = Cols::new(row?, "attendance row");
-        let (e, d, date, status): (String, String, NaiveDate, String) = (c.get(0)?, c.get(1)?, c.get(2)?, c.get(3)?);
-        let (fi, lo): (Option<NaiveDateTime>, Option<NaiveDateTime>) = (c.get(4)?, c.get(5)?);
-        let (late, kind): (u32, Option<String>) = (c.get(6)?, c.get(7)?);
-        let status = DayStatus::parse(&status)
-            .ok_or_else(|| Error::internal(format!("attendance row {date} {e}: unknown status '{status}'")))?;
-        let (shift, day) = days.of(&e, &d, date);
-        let split = day.stored_split(status, halves.on(&e, date), fi, lo);
-        let h = tally.day(day.rules(), &e, date, split);
-        if date < from {
-            continue;
+    // A day at a time, in date order: an ORDER BY over the join would have MySQL sort the
+    // period's rows, where each day's query is a range of the table's key.
+    for date in monday.iter_days().take_while(|d| *d <= to) {
+        let rows = conn.exec_iter(
+            "SELECT a.employee_id, a.department_id, CAST(a.status AS CHAR), a.first_in, a.last_out, \
+             a.late_minutes, l.kind FROM attendance a LEFT JOIN leaves l ON a.status = 'on_leave' \
+             AND l.employee_id = a.employee_id AND l.status = 'approved' AND l.half IS NULL AND a.work_date BETWEEN l.from_date AND l.to_date \
+             WHERE a.work_date = ?",
+            (date,),
+        )?;
+        for row in rows {
+            let mut c = Cols::new(row?, "attendance row");
+            let (e, d, status): (String, String, String) = (c.get(0)?, c.get(1)?, c.get(2)?);
+            let (fi, lo): (Option<NaiveDateTime>, Option<NaiveDateTime>) = (c.get(3)?, c.get(4)?);
+            let (late, kind): (u32, Option<String>) = (c.get(5)?, c.get(6)?);
+            let status = DayStatus::parse(&status)
+                .ok_or_else(|| Error::internal(format!("attendance row {date} {e}: unknown status '{status}'")))?;
+            let (shift, day) = days.of(&e, &d, date);
+            let split = day.stored_split(status, halves.on(&e, date), fi, lo);
+            let h = tally.day(day.rules(), &e, date, split);
+            if date < from {
+                continue;
+            }
+            let half_leave_kind = halves.half_on(&e, date).map(|(_, k)| k);
+            payroll.add(PayDay {
+                employee: e.clone(),
+                dept: d,
+                date,
+                status,
+                late_minutes: late,
+                leave_kind: kind.as_deref(),
+                half_leave_kind,
+                shift: &shift.name,
+                rulebook: version_on(&versions, date),
+                hours: h,
+            });
         }
-        let half_leave_kind = halves.half_on(&e, date).map(|(_, k)| k);
-        payroll.add(PayDay {
-            employee: e.clone(),
-            dept: d,
-            date,
-            status,
-            late_minutes: late,
-            leave_kind: kind.as_deref(),
-            half_leave_kind,
-            shift: &shift.name,
-            rulebook: version_on(&versions, date),
-            hours: h,
-        });
     }
     let names = conn
         .query::<(String, String), _>("SELECT id, name FROM employees")?
