@@ -194,6 +194,11 @@ pub enum Command {
     Period(PeriodCommand),
     /// A supervisor fixes a settled day of one of their people (audited; kept by later settles)
     Correct(CorrectArgs),
+    /// Decide on a settled day's overtime where the rulebook asks for approval
+    /// (policy.overtime_needs_approval): the employee's supervisor or HR approves it, and payroll
+    /// counts it, or rejects it, and it counts 0 (audited; until then it is pending)
+    #[command(subcommand)]
+    Overtime(OvertimeCommand),
     /// A punch on today's board (before settle): void a wrong one (audited, the supervisor told)
     #[command(subcommand)]
     Punch(PunchCommand),
@@ -395,6 +400,33 @@ pub enum PeriodCommand {
         #[command(flatten)]
         output: Output,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OvertimeCommand {
+    /// Approve a day's overtime: payroll counts it
+    Approve(OvertimeArgs),
+    /// Reject a day's overtime: payroll counts 0 of it
+    Reject(OvertimeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct OvertimeArgs {
+    /// The employee whose day it is
+    #[arg(long, value_name = "ID", required_unless_present = "dept", conflicts_with = "dept")]
+    pub employee: Option<String>,
+    /// Every member of this department with a settled row on the day, but the one deciding
+    /// (refused whole if the caller may not decide on one of them)
+    #[arg(long, value_name = "ID")]
+    pub dept: Option<String>,
+    /// The day, YYYY-MM-DD
+    #[arg(long, value_parser = parse_day)]
+    pub date: NaiveDate,
+    /// Why (kept in the audit)
+    #[arg(long)]
+    pub reason: Option<String>,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 #[derive(Debug, Subcommand)]

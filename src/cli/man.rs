@@ -296,6 +296,14 @@ const EXAMPLES: &[(&str, &str)] = &[
         "Open a closed month again, audited.",
     ),
     (
+        "attendance overtime approve --employee E000123 --date 2026-11-27 --reason \"stock count\"",
+        "Approve a day's overtime (with policy.overtime_needs_approval on): payroll counts it.",
+    ),
+    (
+        "attendance overtime reject --dept D042 --date 2026-11-27 --reason \"not asked for\"",
+        "Reject the overtime of a department's day: it counts 0.",
+    ),
+    (
         "attendance correct E000123 --date 2026-11-27 --out 18:15 --reason \"kiosk down\"",
         "Set a settled day's check-out, audited.",
     ),

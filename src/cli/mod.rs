@@ -181,6 +181,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<()> {
         Command::Keys(c) => keys::run(ctx, c),
         Command::Period(c) => people::period::run(ctx, c),
         Command::Correct(a) => correct::run(ctx, a),
+        Command::Overtime(c) => people::overtime::run(ctx, c),
         Command::Punch(c) => checkin::punch::run(ctx, c),
         Command::Review(c) => checkin::review::run(ctx, c),
         Command::Report(c) => report::run(ctx, c),

@@ -8,6 +8,7 @@ use chrono::{NaiveTime, Weekday};
 use toml::Value;
 
 use super::{parse_tz, Config, QueueType};
+use crate::domain::day::overtime::{parse_weekly, DailyAfter};
 use crate::error::{redact, Error};
 
 /// A value as a layer gives it: typed by TOML, or text from the environment.
@@ -170,6 +171,14 @@ fn weekdays(raw: &Raw) -> Result<Vec<Weekday>, String> {
     Ok(days)
 }
 
+/// `none`, or minutes as an integer (TOML) or text.
+fn weekly(raw: &Raw) -> Result<Option<u32>, String> {
+    match raw {
+        Raw::Toml(toml::Value::Integer(n)) => parse_weekly(&n.to_string()),
+        _ => parse_weekly(&raw.text()?),
+    }
+}
+
 fn queue_type(raw: &Raw) -> Result<QueueType, String> {
     match raw.text()?.as_str() {
         "quorum" => Ok(QueueType::Quorum),
@@ -262,6 +271,16 @@ pub(crate) const KEYS: &[Key] = &[
     Key { name: "policy.absence_alerts", set: |c, v| put(&mut c.policy.absence_alerts, v.boolean()), get: |c| Some(Value::Boolean(c.policy.absence_alerts)) },
     // Minutes after the check-in deadline; unset: the grace. Twelve hours is past any morning.
     Key { name: "policy.absence_alert_minutes", set: |c, v| put(&mut c.policy.absence_alert_minutes, v.int(0..=720).map(Some)), get: |c| int(c.policy.absence_alert_minutes.unwrap_or(c.policy.grace_minutes)) },
+    // Overtime (domain::day::overtime, docs/policy.md#overtime): shift, shift+N, N minutes or none.
+    Key { name: "policy.overtime_daily_after", set: |c, v| put(&mut c.policy.overtime.daily_after, v.text().and_then(|t| DailyAfter::parse(&t))), get: |c| text(&c.policy.overtime.daily_after.text()) },
+    // Minutes of a Monday-Sunday week, at most the week; none: no weekly threshold.
+    Key { name: "policy.overtime_weekly_after", set: |c, v| put(&mut c.policy.overtime.weekly_after, weekly(v)), get: |c| c.policy.overtime.weekly_after.map_or_else(|| text("none"), int) },
+    // A step of 1 is no rounding; past four hours a step would eat whole evenings.
+    Key { name: "policy.overtime_round_minutes", set: |c, v| put(&mut c.policy.overtime.round_minutes, v.int(1..=240)), get: |c| int(c.policy.overtime.round_minutes) },
+    // Up to half a day: under it a day's overtime counts 0.
+    Key { name: "policy.overtime_minimum_minutes", set: |c, v| put(&mut c.policy.overtime.minimum_minutes, v.int(0..=720)), get: |c| int(c.policy.overtime.minimum_minutes) },
+    Key { name: "policy.overtime_rest_days_apart", set: |c, v| put(&mut c.policy.overtime.rest_days_apart, v.boolean()), get: |c| Some(Value::Boolean(c.policy.overtime.rest_days_apart)) },
+    Key { name: "policy.overtime_needs_approval", set: |c, v| put(&mut c.policy.overtime.needs_approval, v.boolean()), get: |c| Some(Value::Boolean(c.policy.overtime.needs_approval)) },
     Key { name: "amqp.queue_type", set: |c, v| put(&mut c.amqp.queue_type, queue_type(v)), get: |c| text(match c.amqp.queue_type { QueueType::Quorum => "quorum", QueueType::Classic => "classic" }) },
     Key { name: "amqp.max_retries", set: |c, v| put(&mut c.amqp.max_retries, v.int(1..=1_000)), get: |c| int(c.amqp.max_retries) },
     Key { name: "amqp.retry_delay_ms", set: |c, v| put(&mut c.amqp.retry_delay_ms, v.int(BROKER_MS)), get: |c| int(c.amqp.retry_delay_ms) },

@@ -46,7 +46,8 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
         ],
         // `correct` judges the day by the employee's shift, refuses a closed pay period, and
         // books the leave of `--leave-kind`; `review approve|reject` decides a member's held
-        // punch, `punch void` takes a member's punch off the day.
+        // punch, `punch void` takes a member's punch off the day; `overtime approve|reject`
+        // records its decision.
         Role::Supervisor => &[
             (SELECT, Some("employees")),
             (SELECT, Some("supervisors")),
@@ -57,6 +58,7 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
             (SELECT, Some("pay_periods")),
             (&["SELECT", "UPDATE"], Some("attendance")),
             (&["SELECT", "INSERT"], Some("corrections")),
+            (&["SELECT", "INSERT"], Some("overtime_decisions")),
             (&["INSERT"], Some("punch_log")),
             (SELECT, Some("policy_versions")),
             (&["SELECT", "UPDATE"], Some("held_punches")),
@@ -71,6 +73,7 @@ pub(crate) fn needs(role: Role) -> &'static [(&'static [&'static str], Option<&'
             (&["INSERT"], Some("punch_log")),
             (&["INSERT", "UPDATE"], Some("pay_periods")),
             (&["INSERT"], Some("pay_period_audit")),
+            (&["INSERT"], Some("overtime_decisions")),
         ],
         Role::Report => &[(SELECT, None)],
         Role::Jobs => &[(&["SELECT", "INSERT", "UPDATE", "DELETE"], None)],
@@ -301,6 +304,7 @@ mod tests {
                 "GRANT SELECT, INSERT ON `att`.`corrections` TO 'k'@'%';",
                 "GRANT UPDATE ON `att`.`held_punches` TO 'k'@'%';",
                 "GRANT SELECT, INSERT ON `att`.`leaves` TO 'k'@'%';",
+                "GRANT SELECT, INSERT ON `att`.`overtime_decisions` TO 'k'@'%';",
                 "GRANT SELECT ON `att`.`pay_periods` TO 'k'@'%';",
                 "GRANT INSERT ON `att`.`punch_log` TO 'k'@'%';",
                 "GRANT SELECT, INSERT ON `att`.`punch_voids` TO 'k'@'%';",

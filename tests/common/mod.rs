@@ -455,6 +455,19 @@ impl TestEnv {
         f
     }
 
+    /// Import the shifts (`shifts import` CSV text), assign them (`shifts assign` CSV text) and
+    /// import the calendar (`calendar import` CSV text), quietly.
+    pub fn work_rules(&self, shifts: &str, assign: &str, calendar: &str) {
+        for (verb, name, text) in [
+            (["shifts", "import"], "shifts.csv", shifts),
+            (["shifts", "assign"], "assign.csv", assign),
+            (["calendar", "import"], "cal.csv", calendar),
+        ] {
+            let f = self.file(name, text);
+            self.ok(&[verb[0], verb[1], f.to_str().unwrap(), "-q"]);
+        }
+    }
+
     /// The operating-system account the tests run as (who `correct` acts as).
     pub fn os_login() -> String {
         let o = std::process::Command::new("id").arg("-un").output().unwrap();

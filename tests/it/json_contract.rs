@@ -341,6 +341,13 @@ fn every_json_output_validates_against_its_schema() {
             &sup,
         ],
     );
+    // Overtime that needs approval on the day: the supervisor decides, for one and for all.
+    env.policy("policy.overtime_needs_approval", "true", DAY);
+    env.act_as(&sup);
+    let one = ["--employee", emp.as_str(), "--date", DAY];
+    c.ok(&env, "overtime approve", &[&["overtime", "approve"][..], &one].concat());
+    let all = ["--dept", "D001", "--date", DAY, "--reason", "not asked for"];
+    c.ok(&env, "overtime reject", &[&["overtime", "reject"][..], &all].concat());
     let (next, later) = ("2026-12-24", "2026-12-26");
     c.ok(&env, "calendar set", &["calendar", "set", next, "holiday"]);
     c.ok(

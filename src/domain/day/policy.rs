@@ -6,6 +6,8 @@ use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, TimeZone, Utc, 
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
+use crate::domain::day::overtime::OvertimeRules;
+
 /// The attendance rules of the company on one day, in its own time zone: the rulebook's
 /// version in force that day (`domain::day::rulebook`, its values checked by the key table,
 /// `config/settable.rs`), defined here because every rule below reads them.
@@ -46,6 +48,8 @@ pub struct Policy {
     /// Minutes after the check-in deadline at which the absence alert goes out; `None`: the
     /// grace (the moment a check-in becomes late).
     pub absence_alert_minutes: Option<u32>,
+    /// How a day's overtime is counted (`domain::day::overtime`, the `policy.overtime_*` keys).
+    pub overtime: OvertimeRules,
 }
 
 impl Default for Policy {
@@ -64,6 +68,7 @@ impl Default for Policy {
             break_minutes: 60,
             absence_alerts: true,
             absence_alert_minutes: None,
+            overtime: OvertimeRules::default(),
         }
     }
 }

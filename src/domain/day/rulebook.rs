@@ -49,6 +49,18 @@ impl Rulebook {
     }
 }
 
+/// The rulebook version a date is judged by, of the versions `(from, id)`: the highest id of
+/// those in force by then (the rows from that date or before, set up to it, decide every
+/// value); 0 when none is (the built-in defaults).
+pub(crate) fn version_on(versions: &[(NaiveDate, u64)], date: NaiveDate) -> u64 {
+    versions
+        .iter()
+        .filter(|(from, _)| *from <= date)
+        .map(|(_, id)| *id)
+        .max()
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

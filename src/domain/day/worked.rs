@@ -11,55 +11,21 @@
 //! - Worked minutes are whole minutes, rounded down. A day without both punches has none.
 //! - The scheduled working time is the shift's end minus its start minus the break (the half
 //!   that is worked on a half day of leave, less the part of the break inside it).
-//! - Overtime is [`OvertimeRule`]'s: for now every minute past the scheduled working time on a
-//!   work day, every worked minute on a rest day or a holiday.
+//! - Overtime is the rulebook's (`domain::day::overtime`): by default every minute past the
+//!   scheduled working time on a work day, every worked minute on a rest day or a holiday. A
+//!   day alone knows its daily rule; the week and approvals are counted by the readers of a
+//!   period ([`Tally`](super::overtime::Tally)).
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
 use chrono_tz::Tz;
 
+use crate::domain::day::overtime::{Hours, OvertimeRules, Split};
 use crate::domain::day::policy::{DayOutcome, DayStatus, Policy};
 use crate::domain::day::shift::Shift;
 use crate::domain::day::shift_clock::DayClock;
 use crate::domain::day::shifts::Shifts;
-
-/// A day's hours, in whole minutes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Hours {
-    pub worked: u32,
-    pub overtime: u32,
-}
-
-impl std::ops::AddAssign for Hours {
-    fn add_assign(&mut self, o: Hours) {
-        self.worked += o.worked;
-        self.overtime += o.overtime;
-    }
-}
-
-/// How overtime is counted: a rule of its own so that the company rulebook's overtime rules
-/// (daily and weekly thresholds, rounding, a minimum, holiday work apart, approval) replace
-/// this one without touching how a day is measured.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct OvertimeRule;
-
-impl OvertimeRule {
-    /// The rule the company policy gives today: past the shift's scheduled working time.
-    pub(crate) fn of(_policy: &Policy) -> OvertimeRule {
-        OvertimeRule
-    }
-
-    /// Overtime of a day worked `worked` minutes against `scheduled` minutes; `workday`:
-    /// false on a rest day or a holiday, where every worked minute counts.
-    pub(crate) fn overtime(&self, worked: u32, scheduled: u32, workday: bool) -> u32 {
-        if workday {
-            worked.saturating_sub(scheduled)
-        } else {
-            worked
-        }
-    }
-}
 
 /// Half a day of leave: which half is off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,7 +107,7 @@ pub(crate) struct ShiftDay {
     break_from: DateTime<Utc>,
     break_to: DateTime<Utc>,
     part_time: bool,
-    rule: OvertimeRule,
+    rule: OvertimeRules,
 }
 
 /// Whole minutes in a span, rounded down; nothing when it is not positive.
@@ -150,7 +116,7 @@ fn minutes(d: Duration) -> u32 {
 }
 
 impl ShiftDay {
-    pub(crate) fn new(shift: &Shift, tz: Tz, date: NaiveDate, rule: OvertimeRule) -> ShiftDay {
+    pub(crate) fn new(shift: &Shift, tz: Tz, date: NaiveDate, rule: OvertimeRules) -> ShiftDay {
         let clock = DayClock::for_shift(shift, tz, date);
         let (a, b) = (clock.starts_at(), clock.ends_at());
         let length = (b - a).max(Duration::zero());
@@ -189,30 +155,34 @@ impl ShiftDay {
         minutes(b - a - self.break_within(a, b))
     }
 
-    /// The minutes of a day: (worked, break, overtime, scheduled).
+    /// The overtime rules of the day (the rulebook's in force on it).
+    pub(crate) fn rules(&self) -> &OvertimeRules {
+        &self.rule
+    }
+
+    /// The minutes of a day: (worked, break, scheduled) and the rules' split of them.
     fn minutes(
         &self,
         workday: bool,
         leave: Leave,
         first_in: Option<DateTime<Utc>>,
         last_out: Option<DateTime<Utc>>,
-    ) -> (u32, u32, u32, u32) {
+    ) -> (u32, u32, u32, Split) {
         let scheduled = self.scheduled(workday, leave);
-        let (Some(i), Some(o)) = (first_in, last_out) else {
-            return (0, 0, 0, scheduled);
+        let (worked, brk) = match (first_in, last_out) {
+            (Some(i), Some(o)) if o > i => {
+                let brk = self.break_within(i, o);
+                (minutes(o - i - brk), minutes(brk))
+            }
+            _ => (0, 0),
         };
-        if o <= i {
-            return (0, 0, 0, scheduled);
-        }
-        let brk = self.break_within(i, o);
-        let worked = minutes(o - i - brk);
-        let overtime = self.rule.overtime(worked, scheduled, workday);
-        (worked, minutes(brk), overtime, scheduled)
+        (worked, brk, scheduled, self.rule.split(worked, scheduled, workday))
     }
 
     /// The whole day: status, lateness and minutes. Punches win over leave: someone on leave
     /// who came in anyway is counted as they came; a half day of leave is judged on the other
-    /// half; a part-time day worked is a status of its own (its minutes still say how it went).
+    /// half; a part-time work day worked is a status of its own (its minutes still say how it
+    /// went).
     pub(crate) fn judge(&self, f: &Facts) -> WorkedDay {
         let clock = self.clock_for(f.leave);
         let secs = |t: DateTime<Utc>| (t - clock.start).num_seconds();
@@ -225,10 +195,13 @@ impl ShiftDay {
         if matches!(f.leave, Leave::Half(_)) && f.workday && o.status == DayStatus::Present {
             o.status = DayStatus::HalfDayLeave;
         }
-        if self.part_time && f.first_in.is_some() && f.last_out.is_some() {
+        // A rest day or holiday worked stays one (its minutes are all extra), part time or not.
+        if self.part_time && f.workday && f.first_in.is_some() && f.last_out.is_some() {
             o.status = DayStatus::PartTime;
         }
-        let (worked, brk, overtime, scheduled) = self.minutes(f.workday, f.leave, f.first_in, f.last_out);
+        let (worked, brk, scheduled, split) = self.minutes(f.workday, f.leave, f.first_in, f.last_out);
+        // The day alone: its daily rule, rounded (the week and approval are a period's).
+        let overtime = self.rule.rounded(split.daily);
         WorkedDay {
             status: o.status,
             late_minutes: o.late_minutes,
@@ -240,8 +213,22 @@ impl ShiftDay {
         }
     }
 
-    /// The hours of a settled row, whose status (perhaps set by hand) is kept: a rest day's or
-    /// holiday's row is not a work day.
+    /// The minutes of a settled row as the rules split them, whose status (perhaps set by
+    /// hand) is kept: a rest day's or holiday's row is not a work day.
+    pub(crate) fn stored_split(
+        &self,
+        status: DayStatus,
+        leave: Leave,
+        fi: Option<NaiveDateTime>,
+        lo: Option<NaiveDateTime>,
+    ) -> Split {
+        let workday = status != DayStatus::RestDay;
+        self.minutes(workday, leave, fi.map(|t| t.and_utc()), lo.map(|t| t.and_utc()))
+            .3
+    }
+
+    /// The hours of a settled row as the day alone counts them (its daily rule; no week, no
+    /// approval): what a row of `report employee` shows.
     pub(crate) fn stored_hours(
         &self,
         status: DayStatus,
@@ -249,9 +236,13 @@ impl ShiftDay {
         fi: Option<NaiveDateTime>,
         lo: Option<NaiveDateTime>,
     ) -> Hours {
-        let workday = status != DayStatus::RestDay;
-        let (worked, _, overtime, _) = self.minutes(workday, leave, fi.map(|t| t.and_utc()), lo.map(|t| t.and_utc()));
-        Hours { worked, overtime }
+        let s = self.stored_split(status, leave, fi, lo);
+        Hours {
+            worked: s.worked,
+            overtime: self.rule.rounded(s.daily),
+            rest_day: s.rest_day,
+            pending: 0,
+        }
     }
 }
 
@@ -283,7 +274,7 @@ impl<'a> Days<'a> {
         let (tz, policy) = (self.tz, self.policy);
         let day = *self.cache.entry((shift.name.as_str(), date)).or_insert_with(|| {
             let p = policy(date);
-            let rule = OvertimeRule::of(&p);
+            let rule = p.overtime;
             if std::ptr::eq(shift, &shifts.default) {
                 ShiftDay::new(&Shift::from_policy(&p), tz, date, rule)
             } else {
@@ -333,7 +324,7 @@ mod tests {
 
     /// The day of `s` on `date` in `tz`, punched at local `from` on `date` and `to` on `to_date`.
     fn day(s: &Shift, tz: Tz, date: &str, from: &str, to: (&str, &str), workday: bool, leave: Leave) -> WorkedDay {
-        ShiftDay::new(s, tz, d(date), OvertimeRule).judge(&Facts {
+        ShiftDay::new(s, tz, d(date), OvertimeRules::default()).judge(&Facts {
             workday,
             leave,
             first_in: Some(at(tz, &format!("{date} {from}"))),
@@ -430,6 +421,18 @@ mod tests {
             Leave::None,
         );
         assert_eq!((w.status, mins(&w)), (DayStatus::PartTime, (300, 0, 60, 240)));
+        // A part-timer's Saturday worked is a rest day's: all extra, not a part-time work day
+        // (whose minutes would count toward the week as regular ones).
+        let w = day(
+            &part,
+            tz,
+            "2025-10-25",
+            "10:00",
+            ("2025-10-25", "12:00"),
+            false,
+            Leave::None,
+        );
+        assert_eq!((w.status, mins(&w)), (DayStatus::RestDay, (120, 0, 120, 0)));
     }
 
     #[test]
@@ -464,7 +467,7 @@ mod tests {
             &Shift::from_policy(&Policy::default()),
             tz,
             d("2026-11-20"),
-            OvertimeRule,
+            OvertimeRules::default(),
         );
         let f = |leave, first_in| Facts {
             workday: true,
@@ -504,7 +507,7 @@ mod tests {
             ..Policy::default()
         };
         let date = d("2026-11-20");
-        let s = ShiftDay::new(&Shift::from_policy(&p), tz, date, OvertimeRule::of(&p));
+        let s = ShiftDay::new(&Shift::from_policy(&p), tz, date, p.overtime);
         let clock = DayClock::new(&p, tz, date);
         for (i, o) in [
             (8 * 3600, 18 * 3600),

@@ -77,6 +77,16 @@ pub(crate) fn may_review(actor: &Actor, target: &str, supervisor: Option<&str>) 
     )
 }
 
+/// May `actor` approve or reject `target`'s overtime? The same rule as [`may_correct`].
+pub(crate) fn may_decide_overtime(actor: &Actor, target: &str, supervisor: Option<&str>) -> Result<(), String> {
+    may_act(
+        actor,
+        target,
+        supervisor,
+        ("decide on their own overtime", "decide on this overtime"),
+    )
+}
+
 fn may_act(actor: &Actor, target: &str, supervisor: Option<&str>, (own, this): (&str, &str)) -> Result<(), String> {
     if actor.employee_id == target {
         return Err(format!(

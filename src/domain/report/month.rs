@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{Datelike, NaiveDate};
 
+use crate::domain::day::overtime::Hours;
 use crate::domain::day::policy::DayStatus;
-use crate::domain::day::worked::Hours;
 use crate::domain::report::table::{Cell, Table};
 
 /// The code of a day in the sheet.
@@ -288,6 +288,7 @@ mod tests {
         let h = Hours {
             worked: 480,
             overtime: 5,
+            ..Hours::default()
         };
         s.add("D1".into(), "E2".into(), d("2026-11-02"), Code::Late, h);
         s.add("D1".into(), "E1".into(), d("2026-11-02"), Code::Present, h);

@@ -1,11 +1,12 @@
-//! Payroll's period: one line per employee (the shifts used, days worked, absent, on leave by
-//! kind, in half days, late count and minutes, hours worked and overtime), built from the settled rows as they stream in, for
+//! Payroll's period: one line per employee (the shifts and rulebook versions used, days worked,
+//! absent, on leave by kind, in half days, late count and minutes, hours worked, overtime as
+//! the rules count it, overtime pending approval, rest-day minutes counted apart), built from the settled rows as they stream in, for
 //! a payroll import to take as it is.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::domain::day::overtime::Hours;
 use crate::domain::day::policy::DayStatus;
-use crate::domain::day::worked::Hours;
 use crate::domain::report::table::{Cell, Table};
 
 /// The kinds of leave, in the order of the payroll's columns (`leave add --kind`).
@@ -25,6 +26,8 @@ struct Line {
     late: u64,
     late_minutes: u64,
     hours: Hours,
+    /// Every rulebook version the period's days were judged by (0: the built-in defaults).
+    versions: BTreeSet<u64>,
 }
 
 /// One settled row as payroll counts it.
@@ -41,7 +44,20 @@ pub(crate) struct PayDay<'a> {
     pub half_leave_kind: Option<&'a str>,
     /// The shift the day was judged by.
     pub shift: &'a str,
+    /// The rulebook version the day was judged by (`rulebook::version_on`).
+    pub rulebook: u64,
+    /// What the day counts, its week and the decision on its overtime included.
     pub hours: Hours,
+}
+
+/// The versions as payroll names them: their ids, comma-separated; `default` for days judged
+/// by the built-in rules alone.
+fn versions_text(versions: &BTreeSet<u64>) -> String {
+    let ids: Vec<String> = versions
+        .iter()
+        .map(|v| if *v == 0 { "default".to_string() } else { v.to_string() })
+        .collect();
+    ids.join(",")
 }
 
 /// The column of a leave kind; a leave since cancelled, or of an unknown kind, is "other".
@@ -89,6 +105,7 @@ impl Payroll {
         l.late += u64::from(matches!(status, Late | LateAndEarly));
         l.late_minutes += u64::from(d.late_minutes);
         l.hours += d.hours;
+        l.versions.insert(d.rulebook);
     }
 
     /// The lines by employee id, with names; `closed`: whether every month of the period is a
@@ -102,6 +119,9 @@ impl Payroll {
             "late_minutes",
             "worked_minutes",
             "overtime_minutes",
+            "overtime_pending_minutes",
+            "rest_day_minutes",
+            "rulebook_version",
             "period_closed",
         ]);
         let mut t = Table::new(&cols);
@@ -121,6 +141,9 @@ impl Payroll {
                 Cell::from(l.late_minutes),
                 Cell::Minutes(i64::from(l.hours.worked)),
                 Cell::Minutes(i64::from(l.hours.overtime)),
+                Cell::Minutes(i64::from(l.hours.pending)),
+                Cell::Minutes(i64::from(l.hours.rest_day)),
+                Cell::text(versions_text(&l.versions)),
                 Cell::typed(Cell::text(if closed { "yes" } else { "no" }), closed),
             ]);
             t.push(row);
@@ -149,10 +172,13 @@ mod tests {
             leave_kind: leave,
             half_leave_kind: half,
             shift,
+            rulebook: 3,
             hours: if status == DayStatus::Late {
                 Hours {
                     worked: 500,
                     overtime: 20,
+                    rest_day: 0,
+                    pending: 5,
                 }
             } else {
                 Hours::default()
@@ -191,5 +217,6 @@ mod tests {
             row[12..16],
             [Cell::Int(1), Cell::Int(12), Cell::Minutes(500), Cell::Minutes(20)]
         );
+        assert_eq!(row[16..19], [Cell::Minutes(5), Cell::Minutes(0), Cell::text("3")]);
     }
 }

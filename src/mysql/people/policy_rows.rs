@@ -94,6 +94,11 @@ fn book(rows: Vec<(String, String, NaiveDate)>) -> Result<Rulebook> {
     })
 }
 
+/// Every version's date and id, `(from, id)`: which version judged a day (`rulebook::version_on`).
+pub(crate) fn version_dates(conn: &mut impl Queryable) -> Result<Vec<(NaiveDate, u64)>> {
+    Ok(conn.query("SELECT from_date, id FROM policy_versions")?)
+}
+
 /// [`rulebook`] on a connection of its own.
 pub(crate) fn read(db: &Db) -> Result<Rulebook> {
     rulebook(&mut db.conn()?)

@@ -10,8 +10,9 @@ use mysql::prelude::Queryable;
 use mysql::Row;
 
 use crate::domain::dates::wall_clock_utc;
+use crate::domain::day::overtime::Hours;
 use crate::domain::day::policy::DayStatus;
-use crate::domain::day::worked::{Days, Hours};
+use crate::domain::day::worked::Days;
 use crate::domain::report::table::{local, local_time, Cell, Table};
 use crate::mysql::people::leave_rows;
 use crate::mysql::runs;

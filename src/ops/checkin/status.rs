@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::domain::day::policy;
-use crate::domain::day::worked::{Facts, Leave, OvertimeRule, ShiftDay};
+use crate::domain::day::worked::{Facts, Leave, ShiftDay};
 use crate::redis::board::{Board, Employee};
 
 /// The answer: a live day, or a settled one.
@@ -129,7 +129,7 @@ pub(crate) fn status(cfg: &Config, employee_id: &str, date: NaiveDate, today: Na
     let policy = crate::ops::lookup::policy_on(cfg, &mut board, date)?;
     let shifts = crate::ops::lookup::shifts(cfg, &mut board, &[e.id.as_str()], &policy)?;
     let shift = shifts.on(&e.id, &e.department_id, date).0;
-    let day = ShiftDay::new(shift, cfg.timezone, date, OvertimeRule::of(&policy));
+    let day = ShiftDay::new(shift, cfg.timezone, date, policy.overtime);
     // Off the board on a day their shift does not work: init-day left them off as not expected
     // (a calendar work day would have laid them out). Without any shift assigned, as before.
     let rest_day = !on_board && !shifts.table.is_empty() && !shift.works_on(date);

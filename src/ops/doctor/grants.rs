@@ -142,6 +142,7 @@ mod tests {
             "GRANT INSERT ON `att`.`punch_log` TO `h`@`%`",
             "GRANT INSERT, UPDATE ON `att`.`pay_periods` TO `h`@`%`",
             "GRANT INSERT ON `att`.`pay_period_audit` TO `h`@`%`",
+            "GRANT INSERT ON `att`.`overtime_decisions` TO `h`@`%`",
         ]);
         let c = judge("h@%", "att", &hr, None);
         assert_eq!(c.status, Level::Ok);

@@ -1,12 +1,13 @@
 //! The company's people and their rules of work, as HR changes them: the roster (`org`), shifts
 //! and their assignments (`shifts`, `shift_changes`), approved leave (`leave`) and the work
-//! calendar (`calendar`), pay periods (`periods`) and the company's rulebook of policy versions
-//! (`policy`). A change that reaches days already settled re-settles them
-//! (`ops::settle::resettle`).
+//! calendar (`calendar`), pay periods (`periods`), the company's rulebook of policy versions
+//! (`policy`) and the decisions on overtime (`overtime`). A change that reaches days already
+//! settled re-settles them (`ops::settle::resettle`).
 
 pub(crate) mod calendar;
 pub(crate) mod leave;
 pub(crate) mod org;
+pub(crate) mod overtime;
 pub(crate) mod periods;
 pub(crate) mod policy;
 pub(crate) mod shift_changes;

@@ -11,7 +11,7 @@ use crate::config::Policy;
 use crate::domain::day::record::DayRecord;
 use crate::domain::day::shift::Shift;
 use crate::domain::day::shifts::Shifts;
-use crate::domain::day::worked::{Facts, Half, Leave, OvertimeRule, ShiftDay};
+use crate::domain::day::worked::{Facts, Half, Leave, ShiftDay};
 use crate::domain::punch::Kind;
 pub(crate) use crate::mysql::attendance::{parse_log, DayRow, Stamp};
 use crate::mysql::people::roster_rows::Member;
@@ -44,7 +44,7 @@ struct DayShifts {
 
 impl Day {
     pub(crate) fn new(date: NaiveDate, tz: Tz, policy: &Policy, workday: bool) -> Day {
-        let shift = ShiftDay::new(&Shift::from_policy(policy), tz, date, OvertimeRule::of(policy));
+        let shift = ShiftDay::new(&Shift::from_policy(policy), tz, date, policy.overtime);
         Day {
             date,
             workday,
@@ -68,7 +68,7 @@ impl Day {
         if shifts.table.is_empty() {
             return self;
         }
-        let (date, rule) = (self.date, OvertimeRule::of(policy));
+        let (date, rule) = (self.date, policy.overtime);
         let days = std::iter::once(&shifts.default)
             .chain(shifts.table.shifts.values())
             .map(|s| {

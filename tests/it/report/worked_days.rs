@@ -133,16 +133,12 @@ const STAFF: [&str; 7] = ["BOSS", "DAY", "NIGHT", "PART", "HALF", "LEAVER", "JOI
 fn company() -> TestEnv {
     let env = TestEnv::migrated(TZ);
     env.import_roster("roster.csv", ROSTER);
-    let shifts = env.file("shifts.csv", SHIFTS);
-    env.ok(&["shifts", "import", shifts.to_str().unwrap(), "-q"]);
-    let assign = env.file(
-        "assign.csv",
+    env.work_rules(
+        SHIFTS,
         "scope,target,from,shift\nemployee,DAY,2025-10-01,day\n\
          employee,NIGHT,2025-10-01,night\nemployee,PART,2025-10-01,part\n",
+        "date,kind,note\n2025-10-22,holiday,Works holiday\n",
     );
-    env.ok(&["shifts", "assign", assign.to_str().unwrap(), "-q"]);
-    let cal = env.file("cal.csv", "date,kind,note\n2025-10-22,holiday,Works holiday\n");
-    env.ok(&["calendar", "import", cal.to_str().unwrap(), "-q"]);
     env.ok(&[
         "leave",
         "add",

@@ -76,6 +76,7 @@ fn supervisor() -> Grants<'static> {
             "SELECT, INSERT ON {db}.corrections",
             "SELECT, UPDATE ON {db}.held_punches",
             "SELECT, INSERT ON {db}.punch_voids",
+            "SELECT, INSERT ON {db}.overtime_decisions",
             "UPDATE ON {db}.attendance",
             "INSERT ON {db}.punch_log",
         ],
@@ -97,6 +98,7 @@ fn hr() -> Grants<'static> {
             "INSERT ON {db}.punch_log",
             "INSERT, UPDATE ON {db}.pay_periods",
             "INSERT ON {db}.pay_period_audit",
+            "INSERT ON {db}.overtime_decisions",
         ],
         config: "",
     }
@@ -403,7 +405,7 @@ fn doctor_checks_each_roles_mysql_grants() {
     // A kiosk's grants checked as HR's: every statement HR's role lacks.
     let (status, detail) = grants_check(&env, &kiosk, &["--role", "hr"]);
     assert_eq!(status, "warn", "{detail}");
-    assert_eq!(detail.matches("GRANT ").count(), 8, "{detail}");
+    assert_eq!(detail.matches("GRANT ").count(), 9, "{detail}");
     env.mysql().query_drop(grant).unwrap();
     let (status, detail) = grants_check(&env, &sup2, &["--role", "supervisor"]);
     assert_eq!(status, "ok", "{detail}");
