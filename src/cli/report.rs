@@ -1,4 +1,4 @@
-//! `attendance report day|absent|employee|dept|month|payroll|corrections|punches|runs`: HR's answers from MySQL;
+//! `attendance report day|absent|employee|dept|month|timesheet|payroll|corrections|punches|runs`: HR's answers from MySQL;
 //! `report now`: the roll call, from Redis.
 
 use std::io::IsTerminal;
@@ -34,7 +34,7 @@ fn range(ctx: &Ctx, r: &DateRange) -> (NaiveDate, NaiveDate) {
 /// The question and how to print its answer (`report now` is not a question to MySQL).
 fn query(ctx: &Ctx, cmd: ReportCommand) -> Option<(Query, ReportFormat)> {
     Some(match cmd {
-        ReportCommand::Now { .. } | ReportCommand::Month { .. } => return None,
+        ReportCommand::Now { .. } | ReportCommand::Month { .. } | ReportCommand::Timesheet { .. } => return None,
         ReportCommand::Day { date, dept, format } => {
             let date = day_or_yesterday(ctx, date);
             (Query::Day { date, dept }, format)
@@ -123,6 +123,14 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
     }
     if let ReportCommand::Month { month, dept, format } = cmd {
         return month_sheet(ctx, month, dept.as_deref(), &format);
+    }
+    if let ReportCommand::Timesheet {
+        employee,
+        month,
+        format,
+    } = cmd
+    {
+        return timesheet(ctx, &employee, month, &format);
     }
     let (q, format) = query(ctx, cmd).expect("a report from MySQL");
     refuse_binary_on_terminal(&format)?;
@@ -227,6 +235,28 @@ fn month_sheet(ctx: &Ctx, first: NaiveDate, dept: Option<&str>, format: &ReportF
     Ok(())
 }
 
+/// `report timesheet`: one employee's month, a row per day, with its totals.
+fn timesheet(ctx: &Ctx, employee: &str, first: NaiveDate, format: &ReportFormat) -> Result<()> {
+    refuse_binary_on_terminal(format)?;
+    let t = report::timesheet(&ctx.cfg, employee, first)?;
+    let month = first.format("%B %Y").to_string();
+    let bytes = match format.get() {
+        Format::Table => {
+            let mut text = format!("timesheet, {employee} {}, {}, {month}\n", t.name, t.department);
+            text += &if format.wide {
+                t.table.to_table()
+            } else {
+                t.table.narrow(TIMESHEET).to_table_within(TERMINAL)
+            };
+            text.push('\n');
+            text.into_bytes()
+        }
+        Format::Xlsx => crate::domain::report::xlsx::workbook(&[(&format!("timesheet {employee}"), &t.table)])?,
+        text => render(&t.table, text, format.csv_raw)?,
+    };
+    emit(&bytes, format)
+}
+
 /// A workbook is binary: on a terminal it would only garble the screen.
 fn refuse_binary_on_terminal(format: &ReportFormat) -> Result<()> {
     if format.get() == Format::Xlsx && format.output.is_none() && std::io::stdout().is_terminal() {
@@ -307,6 +337,18 @@ const MONTH: &[(&str, &str)] = &[
     ("absent_days", "absent"),
     ("leave_days", "leave"),
     ("worked_minutes", "worked"),
+];
+
+/// The timesheet's columns in 80 columns (`--wide`: every column, the punches too).
+const TIMESHEET: &[(&str, &str)] = &[
+    ("date", "date"),
+    ("weekday", "day"),
+    ("shift", "shift"),
+    ("status", "status"),
+    ("first_in", "in"),
+    ("last_out", "out"),
+    ("worked_minutes", "worked"),
+    ("overtime_minutes", "overtime"),
 ];
 
 /// The columns of a report's table in 80 columns, with their headers there (`--wide`: every

@@ -249,9 +249,20 @@ impl ShiftDay {
         fi: Option<NaiveDateTime>,
         lo: Option<NaiveDateTime>,
     ) -> Hours {
+        self.stored_day(status, leave, fi, lo).0
+    }
+
+    /// [`ShiftDay::stored_hours`], and the minutes of unpaid break the day's span covered.
+    pub(crate) fn stored_day(
+        &self,
+        status: DayStatus,
+        leave: Leave,
+        fi: Option<NaiveDateTime>,
+        lo: Option<NaiveDateTime>,
+    ) -> (Hours, u32) {
         let workday = status != DayStatus::RestDay;
-        let (worked, _, overtime, _) = self.minutes(workday, leave, fi.map(|t| t.and_utc()), lo.map(|t| t.and_utc()));
-        Hours { worked, overtime }
+        let (worked, brk, overtime, _) = self.minutes(workday, leave, fi.map(|t| t.and_utc()), lo.map(|t| t.and_utc()));
+        (Hours { worked, overtime }, brk)
     }
 }
 

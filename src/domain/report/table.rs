@@ -29,7 +29,7 @@ impl std::str::FromStr for Format {
     type Err = String;
     fn from_str(s: &str) -> Result<Format, String> {
         match s {
-            "table" => Ok(Format::Table),
+            "table" | "text" => Ok(Format::Table),
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
             "xlsx" => Ok(Format::Xlsx),
