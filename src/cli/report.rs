@@ -12,7 +12,7 @@ use crate::domain::dates::TypedTime;
 use crate::domain::day::policy::DayStatus;
 use crate::domain::report::month;
 use crate::domain::report::table::{Format, Table};
-use crate::domain::report::xlsx::MonthSheet;
+use crate::domain::report::xlsx::{MonthSheet, PrintSheet};
 use crate::error::Error;
 use crate::ops::report::roll_call;
 use crate::ops::report::{self, Query};
@@ -146,6 +146,17 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
             text.push('\n');
             emit(text.as_bytes(), &format)?;
         }
+        // Payroll's workbook is printed too; it keeps no title row, so an import takes it as it is.
+        _ if matches!(q, Query::Payroll { .. }) && format.get() == Format::Xlsx => {
+            let sheet = PrintSheet {
+                name: &title(&q),
+                title: None,
+                table: &table,
+                // employee, name
+                key_columns: 2,
+            };
+            emit(&crate::domain::report::xlsx::print_workbook(&[sheet])?, &format)?;
+        }
         _ => print(&table, &title(&q), &format)?,
     }
     if table.rows.is_empty() && format.get() == Format::Table {
@@ -205,7 +216,7 @@ fn month_sheet(ctx: &Ctx, first: NaiveDate, dept: Option<&str>, format: &ReportF
                     MonthSheet { name: d, title, table }
                 })
                 .collect();
-            crate::domain::report::xlsx::month_workbook(&sheets, &month::legend())?
+            crate::domain::report::xlsx::month_workbook(first, &sheets, &month::legend())?
         }
         Format::Table if !format.wide => {
             let table = m.sheet.table(&m.names, None);
@@ -251,7 +262,25 @@ fn timesheet(ctx: &Ctx, employee: &str, first: NaiveDate, format: &ReportFormat)
             text.push('\n');
             text.into_bytes()
         }
-        Format::Xlsx => crate::domain::report::xlsx::workbook(&[(&format!("timesheet {employee}"), &t.table)])?,
+        Format::Xlsx => {
+            let head = [
+                ctx.cfg.company.as_str(),
+                &format!("{employee} {}", t.name),
+                &t.department,
+                &month,
+            ]
+            .into_iter()
+            .filter(|p| !p.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join(" \u{2014} ");
+            crate::domain::report::xlsx::print_workbook(&[PrintSheet {
+                name: &format!("timesheet {employee}"),
+                title: Some(head),
+                table: &t.table,
+                // The date and its weekday say whose line it is.
+                key_columns: 2,
+            }])?
+        }
         text => render(&t.table, text, format.csv_raw)?,
     };
     emit(&bytes, format)
