@@ -11,8 +11,9 @@ use crate::cli::{DateRange, ReportCommand, ReportFormat};
 use crate::domain::dates::TypedTime;
 use crate::domain::day::policy::DayStatus;
 use crate::domain::report::month;
-use crate::domain::report::table::{Format, Table};
+use crate::domain::report::table::{within, Format, Table};
 use crate::domain::report::xlsx::{MonthSheet, PrintSheet};
+use crate::domain::text::inert;
 use crate::error::Error;
 use crate::ops::report::roll_call;
 use crate::ops::report::{self, Query};
@@ -253,7 +254,9 @@ fn timesheet(ctx: &Ctx, employee: &str, first: NaiveDate, format: &ReportFormat)
     let month = first.format("%B %Y").to_string();
     let bytes = match format.get() {
         Format::Table => {
-            let mut text = format!("timesheet, {employee} {}, {}, {month}\n", t.name, t.department);
+            // The month first: a long name is what a narrow terminal cuts.
+            let title = format!("timesheet, {month}, {}, {employee} {}", t.department, t.name);
+            let mut text = format!("{}\n", within(&inert(&title), TERMINAL.into()));
             text += &if format.wide {
                 t.table.to_table()
             } else {
@@ -368,11 +371,10 @@ const MONTH: &[(&str, &str)] = &[
     ("worked_minutes", "worked"),
 ];
 
-/// The timesheet's columns in 80 columns (`--wide`: every column, the punches too).
+/// The timesheet's columns in 80 columns (`--wide`: every column, the shift and punches too).
 const TIMESHEET: &[(&str, &str)] = &[
     ("date", "date"),
     ("weekday", "day"),
-    ("shift", "shift"),
     ("status", "status"),
     ("first_in", "in"),
     ("last_out", "out"),

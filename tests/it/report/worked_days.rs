@@ -422,7 +422,7 @@ fn each_employees_timesheet_reads_the_hand_computed_days_with_their_punches_and_
         text.lines()
             .next()
             .unwrap()
-            .contains("timesheet, NIGHT Nils Night, D1, October 2025"),
+            .contains("timesheet, October 2025, D1, NIGHT Nils Night"),
         "{text}"
     );
     for line in text.lines() {
