@@ -1,7 +1,8 @@
-//! Reports read back: every format of the day reports, the month sheet and its workbook, and
-//! the roll call of who is in now, and a week of worked days computed by hand.
+//! Reports read back: every format of the day reports, the month sheet and its workbook,
+//! the roll call of who is in now, a week of worked days computed by hand, and timesheets.
 
 mod formats;
 mod month;
 mod roll_call;
+mod timesheet;
 mod worked_days;
