@@ -762,7 +762,7 @@ pub struct Output {
 /// How a report is printed: `--format`, or `--json` for `--format json`; and where.
 #[derive(Debug, Args, Clone)]
 pub struct ReportFormat {
-    /// table, csv, json, or xlsx (a workbook: needs -o FILE unless stdout is redirected)
+    /// table (or text), csv, json, or xlsx (a workbook: needs -o FILE unless stdout is redirected)
     #[arg(long, default_value = "table", value_parser = format_parser())]
     format: Format,
     /// The same as --format json
@@ -798,7 +798,16 @@ impl ReportFormat {
 
 /// `--format`'s values, typed: anything else is a usage error (exit 2), never a silent table.
 fn format_parser() -> impl TypedValueParser<Value = Format> {
-    PossibleValuesParser::new(Format::NAMES).map(|s| s.parse::<Format>().expect("one of NAMES"))
+    // `text` is another name for `table` (what a person reads).
+    let values = Format::NAMES.map(|n| {
+        let v = clap::builder::PossibleValue::new(n);
+        if n == "table" {
+            v.alias("text")
+        } else {
+            v
+        }
+    });
+    PossibleValuesParser::new(values).map(|s| s.parse::<Format>().expect("one of NAMES"))
 }
 
 /// A date range; both ends included.
@@ -863,6 +872,18 @@ pub enum ReportCommand {
         /// Only this department
         #[arg(long)]
         dept: Option<String>,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// One employee's month as a timesheet: a row per day (shift, punches and how they came,
+    /// break, worked, late, early and overtime minutes, status, leave), and the month's totals
+    Timesheet {
+        /// The employee's id
+        #[arg(long, value_name = "E")]
+        employee: String,
+        /// The month, YYYY-MM
+        #[arg(long, value_name = "YYYY-MM", value_parser = parse_month)]
+        month: NaiveDate,
         #[command(flatten)]
         format: ReportFormat,
     },

@@ -344,6 +344,10 @@ const EXAMPLES: &[(&str, &str)] = &[
         "The month sheet.",
     ),
     (
+        "attendance report timesheet --employee E000123 --month 2026-11 --format xlsx -o E000123-november.xlsx",
+        "An employee's month, a row per day, printable.",
+    ),
+    (
         "attendance report payroll --from 2026-11-01 --to 2026-11-30 --csv",
         "A line per employee for payroll.",
     ),

@@ -1,4 +1,4 @@
-//! `attendance report day|absent|employee|dept|month|payroll|corrections|punches|runs`: HR's answers from MySQL;
+//! `attendance report day|absent|employee|dept|month|timesheet|payroll|corrections|punches|runs`: HR's answers from MySQL;
 //! `report now`: the roll call, from Redis.
 
 use std::io::IsTerminal;
@@ -11,8 +11,9 @@ use crate::cli::{DateRange, ReportCommand, ReportFormat};
 use crate::domain::dates::TypedTime;
 use crate::domain::day::policy::DayStatus;
 use crate::domain::report::month;
-use crate::domain::report::table::{Format, Table};
-use crate::domain::report::xlsx::MonthSheet;
+use crate::domain::report::table::{within, Format, Table};
+use crate::domain::report::xlsx::{MonthSheet, PrintSheet};
+use crate::domain::text::inert;
 use crate::error::Error;
 use crate::ops::report::roll_call;
 use crate::ops::report::{self, Query};
@@ -34,7 +35,7 @@ fn range(ctx: &Ctx, r: &DateRange) -> (NaiveDate, NaiveDate) {
 /// The question and how to print its answer (`report now` is not a question to MySQL).
 fn query(ctx: &Ctx, cmd: ReportCommand) -> Option<(Query, ReportFormat)> {
     Some(match cmd {
-        ReportCommand::Now { .. } | ReportCommand::Month { .. } => return None,
+        ReportCommand::Now { .. } | ReportCommand::Month { .. } | ReportCommand::Timesheet { .. } => return None,
         ReportCommand::Day { date, dept, format } => {
             let date = day_or_yesterday(ctx, date);
             (Query::Day { date, dept }, format)
@@ -124,6 +125,14 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
     if let ReportCommand::Month { month, dept, format } = cmd {
         return month_sheet(ctx, month, dept.as_deref(), &format);
     }
+    if let ReportCommand::Timesheet {
+        employee,
+        month,
+        format,
+    } = cmd
+    {
+        return timesheet(ctx, &employee, month, &format);
+    }
     let (q, format) = query(ctx, cmd).expect("a report from MySQL");
     refuse_binary_on_terminal(&format)?;
     let table = report::run(&ctx.cfg, &q)?;
@@ -137,6 +146,17 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
             };
             text.push('\n');
             emit(text.as_bytes(), &format)?;
+        }
+        // Payroll's workbook is printed too; it keeps no title row, so an import takes it as it is.
+        _ if matches!(q, Query::Payroll { .. }) && format.get() == Format::Xlsx => {
+            let sheet = PrintSheet {
+                name: &title(&q),
+                title: None,
+                table: &table,
+                // employee, name
+                key_columns: 2,
+            };
+            emit(&crate::domain::report::xlsx::print_workbook(&[sheet])?, &format)?;
         }
         _ => print(&table, &title(&q), &format)?,
     }
@@ -197,7 +217,7 @@ fn month_sheet(ctx: &Ctx, first: NaiveDate, dept: Option<&str>, format: &ReportF
                     MonthSheet { name: d, title, table }
                 })
                 .collect();
-            crate::domain::report::xlsx::month_workbook(&sheets, &month::legend())?
+            crate::domain::report::xlsx::month_workbook(first, &sheets, &month::legend())?
         }
         Format::Table if !format.wide => {
             let table = m.sheet.table(&m.names, None);
@@ -225,6 +245,48 @@ fn month_sheet(ctx: &Ctx, first: NaiveDate, dept: Option<&str>, format: &ReportF
         ctx.say("no rows (has the month been settled?)");
     }
     Ok(())
+}
+
+/// `report timesheet`: one employee's month, a row per day, with its totals.
+fn timesheet(ctx: &Ctx, employee: &str, first: NaiveDate, format: &ReportFormat) -> Result<()> {
+    refuse_binary_on_terminal(format)?;
+    let t = report::timesheet(&ctx.cfg, employee, first)?;
+    let month = first.format("%B %Y").to_string();
+    let bytes = match format.get() {
+        Format::Table => {
+            // The month first: a long name is what a narrow terminal cuts.
+            let title = format!("timesheet, {month}, {}, {employee} {}", t.department, t.name);
+            let mut text = format!("{}\n", within(&inert(&title), TERMINAL.into()));
+            text += &if format.wide {
+                t.table.to_table()
+            } else {
+                t.table.narrow(TIMESHEET).to_table_within(TERMINAL)
+            };
+            text.push('\n');
+            text.into_bytes()
+        }
+        Format::Xlsx => {
+            let head = [
+                ctx.cfg.company.as_str(),
+                &format!("{employee} {}", t.name),
+                &t.department,
+                &month,
+            ]
+            .into_iter()
+            .filter(|p| !p.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join(" \u{2014} ");
+            crate::domain::report::xlsx::print_workbook(&[PrintSheet {
+                name: &format!("timesheet {employee}"),
+                title: Some(head),
+                table: &t.table,
+                // The date and its weekday say whose line it is.
+                key_columns: 2,
+            }])?
+        }
+        text => render(&t.table, text, format.csv_raw)?,
+    };
+    emit(&bytes, format)
 }
 
 /// A workbook is binary: on a terminal it would only garble the screen.
@@ -307,6 +369,17 @@ const MONTH: &[(&str, &str)] = &[
     ("absent_days", "absent"),
     ("leave_days", "leave"),
     ("worked_minutes", "worked"),
+];
+
+/// The timesheet's columns in 80 columns (`--wide`: every column, the shift and punches too).
+const TIMESHEET: &[(&str, &str)] = &[
+    ("date", "date"),
+    ("weekday", "day"),
+    ("status", "status"),
+    ("first_in", "in"),
+    ("last_out", "out"),
+    ("worked_minutes", "worked"),
+    ("overtime_minutes", "overtime"),
 ];
 
 /// The columns of a report's table in 80 columns, with their headers there (`--wide`: every

@@ -297,6 +297,11 @@ impl TestEnv {
     /// A night shift (22:00-06:00, 30 minutes' break, grace 10 and 5, every day) imported and
     /// assigned to department `dept` from `from` (`YYYY-MM-DD`).
     pub fn assign_night_shift(&self, dept: &str, from: &str) {
+        self.assign_night_shift_to("department", dept, from);
+    }
+
+    /// [`TestEnv::assign_night_shift`] to a `scope` (`department` or `employee`) and its id.
+    pub fn assign_night_shift_to(&self, scope: &str, target: &str, from: &str) {
         let shifts = self.file(
             "night-shift.csv",
             "name,start,end,late_grace,early_grace,work_days,break,part_time\n\
@@ -305,7 +310,7 @@ impl TestEnv {
         self.ok(&["shifts", "import", shifts.to_str().unwrap(), "-q"]);
         let a = self.file(
             "night-assign.csv",
-            &format!("scope,target,from,shift\ndepartment,{dept},{from},night\n"),
+            &format!("scope,target,from,shift\n{scope},{target},{from},night\n"),
         );
         self.ok(&["shifts", "assign", a.to_str().unwrap(), "-q"]);
     }

@@ -435,6 +435,13 @@ fn every_json_output_validates_against_its_schema() {
     c.ok(&env, "report month", &["report", "month", "--month", "2026-11"]);
     c.ok(&env, "report month", &["report", "month", "--month", "2026-10"]);
     c.ok(&env, "report payroll", &[&["report", "payroll"][..], &range].concat());
+    for month in ["2026-11", "2026-10"] {
+        c.ok(
+            &env,
+            "report timesheet",
+            &["report", "timesheet", "--employee", &emp, "--month", month],
+        );
+    }
     c.ok(
         &env,
         "report corrections",

@@ -236,13 +236,26 @@ impl ShiftDay {
         fi: Option<NaiveDateTime>,
         lo: Option<NaiveDateTime>,
     ) -> Hours {
-        let s = self.stored_split(status, leave, fi, lo);
-        Hours {
+        self.stored_day(status, leave, fi, lo).0
+    }
+
+    /// [`ShiftDay::stored_hours`], and the minutes of unpaid break the day's span covered.
+    pub(crate) fn stored_day(
+        &self,
+        status: DayStatus,
+        leave: Leave,
+        fi: Option<NaiveDateTime>,
+        lo: Option<NaiveDateTime>,
+    ) -> (Hours, u32) {
+        let workday = status != DayStatus::RestDay;
+        let (_, brk, _, s) = self.minutes(workday, leave, fi.map(|t| t.and_utc()), lo.map(|t| t.and_utc()));
+        let hours = Hours {
             worked: s.worked,
             overtime: self.rule.rounded(s.daily),
             rest_day: s.rest_day,
             pending: 0,
-        }
+        };
+        (hours, brk)
     }
 }
 

@@ -5,6 +5,7 @@
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use chrono_tz::Tz;
 use serde_json::{Map, Value};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::domain::dates::{is_ambiguous, wall_clock};
 use crate::domain::instant;
@@ -29,7 +30,7 @@ impl std::str::FromStr for Format {
     type Err = String;
     fn from_str(s: &str) -> Result<Format, String> {
         match s {
-            "table" => Ok(Format::Table),
+            "table" | "text" => Ok(Format::Table),
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
             "xlsx" => Ok(Format::Xlsx),
@@ -145,6 +146,26 @@ impl From<u64> for Cell {
     }
 }
 
+/// The widest a column may be and still keep its whole width in a table narrowed to a
+/// terminal (a status: `missing_checkout`), room allowing.
+const SHORT: usize = 16;
+
+/// `line` cut to `width` characters, with `…` where it was cut: a title that fits a terminal.
+pub(crate) fn within(line: &str, width: usize) -> String {
+    if line.width() <= width {
+        return line.to_string();
+    }
+    let mut out = String::new();
+    for c in line.chars() {
+        if out.width() + c.width().unwrap_or(0) + 1 > width {
+            break;
+        }
+        out.push(c);
+    }
+    out.push('\u{2026}');
+    out
+}
+
 /// A report: named columns and rows of cells (a totals row, if any, is the last row, its first
 /// cell `total`).
 #[derive(Debug, Clone, Default)]
@@ -168,7 +189,7 @@ impl Table {
 
     /// A person's view.
     pub(crate) fn to_table(&self) -> String {
-        self.comfy().to_string()
+        self.comfy(None).to_string()
     }
 
     /// The columns a terminal shows by default (`--wide` shows all): `keep` names each kept
@@ -212,21 +233,72 @@ impl Table {
         t
     }
 
-    /// A person's view within `width` characters a line: a cell too long for its share of the
-    /// width wraps inside its column, never past the edge.
+    /// A person's view within `width` characters a line, a row to a line: a cell too long for
+    /// its share of the width is cut short with `…` (`--wide`, CSV and JSON hold it whole), so
+    /// that no row wraps, inside its columns or past the edge.
     pub(crate) fn to_table_within(&self, width: u16) -> String {
-        let mut t = self.comfy();
+        let mut t = self.comfy(Some(1));
+        for (i, keep) in self.kept_widths(width).into_iter().enumerate() {
+            let constraint = match keep {
+                Some(_) => comfy_table::ColumnConstraint::ContentWidth,
+                // Never narrower than its header: a header that wrapped would be a row wrapped.
+                None => comfy_table::ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(
+                    self.columns[i].width() as u16,
+                )),
+            };
+            if let Some(c) = t.column_mut(i) {
+                c.set_constraint(constraint);
+            }
+        }
         t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
         t.set_width(width);
+        t.set_truncation_indicator("\u{2026}");
         t.to_string()
     }
 
-    fn comfy(&self) -> comfy_table::Table {
+    /// Which columns keep their whole width in `width` characters (`Some(width)`): the short
+    /// ones (a date, a time, a count, minutes), as many as fit beside the others' headers,
+    /// the narrowest first; the others share what is left, cut short.
+    fn kept_widths(&self, width: u16) -> Vec<Option<usize>> {
+        let n = self.columns.len();
+        let mut kept: Vec<Option<usize>> = (0..n)
+            .map(|i| {
+                let widest = std::iter::once(self.columns[i].width())
+                    .chain(
+                        self.rows
+                            .iter()
+                            .map(|r| r.get(i).map_or(0, |c| inert(&c.plain()).width())),
+                    )
+                    .max()
+                    .unwrap_or(0);
+                (widest <= SHORT).then_some(widest)
+            })
+            .collect();
+        // A border between and around the columns, a space either side of each cell.
+        let room = usize::from(width).saturating_sub(3 * n + 1);
+        let needed = |kept: &[Option<usize>]| -> usize {
+            (0..n).map(|i| kept[i].unwrap_or_else(|| self.columns[i].width())).sum()
+        };
+        while needed(&kept) > room {
+            let Some(widest) = (0..n).filter(|i| kept[*i].is_some()).max_by_key(|i| kept[*i]) else {
+                break;
+            };
+            kept[widest] = None;
+        }
+        kept
+    }
+
+    /// The comfy-table of the cells; `lines`: the most lines a row may take.
+    fn comfy(&self, lines: Option<usize>) -> comfy_table::Table {
         let mut t = comfy_table::Table::new();
         t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
         t.set_header(self.columns.clone());
         for r in &self.rows {
-            t.add_row(r.iter().map(|c| inert(&c.plain()).into_owned()).collect::<Vec<_>>());
+            let mut row = comfy_table::Row::from(r.iter().map(|c| inert(&c.plain()).into_owned()));
+            if let Some(n) = lines {
+                row.max_height(n);
+            }
+            t.add_row(row);
         }
         t
     }
@@ -392,7 +464,7 @@ mod tests {
     }
 
     #[test]
-    fn a_narrow_table_keeps_the_named_columns_and_fits_its_width() {
+    fn a_narrow_table_keeps_the_named_columns_and_fits_its_width_a_row_to_a_line() {
         let mut t = Table::new(&["dept", "absent", "note"]);
         t.push(vec![Cell::text("D1"), Cell::from(3u64), Cell::text("x".repeat(200))]);
         let n = t.narrow(&[("dept", "department"), ("note", "note"), ("gone", "gone")]);
@@ -401,6 +473,9 @@ mod tests {
         let text = n.to_table_within(80);
         assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
         assert!(text.contains("department"));
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with('\u{2502}')).collect();
+        assert_eq!(rows.len(), 2, "the header and the row, a line each: {text}");
+        assert!(rows[1].contains("xxx\u{2026}"), "cut short, and says so: {text}");
     }
 
     #[test]

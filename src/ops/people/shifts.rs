@@ -93,7 +93,8 @@ impl ShiftRow {
 
 /// Add or change shifts (already parsed and checked); `dry_run`: only say what would change.
 /// A changed shift that governs settled days is refused (exit 1, nothing written) unless
-/// `resettle`: then those days are re-judged by its new values and re-settled, audited.
+/// `resettle`: then those days are re-judged by its new values and re-settled, audited; but
+/// not when one of them is in a closed pay period (refused, exit 1, nothing written).
 pub(crate) fn import(cfg: &Config, shifts: &[Shift], dry_run: bool, resettle: bool) -> Result<Report<ShiftRow>> {
     let db = Db::open(cfg)?;
     let _lock = (!dry_run).then(|| resettle::lock(&db)).transpose()?;
@@ -141,7 +142,10 @@ pub(crate) fn import(cfg: &Config, shifts: &[Shift], dry_run: bool, resettle: bo
                     let Some(span) = Span::of(table, &a, today, reason.clone()) else {
                         continue;
                     };
-                    if !resettle {
+                    if resettle {
+                        // Re-judging a closed month's days is a change to it, as any other.
+                        crate::mysql::people::periods::refuse_closed(tx, span.from, span.to, "shift change")?;
+                    } else {
                         shift_changes::refuse_if_settled(tx, name, &span)?;
                     }
                     spans.push(span);

@@ -130,6 +130,31 @@ pub(crate) fn month(cfg: &Config, first: NaiveDate, dept: Option<&str>) -> Resul
     month_rows::month(&db, &mut days, first, dept)
 }
 
+/// One employee's timesheet for the month that starts on `first`, and who they are.
+pub(crate) struct Timesheet {
+    pub table: Table,
+    pub name: String,
+    pub department: String,
+}
+
+/// The timesheet of employee `id` for the month that starts on `first`: a row per day.
+/// Like every report it runs with the reporting account (read only); an unknown employee is
+/// refused (exit 1).
+pub(crate) fn timesheet(cfg: &Config, id: &str, first: NaiveDate) -> Result<Timesheet> {
+    let db = crate::mysql::Db::open_reports(cfg)?;
+    must_know(&db, Known::Employee, id)?;
+    let rules = crate::ops::lookup::rules_from(cfg, &db)?;
+    let policy = |date| rules.on(date).unwrap_or_else(|_| cfg.policy.clone());
+    let shifts = shifts(cfg, &db)?;
+    let mut days = Days::new(&shifts, cfg.timezone, &policy);
+    let (who, sheet) = crate::mysql::report::timesheet_rows::month(&db, &mut days, id, first)?;
+    Ok(Timesheet {
+        table: crate::domain::report::timesheet::table(cfg.timezone, &sheet),
+        name: who.name,
+        department: who.department,
+    })
+}
+
 /// The shifts as the record holds them: every report's hours are judged by the employee's own
 /// (the default shift, whose hours are the policy's, by each day's: see `Days`).
 fn shifts(cfg: &Config, db: &Db) -> Result<Shifts> {

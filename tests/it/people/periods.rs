@@ -111,3 +111,58 @@ fn a_closed_pay_period_refuses_every_kind_of_change_until_hr_reopens_it_with_a_r
     env.ok(&correction);
     assert_eq!(env.day_row(DAY, &emp), "absent|0|0");
 }
+
+/// Regression: `shifts import --resettle` re-judged a closed month's days, the one change a
+/// closed period let through. A night shift moved half an hour earlier with `--resettle` (and
+/// its dry run) is now refused with one line naming the period, exit 1, nothing written (rows,
+/// the shift, the audit, Redis's copy); reopened, the same import re-settles the night late.
+#[test]
+fn a_shift_change_that_would_re_settle_a_closed_month_is_refused() {
+    let env = TestEnv::with_roster(TZ, 6, 1);
+    let (emp, _) = env.member_and_supervisor();
+    let hr = env.members("D001").into_iter().find(|e| *e != emp).unwrap();
+    env.mysql()
+        .exec_drop("UPDATE employees SET role = 'hr' WHERE id = ?", (&hr,))
+        .unwrap();
+    env.assign_night_shift("D001", "2026-11-02");
+    // A night across midnight, filed under the date it started.
+    env.punch(&emp, "in", &format!("{DAY}T22:00:00"), true);
+    env.punch(&emp, "out", "2026-11-21T06:00:00", true);
+    env.ok(&["settle", "--date", DAY, "-q"]);
+    assert_eq!(env.day_row(DAY, &emp), "present|0|0");
+    env.act_as(&hr);
+    env.ok(&["period", "close", "2026-11"]);
+
+    let shift = |env: &TestEnv| -> Vec<String> {
+        env.mysql()
+            .query("SELECT CONCAT_WS('|', name, start_time, end_time, break_minutes) FROM shifts ORDER BY name")
+            .unwrap()
+    };
+    let before = (state(&env), shift(&env), env.redis_snapshot());
+    let earlier = env.file(
+        "night2.csv",
+        "name,start,end,late_grace,early_grace,work_days,break,part_time\n\
+         night,21:30,06:00,10,5,mon-sun,30,false\n",
+    );
+    let import = ["shifts", "import", earlier.to_str().unwrap(), "--resettle"];
+    for args in [&import[..], &[&import[..], &["--dry-run"]].concat()] {
+        let e = env.fails(args, 1);
+        assert_eq!(e.lines().count(), 1, "{args:?}: one line: {e}");
+        assert!(
+            e.starts_with("error: pay period 2026-11 is closed: no shift change changes it"),
+            "{args:?}: {e}"
+        );
+        let after = (state(&env), shift(&env), env.redis_snapshot());
+        assert_eq!(after, before, "{args:?} wrote nothing");
+    }
+
+    env.ok(&["period", "reopen", "2026-11", "--reason", "the night starts at 21:30"]);
+    env.ok(&[&import[..], &["-q"]].concat());
+    assert!(
+        shift(&env).iter().any(|s| s.starts_with("night|21:30")),
+        "{:?}",
+        shift(&env)
+    );
+    assert_eq!(env.day_row(DAY, &emp), "late|30|0", "the night re-judged");
+    assert_eq!(env.count("corrections"), 1, "and audited");
+}

@@ -290,13 +290,14 @@ fn leave_is_checked_listed_and_cancelled() {
 }
 
 /// The text tables of a terminal: by default every line of each report's
-/// table fits 80 columns, under a title naming the report, its dates and its department;
-/// `--wide` shows every column the CSV has.
+/// table fits 80 columns, a row to a line, under a title naming the report, its dates and its
+/// department; `--wide` shows every column the CSV has.
 #[test]
 fn every_reports_default_table_fits_80_columns_and_wide_shows_all_columns() {
     let env = TestEnv::with_roster(TZ, 30, 2);
     let d1 = env.members("D001");
-    // A long name: it wraps inside its column, never past the edge.
+    // A long name: cut short in its column, never wrapped, never past the edge (regression:
+    // the 80-column month table wrapped every row).
     env.mysql()
         .exec_drop(
             "UPDATE employees SET name = ? WHERE id = ?",
@@ -336,12 +337,26 @@ fn every_reports_default_table_fits_80_columns_and_wide_shows_all_columns() {
             "payroll, 2026-11-01 to 2026-11-30",
         ),
         (
+            vec![
+                "report",
+                "timesheet",
+                "--employee",
+                d1[2].as_str(),
+                "--month",
+                "2026-11",
+            ],
+            "November 2026",
+        ),
+        (
             [&["report", "punches", "--dept", "D001"][..], &range].concat(),
             "punches, 2026-11-01 to 2026-11-30, D001",
         ),
     ];
     for (args, title) in &reports {
-        let text = env.ok(args);
+        // As a terminal of 80 columns runs it.
+        let o = env.cmd().env("COLUMNS", "80").args(args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8(o.stdout).unwrap();
         let first = text.lines().next().unwrap_or_default();
         assert!(first.contains(title), "{args:?}: title {first:?}");
         for line in text.lines() {
@@ -352,9 +367,13 @@ fn every_reports_default_table_fits_80_columns_and_wide_shows_all_columns() {
             );
         }
         assert!(text.lines().count() > 3, "{args:?}: a table\n{text}");
+        // A row to a line: as many table lines as the CSV has records.
+        let csv = csv_cells(&env.ok(&[&args[..], &["--csv"]].concat()));
+        let lines = text.lines().filter(|l| l.starts_with('\u{2502}')).count();
+        assert_eq!(lines, csv.len(), "{args:?}: no row wraps\n{text}");
         // --wide: every column of the CSV in the header.
         let wide = env.ok(&[&args[..], &["--wide"]].concat());
-        let header = &csv_cells(&env.ok(&[&args[..], &["--csv"]].concat()))[0];
+        let header = &csv[0];
         let shown = &table_cells(&wide)[0];
         assert_eq!(shown, header, "{args:?}: --wide shows every column");
         assert!(wide.lines().next().unwrap_or_default().contains(title), "{args:?}");

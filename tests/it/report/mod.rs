@@ -1,9 +1,10 @@
 //! Reports read back: every format of the day reports, the month sheet and its workbook, and
-//! the roll call of who is in now, a week of worked days computed by hand, and overtime by the
-//! rulebook computed by hand.
+//! the roll call of who is in now, a week of worked days computed by hand, overtime by the
+//! rulebook computed by hand, and timesheets.
 
 mod formats;
 mod month;
 mod overtime;
 mod roll_call;
+mod timesheet;
 mod worked_days;

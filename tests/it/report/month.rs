@@ -291,9 +291,9 @@ fn payroll_has_a_line_per_employee_with_leave_by_kind_and_the_rows_hours() {
         .find(|&i| r.get_value((i, 0)) == Some(&Data::String(d1[0].clone())))
         .unwrap();
     assert_eq!(
-        r.get_value((row, 14)),
-        Some(&Data::Float(615.0)),
-        "worked minutes, a number"
+        serial(r.get_value((row, 14)).unwrap()),
+        615.0 / 1440.0,
+        "worked hours, a duration"
     );
 }
 
@@ -328,33 +328,156 @@ fn the_month_workbook_has_a_sheet_per_department_titled_coloured_and_typed() {
     );
     let header: Vec<String> = (0..39).map(|c| cell(1, c).to_string()).collect();
     assert_eq!(header[..5], ["department", "employee", "name", "01", "02"]);
-    assert_eq!(header[38], "overtime minutes", "readable headers");
+    assert_eq!(header[38], "overtime hours", "readable headers: minutes as hours");
+    // Under each date its weekday: 1 November 2026 was a Sunday.
+    assert_eq!(cell(2, 3), Data::String("Sun".into()));
+    assert_eq!(cell(2, 4), Data::String("Mon".into()));
     let members = d1.len() as u32;
-    let row = (2..2 + members)
+    let row = (3..3 + members)
         .find(|&i| cell(i, 1) == Data::String(d1[0].clone()))
         .unwrap();
     assert_eq!(cell(row, 4), Data::String("P".into()));
-    assert_eq!(cell(row, 37), Data::Float(615.0), "minutes are numbers");
-    let total = 2 + members;
+    assert_eq!(
+        serial(&cell(row, 37)),
+        615.0 / 1440.0,
+        "minutes are a duration, not text"
+    );
+    assert_eq!(cell(row, 33), Data::Float(2.0), "counts are numbers");
+    let total = 3 + members;
     assert_eq!(cell(total, 0), Data::String("total".into()));
     assert!(
         matches!(cell(total, 33), Data::Float(_)),
         "a total is a number: {:?}",
         cell(total, 33)
     );
-    // The header and the id columns frozen; the filter over the employees' lines, not the totals.
+    // The header rows and the id columns frozen; the filter over the employees' lines, not the totals.
     let xml = std::process::Command::new("unzip")
         .args(["-p", path.to_str().unwrap(), "xl/worksheets/sheet1.xml"])
         .output()
         .unwrap();
     let xml = String::from_utf8(xml.stdout).unwrap();
-    assert!(xml.contains(r#"xSplit="3" ySplit="2""#), "{xml}");
+    assert!(xml.contains(r#"xSplit="3" ySplit="3""#), "{xml}");
     assert!(
-        xml.contains(&format!(r#"<autoFilter ref="A2:AM{}"/>"#, members + 2)),
+        xml.contains(&format!(r#"<autoFilter ref="A3:AM{}"/>"#, members + 3)),
         "{xml}"
     );
     let legend = wb.worksheet_range("legend").unwrap();
     assert_eq!(legend.get_value((1, 0)), Some(&Data::String("P".into())));
+}
+
+/// A cell holding a number: a count, or a duration as Excel holds it (days).
+fn serial(d: &Data) -> f64 {
+    match d {
+        Data::Float(f) => *f,
+        Data::Int(n) => *n as f64,
+        Data::DateTime(t) => t.as_f64(),
+        other => panic!("not a number: {other:?}"),
+    }
+}
+
+/// A part of an xlsx file (a zip), as text.
+fn part(path: &std::path::Path, name: &str) -> String {
+    let o = std::process::Command::new("unzip")
+        .args(["-p", path.to_str().unwrap(), name])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{name} in {}", path.display());
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Regression: the month sheet printed on 35 A4 portrait pages (the names on page 1, the codes
+/// on page 3) with minutes as raw integers. The month sheet, payroll and a timesheet now print
+/// landscape, one page wide, their title rows and name columns on every page, hours as `[h]:mm`
+/// durations (a number format on minutes / 1440, never text).
+#[test]
+fn the_printed_sheets_are_landscape_one_page_wide_with_titles_and_names_on_every_page_and_hours_as_durations() {
+    let (env, d1, _) = november();
+    let written = |name: &str, args: &[&str]| {
+        let path = env.dir.join(name);
+        let mut a = args.to_vec();
+        a.extend(["--format", "xlsx", "-o", path.to_str().unwrap()]);
+        env.ok(&a);
+        path
+    };
+    let month = written("month.xlsx", &["report", "month", "--month", "2026-11"]);
+    let payroll = written("payroll.xlsx", &[&["report", "payroll"][..], &NOVEMBER].concat());
+    let sheet = written(
+        "timesheet.xlsx",
+        &["report", "timesheet", "--employee", &d1[0], "--month", "2026-11"],
+    );
+    // (file, the sheet's name, its repeated columns and rows)
+    let cases = [
+        (&month, "D001", "$A:$C", "$1:$3"),
+        (&payroll, "payroll 2026-11-01 2026-11-30", "$A:$B", "$1:$1"),
+        (&sheet, &*format!("timesheet {}", d1[0]), "$A:$B", "$1:$2"),
+    ];
+    for (path, name, cols, rows) in cases {
+        let xml = part(path, "xl/worksheets/sheet1.xml");
+        assert!(
+            xml.contains(r#"<pageSetUpPr fitToPage="1"/>"#),
+            "{name}: fit to page\n{xml}"
+        );
+        let setup = xml
+            .split("<pageSetup ")
+            .nth(1)
+            .and_then(|r| r.split("/>").next())
+            .unwrap_or_else(|| panic!("{name}: no pageSetup\n{xml}"));
+        assert!(setup.contains(r#"orientation="landscape""#), "{name}: {setup}");
+        assert!(
+            setup.contains(r#"fitToHeight="0""#),
+            "{name}: as many pages down as it takes: {setup}"
+        );
+        assert!(
+            !setup.contains("fitToWidth=") || setup.contains(r#"fitToWidth="1""#),
+            "{name}: one page wide: {setup}"
+        );
+        let book = part(path, "xl/workbook.xml");
+        let quoted = format!("'{name}'");
+        let titles = format!(
+            r#"<definedName name="_xlnm.Print_Titles" localSheetId="0">{quoted}!{cols},{quoted}!{rows}</definedName>"#
+        );
+        assert!(book.contains(&titles), "{name}: {titles}\n{book}");
+        let styles = part(path, "xl/styles.xml");
+        assert!(
+            styles.contains(r#"formatCode="[h]:mm""#),
+            "{name}: a duration format\n{styles}"
+        );
+    }
+
+    // The hours are durations: minutes / 1440, the same minutes as the CSV.
+    let mut wb: Xlsx<_> = open_workbook(&payroll).unwrap();
+    let r = wb.worksheet_range("payroll 2026-11-01 2026-11-30").unwrap();
+    let header: Vec<String> = r.rows().next().unwrap().iter().map(|c| c.to_string()).collect();
+    let csv = csv_cells(&env.ok(&[&["report", "payroll", "--csv"][..], &NOVEMBER].concat()));
+    let at = |h: &[String], name: &str| {
+        h.iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("{name}: {h:?}"))
+    };
+    let (worked, csv_worked) = (at(&header, "worked_hours"), at(&csv[0], "worked_minutes"));
+    assert_eq!(r.rows().count(), csv.len(), "a line per employee, and the header");
+    for (x, c) in r.rows().skip(1).zip(&csv[1..]) {
+        let minutes: f64 = c[csv_worked].parse().unwrap();
+        assert!((serial(&x[worked]) * 1440.0 - minutes).abs() < 1e-6, "{x:?} vs {c:?}");
+        assert_eq!(
+            x[at(&header, "employee")].to_string(),
+            c[0],
+            "no title row: the header is row 1"
+        );
+    }
+    let mut wb: Xlsx<_> = open_workbook(&sheet).unwrap();
+    let r = wb.worksheet_range(&format!("timesheet {}", d1[0])).unwrap();
+    let cell = |row: u32, col: u32| r.get_value((row, col)).cloned().unwrap_or(Data::Empty);
+    assert!(cell(0, 0).to_string().contains(&d1[0]), "the title names the employee");
+    assert_eq!(cell(1, 7), Data::String("worked_hours".into()));
+    // 2 November: 08:50 to 18:05 less the hour of break, 495 minutes; 30 days and the totals.
+    assert_eq!(serial(&cell(3, 7)), 495.0 / 1440.0);
+    assert_eq!(cell(32, 0), Data::String("total".into()));
+    assert_eq!(
+        serial(&cell(32, 7)),
+        (495.0 + 120.0) / 1440.0,
+        "the total is the rows summed"
+    );
 }
 
 #[test]

@@ -273,3 +273,172 @@ fn every_day_of_a_hand_computed_week_reads_the_same_in_the_employee_report_month
         assert_eq!(pay["shift"], shift, "{emp}: the shift payroll used");
     }
 }
+
+/// Minutes of unpaid break each day's span covered, on paper: `day`'s 12:00-13:00 is inside
+/// each of DAY's spans; `night`'s 30 minutes centred on 02:00 (the real middle of the long
+/// night too) inside each night worked; the policy's 13:00-14:00 half inside HALF's 13:30-18:00
+/// and whole inside LEAVER's and JOINER's days; PART's shift has none.
+fn breaks_on_paper(emp: &str) -> [u64; 5] {
+    match emp {
+        "DAY" => [60, 60, 60, 0, 0],
+        "NIGHT" => [30, 30, 30, 30, 0],
+        "HALF" => [0, 30, 0, 0, 0],
+        "LEAVER" => [0, 60, 0, 0, 0],
+        "JOINER" => [0, 0, 60, 0, 0],
+        _ => [0; 5],
+    }
+}
+
+/// `report timesheet --employee EMP --month 2025-10`, then `more`.
+fn timesheet_args<'a>(emp: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    [
+        &["report", "timesheet", "--employee", emp, "--month", "2025-10"][..],
+        more,
+    ]
+    .concat()
+}
+
+/// The October timesheet of `emp`, as JSON.
+fn timesheet(env: &TestEnv, emp: &str) -> Value {
+    env.json(&timesheet_args(emp, &["--json"]))
+}
+
+#[test]
+fn each_employees_timesheet_reads_the_hand_computed_days_with_their_punches_and_totals_that_add_up() {
+    let env = company();
+    for emp in STAFF {
+        let sheet = timesheet(&env, emp);
+        let rows = sheet["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 31, "{emp}: a row for every day of October");
+        assert_eq!(rows[0]["work_date"], "2025-10-01");
+        assert_eq!(rows[25]["weekday"], "Sun", "{emp}: 26 October 2025 was a Sunday");
+        let paper = on_paper(emp);
+        let breaks = breaks_on_paper(emp);
+        for (i, r) in rows.iter().enumerate() {
+            let date = r["work_date"].as_str().unwrap();
+            let Some(k) = DAYS.iter().position(|d| *d == date) else {
+                assert_eq!(r["status"], Value::Null, "{emp} on {date}: not settled, blank: {r}");
+                assert_eq!(r["worked_minutes"], Value::Null, "{emp} on {date}: {r}");
+                continue;
+            };
+            assert_eq!(i + 1, date[8..].parse::<usize>().unwrap());
+            match paper[k] {
+                None => {
+                    assert_eq!(r["status"], Value::Null, "{emp} on {date}: outside employment: {r}");
+                    assert_eq!(r["shift"], Value::Null, "{emp} on {date}: no shift outside employment");
+                }
+                Some((code, late, worked, overtime)) => {
+                    let status = r["status"].as_str().unwrap();
+                    assert_eq!(code_of(status, date), code, "{emp} on {date}: {r}");
+                    assert_eq!(
+                        (
+                            num(&r["late_minutes"]),
+                            num(&r["worked_minutes"]),
+                            num(&r["overtime_minutes"]),
+                            num(&r["break_minutes"])
+                        ),
+                        (late, worked, overtime, breaks[k]),
+                        "{emp} on {date}: {r}"
+                    );
+                }
+            }
+        }
+        // Each punch, with when and how it came (a punch file: bulk), under its work date.
+        let punched: Vec<(String, String, String)> = rows
+            .iter()
+            .flat_map(|r| r["punches"].as_array().unwrap().clone())
+            .map(|p| {
+                (
+                    p["kind"].as_str().unwrap().to_string(),
+                    p["at"].as_str().unwrap().to_string(),
+                    p["how"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let want: Vec<(String, String, String)> = PUNCHES
+            .iter()
+            .filter(|(e, ..)| *e == emp)
+            .map(|(_, k, at)| (k.to_string(), at.to_string(), "bulk".to_string()))
+            .collect();
+        assert_eq!(punched, want, "{emp}: every punch, in order");
+
+        // The totals are the rows summed: minutes, days by status, leave by kind.
+        let totals = &sheet["totals"];
+        for col in [
+            "break_minutes",
+            "worked_minutes",
+            "late_minutes",
+            "early_minutes",
+            "overtime_minutes",
+        ] {
+            let sum: u64 = rows.iter().filter_map(|r| r[col].as_u64()).sum();
+            assert_eq!(num(&totals[col]), sum, "{emp}: {col} total");
+        }
+        let days = rows.iter().filter(|r| !r["status"].is_null()).count() as u64;
+        assert_eq!(num(&totals["days"]), days, "{emp}");
+        let counted: u64 = totals["counts"].as_object().unwrap().values().map(num).sum();
+        assert_eq!(counted, days, "{emp}: every day counted once by its status");
+        let worked: u64 = paper.iter().flatten().map(|p| p.2).sum();
+        assert_eq!(num(&totals["worked_minutes"]), worked, "{emp}: the week's minutes");
+    }
+
+    // The night shift's long night: its shift, and the check-out after the clocks went back.
+    let night = timesheet(&env, "NIGHT");
+    let long = &night["rows"][24];
+    assert_eq!(long["shift"], "night");
+    assert_eq!(long["first_in"], "2025-10-25T21:50:00+02:00");
+    assert_eq!(long["last_out"], "2025-10-26T06:00:00+01:00");
+    // Half a day of leave and a day of sick leave, by kind; the leave in the totals in days.
+    let half = timesheet(&env, "HALF");
+    assert_eq!(
+        (
+            half["rows"][22]["leave_kind"].clone(),
+            half["rows"][22]["leave_half"].clone()
+        ),
+        (Value::from("annual"), Value::from("morning"))
+    );
+    assert_eq!(half["rows"][23]["leave_kind"], "sick");
+    assert_eq!(
+        half["totals"]["leave_kind"],
+        serde_json::json!({"annual": 0.5, "sick": 1})
+    );
+    // The leaver's days after leaving are blank, with no shift.
+    let leaver = timesheet(&env, "LEAVER");
+    assert_eq!(leaver["rows"][23]["shift"], Value::Null);
+    assert_eq!(leaver["rows"][22]["shift"], "default");
+
+    // CSV holds the same rows and totals; the table keeps to 80 columns under its title.
+    let csv = common::csv_cells(&env.ok(&timesheet_args("NIGHT", &["--csv"])));
+    assert_eq!(csv.len(), 33, "header, 31 days, totals");
+    assert_eq!(csv[25][..3], ["2025-10-25", "Sat", "night"]);
+    assert_eq!(csv[25][5], "in 21:50 bulk, out 06:00 bulk");
+    assert_eq!(csv[32][0], "total");
+    let text = env.ok(&timesheet_args("NIGHT", &[]));
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("timesheet, October 2025, D1, NIGHT Nils Night"),
+        "{text}"
+    );
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} characters:\n{text}",
+            line.chars().count()
+        );
+    }
+    assert_eq!(
+        env.ok(&timesheet_args("NIGHT", &["--format", "text"])),
+        text,
+        "text is the table"
+    );
+
+    // An unknown employee is refused, a month that is not YYYY-MM is a usage error.
+    let e = env.fails(
+        &["report", "timesheet", "--employee", "NOBODY", "--month", "2025-10"],
+        1,
+    );
+    assert_eq!(e, "error: unknown employee 'NOBODY'\n");
+    env.fails(&["report", "timesheet", "--employee", "DAY", "--month", "2025-13"], 2);
+}

@@ -99,6 +99,48 @@ fn stores(env: &TestEnv) -> (Vec<String>, u64, u64, Vec<(String, String)>) {
     )
 }
 
+/// `report timesheet` of `member` for DAY's month.
+fn timesheet(member: &str) -> Vec<&str> {
+    vec!["report", "timesheet", "--employee", member, "--month", &DAY[..7]]
+}
+
+/// The timesheet takes the authority `report employee` takes, and no less: an account that may
+/// read only what a kiosk reads (the roster, the rows, the shifts, the rulebook) is refused
+/// both, by MySQL (exit 1, one line), with nothing printed.
+#[test]
+fn an_employees_timesheet_is_refused_to_an_account_that_may_not_read_their_report() {
+    let (env, _, member) = company();
+    let tables = [
+        "employees",
+        "attendance",
+        "shifts",
+        "shift_assignments",
+        "policy_versions",
+    ];
+    let grants: Vec<String> = tables.iter().map(|t| format!("SELECT ON {{db}}.{t}")).collect();
+    let grants: Vec<&str> = grants.iter().map(String::as_str).collect();
+    let kiosk = Role::create(
+        &env,
+        "kioskread",
+        &Grants {
+            mysql: &grants,
+            ..Default::default()
+        },
+    );
+    let url = kiosk.mysql_url(&env);
+    for args in [
+        vec!["report", "employee", member.as_str(), "--from", DAY, "--to", DAY],
+        timesheet(&member),
+    ] {
+        let o = run_as(&env, &url, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("error: MySQL refused: "), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}: nothing printed");
+    }
+}
+
 #[test]
 fn a_read_only_account_runs_every_report_and_is_refused_by_settle_and_correct() {
     let (env, sup, member) = company();
@@ -111,6 +153,7 @@ fn a_read_only_account_runs_every_report_and_is_refused_by_settle_and_correct() 
         vec!["report", "absent", "--date", DAY],
         [&["report", "employee", member.as_str()][..], &range].concat(),
         [&["report", "dept", "D001"][..], &range].concat(),
+        timesheet(&member),
         [&["report", "corrections"][..], &range].concat(),
         vec!["report", "runs"],
         vec!["report", "runs", "--failures"],

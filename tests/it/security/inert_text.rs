@@ -81,7 +81,7 @@ fn a_hostile_name_already_stored_is_shown_escaped_everywhere() {
     let range = ["--from", DAY, "--to", DAY];
     let table = shown(&env, &[&["report", "dept", "D001", "--wide"][..], &range].concat());
     assert!(table.contains(SHOWN), "report dept: {table}");
-    // In 80 columns the name wraps inside its column, still inert.
+    // In 80 columns the name is cut short in its column, still inert.
     let narrow = shown(&env, &[&["report", "dept", "D001"][..], &range].concat());
     assert!(
         !narrow.contains('\u{1b}') && narrow.contains("Eve\\u{1b}[2J"),
