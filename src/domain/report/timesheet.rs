@@ -9,8 +9,9 @@ use chrono::NaiveDate;
 use chrono_tz::Tz;
 use serde_json::{json, Value};
 
+use crate::domain::day::overtime::Hours;
 use crate::domain::day::policy::DayStatus;
-use crate::domain::day::worked::{Half, Hours};
+use crate::domain::day::worked::Half;
 use crate::domain::instant;
 use crate::domain::report::table::{local_time, Cell, Table};
 
@@ -202,7 +203,11 @@ mod tests {
             late_minutes: late,
             early_minutes: 0,
             break_minutes: brk,
-            hours: Hours { worked, overtime },
+            hours: Hours {
+                worked,
+                overtime,
+                ..Hours::default()
+            },
         })
     }
 
