@@ -162,6 +162,30 @@ pub(crate) fn verifiers_of_record(cfg: &Config, db: &Db, board: &mut Board) -> R
     verifiers(cfg, board)
 }
 
+/// The keys settle checks the punch log's records with: the registry as MySQL holds it (never
+/// Redis's copy, which a kiosk's account is closer to) and a keyring file's shared secrets, with
+/// this host's own shared secret beside them (what it could sign it may check); `None` when
+/// neither the registry nor a keyring file holds a key (an installation that signs nothing
+/// checks nothing, as its consumers).
+pub(crate) fn settle_verifiers(cfg: &Config, db: &Db) -> Result<Option<Keyring>> {
+    let registry = of_record(db)?;
+    let file = cfg.signing.keyring()?;
+    if registry.is_empty() && file.is_none() {
+        return Ok(None);
+    }
+    let mut ring = file.unwrap_or_else(|| {
+        let mut ring = Keyring::default();
+        ring.accept_unsigned_until = cfg.signing.accept_unsigned_until;
+        ring.accept_v1_signatures_until = cfg.signing.accept_v1_signatures_until;
+        ring
+    });
+    with_registry(&mut ring, registry)?;
+    if let Some(own) = cfg.signing.own_keyring()? {
+        ring.adopt(own);
+    }
+    Ok(Some(ring))
+}
+
 fn with_registry(ring: &mut Keyring, copied: Vec<CopiedKey>) -> Result<()> {
     for k in copied {
         ring.add_public(&k.key_id, &k.public_key, k.replay, k.revoked_from_ms)
