@@ -120,3 +120,69 @@ pub(crate) fn check(date: NaiveDate, entries: &[(String, String)], ring: Option<
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::event::record::record_of;
+    use crate::domain::event::signer::{ed25519_pair, Signer};
+    use crate::domain::event::signing::sign_event;
+
+    const DAY: &str = "2026-11-30";
+
+    fn event(id: &str, emp: &str, at: &str, signer: Option<&Signer>) -> (String, String) {
+        let mut ev: Event = serde_json::from_value(serde_json::json!({
+            "event_id": id, "employee_id": emp, "employee_name": "Zoë", "department_id": "D1",
+            "kind": "in", "at": at, "work_date": DAY, "late": false, "early": false,
+            "late_minutes": 0, "early_minutes": 0, "changed": true, "source": "kiosk",
+            "recorded_at": "2026-11-30T08:00:00.000Z",
+        }))
+        .unwrap();
+        if let Some(s) = signer {
+            sign_event(&mut ev, s).unwrap();
+        }
+        (id.to_string(), record_of(&ev).unwrap())
+    }
+
+    fn ring() -> (Keyring, Signer) {
+        let (private, public) = ed25519_pair(&[3; 32]);
+        let mut ring = Keyring::default();
+        ring.add_public("k1", &public, false, None).unwrap();
+        ring.knows_registry();
+        (ring, Signer::ed25519("k1", &private).unwrap())
+    }
+
+    #[test]
+    fn only_records_that_verify_back_their_board_tokens() {
+        let (ring, k1) = ring();
+        let stranger = Signer::ed25519("k1", &ed25519_pair(&[9; 32]).0).unwrap();
+        let date = NaiveDate::parse_from_str(DAY, "%Y-%m-%d").unwrap();
+        // Midnight UTC; E1 at 08:00 and E2 at 08:30 signed by k1 (many: one batch), E3 by a
+        // stranger under k1's id, E4 unsigned.
+        let start = 1_795_996_800;
+        let mut entries: Vec<(String, String)> = (0..40)
+            .map(|i| event(&format!("e{i}"), &format!("X{i}"), "2026-11-30T08:00:00Z", Some(&k1)))
+            .collect();
+        entries.push(event("a", "E1", "2026-11-30T08:00:00Z", Some(&k1)));
+        entries.push(event("b", "E2", "2026-11-30T08:30:00Z", Some(&k1)));
+        entries.push(event("c", "E3", "2026-11-30T08:00:00Z", Some(&stranger)));
+        entries.push(event("d", "E4", "2026-11-30T08:00:00Z", None));
+        entries.push(("junk".into(), "1\tE5".into()));
+        let mut backed = Backed::default();
+        let c = check(date, &entries, Some(&ring), &backed.sibling());
+        assert_eq!(c.refused_ids, ["junk", "c", "d"]);
+        assert_eq!(c.forged, BTreeMap::from([("bad_signature", 1), ("unsigned", 1)]));
+        assert_eq!(c.unreadable, 1);
+        backed.extend(c.prints);
+        assert_eq!(backed.keep("E1", start, "i28800,o61200"), ("i28800".into(), 1));
+        assert_eq!(backed.keep("E2", start, "i28800"), (String::new(), 1), "another time");
+        assert_eq!(backed.keep("E3", start, "i28800"), (String::new(), 1));
+        assert_eq!(backed.keep("E1", start, "i28800,junk"), ("i28800,junk".into(), 0));
+        // An installation that signs nothing takes every record it can read.
+        let mut open = Backed::default();
+        let c = check(date, &entries, None, &open.sibling());
+        assert_eq!(c.refused_ids, ["junk"]);
+        open.extend(c.prints);
+        assert_eq!(open.keep("E4", start, "i28800").1, 0);
+    }
+}

@@ -539,7 +539,7 @@ fn refused_punches(conn: &mut Conn) -> Check {
     let hit: Vec<String> = runs
         .iter()
         .filter(|r| r.refused_punches > 0)
-        .map(|r| format!("{} (run {}): {}", r.work_date, r.id, r.refused_punches))
+        .map(|r| format!("run {} ({}): {}", r.id, r.work_date, r.refused_punches))
         .collect();
     if hit.is_empty() {
         return check(
