@@ -27,7 +27,7 @@ use anyhow::{bail, Context, Result};
 use attendance::Keys;
 use attendance::{Config, Overrides};
 use attendance::{Hooks, SettleOptions as Options};
-use chrono::{Duration, NaiveDate};
+use chrono::{Duration, NaiveDate, TimeZone};
 use mysql::prelude::Queryable;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -63,13 +63,67 @@ fn clear_redis(con: &mut impl redis::ConnectionLike) -> Result<()> {
     Ok(())
 }
 
-/// A realistic day straight onto the boards: 3% absent, 8% late, 5% early, 2% never check out.
+/// The kiosk key the day's punches are signed with (a fixed seed), and its id.
+const KIOSK: &str = "bench-kiosk";
+const KIOSK_SEED: &str = "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=";
+
+/// Add the bench kiosk's public key to the registry: settle checks every punch's signature.
+fn register_kiosk(pool: &attendance::Db) -> Result<()> {
+    let (_, public) = attendance::ed25519_pair(&[7; 32]);
+    pool.conn()?.exec_drop(
+        "INSERT INTO signing_keys (key_id, public_key, replay, added_at, added_by, added_os_user) \
+         VALUES (?, ?, FALSE, UTC_TIMESTAMP(3), 'settle_bench', 'settle_bench')",
+        (KIOSK, public),
+    )?;
+    Ok(())
+}
+
+/// One punch's event id and its punch log record, signed by the bench kiosk, as a check-in writes them.
+fn signed_record(
+    signer: &attendance::Signer,
+    m: &attendance::Member,
+    (date, start): (NaiveDate, chrono::DateTime<chrono_tz::Tz>),
+    kind: attendance::Kind,
+    secs: i64,
+) -> Result<(String, String)> {
+    let at = start + Duration::seconds(secs);
+    let mut ev = attendance::Event {
+        event_id: format!("{}-{}-{secs}", m.employee_id, kind),
+        employee_id: m.employee_id.clone(),
+        employee_name: m.name.clone(),
+        department_id: m.department_id.clone(),
+        kind,
+        at: at.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        work_date: date,
+        late: false,
+        early: false,
+        late_minutes: 0,
+        early_minutes: 0,
+        changed: true,
+        source: "bench".into(),
+        recorded_at: Some(at.to_utc().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        key_id: None,
+        sig: None,
+    };
+    attendance::sign_event(&mut ev, signer).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((ev.event_id.clone(), attendance::record_of(&ev)?))
+}
+
+/// A realistic day straight onto the boards, each punch with its signed record in the day's
+/// bulk punch log (settle takes no punch without one): 3% absent, 8% late, 5% early, 2% never
+/// check out.
 fn write_day(
     cfg: &Config,
     con: &mut impl redis::ConnectionLike,
     members: &[attendance::Member],
     date: NaiveDate,
 ) -> Result<()> {
+    let signer = attendance::Signer::ed25519(KIOSK, KIOSK_SEED).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let start = cfg
+        .timezone
+        .from_local_datetime(&date.and_hms_opt(0, 0, 0).expect("midnight"))
+        .earliest()
+        .context("the day's midnight")?;
     let keys = Keys::new(ns());
     let tz = cfg.timezone;
     let at =
@@ -78,6 +132,7 @@ fn write_day(
     let mut pipe = redis::pipe();
     for dept in members.chunk_by(|a, b| a.department_id == b.department_id) {
         let mut fields = Vec::with_capacity(dept.len());
+        let mut logged = Vec::with_capacity(dept.len() * 2);
         for m in dept {
             let roll: f64 = rng.random_range(0.0..100.0);
             let value = if roll < 3.0 {
@@ -95,6 +150,10 @@ fn write_day(
                 } else {
                     Some(rng.random_range(at(18, 0)..at(20, 0)))
                 };
+                logged.push(signed_record(&signer, m, (date, start), attendance::Kind::In, inn)?);
+                if let Some(o) = out {
+                    logged.push(signed_record(&signer, m, (date, start), attendance::Kind::Out, o)?);
+                }
                 match out {
                     Some(o) => format!("i{inn},o{o}"),
                     None => format!("i{inn}"),
@@ -104,6 +163,10 @@ fn write_day(
         }
         pipe.hset_multiple(keys.board(&dept[0].department_id, date), &fields)
             .ignore();
+        if !logged.is_empty() {
+            pipe.hset_multiple(keys.punch_log(&dept[0].department_id, date, "bulk"), &logged)
+                .ignore();
+        }
     }
     pipe.query::<()>(con)?;
     Ok(())
@@ -138,6 +201,7 @@ fn main() -> Result<()> {
     attendance::generate_roster(&mut csv, employees, departments, 42)?;
     let pool = attendance::Db::open(&cfg)?;
     attendance::upsert_roster(&pool, &attendance::parse_roster(csv.as_slice())?)?;
+    register_kiosk(&pool)?;
     drop(csv);
     let mut members = Some(attendance::active_members(&pool)?);
     // The last work day by the policy's week, a few days back (so no next day is laid out).

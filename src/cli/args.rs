@@ -169,6 +169,8 @@ pub enum Command {
     Recover(RecoverArgs),
     /// Write a finished day to MySQL, then clear its boards and lay out the next work day.
     /// Safe to rerun and safe to kill: a rerun gives the same rows. Meant for cron: `30 0 * * *`.
+    /// Only punches a signed punch log record backs are settled; a board field or log entry
+    /// written to Redis by hand is refused and counted (`refused_punches`).
     Settle(SettleArgs),
     /// The work calendar: holidays and extra work days over the policy's week
     #[command(subcommand)]

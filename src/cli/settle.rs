@@ -63,6 +63,16 @@ pub(crate) fn run(ctx: &Ctx, args: SettleArgs) -> Result<()> {
                 report.date, r.refused
             ));
         }
+        let refused = report.refused_punches;
+        if refused.total() > 0 {
+            ctx.say(format!(
+                "warning: {}: {} punch(es) refused, not settled: {} board token(s) that no signed punch log record backs,                  {} punch log entr(ies) whose signature fails (who wrote them to Redis? `attendance doctor`, docs/settle.md)",
+                report.date,
+                refused.total(),
+                refused.unbacked,
+                refused.forged
+            ));
+        }
         if r.status == Checked::NoJournal {
             ctx.say(format!(
                 "warning: {}: the broker has no journal for this namespace: the boards were settled as Redis has them",
@@ -166,12 +176,16 @@ fn line(report: &Report) -> String {
         // The usual night: said by nothing, as a check that restored nothing.
         (Checked::Unchanged, _) => String::new(),
     };
+    let refused = match report.refused_punches.total() {
+        0 => String::new(),
+        n => format!("; {} refused (no signed record)", plural(n as usize, "punch")),
+    };
     let held = match report.held_for_review {
         0 => String::new(),
         n => format!("; {n} held for review"),
     };
     format!(
-        "settled {} ({}) run {}: {} rows written, {} failed [{}]; {} punches logged{unreadable}; {} boards deleted, {} kept{reconciled}{held}{next}{pending} ({:.2}s)",
+        "settled {} ({}) run {}: {} rows written, {} failed [{}]; {} punches logged{unreadable}; {} boards deleted, {} kept{refused}{reconciled}{held}{next}{pending} ({:.2}s)",
         report.date,
         if report.workday { "work day" } else { "rest day" },
         report.run_id,

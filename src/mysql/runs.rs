@@ -154,12 +154,14 @@ pub(crate) struct Finish {
     pub failed: u64,
     pub boards_deleted: u64,
     pub counts: BTreeMap<String, u64>,
+    /// Punches refused: board tokens and punch log entries no good signed record backs.
+    pub refused_punches: u64,
 }
 
 pub(crate) fn finish(conn: &mut impl Queryable, run: u64, f: &Finish) -> Result<()> {
     conn.exec_drop(
         "UPDATE settle_runs SET finished_at = UTC_TIMESTAMP(3), outcome = ?, problem = ?, employees = ?, \
-         rows_written = ?, failed = ?, boards_deleted = ?, counts = ? WHERE id = ?",
+         rows_written = ?, failed = ?, boards_deleted = ?, counts = ?, refused_punches = ? WHERE id = ?",
         (
             f.outcome,
             // The column holds 300 characters, what an error line has at most.
@@ -169,6 +171,7 @@ pub(crate) fn finish(conn: &mut impl Queryable, run: u64, f: &Finish) -> Result<
             f.failed,
             f.boards_deleted,
             serde_json::to_string(&f.counts)?,
+            f.refused_punches,
             run,
         ),
     )?;
@@ -195,13 +198,15 @@ pub(crate) struct Run {
     pub failed: u64,
     pub boards_deleted: u64,
     pub counts: BTreeMap<String, u64>,
+    /// Punches the run refused: no good signed record backed them.
+    pub refused_punches: u64,
 }
 
 /// The latest runs, newest first, optionally of one day.
 pub(crate) fn list(conn: &mut impl Queryable, date: Option<NaiveDate>, limit: u32) -> Result<Vec<Run>> {
     let rows: Vec<mysql::Row> = conn.exec(
         "SELECT id, work_date, started_at, finished_at, CAST(outcome AS CHAR), employees, rows_written, \
-         failed, boards_deleted, counts, problem FROM settle_runs WHERE (? IS NULL OR work_date = ?) \
+         failed, boards_deleted, counts, problem, refused_punches FROM settle_runs WHERE (? IS NULL OR work_date = ?) \
          ORDER BY id DESC LIMIT ?",
         (date, date, limit),
     )?;
@@ -220,6 +225,7 @@ pub(crate) fn list(conn: &mut impl Queryable, date: Option<NaiveDate>, limit: u3
                 failed: c.get(7)?,
                 boards_deleted: c.get(8)?,
                 counts: c.parse(9, |s| serde_json::from_str(s).ok())?,
+                refused_punches: c.get(11)?,
             })
         })
         .collect()

@@ -141,8 +141,14 @@ pub(crate) fn verifiers(cfg: &Config, board: &mut Board) -> Result<Option<Keyrin
         Ok(copied) => copied,
         Err(e) => Db::open(cfg).and_then(|db| of_record(&db)).map_err(|_| e)?,
     };
+    ring_of(cfg, copied)
+}
+
+/// A keyring file's ring (or an empty one with this host's migration dates) with `registry`'s
+/// public keys; `None` when neither holds a key.
+fn ring_of(cfg: &Config, registry: Vec<CopiedKey>) -> Result<Option<Keyring>> {
     let file = cfg.signing.keyring()?;
-    if copied.is_empty() && file.is_none() {
+    if registry.is_empty() && file.is_none() {
         return Ok(None);
     }
     let mut ring = file.unwrap_or_else(|| {
@@ -151,7 +157,7 @@ pub(crate) fn verifiers(cfg: &Config, board: &mut Board) -> Result<Option<Keyrin
         ring.accept_v1_signatures_until = cfg.signing.accept_v1_signatures_until;
         ring
     });
-    with_registry(&mut ring, copied)?;
+    with_registry(&mut ring, registry)?;
     Ok(Some(ring))
 }
 
@@ -160,6 +166,21 @@ pub(crate) fn verifiers(cfg: &Config, board: &mut Board) -> Result<Option<Keyrin
 pub(crate) fn verifiers_of_record(cfg: &Config, db: &Db, board: &mut Board) -> Result<Option<Keyring>> {
     refresh_copy(db, board)?;
     verifiers(cfg, board)
+}
+
+/// The keys settle checks the punch log's records with: the registry as MySQL holds it (never
+/// Redis's copy, which a kiosk's account is closer to) and a keyring file's shared secrets, with
+/// this host's own shared secret beside them (what it could sign it may check); `None` when
+/// neither the registry nor a keyring file holds a key (an installation that signs nothing
+/// checks nothing, as its consumers).
+pub(crate) fn settle_verifiers(cfg: &Config, db: &Db) -> Result<Option<Keyring>> {
+    let Some(mut ring) = ring_of(cfg, of_record(db)?)? else {
+        return Ok(None);
+    };
+    if let Some(own) = cfg.signing.own_keyring()? {
+        ring.adopt(own);
+    }
+    Ok(Some(ring))
 }
 
 fn with_registry(ring: &mut Keyring, copied: Vec<CopiedKey>) -> Result<()> {

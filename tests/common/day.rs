@@ -90,3 +90,40 @@ impl TestEnv {
         out
     }
 }
+
+impl TestEnv {
+    /// Write `value` (`i<secs>,o<secs>,...`) as `emp`'s field of `dept`'s live board of `day`,
+    /// each token with the unsigned record a check-in of this environment would log beside it
+    /// (live punch log): what a test needs to put punches on boards the punch script would not
+    /// (a stray, an unknown employee). Settle takes them while no registry key or keyring
+    /// asks for signatures; a bare `HSET` of the field alone is a forgery it refuses.
+    pub fn logged_board_field(&self, dept: &str, day: &str, emp: &str, value: &str) {
+        use redis::Commands;
+        let date = super::date(day);
+        let tz: chrono_tz::Tz = self.tz.parse().unwrap();
+        let start = chrono::TimeZone::from_local_datetime(&tz, &date.and_hms_opt(0, 0, 0).unwrap())
+            .earliest()
+            .unwrap();
+        let keys = self.keys();
+        let mut con = self.redis();
+        for tok in value.split(',').filter(|t| !t.is_empty()) {
+            let (kind, secs) = match tok.strip_prefix('i') {
+                Some(s) => ("in", s),
+                None => ("out", &tok[1..]),
+            };
+            let at = start + chrono::Duration::seconds(secs.parse().unwrap());
+            let id = format!("logged-{emp}-{tok}");
+            let ev: attendance::Event = serde_json::from_value(serde_json::json!({
+                "event_id": id, "employee_id": emp, "employee_name": emp, "department_id": dept,
+                "kind": kind, "at": at.to_rfc3339(), "work_date": day, "late": false, "early": false,
+                "late_minutes": 0, "early_minutes": 0, "changed": true, "source": "test",
+                "recorded_at": at.to_utc().to_rfc3339(),
+            }))
+            .unwrap();
+            let record = attendance::record_of(&ev).unwrap();
+            let _: () = con.hset(keys.punch_log(dept, date, "live"), &id, record).unwrap();
+        }
+        let _: () = con.hset(keys.board(dept, date), emp, value).unwrap();
+        let _: () = con.sadd(keys.board_days(dept), day).unwrap();
+    }
+}

@@ -321,8 +321,12 @@ fn every_json_output_validates_against_its_schema() {
     c.ok(&env, "queues declare", &["queues", "declare"]);
     c.ok(&env, "queues purge", &["queues", "purge", "--yes"]);
 
-    // Settle, then what HR reads.
-    c.ok(&env, "settle", &["settle", "--date", DAY]);
+    // Settle (with a board field no signed record backs: refused and counted), then what HR reads.
+    let forged = env.members("D002")[0].clone();
+    let board = env.keys().board("D002", common::date(DAY));
+    let _: () = redis::Commands::hset(&mut env.redis(), &board, &forged, "i30000").unwrap();
+    let settled = c.ok(&env, "settle", &["settle", "--date", DAY]);
+    assert_eq!(settled["refused_punches"]["unbacked"], 1, "{settled}");
     c.ok(&env, "status", &["status", &emp, "--date", DAY]);
     c.ok(&env, "recover", &["recover", "--date", DAY, "--idle-ms", "300"]);
     c.ok(

@@ -3,6 +3,7 @@
 //! the memberships a consumer checks them against, and the punch log's entries.
 
 pub(crate) mod alert;
+pub(crate) mod backing;
 pub(crate) mod membership;
 pub(crate) mod message;
 pub(crate) mod punch_log;

@@ -52,7 +52,7 @@ pub(crate) fn key_bytes(b64: &str) -> Result<[u8; 32], String> {
 
 /// The Ed25519 private key of 32 random bytes and its public key, both in base64 (what `keys
 /// generate` writes and prints); the caller wipes `seed`.
-pub(crate) fn ed25519_pair(seed: &[u8; 32]) -> (String, String) {
+pub fn ed25519_pair(seed: &[u8; 32]) -> (String, String) {
     let key = ed25519_dalek::SigningKey::from_bytes(seed);
     let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
     (b64(seed), b64(key.verifying_key().as_bytes()))

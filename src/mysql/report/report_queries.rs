@@ -332,6 +332,7 @@ pub(crate) fn runs(pool: &Db, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Re
         "written",
         "failed",
         "boards_deleted",
+        "refused_punches",
         "counts",
         "problem",
     ]);
@@ -347,6 +348,7 @@ pub(crate) fn runs(pool: &Db, tz: Tz, date: Option<NaiveDate>, limit: u32) -> Re
             Cell::from(r.rows_written),
             Cell::from(r.failed),
             Cell::from(r.boards_deleted),
+            Cell::from(r.refused_punches),
             Cell::typed(Cell::Text(counts.join(", ")), serde_json::json!(r.counts)),
             Cell::Text(r.problem),
         ]);

@@ -327,6 +327,11 @@ pub(crate) fn journaled_punch(clock: &DayClock, ev: Event) -> Option<Punch> {
         .as_deref()
         .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
         .map_or_else(Utc::now, |t| t.with_timezone(&Utc));
+    // The recovered punch log keeps the event's record as its kiosk signed it (the script
+    // appends the last field): settle takes only punches a signed record backs.
+    let record = crate::domain::event::record::record_of(&ev)
+        .ok()
+        .and_then(|r| r.get(..r.len().saturating_sub(2)).map(str::to_string));
     Some(Punch {
         facts: clock.facts(at),
         employee: Employee {
@@ -340,6 +345,6 @@ pub(crate) fn journaled_punch(clock: &DayClock, ev: Event) -> Option<Punch> {
         source: ev.source,
         event_id: ev.event_id,
         recorded_at,
-        record: None,
+        record,
     })
 }

@@ -509,7 +509,55 @@ fn settle_checks(cfg: &Config, conn: &mut Conn, redis: Option<&mut Board>, today
     };
     let mut redis = redis;
     let short = short_days(conn, redis.as_deref_mut());
-    vec![last_verdict, short, unsettled(cfg, conn, redis, today), reviews(conn)]
+    let refused = refused_punches(conn);
+    vec![
+        last_verdict,
+        refused,
+        short,
+        unsettled(cfg, conn, redis, today),
+        reviews(conn),
+    ]
+}
+
+/// Runs `doctor` looks back over for refused punches.
+const REFUSED_RUNS: u32 = 7;
+
+/// Punches the last settle runs refused (board fields and punch log entries no good signed
+/// record backs): someone wrote to Redis what no kiosk signed.
+fn refused_punches(conn: &mut Conn) -> Check {
+    let name = "refused punches";
+    let runs = match runs::list(conn, None, REFUSED_RUNS) {
+        Ok(r) => r,
+        Err(e) => {
+            return check(
+                name,
+                Level::Fail,
+                format!("cannot read the settle runs: {}", one_line(&e)),
+            )
+        }
+    };
+    let hit: Vec<String> = runs
+        .iter()
+        .filter(|r| r.refused_punches > 0)
+        .map(|r| format!("run {} ({}): {}", r.id, r.work_date, r.refused_punches))
+        .collect();
+    if hit.is_empty() {
+        return check(
+            name,
+            Level::Ok,
+            format!("none in the last {} settle run(s)", runs.len()),
+        );
+    }
+    check(
+        name,
+        Level::Warn,
+        format!(
+            "{}: board fields or punch log entries that no signed record backs, left out of the rows \
+             (`attendance settle --date D --json` says which kind, `refused_punches`); someone wrote to Redis what \
+             no kiosk signed: check who holds the kiosks' Redis password and the ACLs (docs/security.md)",
+            hit.join(", ")
+        ),
+    )
 }
 
 /// The settled days MySQL holds fewer rows of than their settle left (the record in Redis): a

@@ -197,9 +197,11 @@ impl Run<'_> {
         let day = Day::new(date, self.cfg.timezone, &policy, workday)
             .with_shifts(self.cfg.timezone, &policy, shifts, calendar)
             .with_half_leave(cal.half_leave.clone());
-        let written = self.stream_rows(&day, &cal.on_leave, progress)?;
+        let ring = crate::ops::keys::settle_verifiers(self.cfg, &self.db)?;
+        steps.mark("read the key registry");
+        let written = self.stream_rows(&day, &cal.on_leave, ring, progress)?;
         steps.mark("read, compute and write the rows, department by department");
-        let logged = self.write_punch_log(date)?;
+        let logged = self.write_punch_log(date, &written.refused_ids)?;
         steps.mark("write the punch log");
         Ok(Committed {
             cal,
@@ -287,6 +289,7 @@ impl Run<'_> {
             failed: written.failures.len() as u64,
             boards_deleted,
             counts: counts.clone(),
+            refused_punches: written.unbacked + written.forged,
             ..runs::Finish::default()
         };
         if let Err(e) = runs::finish(self.lock.conn(), run_id, &fin) {
@@ -306,7 +309,11 @@ impl Run<'_> {
             failures: written.failures,
             boards_deleted,
             punches_logged: logged.written,
-            punch_log_unreadable: logged.unreadable,
+            punch_log_unreadable: logged.unreadable + written.unreadable,
+            refused_punches: super::RefusedPunches {
+                unbacked: written.unbacked,
+                forged: written.forged,
+            },
             boards_kept,
             held_for_review,
             outbox,

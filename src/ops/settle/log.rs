@@ -4,6 +4,8 @@
 //! keyed by its event id and inserted only if new, so a rerun after a kill at any point writes
 //! nothing twice and loses nothing (the logs are deleted only with their boards).
 
+use std::collections::HashSet;
+
 use anyhow::Result;
 use chrono::NaiveDate;
 
@@ -24,12 +26,16 @@ pub(super) struct Logged {
 
 impl Run<'_> {
     /// Write the day's punch logs to MySQL.
-    pub(super) fn write_punch_log(&mut self, date: NaiveDate) -> Result<Logged> {
+    /// The entries of `refused` (their signature failed: see `vet`) stay out.
+    pub(super) fn write_punch_log(&mut self, date: NaiveDate, refused: &HashSet<String>) -> Result<Logged> {
         let mut done = Logged::default();
         for depts in self.all_departments().chunks(DEPTS_PER_STEP) {
             let raw = self.board.settle_punch_logs(date, depts)?;
             let mut entries = Vec::with_capacity(raw.len());
             for (id, record, how) in raw {
+                if refused.contains(&id) {
+                    continue;
+                }
                 match punch_log::parse(&id, &record, how) {
                     Ok(e) => entries.push(e),
                     Err(_) => done.unreadable += 1,

@@ -17,6 +17,7 @@ pub(crate) mod reconcile;
 pub(crate) mod rows;
 mod spent;
 mod stream;
+mod vet;
 mod write;
 
 // After the fact: a settled day changed by hand (`correct`) or by a change of its rules
@@ -126,6 +127,9 @@ pub struct Report {
     pub punches_logged: u64,
     /// Punch log entries that could not be read, left out of MySQL's punch log.
     pub punch_log_unreadable: u64,
+    /// Punches refused because no good signed record backs them: left out of the rows and of
+    /// MySQL's punch log (docs/settle.md, "Only signed punches settle").
+    pub refused_punches: RefusedPunches,
     /// Boards kept because a row of their department failed (a rerun needs their punches).
     pub boards_kept: u64,
     /// Punches of the day held for review and still pending: not in its rows until approved
@@ -145,6 +149,23 @@ pub struct Report {
     /// write at once (so they add up to more than the step's wall time).
     #[serde(serialize_with = "timed")]
     pub parts: Vec<(&'static str, f64)>,
+}
+
+/// Punches of a day that no signed record backs, refused by settle.
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+pub struct RefusedPunches {
+    /// Board tokens (a check-in or check-out on a board) that no punch log record with a good
+    /// signature, of that employee, work date, time and kind, backs: a raw `HSET`.
+    pub unbacked: u64,
+    /// Punch log entries whose signature fails (none, bad, an unknown key, a key revoked by the
+    /// time it was signed).
+    pub forged: u64,
+}
+
+impl RefusedPunches {
+    pub fn total(&self) -> u64 {
+        self.unbacked + self.forged
+    }
 }
 
 /// Named timings as JSON objects, `{"name": "reading the boards", "seconds": 0.12}`: a reader

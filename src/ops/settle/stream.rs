@@ -14,7 +14,10 @@ use anyhow::Result;
 
 use super::rows::{self, BoardEntry, Day, DayRow, Failure};
 use super::spent::Spent;
+use super::vet::{self, Vetting};
 use super::{write, Hooks, Progress, Run};
+use crate::domain::event::backing::Backed;
+use crate::domain::event::signing::Keyring;
 use crate::mysql::{attendance, Conn};
 use crate::redis::board::Board;
 use crate::redis::cutover;
@@ -35,6 +38,13 @@ pub(super) struct Written {
     pub counts: Option<BTreeMap<String, u64>>,
     /// Seconds by part of the stream, summed over its threads (see [`Spent`]).
     pub parts: Vec<(&'static str, f64)>,
+    /// Board tokens no good record backs: left out of the rows.
+    pub unbacked: u64,
+    /// The punch log entries refused (left out of MySQL's punch log), for their signature by
+    /// class, and those that are no record at all.
+    pub refused_ids: HashSet<String>,
+    pub forged: u64,
+    pub unreadable: u64,
 }
 
 /// What reading and computing the slices gave, besides the rows sent to the writers.
@@ -46,6 +56,11 @@ struct Slices {
     with_boards: HashSet<String>,
     strays: HashMap<String, BoardEntry>,
     counts: BTreeMap<String, u64>,
+    /// Board tokens no good record backs.
+    unbacked: u64,
+    /// Board values with a token the logs checked so far do not back: judged once every log
+    /// is checked (a moved employee's punches are logged in their old department).
+    pending: HashMap<String, BoardEntry>,
 }
 
 /// What reading a slice needs besides its connections.
@@ -60,7 +75,13 @@ struct SliceReader<'a> {
 impl SliceReader<'_> {
     /// One slice's rows: its roster, boards and stored histories read, the rows computed, the
     /// strays, failures and counts added to `out`.
-    fn slice(&self, conn: &mut Conn, board: &mut Board, slice: &[String], out: &mut Slices) -> Result<Vec<DayRow>> {
+    fn slice(
+        &self,
+        (conn, board): (&mut Conn, &mut Board),
+        vetting: &mut Vetting,
+        slice: &[String],
+        out: &mut Slices,
+    ) -> Result<Vec<DayRow>> {
         let (date, spent) = (self.day.date, self.spent);
         let mut members = spent.time("reading the roster", || {
             crate::mysql::people::roster_rows::active_members_of(conn, slice, false)
@@ -70,9 +91,18 @@ impl SliceReader<'_> {
         members.retain(|m| m.employment.covers(date));
         let boards = spent.time("reading the boards", || board.settle_boards(date, slice))?;
         out.with_boards.extend(boards.departments);
+        spent.time("waiting for the signature checks", || vetting.next())?;
+        let start = self.day.start.timestamp();
         let ids: HashSet<&str> = members.iter().map(|m| m.employee_id.as_str()).collect();
         let mut mine = HashMap::with_capacity(members.len());
-        for (emp, entry) in boards.entries {
+        for (emp, mut entry) in boards.entries {
+            let (kept, lost) = vetting.backed.keep(&emp, start, &entry.value);
+            if lost > 0 && !vetting.done {
+                cutover::join(&mut out.pending, &entry.department_id, emp, entry.value);
+                continue;
+            }
+            out.unbacked += lost;
+            entry.value = kept;
             if ids.contains(emp.as_str()) {
                 mine.insert(emp, entry);
             } else if !entry.value.is_empty() {
@@ -106,6 +136,7 @@ impl Run<'_> {
         &mut self,
         day: &Day,
         on_leave: &HashSet<String>,
+        ring: Option<Keyring>,
         progress: &mut impl FnMut(Progress),
     ) -> Result<Written> {
         let date = day.date;
@@ -119,7 +150,18 @@ impl Run<'_> {
         let per_batch = self.cfg.settle.batch_size.clamp(1, attendance::MAX_ROWS_PER_STATEMENT);
         let hook = self.opts.hooks.abort_after_batches;
         let mut batches = 0u64;
-        let (board, db, spent_ref) = (&mut self.board, &self.db, &spent);
+        // The punch logs of every department are checked, the stream's slices first, in its
+        // order, then those of departments with no active member (a moved employee's old one).
+        let mut checks: Vec<Vec<String>> = depts.chunks(DEPTS_PER_SLICE).map(<[String]>::to_vec).collect();
+        let streamed: HashSet<&String> = depts.iter().collect();
+        checks.push(
+            self.all_departments()
+                .into_iter()
+                .filter(|d| !streamed.contains(d))
+                .collect(),
+        );
+        let backed = Backed::default();
+        let (cfg, board, db, spent_ref) = (self.cfg, &mut self.board, &self.db, &spent);
         let reader = SliceReader {
             day,
             on_leave,
@@ -134,15 +176,21 @@ impl Run<'_> {
             // A day with no row yet (the nightly case) is loaded, not upserted: MySQL's fastest path.
             !stored_any,
             |send| {
-                let mut conn = db.conn()?;
-                let mut out = Slices::default();
-                for slice in depts.chunks(DEPTS_PER_SLICE) {
-                    let rows = reader.slice(&mut conn, board, slice, &mut out)?;
-                    if !spent_ref.time("waiting for the writers", || send_sorted(rows, per_batch, send)) {
-                        break;
+                std::thread::scope(|scope| {
+                    let (tx, rx) = std::sync::mpsc::sync_channel(2);
+                    let mut vetting = Vetting::new(rx, checks.len(), backed.sibling());
+                    scope.spawn(move || vet::run(cfg, date, ring, checks, backed, tx, spent_ref));
+                    let mut conn = db.conn()?;
+                    let mut out = Slices::default();
+                    for slice in depts.chunks(DEPTS_PER_SLICE) {
+                        let rows = reader.slice((&mut conn, &mut *board), &mut vetting, slice, &mut out)?;
+                        if !spent_ref.time("waiting for the writers", || send_sorted(rows, per_batch, send)) {
+                            break;
+                        }
                     }
-                }
-                Ok(out)
+                    spent_ref.time("waiting for the signature checks", || vetting.finish())?;
+                    Ok((out, vetting))
+                })
             },
             |n| {
                 batches += 1;
@@ -150,6 +198,15 @@ impl Run<'_> {
                 Hooks::check(hook, batches);
             },
         )?;
+        let (mut slices, vetting) = slices;
+        // Judged now that every log is checked: what a record backs joins the strays, whose
+        // rows are computed again from all their punches.
+        let start = day.start.timestamp();
+        for (emp, entry) in std::mem::take(&mut slices.pending) {
+            let (kept, lost) = vetting.backed.keep(&emp, start, &entry.value);
+            slices.unbacked += lost;
+            cutover::join(&mut slices.strays, &entry.department_id, emp, kept);
+        }
         let clean = !stored_any && refused.is_empty() && slices.strays.is_empty();
         let mut written = Written {
             employees: slices.employees,
@@ -158,11 +215,16 @@ impl Run<'_> {
             with_boards: slices.with_boards,
             counts: clean.then_some(slices.counts),
             parts: Vec::new(),
+            unbacked: slices.unbacked,
+            forged: vetting.forged(),
+            unreadable: vetting.unreadable,
+            refused_ids: HashSet::new(),
         };
         written.failures.extend(refused);
         if !slices.strays.is_empty() {
-            self.settle_strays(day, on_leave, slices.strays, &spent, &mut written)?;
+            self.settle_strays(day, on_leave, slices.strays, (&vetting.backed, &spent), &mut written)?;
         }
+        written.refused_ids = vetting.refused_ids;
         written.parts = spent.seconds();
         Ok(written)
     }
@@ -175,7 +237,7 @@ impl Run<'_> {
         day: &Day,
         on_leave: &HashSet<String>,
         mut strays: HashMap<String, BoardEntry>,
-        spent: &Spent,
+        (backed, spent): (&Backed, &Spent),
         written: &mut Written,
     ) -> Result<()> {
         let date = day.date;
@@ -189,7 +251,9 @@ impl Run<'_> {
             .collect();
         let own = self.board.settle_values(date, &pairs)?;
         for (m, value) in members.iter().zip(own) {
-            if let Some(v) = value.filter(|v| !v.is_empty()) {
+            // Counted when its slice read it: here only cut to what a record backs.
+            let v = value.map(|v| backed.keep(&m.employee_id, day.start.timestamp(), &v).0);
+            if let Some(v) = v.filter(|v| !v.is_empty()) {
                 cutover::join(&mut strays, &m.department_id, m.employee_id.clone(), v);
             }
         }

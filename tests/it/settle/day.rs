@@ -202,8 +202,7 @@ fn the_counts_a_run_reports_are_those_mysql_holds_fresh_with_a_stray_and_after_a
     let next = "2026-11-23";
     env.punch(staff[0], "in", "2026-11-23T09:40:00", true);
     env.punch(staff[0], "out", "2026-11-23T18:05:00", true);
-    let board = format!("{}:board:{{D001}}:{next}", env.ns);
-    let _: () = env.redis().hset(&board, &d2[1], "i30000").unwrap();
+    env.logged_board_field("D001", next, &d2[1], "i30000");
     let strayed = env.json(&["settle", "--date", next, "--json"]);
     assert_eq!(strayed["counts"], stored_counts(&env, next), "{strayed}");
     assert_eq!(strayed["counts"]["late"], 1);
@@ -331,8 +330,7 @@ fn a_refused_row_is_recorded_shown_and_exits_4_without_stopping_the_others() {
     let d1 = members(&env, "D001");
     env.punch(&d1[1], "in", "2026-11-20T08:45:00", true);
     // A punch on the board of someone MySQL does not know: its row breaks a foreign key.
-    let board = env.keys().board("D001", common::date(DAY));
-    let _: () = env.redis().hset(&board, "GHOST1", "i30000").unwrap();
+    env.logged_board_field("D001", DAY, "GHOST1", "i30000");
     let err = env.fails(&["settle", "--date", DAY], 4);
     assert!(err.contains("GHOST1"), "the failure is shown: {err}");
     assert_eq!(env.count("attendance"), 20, "every other row is written");
@@ -901,16 +899,13 @@ fn the_cutover_merges_into_a_board_a_killed_run_left_and_release_keeps_a_fresh_d
 #[test]
 fn punches_on_boards_of_departments_far_apart_give_one_row_from_all_of_them() {
     let env = TestEnv::with_roster(TZ, 130, 60);
-    let keys = env.keys();
-    let day = common::date(DAY);
     let moved = members(&env, "D001").last().unwrap().clone();
     let left = members(&env, "D002").last().unwrap().clone();
-    let mut con = env.redis();
     // In at 08:30 on D001's board, out at 18:30 on D060's, where the roster now has them.
-    let _: () = con.hset(keys.board("D001", day), &moved, "i30600").unwrap();
-    let _: () = con.hset(keys.board("D060", day), &moved, "o66600").unwrap();
+    env.logged_board_field("D001", DAY, &moved, "i30600");
+    env.logged_board_field("D060", DAY, &moved, "o66600");
     // Left the company during the day, after a check-in on D030's board (not their own).
-    let _: () = con.hset(keys.board("D030", day), &left, "i31000").unwrap();
+    env.logged_board_field("D030", DAY, &left, "i31000");
     env.mysql()
         .exec_drop("UPDATE employees SET department_id = 'D060' WHERE id = ?", (&moved,))
         .unwrap();

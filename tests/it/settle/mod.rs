@@ -4,6 +4,7 @@
 
 mod day;
 mod dst;
+mod forgery;
 mod honest_runs;
 mod lagging_replica;
 mod reconcile;
