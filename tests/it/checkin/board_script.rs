@@ -142,8 +142,13 @@ proptest! {
         for (p, o) in list.iter().zip(&outcomes) {
             let (kind, changed, dup) = models.entry(&p.employee.id).or_default().apply(p.facts.secs, p.kind, rules.split_secs(day));
             prop_assert_eq!((o.kind, o.changed, o.duplicate), (kind, changed, dup));
+            // An exact repeat adds no event; its id is its first copy's (a punch's id derives
+            // from the punch), whose event the outbox holds and the first copy checks.
+            if dup {
+                continue;
+            }
             let stored = outbox.get(&p.event_id);
-            prop_assert_eq!(stored.is_some(), !dup, "an event for each punch that is no exact repeat");
+            prop_assert!(stored.is_some(), "an event for each punch that is no exact repeat");
             let Some(stored) = stored else { continue };
             let out = attendance::render(&p.event_id, stored).unwrap();
             prop_assert_eq!(out.routing_key(), format!("D1.{kind}"));

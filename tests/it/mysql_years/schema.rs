@@ -80,13 +80,9 @@ fn without_the_foreign_keys_settle_still_refuses_an_unknown_employee() {
     assert!(!fks.contains(&"corrections_row_fk".to_string()), "{fks:?}");
     let e = &env.members("D001")[1];
     env.punch(e, "in", &format!("{NOV}T08:45:00"), true);
-    let board = format!("{}:board:{{D001}}:{NOV}", env.ns);
-    let _: () = redis::cmd("HSET")
-        .arg(&board)
-        .arg("GHOST1")
-        .arg("i30000")
-        .query(&mut env.redis())
-        .unwrap();
+    // A punch of someone the roster lacks, with its punch log record (a bare board field is
+    // refused before the roster is asked: `settle::forgery`).
+    env.logged_board_field("D001", NOV, "GHOST1", "i30000");
     let err = env.fails(&["settle", "--date", NOV], 4);
     assert!(err.contains("GHOST1"), "{err}");
     assert_eq!(env.count("attendance"), 20, "every known employee's row, and no other");
