@@ -150,7 +150,6 @@ fn multi_insert(conn: &mut mysql::PooledConn, stored: &[attendance::Stored], bat
 
 /// Seconds for LOAD DATA of the punch log rows settle wrote for `date`, into a twin of
 /// `punch_log`: settle writes them too, so its reference loads them beside the day's rows.
-#[allow(dead_code)] // the day benchmark's settle writes a punch log; settle_bench's does not
 pub fn punch_log_reference(db: &attendance::Db, date: NaiveDate) -> Result<(f64, usize)> {
     let mut conn = db.conn()?;
     let rows: Vec<mysql::Row> = conn.exec(

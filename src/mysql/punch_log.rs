@@ -22,14 +22,58 @@ const COLUMNS: &str =
 /// Returns how many were new. One `LOAD DATA LOCAL INFILE` (MySQL's fastest bulk path; LOCAL
 /// skips a duplicate key and adjusts a bad value with a warning, as INSERT IGNORE does), or
 /// [`insert`] when the server refuses LOCAL: a load cut half-way leaves rows that it skips.
-pub(crate) fn insert_day(conn: &mut super::Conn, entries: &[Entry]) -> Result<u64> {
+///
+/// On a connection of its own with settle's patience (`retry`): `conn` is taken
+/// from `db`'s pool when `None` and kept after a success; a failed attempt abandons its
+/// connection (its socket shut when the server stalled, so that nothing waits on it again) and
+/// the next takes a fresh one. What still fails is a service error (exit 3) naming the attempt,
+/// as a failed batch of rows is.
+pub(crate) fn insert_day_patiently(
+    db: &super::Db,
+    conn: &mut Option<super::Conn>,
+    entries: &[Entry],
+    retry: super::Retry,
+) -> Result<u64> {
     if entries.is_empty() {
         return Ok(0);
     }
-    match load(conn, entries) {
-        Ok(added) => Ok(added),
-        Err(_) => insert(conn, entries),
-    }
+    let attempts = retry.attempts.max(1);
+    retry
+        .run(
+            |e: &mysql::Error| !super::failure::out_of_space(e),
+            || {
+                let mut c = match conn.take() {
+                    Some(c) => c,
+                    None => db.get_conn()?,
+                };
+                let socket = std::os::unix::io::AsRawFd::as_raw_fd(&*c);
+                let done = match load(&mut c, entries) {
+                    // The server refuses LOCAL (local_infile off): the INSERT path.
+                    Err(mysql::Error::MySqlError(_)) => insert_rows(&mut c, entries),
+                    r => r,
+                };
+                match done {
+                    Ok(n) => {
+                        *conn = Some(c);
+                        Ok(n)
+                    }
+                    Err(e) => {
+                        super::conn::abandon_if_stalled(socket, &e);
+                        Err(e)
+                    }
+                }
+            },
+        )
+        .map_err(|(e, attempt)| {
+            crate::error::Error::service(
+                crate::error::Service::Mysql,
+                format!(
+                    "writing the punch log: {} (attempt {attempt} of {attempts})",
+                    super::failure::detail(&e)
+                ),
+            )
+            .into()
+        })
 }
 
 /// LOAD DATA LOCAL INFILE of the entries; the rows added.
@@ -81,6 +125,10 @@ fn tsv(entries: &[Entry]) -> String {
 /// Write these entries with multi-row INSERT IGNOREs; one already there (same event id and day)
 /// is left as it was. Returns how many were new.
 pub(crate) fn insert(conn: &mut impl Queryable, entries: &[Entry]) -> Result<u64> {
+    Ok(insert_rows(conn, entries)?)
+}
+
+fn insert_rows(conn: &mut impl Queryable, entries: &[Entry]) -> mysql::Result<u64> {
     let mut added = 0;
     for chunk in entries.chunks(CHUNK) {
         let sql = format!(

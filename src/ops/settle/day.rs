@@ -201,8 +201,7 @@ impl Run<'_> {
         steps.mark("read the key registry");
         let written = self.stream_rows(&day, &cal.on_leave, ring, progress)?;
         steps.mark("read, compute and write the rows, department by department");
-        let logged = self.write_punch_log(date, &written.refused_ids)?;
-        steps.mark("write the punch log");
+        let logged = written.logged;
         Ok(Committed {
             cal,
             workday,

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use anyhow::Result;
 
+use super::log::{self, Logged};
 use super::rows::{self, BoardEntry, Day, DayRow, Failure};
 use super::spent::Spent;
 use super::vet::{self, Vetting};
@@ -40,11 +41,12 @@ pub(super) struct Written {
     pub parts: Vec<(&'static str, f64)>,
     /// Board tokens no good record backs: left out of the rows.
     pub unbacked: u64,
-    /// The punch log entries refused (left out of MySQL's punch log), for their signature by
-    /// class, and those that are no record at all.
-    pub refused_ids: HashSet<String>,
+    /// The punch log entries refused (left out of MySQL's punch log) for their signature, and
+    /// those that are no record at all.
     pub forged: u64,
     pub unreadable: u64,
+    /// What the punch log's writer wrote alongside the rows.
+    pub logged: Logged,
 }
 
 /// What reading and computing the slices gave, besides the rows sent to the writers.
@@ -178,18 +180,35 @@ impl Run<'_> {
             |send| {
                 std::thread::scope(|scope| {
                     let (tx, rx) = std::sync::mpsc::sync_channel(2);
+                    let (log_tx, log_rx) = std::sync::mpsc::sync_channel(2);
                     let mut vetting = Vetting::new(rx, checks.len(), backed.sibling());
-                    scope.spawn(move || vet::run(cfg, date, ring, checks, backed, tx, spent_ref));
-                    let mut conn = db.conn()?;
-                    let mut out = Slices::default();
-                    for slice in depts.chunks(DEPTS_PER_SLICE) {
-                        let rows = reader.slice((&mut conn, &mut *board), &mut vetting, slice, &mut out)?;
-                        if !spent_ref.time("waiting for the writers", || send_sorted(rows, per_batch, send)) {
-                            break;
+                    scope.spawn(move || vet::run(cfg, date, ring, checks, backed, tx, log_tx, spent_ref));
+                    let retry = write::retry(&cfg.settle);
+                    let logger = scope.spawn(move || log::write(db, retry, log_rx, spent_ref));
+                    let streamed = (|| {
+                        let mut conn = db.conn()?;
+                        let mut out = Slices::default();
+                        for slice in depts.chunks(DEPTS_PER_SLICE) {
+                            let rows = reader.slice((&mut conn, &mut *board), &mut vetting, slice, &mut out)?;
+                            if !spent_ref.time("waiting for the writers", || send_sorted(rows, per_batch, send)) {
+                                break;
+                            }
                         }
+                        spent_ref.time("waiting for the signature checks", || vetting.finish())?;
+                        Ok(out)
+                    })();
+                    // The stream's end (or its error) drops the check's channel, which ends the
+                    // check and so the writer's batches. A writer that failed stopped the check
+                    // too: its own error is the cause to report.
+                    drop(vetting.take_receiver());
+                    let logged = spent_ref.time("waiting for the punch log", || {
+                        logger.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+                    });
+                    match (streamed, logged) {
+                        (_, Err(e)) => Err(e),
+                        (Err(e), _) => Err(e),
+                        (Ok(out), Ok(logged)) => Ok((out, vetting, logged)),
                     }
-                    spent_ref.time("waiting for the signature checks", || vetting.finish())?;
-                    Ok((out, vetting))
                 })
             },
             |n| {
@@ -198,7 +217,7 @@ impl Run<'_> {
                 Hooks::check(hook, batches);
             },
         )?;
-        let (mut slices, vetting) = slices;
+        let (mut slices, vetting, logged) = slices;
         // Judged now that every log is checked: what a record backs joins the strays, whose
         // rows are computed again from all their punches.
         let start = day.start.timestamp();
@@ -218,13 +237,12 @@ impl Run<'_> {
             unbacked: slices.unbacked,
             forged: vetting.forged(),
             unreadable: vetting.unreadable,
-            refused_ids: HashSet::new(),
+            logged,
         };
         written.failures.extend(refused);
         if !slices.strays.is_empty() {
             self.settle_strays(day, on_leave, slices.strays, (&vetting.backed, &spent), &mut written)?;
         }
-        written.refused_ids = vetting.refused_ids;
         written.parts = spent.seconds();
         Ok(written)
     }

@@ -2,7 +2,8 @@
 //! logs from Redis and checks their signatures in batches while the slice before is computed
 //! and loaded into MySQL, so that the row stream waits for it only when it outruns it. Every
 //! punch is checked once, in the log that holds it; its board token and its log entry are then
-//! the same fingerprint (`domain::event::backing`).
+//! the same fingerprint (`domain::event::backing`). The entries that pass go on to the punch
+//! log's writer ([`super::log::write`]) from here: the day's punch logs are read from Redis once.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::mpsc::{Receiver, SyncSender};
@@ -10,14 +11,18 @@ use std::sync::mpsc::{Receiver, SyncSender};
 use anyhow::{anyhow, Result};
 use chrono::NaiveDate;
 
+use super::log::Batch;
 use super::spent::Spent;
 use crate::config::Config;
 use crate::domain::event::backing::{self, Backed, Checked};
+use crate::domain::event::punch_log;
 use crate::domain::event::signing::Keyring;
 use crate::redis::board::Board;
 
 /// Check the punch logs of `slices` (departments, in the order the row stream reads their
-/// boards), one message per slice. Stops when the stream no longer listens.
+/// boards), one message per slice, and hand the entries that pass to the punch log's writer
+/// (`log`). Stops when the stream or the writer no longer listens.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run(
     cfg: &Config,
     date: NaiveDate,
@@ -25,6 +30,7 @@ pub(super) fn run(
     slices: Vec<Vec<String>>,
     backed: Backed,
     tx: SyncSender<Result<Checked>>,
+    log: SyncSender<Batch>,
     spent: &Spent,
 ) {
     let mut board = match Board::open(cfg) {
@@ -38,14 +44,33 @@ pub(super) fn run(
         let logs = spent.time("signature checks: reading the punch logs", || {
             board.settle_punch_logs(date, &slice)
         });
-        let checked = logs.map(|logs| {
-            let entries: Vec<(String, String)> = logs.into_iter().map(|(id, record, _)| (id, record)).collect();
-            spent.time("signature checks: verifying", || {
-                check_on_cores(date, &entries, ring.as_ref(), &backed)
-            })
+        let (entries, hows): (Vec<(String, String)>, Vec<_>) = match logs {
+            Ok(logs) => logs.into_iter().map(|(id, record, how)| ((id, record), how)).unzip(),
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        };
+        let checked = spent.time("signature checks: verifying", || {
+            check_on_cores(date, &entries, ring.as_ref(), &backed)
         });
-        let failed = checked.is_err();
-        if tx.send(checked).is_err() || failed {
+        // What passed, as MySQL's punch log keeps it: to its writer before the stream is told,
+        // so that the log loads while the rows do.
+        let batch = spent.time("punch log: parsing", || {
+            let refused: HashSet<&str> = checked.refused_ids.iter().map(String::as_str).collect();
+            let mut batch = Batch::default();
+            for ((id, record), how) in entries.iter().zip(hows) {
+                if refused.contains(id.as_str()) {
+                    continue;
+                }
+                match punch_log::parse(id, record, how) {
+                    Ok(e) => batch.entries.push(e),
+                    Err(_) => batch.unreadable += 1,
+                }
+            }
+            batch
+        });
+        if log.send(batch).is_err() || tx.send(Ok(checked)).is_err() {
             return;
         }
     }
@@ -91,8 +116,6 @@ pub(super) struct Vetting {
     /// Slices still to come.
     left: usize,
     pub backed: Backed,
-    /// Punch log entries refused: kept out of MySQL's punch log.
-    pub refused_ids: HashSet<String>,
     /// Entries refused for their signature, by class.
     pub forged: BTreeMap<&'static str, u64>,
     pub unreadable: u64,
@@ -107,7 +130,6 @@ impl Vetting {
             rx,
             left: slices,
             backed,
-            refused_ids: HashSet::new(),
             forged: BTreeMap::new(),
             unreadable: 0,
             done: slices == 0,
@@ -125,7 +147,6 @@ impl Vetting {
                 self.done = self.left == 0;
                 let c = checked.map_err(|e| e.context("checking the day's punch logs"))?;
                 self.backed.extend(c.prints);
-                self.refused_ids.extend(c.refused_ids);
                 for (class, n) in c.forged {
                     *self.forged.entry(class).or_default() += n;
                 }
@@ -136,6 +157,14 @@ impl Vetting {
             // not see is not thereby forged.
             Err(_) => Err(lost()),
         }
+    }
+
+    /// The channel from the check, taken so that dropping it ends the check (which then ends
+    /// the punch log's batches); nothing more is taken from it after.
+    pub(super) fn take_receiver(&mut self) -> Receiver<Result<Checked>> {
+        self.done = true;
+        let (_, closed) = std::sync::mpsc::sync_channel(0);
+        std::mem::replace(&mut self.rx, closed)
     }
 
     /// Take every check still to come.

@@ -17,7 +17,7 @@ use crate::mysql::{Db, Retry};
 
 /// Settle's patience with MySQL: `settle.mysql_retries` attempts, the pause doubling from
 /// `settle.retry_backoff_ms`.
-fn retry(s: &SettleSettings) -> Retry {
+pub(super) fn retry(s: &SettleSettings) -> Retry {
     Retry {
         attempts: s.mysql_retries,
         backoff: Duration::from_millis(s.retry_backoff_ms),
