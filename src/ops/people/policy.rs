@@ -120,9 +120,14 @@ pub(crate) fn set(cfg: &Config, req: &SetRequest) -> Result<Set> {
             before: Some(&before_value),
         },
     )?;
-    // The settled days from `from` on are judged again by the rules now in force on each.
+    // The settled days from `from` on are judged again by the rules now in force on each
+    // (read after the version is added): a closed pay period among them refuses the change, as
+    // it refuses any other, and the transaction rolls back (nothing written).
     let shifts = crate::mysql::people::shift_rows::table(&mut tx)?;
     let ground = Ground::read(cfg, &mut tx, shifts)?;
+    if req.from <= ground.today {
+        crate::mysql::people::periods::refuse_closed(&mut tx, req.from, ground.today, "rulebook change")?;
+    }
     let words = format!("policy {} = {} from {}: {}", req.key, value, req.from, reason);
     let resettled = if req.from <= ground.today {
         let scope = resettle::Scope {

@@ -83,13 +83,26 @@ fn a_closed_pay_period_refuses_every_kind_of_change_until_hr_reopens_it_with_a_r
         vec!["calendar", "set", DAY, "holiday"],
         vec!["shifts", "assign", assign.to_str().unwrap()],
         vec!["settle", "--date", DAY],
+        // A rule from a day in the closed month on would judge its settled days again.
+        vec![
+            "policy",
+            "set",
+            "policy.grace_minutes",
+            "7",
+            "--from",
+            "2026-11-01",
+            "--reason",
+            "a kinder grace",
+        ],
     ];
+    let versions = env.count("policy_versions");
     for args in &changes {
         let e = env.fails(args, 1);
         let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("error")).collect();
         assert_eq!(errors.len(), 1, "{args:?}: one error line: {e}");
         assert!(e.contains("pay period 2026-11 is closed"), "{args:?}: {e}");
         assert_eq!(state(&env), before, "{args:?} changed nothing");
+        assert_eq!(env.count("policy_versions"), versions, "{args:?}: no rulebook version");
     }
     // A month after it is not closed: leave in December is taken.
     env.ok(&["leave", "add", &emp, "2026-12-01", "2026-12-01"]);
