@@ -562,3 +562,81 @@ fn the_documented_accounts_hold_a_back_dated_punch_and_the_supervisor_approves_r
     assert_eq!(punched(), ["A2"]);
     assert_eq!(env.count("punch_voids"), 1);
 }
+
+/// The relay with its absence alerts, exactly as docs/security.md grants it: the outboxes and
+/// its own keys, the boards and the shift copy read-only, the alerts' marks; publishing only; a
+/// MySQL account that reads who is due (roster, leave, calendar, shifts, the rulebook).
+fn relay_with_alerts() -> Grants<'static> {
+    Grants {
+        redis: Some(
+            "~{ns}:outbox:* ~{ns}:relay:* %R~{ns}:board:* %R~{ns}:{shifts} ~{ns}:alert:* -@all +scan +hscan +hdel +hlen \
+             +del +lpop +blpop +set +get +evalsha +eval +script|load +time +hmget +hgetall +ping +hello +auth \
+             +client|setname +select",
+        ),
+        rabbit: Some(["", "^amq\\.default$", ""]),
+        mysql: &[
+            "SELECT ON {db}.employees",
+            "SELECT ON {db}.leaves",
+            "SELECT ON {db}.calendar_days",
+            "SELECT ON {db}.shifts",
+            "SELECT ON {db}.shift_assignments",
+            "SELECT ON {db}.policy_versions",
+        ],
+        config: "[amqp]\ndeclare = false",
+    }
+}
+
+/// The relay sends the absence alert with exactly its documented accounts: at the alert time,
+/// D001's queue gets one alert naming who is missing, signed, which the supervisor's
+/// `watch-dept` shows. Regression guard for the documented grants (the relay's accounts were
+/// checked only by `doctor`'s reading of its MySQL grants).
+#[test]
+fn the_relays_documented_accounts_send_the_absence_alert() {
+    let (zone, offset) = common::midday_zone();
+    let env = TestEnv::new(&zone);
+    let owner = Role::create(&env, "owner", &owner());
+    owner_migrates(&env, &owner);
+    // The check-in deadline two minutes ago, the alert at it, every day a work day.
+    let local = Utc::now() + Duration::hours(offset) - Duration::minutes(2);
+    for (key, value) in [
+        ("policy.checkout_from", "23:30".to_string()),
+        ("policy.checkin_deadline", local.format("%H:%M").to_string()),
+        ("policy.grace_minutes", "0".into()),
+        ("policy.absence_alert_minutes", "0".into()),
+        ("policy.work_days", "mon,tue,wed,thu,fri,sat,sun".into()),
+        ("policy.absence_alerts", "true".into()),
+    ] {
+        env.policy(key, &value, "2000-01-01");
+    }
+    env.import_roster(
+        "roster.csv",
+        "employee_id,name,department_id,department_name,role\n\
+         S1,Ann,D001,Sales,supervisor\nA1,Bob,D001,Sales,employee\n",
+    );
+    owner.ok(&env, &["queues", "declare", "-q"]);
+    owner.ok(&env, &["init-day", "-q"]);
+    env.ok(&["checkin", "S1", "--kind", "in", "-q"]);
+    env.ok(&["watch-dept", "D001", "--once", "-q"]);
+    let queue = format!("{}.dept.D001", env.ns);
+    assert_eq!(common::queue_depth(&queue), 0);
+
+    let relay = Role::create(&env, "relay", &relay_with_alerts());
+    let mut following = Relay::spawn(&env, relay.cmd(&env));
+    wait_for("D001's absence alert in its queue", || common::queue_depth(&queue) == 1);
+    following.signal(libc::SIGTERM);
+    assert!(following.0.wait().unwrap().success());
+    let shown: Vec<Value> = env
+        .ok(&["watch-dept", "D001", "--once", "--json", "-q"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert_eq!(shown[0]["type"], "absence_alert", "{shown:?}");
+    let missing: Vec<&str> = shown[0]["missing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["employee_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(missing, ["A1"], "{shown:?}");
+}
