@@ -97,10 +97,12 @@ fn relay_cut_off_mid_drain_keeps_every_unconfirmed_event_and_a_rerun_sends_them(
         removed.is_subset(&first),
         "an event left its outbox without reaching the queue"
     );
-    // At-least-once: those the broker took but whose confirm the cut lost go out twice, at most
-    // a confirm window of them.
+    // At-least-once: those the broker took but whose confirm the cut lost go out twice (at most
+    // a confirm window of them, 1,000), and so do those confirmed but not yet removed when the
+    // cut came (removed a page at a time: at most a page, 1,000). Regression: the bound was the
+    // window alone, and a run under load found 1,001.
     let twice = first.intersection(&left).count();
-    assert!(twice <= 1_000, "{twice} events in both the queue and the outbox");
+    assert!(twice <= 2_000, "{twice} events in both the queue and the outbox");
     let r = env.json(&["relay", "--json"]);
     assert_eq!(
         (r["sent"].as_u64(), r["pending"].as_u64()),
