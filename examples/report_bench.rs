@@ -233,7 +233,9 @@ fn main() -> Result<()> {
     };
     if std::env::args().any(|a| a == "--keep") {
         // The month left in place to look into; `--cleanup` removes it.
-        return bench(&cfg, &dir);
+        let ran = bench(&cfg, &dir);
+        std::fs::remove_dir_all(&dir).ok();
+        return ran;
     }
     args::run_then_cleanup(|| bench(&cfg, &dir), || cleanup(&dir))
 }
