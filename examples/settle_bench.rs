@@ -24,8 +24,8 @@ use std::time::Instant;
 use args::arg;
 
 use anyhow::{bail, Context, Result};
+use attendance::Config;
 use attendance::Keys;
-use attendance::{Config, Overrides};
 use attendance::{Hooks, SettleOptions as Options};
 use chrono::{Duration, NaiveDate, TimeZone};
 use mysql::prelude::Queryable;
@@ -43,15 +43,7 @@ fn db() -> String {
 }
 
 fn config() -> Result<Config> {
-    let server = std::env::var("ATTENDANCE_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/x".into());
-    let base = server.rsplit_once('/').map_or(server.as_str(), |(b, _)| b);
-    Ok(Config::load(&Overrides {
-        redis_url: std::env::var("ATTENDANCE_REDIS_URL").ok(),
-        mysql_url: Some(format!("{base}/{}", db())),
-        namespace: Some(ns().into()),
-        timezone: Some("Europe/Paris".into()),
-        ..Default::default()
-    })?)
+    args::ns_config(ns())
 }
 
 /// Delete every key of the namespace.

@@ -120,3 +120,18 @@ fn parse_tag(default: &str) -> Result<String> {
     }
     Ok(t)
 }
+
+/// The configuration of a run in namespace `ns` and database `attendance_<ns>`, in Paris time:
+/// `ATTENDANCE_REDIS_URL` and `ATTENDANCE_MYSQL_URL` (its server part) point it elsewhere.
+#[allow(dead_code)] // not every benchmark builds its own configuration
+pub fn ns_config(ns: &str) -> Result<attendance::Config> {
+    let server = std::env::var("ATTENDANCE_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/x".into());
+    let base = server.rsplit_once('/').map_or(server.as_str(), |(b, _)| b);
+    Ok(attendance::Config::load(&attendance::Overrides {
+        redis_url: std::env::var("ATTENDANCE_REDIS_URL").ok(),
+        mysql_url: Some(format!("{base}/attendance_{ns}")),
+        namespace: Some(ns.into()),
+        timezone: Some("Europe/Paris".into()),
+        ..Default::default()
+    })?)
+}

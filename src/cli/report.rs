@@ -1,9 +1,9 @@
 //! `attendance report day|absent|employee|dept|month|timesheet|payroll|corrections|punches|runs`: HR's answers from MySQL;
 //! `report now`: the roll call, from Redis.
 
-use std::io::IsTerminal;
+use std::io::{BufWriter, IsTerminal, Write};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use chrono::{Datelike, Duration, NaiveDate};
 
 use super::Ctx;
@@ -11,10 +11,12 @@ use crate::cli::{DateRange, ReportCommand, ReportFormat};
 use crate::domain::dates::TypedTime;
 use crate::domain::day::policy::DayStatus;
 use crate::domain::report::month;
+use crate::domain::report::table::RowWriter;
 use crate::domain::report::table::{within, Format, Table};
 use crate::domain::report::xlsx::{MonthSheet, PrintSheet};
 use crate::domain::text::inert;
 use crate::error::Error;
+use crate::files::NewFile;
 use crate::ops::report::roll_call;
 use crate::ops::report::{self, Query};
 
@@ -135,6 +137,9 @@ pub(crate) fn run(ctx: &Ctx, cmd: ReportCommand) -> Result<()> {
     }
     let (q, format) = query(ctx, cmd).expect("a report from MySQL");
     refuse_binary_on_terminal(&format)?;
+    if let (Query::Payroll { from, to }, Format::Csv | Format::Json) = (&q, format.get()) {
+        return payroll_streamed(ctx, *from, *to, &format);
+    }
     let table = report::run(&ctx.cfg, &q)?;
     match essential(&q) {
         Some(keep) if format.get() == Format::Table => {
@@ -197,6 +202,20 @@ fn now(ctx: &Ctx, dept: Option<&str>, counts: bool, at: Option<TypedTime>, forma
 /// workbook with a sheet per department.
 fn month_sheet(ctx: &Ctx, first: NaiveDate, dept: Option<&str>, format: &ReportFormat) -> Result<()> {
     refuse_binary_on_terminal(format)?;
+    if let f @ (Format::Csv | Format::Json) = format.get() {
+        return stream(format, |w| {
+            let mut out = RowWriter::new(w, &month::MonthSheet::new(first).columns(), f, format.csv_raw)?;
+            let mut sum = month::SheetSum::default();
+            report::month_each(&ctx.cfg, first, dept, &mut |part| {
+                for row in part.sheet.rows(&part.names, None, &mut sum) {
+                    out.row(&row)?;
+                }
+                Ok(())
+            })?;
+            let totals = sum.row();
+            end(out.finish(totals.as_deref())?, f)
+        });
+    }
     let m = report::month(&ctx.cfg, first, dept)?;
     let month = first.format("%B %Y").to_string();
     let bytes = match format.get() {
@@ -245,6 +264,69 @@ fn month_sheet(ctx: &Ctx, first: NaiveDate, dept: Option<&str>, format: &ReportF
         ctx.say("no rows (has the month been settled?)");
     }
     Ok(())
+}
+
+/// `report payroll` as CSV or JSON, a slice of employees at a time.
+fn payroll_streamed(ctx: &Ctx, from: NaiveDate, to: NaiveDate, format: &ReportFormat) -> Result<()> {
+    let f = format.get();
+    stream(format, |w| {
+        let mut out: Option<RowWriter<&mut dyn Write>> = None;
+        let mut w = Some(w);
+        report::payroll_each(&ctx.cfg, from, to, &mut |part| {
+            if let Some(w) = w.take() {
+                out = Some(RowWriter::new(w, &part.columns, f, format.csv_raw)?);
+            }
+            if let Some(out) = &mut out {
+                for row in &part.rows {
+                    out.row(row)?;
+                }
+            }
+            Ok(())
+        })?;
+        match out {
+            Some(out) => end(out.finish(None)?, f),
+            None => Ok(()),
+        }
+    })
+}
+
+/// The end of a streamed report: JSON's document ends with a newline (CSV's last record has one).
+fn end(w: &mut dyn Write, format: Format) -> Result<()> {
+    if format == Format::Json {
+        w.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// A report written as its rows come (the month sheet and payroll as CSV or JSON): to stdout,
+/// or to `-o FILE` whole or not at all, as every report (a temporary file renamed over FILE once
+/// complete). On an error nothing buffered is written out.
+fn stream(format: &ReportFormat, fill: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    const BUFFER: usize = 1 << 16;
+    match &format.output {
+        Some(path) => {
+            let file = NewFile::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            let mut w = BufWriter::with_capacity(BUFFER, file);
+            let filled = fill(&mut w);
+            if let Err(e) = filled {
+                let _ = w.into_parts();
+                return Err(e);
+            }
+            w.into_inner()
+                .map_err(std::io::IntoInnerError::into_error)
+                .and_then(NewFile::commit)
+                .with_context(|| format!("writing {}", path.display()))
+        }
+        None => {
+            let mut w = BufWriter::with_capacity(BUFFER, std::io::stdout().lock());
+            if let Err(e) = fill(&mut w) {
+                let _ = w.into_parts();
+                return Err(e);
+            }
+            w.flush()?;
+            Ok(())
+        }
+    }
 }
 
 /// `report timesheet`: one employee's month, a row per day, with its totals.

@@ -11,13 +11,15 @@ use crate::error::Error;
 const PREFIX: &str = "ATTENDANCE_";
 
 /// Variables read outside the key table: the config file's name, and settle's and org
-/// import's fault-injection hooks for the tests (docs/settle.md, docs/commands.md). `ATTENDANCE_TEST_*` belong to the test suite.
+/// import's fault-injection hooks and the reports' slice for the tests (docs/settle.md, docs/commands.md). `ATTENDANCE_TEST_*` belong to the test suite.
 const OTHERS: &[&str] = &[
     "ATTENDANCE_CONFIG",
     "ATTENDANCE_SETTLE_ABORT_AFTER_CUTOVERS",
     "ATTENDANCE_SETTLE_ABORT_AFTER_BATCHES",
     "ATTENDANCE_SETTLE_ABORT_AFTER_DELETES",
     "ATTENDANCE_ORG_ABORT_BEFORE_MOVES",
+    // How many employees the month sheet and payroll read at a time (docs/reports.md).
+    "ATTENDANCE_REPORT_SLICE",
     // scripts/demo.sh's binary, read by the script, present in the environment it runs.
     "ATTENDANCE_BIN",
 ];

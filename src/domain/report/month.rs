@@ -207,52 +207,86 @@ impl MonthSheet {
         d
     }
 
-    /// The employees on the sheet, each once.
-    pub(crate) fn employees(&self) -> Vec<String> {
-        let mut e: Vec<String> = self.lines.keys().map(|(_, e)| e.clone()).collect();
-        e.sort_unstable();
-        e.dedup();
-        e
-    }
-
-    /// The sheet as a table (only `dept`'s lines, if given): department, employee, name, a
-    /// column per day, the totals; and a last row `total` counting, per day, who came, and
-    /// summing the totals.
-    pub(crate) fn table(&self, names: &HashMap<String, String>, dept: Option<&str>) -> Table {
+    /// The sheet's columns: department, employee, name, a column per day, the totals.
+    pub(crate) fn columns(&self) -> Vec<String> {
         let mut cols: Vec<String> = vec!["department".into(), "employee".into(), "name".into()];
         cols.extend((1..=self.days).map(|d| format!("{d:02}")));
         cols.extend(TOTAL_COLUMNS.iter().map(|c| c.to_string()));
-        let mut t = Table {
-            columns: cols,
-            rows: Vec::new(),
-        };
-        let mut came = vec![0u64; self.days];
-        let mut sum = Line::default();
+        cols
+    }
+
+    /// Take in the lines of `other`, a sheet of the same month (another department, other
+    /// employees).
+    pub(crate) fn absorb(&mut self, other: MonthSheet) {
+        self.lines.extend(other.lines);
+    }
+
+    /// The lines (only `dept`'s, if given) as rows, in department and employee order, each
+    /// added to `sum`.
+    pub(crate) fn rows(
+        &self,
+        names: &HashMap<String, String>,
+        dept: Option<&str>,
+        sum: &mut SheetSum,
+    ) -> Vec<Vec<Cell>> {
+        let mut rows = Vec::new();
         for ((d, e), line) in self.lines.iter().filter(|((d, _), _)| dept.is_none_or(|x| x == d)) {
             let mut row = vec![
                 Cell::text(d),
                 Cell::text(e),
                 Cell::text(names.get(e).map_or("", |n| n.as_str())),
             ];
+            if sum.came.len() < self.days {
+                sum.came.resize(self.days, 0);
+            }
             for (i, c) in line.days.iter().enumerate() {
-                came[i] += u64::from(c.is_some_and(Code::came));
+                sum.came[i] += u64::from(c.is_some_and(Code::came));
                 row.push(c.map_or(Cell::Null, |c| Cell::text(c.as_str())));
             }
             row.extend(totals(line));
-            sum.present += line.present;
-            sum.late += line.late;
-            sum.absent += line.absent;
-            sum.leave += line.leave;
-            sum.hours += line.hours;
-            t.push(row);
+            sum.line.present += line.present;
+            sum.line.late += line.late;
+            sum.line.absent += line.absent;
+            sum.line.leave += line.leave;
+            sum.line.hours += line.hours;
+            sum.lines += 1;
+            rows.push(row);
         }
-        if !t.rows.is_empty() {
-            let mut row = vec![Cell::text("total"), Cell::Null, Cell::Null];
-            row.extend(came.into_iter().map(Cell::from));
-            row.extend(totals(&sum));
-            t.push(row);
-        }
+        rows
+    }
+
+    /// The sheet as a table (only `dept`'s lines, if given): department, employee, name, a
+    /// column per day, the totals; and a last row `total` counting, per day, who came, and
+    /// summing the totals.
+    pub(crate) fn table(&self, names: &HashMap<String, String>, dept: Option<&str>) -> Table {
+        let mut sum = SheetSum::default();
+        let mut t = Table {
+            columns: self.columns(),
+            rows: self.rows(names, dept, &mut sum),
+        };
+        t.rows.extend(sum.row());
         t
+    }
+}
+
+/// The totals row of a sheet written a part at a time: per day, who came; the lines' totals summed.
+#[derive(Debug, Default)]
+pub(crate) struct SheetSum {
+    came: Vec<u64>,
+    line: Line,
+    lines: u64,
+}
+
+impl SheetSum {
+    /// The row `total`, or none when no line was added.
+    pub(crate) fn row(&self) -> Option<Vec<Cell>> {
+        if self.lines == 0 {
+            return None;
+        }
+        let mut row = vec![Cell::text("total"), Cell::Null, Cell::Null];
+        row.extend(self.came.iter().copied().map(Cell::from));
+        row.extend(totals(&self.line));
+        Some(row)
     }
 }
 

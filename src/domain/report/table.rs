@@ -1,10 +1,15 @@
 //! Reports as plain tables of cells, and their three renderings: a comfy-table for people,
 //! CSV and JSON (an array of objects, one per row, keyed by column) for programs. The three
-//! hold the very same cells, so a script and a person always read the same numbers.
+//! hold the very same cells, so a script and a person always read the same numbers. CSV and
+//! JSON can also be written a row at a time (`RowWriter`), for the reports too big to hold.
 
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use chrono_tz::Tz;
+use std::io::Write;
+
+use anyhow::{bail, Result};
 use serde_json::{Map, Value};
+
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::domain::dates::{is_ambiguous, wall_clock};
@@ -85,7 +90,7 @@ impl Cell {
     }
 
     /// The cell in a CSV file: text inert and, unless `raw`, never a formula.
-    fn csv(&self, raw: bool) -> String {
+    pub(crate) fn csv(&self, raw: bool) -> String {
         match self {
             Cell::Text(s) if raw => inert(s).into_owned(),
             Cell::Text(s) => spreadsheet_text(&inert(s)).into_owned(),
@@ -95,7 +100,7 @@ impl Cell {
         }
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         match self {
             Cell::Text(s) => Value::from(s.as_str()),
             Cell::Int(n) | Cell::Minutes(n) => Value::from(*n),
@@ -111,7 +116,7 @@ impl Cell {
 /// A column's key in JSON: one name per concept across every command (docs/commands.md).
 /// Tables and CSV keep their headers; `name` is the employee's where the table has an
 /// employee column, else the department's.
-fn json_key(column: &str, columns: &[String]) -> String {
+pub(crate) fn json_key(column: &str, columns: &[String]) -> String {
     let has_employee = columns.iter().any(|c| c == "employee");
     match column {
         "employee" => "employee_id".into(),
@@ -132,7 +137,7 @@ fn json_key(column: &str, columns: &[String]) -> String {
 
 /// A totals row's key in JSON where it differs from its column's (the employee report's
 /// totals row holds the days in `weekday` and the days by status in `status`).
-fn totals_key(key: String) -> String {
+pub(crate) fn totals_key(key: String) -> String {
     match key.as_str() {
         "weekday" => "days".into(),
         "status" => "counts".into(),
@@ -307,12 +312,18 @@ impl Table {
     /// (`\u{1b}`); a text cell that a spreadsheet would run as a formula is written with a
     /// leading `'` unless `raw` (numbers stay numbers either way).
     pub(crate) fn to_csv(&self, raw: bool) -> anyhow::Result<String> {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record(&self.columns)?;
-        for r in &self.rows {
-            w.write_record(r.iter().map(|c| c.csv(raw)))?;
+        self.written(Format::Csv, raw)
+    }
+
+    /// The table through [`RowWriter`], the very bytes a streamed report writes.
+    fn written(&self, format: Format, raw: bool) -> anyhow::Result<String> {
+        let totals = if format == Format::Json { self.totals() } else { None };
+        let data = &self.rows[..self.rows.len() - usize::from(totals.is_some())];
+        let mut w = RowWriter::new(Vec::new(), &self.columns, format, raw)?;
+        for r in data {
+            w.row(r)?;
         }
-        Ok(String::from_utf8(w.into_inner()?)?)
+        Ok(String::from_utf8(w.finish(totals)?)?)
     }
 
     /// The totals row, if the table has one (its last row, first cell `total`).
@@ -326,24 +337,7 @@ impl Table {
     /// `{"rows": [...], "totals": {...} or null}`: a row is an object keyed by the columns'
     /// JSON names; the totals are their own object (no label, no empty cells), never a row.
     pub(crate) fn to_json(&self) -> String {
-        let keys: Vec<String> = self.columns.iter().map(|c| json_key(c, &self.columns)).collect();
-        let totals = self.totals();
-        let data = &self.rows[..self.rows.len() - usize::from(totals.is_some())];
-        let rows: Vec<Value> = data
-            .iter()
-            .map(|r| Value::Object(keys.iter().cloned().zip(r.iter().map(Cell::json)).collect()))
-            .collect();
-        let totals = totals.map(|r| {
-            let m: Map<String, Value> = keys
-                .iter()
-                .zip(r)
-                .skip(1)
-                .filter(|(_, c)| **c != Cell::Null)
-                .map(|(k, c)| (totals_key(k.clone()), c.json()))
-                .collect();
-            Value::Object(m)
-        });
-        serde_json::json!({ "rows": rows, "totals": totals }).to_string()
+        self.written(Format::Json, false).unwrap_or_default()
     }
 
     /// Render as `table`, `csv` or `json`; `csv_raw`: CSV without the formula guard.
@@ -387,6 +381,117 @@ pub(crate) fn local_time(tz: Tz, t: Option<NaiveDateTime>) -> Cell {
             json,
         )
     })
+}
+
+// Rows written as they come, for the reports too big to hold (the month sheet and payroll at
+// 100,000 employees): CSV, a header and then a record per row; JSON, the contract's one object
+// `{"rows":[...],"totals":...}` opened first and closed last. `Table::to_csv` and
+// `Table::to_json` write through it too, so a streamed report is byte for byte a whole one.
+
+enum Out<W: Write> {
+    /// The CSV writer quotes a record into its own buffer, which then goes to `W`: a report
+    /// that fails half way never has a buffered record flushed out behind its back.
+    Csv(Vec<u8>, W),
+    Json(W),
+}
+
+/// Rows to `W` as CSV or JSON, as they come.
+pub(crate) struct RowWriter<W: Write> {
+    out: Out<W>,
+    /// The columns' JSON names.
+    keys: Vec<String>,
+    raw: bool,
+    rows: u64,
+}
+
+impl<W: Write> RowWriter<W> {
+    /// Begin a report of `columns` in `format` (CSV or JSON); `raw`: CSV without the formula guard.
+    pub(crate) fn new(mut w: W, columns: &[String], format: Format, raw: bool) -> Result<RowWriter<W>> {
+        let out = match format {
+            Format::Csv => {
+                let mut buf = Vec::new();
+                csv_record(&mut buf, &mut w, columns.iter().map(String::as_str))?;
+                Out::Csv(buf, w)
+            }
+            Format::Json => {
+                w.write_all(b"{\"rows\":[")?;
+                Out::Json(w)
+            }
+            other => bail!("a {other:?} report is not written row by row"),
+        };
+        Ok(RowWriter {
+            out,
+            keys: columns.iter().map(|c| json_key(c, columns)).collect(),
+            raw,
+            rows: 0,
+        })
+    }
+
+    /// One row, as many cells as columns.
+    pub(crate) fn row(&mut self, row: &[Cell]) -> Result<()> {
+        match &mut self.out {
+            Out::Csv(c, w) => csv_record(c, w, row.iter().map(|c| c.csv(self.raw)))?,
+            Out::Json(w) => {
+                if self.rows > 0 {
+                    w.write_all(b",")?;
+                }
+                let object: Map<String, Value> = self.keys.iter().cloned().zip(row.iter().map(Cell::json)).collect();
+                // Serialised first, so that a write's error stays an I/O error (a full disk).
+                w.write_all(&serde_json::to_vec(&Value::Object(object))?)?;
+            }
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// End the report with its totals row, if it has one (first cell `total`): CSV's last
+    /// record, JSON's `totals` object (no label, no empty cells); `null` without. Gives the
+    /// writer back, flushed.
+    pub(crate) fn finish(mut self, totals: Option<&[Cell]>) -> Result<W> {
+        if let (Some(t), Out::Csv(..)) = (totals, &self.out) {
+            self.row(t)?;
+        }
+        Ok(match self.out {
+            Out::Csv(_, mut w) => {
+                w.flush()?;
+                w
+            }
+            Out::Json(mut w) => {
+                let totals = totals.map_or(Value::Null, |r| {
+                    let m: Map<String, Value> = self
+                        .keys
+                        .iter()
+                        .zip(r)
+                        .skip(1)
+                        .filter(|(_, c)| **c != Cell::Null)
+                        .map(|(k, c)| (totals_key(k.clone()), c.json()))
+                        .collect();
+                    Value::Object(m)
+                });
+                w.write_all(b"],\"totals\":")?;
+                w.write_all(&serde_json::to_vec(&totals)?)?;
+                w.write_all(b"}")?;
+                w.flush()?;
+                w
+            }
+        })
+    }
+}
+
+/// One CSV record, quoted in `buf`, written to `w`.
+fn csv_record<I, T>(buf: &mut Vec<u8>, w: &mut impl Write, record: I) -> Result<()>
+where
+    I: IntoIterator<Item = T>,
+    T: AsRef<[u8]>,
+{
+    buf.clear();
+    {
+        let mut c = csv::WriterBuilder::new().buffer_capacity(1024).from_writer(&mut *buf);
+        c.write_record(record)?;
+        c.flush()?;
+    }
+    w.write_all(buf)?;
+    Ok(())
 }
 
 #[cfg(test)]

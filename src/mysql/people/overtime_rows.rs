@@ -12,17 +12,31 @@ use crate::domain::day::overtime::Decision;
 use crate::error::Error;
 use crate::mysql::Tx;
 
-/// The decision standing on each (employee, day) of `from..=to`: the latest.
-pub(crate) fn standing(
+/// The decision standing on each day from `from` to `to` of the employees `ids` (the latest): what a slice of a
+/// streamed report needs, so that memory follows the slice rather than the company.
+pub(crate) fn standing_of(
     conn: &mut impl Queryable,
+    ids: &[String],
     from: NaiveDate,
     to: NaiveDate,
 ) -> Result<HashMap<(String, NaiveDate), Decision>> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let marks = vec!["?"; ids.len()].join(",");
+    let mut params: Vec<mysql::Value> = ids.iter().map(|i| i.as_str().into()).collect();
+    params.extend([from.into(), to.into()]);
     let rows: Vec<(String, NaiveDate, String)> = conn.exec(
-        "SELECT employee_id, work_date, CAST(decision AS CHAR) FROM overtime_decisions \
-         WHERE work_date BETWEEN ? AND ? ORDER BY id",
-        (from, to),
+        format!(
+            "SELECT employee_id, work_date, CAST(decision AS CHAR) FROM overtime_decisions \
+             WHERE employee_id IN ({marks}) AND work_date BETWEEN ? AND ? ORDER BY id"
+        ),
+        params,
     )?;
+    decisions(rows)
+}
+
+fn decisions(rows: Vec<(String, NaiveDate, String)>) -> Result<HashMap<(String, NaiveDate), Decision>> {
     let mut out = HashMap::with_capacity(rows.len());
     for (e, date, d) in rows {
         let d = Decision::parse(&d)

@@ -4,6 +4,8 @@
 
 pub(crate) mod roll_call;
 
+use std::collections::HashMap;
+
 use anyhow::Result;
 use chrono::NaiveDate;
 
@@ -11,9 +13,11 @@ use crate::config::Config;
 use crate::domain::day::shifts::Shifts;
 use crate::domain::day::worked::Days;
 use crate::domain::people::roster;
+use crate::domain::report::month::MonthSheet;
+use crate::domain::report::payroll::Payroll;
 use crate::domain::report::table::Table;
 use crate::error::Error;
-use crate::mysql::report::month_rows::{self, Month};
+use crate::mysql::report::month_rows::{self, MonthPart};
 use crate::mysql::report::report_queries::{self as report, Known};
 use crate::mysql::Db;
 
@@ -87,9 +91,15 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
             report::dept(&db, &mut Days::new(&shifts(cfg, &db)?, tz, &policy), id, *from, *to)
         }
         Query::Payroll { from, to } => {
-            let (p, names) = month_rows::payroll(&db, &mut Days::new(&shifts(cfg, &db)?, tz, &policy), *from, *to)?;
-            let closed = crate::mysql::people::periods::all_closed(&mut db.conn()?, *from, *to)?;
-            Ok(p.table(&names, closed))
+            let mut table = None;
+            payroll_each(cfg, *from, *to, &mut |part| {
+                match &mut table {
+                    None => table = Some(part),
+                    Some(t) => t.rows.extend(part.rows),
+                }
+                Ok(())
+            })?;
+            Ok(table.unwrap_or_else(|| Payroll::default().table(&Default::default(), false)))
         }
         Query::Corrections { employee, from, to } => {
             if let Some(e) = employee {
@@ -118,8 +128,39 @@ pub(crate) fn run(cfg: &Config, q: &Query) -> Result<Table> {
     }
 }
 
-/// The month sheet of the month that starts on `first` (of `dept`): one query for its rows.
+/// The month sheet of the month that starts on `first` (of `dept`), whole: the parts of
+/// [`month_each`] put together (the text table and the workbook need every line at once).
 pub(crate) fn month(cfg: &Config, first: NaiveDate, dept: Option<&str>) -> Result<Month> {
+    let mut sheet = MonthSheet::new(first);
+    let mut names = HashMap::new();
+    let departments = month_each(cfg, first, dept, &mut |part| {
+        sheet.absorb(part.sheet);
+        names.extend(part.names);
+        Ok(())
+    })?;
+    Ok(Month {
+        sheet,
+        names,
+        departments,
+    })
+}
+
+/// The month sheet, whole, and the names on it (employee id -> name, department id -> name).
+pub(crate) struct Month {
+    pub sheet: MonthSheet,
+    pub names: HashMap<String, String>,
+    pub departments: HashMap<String, String>,
+}
+
+/// The month sheet of the month that starts on `first` (of `dept`), given to `each` a part at
+/// a time, in department and employee order (`ATTENDANCE_REPORT_SLICE` employees at most);
+/// returns the departments' names.
+pub(crate) fn month_each(
+    cfg: &Config,
+    first: NaiveDate,
+    dept: Option<&str>,
+    each: &mut dyn FnMut(MonthPart) -> Result<()>,
+) -> Result<HashMap<String, String>> {
     let db = crate::mysql::Db::open_reports(cfg)?;
     known_dept(&db, dept)?;
     let rules = crate::ops::lookup::rules_from(cfg, &db)?;
@@ -127,7 +168,53 @@ pub(crate) fn month(cfg: &Config, first: NaiveDate, dept: Option<&str>) -> Resul
     let policy = |date| rules.on(date).unwrap_or_else(|_| cfg.policy.clone());
     let shifts = shifts(cfg, &db)?;
     let mut days = Days::new(&shifts, cfg.timezone, &policy);
-    month_rows::month(&db, &mut days, first, dept)
+    month_rows::month(&db, &mut days, first, dept, slice()?, each)?;
+    month_rows::departments(&db, dept)
+}
+
+/// Payroll from `from` to `to`, given to `each` as tables of a slice of employees at a time, in
+/// id order (`ATTENDANCE_REPORT_SLICE` employees each); the first part comes even when there is
+/// no line, so that its columns are known.
+pub(crate) fn payroll_each(
+    cfg: &Config,
+    from: NaiveDate,
+    to: NaiveDate,
+    each: &mut dyn FnMut(Table) -> Result<()>,
+) -> Result<()> {
+    if to < from {
+        return Err(Error::input(format!("--to ({to}) is before --from ({from})")).into());
+    }
+    let db = crate::mysql::Db::open_reports(cfg)?;
+    let rules = crate::ops::lookup::rules_from(cfg, &db)?;
+    let policy = |date| rules.on(date).unwrap_or_else(|_| cfg.policy.clone());
+    let shifts = shifts(cfg, &db)?;
+    let mut days = Days::new(&shifts, cfg.timezone, &policy);
+    let closed = crate::mysql::people::periods::all_closed(&mut db.conn()?, from, to)?;
+    let mut parts = 0u64;
+    month_rows::payroll(&db, &mut days, from, to, slice()?, &mut |part| {
+        parts += 1;
+        each(part.payroll.table(&part.names, closed))
+    })?;
+    if parts == 0 {
+        each(Payroll::default().table(&HashMap::new(), closed))?;
+    }
+    Ok(())
+}
+
+/// How many employees a streamed report reads at a time: `ATTENDANCE_REPORT_SLICE` (a test
+/// hook, docs/reports.md), by default 500 (a slice's rows, names and decisions are what the
+/// month sheet and payroll hold at once; MariaDB joins an `IN` list of 1,000 or more as a table).
+fn slice() -> Result<usize> {
+    const DEFAULT: usize = 500;
+    match std::env::var("ATTENDANCE_REPORT_SLICE") {
+        Err(_) => Ok(DEFAULT),
+        Ok(v) => v.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+            Error::input(format!(
+                "ATTENDANCE_REPORT_SLICE: '{v}' is not a number of employees (1 or more)"
+            ))
+            .into()
+        }),
+    }
 }
 
 /// One employee's timesheet for the month that starts on `first`, and who they are.
