@@ -778,3 +778,20 @@ pub fn afternoon_zone() -> String {
         x => format!("Etc/GMT+{}", -x),
     }
 }
+
+/// Rules under which the absence alert is due now: the check-in deadline `minutes_ago` minutes
+/// ago in a zone `offset` hours from UTC (see [`midday_zone`]), no grace, the alert at the
+/// deadline, every day a work day, check-outs from 23:30. Alerts stay as the suite's rulebook
+/// has them (off) unless the caller turns them on.
+pub fn alert_due_rules(env: &TestEnv, offset: i64, minutes_ago: i64) {
+    let local = chrono::Utc::now() + chrono::Duration::hours(offset) - chrono::Duration::minutes(minutes_ago);
+    for (key, value) in [
+        ("policy.checkout_from", "23:30".to_string()),
+        ("policy.checkin_deadline", local.format("%H:%M").to_string()),
+        ("policy.grace_minutes", "0".into()),
+        ("policy.absence_alert_minutes", "0".into()),
+        ("policy.work_days", "mon,tue,wed,thu,fri,sat,sun".into()),
+    ] {
+        env.policy(key, &value, "2000-01-01");
+    }
+}

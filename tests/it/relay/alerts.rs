@@ -9,7 +9,6 @@ use crate::common::contract;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
 use common::relay::{wait_for, Relay};
 use common::TestEnv;
 use redis::Commands;
@@ -33,16 +32,7 @@ fn roster(env: &TestEnv) -> String {
 fn company(minutes_ago: i64) -> TestEnv {
     let (zone, offset) = common::midday_zone();
     let env = TestEnv::migrated(&zone);
-    let local = Utc::now() + chrono::Duration::hours(offset) - chrono::Duration::minutes(minutes_ago);
-    for (key, value) in [
-        ("policy.checkout_from", "23:30".to_string()),
-        ("policy.checkin_deadline", local.format("%H:%M").to_string()),
-        ("policy.grace_minutes", "0".into()),
-        ("policy.absence_alert_minutes", "0".into()),
-        ("policy.work_days", "mon,tue,wed,thu,fri,sat,sun".into()),
-    ] {
-        env.policy(key, &value, "2000-01-01");
-    }
+    common::alert_due_rules(&env, offset, minutes_ago);
     env.import_roster("roster.csv", &roster(&env));
     env.ok(&["init-day", "-q"]);
     let date = env.today();

@@ -596,18 +596,9 @@ fn the_relays_documented_accounts_send_the_absence_alert() {
     let env = TestEnv::new(&zone);
     let owner = Role::create(&env, "owner", &owner());
     owner_migrates(&env, &owner);
-    // The check-in deadline two minutes ago, the alert at it, every day a work day.
-    let local = Utc::now() + Duration::hours(offset) - Duration::minutes(2);
-    for (key, value) in [
-        ("policy.checkout_from", "23:30".to_string()),
-        ("policy.checkin_deadline", local.format("%H:%M").to_string()),
-        ("policy.grace_minutes", "0".into()),
-        ("policy.absence_alert_minutes", "0".into()),
-        ("policy.work_days", "mon,tue,wed,thu,fri,sat,sun".into()),
-        ("policy.absence_alerts", "true".into()),
-    ] {
-        env.policy(key, &value, "2000-01-01");
-    }
+    // The check-in deadline two minutes ago, the alert at it, alerts on.
+    common::alert_due_rules(&env, offset, 2);
+    env.policy("policy.absence_alerts", "true", "2000-01-01");
     env.import_roster(
         "roster.csv",
         "employee_id,name,department_id,department_name,role\n\
