@@ -23,9 +23,11 @@ fn leaders(nodes: &[NodeFiles], seats: &[QueueSeat]) -> Vec<(String, usize)> {
     led
 }
 
-/// Ok while no node leads more than its share (rounded up) plus a fifth and one (queues come
-/// and go, so an even split is not required). A warning otherwise, naming the node and the
-/// command that spreads them.
+/// Ok while no node leads more than its share (rounded up) plus a half and one: queues come and
+/// go, and the broker's balanced placement, counting leaders as declarations arrive on several
+/// channels at once, leaves a node a few past its share (12 queues on 3 nodes came out [2, 6,
+/// 4]). What the warning is for is leaders piled up, e.g. all of them on one node. A warning
+/// otherwise, naming the node and the command that spreads them.
 pub(super) fn verdict(nodes: &[NodeFiles], seats: &[QueueSeat]) -> Check {
     let led = leaders(nodes, seats);
     let total: usize = led.iter().map(|(_, n)| n).sum();
@@ -39,7 +41,7 @@ pub(super) fn verdict(nodes: &[NodeFiles], seats: &[QueueSeat]) -> Check {
     }
     let share = total.div_ceil(led.len());
     let (top, most) = (&led[0].0, led[0].1);
-    if most <= share + share / 5 + 1 {
+    if most <= share + share / 2 + 1 {
         return check(
             "queue leaders",
             Level::Ok,
@@ -86,5 +88,26 @@ mod tests {
             .chain([seat("other.dept.X", "a"), seat("att.retry", "b")])
             .collect();
         assert_eq!(verdict(&nodes, &spread).status, Level::Ok);
+        // Uneven as concurrent declarations leave it, not piled: ok.
+        let uneven: Vec<QueueSeat> = (0..12)
+            .map(|i| {
+                seat(
+                    &format!("att.dept.D{i}"),
+                    if i < 2 {
+                        "a"
+                    } else if i < 8 {
+                        "b"
+                    } else {
+                        "c"
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(verdict(&nodes, &uneven).status, Level::Ok);
+        // Two thirds on one node is piled.
+        let heavy: Vec<QueueSeat> = (0..12)
+            .map(|i| seat(&format!("att.dept.D{i}"), if i < 8 { "a" } else { ["b", "c"][i % 2] }))
+            .collect();
+        assert_eq!(verdict(&nodes, &heavy).status, Level::Warn);
     }
 }
