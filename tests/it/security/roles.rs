@@ -415,14 +415,7 @@ fn doctor_checks_each_roles_mysql_grants() {
         &env,
         "relay",
         &Grants {
-            mysql: &[
-                "SELECT ON {db}.employees",
-                "SELECT ON {db}.leaves",
-                "SELECT ON {db}.calendar_days",
-                "SELECT ON {db}.shifts",
-                "SELECT ON {db}.shift_assignments",
-                "SELECT ON {db}.policy_versions",
-            ],
+            mysql: RELAY_ALERTS_MYSQL,
             ..Grants::default()
         },
     );
@@ -563,6 +556,16 @@ fn the_documented_accounts_hold_a_back_dated_punch_and_the_supervisor_approves_r
     assert_eq!(env.count("punch_voids"), 1);
 }
 
+/// The relay's MySQL grants for its absence alerts (docs/security.md): who is due that day.
+const RELAY_ALERTS_MYSQL: &[&str] = &[
+    "SELECT ON {db}.employees",
+    "SELECT ON {db}.leaves",
+    "SELECT ON {db}.calendar_days",
+    "SELECT ON {db}.shifts",
+    "SELECT ON {db}.shift_assignments",
+    "SELECT ON {db}.policy_versions",
+];
+
 /// The relay with its absence alerts, exactly as docs/security.md grants it: the outboxes and
 /// its own keys, the boards and the shift copy read-only, the alerts' marks; publishing only; a
 /// MySQL account that reads who is due (roster, leave, calendar, shifts, the rulebook).
@@ -574,14 +577,7 @@ fn relay_with_alerts() -> Grants<'static> {
              +client|setname +select",
         ),
         rabbit: Some(["", "^amq\\.default$", ""]),
-        mysql: &[
-            "SELECT ON {db}.employees",
-            "SELECT ON {db}.leaves",
-            "SELECT ON {db}.calendar_days",
-            "SELECT ON {db}.shifts",
-            "SELECT ON {db}.shift_assignments",
-            "SELECT ON {db}.policy_versions",
-        ],
+        mysql: RELAY_ALERTS_MYSQL,
         config: "[amqp]\ndeclare = false",
     }
 }
