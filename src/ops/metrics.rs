@@ -144,6 +144,12 @@ pub(crate) fn settle(
         known(|r| r.failed as f64),
     );
     t.gauge(
+        "attendance_settle_refused_punches",
+        "Punches the last run refused: on a board or in a punch log with no good signed record behind them.",
+        &[],
+        known(|r| r.refused_punches.total() as f64),
+    );
+    t.gauge(
         "attendance_settle_events_pending",
         "Notifications still in the Redis outboxes after the run.",
         &[],

@@ -67,7 +67,7 @@ fn parse(text: &str) -> BTreeMap<String, f64> {
 }
 
 /// `promtool check metrics` on the text, where promtool is installed (Debian's `prometheus`).
-fn promtool(text: &str) {
+pub(super) fn promtool(text: &str) {
     let Ok(mut child) = Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(std::process::Stdio::piped())

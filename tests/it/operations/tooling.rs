@@ -114,8 +114,10 @@ fn a_workbook_holds_the_csv_cells_with_dates_times_and_numbers_typed() {
 }
 
 /// A textfile's samples: `name{labels}` -> value.
+/// The file's samples, once its names and types pass `promtool check metrics` (where installed).
 fn samples(path: &Path) -> BTreeMap<String, f64> {
     let text = std::fs::read_to_string(path).unwrap();
+    super::metrics::promtool(&text);
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .map(|l| {
@@ -151,9 +153,19 @@ fn settle_and_relay_leave_their_figures_in_a_metrics_file() {
     let waiting = || -> usize { env.redis_keys().iter().filter(|k| k.contains(":outbox:")).count() };
     assert_eq!(waiting(), 1);
 
+    // A board field written by hand, with no signed record behind it: settle refuses it.
+    let forger = env.members("D001").into_iter().find(|e| e != "E000002").unwrap();
+    let _: () = redis::Commands::hset(
+        &mut env.redis(),
+        env.keys().board("D001", common::date(DAY)),
+        &forger,
+        "i30000",
+    )
+    .unwrap();
     env.ok(&["settle", "--date", DAY, "--metrics-file", p]);
     let m = samples(&prom);
     fresh(&m, "attendance_settle_last_run_timestamp_seconds");
+    assert_eq!(m["attendance_settle_refused_punches"], 1.0, "{m:?}");
     assert_eq!(m["attendance_settle_outcome{outcome=\"ok\"}"], 1.0);
     assert_eq!(m["attendance_settle_outcome{outcome=\"error\"}"], 0.0);
     assert_eq!(m["attendance_settle_rows_written"], 12.0);
@@ -182,6 +194,7 @@ fn settle_and_relay_leave_their_figures_in_a_metrics_file() {
     let m = samples(&prom);
     assert_eq!(m["attendance_settle_outcome{outcome=\"error\"}"], 1.0);
     assert!(m["attendance_settle_rows_written"].is_nan(), "{m:?}");
+    assert!(m["attendance_settle_refused_punches"].is_nan(), "{m:?}");
     assert!(m["attendance_settle_rows{status=\"absent\"}"].is_nan(), "{m:?}");
     assert_eq!(m["attendance_settle_events_pending"], 1.0, "{m:?}");
 
