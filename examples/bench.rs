@@ -25,6 +25,8 @@ mod args;
 mod mysql_refs;
 #[path = "common/peak.rs"]
 mod peak;
+#[path = "common/process_steps.rs"]
+mod process_steps;
 #[path = "common/quiet.rs"]
 mod quiet;
 #[path = "common/record.rs"]
@@ -85,7 +87,7 @@ fn backdating() -> attendance::Policy {
 /// Which way a step's headline figure improves: throughputs against Redis's own are better
 /// higher, every time, ratio and size better lower.
 fn better(step: &str) -> record::Better {
-    if step.starts_with("board alone") || step.contains("broker away") {
+    if step.starts_with("board alone") || step.contains("broker away") || step.contains("check-in processes") {
         record::Better::Higher
     } else {
         record::Better::Lower
@@ -393,14 +395,15 @@ fn cleanup(departments: u32) -> Result<()> {
 
 /// `--cleanup` only removes what an earlier run (killed, say) left behind.
 /// `--only latency` runs the company's import and the notification latency steps alone;
-/// `--only shifts` a day without and a day with shifts (`--shifts N`).
+/// `--only shifts` a day without and a day with shifts (`--shifts N`); `--only processes` the
+/// morning peak as single check-in processes (`--processes N`, `--parallel P`).
 fn main() -> Result<()> {
     let departments = arg("--departments", 500)?;
     let only = match args::text("--only")? {
         None => None,
-        Some(step @ ("latency" | "signing" | "shifts" | "settle")) => Some(step),
+        Some(step @ ("latency" | "signing" | "shifts" | "settle" | "processes")) => Some(step),
         Some(other) => {
-            bail!("--only: '{other}' is not a step this benchmark can run alone (latency, signing, shifts, settle)")
+            bail!("--only: '{other}' is not a step this benchmark can run alone (latency, signing, shifts, settle, processes)")
         }
     };
     // Also after a failure: a 1M run leaves 5,000 queues and a few hundred MB behind.
@@ -409,6 +412,7 @@ fn main() -> Result<()> {
             Some("latency") => run_latency(departments),
             Some("shifts") => run_shifts(departments),
             Some("settle") => run_settle(departments),
+            Some("processes") => run_processes(departments),
             Some(_) => run_signing(departments),
             None => run(departments),
         },
@@ -531,6 +535,22 @@ fn run_latency(departments: u32) -> Result<()> {
     write_figures(&mut b)
 }
 
+/// `--only processes`: the company imported, then `--processes N` (20,000) check-in processes,
+/// `--parallel P` (64) at a time, with a relay running, beside PING processes run the same way.
+fn run_processes(departments: u32) -> Result<()> {
+    let employees = arg("--employees", 100_000)?;
+    let mut b = start(employees, departments)?;
+    org_steps(&mut b, employees, departments)?;
+    processes(&mut b)?;
+    write_figures(&mut b)
+}
+
+/// The check-in processes step with its arguments.
+fn processes(b: &mut Bench) -> Result<()> {
+    let n = arg("--processes", 20_000)? as usize;
+    process_steps::process_steps(b, n, arg("--parallel", 64)?.max(1) as usize)
+}
+
 /// `--only signing`: the company imported, then what signing costs (bulk and single check-ins
 /// with an Ed25519 key and with an HMAC secret, side by side).
 fn run_signing(departments: u32) -> Result<()> {
@@ -614,6 +634,7 @@ fn run(departments: u32) -> Result<()> {
     let staff = known.values().map(|e| (e.department_id.as_str(), e.id.as_str()));
     b.quiet("the latency");
     latency_steps(&mut b, runs.min(200), staff)?;
+    processes(&mut b)?;
     write_figures(&mut b)
 }
 
