@@ -113,8 +113,37 @@ const GLOBAL_KEYS: [&str; 7] = [
 
 /// The command line, with which connection options came as flags and which from the environment.
 pub fn parse() -> Result<Cli, clap::Error> {
-    use clap::{parser::ValueSource, CommandFactory, FromArgMatches};
-    let mut matches = Cli::command().try_get_matches()?;
+    parse_from(std::env::args_os().collect())
+}
+
+/// [`parse`] of `args` (the program's name first). A kiosk runs one process per punch: for
+/// `attendance checkin ...` and `attendance status ...` the parser is built with that command
+/// alone (clap builds every command's definition otherwise, a quarter of a check-in process's
+/// instructions). Anything it does not take as a success (help, a typo, another command) goes
+/// to the whole definition, so messages and help are always the whole one's.
+fn parse_from(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
+    use clap::CommandFactory;
+    if let Some(cli) = one_command(&args) {
+        return Ok(cli);
+    }
+    matched(Cli::command().try_get_matches_from(args)?)
+}
+
+/// `checkin` or `status` parsed by a definition that holds only the global options and that
+/// command; `None` for anything else, or anything it refuses.
+fn one_command(args: &[std::ffi::OsString]) -> Option<Cli> {
+    use clap::Args as _;
+    let sub = match args.get(1)?.to_str()? {
+        "checkin" => CheckinArgs::augment_args(clap::Command::new("checkin")),
+        "status" => StatusArgs::augment_args(clap::Command::new("status")),
+        _ => return None,
+    };
+    let cmd = GlobalOpts::augment_args(clap::Command::new("attendance")).subcommand(sub);
+    matched(cmd.try_get_matches_from(args).ok()?).ok()
+}
+
+fn matched(mut matches: clap::ArgMatches) -> Result<Cli, clap::Error> {
+    use clap::{parser::ValueSource, FromArgMatches};
     let given: Vec<&'static str> = GLOBAL_KEYS
         .into_iter()
         .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
@@ -1255,4 +1284,76 @@ pub struct DlqSelect {
     pub all: bool,
     #[command(flatten)]
     pub output: Output,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn args(line: &str) -> Vec<std::ffi::OsString> {
+        std::iter::once("attendance")
+            .chain(line.split(' '))
+            .map(Into::into)
+            .collect()
+    }
+
+    /// What the whole definition makes of `line`, beside what the one-command path makes of it.
+    fn both(line: &str) -> (String, Option<String>) {
+        let whole = Cli::command()
+            .try_get_matches_from(args(line))
+            .map_err(|e| e.kind())
+            .and_then(|m| matched(m).map_err(|e| e.kind()));
+        (
+            format!("{whole:?}"),
+            one_command(&args(line)).map(|c| format!("{:?}", Ok::<_, ()>(c))),
+        )
+    }
+
+    #[test]
+    fn a_checkin_or_status_parsed_alone_is_what_the_whole_definition_parses() {
+        for line in [
+            "checkin E000001",
+            "checkin E000001 --kind in --at 08:55 --source kiosk-3 -q",
+            "checkin E000001 --at 2026-11-20T21:55:00+01:00 --json",
+            "checkin --file punches.csv --errors refused.csv",
+            "checkin E000001 --namespace acme --redis-url redis://10.0.0.1:6379/ --timezone Europe/Berlin",
+            "status E000001 --date 2026-11-20 --json",
+            "status E000001 -v",
+        ] {
+            let (whole, alone) = both(line);
+            assert!(whole.starts_with("Ok("), "{line}: {whole}");
+            assert_eq!(alone.as_deref(), Some(whole.as_str()), "{line}");
+        }
+    }
+
+    #[test]
+    fn anything_else_goes_to_the_whole_definition() {
+        for line in [
+            "checkin --help",
+            "checkin",
+            "checkin E000001 --kind sideways",
+            "checkin E000001 --file x.csv",
+            "checkin E000001 --bogus",
+            "status",
+            "--version",
+            "relay --follow",
+            "report day",
+        ] {
+            assert!(one_command(&args(line)).is_none(), "{line}");
+        }
+        // The whole definition still answers them: help, the version, and its own errors.
+        assert_eq!(
+            parse_from(args("checkin --help")).unwrap_err().kind(),
+            clap::error::ErrorKind::DisplayHelp
+        );
+        assert_eq!(
+            parse_from(args("checkin E000001 --kind sideways")).unwrap_err().kind(),
+            clap::error::ErrorKind::InvalidValue
+        );
+        assert!(matches!(
+            parse_from(args("relay --follow")).unwrap().command,
+            Command::Relay(_)
+        ));
+    }
 }
