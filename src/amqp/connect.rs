@@ -5,8 +5,8 @@
 //! check-in's time. So the socket is opened here (TCP_NODELAY) and handed to amiquip, and the
 //! URL (credentials, vhost, query parameters) is read here the way amiquip reads it.
 //!
-//! `amqps://` (default port 5671) wraps the same socket in TLS (native-tls, that is OpenSSL
-//! here): the broker's certificate is checked against the system's CAs or `SSL_CERT_FILE`'s
+//! `amqps://` (default port 5671) wraps the same socket in TLS (rustls, `tls.rs`): the broker's
+//! certificate is checked against the system's CAs or `SSL_CERT_FILE`'s
 //! file, and its name against the URL's host.
 //!
 //! Every connection comes with the [`Guard`] of `watchdog.rs`, which bounds each wait on it.
@@ -158,7 +158,11 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
         .to_socket_addrs()
         .map_err(|e| unreachable(&e))?
         .collect();
-    let connector = if t.tls { Some(tls_connector()?) } else { None };
+    let tls = if t.tls {
+        Some(super::tls::client_config()?)
+    } else {
+        None
+    };
     let mut last = None;
     for addr in addrs {
         match TcpStream::connect_timeout(&addr, timeout) {
@@ -184,9 +188,11 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
                     // on each quiet spell, only comes after it.
                     .connection_timeout(Some(timeout + login + Duration::from_secs(1)))
                     .heartbeat(t.heartbeat.unwrap_or(s.heartbeat_secs));
-                let opened = match &connector {
-                    Some(c) => {
-                        Connection::open_tls_stream(c.clone(), &t.host, stream, options, ConnectionTuning::default())
+                let opened = match &tls {
+                    Some(config) => {
+                        let secured =
+                            super::tls::Tls::new(config.clone(), &t.host, stream).inspect_err(|_| guard.stop())?;
+                        Connection::insecure_open_stream(secured, options, ConnectionTuning::default())
                     }
                     None => Connection::insecure_open_stream(stream, options, ConnectionTuning::default()),
                 };
@@ -236,32 +242,10 @@ fn connect(url: &str, s: &AmqpSettings) -> Result<Link> {
     .into())
 }
 
-/// The TLS client of `amqps://`: the system's CAs (OpenSSL reads `SSL_CERT_FILE` too), and
-/// `SSL_CERT_FILE`'s certificates added explicitly; a bad file is exit 2.
-fn tls_connector() -> Result<native_tls::TlsConnector, Error> {
-    let mut builder = native_tls::TlsConnector::builder();
-    if let Some(path) = crate::config::ca_file()? {
-        let pem = std::fs::read(&path).map_err(|e| Error::input(format!("SSL_CERT_FILE: {e}")))?;
-        let certs = native_tls::Certificate::stack_from_pem(&pem)
-            .map_err(|e| Error::input(format!("SSL_CERT_FILE: {}: {e}", path.display())))?;
-        for cert in certs {
-            builder.add_root_certificate(cert);
-        }
-    }
-    builder
-        .build()
-        .map_err(|e| Error::input(format!("TLS: cannot set up the AMQP TLS client: {e}")))
-}
-
 /// A TLS failure of the handshake, in words (a refused certificate names it).
 fn tls_refused(e: &amiquip::Error) -> Option<String> {
-    match e {
-        amiquip::Error::TlsHandshake { source } => {
-            let detail = source.to_string();
-            Some(crate::config::refused_certificate(&detail).unwrap_or_else(|| format!("TLS: {detail}")))
-        }
-        _ => None,
-    }
+    let detail = super::tls::failure(e)?;
+    Some(crate::config::refused_certificate(&detail).unwrap_or_else(|| format!("TLS: {detail}")))
 }
 
 /// A broker that took the TCP connection and never answered the AMQP handshake: what a broker
@@ -313,6 +297,12 @@ impl Read for Heard {
             }
         }
         Ok(n)
+    }
+}
+
+impl std::os::fd::AsRawFd for Heard {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.stream.as_raw_fd()
     }
 }
 

@@ -15,6 +15,7 @@ mod outstanding;
 pub(crate) mod parking;
 mod publish;
 mod reconnect;
+mod tls;
 mod topology;
 mod watchdog;
 
