@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use super::settable;
 use crate::error::Error;
 
-const PREFIX: &str = "ATTENDANCE_";
+use super::settable::PREFIX;
 
 /// Variables read outside the key table: the config file's name, and settle's and org
 /// import's fault-injection hooks and the reports' slice for the tests (docs/settle.md, docs/commands.md). `ATTENDANCE_TEST_*` belong to the test suite.
@@ -51,6 +51,20 @@ pub fn check(vars: impl IntoIterator<Item = (OsString, OsString)>) -> Result<(),
 /// name closest to a company rule's is pointed at the rulebook instead: its variable is refused
 /// (no caller sets the rules), so suggesting it would trade a warning for an error.
 pub(crate) fn unknown(names: impl IntoIterator<Item = OsString>) -> Vec<String> {
+    // Most processes have no stray variable: find one before building the lists to name it by.
+    let stray: Vec<String> = names
+        .into_iter()
+        .filter_map(|n| n.into_string().ok())
+        .filter(|n| {
+            n.starts_with(PREFIX)
+                && !n.starts_with("ATTENDANCE_TEST_")
+                && !OTHERS.contains(&n.as_str())
+                && !settable::KEYS.iter().any(|k| k.is_env_var(n))
+        })
+        .collect();
+    if stray.is_empty() {
+        return Vec::new();
+    }
     let (rules, settings): (Vec<&settable::Key>, Vec<&settable::Key>) =
         settable::KEYS.iter().partition(|k| k.name.starts_with("policy."));
     let known: Vec<String> = settings
@@ -60,8 +74,8 @@ pub(crate) fn unknown(names: impl IntoIterator<Item = OsString>) -> Vec<String> 
         .collect();
     let rule_vars: Vec<(String, &str)> = rules.iter().map(|k| (k.env_var(), k.name)).collect();
     let mut warnings = Vec::new();
-    for name in names {
-        let Some(name) = name.to_str() else { continue };
+    for name in &stray {
+        let name = name.as_str();
         if !name.starts_with(PREFIX)
             || name.starts_with("ATTENDANCE_TEST_")
             || known.iter().any(|k| k == name)
@@ -121,6 +135,24 @@ mod tests {
             .iter()
             .map(|(k, v)| (OsString::from(k), OsString::from_vec(v.to_vec())))
             .collect()
+    }
+
+    #[test]
+    fn each_key_knows_its_variable_and_no_other() {
+        for key in settable::KEYS {
+            let var = key.env_var();
+            assert!(key.is_env_var(&var), "{var}");
+            assert!(!key.is_env_var(&var[..var.len() - 1]), "{var}");
+            assert!(!key.is_env_var(&format!("{var}X")), "{var}");
+            assert!(!key.is_env_var(&var.to_lowercase()), "{var}");
+            let others = settable::KEYS.iter().filter(|k| k.is_env_var(&var)).count();
+            assert_eq!(others, 1, "{var} is one key's");
+        }
+        let names = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert!(unknown(names(&["ATTENDANCE_NAMESPACE", "ATTENDANCE_TEST_X", "HOME"])).is_empty());
+        let w = unknown(names(&["ATTENDANCE_NAMESPCE", "ATTENDANCE_NAMESPACE"]));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("did you mean ATTENDANCE_NAMESPACE"), "{w:?}");
     }
 
     #[test]

@@ -7,6 +7,9 @@
 use chrono::{NaiveTime, Weekday};
 use toml::Value;
 
+/// What every setting's environment variable starts with.
+pub(crate) const PREFIX: &str = "ATTENDANCE_";
+
 use super::{parse_tz, Config, QueueType};
 use crate::domain::day::overtime::{parse_weekly, DailyAfter};
 use crate::error::{redact, Error};
@@ -98,7 +101,26 @@ pub(crate) struct Key {
 impl Key {
     /// The environment variable: `ATTENDANCE_` and the name, dots as underscores, upper case.
     pub(crate) fn env_var(&self) -> String {
-        format!("ATTENDANCE_{}", self.name.replace('.', "_").to_uppercase())
+        let mut var = String::with_capacity(PREFIX.len() + self.name.len());
+        var.push_str(PREFIX);
+        var.extend(
+            self.name
+                .chars()
+                .map(|c| if c == '.' { '_' } else { c.to_ascii_uppercase() }),
+        );
+        var
+    }
+
+    /// Whether `var` is this key's environment variable ([`Key::env_var`], without making it:
+    /// every process checks its whole environment against every key).
+    pub(crate) fn is_env_var(&self, var: &str) -> bool {
+        var.strip_prefix(PREFIX).is_some_and(|rest| {
+            rest.len() == self.name.len()
+                && rest
+                    .bytes()
+                    .zip(self.name.bytes())
+                    .all(|(v, k)| v == if k == b'.' { b'_' } else { k.to_ascii_uppercase() })
+        })
     }
 
     /// The value in force, as TOML (unredacted: `config show` hides the secrets).
