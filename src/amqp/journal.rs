@@ -13,6 +13,7 @@
 //! Settle's read ends on a fence of its own instead (see [`read_journal_to_fence`]), and there a
 //! pause is not an end but a question to the broker: one that does not answer fails the read.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use amiquip::{
@@ -63,7 +64,8 @@ pub(crate) fn read_journal(
     idle: Duration,
     each: impl FnMut(Event) -> Result<()>,
 ) -> Result<ReadReport> {
-    read(cfg, from, idle, false, each)?.ok_or_else(|| missing_journal(&Names::new(&cfg.namespace), "not found"))
+    read(cfg, from, (idle, FIRST), false, each)?
+        .ok_or_else(|| missing_journal(&Names::new(&cfg.namespace), "not found"))
 }
 
 /// [`read_journal`], ended by a fence: once its consumer has started, the reader appends a
@@ -81,8 +83,26 @@ pub(crate) fn read_journal_to_fence(
     idle: Duration,
     each: impl FnMut(Event) -> Result<()>,
 ) -> Result<Option<ReadReport>> {
-    read(cfg, from, idle, true, each)
+    read(cfg, from, (idle, FIRST), true, each)
 }
+
+/// The event ids the journal holds from `from` on (a little before: the chunk holding it), read
+/// to a fence as [`read_journal_to_fence`] reads, but with `pause` for every pause, the first
+/// delivery's included: a publisher asks before it journals an event that may be there
+/// already, and a silent broker costs it about two such waits, not the 5 s a long read allows
+/// for old segment files (a slow first delivery is asked about, and waited for, a few times).
+/// Empty when there is no journal at all.
+pub(crate) fn journal_ids_from(cfg: &Config, from: DateTime<Utc>, pause: Duration) -> Result<HashSet<String>> {
+    let mut ids = HashSet::new();
+    read(cfg, from, (pause, pause), true, |ev| {
+        ids.insert(ev.event_id);
+        Ok(())
+    })?;
+    Ok(ids)
+}
+
+/// The first delivery of a read may need the broker to open old segment files.
+const FIRST: Duration = Duration::from_secs(5);
 
 /// Fence messages' ids begin so; a reader skips every fence, its own ends the read.
 const FENCE: &str = "attendance-fence-";
@@ -97,10 +117,12 @@ fn not_found(e: &amiquip::Error) -> bool {
     matches!(e, amiquip::Error::ServerClosedChannel { code: 404, .. })
 }
 
+/// `waits`: the pause that ends a read without a fence (or makes one with a fence ask the
+/// broker), and the longest wait for the first delivery.
 fn read(
     cfg: &Config,
     from: DateTime<Utc>,
-    idle: Duration,
+    (idle, first): (Duration, Duration),
     fence: bool,
     mut each: impl FnMut(Event) -> Result<()>,
 ) -> Result<Option<ReadReport>> {
@@ -154,8 +176,7 @@ fn read(
         last_offset: None,
         ended_by: EndedBy::Idle,
     };
-    // The first delivery may need the broker to open old segment files.
-    let mut wait = idle.max(Duration::from_secs(5));
+    let mut wait = idle.max(first);
     let mut unacked: Option<Delivery> = None;
     // Pauses in a row with no delivery while waiting for the fence.
     let mut paused: u32 = 0;

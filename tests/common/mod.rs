@@ -5,6 +5,7 @@
 pub mod cluster;
 pub mod contract;
 pub mod day;
+pub mod journal;
 pub mod private_redis;
 pub mod pty;
 pub mod rabbit;
