@@ -43,7 +43,6 @@ fn a_short_month_with_faults_settles_every_night_as_the_oracle_says() {
         departments: 4,
         days: 6,
         fault_rate: 0.25,
-        strict_journal: flag("ATTENDANCE_MONTH_STRICT_JOURNAL"),
         private_broker: flag("ATTENDANCE_MONTH_PRIVATE_BROKER"),
     });
     eprintln!("month: {s:#?}");
@@ -62,7 +61,6 @@ fn a_long_month_with_faults_settles_every_night_as_the_oracle_says() {
         departments: var("ATTENDANCE_MONTH_DEPARTMENTS", 8),
         days: var("ATTENDANCE_MONTH_DAYS", 30),
         fault_rate: var("ATTENDANCE_MONTH_FAULT_RATE", 0.15),
-        strict_journal: flag("ATTENDANCE_MONTH_STRICT_JOURNAL"),
         private_broker: flag("ATTENDANCE_MONTH_PRIVATE_BROKER"),
     });
     eprintln!("month: {s:#?}");

@@ -25,8 +25,6 @@ pub struct Params {
     pub days: usize,
     /// The chance that a command gets a fault injected.
     pub fault_rate: f64,
-    /// Fail on an event journaled twice under its one id (at-least-once publishing).
-    pub strict_journal: bool,
     /// Run on a RabbitMQ node of the month's own (as root), so that the broker can be killed.
     pub private_broker: bool,
 }
@@ -340,7 +338,7 @@ impl<'a> Month<'a> {
         self.correct(d, &plan.punches);
         // Whatever a fault left in the outboxes goes out now, on a healthy broker.
         self.ok(&["relay", "-q"]);
-        let found = check::night(&self.env, &self.net.broker_url(), &self.w, self.p.strict_journal);
+        let found = check::night(&self.env, &self.net.broker_url(), &self.w);
         self.summary.journal_copies = found.journal_copies;
         eprintln!(
             "month: night {i} checked {} settled rows, {} punch-log entries, {} journaled punches ({} copies)",
