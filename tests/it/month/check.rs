@@ -1,6 +1,7 @@
 //! The invariants checked after every night, each read straight from its store: the settled
 //! rows (MySQL `attendance`) against the oracle, the punch log (MySQL `punch_log`) and the
-//! journal (the broker's `<ns>.journal` stream) against the acknowledged punches.
+//! journal (the broker's `<ns>.journal` stream) against the acknowledged punches, and the
+//! record of settle runs (MySQL `settle_runs`) against the days settled.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
@@ -50,9 +51,36 @@ pub struct Found {
 pub fn night(env: &TestEnv, broker: &str, w: &World) -> Found {
     let mut f = Found::default();
     rows(env, w, &mut f);
+    runs(env, w, &mut f);
     punch_log(env, w, &mut f);
     journal(env, broker, w, &mut f);
     f
+}
+
+/// Every settled day's last run is `ok`, and no run is left `running`: a settle that MySQL or
+/// Redis died under is recorded `running` (its end never written) until the next run marks it
+/// `interrupted`, and that next run completes the day.
+fn runs(env: &TestEnv, w: &World, f: &mut Found) {
+    let mut con = env.mysql();
+    for &d in &w.settled {
+        let last: Option<String> = con
+            .exec_first(
+                "SELECT CAST(outcome AS CHAR) FROM settle_runs WHERE work_date = ? ORDER BY id DESC LIMIT 1",
+                (d.to_string(),),
+            )
+            .unwrap();
+        if last.as_deref() != Some("ok") {
+            f.problems
+                .push(format!("settle_runs: {d}'s last run is {last:?}, not ok"));
+        }
+    }
+    let running: Vec<(u64, String)> = con
+        .query("SELECT id, CAST(work_date AS CHAR) FROM settle_runs WHERE outcome = 'running'")
+        .unwrap();
+    for (id, d) in running {
+        f.problems
+            .push(format!("settle_runs: run {id} of {d} is still recorded running"));
+    }
 }
 
 fn rows(env: &TestEnv, w: &World, f: &mut Found) {
