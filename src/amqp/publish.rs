@@ -789,4 +789,22 @@ mod tests {
         flow.confirmed(4, false);
         assert!(flow.take_verdicts().all_refused());
     }
+
+    #[test]
+    fn a_journal_batch_counts_its_events_as_journaled_only_on_its_own_ack() {
+        let mut flow: Flow<&str> = Flow::default();
+        let (a, b) = (flow.track("a", "D1", 1), flow.track("b", "D1", 1));
+        let (seqs, ids, body) = journal_body(vec![(a, "ea".into(), "{}".into()), (b, "eb".into(), "{}".into())]);
+        assert_eq!((seqs, body.as_str()), (vec![a, b], "[{},{}]"));
+        flow.sent(7, "journal-1", vec![a, b]);
+        flow.journal_ids.insert(7, ids);
+        let c = flow.track("c", "D1", 1);
+        flow.sent(8, "journal-2", vec![c]);
+        flow.journal_ids.insert(8, vec!["ec".into()]);
+        flow.confirmed(8, false);
+        assert!(flow.journaled.is_empty(), "a nacked batch is not in the journal");
+        flow.confirmed(7, true);
+        assert_eq!(flow.journaled, ["ea", "eb"]);
+        assert!(flow.journal_ids.is_empty());
+    }
 }
