@@ -143,3 +143,28 @@ fn a_relay_whose_confirms_were_lost_leaves_each_event_once_in_the_journal() {
     assert_eq!(journal.len(), punches, "every punch journaled");
     assert_eq!(queued(&env, &["D001", "D002"]), journal);
 }
+
+#[test]
+fn a_following_relay_journals_once_what_a_checkin_whose_confirms_were_lost_left() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let proxy = StallProxy::start(
+        "127.0.0.1:5672",
+        Stall::when_client_sends(BASIC_PUBLISH).then_lose_replies(),
+    );
+    let c = via(
+        &env,
+        &proxy,
+        &["checkin", "E000002", "--at", "2026-11-02T08:30:00Z", "--json"],
+        0,
+    );
+    assert_eq!(c["notification"], "pending", "{c}");
+    let id = c["event_id"].as_str().unwrap().to_string();
+    // A round takes an event younger than 5 s for a check-in's own publish still on its way
+    // (published without a look at the journal): this one is older by then.
+    std::thread::sleep(Duration::from_millis(5_500));
+    let relay = common::relay::Relay::start(&env);
+    common::relay::wait_for("the relay's first round", || env.outbox("D001").is_empty());
+    drop(relay);
+    assert_eq!(journaled_once(&env), BTreeSet::from([id.clone()]));
+    assert_eq!(env.shown_ids("D001"), [id]);
+}
