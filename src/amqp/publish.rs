@@ -144,12 +144,13 @@ impl Publisher {
 
     /// Forget what was read of the journal: a publisher that lives long (`relay --follow`) reads
     /// it again for the next event sent again, since others have journaled since.
+    /// Until then it adds nothing to a publish (no id is kept once its batch is confirmed).
     pub fn forget_journal(&mut self) {
-        if let Some(i) = &mut self.index {
-            i.from = None;
-            i.ids.clear();
-            i.failed = None;
-        }
+        let within = self.index.as_ref().and_then(|i| i.within);
+        self.index = within.map(|within| JournalIndex {
+            within: Some(within),
+            ..JournalIndex::default()
+        });
     }
 
     /// A check-in's publisher: the journal may be read for `budget` at most (an older event
