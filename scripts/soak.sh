@@ -2,7 +2,8 @@
 # Long runs of the simulated month (tests/it/month): seed after seed until HOURS are up, each a
 # month of ATTENDANCE_MONTH_EMPLOYEES (default 250) in ATTENDANCE_MONTH_DEPARTMENTS (8) over
 # ATTENDANCE_MONTH_DAYS (30) with faults on ATTENDANCE_MONTH_FAULT_RATE (0.15) of the commands,
-# on a RabbitMQ node of its own when run as root (ATTENDANCE_MONTH_PRIVATE_BROKER=0: the shared one).
+# on a RabbitMQ node of its own when run as root (ATTENDANCE_MONTH_PRIVATE_BROKER=0: the shared one),
+# and on a MariaDB of its own, which its faults kill (ATTENDANCE_MONTH_SHARED_MYSQL=1: the shared one).
 # Each run's log is kept under target/soak/; at the end it prints every seed run, which failed
 # (with the day and what differed) and the findings the runs printed. Exit 1 if a seed failed.
 #
@@ -38,6 +39,6 @@ done
 echo "soak: $runs seed(s) run, $failed failed; logs in $out"
 echo "soak: findings (distinct lines):"
 cat "$out"/*.log 2>/dev/null | grep -h '^month: finding' | sed 's/(seed [0-9]*, day [0-9]*)//' | sort | uniq -c | sort -rn | head -20 || true
-echo "soak: journal copies (an event journaled twice under its one id), by seed:"
-grep -H 'journal_copies' "$out"/*.log 2>/dev/null | sed 's/.*seed-\([0-9]*\).log: */\1 /' || true
+echo "soak: MySQL kills, by seed:"
+grep -H 'mysql_kills' "$out"/*.log 2>/dev/null | sed 's/.*seed-\([0-9]*\).log: */\1 /' || true
 [ "$failed" -eq 0 ]

@@ -13,10 +13,12 @@
 //! Settle's read ends on a fence of its own instead (see [`read_journal_to_fence`]), and there a
 //! pause is not an end but a question to the broker: one that does not answer fails the read.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use amiquip::{
-    AmqpProperties, AmqpValue, Channel, Consumer, ConsumerMessage, ConsumerOptions, Delivery, FieldTable, Publish,
+    AmqpProperties, AmqpValue, Channel, ConnectionBlockedNotification, Consumer, ConsumerMessage, ConsumerOptions,
+    Delivery, FieldTable, Publish,
 };
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
@@ -63,7 +65,8 @@ pub(crate) fn read_journal(
     idle: Duration,
     each: impl FnMut(Event) -> Result<()>,
 ) -> Result<ReadReport> {
-    read(cfg, from, idle, false, each)?.ok_or_else(|| missing_journal(&Names::new(&cfg.namespace), "not found"))
+    read(cfg, from, (idle, FIRST), false, each)?
+        .ok_or_else(|| missing_journal(&Names::new(&cfg.namespace), "not found"))
 }
 
 /// [`read_journal`], ended by a fence: once its consumer has started, the reader appends a
@@ -81,8 +84,26 @@ pub(crate) fn read_journal_to_fence(
     idle: Duration,
     each: impl FnMut(Event) -> Result<()>,
 ) -> Result<Option<ReadReport>> {
-    read(cfg, from, idle, true, each)
+    read(cfg, from, (idle, FIRST), true, each)
 }
+
+/// The event ids the journal holds from `from` on (a little before: the chunk holding it), read
+/// to a fence as [`read_journal_to_fence`] reads, but with `pause` for every pause, the first
+/// delivery's included: a publisher asks before it journals an event that may be there
+/// already, and a silent broker costs it about two such waits, not the 5 s a long read allows
+/// for old segment files (a slow first delivery is asked about, and waited for, a few times).
+/// Empty when there is no journal at all.
+pub(crate) fn journal_ids_from(cfg: &Config, from: DateTime<Utc>, pause: Duration) -> Result<HashSet<String>> {
+    let mut ids = HashSet::new();
+    read(cfg, from, (pause, pause), true, |ev| {
+        ids.insert(ev.event_id);
+        Ok(())
+    })?;
+    Ok(ids)
+}
+
+/// The first delivery of a read may need the broker to open old segment files.
+const FIRST: Duration = Duration::from_secs(5);
 
 /// Fence messages' ids begin so; a reader skips every fence, its own ends the read.
 const FENCE: &str = "attendance-fence-";
@@ -97,10 +118,12 @@ fn not_found(e: &amiquip::Error) -> bool {
     matches!(e, amiquip::Error::ServerClosedChannel { code: 404, .. })
 }
 
+/// `waits`: the pause that ends a read without a fence (or makes one with a fence ask the
+/// broker), and the longest wait for the first delivery.
 fn read(
     cfg: &Config,
     from: DateTime<Utc>,
-    idle: Duration,
+    (idle, first): (Duration, Duration),
     fence: bool,
     mut each: impl FnMut(Event) -> Result<()>,
 ) -> Result<Option<ReadReport>> {
@@ -110,11 +133,14 @@ fn read(
     // Only the broker's own answer "no such queue" means there is no journal: a lookup that
     // failed or went unanswered is the broker failing (within the connect bound), never taken
     // for an empty journal (settle would then write absent whoever's punch Redis lost).
-    let (link, ch) = topology::connect(cfg, |conn| {
+    let (link, (ch, blocks)) = topology::connect(cfg, |conn| {
+        // A fence is a publish: a broker with an alarm blocks the connection at it, and never
+        // delivers the fence until the alarm clears.
+        let blocks = conn.listen_for_connection_blocked().map_err(svc)?;
         let ch = topology::open_channel(conn)?;
         match ch.queue_declare_passive(names.journal()) {
-            Ok(_) => Ok(Ok(ch)),
-            Err(e) if not_found(&e) => Ok(Err(e)),
+            Ok(_) => Ok((Ok(ch), blocks)),
+            Err(e) if not_found(&e) => Ok((Err(e), blocks)),
             Err(e) => Err(anyhow::Error::from(svc(e)).context("looking up the journal")),
         }
     })?;
@@ -136,6 +162,10 @@ fn read(
     let consumer = link.guard().within(answer, "starting the journal consumer", || {
         consume_from(&ch, &names, from)
     })?;
+    // Declared after the consumer, so dropped before it on an early return: the consumer's
+    // cancel (on drop) is bounded too. A broker that blocks the connection (an alarm) never
+    // answers it, and the read's error return waited there for good.
+    let _cancel_bound = link.closing_bound();
     let fence_id = fence.then(|| format!("{FENCE}{}", uuid::Uuid::new_v4()));
     if let Some(id) = &fence_id {
         let props = AmqpProperties::default()
@@ -154,13 +184,16 @@ fn read(
         last_offset: None,
         ended_by: EndedBy::Idle,
     };
-    // The first delivery may need the broker to open old segment files.
-    let mut wait = idle.max(Duration::from_secs(5));
+    let mut wait = idle.max(first);
     let mut unacked: Option<Delivery> = None;
     // Pauses in a row with no delivery while waiting for the fence.
     let mut paused: u32 = 0;
     loop {
-        let d = match consumer.receiver().recv_timeout(wait) {
+        let got = match fence_id {
+            Some(_) => recv_unless_blocked(consumer.receiver(), &blocks, wait)?,
+            None => consumer.receiver().recv_timeout(wait),
+        };
+        let d = match got {
             Ok(ConsumerMessage::Delivery(d)) => d,
             Ok(ConsumerMessage::ServerClosedChannel(e) | ConsumerMessage::ServerClosedConnection(e)) => {
                 return Err(svc(e).into())
@@ -236,6 +269,34 @@ fn read(
     ch.close().ok();
     link.close();
     Ok(Some(report))
+}
+
+/// How often a read waiting for its fence looks whether the broker blocked its connection.
+const BLOCK_CHECK: Duration = Duration::from_millis(50);
+
+/// The next delivery within `wait`, but an error as soon as the broker blocks the connection
+/// (a memory or disk alarm: the fence, a publish, is not taken until it clears, and the read
+/// would wait its pauses out for nothing).
+fn recv_unless_blocked(
+    deliveries: &crossbeam_channel::Receiver<ConsumerMessage>,
+    blocks: &crossbeam_channel::Receiver<ConnectionBlockedNotification>,
+    wait: Duration,
+) -> Result<Result<ConsumerMessage, RecvTimeoutError>> {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        if let Some(ConnectionBlockedNotification::Blocked(reason)) = blocks.try_iter().last() {
+            return Err(Error::service(
+                Service::Rabbitmq,
+                format!("the broker blocks publishers ({reason}: a memory or disk alarm)"),
+            )
+            .into());
+        }
+        let now = std::time::Instant::now();
+        match deliveries.recv_timeout(BLOCK_CHECK.min(deadline.saturating_duration_since(now))) {
+            Err(RecvTimeoutError::Timeout) if std::time::Instant::now() < deadline => {}
+            got => return Ok(got),
+        }
+    }
 }
 
 /// The events of one journal message: a batch (a JSON array, what publishers write) or a single

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use amiquip::{AmqpProperties, Publish};
 use anyhow::Result;
+use chrono::{DateTime, Utc};
 
 use super::confirm::{returned_ids, Confirming};
 use super::connect::Link;
@@ -31,6 +32,70 @@ pub struct Publisher {
     settings: AmqpSettings,
     /// Why the channel is no longer usable, once it is not.
     broken: Option<String>,
+    /// What the journal holds, read once an event that may be there already is sent again
+    /// ([`Publisher::send_again`]); `None` until then.
+    index: Option<JournalIndex>,
+    /// For reading the journal ([`JournalIndex`]) on a connection of its own.
+    cfg: std::sync::Arc<Config>,
+}
+
+/// The event ids the journal holds from an instant on, read (to a fence) the first time an
+/// event published before may be sent again, so that it goes to its department queue again but
+/// into the journal only if it is not there yet: the journal holds each event once, though
+/// publishing is at least once. It grows with what this publisher's journal batches have had
+/// acked since, and reads again, from further back, for an event recorded before `from`.
+#[derive(Default)]
+struct JournalIndex {
+    /// Read from this instant (to a fence); `None`: not read yet.
+    from: Option<DateTime<Utc>>,
+    ids: HashSet<String>,
+    /// The read failed: every event is journaled again (at least once, as without the index),
+    /// or left in its outbox ([`Publisher::check_journal_within`]).
+    failed: Option<String>,
+    /// Events sent again that the journal already held (published to their queues only).
+    skipped: usize,
+    /// A read may take this long at most, else it fails: on a check-in's time. `None`: the
+    /// read's own bounds (the connect, then each wait bounded: see `read_journal_to_fence`).
+    within: Option<Duration>,
+}
+
+/// Whether the journal holds an event, as far as the publisher could tell.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Held {
+    Yes,
+    No,
+    /// The journal could not be read.
+    Unknown,
+}
+
+/// How far before an event's `recorded_at` (the Redis server's clock) its journal copy is
+/// looked for: the broker's clock may differ, and a stream read by timestamp starts at a chunk.
+const LOOKBACK_SECS: i64 = 120;
+
+/// The event ids the journal holds from `since` to a fence (none when there is no journal at
+/// all), each pause in deliveries `pause` at most. `within`: on a thread, given up (an error)
+/// past that time; the thread ends by the read's own bounds, or with the process.
+fn read_ids(
+    cfg: &std::sync::Arc<Config>,
+    since: DateTime<Utc>,
+    pause: Duration,
+    within: Option<Duration>,
+) -> Result<HashSet<String>> {
+    let Some(within) = within else {
+        return super::journal::journal_ids_from(cfg, since, pause);
+    };
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let cfg = std::sync::Arc::clone(cfg);
+    std::thread::spawn(move || {
+        let _ = tx.send(super::journal::journal_ids_from(&cfg, since, pause));
+    });
+    rx.recv_timeout(within).unwrap_or_else(|_| {
+        Err(Error::service(
+            Service::Rabbitmq,
+            format!("the journal's read did not end within {} ms", within.as_millis()),
+        )
+        .into())
+    })
 }
 
 /// The AMQP properties of an event message: persistent JSON, `message_id` = event id.
@@ -72,12 +137,47 @@ impl Publisher {
             names,
             settings: cfg.amqp.clone(),
             broken,
+            index: None,
+            cfg: std::sync::Arc::new(cfg.clone()),
         })
+    }
+
+    /// Forget what was read of the journal: a publisher that lives long (`relay --follow`) reads
+    /// it again for the next event sent again, since others have journaled since.
+    /// Until then it adds nothing to a publish (no id is kept once its batch is confirmed).
+    pub fn forget_journal(&mut self) {
+        let within = self.index.as_ref().and_then(|i| i.within);
+        self.index = within.map(|within| JournalIndex {
+            within: Some(within),
+            ..JournalIndex::default()
+        });
+    }
+
+    /// A check-in's publisher: the journal may be read for `budget` at most (an older event
+    /// taken along with the check-in's own), and an event it cannot check is not published at
+    /// all (it stays in its outbox for `relay`, which reads as long as it needs): the kiosk
+    /// never waits on a long read, and the journal never gets a second copy from it.
+    pub fn check_journal_within(&mut self, budget: Duration) {
+        self.index.get_or_insert_with(JournalIndex::default).within = Some(budget);
+    }
+
+    /// Events sent again ([`Publisher::send_again`]) that the journal already held, and why it
+    /// could not be read, if it could not (they were journaled again then).
+    pub fn journal_check(&self) -> (usize, Option<&str>) {
+        match &self.index {
+            None => (0, None),
+            Some(i) => (i.skipped, i.failed.as_deref()),
+        }
     }
 
     /// Wait at most this long for each confirm (a check-in answers sooner than a bulk drain).
     pub fn set_confirm_timeout_ms(&mut self, ms: u32) {
         self.settings.confirm_timeout_ms = ms;
+    }
+
+    /// How long it waits for each confirm.
+    pub fn confirm_timeout(&self) -> Duration {
+        Duration::from_millis(u64::from(self.settings.confirm_timeout_ms))
     }
 
     /// `host:port` of the broker this publisher reached.
@@ -94,13 +194,20 @@ impl Publisher {
     /// outstanding, and return the ids the broker acked, in order. An id missing from the
     /// answer was nacked, returned unroutable, not confirmed in time, or is not a valid event:
     /// it stays in its outbox for the next drain. Errors only if the channel was already broken.
-    pub fn publish_confirmed(&mut self, items: &[(String, String)]) -> Result<Vec<String>> {
+    /// `first` is the event published for the first time (a check-in's own); the others were
+    /// found waiting in an outbox, so they may have been published before
+    /// ([`Publisher::send_again`]).
+    pub fn publish_confirmed(&mut self, items: &[(String, String)], first: &str) -> Result<Vec<String>> {
         if let Some(why) = &self.broken {
             return Err(Error::service(Service::Rabbitmq, why).into());
         }
         let mut flow = Flow::default();
         for (i, (id, json)) in items.iter().enumerate() {
-            if !self.send(&mut flow, id, json, i) {
+            let going = match id == first {
+                true => self.send(&mut flow, id, json, i),
+                false => self.send_again(&mut flow, id, json, i),
+            };
+            if !going {
                 break;
             }
         }
@@ -117,7 +224,25 @@ impl Publisher {
     /// False once publishing stopped ([`Publisher::problem`] says why). `stored` is the outbox
     /// value, rendered to the wire JSON by [`event::render`]; one that is no event is never
     /// published (never acked, it stays in its outbox) and [`Flow::take_malformed`] tells of it.
+    ///
+    /// For an event published for the first time: the check-in or bulk that recorded it, a
+    /// following relay's hand-off. One that may have been published before (found in an outbox
+    /// by a drain, put back after a loss) goes through [`Publisher::send_again`].
     pub fn send<T>(&mut self, flow: &mut Flow<T>, id: &str, stored: &str, tag: T) -> bool {
+        self.send_as(flow, id, stored, tag, false)
+    }
+
+    /// [`Publisher::send`] for an event that may have been published before (a confirm lost,
+    /// Redis failing before its removal from the outbox, put back after a broker loss): it goes
+    /// to its department queue again (consumers drop repeats by event id), but into the journal
+    /// only if the journal does not hold it yet. The journal is read for that once per
+    /// publisher (from the oldest such event's `recorded_at`, to a fence): a cost on the paths
+    /// after a fault only.
+    pub fn send_again<T>(&mut self, flow: &mut Flow<T>, id: &str, stored: &str, tag: T) -> bool {
+        self.send_as(flow, id, stored, tag, true)
+    }
+
+    fn send_as<T>(&mut self, flow: &mut Flow<T>, id: &str, stored: &str, tag: T, again: bool) -> bool {
         if self.broken.is_some() {
             return false;
         }
@@ -131,15 +256,26 @@ impl Publisher {
         if flow.deliveries.len() >= self.settings.confirm_window && !self.wait(flow) {
             return false;
         }
+        // A void notice is not journaled: recover replays punches, and takes voids from MySQL.
+        let journal = self.journal && !ev.void;
+        let journal = match journal && again {
+            false => journal,
+            true => match self.journaled(id, ev.recorded_at, &mut flow.progress) {
+                Held::Yes => false,
+                Held::No => true,
+                // A check-in's: left in its outbox, never sent, so never acked.
+                Held::Unknown if self.index.as_ref().is_some_and(|i| i.within.is_some()) => return true,
+                Held::Unknown => true,
+            },
+        };
         let seq = flow.track(
             tag,
             &ev.department_id,
-            1 + usize::from(self.journal && !ev.void) + usize::from(self.settings.events_exchange),
+            1 + usize::from(journal) + usize::from(self.settings.events_exchange),
         );
         let sent = self.publish_one(flow, seq, id, &ev).and_then(|()| {
-            // A void notice is not journaled: recover replays punches, and takes voids from MySQL.
-            if self.journal && !ev.void {
-                flow.journal.push((seq, ev.json));
+            if journal {
+                flow.journal.push((seq, id.to_string(), ev.json));
                 if flow.journal.len() >= JOURNAL_BATCH {
                     self.publish_journal(flow)?;
                 }
@@ -152,6 +288,42 @@ impl Publisher {
                 self.broken = Some(self.why_closed(format!("{e:#}")));
                 false
             }
+        }
+    }
+
+    /// Whether the journal holds event `id` already (recorded at `recorded_at`): read for the
+    /// first such event, and again from further back for an older one. After a read that
+    /// failed, no other is tried: unknown. The read's time is not the broker's: `progress` (the
+    /// confirm timeout's start) moves past it.
+    fn journaled(&mut self, id: &str, recorded_at: Option<DateTime<Utc>>, progress: &mut Instant) -> Held {
+        let Some(at) = recorded_at else { return Held::Unknown };
+        let since = at - chrono::Duration::seconds(LOOKBACK_SECS);
+        let pause = self.confirm_timeout();
+        let index = self.index.get_or_insert_with(JournalIndex::default);
+        if index.failed.is_some() {
+            return Held::Unknown;
+        }
+        if index.from.is_none_or(|from| since < from) {
+            // A pause as long as a confirm may take: a silent broker costs this wait and the
+            // answer to the question the read then asks, each bounded so.
+            let read = read_ids(&self.cfg, since, pause, index.within);
+            *progress = Instant::now();
+            match read {
+                Ok(ids) => {
+                    index.ids.extend(ids);
+                    index.from = Some(since);
+                }
+                Err(e) => {
+                    index.failed = Some(format!("{e:#}"));
+                    return Held::Unknown;
+                }
+            }
+        }
+        if index.ids.contains(id) {
+            index.skipped += 1;
+            Held::Yes
+        } else {
+            Held::No
         }
     }
 
@@ -200,7 +372,7 @@ impl Publisher {
     /// stream: its confirm covers every event in it.
     fn publish_journal<T>(&mut self, flow: &mut Flow<T>) -> Result<()> {
         let batch = std::mem::take(&mut flow.journal);
-        let (seqs, body) = journal_body(batch);
+        let (seqs, ids, body) = journal_body(batch);
         let id = format!("journal-{}", uuid::Uuid::new_v4());
         let publish = Publish {
             mandatory: true,
@@ -208,6 +380,7 @@ impl Publisher {
         };
         let delivery = self.out.publish("", publish)?;
         flow.sent(delivery, &id, seqs);
+        flow.journal_ids.insert(delivery, ids);
         Ok(())
     }
 
@@ -319,6 +492,12 @@ impl Publisher {
         for c in got.confirms {
             flow.confirmed(c.tag, c.acked);
         }
+        // What the journal took is in it now (whether before or after the index's fence): a
+        // later send of the same event again need not read to find it.
+        match &mut self.index {
+            Some(index) => index.ids.extend(flow.journaled.drain(..)),
+            None => flow.journaled.clear(),
+        }
     }
 
     /// Close the connection politely, at most `amqp.close_timeout_ms` (the same as dropping it).
@@ -372,20 +551,22 @@ const REDECLARE_MS: u32 = 5_000;
 /// instead of one message each (the broker's work per message is what bounds a bulk publish).
 const JOURNAL_BATCH: usize = 100;
 
-/// A journal message's body, `[event,event,...]`, and the events it carries.
-fn journal_body(batch: Vec<(u64, String)>) -> (Vec<u64>, String) {
-    let mut body = String::with_capacity(batch.iter().map(|(_, j)| j.len() + 1).sum::<usize>() + 2);
+/// A journal message's body, `[event,event,...]`, and the events it carries (tracked, and ids).
+fn journal_body(batch: Vec<(u64, String, String)>) -> (Vec<u64>, Vec<String>, String) {
+    let mut body = String::with_capacity(batch.iter().map(|(_, _, j)| j.len() + 1).sum::<usize>() + 2);
     let mut seqs = Vec::with_capacity(batch.len());
+    let mut ids = Vec::with_capacity(batch.len());
     body.push('[');
-    for (i, (seq, json)) in batch.into_iter().enumerate() {
+    for (i, (seq, id, json)) in batch.into_iter().enumerate() {
         if i > 0 {
             body.push(',');
         }
         body.push_str(&json);
         seqs.push(seq);
+        ids.push(id);
     }
     body.push(']');
-    (seqs, body)
+    (seqs, ids, body)
 }
 
 /// A stream of publishes on one publisher: what awaits its confirms, and what the broker took.
@@ -397,8 +578,13 @@ pub struct Flow<T> {
     /// Event -> the caller's tag, its messages not yet confirmed, and whether one failed.
     events: HashMap<u64, Tracked<T>>,
     next: u64,
-    /// Events whose journal batch is still being filled: (event, its JSON).
-    journal: Vec<(u64, String)>,
+    /// Events whose journal batch is still being filled: (event, its id, its JSON).
+    journal: Vec<(u64, String, String)>,
+    /// The event ids of each journal message not yet confirmed, and those whose message was
+    /// acked since the last [`Publisher::take`]: what the journal holds besides what the
+    /// publisher read of it ([`Publisher::send_again`]).
+    journal_ids: HashMap<u64, Vec<String>>,
+    journaled: Vec<String>,
     acked: Vec<T>,
     /// Events the broker refused (nacked or returned), kept only by a flow made with
     /// [`Flow::keeping_failed`]: the others count what was not acked instead.
@@ -468,6 +654,8 @@ impl<T> Default for Flow<T> {
             events: HashMap::new(),
             next: 0,
             journal: Vec::new(),
+            journal_ids: HashMap::new(),
+            journaled: Vec::new(),
             acked: Vec::new(),
             failed: None,
             returned: HashSet::new(),
@@ -512,6 +700,7 @@ impl<T> Flow<T> {
     pub fn take_unconfirmed(&mut self) -> Vec<T> {
         self.deliveries.clear();
         self.journal.clear();
+        self.journal_ids.clear();
         self.events.drain().map(|(_, t)| t.tag).collect()
     }
 
@@ -552,6 +741,11 @@ impl<T> Flow<T> {
             return;
         };
         let ok = !self.returned.remove(&id) && acked;
+        if let Some(ids) = self.journal_ids.remove(&delivery) {
+            if ok {
+                self.journaled.extend(ids);
+            }
+        }
         for seq in events {
             let Some(t) = self.events.get_mut(&seq) else { continue };
             t.waiting -= 1;
@@ -595,5 +789,23 @@ mod tests {
         flow.sent(4, "d", vec![seq]);
         flow.confirmed(4, false);
         assert!(flow.take_verdicts().all_refused());
+    }
+
+    #[test]
+    fn a_journal_batch_counts_its_events_as_journaled_only_on_its_own_ack() {
+        let mut flow: Flow<&str> = Flow::default();
+        let (a, b) = (flow.track("a", "D1", 1), flow.track("b", "D1", 1));
+        let (seqs, ids, body) = journal_body(vec![(a, "ea".into(), "{}".into()), (b, "eb".into(), "{}".into())]);
+        assert_eq!((seqs, body.as_str()), (vec![a, b], "[{},{}]"));
+        flow.sent(7, "journal-1", vec![a, b]);
+        flow.journal_ids.insert(7, ids);
+        let c = flow.track("c", "D1", 1);
+        flow.sent(8, "journal-2", vec![c]);
+        flow.journal_ids.insert(8, vec!["ec".into()]);
+        flow.confirmed(8, false);
+        assert!(flow.journaled.is_empty(), "a nacked batch is not in the journal");
+        flow.confirmed(7, true);
+        assert_eq!(flow.journaled, ["ea", "eb"]);
+        assert!(flow.journal_ids.is_empty());
     }
 }

@@ -5,6 +5,8 @@
 pub mod cluster;
 pub mod contract;
 pub mod day;
+pub mod journal;
+pub mod private_mariadb;
 pub mod private_redis;
 pub mod pty;
 pub mod rabbit;
@@ -37,6 +39,9 @@ pub const CLOSED_BROKER: &str = "amqp://guest:guest@127.0.0.1:1/%2f";
 pub struct TestEnv {
     pub ns: String,
     pub db: String,
+    /// The MySQL server of its database, `mysql://root@host:port/` ([`MYSQL_SERVER`] unless a
+    /// test runs on a server of its own: the database is made and dropped there).
+    pub mysql_server: String,
     pub tz: String,
     pub dir: PathBuf,
     /// The Redis the binary is given: the shared single node, or a test cluster's URL.
@@ -84,6 +89,7 @@ impl TestEnv {
         std::fs::create_dir_all(&dir).unwrap();
         let env = TestEnv {
             db: format!("att_{ns}"),
+            mysql_server: MYSQL_SERVER.to_string(),
             ns,
             tz: tz.to_string(),
             dir,
@@ -187,7 +193,7 @@ impl TestEnv {
     }
 
     pub fn mysql_url(&self) -> String {
-        format!("{MYSQL_SERVER}{}", self.db)
+        format!("{}{}", self.mysql_server, self.db)
     }
 
     /// The binary, with this environment's settings and nothing from the caller's.
@@ -628,7 +634,7 @@ impl Drop for TestEnv {
         }
         // The departments name the AMQP queues to delete: read them before the database goes.
         let mut depts: Vec<String> = Vec::new();
-        if let Ok(pool) = mysql::Pool::new(MYSQL_SERVER) {
+        if let Ok(pool) = mysql::Pool::new(self.mysql_server.as_str()) {
             if let Ok(mut c) = pool.get_conn() {
                 depts = c
                     .query(format!("SELECT id FROM `{}`.departments", self.db))

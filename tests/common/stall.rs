@@ -6,6 +6,9 @@
 //!
 //! Or, with [`Stall::then_drop`], it drops that connection instead, as a server that dies does.
 //!
+//! Or, with [`Stall::then_lose_replies`], it still forwards everything the client sends but
+//! none of the server's replies: a broker that takes every publish while its confirms are lost.
+//!
 //! Or, with [`StallProxy::cut`], it closes every connection and drops each new one at once until
 //! [`StallProxy::restore`] (a node that died, then came back on the same port).
 //!
@@ -26,6 +29,7 @@ pub struct Stall {
     forward_trigger: bool,
     pass_server_bytes: usize,
     drop_on_trip: bool,
+    lose_replies: bool,
 }
 
 impl Stall {
@@ -38,12 +42,20 @@ impl Stall {
             forward_trigger: true,
             pass_server_bytes: 0,
             drop_on_trip: false,
+            lose_replies: false,
         }
     }
 
     /// Instead of going silent, drop the connection that sent the trigger (a server that dies).
     pub fn then_drop(mut self) -> Stall {
         self.drop_on_trip = true;
+        self
+    }
+
+    /// Once tripped, still forward what the client sends (the server gets every publish), but
+    /// none of the server's replies (no confirm comes back).
+    pub fn then_lose_replies(mut self) -> Stall {
+        self.lose_replies = true;
         self
     }
 
@@ -191,6 +203,12 @@ fn client_to_server(sh: &Shared, mut client: TcpStream, mut server: TcpStream) {
             Ok(n) => n,
         };
         if sh.tripped.load(Ordering::SeqCst) {
+            if sh.stall.lose_replies {
+                if server.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+                continue;
+            }
             continue; // silent: the bytes go nowhere
         }
         let chunk = &buf[..n];

@@ -49,6 +49,13 @@ pub struct DrainReport {
     /// may not keep what it had just confirmed; see docs/durability.md section 5).
     #[serde(skip_serializing_if = "is_zero")]
     pub put_back: usize,
+    /// Of `sent`: events sent again (found in an outbox, or put back) that the journal already
+    /// held: published to their department queues only, so that the journal holds each once.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub already_journaled: usize,
+    /// Why the journal could not be read to check that (those events were journaled again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal_unchecked: Option<String>,
     /// Redis failed while publishing (a bulk check-in's publishers), in one line: the figures
     /// are what was done before.
     #[serde(skip)]
@@ -192,6 +199,8 @@ pub(crate) fn each_share<P: Send>(
         total.malformed.extend(r.malformed);
         total.unremoved += r.unremoved;
         total.put_back += r.put_back;
+        total.already_journaled += r.already_journaled;
+        total.journal_unchecked = total.journal_unchecked.or(r.journal_unchecked);
         total.redis_failed = total.redis_failed.or(r.redis_failed);
     }
     total.malformed.truncate(MALFORMED_SHOWN);
@@ -229,7 +238,9 @@ pub(crate) fn drain_departments(
                     continue;
                 }
                 let tag = Sent::new(i, &id, &json, recent);
-                if !publisher.send(&mut flow, &id, &json, tag) {
+                // Found in an outbox: it may have been published before (a confirm lost, Redis
+                // failing before its removal, put back after a loss); journaled once all the same.
+                if !publisher.send_again(&mut flow, &id, &json, tag) {
                     stopped_at = Some(i);
                     break 'depts;
                 }
@@ -268,6 +279,9 @@ pub(crate) fn drain_departments(
         }
     }
     report.problem = publisher.problem().map(str::to_string);
+    let (already, unchecked) = publisher.journal_check();
+    report.already_journaled = already;
+    report.journal_unchecked = unchecked.map(str::to_string);
     malformed.truncate(MALFORMED_SHOWN);
     report.malformed = malformed;
     Ok(report)
@@ -395,13 +409,19 @@ pub(crate) fn send_punch(
     // One page of the outbox, however long it is: the check-in costs the same with 10 or
     // 100,000 events waiting, and `relay` drains the rest.
     let (_, page) = board.outbox_page(dept, 0, PIGGYBACK)?;
-    let mut items: Vec<(String, String)> = page
-        .into_iter()
-        .filter(|(id, stored)| id != event_id && is_stale(id, stored, now))
-        .take(PIGGYBACK)
-        .collect();
-    items.push((event_id.to_string(), own));
-    let acked = publisher.publish_confirmed(&items)?;
+    // Its own event first: the older ones may need the journal read (they may be there
+    // already), which then runs while its confirm is on its way.
+    let mut items = vec![(event_id.to_string(), own)];
+    items.extend(
+        page.into_iter()
+            .filter(|(id, stored)| id != event_id && is_stale(id, stored, now))
+            .take(PIGGYBACK),
+    );
+    // The older events' journal read is on the kiosk's time: as long as the confirm may take
+    // at most; an event it cannot check waits in its outbox for `relay`.
+    let budget = publisher.confirm_timeout();
+    publisher.check_journal_within(budget);
+    let acked = publisher.publish_confirmed(&items, event_id)?;
     let problem = publisher.problem().map(str::to_string);
     publisher.close();
     board.outbox_ack(dept, &acked)?;
@@ -415,7 +435,7 @@ pub(crate) fn send_punch(
 /// An event that has waited in the outbox for a while: one an earlier publish left behind.
 /// Its age counts from when it was recorded, not from the punch itself, which a kiosk that was
 /// offline may replay hours later (events from before `recorded_at` existed fall back on `at`).
-fn is_stale(id: &str, stored: &str, now: DateTime<Utc>) -> bool {
+pub(crate) fn is_stale(id: &str, stored: &str, now: DateTime<Utc>) -> bool {
     crate::domain::event::render::render(id, stored)
         .ok()
         .and_then(|ev| ev.recorded_at)

@@ -17,7 +17,8 @@ use crate::redis::board::Board;
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Origin {
     Wake,
-    Round,
+    /// The full round begun at this instant (this host's clock).
+    Round(chrono::DateTime<chrono::Utc>),
     Again,
 }
 
@@ -127,7 +128,7 @@ impl Handoffs {
                 origin: Origin::Again,
                 stored: e.stored.clone(),
             };
-            if !publisher.send(&mut self.flow, &e.id, &e.stored, tag) {
+            if !publisher.send_again(&mut self.flow, &e.id, &e.stored, tag) {
                 self.recent.due(e);
                 break;
             }
@@ -191,9 +192,12 @@ impl Handoffs {
         debug_assert!(self.round.is_none(), "the last round was not taken");
         self.held.clear();
         self.round = Some(Round::default());
+        // What was read of the journal for the last round is older than what others journaled since.
+        publisher.forget_journal();
+        let now = chrono::Utc::now();
         let found = board.outbox_departments_between(|board| self.between_pages(publisher, board))?;
         for dept in &found {
-            if !self.sweep_outbox(publisher, board, dept)? {
+            if !self.sweep_outbox(publisher, board, dept, now)? {
                 break;
             }
         }
@@ -205,13 +209,19 @@ impl Handoffs {
     }
 
     /// One department's outbox, page by page. False once the publisher stopped.
-    fn sweep_outbox(&mut self, publisher: &mut Publisher, board: &mut Board, dept: &str) -> Result<bool> {
+    fn sweep_outbox(
+        &mut self,
+        publisher: &mut Publisher,
+        board: &mut Board,
+        dept: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<bool> {
         let met = |r: &Round| r.read + r.unpublishable;
         let met_before = self.round.as_ref().map_or(0, met);
         let mut cursor = 0;
         let going = loop {
             let (next, page) = board.outbox_page(dept, cursor, PAGE)?;
-            let going = self.send_page(publisher, dept, page, Origin::Round);
+            let going = self.send_page(publisher, dept, page, Origin::Round(now));
             let round = self.round.as_mut().expect("begun");
             for (id, why) in self.flow.take_malformed() {
                 round.malformed.push(format!("{dept} {id}: {why}"));
@@ -255,19 +265,31 @@ impl Handoffs {
                 stored: if self.recent.on() { json.clone() } else { String::new() },
             };
             let malformed = self.flow.malformed_len();
-            if !publisher.send(&mut self.flow, &id, &json, tag) {
+            // A hand-off is published here first. So is what a round meets younger than a
+            // check-in's own confirm wait (its wake-up not taken yet, or a check-in publishing
+            // it); older, it was left by a publisher that failed, and may be in the journal.
+            let again = match origin {
+                Origin::Wake => false,
+                Origin::Round(now) => super::drain::is_stale(&id, &json, now),
+                Origin::Again => true,
+            };
+            let going = match again {
+                false => publisher.send(&mut self.flow, &id, &json, tag),
+                true => publisher.send_again(&mut self.flow, &id, &json, tag),
+            };
+            if !going {
                 return false;
             }
             if self.flow.malformed_len() > malformed {
                 // Never published, so no confirm will ever take it off the books.
-                if let (Origin::Round, Some(round)) = (origin, self.round.as_mut()) {
+                if let (Origin::Round(_), Some(round)) = (origin, self.round.as_mut()) {
                     round.unpublishable += 1;
                 }
                 self.held.insert(id);
                 continue;
             }
             self.in_flight.insert(id);
-            if let (Origin::Round, Some(round)) = (origin, self.round.as_mut()) {
+            if let (Origin::Round(_), Some(round)) = (origin, self.round.as_mut()) {
                 round.read += 1;
             }
         }
@@ -341,8 +363,8 @@ impl Handoffs {
                     self.handed.sent += 1;
                     handed_depts.insert(t.dept.as_str());
                 }
-                (Origin::Round, Some(round)) => round.sent += 1,
-                (Origin::Round, None) => {}
+                (Origin::Round(_), Some(round)) => round.sent += 1,
+                (Origin::Round(_), None) => {}
                 // No longer in an outbox, nor counted again as sent.
                 (Origin::Again, _) => continue,
             }
@@ -365,7 +387,7 @@ impl Handoffs {
             }
             self.in_flight.remove(&t.id);
             self.held.insert(t.id);
-            if let (Origin::Round, Some(round)) = (t.origin, self.round.as_mut()) {
+            if let (Origin::Round(_), Some(round)) = (t.origin, self.round.as_mut()) {
                 round.refused += 1;
             }
         }

@@ -5,6 +5,7 @@
 mod blocked_broker;
 mod bulk_redis_fails;
 mod failover;
+mod journal_once;
 mod journal_read;
 mod redis_crash;
 mod redis_restart;

@@ -5,7 +5,7 @@
 //! correction, a leaver and a joiner,
 //! an offline kiosk replaying its file twice, single check-ins and bulk files), with faults
 //! injected at random from a seeded generator (Redis killed, cut or silent; the broker cut or
-//! silent; MySQL cut or silent), settled each night and checked after every night by an oracle
+//! silent; MySQL killed, cut or silent), settled each night and checked after every night by an oracle
 //! of its own (docs/testing.md). A failure names its seed and day; `ATTENDANCE_MONTH_SEED`
 //! reruns it.
 
@@ -43,8 +43,8 @@ fn a_short_month_with_faults_settles_every_night_as_the_oracle_says() {
         departments: 4,
         days: 6,
         fault_rate: 0.25,
-        strict_journal: flag("ATTENDANCE_MONTH_STRICT_JOURNAL"),
         private_broker: flag("ATTENDANCE_MONTH_PRIVATE_BROKER"),
+        private_mysql: !flag("ATTENDANCE_MONTH_SHARED_MYSQL"),
     });
     eprintln!("month: {s:#?}");
     assert!(s.acked > 0, "{s:?}");
@@ -62,8 +62,8 @@ fn a_long_month_with_faults_settles_every_night_as_the_oracle_says() {
         departments: var("ATTENDANCE_MONTH_DEPARTMENTS", 8),
         days: var("ATTENDANCE_MONTH_DAYS", 30),
         fault_rate: var("ATTENDANCE_MONTH_FAULT_RATE", 0.15),
-        strict_journal: flag("ATTENDANCE_MONTH_STRICT_JOURNAL"),
         private_broker: flag("ATTENDANCE_MONTH_PRIVATE_BROKER"),
+        private_mysql: !flag("ATTENDANCE_MONTH_SHARED_MYSQL"),
     });
     eprintln!("month: {s:#?}");
 }

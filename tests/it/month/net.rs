@@ -2,12 +2,15 @@
 //! and proxies of the harness's own in front of the shared MySQL and RabbitMQ, so that every
 //! fault the harness injects (a kill, a cut, a silent server) hits its own connections and
 //! instances only, never the shared services. With a private broker (a RabbitMQ node of the
-//! month's own), the broker can be killed too. Every command of the month runs through here.
+//! month's own), the broker can be killed too; with a private MySQL (a MariaDB of the month's
+//! own, the default), so can MySQL. Every command of the month runs through here.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::common::private_mariadb::PrivateMariadb;
 use crate::common::private_redis::PrivateRedis;
 use crate::common::rabbit::Node;
 use crate::common::stall::{Stall, StallProxy};
@@ -38,11 +41,14 @@ pub enum Fault {
     MysqlCut,
     /// MySQL goes silent once the command sends its first INSERT.
     MysqlStall,
+    /// The month's private MariaDB killed (SIGKILL) a few milliseconds into the command,
+    /// started again on the same files after it (only with a private MySQL).
+    MysqlKill,
 }
 
 impl Fault {
     /// Every fault: those of Redis and the broker first, then MySQL's.
-    pub const ALL: [Fault; 8] = [
+    pub const ALL: [Fault; 9] = [
         Fault::RedisKill,
         Fault::RedisCut,
         Fault::RedisStall,
@@ -51,6 +57,7 @@ impl Fault {
         Fault::BrokerKill,
         Fault::MysqlCut,
         Fault::MysqlStall,
+        Fault::MysqlKill,
     ];
     /// The faults of Redis and the broker.
     pub const REDIS_AND_BROKER: &[Fault] = Fault::ALL.split_at(6).0;
@@ -62,6 +69,11 @@ pub struct Net {
     broker: Option<Node>,
     /// host:port of the broker the proxy forwards to: the private node's, or the shared one.
     broker_at: String,
+    /// A MariaDB of the month's own, when it runs on one (MySQL can then be killed); shared
+    /// with the month, which keeps it until its environment has dropped its database there.
+    mysql: Option<Arc<PrivateMariadb>>,
+    /// host:port of the MySQL the proxy forwards to: the private server's, or the shared one.
+    mysql_at: String,
     redis_proxy: StallProxy,
     broker_proxy: StallProxy,
     mysql_proxy: StallProxy,
@@ -70,7 +82,7 @@ pub struct Net {
 }
 
 impl Net {
-    pub fn start(env: &TestEnv, private_broker: bool) -> Net {
+    pub fn start(env: &TestEnv, private_broker: bool, mysql: Option<Arc<PrivateMariadb>>) -> Net {
         let redis = PrivateRedis::start(env, true);
         always_fsync(&redis);
         let broker = private_broker.then(|| {
@@ -81,12 +93,17 @@ impl Net {
         let broker_at = broker
             .as_ref()
             .map_or("127.0.0.1:5672".to_string(), |n| format!("127.0.0.1:{}", n.amqp));
+        let mysql_at = mysql
+            .as_ref()
+            .map_or("127.0.0.1:3306".to_string(), |m| format!("127.0.0.1:{}", m.port));
         Net {
             redis_proxy: StallProxy::start(&format!("127.0.0.1:{}", redis.port), Stall::never()),
             broker_proxy: StallProxy::start(&broker_at, Stall::never()),
             broker,
             broker_at,
-            mysql_proxy: StallProxy::start("127.0.0.1:3306", Stall::never()),
+            mysql_proxy: StallProxy::start(&mysql_at, Stall::never()),
+            mysql,
+            mysql_at,
             redis,
             injected: Vec::new(),
         }
@@ -99,7 +116,16 @@ impl Net {
 
     /// Whether `fault` can be injected here (a broker is killed only when it is the month's own).
     pub fn supports(&self, fault: Fault) -> bool {
-        fault != Fault::BrokerKill || self.broker.is_some()
+        match fault {
+            Fault::BrokerKill => self.broker.is_some(),
+            Fault::MysqlKill => self.mysql.is_some(),
+            _ => true,
+        }
+    }
+
+    /// MySQL kills so far.
+    pub fn mysql_kills(&self) -> usize {
+        self.mysql.as_ref().map_or(0, |m| m.kills())
     }
 
     /// The private Redis, straight (not through the proxy): what the checks read.
@@ -167,16 +193,31 @@ impl Net {
                 self.broker_proxy = StallProxy::start("127.0.0.1:5672", Stall::when_client_sends(&[0, 60, 0, 40]))
             }
             Fault::MysqlStall => {
-                self.mysql_proxy = StallProxy::start("127.0.0.1:3306", Stall::when_client_sends(b"INSERT"))
+                self.mysql_proxy = StallProxy::start(&self.mysql_at, Stall::when_client_sends(b"INSERT"))
             }
             // Kills and cuts strike once the command runs (see run_faulted).
-            Fault::RedisKill | Fault::BrokerKill | Fault::RedisCut | Fault::BrokerCut | Fault::MysqlCut => {}
+            Fault::RedisKill
+            | Fault::BrokerKill
+            | Fault::MysqlKill
+            | Fault::RedisCut
+            | Fault::BrokerCut
+            | Fault::MysqlCut => {}
         }
     }
 
     /// Run a command built after [`Net::inject`]`(fault)` (a kill or a cut strikes `delay_ms`
     /// into it), then heal the fault; returns what the command did.
     pub fn run_faulted(&mut self, day: usize, fault: Fault, mut c: Command, delay_ms: u64) -> Output {
+        // `settle`, `review approve`, ...: the command's name, for the summary.
+        let command: Vec<String> = c
+            .get_args()
+            .take(2)
+            .map(|a| a.to_string_lossy().into_owned())
+            .enumerate()
+            .take_while(|(i, a)| *i == 0 || !(a.starts_with('-') || a.starts_with('E')))
+            .map(|(_, a)| a)
+            .collect();
+        let started = Instant::now();
         let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         // A kill or a partition `delay_ms` into the command: at its connect, or in its middle.
         std::thread::sleep(Duration::from_millis(delay_ms));
@@ -187,19 +228,29 @@ impl Net {
                     node.kill();
                 }
             }
+            Fault::MysqlKill => {
+                if let Some(m) = &self.mysql {
+                    m.kill();
+                }
+            }
             Fault::RedisCut => self.redis_proxy.cut(),
             Fault::BrokerCut => self.broker_proxy.cut(),
             Fault::MysqlCut => self.mysql_proxy.cut(),
             Fault::RedisStall | Fault::BrokerStall | Fault::MysqlStall => {}
         }
         let out = wait_bounded(child);
+        let took = started.elapsed().as_millis();
         self.heal(fault);
         let what = String::from_utf8_lossy(&out.stderr)
             .lines()
             .last()
             .unwrap_or("")
             .to_string();
-        self.injected.push((day, fault, what, out.status.code()));
+        // When it struck against how long the command ran: a kill after its end tested only
+        // the restart.
+        let when = format!("{} at {delay_ms} of {took} ms", command.join(" "));
+        self.injected
+            .push((day, fault, format!("{when}: {what}"), out.status.code()));
         out
     }
 
@@ -232,7 +283,12 @@ impl Net {
                 }
             }
             Fault::MysqlCut => self.mysql_proxy.restore(),
-            Fault::MysqlStall => self.mysql_proxy = StallProxy::start("127.0.0.1:3306", Stall::never()),
+            Fault::MysqlStall => self.mysql_proxy = StallProxy::start(&self.mysql_at, Stall::never()),
+            Fault::MysqlKill => {
+                if let Some(m) = &self.mysql {
+                    m.spawn();
+                }
+            }
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::process::{Command, Output};
+use std::sync::Arc;
 
 use chrono::{Duration, NaiveDate};
 use rand::rngs::StdRng;
@@ -14,6 +15,7 @@ use super::model::{Emp, Punch, World, TZ};
 use super::net::{Fault, Net};
 use super::plan::{plan, Channel, Shape};
 use super::signing::{self, Signing};
+use crate::common::private_mariadb::PrivateMariadb;
 use crate::common::TestEnv;
 
 /// The shape of a run.
@@ -25,10 +27,11 @@ pub struct Params {
     pub days: usize,
     /// The chance that a command gets a fault injected.
     pub fault_rate: f64,
-    /// Fail on an event journaled twice under its one id (at-least-once publishing).
-    pub strict_journal: bool,
     /// Run on a RabbitMQ node of the month's own (as root), so that the broker can be killed.
     pub private_broker: bool,
+    /// Run on a MariaDB of the month's own, so that MySQL can be killed (else the shared
+    /// server, only ever cut or silenced through the month's proxy).
+    pub private_mysql: bool,
 }
 
 /// What a run saw, for its summary.
@@ -39,6 +42,8 @@ pub struct Summary {
     pub held: usize,
     pub faults: Vec<String>,
     pub journal_copies: usize,
+    /// Times the private MariaDB was killed (and started again).
+    pub mysql_kills: usize,
 }
 
 pub(super) struct Month<'a> {
@@ -47,6 +52,9 @@ pub(super) struct Month<'a> {
     // removes its folder (the Redis's files are in it) and its database.
     pub(super) net: Net,
     pub(super) env: TestEnv,
+    /// The private MariaDB (also in `net`, which kills it): kept until after the environment
+    /// has dropped its database there.
+    _mysql: Option<Arc<PrivateMariadb>>,
     pub(super) sign: Signing,
     pub(super) rng: StdRng,
     pub(super) w: World,
@@ -57,8 +65,14 @@ pub(super) struct Month<'a> {
     pub(super) hr: String,
     /// Punches the offline kiosk took and has not replayed yet.
     pub(super) kiosk_queue: Vec<Punch>,
+    /// A fault strikes this long into its command at most (a kill or a cut; see
+    /// [`Month::attempt_mysql_dies`]).
+    kill_within_ms: u64,
     pub(super) summary: Summary,
 }
+
+/// A kill or a cut strikes within this long of its command's start.
+const FAULT_WITHIN_MS: u64 = 800;
 
 /// Run a month; a failure panics with its seed and day.
 pub fn month(p: &Params) -> Summary {
@@ -72,6 +86,7 @@ pub fn month(p: &Params) -> Summary {
         m.run_day();
     }
     m.summary.days = m.days.len();
+    m.summary.mysql_kills = m.net.mysql_kills();
     m.summary.acked = m.w.acked.len();
     m.summary.faults = m
         .net
@@ -84,8 +99,12 @@ pub fn month(p: &Params) -> Summary {
 
 impl<'a> Month<'a> {
     fn new(p: &'a Params) -> Month<'a> {
-        let env = TestEnv::new(TZ);
-        let net = Net::start(&env, p.private_broker);
+        let mysql = p.private_mysql.then(|| Arc::new(PrivateMariadb::start()));
+        let mut env = TestEnv::new(TZ);
+        if let Some(m) = &mysql {
+            env.mysql_server = m.server_url();
+        }
+        let net = Net::start(&env, p.private_broker, mysql.clone());
         let mut rng = StdRng::seed_from_u64(p.seed);
         // The month ends two days ago: the last night shift has long ended.
         let last = env.today() - Duration::days(2);
@@ -94,6 +113,7 @@ impl<'a> Month<'a> {
         let mut m = Month {
             p,
             env,
+            _mysql: mysql,
             net,
             sign,
             rng: StdRng::seed_from_u64(0),
@@ -102,6 +122,7 @@ impl<'a> Month<'a> {
             day: 0,
             hr: String::new(),
             kiosk_queue: Vec::new(),
+            kill_within_ms: FAULT_WITHIN_MS,
             summary: Summary::default(),
         };
         m.rng = StdRng::seed_from_u64(rng.random());
@@ -128,12 +149,46 @@ impl<'a> Month<'a> {
         self.attempt_signed(args, faults, ok, None)
     }
 
+    /// [`Month::attempt`], where MySQL dies (with a private MySQL) in one command in `chance`,
+    /// besides the faults drawn at the month's rate: the commands that write the record (settle,
+    /// a correction, a review's decision) meet a MySQL kill in every short run.
+    /// The kill strikes within `within_ms` of the command's start: about as long as the
+    /// command takes here, so that it lands in its middle as often as not.
+    pub(super) fn attempt_mysql_dies(
+        &mut self,
+        args: &[&str],
+        faults: &[Fault],
+        ok: &[i32],
+        (chance, within_ms): (f64, u64),
+    ) -> Output {
+        if self.net.supports(Fault::MysqlKill) && self.rng.random_bool(chance) {
+            self.kill_within_ms = within_ms;
+            let out = self.attempt_with(args, &[Fault::MysqlKill], ok, None, 1.0);
+            self.kill_within_ms = FAULT_WITHIN_MS;
+            return out;
+        }
+        self.attempt(args, faults, ok)
+    }
+
     pub(super) fn attempt_signed(
         &mut self,
         args: &[&str],
         faults: &[Fault],
         ok: &[i32],
         key: Option<std::path::PathBuf>,
+    ) -> Output {
+        self.attempt_with(args, faults, ok, key, self.p.fault_rate)
+    }
+
+    /// Run `args` until it exits with one of `ok` (at most five tries), the first try with a
+    /// fault drawn from `faults` in `rate` of the runs.
+    fn attempt_with(
+        &mut self,
+        args: &[&str],
+        faults: &[Fault],
+        ok: &[i32],
+        key: Option<std::path::PathBuf>,
+        rate: f64,
     ) -> Output {
         let build = |m: &Month| match &key {
             Some(k) => m.net.cmd(&m.env, &m.sign.ring, k, args),
@@ -142,9 +197,9 @@ impl<'a> Month<'a> {
         let mut last = String::new();
         for n in 0..5 {
             let usable: Vec<Fault> = faults.iter().copied().filter(|f| self.net.supports(*f)).collect();
-            let out = if n == 0 && !usable.is_empty() && self.rng.random_bool(self.p.fault_rate) {
+            let out = if n == 0 && !usable.is_empty() && self.rng.random_bool(rate) {
                 let fault = usable[self.rng.random_range(0..usable.len())];
-                let delay = self.rng.random_range(0..800);
+                let delay = self.rng.random_range(0..self.kill_within_ms);
                 self.net.inject(fault);
                 let c = build(self);
                 self.net.run_faulted(self.day, fault, c, delay)
@@ -282,7 +337,7 @@ impl<'a> Month<'a> {
         }
         self.attempt(
             &["init-day", "--date", &ds, "-q"],
-            &[Fault::RedisKill, Fault::RedisCut, Fault::MysqlCut],
+            &[Fault::RedisKill, Fault::RedisCut, Fault::MysqlCut, Fault::MysqlKill],
             &[0],
         );
         // The offline kiosk: department 2's, down for two days from a quarter of the way in,
@@ -334,13 +389,18 @@ impl<'a> Month<'a> {
             .find(|e| !self.w.forged.iter().any(|(f, fd)| f == *e && *fd == d))
             .cloned();
         if let Some(e) = late.filter(|_| self.rng.random_bool(0.6)) {
-            self.ok(&["leave", "add", &e, &ds, &ds, "--kind", "sick", "-q"]);
+            // It settles the day's row again: MySQL may die under it.
+            self.attempt(
+                &["leave", "add", &e, &ds, &ds, "--kind", "sick", "-q"],
+                &[Fault::MysqlKill],
+                &[0],
+            );
             self.w.leave.insert((e, d));
         }
         self.correct(d, &plan.punches);
         // Whatever a fault left in the outboxes goes out now, on a healthy broker.
         self.ok(&["relay", "-q"]);
-        let found = check::night(&self.env, &self.net.broker_url(), &self.w, self.p.strict_journal);
+        let found = check::night(&self.env, &self.net.broker_url(), &self.w);
         self.summary.journal_copies = found.journal_copies;
         eprintln!(
             "month: night {i} checked {} settled rows, {} punch-log entries, {} journaled punches ({} copies)",

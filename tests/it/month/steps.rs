@@ -94,14 +94,20 @@ impl Month<'_> {
                 .to_string();
             self.summary.held += 1;
             if approve {
-                self.attempt(
+                self.attempt_mysql_dies(
                     &["review", "approve", &id, "--reason", "desk entry checked"],
                     &[Fault::BrokerCut],
                     &[0],
+                    (0.3, 150),
                 );
                 self.w.acked.push(p.punch.clone());
             } else {
-                self.ok(&["review", "reject", &id, "--reason", "not on site"]);
+                self.attempt_mysql_dies(
+                    &["review", "reject", &id, "--reason", "not on site"],
+                    &[],
+                    &[0],
+                    (0.3, 150),
+                );
                 self.w.rejected.push(p.punch.clone());
             }
         }
@@ -244,7 +250,7 @@ impl Month<'_> {
 
     pub(super) fn settle(&mut self, d: NaiveDate) {
         let ds = d.to_string();
-        self.attempt(&["settle", "--date", &ds, "-q"], &Fault::ALL, &[0]);
+        self.attempt_mysql_dies(&["settle", "--date", &ds, "-q"], &Fault::ALL, &[0], (0.3, 800));
         self.w.settled.insert(d);
     }
 
@@ -321,16 +327,22 @@ impl Month<'_> {
             .next();
         let Some(who) = who else { return };
         let ds = d.to_string();
-        self.ok(&[
-            "correct",
-            &who,
-            "--date",
-            &ds,
-            "--out",
-            "18:15",
-            "--reason",
-            "kiosk clock was wrong",
-        ]);
+        // MySQL may die under it: run again, the correction stands once.
+        self.attempt_mysql_dies(
+            &[
+                "correct",
+                &who,
+                "--date",
+                &ds,
+                "--out",
+                "18:15",
+                "--reason",
+                "kiosk clock was wrong",
+            ],
+            &[Fault::MysqlCut],
+            &[0],
+            (0.3, 150),
+        );
         self.w.corrections.insert((who, d), local(d, 18, 15, 0));
     }
 }
