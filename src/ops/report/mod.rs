@@ -18,6 +18,7 @@ use crate::domain::report::payroll::Payroll;
 use crate::domain::report::table::Table;
 use crate::error::Error;
 use crate::mysql::report::month_rows::{self, MonthPart};
+use crate::mysql::report::payroll_rows;
 use crate::mysql::report::report_queries::{self as report, Known};
 use crate::mysql::Db;
 
@@ -191,7 +192,7 @@ pub(crate) fn payroll_each(
     let mut days = Days::new(&shifts, cfg.timezone, &policy);
     let closed = crate::mysql::people::periods::all_closed(&mut db.conn()?, from, to)?;
     let mut parts = 0u64;
-    month_rows::payroll(&db, &mut days, from, to, slice()?, &mut |part| {
+    payroll_rows::payroll(&db, &mut days, from, to, slice()?, &mut |part| {
         parts += 1;
         each(part.payroll.table(&part.names, closed))
     })?;
