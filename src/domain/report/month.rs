@@ -184,20 +184,33 @@ impl MonthSheet {
     }
 
     /// One settled row: `dept`'s `employee` on `date` (in the month).
+    #[cfg(test)]
     pub(crate) fn add(&mut self, dept: String, employee: String, date: NaiveDate, code: Code, h: Hours) {
+        self.add_line(dept, employee, [(date, code, h)]);
+    }
+
+    /// Settled rows of one line: `dept`'s `employee` on each date (in the month).
+    pub(crate) fn add_line(
+        &mut self,
+        dept: String,
+        employee: String,
+        rows: impl IntoIterator<Item = (NaiveDate, Code, Hours)>,
+    ) {
         let days = self.days;
         let line = self.lines.entry((dept, employee)).or_insert_with(|| Line {
             days: vec![None; days],
             ..Line::default()
         });
-        if let Some(cell) = line.days.get_mut(date.day0() as usize) {
-            *cell = Some(code);
+        for (date, code, h) in rows {
+            if let Some(cell) = line.days.get_mut(date.day0() as usize) {
+                *cell = Some(code);
+            }
+            line.present += u64::from(code.came());
+            line.late += u64::from(matches!(code, Code::Late | Code::LateAndEarly));
+            line.absent += u64::from(code == Code::Absent);
+            line.leave += u64::from(code == Code::Leave);
+            line.hours += h;
         }
-        line.present += u64::from(code.came());
-        line.late += u64::from(matches!(code, Code::Late | Code::LateAndEarly));
-        line.absent += u64::from(code == Code::Absent);
-        line.leave += u64::from(code == Code::Leave);
-        line.hours += h;
     }
 
     /// The departments on the sheet, in order.

@@ -194,6 +194,47 @@ pub(crate) fn on_leave(conn: &mut impl Queryable, date: NaiveDate) -> Result<Has
         .collect())
 }
 
+/// Approved whole days of leave, by employee: the kind of leave of each day a report reads
+/// that was settled on leave (approved leave never overlaps, so a date has one at most; were
+/// two to, the first booked would count).
+#[derive(Debug, Default)]
+pub(crate) struct WholeDays(std::collections::HashMap<String, Vec<(NaiveDate, NaiveDate, String)>>);
+
+impl WholeDays {
+    /// The kind of the approved whole day of leave `employee` has on `date`, if any.
+    pub(crate) fn kind_on(&self, employee: &str, date: NaiveDate) -> Option<&str> {
+        self.0
+            .get(employee)?
+            .iter()
+            .find(|(f, t, _)| *f <= date && date <= *t)
+            .map(|(_, _, k)| k.as_str())
+    }
+}
+
+/// The approved whole days of leave that touch `from..=to` of the employees `filter` selects (a
+/// condition on `employee_id`, with its `params`).
+pub(crate) fn whole_days(
+    conn: &mut impl Queryable,
+    filter: &str,
+    mut params: Vec<mysql::Value>,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<WholeDays> {
+    params.extend([to.into(), from.into()]);
+    let rows: Vec<(String, NaiveDate, NaiveDate, String)> = conn.exec(
+        format!(
+            "SELECT employee_id, from_date, to_date, kind FROM leaves WHERE {filter} \
+             AND status = 'approved' AND half IS NULL AND from_date <= ? AND to_date >= ? ORDER BY id"
+        ),
+        params,
+    )?;
+    let mut out = WholeDays::default();
+    for (e, f, t, k) in rows {
+        out.0.entry(e).or_default().push((f, t, k));
+    }
+    Ok(out)
+}
+
 /// Approved half days of leave over a range, by employee: what a report asks of every row it
 /// reads (approved leave never overlaps, so a date has one at most).
 #[derive(Debug, Default)]

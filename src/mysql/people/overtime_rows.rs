@@ -12,24 +12,18 @@ use crate::domain::day::overtime::Decision;
 use crate::error::Error;
 use crate::mysql::Tx;
 
-/// The decision standing on each day from `from` to `to` of the employees `ids` (the latest): what a slice of a
-/// streamed report needs, so that memory follows the slice rather than the company.
-pub(crate) fn standing_of(
+/// The decision standing on each day (the latest) of the days and employees `filter` selects
+/// (a condition on `employee_id` and `work_date`, with its `params`): what a slice of a streamed
+/// report needs, so that memory follows the slice rather than the company.
+pub(crate) fn standing(
     conn: &mut impl Queryable,
-    ids: &[String],
-    from: NaiveDate,
-    to: NaiveDate,
+    filter: &str,
+    params: Vec<mysql::Value>,
 ) -> Result<HashMap<(String, NaiveDate), Decision>> {
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let marks = vec!["?"; ids.len()].join(",");
-    let mut params: Vec<mysql::Value> = ids.iter().map(|i| i.as_str().into()).collect();
-    params.extend([from.into(), to.into()]);
     let rows: Vec<(String, NaiveDate, String)> = conn.exec(
         format!(
             "SELECT employee_id, work_date, CAST(decision AS CHAR) FROM overtime_decisions \
-             WHERE employee_id IN ({marks}) AND work_date BETWEEN ? AND ? ORDER BY id"
+             WHERE {filter} ORDER BY id"
         ),
         params,
     )?;

@@ -1,36 +1,28 @@
-//! The month sheet's and payroll's reads, a slice of employees at a time so that memory follows
-//! the slice, not the company: the month sheet a department at a time (its employees in id
-//! order, in slices), payroll by a keyset cursor over employee ids. Each slice's rows come in the
-//! table's key order (day, employee), every day of the period from the Monday of its first week,
-//! so the weekly overtime threshold (`domain::day::overtime::Tally`) sees every day of an
-//! employee's week, in whichever department they were.
+//! The month sheet's reads, a slice of employees at a time so that memory follows the slice,
+//! not the company: its lines (an employee with a row in a department in the month) a group
+//! of departments at a time from the (day, department) index, then their rows a slice of lines
+//! at a time, every day from the Monday of the month's first week, so that the weekly overtime
+//! threshold (`domain::day::overtime::Tally`) sees every day of an employee's week, in
+//! whichever department they were. A thread of its own reads the next slice while this one is
+//! counted and written ([`slices::ahead`]).
 
 use std::collections::{HashMap, HashSet};
 
 use anyhow::Result;
-use chrono::{NaiveDate, NaiveDateTime};
+use chrono::NaiveDate;
 use mysql::prelude::Queryable;
 
-use crate::domain::day::overtime::{monday_of, Tally};
-use crate::domain::day::policy::DayStatus;
-use crate::domain::day::rulebook::version_on;
+use crate::domain::day::overtime::{monday_of, Hours, Tally};
 use crate::domain::day::worked::Days;
 use crate::domain::report::month::{last_day, Code, MonthSheet};
-use crate::domain::report::payroll::{PayDay, Payroll};
-use crate::error::Error;
-use crate::mysql::people::{leave_rows, overtime_rows, policy_rows};
-use crate::mysql::typed::Cols;
+use crate::mysql::people::leave_rows;
+use crate::mysql::report::members;
+use crate::mysql::report::slices::{self, DayRow, Decisions};
 use crate::mysql::Db;
 
 /// A part of the month sheet (one department's lines, or a slice of them) and the names on it.
 pub(crate) struct MonthPart {
     pub sheet: MonthSheet,
-    pub names: HashMap<String, String>,
-}
-
-/// Payroll's lines of a slice of employees, and their names.
-pub(crate) struct PayrollPart {
-    pub payroll: Payroll,
     pub names: HashMap<String, String>,
 }
 
@@ -46,62 +38,23 @@ pub(crate) fn departments(pool: &Db, dept: Option<&str>) -> Result<HashMap<Strin
         .collect())
 }
 
-/// `?,?,...` for `n` values.
-fn marks(n: usize) -> String {
-    vec!["?"; n].join(",")
-}
+/// How many employees' lines (by the roster) the month sheet looks up at a time, at least: a
+/// read of the index per group of departments, so the fewer the better.
+const LINES_READ: usize = 5000;
 
-fn values<T: Clone + Into<mysql::Value>>(v: &[T]) -> Vec<mysql::Value> {
-    v.iter().cloned().map(Into::into).collect()
-}
-
-/// Whose rows a slice reads: these employees, or every employee from one id to another.
-enum Who<'a> {
-    Ids(&'a [String]),
-    Range(&'a str, &'a str),
-}
-
-/// The rows of a slice of employees (`columns`, from `attendance a`, with `join`) on `dates`,
-/// in the table's own order (day, employee): an employee's days come in date order, and each
-/// day's rows are one range of the primary key, so MySQL neither sorts nor looks rows up by a
-/// second index. (An `IN` list of 1,000 or more is a table MariaDB joins and sorts instead,
-/// hence slices of fewer.)
-fn rows_of<'c>(
-    conn: &'c mut mysql::PooledConn,
-    columns: &str,
-    join: &str,
-    who: Who,
-    dates: &[NaiveDate],
-) -> Result<mysql::QueryResult<'c, 'c, 'c, mysql::Binary>> {
-    let mut params = values(dates);
-    let whom = match who {
-        Who::Ids(ids) => {
-            params.extend(values(ids));
-            format!("a.employee_id IN ({})", marks(ids.len()))
-        }
-        Who::Range(first, last) => {
-            params.extend([first.into(), last.into()]);
-            "a.employee_id BETWEEN ? AND ?".to_string()
-        }
-    };
-    Ok(conn.exec_iter(
-        format!(
-            "SELECT {columns} FROM attendance a {join} WHERE a.work_date IN ({}) AND {whom} \
-             ORDER BY a.work_date, a.employee_id",
-            marks(dates.len())
-        ),
-        params,
-    )?)
-}
-
-fn status_of(e: &str, date: NaiveDate, status: &str) -> Result<DayStatus> {
-    DayStatus::parse(status)
-        .ok_or_else(|| Error::internal(format!("attendance row {date} {e}: unknown status '{status}'")).into())
+/// A slice of the sheet's lines as read: the lines (department, employee; in that order), the
+/// names of those on the roster, and their rows with the decisions on their overtime.
+struct Slice {
+    lines: Vec<(String, String)>,
+    names: HashMap<String, String>,
+    reads: Vec<(Decisions, Vec<DayRow>)>,
 }
 
 /// The month that starts on `first`, of `dept` or of everyone, given to `each` a part at a
-/// time, in department then employee order: a department's employees (those with a row there
-/// in the month) `slice` at a time. An employee's line counts their whole weeks, days in another
+/// time, in department then employee order. Departments go in groups of a few thousand
+/// employees by their roster (one department alone when larger), whose lines are read from the
+/// index in one go; then `slice` lines at a time, each slice's employees' rows in one read where
+/// their ids run together. An employee's line counts their whole weeks, days in another
 /// department included, as the unsliced sheet did.
 pub(crate) fn month(
     pool: &Db,
@@ -111,6 +64,7 @@ pub(crate) fn month(
     slice: usize,
     each: &mut dyn FnMut(MonthPart) -> Result<()>,
 ) -> Result<()> {
+    let slice = slice.max(1);
     let last = last_day(first);
     let monday = monday_of(first);
     let mut conn = pool.get_conn()?;
@@ -122,133 +76,117 @@ pub(crate) fn month(
         .into_iter()
         .collect();
     let halves = leave_rows::half_days(&mut conn, first, last)?;
-    let depts: Vec<String> = match dept {
-        Some(d) => vec![d.to_string()],
-        None => conn.query("SELECT id FROM departments ORDER BY id")?,
+    let depts: Vec<(String, u64)> = match dept {
+        Some(d) => vec![(d.to_string(), 0)],
+        None => conn.query(
+            "SELECT d.id, COUNT(e.id) FROM departments d LEFT JOIN employees e ON e.department_id = d.id \
+             GROUP BY d.id ORDER BY d.id",
+        )?,
     };
-    // One equality per day, so that MySQL reads the (day, department) index alone.
+    drop(conn);
+    // One equality per day, so that MySQL reads one range of a key per day.
     let month_days: Vec<NaiveDate> = first.iter_days().take_while(|x| *x <= last).collect();
     let weeks: Vec<NaiveDate> = monday.iter_days().take_while(|x| *x <= last).collect();
-    let who = format!(
-        "SELECT id, name FROM employees WHERE id IN (SELECT employee_id FROM attendance \
-         WHERE work_date IN ({}) AND department_id = ?) ORDER BY id",
-        marks(month_days.len())
-    );
-    for d in depts {
-        let mut params = values(&month_days);
-        params.push(d.as_str().into());
-        let people: Vec<(String, String)> = conn.exec(&who, params)?;
-        for people in people.chunks(slice.max(1)) {
-            let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
-            let ids = ids.as_slice();
-            let mut tally = Tally::new(overtime_rows::standing_of(&mut conn, ids, monday, last)?);
-            let mut sheet = MonthSheet::new(first);
-            let columns = "a.department_id, a.employee_id, a.work_date, CAST(a.status AS CHAR), a.first_in, a.last_out";
-            // A department whose people hold a run of ids (as a roster numbered by department
-            // does) reads that run of the key, others' rows skipped; a scattered one each id.
-            let (lo, hi) = (&people[0].0, &people[people.len() - 1].0);
-            let run: u64 = conn
-                .exec_first("SELECT COUNT(*) FROM employees WHERE id BETWEEN ? AND ?", (lo, hi))?
-                .unwrap_or(u64::MAX);
-            let who = if run <= 2 * people.len() as u64 {
-                Who::Range(lo, hi)
-            } else {
-                Who::Ids(ids)
-            };
-            let mine: HashSet<&str> = ids.iter().map(String::as_str).collect();
-            for row in rows_of(&mut conn, columns, "", who, &weeks)? {
-                let mut c = Cols::new(row?, "attendance row");
-                let (rd, e, date, status): (String, String, NaiveDate, String) =
-                    (c.get(0)?, c.get(1)?, c.get(2)?, c.get(3)?);
-                if !mine.contains(e.as_str()) {
-                    continue;
+    // Three threads: one reads the lines a group of departments at a time, one the rows of a
+    // slice of lines at a time, and this one counts them and writes the sheet.
+    let lines = |give: &mut dyn FnMut(Vec<(String, String)>) -> bool| -> Result<()> {
+        let mut conn = pool.get_conn()?;
+        for group in groups(&depts, slice.max(LINES_READ)) {
+            let ids: Vec<&str> = group.iter().map(|(d, _)| d.as_str()).collect();
+            for part in members::of(&mut conn, &ids, &month_days)?.chunks(slice) {
+                if !give(part.to_vec()) {
+                    return Ok(());
                 }
-                let (fi, lo): (Option<NaiveDateTime>, Option<NaiveDateTime>) = (c.get(4)?, c.get(5)?);
-                let status = status_of(&e, date, &status)?;
-                let day = days.of(&e, &rd, date).1;
-                let h = tally.day(
-                    day.rules(),
-                    &e,
-                    date,
-                    day.stored_split(status, halves.on(&e, date), fi, lo),
-                );
-                // The days before the month count toward their week; another department's
-                // days are that department's lines.
-                if date < first || rd != d {
-                    continue;
-                }
-                sheet.add(rd, e, date, Code::of(status, holidays.contains(&date)), h);
             }
-            let names = people.iter().cloned().collect();
-            each(MonthPart { sheet, names })?;
         }
-    }
-    Ok(())
+        Ok(())
+    };
+    let rows = |give: &mut dyn FnMut(Slice) -> bool| -> Result<()> {
+        let mut conn = pool.get_conn()?;
+        slices::ahead(lines, |part| Ok(give(read_slice(&mut conn, part, &weeks)?)))
+    };
+    slices::ahead(rows, |s| {
+        each(count(days, s, first, &holidays, &halves))?;
+        Ok(true)
+    })
 }
 
-/// Payroll's lines for a period, given to `each` a slice of `slice` employees at a time, in id
-/// order (a keyset cursor over `employees`), with the kind of the approved leave of each day
-/// on leave (approved leave never overlaps, so a day matches one leave at most). An employee's
-/// days come in date order from the Monday of the period's first week: the days before the
-/// period count only toward their week's overtime threshold (`domain::day::overtime::Tally`).
-pub(crate) fn payroll(
-    pool: &Db,
+/// Consecutive departments whose rosters add up to `size` employees at most (a larger one
+/// alone).
+fn groups(depts: &[(String, u64)], size: usize) -> Vec<&[(String, u64)]> {
+    let mut out = Vec::new();
+    let (mut start, mut sum) = (0, 0u64);
+    for (i, (_, n)) in depts.iter().enumerate() {
+        if i > start && sum + n > size as u64 {
+            out.push(&depts[start..i]);
+            (start, sum) = (i, 0);
+        }
+        sum += n;
+    }
+    if start < depts.len() {
+        out.push(&depts[start..]);
+    }
+    out
+}
+
+/// Read the rows of the employees of `lines` on `weeks`, and the decisions on their overtime.
+fn read_slice(conn: &mut mysql::PooledConn, lines: Vec<(String, String)>, weeks: &[NaiveDate]) -> Result<Slice> {
+    let mut ids: Vec<&str> = lines.iter().map(|(_, e)| e.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let (plan, names) = slices::plan(conn, &ids)?;
+    let mut reads = Vec::with_capacity(plan.len());
+    for who in plan {
+        let decisions = slices::decisions(conn, who, weeks)?;
+        reads.push((
+            decisions,
+            slices::read_rows(conn, who, weeks, false, |e| names.contains_key(e))?,
+        ));
+    }
+    Ok(Slice { lines, names, reads })
+}
+
+/// The part of the sheet a slice makes: every row counts toward its week, and the rows in the
+/// month of each line's department fill that line.
+fn count(
     days: &mut Days,
-    from: NaiveDate,
-    to: NaiveDate,
-    slice: usize,
-    each: &mut dyn FnMut(PayrollPart) -> Result<()>,
-) -> Result<()> {
-    let mut conn = pool.get_conn()?;
-    let monday = monday_of(from);
-    let halves = leave_rows::half_days(&mut conn, from, to)?;
-    let versions = policy_rows::version_dates(&mut conn)?;
-    let dates: Vec<NaiveDate> = monday.iter_days().take_while(|x| *x <= to).collect();
-    let mut after = String::new();
-    loop {
-        let people: Vec<(String, String)> = conn.exec(
-            "SELECT id, name FROM employees WHERE id > ? ORDER BY id LIMIT ?",
-            (after.as_str(), slice.max(1) as u64),
-        )?;
-        let (Some((first, _)), Some((last, _))) = (people.first(), people.last()) else {
-            break;
-        };
-        let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
-        after = last.clone();
-        let mut tally = Tally::new(overtime_rows::standing_of(&mut conn, &ids, monday, to)?);
-        let mut payroll = Payroll::default();
-        let columns = "a.employee_id, a.department_id, CAST(a.status AS CHAR), a.first_in, a.last_out, a.late_minutes, l.kind, a.work_date";
-        let join = "LEFT JOIN leaves l ON a.status = 'on_leave' AND l.employee_id = a.employee_id \
-                    AND l.status = 'approved' AND l.half IS NULL AND a.work_date BETWEEN l.from_date AND l.to_date";
-        for row in rows_of(&mut conn, columns, join, Who::Range(first, last), &dates)? {
-            let mut c = Cols::new(row?, "attendance row");
-            let (e, d, status): (String, String, String) = (c.get(0)?, c.get(1)?, c.get(2)?);
-            let (fi, lo): (Option<NaiveDateTime>, Option<NaiveDateTime>) = (c.get(3)?, c.get(4)?);
-            let (late, kind): (u32, Option<String>) = (c.get(5)?, c.get(6)?);
-            let date: NaiveDate = c.get(7)?;
-            let status = status_of(&e, date, &status)?;
-            let (shift, day) = days.of(&e, &d, date);
-            let split = day.stored_split(status, halves.on(&e, date), fi, lo);
-            let h = tally.day(day.rules(), &e, date, split);
-            if date < from {
+    s: Slice,
+    first: NaiveDate,
+    holidays: &HashSet<NaiveDate>,
+    halves: &leave_rows::HalfDays,
+) -> MonthPart {
+    // Each employee's lines here (usually one): its department and where its rows go.
+    let mut theirs: HashMap<&str, Vec<(&str, usize)>> = HashMap::with_capacity(s.names.len());
+    for (i, (d, e)) in s.lines.iter().enumerate() {
+        if s.names.contains_key(e) {
+            theirs.entry(e.as_str()).or_default().push((d.as_str(), i));
+        }
+    }
+    let mut found: Vec<Vec<(NaiveDate, Code, Hours)>> = vec![Vec::new(); s.lines.len()];
+    for (decisions, rows) in s.reads {
+        let mut tally = Tally::new(decisions);
+        for r in rows {
+            let Some(mine) = theirs.get(r.employee.as_str()) else {
+                continue;
+            };
+            let day = days.of(&r.employee, &r.dept, r.date).1;
+            let split = day.stored_split(r.status, halves.on(&r.employee, r.date), r.first_in, r.last_out);
+            let h = tally.day(day.rules(), &r.employee, r.date, split);
+            // The days before the month count toward their week; the employee's other lines
+            // (another department's) are other parts'.
+            if r.date < first {
                 continue;
             }
-            let half_leave_kind = halves.half_on(&e, date).map(|(_, k)| k);
-            payroll.add(PayDay {
-                employee: e.clone(),
-                dept: d,
-                date,
-                status,
-                late_minutes: late,
-                leave_kind: kind.as_deref(),
-                half_leave_kind,
-                shift: &shift.name,
-                rulebook: version_on(&versions, date),
-                hours: h,
-            });
+            if let Some((_, i)) = mine.iter().find(|(d, _)| *d == r.dept) {
+                found[*i].push((r.date, Code::of(r.status, holidays.contains(&r.date)), h));
+            }
         }
-        let names = people.into_iter().collect();
-        each(PayrollPart { payroll, names })?;
     }
-    Ok(())
+    let mut sheet = MonthSheet::new(first);
+    for ((d, e), rows) in s.lines.iter().zip(found) {
+        if !rows.is_empty() {
+            sheet.add_line(d.clone(), e.clone(), rows);
+        }
+    }
+    MonthPart { sheet, names: s.names }
 }

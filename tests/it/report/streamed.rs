@@ -13,8 +13,11 @@ const TZ: &str = "Europe/Paris";
 const DAYS: [&str; 3] = ["2026-11-16", "2026-11-17", "2026-11-18"];
 
 /// 30 employees in 3 departments, a week with a 600-minute weekly threshold and a half day of
-/// approved leave, everyone's days settled, and D001's first member moved from D002 after
-/// Monday (their Monday row is D002's). Returns the mover.
+/// approved leave, everyone's days settled, D001's first member moved from D002 after Monday
+/// (their Monday row is D002's), its second one's Tuesday spent in D003 (whose lines then hold
+/// ids far apart, read by their ids), and a whole day of sick leave booked after settle (of an
+/// employee of D003, who never came).
+/// Returns the first mover.
 fn week() -> (TestEnv, String) {
     let env = TestEnv::with_roster(TZ, 30, 3);
     env.policy("policy.overtime_weekly_after", "600", "2026-11-01");
@@ -46,13 +49,18 @@ fn week() -> (TestEnv, String) {
     for day in DAYS {
         env.ok(&["settle", "--date", day, "-q"]);
     }
+    // D003 never came: its days settled absent, one of them then on sick leave.
+    let sick = env.members("D003")[1].clone();
+    env.ok(&["leave", "add", &sick, DAYS[2], DAYS[2], "--kind", "sick"]);
     let mover = d1[0].clone();
-    env.mysql()
-        .exec_drop(
-            "UPDATE attendance SET department_id = 'D002' WHERE employee_id = ? AND work_date = ?",
-            (&mover, DAYS[0]),
-        )
-        .unwrap();
+    for (e, dept, day) in [(&mover, "D002", DAYS[0]), (&d1[1], "D003", DAYS[1])] {
+        env.mysql()
+            .exec_drop(
+                "UPDATE attendance SET department_id = ? WHERE employee_id = ? AND work_date = ?",
+                (dept, e, day),
+            )
+            .unwrap();
+    }
     (env, mover)
 }
 
@@ -95,6 +103,22 @@ fn the_month_sheet_and_payroll_read_a_slice_at_a_time_are_the_same_bytes_as_read
         csv.lines().count(),
         1 + 30,
         "a header and a line per employee with rows"
+    );
+    let sick = env.members("D003")[1].clone();
+    let doc = env.json(&[&payroll[..], &["--json"]].concat());
+    let line = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["employee_id"] == sick.as_str())
+        .cloned()
+        .unwrap();
+    assert_eq!(line["leave_sick"].as_f64(), Some(1.0), "the leave's kind: {line}");
+    let month_csv = sliced(&env, Some("7"), &[&month[..], &["--format", "csv"]].concat());
+    let d3_mover = format!("D003,{},", env.members("D001")[1]);
+    assert!(
+        month_csv.lines().any(|l| l.starts_with(&d3_mover)),
+        "a line in D003 for the day spent there: {month_csv}"
     );
     let bad = env
         .cmd()
