@@ -673,6 +673,32 @@ pub fn sign_event(ev: &mut Event, signer: &Signer) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// Sign events as one batch, as a bulk check-in signs a script call's records (with an Ed25519
+/// key, one signature over their Merkle tree, each event's `sig` a batch tag: `event::batch`);
+/// what a tool or a benchmark that plays a bulk kiosk does.
+pub fn sign_batch(evs: &mut [Event], signer: &Signer) -> Result<(), Refusal> {
+    let bodies = evs
+        .iter()
+        .map(|ev| crate::domain::event::record::signed_body(ev, signer.key_id()).map_err(|e| Refusal::Malformed(e.0)))
+        .collect::<Result<Vec<String>, Refusal>>()?;
+    let lens: Vec<usize> = bodies.iter().map(String::len).collect();
+    let mut records: Vec<(&str, String, Kind)> = evs
+        .iter()
+        .zip(bodies)
+        .map(|(ev, body)| (ev.event_id.as_str(), body, ev.kind))
+        .collect();
+    signer.append_tags(&mut records, 0);
+    let tags: Vec<String> = records
+        .into_iter()
+        .zip(lens)
+        .map(|(r, len)| r.1[len..].to_string())
+        .collect();
+    for (ev, tag) in evs.iter_mut().zip(tags) {
+        (ev.key_id, ev.sig) = (Some(signer.key_id().to_string()), Some(tag));
+    }
+    Ok(())
+}
+
 /// The first format's signed fields of an event as it arrives (its wire JSON).
 fn signed_of<'a>(ev: &'a Event, key_id: &'a str) -> Result<Signed<'a>, Refusal> {
     let at = DateTime::parse_from_rfc3339(&ev.at).map_err(|e| Refusal::Malformed(format!("at: {e}")))?;
@@ -955,19 +981,7 @@ mod tests {
                 ev
             })
             .collect();
-        let mut records: Vec<(&str, String, Kind)> = evs
-            .iter()
-            .map(|ev| {
-                let body = crate::domain::event::record::signed_body(ev, signer.key_id()).unwrap();
-                (ev.event_id.as_str(), body, ev.kind)
-            })
-            .collect();
-        let lens: Vec<usize> = records.iter().map(|r| r.1.len()).collect();
-        signer.append_tags(&mut records, 0);
-        let tags: Vec<String> = records.iter().zip(lens).map(|(r, l)| r.1[l..].to_string()).collect();
-        for (ev, tag) in evs.iter_mut().zip(tags) {
-            (ev.key_id, ev.sig) = (Some(signer.key_id().to_string()), Some(tag));
-        }
+        sign_batch(&mut evs, signer).unwrap();
         evs
     }
 
