@@ -4,15 +4,34 @@
 //! so every record is checked on its own and a verifier checks the signature once per root.
 //!
 //! The tag is `b1.` and base64url without padding of: the signature (64 bytes), the leaf count
-//! and the record's index (2 bytes each, big-endian), then the audit path, leaf to root (32
-//! bytes a hash). Its `.` is in no base64 alphabet, so it is told from every single tag (an HMAC
-//! tag, the first format's MAC, an Ed25519 signature) by its prefix, never by its length.
+//! less one and the record's index (2 bytes each, big-endian), the batch's salt (16 bytes),
+//! then the audit path, leaf to root ([`NODE_BYTES`] a hash). Its `.` is in no base64
+//! alphabet, so it is told from every single tag (an HMAC tag, the first format's MAC, an
+//! Ed25519 signature) by its prefix, never by its length.
+//!
+//! The tree keeps 128 bits of each SHA-256, salted per batch (randomized hashing, NIST SP
+//! 800-106, as XMSS and SPHINCS+ do): the salt is keyed by the signer's private key and the
+//! whole batch, so nobody can know it before the batch is signed, and a record that passes for
+//! a signed one needs a second preimage (2^128 work), never a collision made in advance (2^64).
+//! docs/security.md, "Batch signatures", says why and what it saves.
 
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
-/// A SHA-256 hash: a leaf's, a node's or the root's.
-pub(crate) type Hash = [u8; 32];
+/// How much of a SHA-256 hash a tree's leaves, nodes and root keep (see docs/security.md,
+/// "Batch signatures", for why).
+pub(crate) const NODE_BYTES: usize = 16;
+
+/// A leaf's, a node's or the root's hash.
+pub(crate) type Hash = [u8; NODE_BYTES];
+
+/// What a verifier remembers a batch signature by: a whole SHA-256.
+pub(crate) type Id = [u8; 32];
+
+/// The first [`NODE_BYTES`] of a SHA-256.
+fn kept(h: Sha256) -> Hash {
+    h.finalize()[..NODE_BYTES].try_into().expect("NODE_BYTES <= 32")
+}
 
 /// What begins a batch tag.
 pub(crate) const TAG_PREFIX: &str = "b1.";
@@ -25,18 +44,23 @@ pub(crate) const MAX_LEAVES: usize = 1 << 16;
 pub(crate) const LEAVES: usize = 128;
 
 /// What the batch's key signs: a label of its own (so a batch signature never passes for an
-/// event's, an alert's or a void's, nor the reverse), the leaf count and the root.
+/// event's, an alert's or a void's, nor the reverse), the leaf count, the salt and the root.
 const BATCH_LABEL: &[u8] = b"attendance-batch-v1\t";
 
 const SIG_BYTES: usize = 64;
-const HEAD_BYTES: usize = SIG_BYTES + 4;
+/// A batch's salt.
+pub(crate) const SALT_BYTES: usize = 16;
+pub(crate) type Salt = [u8; SALT_BYTES];
+const HEAD_BYTES: usize = SIG_BYTES + 4 + SALT_BYTES;
 
-/// A leaf: SHA-256 of 0x00 and the record's signed message (RFC 6962 section 2.1).
-pub(crate) fn leaf(message: &[u8]) -> Hash {
+/// A leaf: SHA-256 of 0x00, the batch's salt and the record's signed message (RFC 6962 section
+/// 2.1, salted).
+pub(crate) fn leaf(salt: &Salt, message: &[u8]) -> Hash {
     let mut h = Sha256::new();
     h.update([0u8]);
+    h.update(salt);
     h.update(message);
-    h.finalize().into()
+    kept(h)
 }
 
 /// A node: SHA-256 of 0x01 and its two children, so no node passes for a leaf.
@@ -45,7 +69,7 @@ fn node(left: &Hash, right: &Hash) -> Hash {
     h.update([1u8]);
     h.update(left);
     h.update(right);
-    h.finalize().into()
+    kept(h)
 }
 
 /// The largest power of two below `n` (n > 1): where RFC 6962 splits a tree of `n` leaves.
@@ -96,22 +120,30 @@ pub(crate) fn root_from(leaf: Hash, index: usize, count: usize, path: &[Hash]) -
 }
 
 /// The message a batch's key signs.
-pub(crate) fn signed_message(count: usize, root: &Hash) -> Vec<u8> {
-    let mut m = Vec::with_capacity(BATCH_LABEL.len() + 6 + root.len());
+pub(crate) fn signed_message(count: usize, salt: &Salt, root: &Hash) -> Vec<u8> {
+    let mut m = Vec::with_capacity(BATCH_LABEL.len() + 6 + SALT_BYTES + NODE_BYTES);
     m.extend_from_slice(BATCH_LABEL);
     m.extend_from_slice(count.to_string().as_bytes());
     m.push(b'\t');
+    m.extend_from_slice(salt);
     m.extend_from_slice(root);
     m
 }
 
-/// Append one record's tag: the batch's signature, its place and its path.
-pub(crate) fn encode_tag(sig: &[u8; SIG_BYTES], index: usize, count: usize, path: &[Hash], out: &mut String) {
+/// Append one record's tag: the batch's signature, the record's place, the salt and its path.
+pub(crate) fn encode_tag(
+    sig: &[u8; SIG_BYTES],
+    (index, count): (usize, usize),
+    salt: &Salt,
+    path: &[Hash],
+    out: &mut String,
+) {
     debug_assert!(count <= MAX_LEAVES && index < count);
-    let mut raw = Vec::with_capacity(HEAD_BYTES + 32 * path.len());
+    let mut raw = Vec::with_capacity(HEAD_BYTES + NODE_BYTES * path.len());
     raw.extend_from_slice(sig);
     raw.extend_from_slice(&u16::try_from(count - 1).expect("at most MAX_LEAVES").to_be_bytes());
     raw.extend_from_slice(&u16::try_from(index).expect("below MAX_LEAVES").to_be_bytes());
+    raw.extend_from_slice(salt);
     path.iter().for_each(|h| raw.extend_from_slice(h));
     out.push_str(TAG_PREFIX);
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode_string(&raw, out);
@@ -123,6 +155,7 @@ pub(crate) struct Tag {
     pub sig: [u8; SIG_BYTES],
     pub count: usize,
     pub index: usize,
+    pub salt: Salt,
     pub path: Vec<Hash>,
 }
 
@@ -137,7 +170,7 @@ pub(crate) fn decode_tag(sig: &str) -> Option<Tag> {
     let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(sig.strip_prefix(TAG_PREFIX)?)
         .ok()?;
-    if raw.len() < HEAD_BYTES || !(raw.len() - HEAD_BYTES).is_multiple_of(32) {
+    if raw.len() < HEAD_BYTES || !(raw.len() - HEAD_BYTES).is_multiple_of(NODE_BYTES) {
         return None;
     }
     let count = usize::from(u16::from_be_bytes([raw[64], raw[65]])) + 1;
@@ -146,23 +179,23 @@ pub(crate) fn decode_tag(sig: &str) -> Option<Tag> {
         sig: raw[..SIG_BYTES].try_into().expect("64 bytes"),
         count,
         index,
+        salt: raw[68..HEAD_BYTES].try_into().expect("SALT_BYTES"),
         path: raw[HEAD_BYTES..]
-            .chunks_exact(32)
-            .map(|c| c.try_into().expect("32 bytes"))
+            .chunks_exact(NODE_BYTES)
+            .map(|c| c.try_into().expect("NODE_BYTES"))
             .collect(),
     })
 }
 
-/// What a verifier remembers of a root whose signature it checked: the key's id, the count, the
-/// root and the very signature bytes (so a record is accepted by a verifier that saw its batch
+/// What a verifier remembers of a batch signature it checked: the key's id, the signed message
+/// and the very signature bytes (so a record is accepted by a verifier that saw its batch
 /// before exactly when it would be by one that never did).
-pub(crate) fn verified_id(key_id: &str, tag: &Tag, root: &Hash) -> Hash {
+pub(crate) fn verified_id(key_id: &str, signed: &[u8], sig: &[u8; SIG_BYTES]) -> Id {
     let mut h = Sha256::new();
     h.update(key_id.as_bytes());
     h.update([0u8]);
-    h.update((tag.count as u32).to_be_bytes());
-    h.update(root);
-    h.update(tag.sig);
+    h.update(signed);
+    h.update(sig);
     h.finalize().into()
 }
 
@@ -170,8 +203,10 @@ pub(crate) fn verified_id(key_id: &str, tag: &Tag, root: &Hash) -> Hash {
 mod tests {
     use super::*;
 
+    const SALT: Salt = [9; SALT_BYTES];
+
     fn leaves(n: usize) -> Vec<Hash> {
-        (0..n).map(|i| leaf(format!("record {i}").as_bytes())).collect()
+        (0..n).map(|i| leaf(&SALT, format!("record {i}").as_bytes())).collect()
     }
 
     /// RFC 6962's MTH, written from its definition (section 2.1), recursively.
@@ -204,7 +239,12 @@ mod tests {
                 long.push(root);
                 assert_ne!(root_from(l[i], i, n, &long), Some(root));
                 // Another record under this path: not this root.
-                assert_ne!(root_from(leaf(b"forged"), i, n, p), Some(root));
+                assert_ne!(root_from(leaf(&SALT, b"forged"), i, n, p), Some(root));
+                // The same record under another salt: not this root.
+                assert_ne!(
+                    root_from(leaf(&[8; SALT_BYTES], format!("record {i}").as_bytes()), i, n, p),
+                    Some(root)
+                );
             }
             assert_eq!(root_from(l[0], n, n, &paths[0]), None, "an index outside the tree");
         }
@@ -223,7 +263,7 @@ mod tests {
         let (a, b) = (
             leaves(8),
             (8..16)
-                .map(|i| leaf(format!("record {i}").as_bytes()))
+                .map(|i| leaf(&SALT, format!("record {i}").as_bytes()))
                 .collect::<Vec<_>>(),
         );
         let ((root_a, _), (_, paths_b)) = (tree(&a), tree(&b));
@@ -237,8 +277,7 @@ mod tests {
         let l = leaves(2);
         let mut joined = l[0].to_vec();
         joined.extend_from_slice(&l[1]);
-        assert_ne!(leaf(&joined), tree(&l).0);
-        assert_ne!(leaf(&joined[..]), node(&l[0], &l[1]));
+        assert_ne!(leaf(&SALT, &joined), tree(&l).0);
     }
 
     #[test]
@@ -246,10 +285,13 @@ mod tests {
         let l = leaves(5);
         let (_, paths) = tree(&l);
         let mut s = String::new();
-        encode_tag(&[7; 64], 3, 5, &paths[3], &mut s);
+        encode_tag(&[7; 64], (3, 5), &SALT, &paths[3], &mut s);
         assert!(is_tag(&s) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)));
         let tag = decode_tag(&s).unwrap();
-        assert_eq!((tag.sig, tag.count, tag.index, &tag.path), ([7; 64], 5, 3, &paths[3]));
+        assert_eq!(
+            (tag.sig, tag.count, tag.index, tag.salt, &tag.path),
+            ([7; 64], 5, 3, SALT, &paths[3])
+        );
         assert_eq!(decode_tag(&s[..s.len() - 1]), None, "a path cut mid-hash");
         assert_eq!(decode_tag(&s[TAG_PREFIX.len()..]), None, "no prefix");
         assert!(!is_tag(&"A".repeat(86)));

@@ -166,14 +166,26 @@ impl Signer {
         };
         use ed25519_dalek::Signer as _;
         for chunk in records.chunks_mut(batch::LEAVES) {
-            let leaves: Vec<batch::Hash> = chunk
+            let messages: Vec<Vec<u8>> = chunk
                 .iter()
-                .map(|(id, record, kind)| batch::leaf(&message_bytes(id, &record[body_from..], *kind)))
+                .map(|(id, record, kind)| message_bytes(id, &record[body_from..], *kind))
                 .collect();
+            // The salt: keyed by the private key and every record of the batch (as Ed25519
+            // derives its own nonce, RFC 8032), so no one can know it before the batch is signed.
+            let mut salted = HmacSha256::new_from_slice(key.as_bytes()).expect("HMAC takes a key of any length");
+            salted.update(b"attendance-batch-salt-v1");
+            for m in &messages {
+                salted.update(&(m.len() as u64).to_be_bytes());
+                salted.update(m);
+            }
+            let salt: batch::Salt = salted.finalize().into_bytes()[..batch::SALT_BYTES]
+                .try_into()
+                .expect("SALT_BYTES <= 32");
+            let leaves: Vec<batch::Hash> = messages.iter().map(|m| batch::leaf(&salt, m)).collect();
             let (root, paths) = batch::tree(&leaves);
-            let sig = key.sign(&batch::signed_message(leaves.len(), &root)).to_bytes();
+            let sig = key.sign(&batch::signed_message(leaves.len(), &salt, &root)).to_bytes();
             for (i, ((_, record, _), path)) in chunk.iter_mut().zip(&paths).enumerate() {
-                batch::encode_tag(&sig, i, leaves.len(), path, record);
+                batch::encode_tag(&sig, (i, leaves.len()), &salt, path, record);
             }
         }
     }

@@ -20,7 +20,7 @@ use chrono::{DateTime, NaiveDate};
 use hmac::Mac;
 
 use crate::domain::day::shifts::{Clocks, Shifts};
-use crate::domain::event::batch::{self, Hash};
+use crate::domain::event::batch::{self, Id};
 use crate::domain::event::membership::Membership;
 use crate::domain::event::record::Event;
 use crate::domain::event::signer::{
@@ -136,7 +136,7 @@ struct Pending {
     msg: Vec<u8>,
     sig: ed25519_dalek::Signature,
     key: ed25519_dalek::VerifyingKey,
-    root: Option<Hash>,
+    root: Option<Id>,
 }
 
 /// The keys a verifier accepts, by id (several at once: rotation), and the ids it refuses.
@@ -155,7 +155,7 @@ pub struct Keyring {
     registry_known: bool,
     /// The batch signatures checked so far (`batch::verified_id`): a batch's other records
     /// cost their audit path's hashes, not a signature check. Shared by settle's threads.
-    verified: Mutex<HashSet<Hash>>,
+    verified: Mutex<HashSet<Id>>,
 }
 
 /// Batch signatures a ring remembers at most; past it, it forgets them all and starts again (a
@@ -334,7 +334,7 @@ impl Keyring {
         let mut todo: Vec<Pending> = Vec::new();
         let mut waiting: Vec<(usize, usize)> = Vec::new();
         // Per batch signature: its slot in `todo`, or `None` when the ring checked it before.
-        let mut roots: HashMap<Hash, Option<usize>> = HashMap::new();
+        let mut roots: HashMap<Id, Option<usize>> = HashMap::new();
         for ev in evs {
             out.push(match self.batchable(ev) {
                 Ok(p) => {
@@ -404,12 +404,14 @@ impl Keyring {
         };
         if batch::is_tag(sig) {
             let tag = batch::decode_tag(sig).ok_or_else(bad)?;
-            let root = batch::root_from(batch::leaf(&body()?), tag.index, tag.count, &tag.path).ok_or_else(bad)?;
+            let leaf = batch::leaf(&tag.salt, &body()?);
+            let root = batch::root_from(leaf, tag.index, tag.count, &tag.path).ok_or_else(bad)?;
+            let msg = batch::signed_message(tag.count, &tag.salt, &root);
             return Ok(Pending {
-                msg: batch::signed_message(tag.count, &root),
+                root: Some(batch::verified_id(key_id, &msg, &tag.sig)),
+                msg,
                 sig: ed25519_dalek::Signature::from_bytes(&tag.sig),
                 key: *public,
-                root: Some(batch::verified_id(key_id, &tag, &root)),
             });
         }
         if sig.len() != ED25519_CHARS {
@@ -434,18 +436,19 @@ impl Keyring {
             return Err(());
         };
         let tag = batch::decode_tag(sig).ok_or(())?;
-        let root = batch::root_from(batch::leaf(msg), tag.index, tag.count, &tag.path).ok_or(())?;
-        let id = batch::verified_id(key_id, &tag, &root);
+        let root = batch::root_from(batch::leaf(&tag.salt, msg), tag.index, tag.count, &tag.path).ok_or(())?;
+        let signed = batch::signed_message(tag.count, &tag.salt, &root);
+        let id = batch::verified_id(key_id, &signed, &tag.sig);
         if self.checked(&id) {
             return Ok(());
         }
-        ed25519_matches(public, &batch::signed_message(tag.count, &root), &tag.sig)?;
+        ed25519_matches(public, &signed, &tag.sig)?;
         self.remember([id]);
         Ok(())
     }
 
     /// Whether the ring checked this batch signature before and found it good.
-    fn checked(&self, id: &Hash) -> bool {
+    fn checked(&self, id: &Id) -> bool {
         self.verified
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -453,7 +456,7 @@ impl Keyring {
     }
 
     /// Remember batch signatures checked and found good.
-    fn remember(&self, ids: impl IntoIterator<Item = Hash>) {
+    fn remember(&self, ids: impl IntoIterator<Item = Id>) {
         let mut verified = self.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         for id in ids {
             if verified.len() >= VERIFIED_MAX {
@@ -1023,7 +1026,7 @@ mod tests {
         let parts = |ev: &Event| batch::decode_tag(ev.sig.as_deref().unwrap()).unwrap();
         let retag = |ev: &Event, t: &batch::Tag| {
             let mut sig = String::new();
-            batch::encode_tag(&t.sig, t.index, t.count, &t.path, &mut sig);
+            batch::encode_tag(&t.sig, (t.index, t.count), &t.salt, &t.path, &mut sig);
             Event {
                 sig: Some(sig),
                 ..ev.clone()
@@ -1034,6 +1037,10 @@ mod tests {
         moved.index = 2;
         let mut cross = parts(&a[1]);
         (cross.path, cross.count, cross.sig) = (parts(&b[1]).path, 6, parts(&b[1]).sig);
+        let mut cross_salted = cross.clone();
+        cross_salted.salt = parts(&b[1]).salt;
+        let mut salt = parts(&a[1]);
+        salt.salt[0] ^= 1;
         let mut cut = parts(&a[1]);
         cut.path.pop();
         let mut sig = parts(&a[1]);
@@ -1041,6 +1048,8 @@ mod tests {
         for (what, forged) in [
             ("another place", retag(&a[1], &moved)),
             ("another batch's path", retag(&a[1], &cross)),
+            ("another batch's path and salt", retag(&a[1], &cross_salted)),
+            ("another salt", retag(&a[1], &salt)),
             ("a path cut short", retag(&a[1], &cut)),
             ("another signature", retag(&a[1], &sig)),
         ] {
@@ -1112,6 +1121,23 @@ mod tests {
         assert!(hmac.iter().all(|ev| ring().verify(ev).is_ok()));
         // One record alone is signed alone.
         assert_eq!(batch_of(1, &e1)[0].sig.as_deref().map(str::len), Some(ED25519_CHARS));
+    }
+
+    #[test]
+    fn a_batchs_salt_comes_from_the_key_and_every_record_so_no_one_knows_it_before_signing() {
+        let salt = |evs: &[Event]| batch::decode_tag(evs[0].sig.as_deref().unwrap()).unwrap().salt;
+        let (e1, e2) = (ed("e1", 1).0, ed("e2", 2).0);
+        assert_eq!(
+            salt(&batch_of(3, &e1)),
+            salt(&batch_of(3, &e1)),
+            "the same batch, the same tags"
+        );
+        assert_ne!(salt(&batch_of(3, &e1)), salt(&batch_of(3, &e2)), "another key");
+        assert_ne!(salt(&batch_of(3, &e1)), salt(&batch_of(4, &e1)), "one record more");
+        let mut other = batch_of(3, &e1);
+        other[2].late_minutes += 1;
+        sign_batch(&mut other, &e1).unwrap();
+        assert_ne!(salt(&batch_of(3, &e1)), salt(&other), "one record changed");
     }
 
     #[test]
