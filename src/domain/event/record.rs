@@ -196,8 +196,8 @@ pub(crate) fn signed_body(ev: &Event, key_id: &str) -> Result<String, Malformed>
 /// Room for a record's numbers, tabs, key id, tag and the script's suffix besides its texts:
 /// enough that a record is written into one buffer, never grown (a key id is at most 64).
 const RECORD_ROOM: usize = 192;
-/// What a batch tag adds to that room: up to 128 leaves (7 hashes), 3 + 390 characters.
-const BATCH_ROOM: usize = 400;
+/// What a batch tag adds to that room: up to 128 leaves (7 nodes), 3 + 262 characters.
+const BATCH_ROOM: usize = 280;
 
 /// The record's fields, tag first, each followed by a tab, in a buffer sized once for the
 /// whole record (the key id, the tag and the script's suffix included).
