@@ -278,6 +278,22 @@ pub(super) fn escaped(s: &str) -> std::borrow::Cow<'_, str> {
     q[1..q.len() - 1].to_string().into()
 }
 
+/// A signed record as `render::signed_record` reads it where it lies.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Written<'a> {
+    pub event_id: &'a str,
+    pub employee_id: &'a str,
+    pub kind: Kind,
+    /// The punch's instant, unix seconds.
+    pub at: i64,
+    pub work_date: NaiveDate,
+    pub recorded_ms: i64,
+    pub key_id: &'a str,
+    pub sig: &'a str,
+    /// The bytes its signature covers besides its id and kind (`signer::record_message`).
+    pub body: &'a str,
+}
+
 /// An outbox entry that is no event: never published, left where it is for a person to see.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("not an event: {0}")]

@@ -22,7 +22,7 @@ use hmac::Mac;
 use crate::domain::day::shifts::{Clocks, Shifts};
 use crate::domain::event::batch::{self, Id};
 use crate::domain::event::membership::Membership;
-use crate::domain::event::record::Event;
+use crate::domain::event::record::{Event, Written};
 use crate::domain::event::signer::{
     check_key_id, key_bytes, keyed, message_bytes, record_message, HmacSha256, Signer, ED25519_CHARS, TAG_CHARS,
     V1_CHARS,
@@ -329,14 +329,51 @@ impl Keyring {
     /// it is not as strict about a signature's encoding (`verify_strict`), which gives no one
     /// without the key a way in.
     pub(crate) fn verify_many(&self, evs: &[&Event]) -> Vec<Result<(), Refusal>> {
-        let mut out: Vec<Result<(), Refusal>> = Vec::with_capacity(evs.len());
-        // The distinct signatures to check, and for each event waiting on one, which.
+        self.check_all(
+            evs.iter()
+                .map(|ev| (self.batchable(ev), ev.key_id.as_deref().unwrap_or_default())),
+        )
+    }
+
+    /// [`Keyring::verify_many`] of records read where they lie (`render::signed_record`): the
+    /// same checks over the bytes signed, with nothing decoded nor rebuilt. For a record as
+    /// this build writes it, both give the same answer (see [`Keyring::verify_record`]).
+    pub(crate) fn verify_written(&self, recs: &[Written]) -> Vec<Result<(), Refusal>> {
+        self.check_all(recs.iter().map(|r| {
+            let prepared = self.prepare(
+                (r.key_id, r.sig),
+                (r.work_date, Some(r.recorded_ms)),
+                || Ok(message_bytes(r.event_id, r.body, r.kind)),
+                || {
+                    self.verify_record(
+                        r.event_id,
+                        r.body,
+                        r.kind,
+                        (r.key_id, r.sig),
+                        (r.work_date, r.recorded_ms),
+                    )
+                },
+            );
+            (prepared, r.key_id)
+        }))
+    }
+
+    /// Every answer, in order, of checks prepared by [`Keyring::prepare`] (with the key id a
+    /// bad signature is refused under): the distinct Ed25519 signatures in one batch.
+    fn check_all<'k>(
+        &self,
+        prepared: impl Iterator<Item = (Result<Pending, Result<(), Refusal>>, &'k str)>,
+    ) -> Vec<Result<(), Refusal>> {
+        let mut out: Vec<Result<(), Refusal>> = Vec::new();
+        let mut key_ids: Vec<&str> = Vec::new();
+        // The distinct signatures to check, and for each record waiting on one, which.
         let mut todo: Vec<Pending> = Vec::new();
         let mut waiting: Vec<(usize, usize)> = Vec::new();
         // Per batch signature: its slot in `todo`, or `None` when the ring checked it before.
         let mut roots: HashMap<Id, Option<usize>> = HashMap::new();
-        for ev in evs {
-            out.push(match self.batchable(ev) {
+        for (p, key_id) in prepared {
+            key_ids.push(key_id);
+            out.push(match p {
                 Ok(p) => {
                     let slot = match p.root {
                         Some(id) => *roots.entry(id).or_insert_with(|| {
@@ -370,7 +407,7 @@ impl Keyring {
         }
         for (n, slot) in waiting {
             if !good[slot] {
-                out[n] = Err(Refusal::BadSignature(evs[n].key_id.clone().unwrap_or_default()));
+                out[n] = Err(Refusal::BadSignature(key_ids[n].to_string()));
             }
         }
         self.remember(
@@ -383,28 +420,48 @@ impl Keyring {
     }
 
     /// An event's Ed25519 check as a batch takes it; an event whose check is anything else is
-    /// checked here, `Err(Ok(()))` standing for one that passed. A record of a batch signature
-    /// brings the batch's signed message and the id its check is remembered by.
+    /// checked here, `Err(Ok(()))` standing for one that passed.
     fn batchable(&self, ev: &Event) -> Result<Pending, Result<(), Refusal>> {
         let signed_ms = ev.recorded_at.as_deref().and_then(millis);
+        let (Some(key_id), Some(sig)) = (ev.key_id.as_deref(), ev.sig.as_deref()) else {
+            return Err(self.verify(ev));
+        };
+        self.prepare(
+            (key_id, sig),
+            (ev.work_date, signed_ms),
+            || {
+                crate::domain::event::record::signed_body(ev, key_id)
+                    .map(|body| message_bytes(&ev.event_id, &body, ev.kind))
+                    .map_err(|e| Refusal::Malformed(e.0))
+            },
+            || self.verify(ev),
+        )
+    }
+
+    /// A signed message's Ed25519 check as a batch takes it (`message`: the bytes a signature
+    /// alone covers, a batch's leaf); a record of a batch signature brings the batch's signed
+    /// message and the id its check is remembered by. Anything else is checked by `other`,
+    /// `Err(Ok(()))` standing for one that passed.
+    fn prepare(
+        &self,
+        (key_id, sig): (&str, &str),
+        (work_date, signed_ms): (NaiveDate, Option<i64>),
+        message: impl FnOnce() -> Result<Vec<u8>, Refusal>,
+        other: impl FnOnce() -> Result<(), Refusal>,
+    ) -> Result<Pending, Result<(), Refusal>> {
         let Some((key_id, sig, entry)) = self
-            .signer_of(ev.key_id.as_deref(), ev.sig.as_deref(), ev.work_date, signed_ms)
+            .signer_of(Some(key_id), Some(sig), work_date, signed_ms)
             .map_err(Err)?
         else {
             return Err(Ok(()));
         };
         let Check::Ed25519(public) = &entry.check else {
-            return Err(self.verify(ev));
+            return Err(other());
         };
         let bad = || Err(Refusal::BadSignature(key_id.to_string()));
-        let body = || {
-            crate::domain::event::record::signed_body(ev, key_id)
-                .map(|body| message_bytes(&ev.event_id, &body, ev.kind))
-                .map_err(|e| Err(Refusal::Malformed(e.0)))
-        };
         if batch::is_tag(sig) {
             let tag = batch::decode_tag(sig).ok_or_else(bad)?;
-            let leaf = batch::leaf(&tag.salt, &body()?);
+            let leaf = batch::leaf(&tag.salt, &message().map_err(Err)?);
             let root = batch::root_from(leaf, tag.index, tag.count, &tag.path).ok_or_else(bad)?;
             let msg = batch::signed_message(tag.count, &tag.salt, &root);
             return Ok(Pending {
@@ -422,7 +479,7 @@ impl Keyring {
             .map_err(|_| bad())?;
         let sig = ed25519_dalek::Signature::from_slice(&raw).map_err(|_| bad())?;
         Ok(Pending {
-            msg: body()?,
+            msg: message().map_err(Err)?,
             sig,
             key: *public,
             root: None,
