@@ -198,3 +198,44 @@ fn a_key_revoked_between_two_bulk_batches_keeps_the_earlier_and_refuses_the_late
     assert!(env.day_row(DAY, &team[2]).starts_with("absent"));
     assert!(env.day_row(DAY, &team[3]).starts_with("absent"));
 }
+
+#[test]
+fn recover_restores_a_bulk_signed_as_batches_and_refuses_a_record_moved_under_its_tag() {
+    let env = TestEnv::with_roster(TZ, 8, 2);
+    let team = env.members("D002");
+    let kiosk = env.registered_key("kiosk-1", false);
+    let rows: Vec<(&str, &str, &str)> = team
+        .iter()
+        .map(|e| (e.as_str(), "in", "2026-11-20T08:50:00+01:00"))
+        .collect();
+    bulk(&env, &kiosk, "day.csv", &rows);
+    // A forger who read one event (its batch tag included) moves it an hour earlier, under
+    // another id, and hands it to the journal.
+    let mut forged = shown(&env, "D002")[0].clone();
+    assert!(forged["sig"].as_str().unwrap().starts_with("b1."), "{forged}");
+    forged["event_id"] = "f-moved".into();
+    forged["at"] = "2026-11-20T07:00:00+01:00".into();
+    common::publish_to_queue(&format!("{}.journal", env.ns), &format!("[{forged}]"), "batch-forged");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // Redis lost every key of the namespace, the registry copy with them.
+    let keys = env.redis_keys();
+    let _: () = redis::cmd("DEL").arg(&keys).query(&mut env.redis()).unwrap();
+    let args = ["recover", "--date", DAY, "--json", "--idle-ms", "500"];
+    let r: Value = serde_json::from_str(&common::expect_ok(&args, env.without_secrets(&args))).unwrap();
+    assert_eq!(
+        (r["restored"].as_u64(), r["refused"].as_u64()),
+        (Some(team.len() as u64), Some(1)),
+        "every punch of the batch back, the moved one refused: {r}"
+    );
+    let parked = env.parked();
+    assert!(
+        parked
+            .iter()
+            .any(|(id, why)| id.contains("forged") || why.contains("bad signature")),
+        "{parked:?}"
+    );
+    let board = env.board("D002", DAY);
+    for emp in &team {
+        assert_eq!(board[emp], "i31800", "08:50 and nothing else: {board:?}");
+    }
+}
