@@ -11,6 +11,9 @@
 //! the outbox record itself (see `signer::record_message`); and the first one, the whole 256-bit MAC
 //! in base64, 43 characters, over a canonical text of its own (see [`canonical`]), accepted for
 //! events of work dates up to `signing.accept_v1_signatures_until` (the migration period).
+//! Besides them an Ed25519 signature of the record (86 characters), and a bulk's batch tag
+//! (`b1.` and one signature over many records with this record's audit path, `event::batch`),
+//! told apart by its prefix; a batch signature is checked once per ring (`verified`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
