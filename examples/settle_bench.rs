@@ -2,7 +2,8 @@
 //! in the same run on the same server, load the very same rows into same-shaped tables with
 //! `LOAD DATA LOCAL INFILE` and with plain multi-row INSERTs, as the references.
 //!
-//! cargo run --release --example settle_bench [-- --employees N --departments N --rounds N]
+//! cargo run --release --example settle_bench [-- --employees N --departments N --rounds N
+//! --signed-per N]
 //!
 //! `--rounds N` settles the same fresh day N times, each beside a LOAD DATA run right after it
 //! (on a shared machine a pair measured together says more than one run), and prints the medians.
@@ -70,16 +71,38 @@ fn register_kiosk(pool: &attendance::Db) -> Result<()> {
     Ok(())
 }
 
-/// One punch's event id and its punch log record, signed by the bench kiosk, as a check-in writes them.
-fn signed_record(
-    signer: &attendance::Signer,
+/// Records a signature covers in the day's punch logs: `--signed-per N`, 100 by default (a
+/// bulk check-in signs each script call's records, up to 100 of a department, as one batch);
+/// 1 signs each alone, as single check-ins do.
+fn signed_per() -> Result<usize> {
+    Ok(arg("--signed-per", 100)?.max(1) as usize)
+}
+
+/// The punch log records of a department's events, signed by the bench kiosk as a check-in
+/// signs them: [`signed_per`] records a signature.
+fn signed_records(signer: &attendance::Signer, evs: &mut [attendance::Event]) -> Result<Vec<(String, String)>> {
+    let per = signed_per()?;
+    for chunk in evs.chunks_mut(per) {
+        if per == 1 {
+            attendance::sign_event(&mut chunk[0], signer).map_err(|e| anyhow::anyhow!("{e}"))?;
+        } else {
+            attendance::sign_batch(chunk, signer).map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+    }
+    evs.iter()
+        .map(|ev| Ok((ev.event_id.clone(), attendance::record_of(ev)?)))
+        .collect()
+}
+
+/// One punch's event, unsigned.
+fn punch_event(
     m: &attendance::Member,
     (date, start): (NaiveDate, chrono::DateTime<chrono_tz::Tz>),
     kind: attendance::Kind,
     secs: i64,
-) -> Result<(String, String)> {
+) -> attendance::Event {
     let at = start + Duration::seconds(secs);
-    let mut ev = attendance::Event {
+    attendance::Event {
         event_id: format!("{}-{}-{secs}", m.employee_id, kind),
         employee_id: m.employee_id.clone(),
         employee_name: m.name.clone(),
@@ -96,9 +119,7 @@ fn signed_record(
         recorded_at: Some(at.to_utc().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
         key_id: None,
         sig: None,
-    };
-    attendance::sign_event(&mut ev, signer).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok((ev.event_id.clone(), attendance::record_of(&ev)?))
+    }
 }
 
 /// A realistic day straight onto the boards, each punch with its signed record in the day's
@@ -142,9 +163,9 @@ fn write_day(
                 } else {
                     Some(rng.random_range(at(18, 0)..at(20, 0)))
                 };
-                logged.push(signed_record(&signer, m, (date, start), attendance::Kind::In, inn)?);
+                logged.push(punch_event(m, (date, start), attendance::Kind::In, inn));
                 if let Some(o) = out {
-                    logged.push(signed_record(&signer, m, (date, start), attendance::Kind::Out, o)?);
+                    logged.push(punch_event(m, (date, start), attendance::Kind::Out, o));
                 }
                 match out {
                     Some(o) => format!("i{inn},o{o}"),
@@ -156,6 +177,7 @@ fn write_day(
         pipe.hset_multiple(keys.board(&dept[0].department_id, date), &fields)
             .ignore();
         if !logged.is_empty() {
+            let logged = signed_records(&signer, &mut logged)?;
             pipe.hset_multiple(keys.punch_log(&dept[0].department_id, date, "bulk"), &logged)
                 .ignore();
         }
@@ -203,8 +225,8 @@ fn main() -> Result<()> {
         .find(|d| attendance::is_policy_workday(&cfg.policy, *d))
         .context("no work day in a week")?;
     println!(
-        "settle benchmark: {employees} employees, {departments} departments, day {date}, batch {}, writers {}, rounds {rounds}",
-        cfg.settle.batch_size, cfg.settle.writers
+        "settle benchmark: {employees} employees, {departments} departments, day {date}, batch {}, writers {}, rounds {rounds}, {} record(s) a signature",
+        cfg.settle.batch_size, cfg.settle.writers, signed_per()?
     );
     let opts = Options {
         date: Some(date),

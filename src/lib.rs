@@ -39,7 +39,7 @@ pub use crate::domain::day::record::DayRecord;
 pub use crate::domain::event::record::{record_of, Event};
 pub use crate::domain::event::render::render;
 pub use crate::domain::event::signer::{ed25519_pair, Signer};
-pub use crate::domain::event::signing::sign_event;
+pub use crate::domain::event::signing::{sign_batch, sign_event};
 pub use crate::domain::formats::punch_file::{parse as parse_punch_file, Row as PunchRow};
 pub use crate::domain::people::employment::{Employment, Given};
 pub use crate::domain::people::roster::{generate as generate_roster, parse as parse_roster};

@@ -19,6 +19,7 @@ use crate::config::Policy;
 use crate::domain::day::record::{DayRecord, MAX_TOKENS};
 use crate::domain::day::shift_clock::PunchFacts;
 use crate::domain::event::punch_log::How;
+use crate::domain::event::record::RecordFields;
 use crate::domain::event::signer::Signer;
 use crate::domain::people::employment::Employment;
 use crate::domain::punch::Kind;
@@ -139,7 +140,12 @@ impl PunchRules {
 /// The event's outbox record up to its last field, which the script appends once it knows the
 /// kind (see `event::record_prefix`).
 fn record_prefix(p: &Punch, kind: Kind, tz: Tz, signer: Option<&Signer>) -> String {
-    crate::domain::event::record::record_prefix(&crate::domain::event::record::RecordFields {
+    crate::domain::event::record::record_prefix(&fields(p, kind, tz, signer))
+}
+
+/// What the record of a punch holds, as Rust knows it before the script runs.
+fn fields<'p>(p: &'p Punch, kind: Kind, tz: Tz, signer: Option<&'p Signer>) -> RecordFields<'p> {
+    RecordFields {
         event_id: &p.event_id,
         kind,
         signer,
@@ -152,7 +158,7 @@ fn record_prefix(p: &Punch, kind: Kind, tz: Tz, signer: Option<&Signer>) -> Stri
         recorded_at: p.recorded_at,
         late_minutes_if_in: p.facts.late_minutes_if_in,
         early_minutes_if_out: p.facts.early_minutes_if_out,
-    })
+    }
 }
 
 /// What the punch script does with the events it makes (see `punch.lua`'s `ARGV[3]`). Each
@@ -208,19 +214,32 @@ fn invocation<'p, 's>(
         .arg(MAX_TOKENS)
         .arg(if events == Events::Drop { "r" } else { "1" })
         .arg(date.format("%Y-%m-%d").to_string());
-    let mut records = Vec::with_capacity(PUNCHES_PER_CALL);
+    let punches: Vec<&Punch> = punches.collect();
+    // A replay writes no event, only its punch log entry: unsigned, since this process did not
+    // record the punch (recover checked the journal's signature, with a keyring).
+    let signer = signer.filter(|_| events != Events::Drop);
+    // A bulk's records made now are signed as one batch (one Ed25519 signature for the call).
+    let mut batched = match signer.filter(|_| events.batched()) {
+        Some(signer) => {
+            let fresh: Vec<RecordFields> = punches
+                .iter()
+                .filter(|p| p.record.is_none())
+                .map(|p| fields(p, kind_of(p), rules.tz, Some(signer)))
+                .collect();
+            crate::domain::event::record::record_prefixes(&fresh, signer)
+        }
+        None => Vec::new(),
+    }
+    .into_iter();
+    let mut records = Vec::with_capacity(punches.len());
     for p in punches {
         let kind = kind_of(p);
-        // A replay writes no event, only its punch log entry: unsigned, since this process
-        // did not record the punch (recover checked the journal's signature, with a keyring).
         let record = match &p.record {
             Some(made) => Cow::Borrowed(made.as_str()),
-            None => Cow::Owned(record_prefix(
-                p,
-                kind,
-                rules.tz,
-                signer.filter(|_| events != Events::Drop),
-            )),
+            None => match batched.next() {
+                Some(signed) => Cow::Owned(signed),
+                None => Cow::Owned(record_prefix(p, kind, rules.tz, signer)),
+            },
         };
         inv.arg(&p.employee.id)
             .arg(p.facts.secs)
@@ -292,6 +311,11 @@ fn outcome(r: &[redis::Value]) -> Result<PunchOutcome> {
 }
 
 impl Events {
+    /// Whether the records made now are signed together, one batch per script call: a bulk's.
+    fn batched(self) -> bool {
+        matches!(self, Events::BulkOutboxAndReply | Events::Outbox)
+    }
+
     /// Whether the caller wants each punch's event record back (to publish it at once).
     fn replied(self) -> bool {
         matches!(

@@ -13,7 +13,8 @@ use std::hash::BuildHasher;
 
 use chrono::{DateTime, NaiveDate};
 
-use crate::domain::event::record::{decode, Event};
+use crate::domain::event::record::{decode, Event, Written};
+use crate::domain::event::render::signed_record;
 use crate::domain::event::signing::Keyring;
 use crate::domain::punch::Kind;
 
@@ -91,8 +92,34 @@ pub(crate) struct Checked {
 /// its consumers take its events), in one batch.
 pub(crate) fn check(date: NaiveDate, entries: &[(String, String)], ring: Option<&Keyring>, backed: &Backed) -> Checked {
     let mut out = Checked::default();
-    let mut events: Vec<Event> = Vec::with_capacity(entries.len());
-    for (id, record) in entries {
+    // With a keyring, signed records as this build writes them are checked where they lie
+    // (nothing decoded: the bytes signed are in the record); the others are decoded.
+    let (written, others): (Vec<Written>, Vec<&(String, String)>) = match ring {
+        Some(_) => {
+            let mut written = Vec::with_capacity(entries.len());
+            let mut others = Vec::new();
+            for entry in entries {
+                match signed_record(&entry.0, &entry.1) {
+                    Some(w) => written.push(w),
+                    None => others.push(entry),
+                }
+            }
+            (written, others)
+        }
+        None => (Vec::new(), entries.iter().collect()),
+    };
+    if let Some(ring) = ring {
+        for (w, verdict) in written.iter().zip(ring.verify_written(&written)) {
+            if let Err(refusal) = verdict {
+                *out.forged.entry(refusal.class()).or_default() += 1;
+                out.refused_ids.push(w.event_id.to_string());
+            } else if w.work_date == date {
+                out.prints.push(backed.print(w.employee_id, w.kind, w.at));
+            }
+        }
+    }
+    let mut events: Vec<Event> = Vec::with_capacity(others.len());
+    for (id, record) in others {
         // Records as this build writes them; an older JSON event as it was written.
         match decode(id, record).or_else(|_| serde_json::from_str::<Event>(record).map_err(|_| ())) {
             Ok(ev) if ev.event_id == *id => events.push(ev),
@@ -170,7 +197,9 @@ mod tests {
         entries.push(("junk".into(), "1\tE5".into()));
         let mut backed = Backed::default();
         let c = check(date, &entries, Some(&ring), &backed.sibling());
-        assert_eq!(c.refused_ids, ["junk", "c", "d"]);
+        let mut refused = c.refused_ids.clone();
+        refused.sort();
+        assert_eq!(refused, ["c", "d", "junk"]);
         assert_eq!(c.forged, BTreeMap::from([("bad_signature", 1), ("unsigned", 1)]));
         assert_eq!(c.unreadable, 1);
         backed.extend(c.prints);
@@ -184,5 +213,32 @@ mod tests {
         assert_eq!(c.refused_ids, ["junk"]);
         open.extend(c.prints);
         assert_eq!(open.keep("E4", start, "i28800").1, 0);
+    }
+
+    #[test]
+    fn a_batch_signed_record_altered_where_it_lies_is_refused_alone() {
+        let (ring, k1) = ring();
+        let date = NaiveDate::parse_from_str(DAY, "%Y-%m-%d").unwrap();
+        let mut evs: Vec<Event> = (0..5)
+            .map(|i| {
+                let (_, record) = event(&format!("e{i}"), &format!("E{i}"), "2026-11-30T08:00:00Z", None);
+                decode(&format!("e{i}"), &record).unwrap()
+            })
+            .collect();
+        crate::domain::event::signing::sign_batch(&mut evs, &k1).unwrap();
+        let mut entries: Vec<(String, String)> = evs
+            .iter()
+            .map(|ev| (ev.event_id.clone(), record_of(ev).unwrap()))
+            .collect();
+        assert!(
+            entries.iter().all(|(id, r)| signed_record(id, r).is_some()),
+            "read where they lie"
+        );
+        entries[3].1 = entries[3].1.replacen("\t1796025600\t", "\t1796029200\t", 1);
+        let backed = Backed::default();
+        let c = check(date, &entries, Some(&ring), &backed.sibling());
+        assert_eq!(c.refused_ids, ["e3"]);
+        assert_eq!(c.forged, BTreeMap::from([("bad_signature", 1)]));
+        assert_eq!(c.prints.len(), 4);
     }
 }

@@ -45,8 +45,10 @@ pub struct Event {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
     /// The signature (HMAC-SHA256 of the record's bytes truncated to 128 bits, base64url, 22
-    /// characters; or, from older builds, the whole MAC of the first canonical text in base64,
-    /// 43: see `event::signing`); absent: unsigned.
+    /// characters; an Ed25519 signature of them, 86; a batch tag, `b1.` and the batch's
+    /// signature with the record's audit path, see `event::batch`; or, from older builds, the
+    /// whole MAC of the first canonical text in base64, 43: see `event::signing`); absent:
+    /// unsigned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sig: Option<String>,
 }
@@ -123,17 +125,46 @@ pub(crate) fn record_prefix(f: &RecordFields) -> String {
     let Some(signer) = f.signer else {
         return prefix(RECORD_V1, f, f.late_minutes_if_in, f.early_minutes_if_out);
     };
+    let mut record = signed_head(f, signer.key_id(), RECORD_ROOM);
+    // The tag goes into the record's own buffer, sized for it and the script's suffix.
+    signer.append_tag(f.event_id, &mut record, RECORD_V2.len() + 1, f.kind);
+    record.push('\t');
+    record
+}
+
+/// [`record_prefix`] of many punches signed with `signer` as one batch (`Signer::append_tags`:
+/// with an Ed25519 key, one signature for them all), in their order.
+pub(crate) fn record_prefixes(fs: &[RecordFields], signer: &Signer) -> Vec<String> {
+    let mut records: Vec<(&str, String, Kind)> = fs
+        .iter()
+        .map(|f| {
+            (
+                f.event_id,
+                signed_head(f, signer.key_id(), RECORD_ROOM + BATCH_ROOM),
+                f.kind,
+            )
+        })
+        .collect();
+    signer.append_tags(&mut records, RECORD_V2.len() + 1);
+    records
+        .into_iter()
+        .map(|(_, mut record, _)| {
+            record.push('\t');
+            record
+        })
+        .collect()
+}
+
+/// A signed record up to its tag: every field to the key id and its tab.
+fn signed_head(f: &RecordFields, key_id: &str, room: usize) -> String {
     // Only the minutes of the punch's kind (the other 0): what the event shows, so that the
     // record rebuilt from the event (`signed_body`) is the very bytes signed.
     let (late, early) = match f.kind {
         Kind::In => (f.late_minutes_if_in, 0),
         Kind::Out => (0, f.early_minutes_if_out),
     };
-    let mut record = prefix(RECORD_V2, f, late, early);
-    record += signer.key_id();
-    record.push('\t');
-    // The tag goes into the record's own buffer, sized for it and the script's suffix.
-    signer.append_tag(f.event_id, &mut record, RECORD_V2.len() + 1, f.kind);
+    let mut record = prefix_in(RECORD_V2, f, late, early, room);
+    record += key_id;
     record.push('\t');
     record
 }
@@ -165,14 +196,21 @@ pub(crate) fn signed_body(ev: &Event, key_id: &str) -> Result<String, Malformed>
 /// Room for a record's numbers, tabs, key id, tag and the script's suffix besides its texts:
 /// enough that a record is written into one buffer, never grown (a key id is at most 64).
 const RECORD_ROOM: usize = 192;
+/// What a batch tag adds to that room: up to 128 leaves (7 nodes), 3 + 262 characters.
+const BATCH_ROOM: usize = 280;
 
 /// The record's fields, tag first, each followed by a tab, in a buffer sized once for the
 /// whole record (the key id, the tag and the script's suffix included).
 fn prefix(tag: &str, f: &RecordFields, late: u32, early: u32) -> String {
+    prefix_in(tag, f, late, early, RECORD_ROOM)
+}
+
+/// [`prefix`] with `room` besides the texts.
+fn prefix_in(tag: &str, f: &RecordFields, late: u32, early: u32, room: usize) -> String {
     use std::fmt::Write;
     let (name, source) = (escaped(f.employee_name), escaped(f.source));
     let texts = f.employee_id.len() + name.len() + f.department_id.len() + source.len();
-    let mut record = String::with_capacity(texts + RECORD_ROOM);
+    let mut record = String::with_capacity(texts + room);
     // NaiveDate's Display is YYYY-MM-DD (years 1000 to 9999 here), without parsing a format.
     write!(
         record,
@@ -238,6 +276,22 @@ pub(super) fn escaped(s: &str) -> std::borrow::Cow<'_, str> {
     }
     let q = serde_json::to_string(s).expect("a string always serialises");
     q[1..q.len() - 1].to_string().into()
+}
+
+/// A signed record as `render::signed_record` reads it where it lies.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Written<'a> {
+    pub event_id: &'a str,
+    pub employee_id: &'a str,
+    pub kind: Kind,
+    /// The punch's instant, unix seconds.
+    pub at: i64,
+    pub work_date: NaiveDate,
+    pub recorded_ms: i64,
+    pub key_id: &'a str,
+    pub sig: &'a str,
+    /// The bytes its signature covers besides its id and kind (`signer::record_message`).
+    pub body: &'a str,
 }
 
 /// An outbox entry that is no event: never published, left where it is for a person to see.

@@ -11,16 +11,21 @@
 //! the outbox record itself (see `signer::record_message`); and the first one, the whole 256-bit MAC
 //! in base64, 43 characters, over a canonical text of its own (see [`canonical`]), accepted for
 //! events of work dates up to `signing.accept_v1_signatures_until` (the migration period).
+//! Besides them an Ed25519 signature of the record (86 characters), and a bulk's batch tag
+//! (`b1.` and one signature over many records with this record's audit path, `event::batch`),
+//! told apart by its prefix; a batch signature is checked once per ring (`verified`).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
 
 use base64::Engine;
 use chrono::{DateTime, NaiveDate};
 use hmac::Mac;
 
 use crate::domain::day::shifts::{Clocks, Shifts};
+use crate::domain::event::batch::{self, Id};
 use crate::domain::event::membership::Membership;
-use crate::domain::event::record::Event;
+use crate::domain::event::record::{Event, Written};
 use crate::domain::event::signer::{
     check_key_id, key_bytes, keyed, message_bytes, record_message, HmacSha256, Signer, ED25519_CHARS, TAG_CHARS,
     V1_CHARS,
@@ -128,6 +133,15 @@ struct Entry {
     revoked_from_ms: Option<i64>,
 }
 
+/// One Ed25519 signature [`Keyring::verify_many`] checks: the message, the signature, the key,
+/// and for a batch signature the id its check is remembered by.
+struct Pending {
+    msg: Vec<u8>,
+    sig: ed25519_dalek::Signature,
+    key: ed25519_dalek::VerifyingKey,
+    root: Option<Id>,
+}
+
 /// The keys a verifier accepts, by id (several at once: rotation), and the ids it refuses.
 #[derive(Default)]
 pub struct Keyring {
@@ -142,7 +156,14 @@ pub struct Keyring {
     /// publisher's, which reads no registry) passes events signed with a public key it does not
     /// know unchecked: the consumers check them against the registry.
     registry_known: bool,
+    /// The batch signatures checked so far (`batch::verified_id`): a batch's other records
+    /// cost their audit path's hashes, not a signature check. Shared by settle's threads.
+    verified: Mutex<HashSet<Id>>,
 }
+
+/// Batch signatures a ring remembers at most; past it, it forgets them all and starts again (a
+/// watcher that runs for weeks stays bounded; at 100 records a batch, 10 million records).
+const VERIFIED_MAX: usize = 100_000;
 
 impl std::fmt::Debug for Keyring {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -163,6 +184,7 @@ impl Keyring {
     pub fn add(&mut self, key_id: &str, secret_b64: &str) -> Result<(), String> {
         check_key_id(key_id)?;
         let keyed = keyed(secret_b64).map_err(|e| format!("key {key_id}: {e}"))?;
+        self.forget_batches();
         self.keys.insert(
             key_id.to_string(),
             Entry {
@@ -186,6 +208,7 @@ impl Keyring {
     ) -> Result<(), String> {
         check_key_id(key_id)?;
         let public = public_key(public_b64).map_err(|e| format!("key {key_id}: {e}"))?;
+        self.forget_batches();
         self.keys.insert(
             key_id.to_string(),
             Entry {
@@ -276,6 +299,12 @@ impl Keyring {
             return Ok(());
         };
         let bad = || Refusal::BadSignature(key_id.to_string());
+        if batch::is_tag(sig) {
+            let body = crate::domain::event::record::signed_body(ev, key_id).map_err(|e| Refusal::Malformed(e.0))?;
+            return self
+                .batch_matches(key_id, entry, &message_bytes(&ev.event_id, &body, ev.kind), sig)
+                .map_err(|_| bad());
+        }
         // Constant time either way: a forger learns nothing from how long a refusal took.
         match (&entry.check, sig.len()) {
             (Check::Hmac(_), TAG_CHARS) | (Check::Ed25519(_), ED25519_CHARS) => {
@@ -295,55 +324,156 @@ impl Keyring {
 
     /// [`Keyring::verify`] for many events at once, each answer in its event's place: the
     /// Ed25519 signatures in one batch (`ed25519_dalek::verify_batch`, about twice the speed of
-    /// one check each at settle's volumes), the others one by one. A batch that fails is
-    /// checked again one signature at a time, so one forgery refuses only itself. A batch
-    /// accepts what only the signer's private key could make, as one check does; it is not as
-    /// strict about a signature's encoding (`verify_strict`), which gives no one without the
-    /// key a way in.
+    /// one check each at settle's volumes), the others one by one. A batch signature
+    /// (`event::batch`) is checked once however many of its records come, and not again once
+    /// the ring has checked it: each of its records costs its audit path's hashes. A batch that
+    /// fails is checked again one signature at a time, so one forgery refuses only what it
+    /// signs. A batch accepts what only the signer's private key could make, as one check does;
+    /// it is not as strict about a signature's encoding (`verify_strict`), which gives no one
+    /// without the key a way in.
     pub(crate) fn verify_many(&self, evs: &[&Event]) -> Vec<Result<(), Refusal>> {
-        let mut out: Vec<Result<(), Refusal>> = Vec::with_capacity(evs.len());
-        let (mut at, mut msgs, mut sigs, mut keys) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for ev in evs {
-            out.push(match self.batchable(ev) {
-                Ok((msg, sig, key)) => {
-                    at.push(out.len());
-                    msgs.push(msg);
-                    sigs.push(sig);
-                    keys.push(key);
+        self.check_all(
+            evs.iter()
+                .map(|ev| (self.batchable(ev), ev.key_id.as_deref().unwrap_or_default())),
+        )
+    }
+
+    /// [`Keyring::verify_many`] of records read where they lie (`render::signed_record`): the
+    /// same checks over the bytes signed, with nothing decoded nor rebuilt. For a record as
+    /// this build writes it, both give the same answer (see [`Keyring::verify_record`]).
+    pub(crate) fn verify_written(&self, recs: &[Written]) -> Vec<Result<(), Refusal>> {
+        self.check_all(recs.iter().map(|r| {
+            let prepared = self.prepare(
+                (r.key_id, r.sig),
+                (r.work_date, Some(r.recorded_ms)),
+                || Ok(message_bytes(r.event_id, r.body, r.kind)),
+                || {
+                    self.verify_record(
+                        r.event_id,
+                        r.body,
+                        r.kind,
+                        (r.key_id, r.sig),
+                        (r.work_date, r.recorded_ms),
+                    )
+                },
+            );
+            (prepared, r.key_id)
+        }))
+    }
+
+    /// Every answer, in order, of checks prepared by [`Keyring::prepare`] (with the key id a
+    /// bad signature is refused under): the distinct Ed25519 signatures in one batch.
+    fn check_all<'k>(
+        &self,
+        prepared: impl Iterator<Item = (Result<Pending, Result<(), Refusal>>, &'k str)>,
+    ) -> Vec<Result<(), Refusal>> {
+        let mut out: Vec<Result<(), Refusal>> = Vec::new();
+        let mut key_ids: Vec<&str> = Vec::new();
+        // The distinct signatures to check, and for each record waiting on one, which.
+        let mut todo: Vec<Pending> = Vec::new();
+        let mut waiting: Vec<(usize, usize)> = Vec::new();
+        // Per batch signature: its slot in `todo`, or `None` when the ring checked it before.
+        let mut roots: HashMap<Id, Option<usize>> = HashMap::new();
+        for (p, key_id) in prepared {
+            key_ids.push(key_id);
+            out.push(match p {
+                Ok(p) => {
+                    let slot = match p.root {
+                        Some(id) => *roots.entry(id).or_insert_with(|| {
+                            if self.checked(&id) {
+                                return None;
+                            }
+                            todo.push(p);
+                            Some(todo.len() - 1)
+                        }),
+                        None => {
+                            todo.push(p);
+                            Some(todo.len() - 1)
+                        }
+                    };
+                    if let Some(slot) = slot {
+                        waiting.push((out.len(), slot));
+                    }
                     Ok(())
                 }
                 Err(checked) => checked,
             });
         }
-        let refs: Vec<&[u8]> = msgs.iter().map(Vec::as_slice).collect();
-        if !at.is_empty() && ed25519_dalek::verify_batch(&refs, &sigs, &keys).is_err() {
-            for (i, n) in at.into_iter().enumerate() {
-                if keys[i].verify_strict(refs[i], &sigs[i]).is_err() {
-                    out[n] = Err(Refusal::BadSignature(evs[n].key_id.clone().unwrap_or_default()));
-                }
+        let msgs: Vec<&[u8]> = todo.iter().map(|p| p.msg.as_slice()).collect();
+        let sigs: Vec<_> = todo.iter().map(|p| p.sig).collect();
+        let keys: Vec<_> = todo.iter().map(|p| p.key).collect();
+        let mut good = vec![true; todo.len()];
+        if !todo.is_empty() && ed25519_dalek::verify_batch(&msgs, &sigs, &keys).is_err() {
+            for (i, ok) in good.iter_mut().enumerate() {
+                *ok = keys[i].verify_strict(msgs[i], &sigs[i]).is_ok();
             }
         }
+        for (n, slot) in waiting {
+            if !good[slot] {
+                out[n] = Err(Refusal::BadSignature(key_ids[n].to_string()));
+            }
+        }
+        self.remember(
+            todo.iter()
+                .zip(&good)
+                .filter(|(_, ok)| **ok)
+                .filter_map(|(p, _)| p.root),
+        );
         out
     }
 
-    /// An event's Ed25519 check as a batch takes it (message, signature, key); an event whose
-    /// check is anything else is checked here, `Err(Ok(()))` standing for one that passed.
-    #[allow(clippy::type_complexity)]
-    fn batchable(
-        &self,
-        ev: &Event,
-    ) -> Result<(Vec<u8>, ed25519_dalek::Signature, ed25519_dalek::VerifyingKey), Result<(), Refusal>> {
+    /// An event's Ed25519 check as a batch takes it; an event whose check is anything else is
+    /// checked here, `Err(Ok(()))` standing for one that passed.
+    fn batchable(&self, ev: &Event) -> Result<Pending, Result<(), Refusal>> {
         let signed_ms = ev.recorded_at.as_deref().and_then(millis);
+        let (Some(key_id), Some(sig)) = (ev.key_id.as_deref(), ev.sig.as_deref()) else {
+            return Err(self.verify(ev));
+        };
+        self.prepare(
+            (key_id, sig),
+            (ev.work_date, signed_ms),
+            || {
+                crate::domain::event::record::signed_body(ev, key_id)
+                    .map(|body| message_bytes(&ev.event_id, &body, ev.kind))
+                    .map_err(|e| Refusal::Malformed(e.0))
+            },
+            || self.verify(ev),
+        )
+    }
+
+    /// A signed message's Ed25519 check as a batch takes it (`message`: the bytes a signature
+    /// alone covers, a batch's leaf); a record of a batch signature brings the batch's signed
+    /// message and the id its check is remembered by. Anything else is checked by `other`,
+    /// `Err(Ok(()))` standing for one that passed.
+    fn prepare(
+        &self,
+        (key_id, sig): (&str, &str),
+        (work_date, signed_ms): (NaiveDate, Option<i64>),
+        message: impl FnOnce() -> Result<Vec<u8>, Refusal>,
+        other: impl FnOnce() -> Result<(), Refusal>,
+    ) -> Result<Pending, Result<(), Refusal>> {
         let Some((key_id, sig, entry)) = self
-            .signer_of(ev.key_id.as_deref(), ev.sig.as_deref(), ev.work_date, signed_ms)
+            .signer_of(Some(key_id), Some(sig), work_date, signed_ms)
             .map_err(Err)?
         else {
             return Err(Ok(()));
         };
         let Check::Ed25519(public) = &entry.check else {
-            return Err(self.verify(ev));
+            return Err(other());
         };
         let bad = || Err(Refusal::BadSignature(key_id.to_string()));
+        if batch::is_tag(sig) {
+            let tag = batch::decode_tag(sig).ok_or_else(bad)?;
+            let leaf = batch::leaf(&tag.salt, &message().map_err(Err)?);
+            let root = batch::root_from(leaf, tag.index, tag.count, &tag.path).ok_or_else(bad)?;
+            let msg = batch::signed_message(tag.count, &tag.salt, &root);
+            return Ok(Pending {
+                root: Some(batch::verified_id(key_id, &msg, &tag.sig)),
+                msg,
+                sig: ed25519_dalek::Signature::from_bytes(&tag.sig),
+                key: *public,
+            });
+        }
         if sig.len() != ED25519_CHARS {
             return Err(bad());
         }
@@ -351,8 +481,57 @@ impl Keyring {
             .decode(sig)
             .map_err(|_| bad())?;
         let sig = ed25519_dalek::Signature::from_slice(&raw).map_err(|_| bad())?;
-        let body = crate::domain::event::record::signed_body(ev, key_id).map_err(|e| Err(Refusal::Malformed(e.0)))?;
-        Ok((message_bytes(&ev.event_id, &body, ev.kind), sig, *public))
+        Ok(Pending {
+            msg: message().map_err(Err)?,
+            sig,
+            key: *public,
+            root: None,
+        })
+    }
+
+    /// Whether `sig`, a batch tag, signs the record whose signed message is `msg`: the root its
+    /// audit path reaches is one `entry`'s key signed (checked once, then remembered).
+    fn batch_matches(&self, key_id: &str, entry: &Entry, msg: &[u8], sig: &str) -> Result<(), ()> {
+        let Check::Ed25519(public) = &entry.check else {
+            return Err(());
+        };
+        let tag = batch::decode_tag(sig).ok_or(())?;
+        let root = batch::root_from(batch::leaf(&tag.salt, msg), tag.index, tag.count, &tag.path).ok_or(())?;
+        let signed = batch::signed_message(tag.count, &tag.salt, &root);
+        let id = batch::verified_id(key_id, &signed, &tag.sig);
+        if self.checked(&id) {
+            return Ok(());
+        }
+        ed25519_matches(public, &signed, &tag.sig)?;
+        self.remember([id]);
+        Ok(())
+    }
+
+    /// Whether the ring checked this batch signature before and found it good.
+    fn checked(&self, id: &Id) -> bool {
+        self.verified
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(id)
+    }
+
+    /// Remember batch signatures checked and found good.
+    fn remember(&self, ids: impl IntoIterator<Item = Id>) {
+        let mut verified = self.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for id in ids {
+            if verified.len() >= VERIFIED_MAX {
+                verified.clear();
+            }
+            verified.insert(id);
+        }
+    }
+
+    /// Forget every batch signature checked: a key changed.
+    fn forget_batches(&mut self) {
+        self.verified
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
     }
 
     /// Take this host's own shared-secret key (`own`) into the ring, unless a key of its id is
@@ -381,6 +560,11 @@ impl Keyring {
         let Some((key_id, sig, entry)) = self.signer_of(Some(key_id), Some(sig), work_date, Some(recorded_ms))? else {
             return Ok(());
         };
+        if batch::is_tag(sig) {
+            return self
+                .batch_matches(key_id, entry, &message_bytes(event_id, body, kind), sig)
+                .map_err(|_| Refusal::BadSignature(key_id.to_string()));
+        }
         let want = match entry.check {
             Check::Hmac(_) => TAG_CHARS,
             Check::Ed25519(_) => ED25519_CHARS,
@@ -428,7 +612,7 @@ impl Keyring {
             return Err(Refusal::Revoked(key_id.to_string()));
         }
         let Some(entry) = self.keys.get(key_id) else {
-            if !self.registry_known && sig.len() == ED25519_CHARS {
+            if !self.registry_known && (sig.len() == ED25519_CHARS || batch::is_tag(sig)) {
                 return Ok(None);
             }
             return Err(Refusal::UnknownKey(crate::domain::text::clip(key_id).to_string()));
@@ -549,6 +733,32 @@ pub fn sign_event(ev: &mut Event, signer: &Signer) -> Result<(), Refusal> {
     let body = crate::domain::event::record::signed_body(ev, signer.key_id()).map_err(|e| Refusal::Malformed(e.0))?;
     ev.sig = Some(signer.tag_record(&ev.event_id, &body, ev.kind));
     ev.key_id = Some(signer.key_id().to_string());
+    Ok(())
+}
+
+/// Sign events as one batch, as a bulk check-in signs a script call's records (with an Ed25519
+/// key, one signature over their Merkle tree, each event's `sig` a batch tag: `event::batch`);
+/// what a tool or a benchmark that plays a bulk kiosk does.
+pub fn sign_batch(evs: &mut [Event], signer: &Signer) -> Result<(), Refusal> {
+    let bodies = evs
+        .iter()
+        .map(|ev| crate::domain::event::record::signed_body(ev, signer.key_id()).map_err(|e| Refusal::Malformed(e.0)))
+        .collect::<Result<Vec<String>, Refusal>>()?;
+    let lens: Vec<usize> = bodies.iter().map(String::len).collect();
+    let mut records: Vec<(&str, String, Kind)> = evs
+        .iter()
+        .zip(bodies)
+        .map(|(ev, body)| (ev.event_id.as_str(), body, ev.kind))
+        .collect();
+    signer.append_tags(&mut records, 0);
+    let tags: Vec<String> = records
+        .into_iter()
+        .zip(lens)
+        .map(|(r, len)| r.1[len..].to_string())
+        .collect();
+    for (ev, tag) in evs.iter_mut().zip(tags) {
+        (ev.key_id, ev.sig) = (Some(signer.key_id().to_string()), Some(tag));
+    }
     Ok(())
 }
 
@@ -822,6 +1032,172 @@ mod tests {
         // Without a night shift the local date stands.
         assert_eq!(verdict(&out("2026-12-01"), &none), Ok(()));
         assert!(matches!(verdict(&out("2026-11-30"), &none), Err(Refusal::Roster(_))));
+    }
+
+    /// Events `first..first + n`, of one employee each, signed by `signer` as one batch, as a
+    /// bulk check-in signs its records.
+    fn batch_from(first: usize, n: usize, signer: &Signer) -> Vec<Event> {
+        let mut evs: Vec<Event> = (first..first + n)
+            .map(|i| {
+                let mut ev = event(None);
+                (ev.event_id, ev.employee_id) = (format!("e{i}"), format!("E{i}"));
+                ev
+            })
+            .collect();
+        sign_batch(&mut evs, signer).unwrap();
+        evs
+    }
+
+    fn batch_of(n: usize, signer: &Signer) -> Vec<Event> {
+        batch_from(0, n, signer)
+    }
+
+    #[test]
+    fn a_batch_signature_verifies_each_record_alone_and_a_tampered_one_alone_fails() {
+        let (e1, _) = ed("e1", 1);
+        for n in [2, 3, 7, 100] {
+            let evs = batch_of(n, &e1);
+            assert!(evs.iter().all(|ev| batch::is_tag(ev.sig.as_deref().unwrap())));
+            let r = registry(None);
+            for ev in &evs {
+                assert_eq!(r.verify(ev), Ok(()), "{n} records");
+            }
+            let mut evs = evs;
+            evs[n / 2].late_minutes += 1;
+            let refs: Vec<&Event> = evs.iter().collect();
+            for ring in [registry(None), r] {
+                let verdicts = ring.verify_many(&refs);
+                for (i, v) in verdicts.iter().enumerate() {
+                    if i == n / 2 {
+                        assert_eq!(v, &Err(Refusal::BadSignature("e1".into())), "{n} records");
+                        assert_eq!(ring.verify(&evs[i]), Err(Refusal::BadSignature("e1".into())));
+                    } else {
+                        assert_eq!(v, &Ok(()), "record {i} of {n}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_tag_with_another_place_or_another_batchs_path_is_a_bad_signature() {
+        let (e1, _) = ed("e1", 1);
+        let (a, b) = (batch_of(5, &e1), batch_from(5, 6, &e1));
+        let parts = |ev: &Event| batch::decode_tag(ev.sig.as_deref().unwrap()).unwrap();
+        let retag = |ev: &Event, t: &batch::Tag| {
+            let mut sig = String::new();
+            batch::encode_tag(&t.sig, (t.index, t.count), &t.salt, &t.path, &mut sig);
+            Event {
+                sig: Some(sig),
+                ..ev.clone()
+            }
+        };
+        let bad = Err(Refusal::BadSignature("e1".into()));
+        let mut moved = parts(&a[1]);
+        moved.index = 2;
+        let mut cross = parts(&a[1]);
+        (cross.path, cross.count, cross.sig) = (parts(&b[1]).path, 6, parts(&b[1]).sig);
+        let mut cross_salted = cross.clone();
+        cross_salted.salt = parts(&b[1]).salt;
+        let mut salt = parts(&a[1]);
+        salt.salt[0] ^= 1;
+        let mut cut = parts(&a[1]);
+        cut.path.pop();
+        let mut sig = parts(&a[1]);
+        sig.sig[0] ^= 1;
+        for (what, forged) in [
+            ("another place", retag(&a[1], &moved)),
+            ("another batch's path", retag(&a[1], &cross)),
+            ("another batch's path and salt", retag(&a[1], &cross_salted)),
+            ("another salt", retag(&a[1], &salt)),
+            ("a path cut short", retag(&a[1], &cut)),
+            ("another signature", retag(&a[1], &sig)),
+        ] {
+            // Before and after the ring has checked the genuine batches.
+            let r = registry(None);
+            assert_eq!(r.verify(&forged), bad, "{what}");
+            assert_eq!(r.verify_many(&[&forged]), vec![bad.clone()]);
+            assert_eq!(r.verify_many(&[&a[1], &b[1]]), vec![Ok(()), Ok(())]);
+            assert_eq!(r.verify(&forged), bad);
+            assert_eq!(r.verify_many(&[&forged, &a[0]]), vec![bad.clone(), Ok(())]);
+        }
+        for junk in ["b1.", "b1.AAAA", "b1.!!", &format!("b1.{}", "A".repeat(91))] {
+            let ev = Event {
+                sig: Some(junk.to_string()),
+                ..a[0].clone()
+            };
+            assert_eq!(registry(None).verify(&ev), bad, "{junk}");
+            assert_eq!(registry(None).verify_many(&[&ev]), vec![bad.clone()]);
+        }
+    }
+
+    #[test]
+    fn a_batch_is_judged_by_revocation_and_registry_as_each_event_is() {
+        let evs = batch_of(3, &ed("e1", 1).0);
+        let refs: Vec<&Event> = evs.iter().collect();
+        assert_eq!(registry(Some(RECORDED_MS + 1)).verify_many(&refs), vec![Ok(()); 3]);
+        let revoked = registry(Some(RECORDED_MS));
+        assert_eq!(revoked.verify(&evs[0]), Err(Refusal::Revoked("e1".into())));
+        assert_eq!(revoked.verify_many(&refs), vec![Err(Refusal::Revoked("e1".into())); 3]);
+        // Signed with a key the registry does not hold, or another key under e1's id.
+        let stranger = batch_of(3, &ed("e9", 9).0);
+        assert!(matches!(
+            registry(None).verify(&stranger[0]),
+            Err(Refusal::UnknownKey(_))
+        ));
+        let impostor = batch_of(3, &ed("e1", 9).0);
+        let refs: Vec<&Event> = impostor.iter().collect();
+        assert_eq!(
+            registry(None).verify_many(&refs),
+            vec![Err(Refusal::BadSignature("e1".into())); 3]
+        );
+        // A publisher's ring (a keyring file alone) leaves them to the consumers.
+        assert_eq!(ring().verify(&stranger[0]), Ok(()));
+    }
+
+    #[test]
+    fn a_batch_signature_is_checked_once_per_root_and_a_stored_record_verifies_as_its_event() {
+        let e1 = ed("e1", 1).0;
+        let (a, b) = (batch_of(100, &e1), batch_from(100, 4, &e1));
+        let refs: Vec<&Event> = a.iter().chain(&b).collect();
+        let r = registry(None);
+        assert!(r.verify_many(&refs).iter().all(Result::is_ok));
+        assert_eq!(r.verified.lock().unwrap().len(), 2, "one check per batch");
+        let ev = &b[2];
+        let body = crate::domain::event::record::signed_body(ev, "e1").unwrap();
+        let tag = ev.sig.as_deref().unwrap();
+        let check = |body: &str| {
+            registry(None).verify_record(&ev.event_id, body, ev.kind, ("e1", tag), (ev.work_date, RECORDED_MS))
+        };
+        assert_eq!(check(&body), Ok(()));
+        assert_eq!(
+            check(&body.replacen("E102", "E103", 1)),
+            Err(Refusal::BadSignature("e1".into()))
+        );
+        // A shared secret never signs batches: its records keep their own tags.
+        let s1 = Signer::new("k1", S1).unwrap();
+        let hmac = batch_of(3, &s1);
+        assert!(hmac.iter().all(|ev| ev.sig.as_deref().unwrap().len() == TAG_CHARS));
+        assert!(hmac.iter().all(|ev| ring().verify(ev).is_ok()));
+        // One record alone is signed alone.
+        assert_eq!(batch_of(1, &e1)[0].sig.as_deref().map(str::len), Some(ED25519_CHARS));
+    }
+
+    #[test]
+    fn a_batchs_salt_comes_from_the_key_and_every_record_so_no_one_knows_it_before_signing() {
+        let salt = |evs: &[Event]| batch::decode_tag(evs[0].sig.as_deref().unwrap()).unwrap().salt;
+        let (e1, e2) = (ed("e1", 1).0, ed("e2", 2).0);
+        assert_eq!(
+            salt(&batch_of(3, &e1)),
+            salt(&batch_of(3, &e1)),
+            "the same batch, the same tags"
+        );
+        assert_ne!(salt(&batch_of(3, &e1)), salt(&batch_of(3, &e2)), "another key");
+        assert_ne!(salt(&batch_of(3, &e1)), salt(&batch_of(4, &e1)), "one record more");
+        let mut other = batch_of(3, &e1);
+        other[2].late_minutes += 1;
+        sign_batch(&mut other, &e1).unwrap();
+        assert_ne!(salt(&batch_of(3, &e1)), salt(&other), "one record changed");
     }
 
     #[test]

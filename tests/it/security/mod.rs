@@ -2,6 +2,7 @@
 //! control, least-privilege roles and accounts, and who a correction acts as.
 
 mod accounts;
+mod batch_signed;
 mod inert_text;
 mod keys;
 mod leavers;
