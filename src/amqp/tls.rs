@@ -10,7 +10,7 @@
 //! held by rustls until the handshake is done. Nothing is ever left held when a call returns
 //! (amiquip would not call again, and the bytes would wait for the next frame): a write the
 //! socket cannot take whole waits for the socket, bounded by the connection's own guard, which
-//! shuts the socket down when a bound passes.
+//! shuts the socket down when a bound passes, and by [`SEND_BOUND`] when no guard is armed.
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
@@ -84,13 +84,24 @@ impl<S: Read + Write + AsRawFd> Tls<S> {
         Ok(Tls { sock, conn })
     }
 
-    /// Send what rustls holds for the socket, waiting for the socket when it is full.
+    /// Send what rustls holds for the socket, waiting for the socket when it is full: at most
+    /// [`SEND_BOUND`] in all (the connection's guard, when armed, cuts the socket sooner).
     fn send_all(&mut self) -> io::Result<()> {
+        let deadline = std::time::Instant::now() + SEND_BOUND;
         while self.conn.wants_write() {
             match self.conn.write_tls(&mut self.sock) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_writable(self.sock.as_raw_fd())?,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!("the broker took no TLS data for {} s", SEND_BOUND.as_secs()),
+                        ));
+                    }
+                    wait_writable(self.sock.as_raw_fd(), left)?;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
@@ -99,15 +110,22 @@ impl<S: Read + Write + AsRawFd> Tls<S> {
     }
 }
 
-/// Block until the socket can take more (a full send buffer is rare: the broker reads).
-fn wait_writable(fd: RawFd) -> io::Result<()> {
+/// How long a full socket may hold up what rustls has to send. amiquip's I/O thread waits here
+/// (its heartbeats wait with it), so a broker that stops reading fails the connection after this
+/// at the latest, and the commands' own reconnects take over.
+const SEND_BOUND: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Wait until the socket can take more, or `left` passes (a full send buffer is rare: the
+/// broker reads).
+fn wait_writable(fd: RawFd, left: std::time::Duration) -> io::Result<()> {
     let mut p = libc::pollfd {
         fd,
         events: libc::POLLOUT,
         revents: 0,
     };
+    let ms = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
     // SAFETY: one pollfd of our own, for the socket this stream owns.
-    match unsafe { libc::poll(&mut p, 1, -1) } {
+    match unsafe { libc::poll(&mut p, 1, ms) } {
         -1 => {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::Interrupted {
