@@ -6,7 +6,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
-use amiquip::{AmqpValue, ConsumerMessage, ConsumerOptions, FieldTable};
 use chrono::{DateTime, NaiveDate, Utc};
 use mysql::prelude::Queryable;
 
@@ -213,50 +212,24 @@ fn punch_log(env: &TestEnv, w: &World, f: &mut Found) {
 /// Every event of the namespace's journal: (employee, instant, kind) -> event ids, one per
 /// message that carried it.
 pub fn read_journal(broker: &str, ns: &str, idle: Duration) -> HashMap<Key, Vec<String>> {
-    let mut conn = amiquip::Connection::insecure_open(broker).unwrap();
-    let ch = conn.open_channel(None).unwrap();
-    ch.qos(0, 1000, false).unwrap();
-    let mut args = FieldTable::default();
-    args.insert("x-stream-offset".into(), AmqpValue::LongString("first".into()));
-    let consumer = ch
-        .basic_consume(
-            format!("{ns}.journal"),
-            ConsumerOptions {
-                arguments: args,
-                ..Default::default()
-            },
-        )
-        .unwrap();
     let mut out: HashMap<Key, Vec<String>> = HashMap::new();
-    let mut wait = Duration::from_secs(5);
-    while let Ok(ConsumerMessage::Delivery(d)) = consumer.receiver().recv_timeout(wait) {
-        wait = idle;
-        let body: serde_json::Value = serde_json::from_slice(&d.body).unwrap();
-        let events = match body {
-            serde_json::Value::Array(v) => v,
-            one => vec![one],
+    for ev in crate::common::journal::events(broker, ns, idle) {
+        let (Some(e), Some(at), Some(kind), Some(id)) = (
+            ev["employee_id"].as_str(),
+            ev["at"].as_str(),
+            ev["kind"].as_str(),
+            ev["event_id"].as_str(),
+        ) else {
+            continue;
         };
-        for ev in events {
-            let (Some(e), Some(at), Some(kind), Some(id)) = (
-                ev["employee_id"].as_str(),
-                ev["at"].as_str(),
-                ev["kind"].as_str(),
-                ev["event_id"].as_str(),
-            ) else {
-                continue;
-            };
-            let at: DateTime<Utc> = DateTime::parse_from_rfc3339(at).unwrap().with_timezone(&Utc);
-            let k = (
-                e.to_string(),
-                at.format("%Y-%m-%d %H:%M:%S").to_string(),
-                kind_word(kind),
-            );
-            out.entry(k).or_default().push(id.to_string());
-        }
-        consumer.ack(d).unwrap();
+        let at: DateTime<Utc> = DateTime::parse_from_rfc3339(at).unwrap().with_timezone(&Utc);
+        let k = (
+            e.to_string(),
+            at.format("%Y-%m-%d %H:%M:%S").to_string(),
+            kind_word(kind),
+        );
+        out.entry(k).or_default().push(id.to_string());
     }
-    consumer.cancel().ok();
-    conn.close().ok();
     out
 }
 
