@@ -50,21 +50,29 @@ fn queued(env: &TestEnv, depts: &[&str]) -> BTreeSet<String> {
     depts.iter().flat_map(|d| env.shown_ids(d)).collect()
 }
 
-#[test]
-fn a_checkin_whose_confirms_were_lost_is_journaled_once_when_relay_sends_it_again() {
-    let env = TestEnv::with_roster("UTC", 5, 1);
+/// A check-in through a proxy that passes every publish to the broker and loses every reply:
+/// the event is in its queue and in the journal, but unconfirmed, so still in its outbox
+/// (`notification: pending`). Returns the proxy (kept for the test's life) and the event id.
+fn checkin_with_its_confirms_lost(env: &TestEnv) -> (StallProxy, String) {
     let proxy = StallProxy::start(
         "127.0.0.1:5672",
         Stall::when_client_sends(BASIC_PUBLISH).then_lose_replies(),
     );
     let c = via(
-        &env,
+        env,
         &proxy,
         &["checkin", "E000002", "--at", "2026-11-02T08:30:00Z", "--json"],
         0,
     );
     assert_eq!(c["notification"], "pending", "{c}");
     let id = c["event_id"].as_str().unwrap().to_string();
+    (proxy, id)
+}
+
+#[test]
+fn a_checkin_whose_confirms_were_lost_is_journaled_once_when_relay_sends_it_again() {
+    let env = TestEnv::with_roster("UTC", 5, 1);
+    let (_proxy, id) = checkin_with_its_confirms_lost(&env);
     assert_eq!(env.outbox("D001").len(), 1, "unconfirmed: it stays in the outbox");
     // The broker took both of its messages: the queue's and the journal batch's.
     assert_eq!(journaled_once(&env), BTreeSet::from([id.clone()]));
@@ -147,18 +155,7 @@ fn a_relay_whose_confirms_were_lost_leaves_each_event_once_in_the_journal() {
 #[test]
 fn a_following_relay_journals_once_what_a_checkin_whose_confirms_were_lost_left() {
     let env = TestEnv::with_roster("UTC", 5, 1);
-    let proxy = StallProxy::start(
-        "127.0.0.1:5672",
-        Stall::when_client_sends(BASIC_PUBLISH).then_lose_replies(),
-    );
-    let c = via(
-        &env,
-        &proxy,
-        &["checkin", "E000002", "--at", "2026-11-02T08:30:00Z", "--json"],
-        0,
-    );
-    assert_eq!(c["notification"], "pending", "{c}");
-    let id = c["event_id"].as_str().unwrap().to_string();
+    let (_proxy, id) = checkin_with_its_confirms_lost(&env);
     // A round takes an event younger than 5 s for a check-in's own publish still on its way
     // (published without a look at the journal): this one is older by then.
     std::thread::sleep(Duration::from_millis(5_500));
