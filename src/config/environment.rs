@@ -76,13 +76,6 @@ pub(crate) fn unknown(names: impl IntoIterator<Item = OsString>) -> Vec<String> 
     let mut warnings = Vec::new();
     for name in &stray {
         let name = name.as_str();
-        if !name.starts_with(PREFIX)
-            || name.starts_with("ATTENDANCE_TEST_")
-            || known.iter().any(|k| k == name)
-            || rule_vars.iter().any(|(v, _)| v == name)
-        {
-            continue;
-        }
         let nearest_setting = known.iter().map(|k| distance(k, name)).min().unwrap_or(usize::MAX);
         let nearest_rule = rule_vars.iter().min_by_key(|(v, _)| distance(v, name));
         match nearest_rule {
